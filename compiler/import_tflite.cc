@@ -1,0 +1,543 @@
+#include "compiler/import_tflite.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "boardlab/schema/tflite_generated.h"
+#include "compiler/validate_ops.h"
+
+namespace boardlab::compiler {
+namespace {
+
+// Tensors above this are not something an MCU-class board can hold; the limit also keeps every
+// byte count comfortably inside int64 arithmetic.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 31;
+constexpr int kMaxRank = 6;
+
+absl::Status Invalid(const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("invalid model: ", what));
+}
+
+std::string TensorLabel(int index, const tflite::Tensor* t) {
+  std::string name = (t && t->name()) ? t->name()->str() : "";
+  return absl::StrCat("tensor ", index, " '", name, "'");
+}
+
+absl::StatusOr<DataType> ConvertType(int8_t type) {
+  switch (type) {
+    case 0:
+      return DataType::kFloat32;
+    case 2:
+      return DataType::kInt32;
+    case 3:
+      return DataType::kUint8;
+    case 4:
+      return DataType::kInt64;
+    case 6:
+      return DataType::kBool;
+    case 7:
+      return DataType::kInt16;
+    case 9:
+      return DataType::kInt8;
+    default:
+      return DataType::kOther;
+  }
+}
+
+absl::StatusOr<Activation> ConvertActivation(int8_t value, const std::string& where) {
+  if (value < 0 || value > static_cast<int8_t>(Activation::kSignBit)) {
+    return Invalid(absl::StrCat(where, ": unknown fused activation ", value));
+  }
+  return static_cast<Activation>(value);
+}
+
+absl::StatusOr<Padding> ConvertPadding(int8_t value, const std::string& where) {
+  if (value != 0 && value != 1) return Invalid(absl::StrCat(where, ": unknown padding ", value));
+  return static_cast<Padding>(value);
+}
+
+class Importer {
+ public:
+  Importer(std::span<const uint8_t> bytes, std::vector<std::string>* warnings)
+      : bytes_(bytes), warnings_(warnings) {}
+
+  absl::StatusOr<Graph> Run();
+
+ private:
+  absl::Status VerifyContainer();
+  absl::Status ImportTensors(const tflite::SubGraph& subgraph);
+  absl::Status ImportTensor(int index, const tflite::Tensor& t);
+  absl::Status ImportQuantization(int index, const tflite::Tensor& t, Tensor& out);
+  absl::Status ImportConstantData(int index, const tflite::Tensor& t, Tensor& out);
+  absl::Status ImportOperators(const tflite::SubGraph& subgraph);
+  absl::StatusOr<OpType> ResolveOpType(int op_index, const tflite::Operator& op);
+  absl::Status ImportOptions(const tflite::Operator& src, Op& op, const std::string& where);
+  absl::Status ImportIndices(const flatbuffers::Vector<int32_t>* src, bool allow_optional,
+                             const std::string& where, std::vector<int>& out);
+  absl::Status CheckTopologicalOrder();
+  void Warn(std::string message) {
+    if (warnings_) warnings_->push_back(std::move(message));
+  }
+
+  std::span<const uint8_t> bytes_;
+  std::vector<std::string>* warnings_;
+  const tflite::Model* model_ = nullptr;
+  Graph graph_;
+};
+
+absl::Status Importer::VerifyContainer() {
+  if (bytes_.size() < 8) {
+    return Invalid(absl::StrCat("file is ", bytes_.size(), " bytes, too short for a TFLite model"));
+  }
+  if (!tflite::ModelBufferHasIdentifier(bytes_.data())) {
+    std::string id(reinterpret_cast<const char*>(bytes_.data()) + 4, 4);
+    for (char& c : id) {
+      if (c < 32 || c > 126) c = '?';
+    }
+    return Invalid(
+        absl::StrCat("file identifier is '", id, "', expected 'TFL3' (not a TFLite model)"));
+  }
+  flatbuffers::Verifier verifier(bytes_.data(), bytes_.size());
+  if (!tflite::VerifyModelBuffer(verifier)) {
+    return Invalid("the FlatBuffers verifier rejected the file (truncated or corrupt)");
+  }
+  model_ = tflite::GetModel(bytes_.data());
+  if (!model_->subgraphs() || model_->subgraphs()->size() == 0) {
+    return Invalid("the model has no subgraph");
+  }
+  if (model_->subgraphs()->size() > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "unsupported model: it has ", model_->subgraphs()->size(),
+        " subgraphs (control flow such as IF/WHILE); boardlab compiles single-subgraph models"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::ImportQuantization(int index, const tflite::Tensor& t, Tensor& out) {
+  const tflite::QuantizationParameters* q = t.quantization();
+  if (!q || !q->scale() || q->scale()->size() == 0) return absl::OkStatus();
+  const std::string where = TensorLabel(index, &t);
+  const size_t count = q->scale()->size();
+  const size_t zp_count = q->zero_point() ? q->zero_point()->size() : 0;
+  if (zp_count != count) {
+    return Invalid(
+        absl::StrCat(where, ": ", count, " quantization scales but ", zp_count, " zero points"));
+  }
+  int32_t axis = q->quantized_dimension();
+  const int rank = static_cast<int>(out.shape.size());
+  if (count > 1) {
+    const bool axis_ok = axis >= 0 && axis < rank && out.shape[axis] == static_cast<int>(count);
+    if (!axis_ok && rank == 1 && out.shape[0] == static_cast<int>(count)) {
+      // Known quirk (person_detect): 1-D bias tensors carry quantized_dimension 3. The scales
+      // can only belong to the one axis there is.
+      Warn(absl::StrCat(where, ": quantized_dimension ", axis,
+                        " on a 1-D tensor; treating the per-channel axis as 0"));
+      axis = 0;
+    } else if (axis < 0 || axis >= rank) {
+      return Invalid(absl::StrCat(where, ": quantized_dimension ", axis,
+                                  " is outside the tensor's rank ", rank));
+    } else if (!axis_ok) {
+      return Invalid(absl::StrCat(where, ": ", count, " per-channel scales but dimension ", axis,
+                                  " has size ", out.shape[axis]));
+    }
+  }
+  out.quant.axis = axis;
+  for (size_t i = 0; i < count; ++i) {
+    float s = q->scale()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    int64_t zp = q->zero_point()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (!(s > 0.0f) || !std::isfinite(s)) {
+      return Invalid(absl::StrCat(where, ": quantization scale ", s, " is not a positive number"));
+    }
+    if (zp < std::numeric_limits<int32_t>::min() || zp > std::numeric_limits<int32_t>::max()) {
+      return Invalid(absl::StrCat(where, ": zero point ", zp, " does not fit 32 bits"));
+    }
+    out.quant.scale.push_back(s);
+    out.quant.zero_point.push_back(zp);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::ImportConstantData(int index, const tflite::Tensor& t, Tensor& out) {
+  const uint32_t buffer_index = t.buffer();
+  const uint32_t num_buffers = model_->buffers() ? model_->buffers()->size() : 0;
+  const std::string where = TensorLabel(index, &t);
+  if (buffer_index == 0) return absl::OkStatus();  // buffer 0 is the "no data" sentinel
+  if (buffer_index >= num_buffers) {
+    return Invalid(absl::StrCat(where, ": buffer ", buffer_index, " out of range (model has ",
+                                num_buffers, " buffers)"));
+  }
+  const tflite::Buffer* buffer = model_->buffers()->Get(buffer_index);
+  if (!buffer) return Invalid(absl::StrCat(where, ": buffer ", buffer_index, " is null"));
+  if (buffer->offset() > 1 || buffer->size() > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "unsupported model: ", where, " keeps its data outside the flatbuffer (models > 2 GB)"));
+  }
+  if (!buffer->data() || buffer->data()->size() == 0) return absl::OkStatus();
+  const int64_t need = out.SizeBytes();
+  if (static_cast<int64_t>(buffer->data()->size()) != need) {
+    return Invalid(absl::StrCat(where, ": buffer ", buffer_index, " holds ", buffer->data()->size(),
+                                " bytes, shape [", absl::StrJoin(out.shape, ","), "] ",
+                                DataTypeName(out.type), " needs ", need));
+  }
+  out.data.assign(buffer->data()->begin(), buffer->data()->end());
+  out.is_constant = true;
+  return absl::OkStatus();
+}
+
+absl::Status Importer::ImportTensor(int index, const tflite::Tensor& t) {
+  Tensor out;
+  const std::string where = TensorLabel(index, &t);
+  out.name = t.name() ? t.name()->str() : absl::StrCat("tensor_", index);
+  if (t.sparsity()) {
+    return absl::UnimplementedError(
+        absl::StrCat("unsupported model: ", where, " is sparse; boardlab needs dense tensors"));
+  }
+  absl::StatusOr<DataType> type = ConvertType(t.type());
+  if (!type.ok()) return type.status();
+  out.type = *type;
+  if (out.type == DataType::kOther) {
+    return absl::UnimplementedError(
+        absl::StrCat("unsupported model: ", where, " has TensorType ", t.type(),
+                     "; boardlab handles int8, uint8, int16, int32, int64, bool and float32"));
+  }
+  if (t.shape()) {
+    if (t.shape()->size() > kMaxRank) {
+      return Invalid(absl::StrCat(where, ": rank ", t.shape()->size(), " exceeds ", kMaxRank));
+    }
+    int64_t elements = 1;
+    for (int32_t d : *t.shape()) {
+      if (d <= 0) {
+        return Invalid(absl::StrCat(where, ": dimension ", d, " in shape [",
+                                    absl::StrJoin(*t.shape(), ","),
+                                    "] (dynamic or zero-sized tensors are not supported)"));
+      }
+      elements *= d;
+      if (elements * std::max(1, DataTypeSize(out.type)) > kMaxTensorBytes) {
+        return Invalid(absl::StrCat(where, ": shape [", absl::StrJoin(*t.shape(), ","),
+                                    "] is larger than 2 GiB"));
+      }
+      out.shape.push_back(d);
+    }
+  }
+  if (absl::Status s = ImportQuantization(index, t, out); !s.ok()) return s;
+  if (absl::Status s = ImportConstantData(index, t, out); !s.ok()) return s;
+  graph_.tensors.push_back(std::move(out));
+  return absl::OkStatus();
+}
+
+absl::Status Importer::ImportTensors(const tflite::SubGraph& subgraph) {
+  if (!subgraph.tensors() || subgraph.tensors()->size() == 0) {
+    return Invalid("the subgraph has no tensors");
+  }
+  for (flatbuffers::uoffset_t i = 0; i < subgraph.tensors()->size(); ++i) {
+    const tflite::Tensor* t = subgraph.tensors()->Get(i);
+    if (!t) return Invalid(absl::StrCat("tensor ", i, " is null"));
+    if (absl::Status s = ImportTensor(static_cast<int>(i), *t); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::ImportIndices(const flatbuffers::Vector<int32_t>* src, bool allow_optional,
+                                     const std::string& where, std::vector<int>& out) {
+  if (!src) return absl::OkStatus();
+  const int num = static_cast<int>(graph_.tensors.size());
+  for (int32_t t : *src) {
+    if (t == kNoTensor && allow_optional) {
+      out.push_back(kNoTensor);
+      continue;
+    }
+    if (t < 0 || t >= num) {
+      return Invalid(absl::StrCat(where, ": tensor index ", t, " out of range (subgraph has ", num,
+                                  " tensors)"));
+    }
+    out.push_back(t);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OpType> Importer::ResolveOpType(int op_index, const tflite::Operator& op) {
+  const uint32_t num_codes = model_->operator_codes() ? model_->operator_codes()->size() : 0;
+  if (op.opcode_index() >= num_codes) {
+    return Invalid(absl::StrCat("operator ", op_index, ": opcode_index ", op.opcode_index(),
+                                " out of range (model has ", num_codes, " operator codes)"));
+  }
+  const tflite::OperatorCode* code = model_->operator_codes()->Get(op.opcode_index());
+  if (!code) return Invalid(absl::StrCat("operator code ", op.opcode_index(), " is null"));
+  // Old writers fill only the deprecated byte; new ones put 127 there for codes above it.
+  const int32_t builtin = std::max<int32_t>(code->builtin_code(), code->deprecated_builtin_code());
+  std::optional<OpType> type = OpTypeFromTfliteCode(builtin);
+  if (type) return *type;
+  std::string name = TfliteBuiltinName(builtin);
+  if (builtin == 32 && code->custom_code()) {
+    name = absl::StrCat("CUSTOM '", code->custom_code()->str(), "'");
+  }
+  return absl::UnimplementedError(absl::StrCat("unsupported model: operator ", op_index, " is ",
+                                               name, ", which boardlab does not support (",
+                                               "supported: ", SupportedOpNames(), ")"));
+}
+
+absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
+                                     const std::string& where) {
+  auto activation = [&](int8_t v) { return ConvertActivation(v, where); };
+  auto padding = [&](int8_t v) { return ConvertPadding(v, where); };
+  auto missing = [&]() {
+    return Invalid(absl::StrCat(where, ": options table missing or of the wrong type"));
+  };
+  switch (op.type) {
+    case OpType::kConv2D: {
+      const auto* o = src.builtin_options_as_Conv2DOptions();
+      if (!o) return missing();
+      ConvOptions c;
+      auto pad = padding(o->padding());
+      auto act = activation(o->fused_activation_function());
+      if (!pad.ok()) return pad.status();
+      if (!act.ok()) return act.status();
+      c.padding = *pad;
+      c.activation = *act;
+      c.stride_w = o->stride_w();
+      c.stride_h = o->stride_h();
+      c.dilation_w = o->dilation_w_factor();
+      c.dilation_h = o->dilation_h_factor();
+      op.options = c;
+      return absl::OkStatus();
+    }
+    case OpType::kDepthwiseConv2D: {
+      const auto* o = src.builtin_options_as_DepthwiseConv2DOptions();
+      if (!o) return missing();
+      ConvOptions c;
+      auto pad = padding(o->padding());
+      auto act = activation(o->fused_activation_function());
+      if (!pad.ok()) return pad.status();
+      if (!act.ok()) return act.status();
+      c.padding = *pad;
+      c.activation = *act;
+      c.stride_w = o->stride_w();
+      c.stride_h = o->stride_h();
+      c.dilation_w = o->dilation_w_factor();
+      c.dilation_h = o->dilation_h_factor();
+      c.depth_multiplier = o->depth_multiplier();
+      op.options = c;
+      return absl::OkStatus();
+    }
+    case OpType::kAveragePool2D:
+    case OpType::kMaxPool2D: {
+      const auto* o = src.builtin_options_as_Pool2DOptions();
+      if (!o) return missing();
+      PoolOptions p;
+      auto pad = padding(o->padding());
+      auto act = activation(o->fused_activation_function());
+      if (!pad.ok()) return pad.status();
+      if (!act.ok()) return act.status();
+      p.padding = *pad;
+      p.activation = *act;
+      p.stride_w = o->stride_w();
+      p.stride_h = o->stride_h();
+      p.filter_w = o->filter_width();
+      p.filter_h = o->filter_height();
+      op.options = p;
+      return absl::OkStatus();
+    }
+    case OpType::kFullyConnected: {
+      FullyConnectedOptions f;
+      if (const auto* o = src.builtin_options_as_FullyConnectedOptions()) {
+        auto act = activation(o->fused_activation_function());
+        if (!act.ok()) return act.status();
+        f.activation = *act;
+        f.keep_num_dims = o->keep_num_dims();
+        if (o->weights_format() != 0) {
+          return absl::UnimplementedError(
+              absl::StrCat("unsupported model: ", where, " uses shuffled FULLY_CONNECTED weights"));
+        }
+      }
+      op.options = f;
+      return absl::OkStatus();
+    }
+    case OpType::kAdd:
+    case OpType::kSub:
+    case OpType::kMul: {
+      ElementwiseOptions e;
+      int8_t act_code = 0;
+      if (const auto* o = src.builtin_options_as_AddOptions())
+        act_code = o->fused_activation_function();
+      if (const auto* o = src.builtin_options_as_SubOptions())
+        act_code = o->fused_activation_function();
+      if (const auto* o = src.builtin_options_as_MulOptions())
+        act_code = o->fused_activation_function();
+      auto act = activation(act_code);
+      if (!act.ok()) return act.status();
+      e.activation = *act;
+      op.options = e;
+      return absl::OkStatus();
+    }
+    case OpType::kConcatenation: {
+      const auto* o = src.builtin_options_as_ConcatenationOptions();
+      ConcatOptions c;
+      if (o) {
+        auto act = activation(o->fused_activation_function());
+        if (!act.ok()) return act.status();
+        c.axis = o->axis();
+        c.activation = *act;
+      }
+      op.options = c;
+      return absl::OkStatus();
+    }
+    case OpType::kSoftmax: {
+      SoftmaxOptions s;
+      if (const auto* o = src.builtin_options_as_SoftmaxOptions()) s.beta = o->beta();
+      op.options = s;
+      return absl::OkStatus();
+    }
+    case OpType::kMean: {
+      ReducerOptions r;
+      if (const auto* o = src.builtin_options_as_ReducerOptions()) r.keep_dims = o->keep_dims();
+      op.options = r;
+      return absl::OkStatus();
+    }
+    case OpType::kSqueeze: {
+      SqueezeOptions s;
+      if (const auto* o = src.builtin_options_as_SqueezeOptions(); o && o->squeeze_dims()) {
+        s.squeeze_dims.assign(o->squeeze_dims()->begin(), o->squeeze_dims()->end());
+      }
+      op.options = s;
+      return absl::OkStatus();
+    }
+    case OpType::kStridedSlice: {
+      StridedSliceOptions s;
+      if (const auto* o = src.builtin_options_as_StridedSliceOptions()) {
+        s.begin_mask = o->begin_mask();
+        s.end_mask = o->end_mask();
+        s.ellipsis_mask = o->ellipsis_mask();
+        s.new_axis_mask = o->new_axis_mask();
+        s.shrink_axis_mask = o->shrink_axis_mask();
+        s.offset = o->offset();
+      }
+      op.options = s;
+      return absl::OkStatus();
+    }
+    case OpType::kResizeNearestNeighbor: {
+      ResizeOptions r;
+      if (const auto* o = src.builtin_options_as_ResizeNearestNeighborOptions()) {
+        r.align_corners = o->align_corners();
+        r.half_pixel_centers = o->half_pixel_centers();
+      }
+      op.options = r;
+      return absl::OkStatus();
+    }
+    case OpType::kLeakyRelu: {
+      LeakyReluOptions l;
+      if (const auto* o = src.builtin_options_as_LeakyReluOptions()) l.alpha = o->alpha();
+      op.options = l;
+      return absl::OkStatus();
+    }
+    case OpType::kBatchMatMul: {
+      BatchMatMulOptions b;
+      if (const auto* o = src.builtin_options_as_BatchMatMulOptions()) {
+        b.adj_x = o->adj_x();
+        b.adj_y = o->adj_y();
+      }
+      op.options = b;
+      return absl::OkStatus();
+    }
+    default:
+      op.options = std::monostate{};
+      return absl::OkStatus();
+  }
+}
+
+absl::Status Importer::ImportOperators(const tflite::SubGraph& subgraph) {
+  if (!subgraph.operators() || subgraph.operators()->size() == 0) {
+    return Invalid("the subgraph has no operators");
+  }
+  for (flatbuffers::uoffset_t i = 0; i < subgraph.operators()->size(); ++i) {
+    const tflite::Operator* src = subgraph.operators()->Get(i);
+    if (!src) return Invalid(absl::StrCat("operator ", i, " is null"));
+    absl::StatusOr<OpType> type = ResolveOpType(static_cast<int>(i), *src);
+    if (!type.ok()) return type.status();
+    Op op;
+    op.type = *type;
+    op.source_index = static_cast<int>(i);
+    const std::string where = absl::StrCat(OpTypeName(op.type), " #", i);
+    if (absl::Status s = ImportIndices(src->inputs(), true, where, op.inputs); !s.ok()) return s;
+    if (absl::Status s = ImportIndices(src->outputs(), false, where, op.outputs); !s.ok()) {
+      return s;
+    }
+    if (op.outputs.empty()) return Invalid(absl::StrCat(where, ": operator has no outputs"));
+    if (absl::Status s = ImportOptions(*src, op, where); !s.ok()) return s;
+    graph_.ops.push_back(std::move(op));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::CheckTopologicalOrder() {
+  std::vector<char> available(graph_.tensors.size(), 0);
+  std::vector<char> written(graph_.tensors.size(), 0);
+  for (size_t t = 0; t < graph_.tensors.size(); ++t) available[t] = graph_.tensors[t].is_constant;
+  for (int t : graph_.inputs) available[t] = 1;
+  for (const Op& op : graph_.ops) {
+    for (int t : op.inputs) {
+      if (t == kNoTensor || available[t]) continue;
+      return Invalid(absl::StrCat(graph_.Describe(op), " reads tensor ", t, " '",
+                                  graph_.tensors[t].name, "' before any operator writes it"));
+    }
+    for (int t : op.outputs) {
+      if (graph_.tensors[t].is_constant) {
+        return Invalid(absl::StrCat(graph_.Describe(op), " writes constant tensor ", t, " '",
+                                    graph_.tensors[t].name, "'"));
+      }
+      if (written[t]) {
+        return Invalid(absl::StrCat("tensor ", t, " '", graph_.tensors[t].name,
+                                    "' is written by two operators"));
+      }
+      available[t] = 1;
+      written[t] = 1;
+    }
+  }
+  for (int t : graph_.outputs) {
+    if (!available[t]) {
+      return Invalid(absl::StrCat("graph output tensor ", t, " '", graph_.tensors[t].name,
+                                  "' is never written"));
+    }
+  }
+  graph_.RebuildUses();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Graph> Importer::Run() {
+  if (absl::Status s = VerifyContainer(); !s.ok()) return s;
+  const tflite::SubGraph* subgraph = model_->subgraphs()->Get(0);
+  if (!subgraph) return Invalid("subgraph 0 is null");
+  graph_.name = subgraph->name() ? subgraph->name()->str() : "main";
+  if (absl::Status s = ImportTensors(*subgraph); !s.ok()) return s;
+  if (absl::Status s = ImportIndices(subgraph->inputs(), false, "subgraph inputs", graph_.inputs);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          ImportIndices(subgraph->outputs(), false, "subgraph outputs", graph_.outputs);
+      !s.ok()) {
+    return s;
+  }
+  if (graph_.inputs.empty() || graph_.outputs.empty()) {
+    return Invalid("the subgraph declares no inputs or no outputs");
+  }
+  if (absl::Status s = ImportOperators(*subgraph); !s.ok()) return s;
+  if (absl::Status s = CheckTopologicalOrder(); !s.ok()) return s;
+  for (const Op& op : graph_.ops) {
+    if (absl::Status s = ValidateOpOperands(graph_, op, warnings_); !s.ok()) return s;
+  }
+  if (absl::Status s = VerifyGraph(graph_); !s.ok()) return s;
+  return std::move(graph_);
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> ImportTflite(std::span<const uint8_t> model,
+                                   std::vector<std::string>* warnings) {
+  Importer importer(model, warnings);
+  return importer.Run();
+}
+
+}  // namespace boardlab::compiler

@@ -1,0 +1,193 @@
+#pragma once
+
+// The compiler's intermediate representation: a dataflow graph of operators and tensors.
+//
+// Usage:
+//   absl::StatusOr<Graph> graph = ImportTflite(bytes);
+//   for (const Op& op : graph->ops) { ... graph->tensors[op.inputs[0]] ... }
+//
+// Ops are stored in execution (topological) order. Tensors and ops refer to each other by index
+// into `Graph::tensors` / `Graph::ops`; an optional operator input is kNoTensor. Passes that
+// remove ops mark them dead (`Op::dead`) and call `Graph::Compact()` once at the end, which keeps
+// indices stable while a pass runs. `VerifyGraph()` checks the def/use links both ways.
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "compiler/op_types.h"
+
+namespace boardlab::compiler {
+
+inline constexpr int kNoTensor = -1;
+
+enum class DataType : uint8_t { kFloat32, kInt8, kUint8, kInt16, kInt32, kInt64, kBool, kOther };
+
+/// Bytes per element; 0 for kOther.
+int DataTypeSize(DataType type);
+std::string_view DataTypeName(DataType type);
+
+/// Affine quantization: real = (q - zero_point) * scale. Per-tensor when `scale` has one entry,
+/// per-channel along `axis` otherwise (then `zero_point` has the same count).
+struct Quantization {
+  std::vector<float> scale;
+  std::vector<int64_t> zero_point;
+  int32_t axis = 0;
+
+  bool empty() const { return scale.empty(); }
+  bool per_channel() const { return scale.size() > 1; }
+  int64_t zp() const { return zero_point.empty() ? 0 : zero_point[0]; }
+  bool SameAs(const Quantization& other) const;
+};
+
+/// Memory layout of a 4-D activation. NHWC is native for the NPU and our kernels; kNCHW marks
+/// channels-first tensors that arrive from PyTorch exports.
+enum class Layout : uint8_t { kAny, kNHWC, kNCHW };
+
+struct Tensor {
+  std::string name;
+  std::vector<int32_t> shape;
+  DataType type = DataType::kInt8;
+  Quantization quant;
+  /// Constant data (weights, biases, shape operands); empty for activations.
+  std::vector<uint8_t> data;
+  bool is_constant = false;
+  Layout layout = Layout::kAny;
+  /// Index of the op that writes this tensor; -1 for graph inputs and constants.
+  int producer = -1;
+  /// Indices of the ops that read this tensor (an op appears once per input slot).
+  std::vector<int> consumers;
+
+  int64_t NumElements() const;
+  int64_t SizeBytes() const { return NumElements() * DataTypeSize(type); }
+};
+
+enum class Padding : uint8_t { kSame, kValid };
+
+/// Fused activation as TFLite encodes it (ActivationFunctionType).
+enum class Activation : uint8_t { kNone, kRelu, kReluN1To1, kRelu6, kTanh, kSignBit };
+
+struct ConvOptions {  // CONV_2D and DEPTHWISE_CONV_2D
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  int32_t dilation_w = 1, dilation_h = 1;
+  int32_t depth_multiplier = 1;  // depthwise only
+  Activation activation = Activation::kNone;
+};
+
+struct PoolOptions {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  int32_t filter_w = 1, filter_h = 1;
+  Activation activation = Activation::kNone;
+};
+
+struct FullyConnectedOptions {
+  Activation activation = Activation::kNone;
+  bool keep_num_dims = false;
+};
+
+struct ElementwiseOptions {  // ADD, SUB, MUL
+  Activation activation = Activation::kNone;
+};
+
+struct ConcatOptions {
+  int32_t axis = 0;
+  Activation activation = Activation::kNone;
+};
+
+struct SoftmaxOptions {
+  float beta = 1.0f;
+};
+
+struct ReducerOptions {
+  bool keep_dims = false;
+};
+
+struct SqueezeOptions {
+  std::vector<int32_t> squeeze_dims;
+};
+
+struct StridedSliceOptions {
+  int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_axis_mask = 0;
+  bool offset = false;
+};
+
+struct ResizeOptions {
+  bool align_corners = false;
+  bool half_pixel_centers = false;
+};
+
+struct LeakyReluOptions {
+  float alpha = 0.2f;
+};
+
+struct BatchMatMulOptions {
+  bool adj_x = false, adj_y = false;
+};
+
+using OpOptions =
+    std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
+                 ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions, SqueezeOptions,
+                 StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions>;
+
+/// Where an op runs after partitioning.
+enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };
+
+struct Op {
+  OpType type;
+  std::vector<int> inputs;   // tensor indices; kNoTensor for an absent optional input
+  std::vector<int> outputs;  // tensor indices
+  OpOptions options;
+  /// Index of the TFLite operator this op came from (provenance, STYLE.md rule 19). Ops created
+  /// by passes keep the index of the op they replace; fused ops list every source in
+  /// `fused_sources`.
+  int source_index = -1;
+  std::vector<int> fused_sources;
+  Unit unit = Unit::kUnassigned;
+  /// Why the op stays on the CPU, for people: "CONV_2D #12: kernel_h*kernel_w*ceil8(Cin)=73728 >
+  /// 65535". Empty for NPU ops.
+  std::string cpu_reason;
+  /// NPU partition (graph) index for NPU ops; -1 otherwise.
+  int partition = -1;
+  bool dead = false;
+
+  template <typename T>
+  const T& opts() const {
+    return std::get<T>(options);
+  }
+  template <typename T>
+  T& opts() {
+    return std::get<T>(options);
+  }
+};
+
+struct Graph {
+  std::vector<Tensor> tensors;
+  std::vector<Op> ops;
+  std::vector<int> inputs;   // graph input tensor indices
+  std::vector<int> outputs;  // graph output tensor indices
+  std::string name;
+
+  const Tensor& input(const Op& op, size_t i) const { return tensors[op.inputs[i]]; }
+  const Tensor& output(const Op& op, size_t i = 0) const { return tensors[op.outputs[i]]; }
+
+  /// Adds a tensor and returns its index.
+  int AddTensor(Tensor tensor);
+  /// Recomputes every tensor's producer and consumers from the ops (skipping dead ops).
+  void RebuildUses();
+  /// Removes dead ops and tensors nobody references, renumbering indices, then RebuildUses().
+  void Compact();
+  /// "CONV_2D #12" (type and source index), the way messages name an op.
+  std::string Describe(const Op& op) const;
+  /// Multiply-accumulates of one inference of `op` (0 for data movement).
+  int64_t Macs(const Op& op) const;
+};
+
+/// Checks the def/use links both ways, index ranges and that ops are in topological order.
+/// Passes call it after they run (STYLE.md rule 14).
+absl::Status VerifyGraph(const Graph& graph);
+
+}  // namespace boardlab::compiler

@@ -1,0 +1,191 @@
+#include "compiler/op_types.h"
+
+#include <array>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace boardlab::compiler {
+namespace {
+
+struct OpInfo {
+  OpType type;
+  std::string_view name;
+  int32_t code;
+};
+
+constexpr std::array<OpInfo, kNumOpTypes> kOps = {{
+#define BOARDLAB_OP_INFO(name, str, code) {OpType::name, str, code},
+    BOARDLAB_OP_LIST(BOARDLAB_OP_INFO)
+#undef BOARDLAB_OP_INFO
+}};
+
+// Public BuiltinOperator names by code (schema.fbs), so that an unsupported op is named in the
+// error message rather than printed as a number.
+constexpr std::string_view kBuiltinNames[] = {
+    "ADD",
+    "AVERAGE_POOL_2D",
+    "CONCATENATION",
+    "CONV_2D",
+    "DEPTHWISE_CONV_2D",
+    "DEPTH_TO_SPACE",
+    "DEQUANTIZE",
+    "EMBEDDING_LOOKUP",
+    "FLOOR",
+    "FULLY_CONNECTED",
+    "HASHTABLE_LOOKUP",
+    "L2_NORMALIZATION",
+    "L2_POOL_2D",
+    "LOCAL_RESPONSE_NORMALIZATION",
+    "LOGISTIC",
+    "LSH_PROJECTION",
+    "LSTM",
+    "MAX_POOL_2D",
+    "MUL",
+    "RELU",
+    "RELU_N1_TO_1",
+    "RELU6",
+    "RESHAPE",
+    "RESIZE_BILINEAR",
+    "RNN",
+    "SOFTMAX",
+    "SPACE_TO_DEPTH",
+    "SVDF",
+    "TANH",
+    "CONCAT_EMBEDDINGS",
+    "SKIP_GRAM",
+    "CALL",
+    "CUSTOM",
+    "EMBEDDING_LOOKUP_SPARSE",
+    "PAD",
+    "UNIDIRECTIONAL_SEQUENCE_RNN",
+    "GATHER",
+    "BATCH_TO_SPACE_ND",
+    "SPACE_TO_BATCH_ND",
+    "TRANSPOSE",
+    "MEAN",
+    "SUB",
+    "DIV",
+    "SQUEEZE",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM",
+    "STRIDED_SLICE",
+    "BIDIRECTIONAL_SEQUENCE_RNN",
+    "EXP",
+    "TOPK_V2",
+    "SPLIT",
+    "LOG_SOFTMAX",
+    "DELEGATE",
+    "BIDIRECTIONAL_SEQUENCE_LSTM",
+    "CAST",
+    "PRELU",
+    "MAXIMUM",
+    "ARG_MAX",
+    "MINIMUM",
+    "LESS",
+    "NEG",
+    "PADV2",
+    "GREATER",
+    "GREATER_EQUAL",
+    "LESS_EQUAL",
+    "SELECT",
+    "SLICE",
+    "SIN",
+    "TRANSPOSE_CONV",
+    "SPARSE_TO_DENSE",
+    "TILE",
+    "EXPAND_DIMS",
+    "EQUAL",
+    "NOT_EQUAL",
+    "LOG",
+    "SUM",
+    "SQRT",
+    "RSQRT",
+    "SHAPE",
+    "POW",
+    "ARG_MIN",
+    "FAKE_QUANT",
+    "REDUCE_PROD",
+    "REDUCE_MAX",
+    "PACK",
+    "LOGICAL_OR",
+    "ONE_HOT",
+    "LOGICAL_AND",
+    "LOGICAL_NOT",
+    "UNPACK",
+    "REDUCE_MIN",
+    "FLOOR_DIV",
+    "REDUCE_ANY",
+    "SQUARE",
+    "ZEROS_LIKE",
+    "FILL",
+    "FLOOR_MOD",
+    "RANGE",
+    "RESIZE_NEAREST_NEIGHBOR",
+    "LEAKY_RELU",
+    "SQUARED_DIFFERENCE",
+    "MIRROR_PAD",
+    "ABS",
+    "SPLIT_V",
+    "UNIQUE",
+    "CEIL",
+    "REVERSE_V2",
+    "ADD_N",
+    "GATHER_ND",
+    "COS",
+    "WHERE",
+    "RANK",
+    "ELU",
+    "REVERSE_SEQUENCE",
+    "MATRIX_DIAG",
+    "QUANTIZE",
+    "MATRIX_SET_DIAG",
+    "ROUND",
+    "HARD_SWISH",
+    "IF",
+    "WHILE",
+    "NON_MAX_SUPPRESSION_V4",
+    "NON_MAX_SUPPRESSION_V5",
+    "SCATTER_ND",
+    "SELECT_V2",
+    "DENSIFY",
+    "SEGMENT_SUM",
+    "BATCH_MATMUL",
+};
+
+}  // namespace
+
+std::string_view OpTypeName(OpType type) { return kOps[static_cast<size_t>(type)].name; }
+
+int32_t OpTypeTfliteCode(OpType type) { return kOps[static_cast<size_t>(type)].code; }
+
+std::optional<OpType> OpTypeFromTfliteCode(int32_t code) {
+  for (const OpInfo& info : kOps) {
+    if (info.code == code) return info.type;
+  }
+  return std::nullopt;
+}
+
+std::optional<OpType> OpTypeFromName(std::string_view name) {
+  for (const OpInfo& info : kOps) {
+    if (info.name == name) return info.type;
+  }
+  return std::nullopt;
+}
+
+std::string TfliteBuiltinName(int32_t code) {
+  constexpr int32_t kKnown = static_cast<int32_t>(std::size(kBuiltinNames));
+  if (code >= 0 && code < kKnown) return std::string(kBuiltinNames[code]);
+  if (code == 150) return "GELU";
+  return absl::StrCat("builtin code ", code);
+}
+
+std::string SupportedOpNames() {
+  std::string names;
+  for (const OpInfo& info : kOps) {
+    if (!names.empty()) names += ", ";
+    names += info.name;
+  }
+  return names;
+}
+
+}  // namespace boardlab::compiler

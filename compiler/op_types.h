@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace boardlab::compiler {
+
+// The operators boardlab compiles, with their TFLite BuiltinOperator codes. One list drives the
+// enum, the name table and the importer's code map (STYLE.md rule 10: one op list).
+#define BOARDLAB_OP_LIST(X)                                \
+  X(kAdd, "ADD", 0)                                        \
+  X(kAveragePool2D, "AVERAGE_POOL_2D", 1)                  \
+  X(kConcatenation, "CONCATENATION", 2)                    \
+  X(kConv2D, "CONV_2D", 3)                                 \
+  X(kDepthwiseConv2D, "DEPTHWISE_CONV_2D", 4)              \
+  X(kDequantize, "DEQUANTIZE", 6)                          \
+  X(kFullyConnected, "FULLY_CONNECTED", 9)                 \
+  X(kLogistic, "LOGISTIC", 14)                             \
+  X(kMaxPool2D, "MAX_POOL_2D", 17)                         \
+  X(kMul, "MUL", 18)                                       \
+  X(kRelu, "RELU", 19)                                     \
+  X(kRelu6, "RELU6", 21)                                   \
+  X(kReshape, "RESHAPE", 22)                               \
+  X(kSoftmax, "SOFTMAX", 25)                               \
+  X(kTanh, "TANH", 28)                                     \
+  X(kPad, "PAD", 34)                                       \
+  X(kTranspose, "TRANSPOSE", 39)                           \
+  X(kMean, "MEAN", 40)                                     \
+  X(kSub, "SUB", 41)                                       \
+  X(kSqueeze, "SQUEEZE", 43)                               \
+  X(kStridedSlice, "STRIDED_SLICE", 45)                    \
+  X(kMaximum, "MAXIMUM", 55)                               \
+  X(kMinimum, "MINIMUM", 57)                               \
+  X(kPadV2, "PADV2", 60)                                   \
+  X(kSlice, "SLICE", 65)                                   \
+  X(kResizeNearestNeighbor, "RESIZE_NEAREST_NEIGHBOR", 97) \
+  X(kLeakyRelu, "LEAKY_RELU", 98)                          \
+  X(kQuantize, "QUANTIZE", 114)                            \
+  X(kHardSwish, "HARD_SWISH", 117)                         \
+  X(kBatchMatMul, "BATCH_MATMUL", 126)
+
+enum class OpType : uint8_t {
+#define BOARDLAB_OP_ENUM(name, str, code) name,
+  BOARDLAB_OP_LIST(BOARDLAB_OP_ENUM)
+#undef BOARDLAB_OP_ENUM
+};
+
+inline constexpr int kNumOpTypes = 0
+#define BOARDLAB_OP_COUNT(name, str, code) +1
+    BOARDLAB_OP_LIST(BOARDLAB_OP_COUNT)
+#undef BOARDLAB_OP_COUNT
+    ;
+
+/// The TFLite name of `type`, e.g. "CONV_2D".
+std::string_view OpTypeName(OpType type);
+
+/// The TFLite BuiltinOperator code of `type`.
+int32_t OpTypeTfliteCode(OpType type);
+
+/// Maps a TFLite BuiltinOperator code to our op type; nullopt when boardlab does not support it.
+std::optional<OpType> OpTypeFromTfliteCode(int32_t code);
+
+/// Parses a TFLite op name ("CONV_2D"); nullopt when unknown. Used by `--no-npu`.
+std::optional<OpType> OpTypeFromName(std::string_view name);
+
+/// The TFLite name of any BuiltinOperator code, supported or not ("SVDF", "CUSTOM"); "code N"
+/// when the code is outside the public table. Used in error messages.
+std::string TfliteBuiltinName(int32_t code);
+
+/// Comma-separated list of every supported op name, for "supported are: ..." messages.
+std::string SupportedOpNames();
+
+}  // namespace boardlab::compiler

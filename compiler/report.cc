@@ -1,0 +1,184 @@
+#include "compiler/report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace boardlab::compiler {
+namespace {
+
+std::string_view UnitName(Unit unit) {
+  switch (unit) {
+    case Unit::kNpu:
+      return "NPU";
+    case Unit::kCpu:
+      return "CPU";
+    case Unit::kRemoved:
+      return "removed";
+    case Unit::kUnassigned:
+      break;
+  }
+  return "-";
+}
+
+std::string ShapeText(const std::vector<int32_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
+}
+
+// The shapes of an op's activation inputs (constants are weights, shown elsewhere).
+std::string InputShapes(const Graph& g, const Op& op) {
+  std::vector<std::string> shapes;
+  for (int t : op.inputs) {
+    if (t != kNoTensor && !g.tensors[t].is_constant)
+      shapes.push_back(ShapeText(g.tensors[t].shape));
+  }
+  return absl::StrJoin(shapes, " ");
+}
+
+struct Totals {
+  int npu_ops = 0, cpu_ops = 0;
+  int64_t npu_macs = 0, total_macs = 0;
+};
+
+Totals ComputeTotals(const Compilation& c) {
+  Totals t;
+  for (const Op& op : c.graph.ops) {
+    const int64_t macs = c.graph.Macs(op);
+    t.total_macs += macs;
+    if (op.unit == Unit::kNpu) {
+      ++t.npu_ops;
+      t.npu_macs += macs;
+    } else {
+      ++t.cpu_ops;
+    }
+  }
+  return t;
+}
+
+double Percent(int64_t part, int64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
+
+std::string Bytes(int64_t bytes) {
+  if (bytes >= 1 << 20) return absl::StrFormat("%d B (%.2f MiB)", bytes, bytes / 1048576.0);
+  if (bytes >= 1 << 10) return absl::StrFormat("%d B (%.1f KiB)", bytes, bytes / 1024.0);
+  return absl::StrFormat("%d B", bytes);
+}
+
+}  // namespace
+
+std::string ReportJson(const CompileResult& result) {
+  const Compilation& c = result.compilation;
+  const Graph& g = c.graph;
+  nlohmann::json ops = nlohmann::json::array();
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    nlohmann::json inputs = nlohmann::json::array();
+    for (int t : op.inputs) {
+      if (t != kNoTensor && !g.tensors[t].is_constant) inputs.push_back(g.tensors[t].shape);
+    }
+    const OpCost cost = i < c.op_costs.size() ? c.op_costs[i] : OpCost{};
+    ops.push_back({{"index", op.source_index},
+                   {"type", OpTypeName(op.type)},
+                   {"name", g.output(op).name},
+                   {"inputs", inputs},
+                   {"output", g.output(op).shape},
+                   {"unit", UnitName(op.unit)},
+                   {"reason", op.cpu_reason},
+                   {"partition", op.partition},
+                   {"fused", op.fused_sources},
+                   {"macs", g.Macs(op)},
+                   {"cycles", cost.cycles},
+                   {"us", cost.microseconds},
+                   {"npu_utilization", cost.utilization}});
+  }
+  const Totals t = ComputeTotals(c);
+  const MemoryPlan& m = c.memory;
+  nlohmann::json stages = nlohmann::json::object();
+  for (const StageTiming& s : result.timings) stages[s.stage] = s.milliseconds;
+  nlohmann::json report = {
+      {"target", c.target.name},
+      {"board", c.board.name},
+      {"compiler_version", CompilerVersion()},
+      {"ops", ops},
+      {"totals",
+       {{"ops", t.npu_ops + t.cpu_ops},
+        {"npu_ops", t.npu_ops},
+        {"cpu_ops", t.cpu_ops},
+        {"npu_partitions", c.num_partitions},
+        {"macs", t.total_macs},
+        {"npu_macs", t.npu_macs},
+        {"npu_macs_percent", Percent(t.npu_macs, t.total_macs)},
+        {"estimated_latency_us", c.total_microseconds}}},
+      {"memory",
+       {{"arena_bytes", m.arena_bytes},
+        {"arena_lower_bound_bytes", m.arena_lower_bound},
+        {"weight_bytes", m.weight_bytes},
+        {"weights_placement", m.weights_in_flash ? "flash" : "sram"},
+        {"weight_scratch_bytes", m.weight_scratch_bytes},
+        {"min_weight_scratch_bytes", m.min_weight_scratch_bytes},
+        {"sram_budget_bytes", m.sram_budget_bytes},
+        {"sram_used_bytes", m.sram_used_bytes}}},
+      {"artifact_bytes", result.pte.size()},
+      {"warnings", c.warnings},
+      {"stages_ms", stages},
+  };
+  return report.dump(2) + "\n";
+}
+
+std::string ReportTable(const CompileResult& result) {
+  const Compilation& c = result.compilation;
+  const Graph& g = c.graph;
+  std::string out = absl::StrFormat("%-5s %-24s %-22s %-16s %-4s %4s %12s %10s %9s\n", "op", "type",
+                                    "input", "output", "unit", "part", "MACs", "cycles", "us");
+  std::vector<std::string> reasons;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    const OpCost cost = i < c.op_costs.size() ? c.op_costs[i] : OpCost{};
+    std::string type(OpTypeName(op.type));
+    if (!op.fused_sources.empty()) type += "+act";
+    out +=
+        absl::StrFormat("%-5d %-24s %-22s %-16s %-4s %4s %12d %10d %9.1f\n", op.source_index, type,
+                        InputShapes(g, op), ShapeText(g.output(op).shape), UnitName(op.unit),
+                        op.partition >= 0 ? absl::StrCat(op.partition) : std::string("-"),
+                        g.Macs(op), cost.cycles, cost.microseconds);
+    if (op.unit == Unit::kCpu && !op.cpu_reason.empty()) reasons.push_back(op.cpu_reason);
+  }
+  if (!reasons.empty()) {
+    out += "\nOn the CPU, and why:\n";
+    for (const std::string& r : reasons) out += absl::StrCat("  ", r, "\n");
+  }
+  const Totals t = ComputeTotals(c);
+  const MemoryPlan& m = c.memory;
+  out += absl::StrFormat("\nops        %d on the NPU in %d partition(s), %d on the CPU\n",
+                         t.npu_ops, c.num_partitions, t.cpu_ops);
+  out += absl::StrFormat("MACs       %d, %.1f%% on the NPU\n", t.total_macs,
+                         Percent(t.npu_macs, t.total_macs));
+  out += absl::StrFormat("arena      %s (lower bound %s)\n", Bytes(m.arena_bytes),
+                         Bytes(m.arena_lower_bound));
+  out += absl::StrFormat("weights    %s in %s\n", Bytes(m.weight_bytes),
+                         m.weights_in_flash ? "external flash (prefetched)" : "SRAM");
+  if (m.weights_in_flash) {
+    out += absl::StrFormat("scratch    %s SRAM weight window (minimum %s)\n",
+                           Bytes(m.weight_scratch_bytes), Bytes(m.min_weight_scratch_bytes));
+  }
+  out += absl::StrFormat("SRAM       %s of %s budget (%s)\n", Bytes(m.sram_used_bytes),
+                         Bytes(m.sram_budget_bytes), c.board.name);
+  out +=
+      absl::StrFormat("latency    %.1f us estimated on %s\n", c.total_microseconds, c.target.name);
+  for (const std::string& w : c.warnings) out += absl::StrCat("warning: ", w, "\n");
+  return out;
+}
+
+std::string TimingTable(const CompileResult& result) {
+  std::string out;
+  double total = 0;
+  for (const StageTiming& s : result.timings) {
+    out += absl::StrFormat("%-14s %8.2f ms\n", s.stage, s.milliseconds);
+    total += s.milliseconds;
+  }
+  out += absl::StrFormat("%-14s %8.2f ms\n", "total", total);
+  return out;
+}
+
+}  // namespace boardlab::compiler

@@ -1,0 +1,641 @@
+#include "compiler/validate_ops.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace boardlab::compiler {
+namespace {
+
+std::string ShapeString(const std::vector<int32_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
+}
+
+// Collects the checks of one op; the first failure becomes the returned status.
+class OpChecker {
+ public:
+  OpChecker(const Graph& graph, const Op& op, std::vector<std::string>* warnings)
+      : graph_(graph), op_(op), warnings_(warnings), where_(graph.Describe(op)) {}
+
+  absl::Status Invalid(const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrCat("invalid model: ", where_, ": ", what));
+  }
+  absl::Status Unsupported(const std::string& what) const {
+    return absl::UnimplementedError(absl::StrCat("unsupported model: ", where_, ": ", what));
+  }
+  void Warn(const std::string& what) const {
+    if (warnings_) warnings_->push_back(absl::StrCat(where_, ": ", what));
+  }
+
+  absl::Status Arity(size_t min_inputs, size_t max_inputs, size_t outputs = 1) const {
+    if (op_.inputs.size() < min_inputs || op_.inputs.size() > max_inputs) {
+      return Invalid(absl::StrCat("has ", op_.inputs.size(), " inputs, expected ",
+                                  min_inputs == max_inputs
+                                      ? absl::StrCat(min_inputs)
+                                      : absl::StrCat(min_inputs, " to ", max_inputs)));
+    }
+    if (op_.outputs.size() != outputs) {
+      return Invalid(absl::StrCat("has ", op_.outputs.size(), " outputs, expected ", outputs));
+    }
+    for (size_t i = 0; i < min_inputs; ++i) {
+      if (op_.inputs[i] == kNoTensor) return Invalid(absl::StrCat("input ", i, " is missing"));
+    }
+    return absl::OkStatus();
+  }
+
+  bool Has(size_t i) const { return i < op_.inputs.size() && op_.inputs[i] != kNoTensor; }
+  const Tensor& In(size_t i) const { return graph_.tensors[op_.inputs[i]]; }
+  const Tensor& Out() const { return graph_.tensors[op_.outputs[0]]; }
+
+  absl::Status Rank(const Tensor& t, const char* role, size_t min_rank, size_t max_rank) const {
+    if (t.shape.size() < min_rank || t.shape.size() > max_rank) {
+      return Invalid(absl::StrCat(
+          role, " '", t.name, "' has shape ", ShapeString(t.shape), ", expected rank ",
+          min_rank == max_rank ? absl::StrCat(min_rank) : absl::StrCat(min_rank, "-", max_rank)));
+    }
+    return absl::OkStatus();
+  }
+
+  // Quantized int8 activation with per-tensor parameters: the only activation type the kernels
+  // and the NPU compute with.
+  absl::Status Int8Activation(const Tensor& t, const char* role) const {
+    if (t.type != DataType::kInt8) {
+      return Unsupported(absl::StrCat(role, " '", t.name, "' is ", DataTypeName(t.type),
+                                      "; boardlab computes int8 activations only"));
+    }
+    if (t.quant.empty()) {
+      return Invalid(absl::StrCat(role, " '", t.name, "' is int8 without quantization"));
+    }
+    if (t.quant.per_channel()) {
+      return Unsupported(absl::StrCat(role, " '", t.name,
+                                      "' has per-channel quantization; activations must be "
+                                      "per-tensor"));
+    }
+    if (t.quant.zp() < -128 || t.quant.zp() > 127) {
+      return Invalid(
+          absl::StrCat(role, " '", t.name, "' zero point ", t.quant.zp(), " is outside int8"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AllInt8Activations() const {
+    for (size_t i = 0; i < op_.inputs.size(); ++i) {
+      if (!Has(i) || In(i).is_constant) continue;
+      if (absl::Status s = Int8Activation(In(i), "input"); !s.ok()) return s;
+    }
+    return Int8Activation(Out(), "output");
+  }
+
+  absl::Status Constant(const Tensor& t, const char* role, DataType type) const {
+    if (!t.is_constant) {
+      return Unsupported(absl::StrCat(role, " '", t.name, "' must be a constant"));
+    }
+    if (t.type != type) {
+      return Invalid(absl::StrCat(role, " '", t.name, "' is ", DataTypeName(t.type), ", expected ",
+                                  DataTypeName(type)));
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<int32_t> ConstantInts(const Tensor& t) const {
+    std::vector<int32_t> values(t.data.size() / sizeof(int32_t));
+    std::memcpy(values.data(), t.data.data(), values.size() * sizeof(int32_t));
+    return values;
+  }
+
+  absl::Status OutputShape(const std::vector<int32_t>& expected) const {
+    if (Out().shape != expected) {
+      return Invalid(absl::StrCat("output '", Out().name, "' has shape ", ShapeString(Out().shape),
+                                  ", the inputs give ", ShapeString(expected)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status SameElementCount() const {
+    if (In(0).NumElements() != Out().NumElements()) {
+      return Invalid(absl::StrCat("input ", ShapeString(In(0).shape), " and output ",
+                                  ShapeString(Out().shape), " hold different element counts"));
+    }
+    return absl::OkStatus();
+  }
+
+  const Graph& graph() const { return graph_; }
+  const Op& op() const { return op_; }
+
+ private:
+  const Graph& graph_;
+  const Op& op_;
+  std::vector<std::string>* warnings_;
+  std::string where_;
+};
+
+#define RETURN_IF_ERROR(expr)                 \
+  do {                                        \
+    if (absl::Status _s = (expr); !_s.ok()) { \
+      return _s;                              \
+    }                                         \
+  } while (0)
+
+absl::Status CheckWindow(const OpChecker& c, int32_t stride_h, int32_t stride_w, int32_t dilation_h,
+                         int32_t dilation_w, int32_t filter_h, int32_t filter_w) {
+  if (stride_h < 1 || stride_w < 1) {
+    return c.Invalid(absl::StrCat("stride ", stride_h, "x", stride_w, " must be at least 1"));
+  }
+  if (dilation_h < 1 || dilation_w < 1) {
+    return c.Invalid(absl::StrCat("dilation ", dilation_h, "x", dilation_w, " must be at least 1"));
+  }
+  if (filter_h < 1 || filter_w < 1) {
+    return c.Invalid(absl::StrCat("filter ", filter_h, "x", filter_w, " must be at least 1"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSpatialOutput(const OpChecker& c, Padding padding, int32_t filter_h,
+                                int32_t filter_w, int32_t stride_h, int32_t stride_w,
+                                int32_t dilation_h, int32_t dilation_w, int32_t channels) {
+  const Tensor& in = c.In(0);
+  const int32_t out_h = WindowedOutputSize(padding, in.shape[1], filter_h, stride_h, dilation_h);
+  const int32_t out_w = WindowedOutputSize(padding, in.shape[2], filter_w, stride_w, dilation_w);
+  if (out_h < 1 || out_w < 1) {
+    return c.Invalid(absl::StrCat("the ", filter_h, "x", filter_w, " window does not fit the ",
+                                  in.shape[1], "x", in.shape[2], " input with VALID padding"));
+  }
+  return c.OutputShape({in.shape[0], out_h, out_w, channels});
+}
+
+absl::Status CheckPerChannelWeights(const OpChecker& c, const Tensor& w, int channel_axis) {
+  if (w.quant.empty()) return c.Invalid(absl::StrCat("weights '", w.name, "' lack quantization"));
+  const int32_t channels = w.shape[channel_axis];
+  if (w.quant.per_channel() &&
+      (w.quant.axis != channel_axis || static_cast<int32_t>(w.quant.scale.size()) != channels)) {
+    return c.Invalid(absl::StrCat("weights '", w.name, "' have ", w.quant.scale.size(),
+                                  " scales along dimension ", w.quant.axis, ", expected ", channels,
+                                  " along dimension ", channel_axis));
+  }
+  for (int64_t zp : w.quant.zero_point) {
+    if (zp != 0) {
+      return c.Unsupported(absl::StrCat("weights '", w.name, "' have zero point ", zp,
+                                        "; int8 weights must be symmetric (zero point 0)"));
+    }
+  }
+  const auto* values = reinterpret_cast<const int8_t*>(w.data.data());
+  if (std::find(values, values + w.data.size(), int8_t{-128}) != values + w.data.size()) {
+    c.Warn(absl::StrCat("weights '", w.name,
+                        "' contain -128, outside the symmetric int8 range [-127, 127]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckBias(const OpChecker& c, size_t index, int32_t channels) {
+  if (!c.Has(index)) return absl::OkStatus();
+  const Tensor& b = c.In(index);
+  RETURN_IF_ERROR(c.Constant(b, "bias", DataType::kInt32));
+  if (b.NumElements() != channels) {
+    return c.Invalid(absl::StrCat("bias '", b.name, "' has ", b.NumElements(), " elements for ",
+                                  channels, " output channels"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateConv(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 3));
+  RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
+  RETURN_IF_ERROR(c.Rank(c.In(1), "weights", 4, 4));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  const Tensor& w = c.In(1);
+  RETURN_IF_ERROR(c.Constant(w, "weights", DataType::kInt8));
+  const auto& o = c.op().opts<ConvOptions>();
+  RETURN_IF_ERROR(
+      CheckWindow(c, o.stride_h, o.stride_w, o.dilation_h, o.dilation_w, w.shape[1], w.shape[2]));
+  if (w.shape[3] != c.In(0).shape[3]) {
+    if (c.In(0).shape[3] % w.shape[3] == 0) {
+      return c.Unsupported(absl::StrCat("grouped convolution (input has ", c.In(0).shape[3],
+                                        " channels, weights ", w.shape[3], ")"));
+    }
+    return c.Invalid(absl::StrCat("weights expect ", w.shape[3], " input channels, input has ",
+                                  c.In(0).shape[3]));
+  }
+  RETURN_IF_ERROR(CheckPerChannelWeights(c, w, 0));
+  RETURN_IF_ERROR(CheckBias(c, 2, w.shape[0]));
+  return CheckSpatialOutput(c, o.padding, w.shape[1], w.shape[2], o.stride_h, o.stride_w,
+                            o.dilation_h, o.dilation_w, w.shape[0]);
+}
+
+absl::Status ValidateDepthwise(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 3));
+  RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
+  RETURN_IF_ERROR(c.Rank(c.In(1), "weights", 4, 4));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  const Tensor& w = c.In(1);
+  RETURN_IF_ERROR(c.Constant(w, "weights", DataType::kInt8));
+  const auto& o = c.op().opts<ConvOptions>();
+  RETURN_IF_ERROR(
+      CheckWindow(c, o.stride_h, o.stride_w, o.dilation_h, o.dilation_w, w.shape[1], w.shape[2]));
+  const int32_t in_c = c.In(0).shape[3];
+  if (w.shape[0] != 1 || w.shape[3] % in_c != 0) {
+    return c.Invalid(absl::StrCat("depthwise weights ", ShapeString(w.shape),
+                                  " do not match an input with ", in_c, " channels"));
+  }
+  if (o.depth_multiplier != 0 && w.shape[3] != in_c * o.depth_multiplier) {
+    // TFLite Micro derives the multiplier from the shapes; a stale option is harmless.
+    c.Warn(absl::StrCat("depth_multiplier ", o.depth_multiplier, " disagrees with the shapes (",
+                        w.shape[3] / in_c, "); using the shapes"));
+  }
+  RETURN_IF_ERROR(CheckPerChannelWeights(c, w, 3));
+  RETURN_IF_ERROR(CheckBias(c, 2, w.shape[3]));
+  return CheckSpatialOutput(c, o.padding, w.shape[1], w.shape[2], o.stride_h, o.stride_w,
+                            o.dilation_h, o.dilation_w, w.shape[3]);
+}
+
+absl::Status ValidateFullyConnected(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 3));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  const Tensor& w = c.In(1);
+  RETURN_IF_ERROR(c.Rank(w, "weights", 2, 2));
+  RETURN_IF_ERROR(c.Constant(w, "weights", DataType::kInt8));
+  const int32_t units = w.shape[0];
+  const int32_t depth = w.shape[1];
+  if (c.In(0).NumElements() % depth != 0) {
+    return c.Invalid(absl::StrCat("input ", ShapeString(c.In(0).shape),
+                                  " is not a whole number of rows of depth ", depth));
+  }
+  RETURN_IF_ERROR(CheckPerChannelWeights(c, w, 0));
+  RETURN_IF_ERROR(CheckBias(c, 2, units));
+  const int64_t rows = c.In(0).NumElements() / depth;
+  if (c.Out().shape.empty() || c.Out().shape.back() != units ||
+      c.Out().NumElements() != rows * units) {
+    return c.Invalid(absl::StrCat("output ", ShapeString(c.Out().shape), " does not hold ", rows,
+                                  " rows of ", units, " units"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidatePool(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(1, 1));
+  RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  const auto& o = c.op().opts<PoolOptions>();
+  RETURN_IF_ERROR(CheckWindow(c, o.stride_h, o.stride_w, 1, 1, o.filter_h, o.filter_w));
+  return CheckSpatialOutput(c, o.padding, o.filter_h, o.filter_w, o.stride_h, o.stride_w, 1, 1,
+                            c.In(0).shape[3]);
+}
+
+// Numpy-style broadcast of two shapes, right-aligned.
+bool BroadcastShape(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
+                    std::vector<int32_t>& out) {
+  const size_t rank = std::max(a.size(), b.size());
+  out.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int32_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int32_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    out[rank - 1 - i] = std::max(da, db);
+  }
+  return true;
+}
+
+absl::Status ValidateBinary(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 2));
+  for (size_t i = 0; i < 2; ++i) {
+    if (c.In(i).is_constant) RETURN_IF_ERROR(c.Int8Activation(c.In(i), "constant input"));
+  }
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  std::vector<int32_t> shape;
+  if (!BroadcastShape(c.In(0).shape, c.In(1).shape, shape)) {
+    return c.Invalid(absl::StrCat("inputs ", ShapeString(c.In(0).shape), " and ",
+                                  ShapeString(c.In(1).shape), " do not broadcast"));
+  }
+  return c.OutputShape(shape);
+}
+
+absl::Status ValidateUnary(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(1, 1));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  return c.OutputShape(c.In(0).shape);
+}
+
+absl::Status ValidateFixedOutputQuant(const OpChecker& c, float scale, int64_t zero_point) {
+  const Quantization& q = c.Out().quant;
+  if (std::fabs(q.scale[0] - scale) > scale * 1e-3f || q.zp() != zero_point) {
+    return c.Invalid(absl::StrCat("output quantization (scale ", q.scale[0], ", zero point ",
+                                  q.zp(), ") must be (", scale, ", ", zero_point,
+                                  ") for int8 (TFLite quantization spec)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSoftmax(const OpChecker& c) {
+  RETURN_IF_ERROR(ValidateUnary(c));
+  if (c.In(0).shape.empty()) return c.Invalid("input is a scalar");
+  return ValidateFixedOutputQuant(c, 1.0f / 256, -128);
+}
+
+absl::Status ValidateReshape(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(1, 2));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  return c.SameElementCount();
+}
+
+absl::Status ValidateTranspose(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 2));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  const Tensor& perm = c.In(1);
+  RETURN_IF_ERROR(c.Constant(perm, "permutation", DataType::kInt32));
+  std::vector<int32_t> p = c.ConstantInts(perm);
+  const size_t rank = c.In(0).shape.size();
+  std::vector<int32_t> sorted = p;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int32_t> identity(rank);
+  std::iota(identity.begin(), identity.end(), 0);
+  if (sorted != identity) {
+    return c.Invalid(absl::StrCat("permutation [", absl::StrJoin(p, ","),
+                                  "] is not a permutation of rank ", rank));
+  }
+  std::vector<int32_t> shape(rank);
+  for (size_t i = 0; i < rank; ++i) shape[i] = c.In(0).shape[p[i]];
+  return c.OutputShape(shape);
+}
+
+absl::Status ValidatePad(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, c.op().type == OpType::kPadV2 ? 3 : 2));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  const Tensor& pads = c.In(1);
+  RETURN_IF_ERROR(c.Constant(pads, "paddings", DataType::kInt32));
+  const size_t rank = c.In(0).shape.size();
+  if (pads.shape != std::vector<int32_t>{static_cast<int32_t>(rank), 2}) {
+    return c.Invalid(
+        absl::StrCat("paddings have shape ", ShapeString(pads.shape), ", expected [", rank, ",2]"));
+  }
+  std::vector<int32_t> p = c.ConstantInts(pads);
+  std::vector<int32_t> shape(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    if (p[2 * i] < 0 || p[2 * i + 1] < 0) {
+      return c.Invalid(absl::StrCat("negative padding on dimension ", i));
+    }
+    shape[i] = c.In(0).shape[i] + p[2 * i] + p[2 * i + 1];
+  }
+  if (c.Has(2)) {
+    const Tensor& value = c.In(2);
+    if (!value.is_constant || value.type != DataType::kInt8 || value.NumElements() != 1) {
+      return c.Unsupported("PADV2 pad value must be one constant int8");
+    }
+  }
+  return c.OutputShape(shape);
+}
+
+absl::Status ValidateMean(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 2));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(c.Constant(c.In(1), "axes", DataType::kInt32));
+  const int32_t rank = static_cast<int32_t>(c.In(0).shape.size());
+  std::vector<int32_t> shape = c.In(0).shape;
+  std::vector<char> reduced(rank, 0);
+  for (int32_t axis : c.ConstantInts(c.In(1))) {
+    if (axis < -rank || axis >= rank) {
+      return c.Invalid(absl::StrCat("axis ", axis, " outside rank ", rank));
+    }
+    reduced[(axis + rank) % rank] = 1;
+  }
+  std::vector<int32_t> expected;
+  for (int32_t i = 0; i < rank; ++i) {
+    if (!reduced[i]) {
+      expected.push_back(shape[i]);
+    } else if (c.op().opts<ReducerOptions>().keep_dims) {
+      expected.push_back(1);
+    }
+  }
+  return c.OutputShape(expected);
+}
+
+absl::Status ValidateConcat(const OpChecker& c) {
+  if (c.op().inputs.empty()) return c.Invalid("has no inputs");
+  RETURN_IF_ERROR(c.Arity(1, c.op().inputs.size()));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  const int32_t rank = static_cast<int32_t>(c.In(0).shape.size());
+  int32_t axis = c.op().opts<ConcatOptions>().axis;
+  if (axis < -rank || axis >= rank) {
+    return c.Invalid(absl::StrCat("axis ", axis, " outside rank ", rank));
+  }
+  axis = (axis + rank) % rank;
+  std::vector<int32_t> shape = c.In(0).shape;
+  for (size_t i = 1; i < c.op().inputs.size(); ++i) {
+    const std::vector<int32_t>& s = c.In(i).shape;
+    bool ok = static_cast<int32_t>(s.size()) == rank;
+    for (int32_t d = 0; ok && d < rank; ++d) ok = d == axis || s[d] == shape[d];
+    if (!ok) {
+      return c.Invalid(absl::StrCat("input ", i, " ", ShapeString(s), " does not match ",
+                                    ShapeString(c.In(0).shape), " outside axis ", axis));
+    }
+    shape[axis] += s[axis];
+  }
+  return c.OutputShape(shape);
+}
+
+absl::Status ValidateSlice(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(3, 3));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(c.Constant(c.In(1), "begin", DataType::kInt32));
+  RETURN_IF_ERROR(c.Constant(c.In(2), "size", DataType::kInt32));
+  const std::vector<int32_t>& in = c.In(0).shape;
+  std::vector<int32_t> begin = c.ConstantInts(c.In(1));
+  std::vector<int32_t> size = c.ConstantInts(c.In(2));
+  if (begin.size() != in.size() || size.size() != in.size()) {
+    return c.Invalid("begin and size must have one entry per input dimension");
+  }
+  std::vector<int32_t> shape(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int32_t extent = size[i] == -1 ? in[i] - begin[i] : size[i];
+    if (begin[i] < 0 || extent < 1 || begin[i] + extent > in[i]) {
+      return c.Invalid(absl::StrCat("slice [", begin[i], ", +", size[i], ") of dimension ", i,
+                                    " (size ", in[i], ") is out of range"));
+    }
+    shape[i] = extent;
+  }
+  return c.OutputShape(shape);
+}
+
+absl::Status ValidateStridedSlice(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(4, 4));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  for (size_t i = 1; i < 4; ++i) {
+    RETURN_IF_ERROR(c.Constant(c.In(i), "begin/end/strides", DataType::kInt32));
+  }
+  const auto& o = c.op().opts<StridedSliceOptions>();
+  if (o.ellipsis_mask != 0 || o.new_axis_mask != 0) {
+    return c.Unsupported("STRIDED_SLICE with ellipsis or new-axis masks");
+  }
+  const std::vector<int32_t>& in = c.In(0).shape;
+  std::vector<int32_t> begin = c.ConstantInts(c.In(1));
+  std::vector<int32_t> end = c.ConstantInts(c.In(2));
+  std::vector<int32_t> strides = c.ConstantInts(c.In(3));
+  if (begin.size() != in.size() || end.size() != in.size() || strides.size() != in.size()) {
+    return c.Invalid("begin, end and strides must have one entry per input dimension");
+  }
+  std::vector<int32_t> shape;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (strides[i] == 0) return c.Invalid(absl::StrCat("stride 0 on dimension ", i));
+    const int64_t n = in[i];
+    auto clamp_index = [n](int64_t v, bool positive) {
+      if (v < 0) v += n;
+      return positive ? std::clamp<int64_t>(v, 0, n) : std::clamp<int64_t>(v, -1, n - 1);
+    };
+    const bool positive = strides[i] > 0;
+    int64_t b = (o.begin_mask >> i) & 1 ? (positive ? 0 : n - 1) : clamp_index(begin[i], positive);
+    int64_t e = (o.end_mask >> i) & 1 ? (positive ? n : -1) : clamp_index(end[i], positive);
+    if (o.offset && !((o.end_mask >> i) & 1)) e = clamp_index(b + end[i], positive);
+    if ((o.shrink_axis_mask >> i) & 1) {
+      e = b + 1;
+      if (b < 0 || b >= n) return c.Invalid(absl::StrCat("shrink index out of range on ", i));
+      continue;
+    }
+    const int64_t extent = positive ? (e - b + strides[i] - 1) / strides[i]
+                                    : (b - e + (-strides[i]) - 1) / (-strides[i]);
+    if (extent < 1) return c.Invalid(absl::StrCat("empty slice on dimension ", i));
+    shape.push_back(static_cast<int32_t>(extent));
+  }
+  return c.OutputShape(shape);
+}
+
+absl::Status ValidateResize(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 2));
+  RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(c.Constant(c.In(1), "size", DataType::kInt32));
+  std::vector<int32_t> size = c.ConstantInts(c.In(1));
+  if (size.size() != 2 || size[0] < 1 || size[1] < 1) {
+    return c.Invalid("size must be two positive integers");
+  }
+  const std::vector<int32_t>& in = c.In(0).shape;
+  return c.OutputShape({in[0], size[0], size[1], in[3]});
+}
+
+absl::Status ValidateBatchMatMul(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 2));
+  RETURN_IF_ERROR(c.Rank(c.In(0), "lhs", 2, 5));
+  RETURN_IF_ERROR(c.Rank(c.In(1), "rhs", 2, 5));
+  for (size_t i = 0; i < 2; ++i) {
+    if (c.In(i).is_constant) RETURN_IF_ERROR(c.Int8Activation(c.In(i), "constant input"));
+  }
+  RETURN_IF_ERROR(c.AllInt8Activations());
+  const auto& o = c.op().opts<BatchMatMulOptions>();
+  const auto& a = c.In(0).shape;
+  const auto& b = c.In(1).shape;
+  const int32_t rows = o.adj_x ? a[a.size() - 1] : a[a.size() - 2];
+  const int32_t depth_a = o.adj_x ? a[a.size() - 2] : a[a.size() - 1];
+  const int32_t depth_b = o.adj_y ? b[b.size() - 1] : b[b.size() - 2];
+  const int32_t cols = o.adj_y ? b[b.size() - 2] : b[b.size() - 1];
+  if (depth_a != depth_b) {
+    return c.Invalid(absl::StrCat("inner dimensions differ: ", depth_a, " vs ", depth_b));
+  }
+  std::vector<int32_t> batch;
+  if (!BroadcastShape(std::vector<int32_t>(a.begin(), a.end() - 2),
+                      std::vector<int32_t>(b.begin(), b.end() - 2), batch)) {
+    return c.Invalid("batch dimensions do not broadcast");
+  }
+  batch.push_back(rows);
+  batch.push_back(cols);
+  return c.OutputShape(batch);
+}
+
+absl::Status ValidateQuantize(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(1, 1));
+  const Tensor& in = c.In(0);
+  if (in.type != DataType::kFloat32 && in.type != DataType::kInt8) {
+    return c.Unsupported(absl::StrCat("QUANTIZE from ", DataTypeName(in.type)));
+  }
+  if (in.type == DataType::kInt8) RETURN_IF_ERROR(c.Int8Activation(in, "input"));
+  RETURN_IF_ERROR(c.Int8Activation(c.Out(), "output"));
+  return c.OutputShape(in.shape);
+}
+
+absl::Status ValidateDequantize(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(1, 1));
+  RETURN_IF_ERROR(c.Int8Activation(c.In(0), "input"));
+  if (c.Out().type != DataType::kFloat32) {
+    return c.Unsupported(absl::StrCat("DEQUANTIZE to ", DataTypeName(c.Out().type)));
+  }
+  return c.OutputShape(c.In(0).shape);
+}
+
+}  // namespace
+
+int32_t WindowedOutputSize(Padding padding, int32_t in, int32_t filter, int32_t stride,
+                           int32_t dilation) {
+  const int64_t effective = static_cast<int64_t>(filter - 1) * dilation + 1;
+  if (padding == Padding::kSame) return static_cast<int32_t>((in + stride - 1) / stride);
+  return static_cast<int32_t>((in + stride - effective) / stride);
+}
+
+int32_t WindowedPaddingBefore(Padding padding, int32_t in, int32_t filter, int32_t stride,
+                              int32_t dilation, int32_t out) {
+  if (padding == Padding::kValid) return 0;
+  const int64_t effective = static_cast<int64_t>(filter - 1) * dilation + 1;
+  const int64_t total =
+      std::max<int64_t>(0, (out - 1) * static_cast<int64_t>(stride) + effective - in);
+  return static_cast<int32_t>(total / 2);
+}
+
+absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
+                                std::vector<std::string>* warnings) {
+  OpChecker c(graph, op, warnings);
+  switch (op.type) {
+    case OpType::kConv2D:
+      return ValidateConv(c);
+    case OpType::kDepthwiseConv2D:
+      return ValidateDepthwise(c);
+    case OpType::kFullyConnected:
+      return ValidateFullyConnected(c);
+    case OpType::kAveragePool2D:
+    case OpType::kMaxPool2D:
+      return ValidatePool(c);
+    case OpType::kAdd:
+    case OpType::kSub:
+    case OpType::kMul:
+    case OpType::kMaximum:
+    case OpType::kMinimum:
+      return ValidateBinary(c);
+    case OpType::kRelu:
+    case OpType::kRelu6:
+    case OpType::kHardSwish:
+    case OpType::kLeakyRelu:
+      return ValidateUnary(c);
+    case OpType::kLogistic:
+      RETURN_IF_ERROR(ValidateUnary(c));
+      return ValidateFixedOutputQuant(c, 1.0f / 256, -128);
+    case OpType::kTanh:
+      RETURN_IF_ERROR(ValidateUnary(c));
+      return ValidateFixedOutputQuant(c, 1.0f / 128, 0);
+    case OpType::kSoftmax:
+      return ValidateSoftmax(c);
+    case OpType::kReshape:
+    case OpType::kSqueeze:
+      return ValidateReshape(c);
+    case OpType::kTranspose:
+      return ValidateTranspose(c);
+    case OpType::kPad:
+    case OpType::kPadV2:
+      return ValidatePad(c);
+    case OpType::kMean:
+      return ValidateMean(c);
+    case OpType::kConcatenation:
+      return ValidateConcat(c);
+    case OpType::kSlice:
+      return ValidateSlice(c);
+    case OpType::kStridedSlice:
+      return ValidateStridedSlice(c);
+    case OpType::kResizeNearestNeighbor:
+      return ValidateResize(c);
+    case OpType::kBatchMatMul:
+      return ValidateBatchMatMul(c);
+    case OpType::kQuantize:
+      return ValidateQuantize(c);
+    case OpType::kDequantize:
+      return ValidateDequantize(c);
+  }
+  return c.Invalid("unknown op type");
+}
+
+}  // namespace boardlab::compiler

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "compiler/ir.h"
+
+namespace boardlab::compiler {
+
+/// Checks one imported op's operands the way a kernel's Prepare would: arity, operand types and
+/// ranks, constant operands where the op needs them, and that the output shape follows from the
+/// inputs and options. After it succeeds, passes may index shapes without further checks.
+///
+/// Errors: InvalidArgument ("invalid model: CONV_2D #3: ...") for an inconsistent model,
+/// Unimplemented for a consistent one that uses a variant boardlab does not support (e.g. int16
+/// activations, grouped convolution).
+absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
+                                std::vector<std::string>* warnings);
+
+/// Output size of a windowed op along one axis (TFLite padding rules).
+int32_t WindowedOutputSize(Padding padding, int32_t in, int32_t filter, int32_t stride,
+                           int32_t dilation);
+
+/// Padding before the first element along one axis (the odd remainder goes after).
+int32_t WindowedPaddingBefore(Padding padding, int32_t in, int32_t filter, int32_t stride,
+                              int32_t dilation, int32_t out);
+
+}  // namespace boardlab::compiler

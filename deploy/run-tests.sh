@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds boardlab with AddressSanitizer + UndefinedBehaviorSanitizer and runs the whole test suite,
+# then the importer fuzzer for a bounded time. Usage: deploy/run-tests.sh [extra ctest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BOARDLAB_TEST_BUILD_DIR:-build-asan}
+jobs=${BOARDLAB_JOBS:-2}
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBOARDLAB_SANITIZE=ON >/dev/null
+cmake --build "$build" -j"$jobs"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir "$build" --output-on-failure -j"$jobs" "$@"
+
+# libFuzzer needs clang; it gets its own small build of the importer.
+fuzz_build=${BOARDLAB_FUZZ_BUILD_DIR:-build-fuzz}
+CC=clang CXX=clang++ cmake -S . -B "$fuzz_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DBOARDLAB_FUZZ=ON -DBOARDLAB_BUILD_TESTS=ON >/dev/null
+cmake --build "$fuzz_build" -j"$jobs" --target importer_fuzzer
+corpus=$(mktemp -d)
+trap 'rm -rf "$corpus"' EXIT
+"$fuzz_build"/tests/fuzz/importer_fuzzer -max_total_time="${BOARDLAB_FUZZ_SECONDS:-60}" \
+  -rss_limit_mb=2048 -max_len=65536 "$corpus" tests/fuzz/seeds 2>&1 | tail -n 3
+echo "importer fuzzer: no crash in ${BOARDLAB_FUZZ_SECONDS:-60} s"
