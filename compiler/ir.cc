@@ -26,7 +26,7 @@ int DataTypeSize(DataType type) {
   return 0;
 }
 
-std::string_view DataTypeName(DataType type) {
+const char* DataTypeName(DataType type) {
   switch (type) {
     case DataType::kFloat32:
       return "float32";

@@ -27,7 +27,7 @@ enum class DataType : uint8_t { kFloat32, kInt8, kUint8, kInt16, kInt32, kInt64,
 
 /// Bytes per element; 0 for kOther.
 int DataTypeSize(DataType type);
-std::string_view DataTypeName(DataType type);
+const char* DataTypeName(DataType type);
 
 /// Affine quantization: real = (q - zero_point) * scale. Per-tensor when `scale` has one entry,
 /// per-channel along `axis` otherwise (then `zero_point` has the same count).

@@ -81,7 +81,8 @@ std::string ResolveOptions(Args& args) {
     return "--sram-budget must be a positive number of bytes";
   }
   if (args.sram_budget > 0) o.sram_budget = args.sram_budget;
-  for (std::string_view name : absl::StrSplit(args.no_npu, ',', absl::SkipEmpty())) {
+  for (absl::string_view piece : absl::StrSplit(args.no_npu, ',', absl::SkipEmpty())) {
+    const std::string name(piece);
     auto type = boardlab::compiler::OpTypeFromName(name);
     if (!type) {
       return "--no-npu: unknown operator '" + std::string(name) +

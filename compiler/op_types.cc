@@ -10,7 +10,7 @@ namespace {
 
 struct OpInfo {
   OpType type;
-  std::string_view name;
+  const char* name;
   int32_t code;
 };
 
@@ -154,7 +154,7 @@ constexpr std::string_view kBuiltinNames[] = {
 
 }  // namespace
 
-std::string_view OpTypeName(OpType type) { return kOps[static_cast<size_t>(type)].name; }
+const char* OpTypeName(OpType type) { return kOps[static_cast<size_t>(type)].name; }
 
 int32_t OpTypeTfliteCode(OpType type) { return kOps[static_cast<size_t>(type)].code; }
 

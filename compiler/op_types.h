@@ -53,7 +53,7 @@ inline constexpr int kNumOpTypes = 0
     ;
 
 /// The TFLite name of `type`, e.g. "CONV_2D".
-std::string_view OpTypeName(OpType type);
+const char* OpTypeName(OpType type);
 
 /// The TFLite BuiltinOperator code of `type`.
 int32_t OpTypeTfliteCode(OpType type);

@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     }
   }
   if (models.empty()) {
-    for (const std::string& m : boardlab::testing::RealModels()) {
+    for (std::string_view m : boardlab::testing::kRealModels) {
       if (auto path = boardlab::testing::SharedModelPath(m)) models.push_back(*path);
     }
   }
