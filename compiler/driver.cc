@@ -12,6 +12,7 @@
 #include "compiler/plan_memory.h"
 #include "compiler/pte_writer.h"
 #include "compiler/report.h"
+#include "compiler/schedule.h"
 
 namespace boardlab::compiler {
 namespace {
@@ -58,11 +59,14 @@ int64_t CpuConstantBytes(const Compilation& c) {
   return bytes;
 }
 
-// Lowering depends on whether weights are prefetched from flash, and the placement depends on
-// the lowered weight sizes: lower, place, and lower again if the placement changed.
+// Lowering depends on whether weights are prefetched from flash and on the scratch window (one or
+// two slots), and the placement depends on the lowered weight sizes: lower, place, and lower
+// again until the placement stops changing (it settles by the second round: the lowered sizes do
+// not depend on the placement).
 absl::StatusOr<std::vector<NpuPartitionBlob>> LowerAndPlaceWeights(Compilation& c) {
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
     const bool assumed_flash = c.memory.weights_in_flash;
+    const int64_t assumed_scratch = c.memory.weight_scratch_bytes;
     absl::StatusOr<std::vector<NpuPartitionBlob>> blobs = LowerNpuPartitions(c);
     if (!blobs.ok()) return blobs.status();
     int64_t weights = CpuConstantBytes(c);
@@ -72,7 +76,10 @@ absl::StatusOr<std::vector<NpuPartitionBlob>> LowerAndPlaceWeights(Compilation& 
       largest = std::max(largest, blob.largest_kernel_weight_bytes);
     }
     if (absl::Status s = PlaceWeights(c, weights, largest); !s.ok()) return s;
-    if (c.memory.weights_in_flash == assumed_flash) return blobs;
+    if (c.memory.weights_in_flash == assumed_flash &&
+        c.memory.weight_scratch_bytes == assumed_scratch) {
+      return blobs;
+    }
   }
   return absl::InternalError("weight placement did not settle");
 }
@@ -115,6 +122,7 @@ absl::StatusOr<CompileResult> Compile(std::span<const uint8_t> model,
       {"canonicalize", [&] { return Canonicalize(c); }},
       {"tensor-format", [&] { return InferTensorFormat(c); }},
       {"partition", [&] { return RunPartitioner(c); }},
+      {"schedule", [&] { return ScheduleOps(c); }},
       {"plan-memory", [&] { return PlanMemory(c); }},
       {"lower-npu", lower},
       {"cost-model", [&] { return EstimateCost(c); }},

@@ -1,0 +1,697 @@
+#include "compiler/pte_writer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <queue>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "boardlab/schema/program_generated.h"
+#include "compiler/quantization.h"
+#include "nlohmann/json.hpp"
+
+namespace boardlab::compiler {
+namespace {
+
+namespace et = ::executorch_flatbuffer;
+
+uint64_t AlignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+template <typename T>
+void PutLe(std::vector<uint8_t>& out, T v) {
+  for (size_t i = 0; i < sizeof(T); ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+template <typename T>
+T GetLe(const uint8_t* p) {
+  T v = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<T>(p[i]) << (8 * i);
+  return v;
+}
+
+absl::StatusOr<et::ScalarType> ScalarTypeOf(const Tensor& t) {
+  switch (t.type) {
+    case DataType::kInt8:
+      return et::ScalarType::CHAR;
+    case DataType::kUint8:
+      return et::ScalarType::BYTE;
+    case DataType::kInt16:
+      return et::ScalarType::SHORT;
+    case DataType::kInt32:
+      return et::ScalarType::INT;
+    case DataType::kInt64:
+      return et::ScalarType::LONG;
+    case DataType::kFloat32:
+      return et::ScalarType::FLOAT;
+    case DataType::kBool:
+      return et::ScalarType::BOOL;
+    case DataType::kOther:
+      break;
+  }
+  return absl::UnimplementedError(
+      absl::StrCat("PTE writer: tensor '", t.name, "' has a type ExecuTorch cannot express"));
+}
+
+double ScaleOf(const Tensor& t) { return t.quant.empty() ? 0.0 : t.quant.scale[0]; }
+
+// The TFLite SAME split (odd remainder after) along one axis.
+std::pair<int64_t, int64_t> SamePadding(Padding padding, int in, int out, int k, int stride,
+                                        int dilation) {
+  if (padding != Padding::kSame) return {0, 0};
+  const int effective = (k - 1) * dilation + 1;
+  const int total = std::max(0, (out - 1) * stride + effective - in);
+  return {total / 2, total - total / 2};
+}
+
+// Builds the Program flatbuffer. Values are appended as instructions need them; every graph
+// tensor gets one value.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Compilation& c, const std::vector<NpuPartitionBlob>& blobs)
+      : c_(c), g_(c.graph), blobs_(blobs) {}
+
+  absl::StatusOr<std::vector<uint8_t>> Build();
+
+ private:
+  // Values.
+  int Push(flatbuffers::Offset<et::EValue> value) {
+    values_.push_back(value);
+    return static_cast<int>(values_.size()) - 1;
+  }
+  int Int(int64_t v) {
+    return Push(et::CreateEValue(fbb_, et::KernelTypes::Int, et::CreateInt(fbb_, v).Union()));
+  }
+  int Bool(bool v) {
+    return Push(et::CreateEValue(fbb_, et::KernelTypes::Bool, et::CreateBool(fbb_, v).Union()));
+  }
+  int Double(double v) {
+    return Push(et::CreateEValue(fbb_, et::KernelTypes::Double, et::CreateDouble(fbb_, v).Union()));
+  }
+  int IntList(const std::vector<int64_t>& v) {
+    return Push(et::CreateEValue(fbb_, et::KernelTypes::IntList,
+                                 et::CreateIntListDirect(fbb_, &v).Union()));
+  }
+  int DoubleList(const std::vector<double>& v) {
+    return Push(et::CreateEValue(fbb_, et::KernelTypes::DoubleList,
+                                 et::CreateDoubleListDirect(fbb_, &v).Union()));
+  }
+  int Null();
+  uint32_t AddConstant(const uint8_t* data, size_t size);
+  int ConstantInt32Tensor(const std::vector<int32_t>& v);
+  absl::StatusOr<int> TensorValue(int t);
+  absl::Status Inputs(const Op& op, std::vector<int>& args);
+  absl::Status Outputs(const Op& op, std::vector<int>& args);
+
+  // Per-op parameter lists (docs/artifact-format.md, "CPU kernel arguments").
+  absl::Status Params(const Op& op, std::vector<int>& args);
+  void ConvParams(const Op& op, std::vector<int>& args);
+  void FullyConnectedParams(const Op& op, std::vector<int>& args);
+  void PoolParams(const Op& op, std::vector<int>& args);
+  void ElementwiseParams(const Op& op, std::vector<int>& args);
+  void GenericParams(const Op& op, std::vector<int>& args);
+  void ActivationParams(const Op& op, Activation act, std::vector<int>& args);
+
+  // Instructions.
+  absl::StatusOr<flatbuffers::Offset<et::Instruction>> KernelCall(const Op& op);
+  absl::StatusOr<flatbuffers::Offset<et::Instruction>> DelegateCall(int partition);
+  int OperatorIndex(const Op& op);
+  uint32_t BlobSegment(const NpuPartitionBlob& blob);
+
+  bool NeedsConstantSegment() const;
+  absl::StatusOr<flatbuffers::Offset<et::ExecutionPlan>> Plan();
+  std::vector<uint8_t> Container(std::span<const uint8_t> flatbuffer,
+                                 const std::vector<std::span<const uint8_t>>& segments) const;
+
+  const Compilation& c_;
+  const Graph& g_;
+  const std::vector<NpuPartitionBlob>& blobs_;
+  flatbuffers::FlatBufferBuilder fbb_;
+  std::vector<flatbuffers::Offset<et::EValue>> values_;
+  std::map<int, int> tensor_values_;  // graph tensor -> value
+  int null_value_ = -1;
+  std::vector<uint8_t> constant_data_;
+  std::vector<uint64_t> constant_offsets_ = {0};  // [0] is the reserved empty placeholder
+  std::vector<flatbuffers::Offset<et::Operator>> operators_;
+  std::map<std::string, int> operator_index_;
+  std::vector<flatbuffers::Offset<et::BackendDelegate>> delegates_;
+  std::vector<const std::vector<uint8_t>*> delegate_segments_;  // distinct blobs, in order
+  // Segment 0 is the constant segment when there are constants; delegate segments follow.
+  uint32_t first_delegate_segment_ = 0;
+};
+
+int ProgramBuilder::Null() {
+  if (null_value_ < 0) {
+    null_value_ = Push(et::CreateEValue(fbb_, et::KernelTypes::Null, et::CreateNull(fbb_).Union()));
+  }
+  return null_value_;
+}
+
+uint32_t ProgramBuilder::AddConstant(const uint8_t* data, size_t size) {
+  // Every tensor starts 16-aligned within the segment (and the segment is 128-aligned).
+  constant_data_.resize(AlignUp(constant_data_.size(), kPteConstantAlignment), 0);
+  constant_offsets_.push_back(constant_data_.size());
+  constant_data_.insert(constant_data_.end(), data, data + size);
+  return static_cast<uint32_t>(constant_offsets_.size() - 1);
+}
+
+int ProgramBuilder::ConstantInt32Tensor(const std::vector<int32_t>& v) {
+  std::vector<uint8_t> bytes;
+  for (int32_t x : v) PutLe(bytes, static_cast<uint32_t>(x));
+  const uint32_t buffer = AddConstant(bytes.data(), bytes.size());
+  const std::vector<int32_t> sizes = {static_cast<int32_t>(v.size())};
+  const std::vector<uint8_t> dim_order = {0};
+  auto tensor =
+      et::CreateTensorDirect(fbb_, et::ScalarType::INT, 0, &sizes, &dim_order, false, buffer);
+  return Push(et::CreateEValue(fbb_, et::KernelTypes::Tensor, tensor.Union()));
+}
+
+absl::StatusOr<int> ProgramBuilder::TensorValue(int t) {
+  if (auto it = tensor_values_.find(t); it != tensor_values_.end()) return it->second;
+  const Tensor& tensor = g_.tensors[t];
+  absl::StatusOr<et::ScalarType> type = ScalarTypeOf(tensor);
+  if (!type.ok()) return type.status();
+  std::vector<uint8_t> dim_order(tensor.shape.size());
+  for (size_t i = 0; i < dim_order.size(); ++i) dim_order[i] = static_cast<uint8_t>(i);
+  uint32_t buffer = 0;
+  flatbuffers::Offset<et::AllocationDetails> allocation = 0;
+  if (tensor.is_constant) {
+    buffer = AddConstant(tensor.data.data(), tensor.data.size());
+  } else {
+    const int64_t offset =
+        t < static_cast<int>(c_.memory.tensor_offset.size()) ? c_.memory.tensor_offset[t] : -1;
+    if (offset < 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("PTE writer: tensor '", tensor.name, "' has no arena offset"));
+    }
+    allocation = et::CreateAllocationDetails(fbb_, /*memory_id=*/1,
+                                             static_cast<uint32_t>(offset & 0xFFFFFFFF),
+                                             static_cast<uint32_t>(offset >> 32));
+  }
+  auto value =
+      et::CreateTensorDirect(fbb_, *type, 0, &tensor.shape, &dim_order, false, buffer, allocation);
+  const int index = Push(et::CreateEValue(fbb_, et::KernelTypes::Tensor, value.Union()));
+  tensor_values_[t] = index;
+  return index;
+}
+
+absl::Status ProgramBuilder::Inputs(const Op& op, std::vector<int>& args) {
+  std::vector<int> inputs;
+  for (int t : op.inputs) {
+    if (t == kNoTensor) {
+      inputs.push_back(Null());
+      continue;
+    }
+    absl::StatusOr<int> v = TensorValue(t);
+    if (!v.ok()) return v.status();
+    inputs.push_back(*v);
+  }
+  if (op.type != OpType::kConcatenation) {
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    return absl::OkStatus();
+  }
+  // Variadic: the kernel gets its inputs as one TensorList, like aten::cat.
+  args.push_back(Push(et::CreateEValue(fbb_, et::KernelTypes::TensorList,
+                                       et::CreateTensorListDirect(fbb_, &inputs).Union())));
+  return absl::OkStatus();
+}
+
+absl::Status ProgramBuilder::Outputs(const Op& op, std::vector<int>& args) {
+  for (int t : op.outputs) {
+    absl::StatusOr<int> v = TensorValue(t);
+    if (!v.ok()) return v.status();
+    args.push_back(*v);
+  }
+  return absl::OkStatus();
+}
+
+void ProgramBuilder::ActivationParams(const Op& op, Activation act, std::vector<int>& args) {
+  const Tensor& out = g_.output(op);
+  const ActivationRange r = out.quant.empty()
+                                ? ActivationRange{}
+                                : ComputeActivationRange(act, ScaleOf(out), out.quant.zp());
+  args.push_back(Int(r.min));
+  args.push_back(Int(r.max));
+}
+
+void ProgramBuilder::ConvParams(const Op& op, std::vector<int>& args) {
+  const auto& o = op.opts<ConvOptions>();
+  const Tensor& in = g_.input(op, 0);
+  const Tensor& w = g_.input(op, 1);
+  const Tensor& out = g_.output(op);
+  const auto [top, bottom] =
+      SamePadding(o.padding, in.shape[1], out.shape[1], w.shape[1], o.stride_h, o.dilation_h);
+  const auto [left, right] =
+      SamePadding(o.padding, in.shape[2], out.shape[2], w.shape[2], o.stride_w, o.dilation_w);
+  args.push_back(IntList({o.stride_h, o.stride_w}));
+  args.push_back(IntList({top, left, bottom, right}));
+  args.push_back(IntList({o.dilation_h, o.dilation_w}));
+  if (op.type == OpType::kDepthwiseConv2D) args.push_back(Int(o.depth_multiplier));
+  FullyConnectedParams(op, args);
+  ActivationParams(op, o.activation, args);
+}
+
+// Zero points and per-channel (multiplier, shift) of conv-like ops; FULLY_CONNECTED adds its
+// own activation and keep_num_dims after this.
+void ProgramBuilder::FullyConnectedParams(const Op& op, std::vector<int>& args) {
+  const Tensor& in = g_.input(op, 0);
+  const Tensor& w = g_.input(op, 1);
+  const Tensor& out = g_.output(op);
+  std::vector<int32_t> multipliers, shifts;
+  for (size_t ch = 0; ch < std::max<size_t>(w.quant.scale.size(), 1); ++ch) {
+    const double w_scale = w.quant.empty() ? 0.0 : w.quant.scale[ch];
+    const double out_scale = ScaleOf(out);
+    const QuantizedMultiplier qm =
+        QuantizeMultiplier(out_scale == 0 ? 0.0 : ScaleOf(in) * w_scale / out_scale);
+    multipliers.push_back(qm.multiplier);
+    shifts.push_back(qm.shift);
+  }
+  args.push_back(Int(in.quant.zp()));
+  args.push_back(Int(out.quant.zp()));
+  args.push_back(ConstantInt32Tensor(multipliers));
+  args.push_back(ConstantInt32Tensor(shifts));
+  if (op.type != OpType::kFullyConnected) return;
+  const auto& o = op.opts<FullyConnectedOptions>();
+  ActivationParams(op, o.activation, args);
+  args.push_back(Bool(o.keep_num_dims));
+}
+
+void ProgramBuilder::PoolParams(const Op& op, std::vector<int>& args) {
+  const auto& o = op.opts<PoolOptions>();
+  const Tensor& in = g_.input(op, 0);
+  const Tensor& out = g_.output(op);
+  const auto [top, bottom] =
+      SamePadding(o.padding, in.shape[1], out.shape[1], o.filter_h, o.stride_h, 1);
+  const auto [left, right] =
+      SamePadding(o.padding, in.shape[2], out.shape[2], o.filter_w, o.stride_w, 1);
+  args.push_back(IntList({o.stride_h, o.stride_w}));
+  args.push_back(IntList({top, left, bottom, right}));
+  args.push_back(IntList({o.filter_h, o.filter_w}));
+  ActivationParams(op, o.activation, args);
+}
+
+void ProgramBuilder::ElementwiseParams(const Op& op, std::vector<int>& args) {
+  const Tensor& a = g_.input(op, 0);
+  const Tensor& b = g_.input(op, 1);
+  const Tensor& out = g_.output(op);
+  const Activation act = op.opts<ElementwiseOptions>().activation;
+  if (op.type == OpType::kMul) {
+    const MulParams p = ComputeMulParams(ScaleOf(a), a.quant.zp(), ScaleOf(b), b.quant.zp(),
+                                         ScaleOf(out), out.quant.zp());
+    for (int64_t v :
+         {p.input1_offset, p.input2_offset, p.output_offset, p.output.multiplier, p.output.shift}) {
+      args.push_back(Int(v));
+    }
+  } else {
+    const AddSubParams p = ComputeAddSubParams(ScaleOf(a), a.quant.zp(), ScaleOf(b), b.quant.zp(),
+                                               ScaleOf(out), out.quant.zp());
+    for (int64_t v : {p.input1_offset, p.input2_offset, p.output_offset, p.left_shift,
+                      p.input1.multiplier, p.input1.shift, p.input2.multiplier, p.input2.shift,
+                      p.output.multiplier, p.output.shift}) {
+      args.push_back(Int(v));
+    }
+  }
+  ActivationParams(op, act, args);
+}
+
+// Ops whose kernels derive their multipliers at Prepare: option values, then the zero points
+// and scales of every input and output.
+void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
+  if (const auto* o = std::get_if<StridedSliceOptions>(&op.options)) {
+    for (int32_t v :
+         {o->begin_mask, o->end_mask, o->ellipsis_mask, o->new_axis_mask, o->shrink_axis_mask}) {
+      args.push_back(Int(v));
+    }
+    args.push_back(Bool(o->offset));
+  } else if (const auto* o = std::get_if<SqueezeOptions>(&op.options)) {
+    args.push_back(IntList({o->squeeze_dims.begin(), o->squeeze_dims.end()}));
+  } else if (const auto* o = std::get_if<ReducerOptions>(&op.options)) {
+    args.push_back(Bool(o->keep_dims));
+  } else if (const auto* o = std::get_if<ResizeOptions>(&op.options)) {
+    args.push_back(Bool(o->align_corners));
+    args.push_back(Bool(o->half_pixel_centers));
+  } else if (const auto* o = std::get_if<LeakyReluOptions>(&op.options)) {
+    args.push_back(Double(o->alpha));
+  } else if (const auto* o = std::get_if<BatchMatMulOptions>(&op.options)) {
+    args.push_back(Bool(o->adj_x));
+    args.push_back(Bool(o->adj_y));
+  }
+  if (op.type == OpType::kRelu) ActivationParams(op, Activation::kRelu, args);
+  if (op.type == OpType::kRelu6) ActivationParams(op, Activation::kRelu6, args);
+  std::vector<int64_t> zero_points;
+  std::vector<double> scales;
+  for (const std::vector<int>* list : {&op.inputs, &op.outputs}) {
+    for (int t : *list) {
+      zero_points.push_back(t == kNoTensor ? 0 : g_.tensors[t].quant.zp());
+      scales.push_back(t == kNoTensor ? 0.0 : ScaleOf(g_.tensors[t]));
+    }
+  }
+  args.push_back(IntList(zero_points));
+  args.push_back(DoubleList(scales));
+}
+
+absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
+  switch (op.type) {
+    case OpType::kConv2D:
+    case OpType::kDepthwiseConv2D:
+      ConvParams(op, args);
+      return absl::OkStatus();
+    case OpType::kFullyConnected:
+      FullyConnectedParams(op, args);
+      return absl::OkStatus();
+    case OpType::kAveragePool2D:
+    case OpType::kMaxPool2D:
+      PoolParams(op, args);
+      return absl::OkStatus();
+    case OpType::kAdd:
+    case OpType::kSub:
+    case OpType::kMul:
+      ElementwiseParams(op, args);
+      return absl::OkStatus();
+    case OpType::kSoftmax: {
+      const float beta = op.opts<SoftmaxOptions>().beta;
+      const SoftmaxParams p = ComputeSoftmaxParams(beta, ScaleOf(g_.input(op, 0)));
+      args.push_back(Double(beta));
+      for (int64_t v : {p.input_multiplier, p.input_left_shift, p.diff_min}) args.push_back(Int(v));
+      return absl::OkStatus();
+    }
+    case OpType::kLogistic:
+    case OpType::kTanh: {
+      const Tensor& in = g_.input(op, 0);
+      const SigmoidParams p = ComputeSigmoidParams(ScaleOf(in), in.quant.zp());
+      for (int64_t v :
+           {p.input_zero_point, p.input_multiplier, p.input_left_shift, p.input_range_radius}) {
+        args.push_back(Int(v));
+      }
+      return absl::OkStatus();
+    }
+    case OpType::kConcatenation: {
+      const auto& o = op.opts<ConcatOptions>();
+      args.push_back(Int(o.axis));
+      ActivationParams(op, o.activation, args);
+      return absl::OkStatus();
+    }
+    default:
+      GenericParams(op, args);
+      return absl::OkStatus();
+  }
+}
+
+int ProgramBuilder::OperatorIndex(const Op& op) {
+  std::string name(kCpuOperatorPrefix);
+  name += absl::AsciiStrToLower(std::string(OpTypeName(op.type)));
+  auto [it, inserted] = operator_index_.try_emplace(name, static_cast<int>(operators_.size()));
+  if (inserted) {
+    operators_.push_back(
+        et::CreateOperatorDirect(fbb_, name.c_str(), std::string(kCpuOperatorOverload).c_str()));
+  }
+  return it->second;
+}
+
+absl::StatusOr<flatbuffers::Offset<et::Instruction>> ProgramBuilder::KernelCall(const Op& op) {
+  std::vector<int> args;
+  if (absl::Status s = Inputs(op, args); !s.ok()) return s;
+  if (absl::Status s = Params(op, args); !s.ok()) return s;
+  if (absl::Status s = Outputs(op, args); !s.ok()) return s;
+  const int op_index = OperatorIndex(op);
+  auto call = et::CreateKernelCallDirect(fbb_, op_index, &args);
+  return et::CreateInstruction(fbb_, et::InstructionArguments::KernelCall, call.Union());
+}
+
+// Index among the distinct delegate blobs: identical partitions share one segment.
+uint32_t ProgramBuilder::BlobSegment(const NpuPartitionBlob& blob) {
+  for (size_t i = 0; i < delegate_segments_.size(); ++i) {
+    if (*delegate_segments_[i] == blob.bytes) return static_cast<uint32_t>(i);
+  }
+  delegate_segments_.push_back(&blob.bytes);
+  return static_cast<uint32_t>(delegate_segments_.size() - 1);
+}
+
+absl::StatusOr<flatbuffers::Offset<et::Instruction>> ProgramBuilder::DelegateCall(int partition) {
+  const NpuPartitionBlob& blob = blobs_[partition];
+  std::vector<int> args;
+  for (const std::vector<int>* list : {&blob.input_tensors, &blob.output_tensors}) {
+    for (int t : *list) {
+      absl::StatusOr<int> v = TensorValue(t);
+      if (!v.ok()) return v.status();
+      args.push_back(*v);
+    }
+  }
+  const uint32_t segment = first_delegate_segment_ + BlobSegment(blob);
+  const std::vector<flatbuffers::Offset<et::CompileSpec>> no_specs;
+  auto processed = et::CreateBackendDelegateDataReference(fbb_, et::DataLocation::SEGMENT, segment);
+  delegates_.push_back(et::CreateBackendDelegateDirect(fbb_, std::string(kNpuBackendId).c_str(),
+                                                       processed, &no_specs));
+  auto call = et::CreateDelegateCallDirect(fbb_, static_cast<int>(delegates_.size()) - 1, &args);
+  return et::CreateInstruction(fbb_, et::InstructionArguments::DelegateCall, call.Union());
+}
+
+// Constants come from CPU ops only (NPU constants live in the delegate blobs): constant operands
+// and the requantization tables the writer generates for conv-like ops.
+bool ProgramBuilder::NeedsConstantSegment() const {
+  for (const Op& op : g_.ops) {
+    if (op.dead || op.unit != Unit::kCpu) continue;
+    if (op.type == OpType::kConv2D || op.type == OpType::kDepthwiseConv2D ||
+        op.type == OpType::kFullyConnected) {
+      return true;
+    }
+    for (int t : op.inputs) {
+      if (t != kNoTensor && g_.tensors[t].is_constant) return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<flatbuffers::Offset<et::ExecutionPlan>> ProgramBuilder::Plan() {
+  absl::StatusOr<std::vector<PteInstruction>> schedule = ScheduleInstructions(c_);
+  if (!schedule.ok()) return schedule.status();
+  std::vector<int> inputs, outputs;
+  for (int t : g_.inputs) {
+    absl::StatusOr<int> v = TensorValue(t);
+    if (!v.ok()) return v.status();
+    inputs.push_back(*v);
+  }
+  std::vector<flatbuffers::Offset<et::Instruction>> instructions;
+  for (const PteInstruction& instr : *schedule) {
+    absl::StatusOr<flatbuffers::Offset<et::Instruction>> built =
+        instr.is_delegate ? DelegateCall(instr.index) : KernelCall(g_.ops[instr.index]);
+    if (!built.ok()) return built.status();
+    instructions.push_back(*built);
+  }
+  for (int t : g_.outputs) {
+    absl::StatusOr<int> v = TensorValue(t);
+    if (!v.ok()) return v.status();
+    outputs.push_back(*v);
+  }
+  std::vector<int64_t> buffer_sizes = {0, c_.memory.arena_bytes};
+  if (c_.memory.weights_in_flash) {
+    // Planned buffer 2: the NPU weight scratch window, which every payload's slots must fit.
+    const int64_t scratch = c_.memory.weight_scratch_bytes;
+    for (const NpuPartitionBlob& b : blobs_) {
+      if (b.weight_scratch_bytes > scratch) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("PTE writer: NPU partition ", b.partition, " needs ",
+                         b.weight_scratch_bytes, " bytes of weight scratch, the memory plan has ",
+                         scratch, "; lower the partitions again after placing the weights"));
+      }
+    }
+    buffer_sizes.push_back(scratch);
+  }
+  const std::vector<flatbuffers::Offset<et::Chain>> chains = {
+      et::CreateChainDirect(fbb_, &inputs, &outputs, &instructions)};
+  return et::CreateExecutionPlanDirect(fbb_, "forward", 0, &values_, &inputs, &outputs, &chains,
+                                       &operators_, &delegates_, &buffer_sizes);
+}
+
+absl::StatusOr<std::vector<uint8_t>> ProgramBuilder::Build() {
+  if (blobs_.size() != static_cast<size_t>(c_.num_partitions)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "PTE writer: ", blobs_.size(), " NPU blobs for ", c_.num_partitions, " partitions"));
+  }
+  const bool has_constants = NeedsConstantSegment();
+  first_delegate_segment_ = has_constants ? 1 : 0;
+  absl::StatusOr<flatbuffers::Offset<et::ExecutionPlan>> plan = Plan();
+  if (!plan.ok()) return plan.status();
+  if (has_constants != (constant_offsets_.size() > 1)) {
+    return absl::InternalError("PTE writer: constant segment prediction was wrong");
+  }
+  std::vector<std::span<const uint8_t>> segments;
+  if (has_constants) segments.push_back(constant_data_);
+  for (const std::vector<uint8_t>* blob : delegate_segments_) segments.push_back(*blob);
+  std::vector<flatbuffers::Offset<et::DataSegment>> segment_tables;
+  uint64_t end = 0;
+  for (std::span<const uint8_t> segment : segments) {
+    const uint64_t offset = AlignUp(end, kPteSegmentAlignment);
+    segment_tables.push_back(et::CreateDataSegment(fbb_, offset, segment.size()));
+    end = offset + segment.size();
+  }
+  flatbuffers::Offset<et::SubsegmentOffsets> constant_segment = 0;
+  if (has_constants) {
+    constant_segment = et::CreateSubsegmentOffsetsDirect(fbb_, 0, &constant_offsets_);
+  }
+  const std::vector<flatbuffers::Offset<et::ExecutionPlan>> plans = {*plan};
+  auto program =
+      et::CreateProgramDirect(fbb_, 0, &plans, nullptr, nullptr, &segment_tables, constant_segment);
+  fbb_.Finish(program, et::ProgramIdentifier());
+  return Container({fbb_.GetBufferPointer(), fbb_.GetSize()}, segments);
+}
+
+// executorch-formats.md section 1.2: the 32-byte extended header goes between the file
+// identifier and the rest of the flatbuffer; only the root offset is absolute, so it alone moves.
+std::vector<uint8_t> ProgramBuilder::Container(
+    std::span<const uint8_t> flatbuffer,
+    const std::vector<std::span<const uint8_t>>& segments) const {
+  if (segments.empty()) return {flatbuffer.begin(), flatbuffer.end()};
+  const uint64_t program_size = kPteExtendedHeaderBytes + flatbuffer.size();
+  const uint64_t base = AlignUp(program_size, kPteSegmentAlignment);
+  std::vector<uint64_t> offsets;
+  uint64_t end = 0;
+  for (std::span<const uint8_t> segment : segments) {
+    offsets.push_back(AlignUp(end, kPteSegmentAlignment));
+    end = offsets.back() + segment.size();
+  }
+  std::vector<uint8_t> out;
+  out.reserve(base + end);
+  PutLe(out, GetLe<uint32_t>(flatbuffer.data()) + kPteExtendedHeaderBytes);
+  out.insert(out.end(), flatbuffer.begin() + 4, flatbuffer.begin() + 8);
+  out.insert(out.end(), {'e', 'h', '0', '0'});
+  PutLe(out, kPteExtendedHeaderBytes);
+  PutLe(out, program_size);
+  PutLe(out, base);
+  PutLe(out, end);
+  out.insert(out.end(), flatbuffer.begin() + 8, flatbuffer.end());
+  for (size_t i = 0; i < segments.size(); ++i) {
+    out.resize(base + offsets[i], 0);
+    out.insert(out.end(), segments[i].begin(), segments[i].end());
+  }
+  return out;
+}
+
+// One schedulable unit: a CPU op or a whole NPU partition.
+struct ScheduleUnit {
+  PteInstruction instruction;
+  int first_op = 0;
+  std::vector<int> ops;
+};
+
+absl::StatusOr<std::vector<ScheduleUnit>> CollectUnits(const Compilation& c,
+                                                       std::vector<int>& unit_of_op) {
+  std::vector<ScheduleUnit> units;
+  std::map<int, int> partition_unit;
+  for (size_t i = 0; i < c.graph.ops.size(); ++i) {
+    const Op& op = c.graph.ops[i];
+    if (op.dead || op.unit == Unit::kRemoved) continue;
+    if (op.unit == Unit::kUnassigned) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("PTE writer: ", c.graph.Describe(op), " was not assigned to NPU or CPU"));
+    }
+    const bool npu = op.unit == Unit::kNpu;
+    if (npu && partition_unit.contains(op.partition)) {
+      unit_of_op[i] = partition_unit[op.partition];
+      units[unit_of_op[i]].ops.push_back(static_cast<int>(i));
+      continue;
+    }
+    unit_of_op[i] = static_cast<int>(units.size());
+    if (npu) partition_unit[op.partition] = unit_of_op[i];
+    units.push_back({{npu, npu ? op.partition : static_cast<int>(i)}, static_cast<int>(i), {}});
+    units.back().ops.push_back(static_cast<int>(i));
+  }
+  return units;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<PteInstruction>> ScheduleInstructions(const Compilation& c) {
+  std::vector<int> unit_of_op(c.graph.ops.size(), -1);
+  absl::StatusOr<std::vector<ScheduleUnit>> units = CollectUnits(c, unit_of_op);
+  if (!units.ok()) return units.status();
+  const size_t n = units->size();
+  std::vector<std::set<int>> successors(n);
+  std::vector<int> pending(n, 0);
+  for (size_t u = 0; u < n; ++u) {
+    for (int op : (*units)[u].ops) {
+      for (int t : c.graph.ops[op].inputs) {
+        const int producer = t == kNoTensor ? -1 : c.graph.tensors[t].producer;
+        if (producer < 0 || unit_of_op[producer] < 0 || unit_of_op[producer] == int(u)) continue;
+        if (successors[unit_of_op[producer]].insert(static_cast<int>(u)).second) ++pending[u];
+      }
+    }
+  }
+  // Kahn's algorithm, ready units in graph order: a partition runs where its first op was,
+  // unless it must wait for a CPU op scheduled between its ops.
+  using Ready = std::pair<int, int>;  // (first op, unit)
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
+  for (size_t u = 0; u < n; ++u) {
+    if (pending[u] == 0) ready.push({(*units)[u].first_op, static_cast<int>(u)});
+  }
+  std::vector<PteInstruction> order;
+  while (!ready.empty()) {
+    const int u = ready.top().second;
+    ready.pop();
+    order.push_back((*units)[u].instruction);
+    for (int s : successors[u]) {
+      if (--pending[s] == 0) ready.push({(*units)[s].first_op, s});
+    }
+  }
+  if (order.size() != n) {
+    return absl::InternalError(
+        "PTE writer: NPU partitions and CPU ops depend on each other in a "
+        "cycle; the partitions are not contiguous-schedulable");
+  }
+  return order;
+}
+
+absl::StatusOr<std::vector<uint8_t>> WritePte(const Compilation& c,
+                                              const std::vector<NpuPartitionBlob>& blobs) {
+  return ProgramBuilder(c, blobs).Build();
+}
+
+std::string DebugMapJson(const Compilation& c, const std::vector<NpuPartitionBlob>& blobs) {
+  absl::StatusOr<std::vector<PteInstruction>> schedule = ScheduleInstructions(c);
+  if (!schedule.ok()) return nlohmann::json{{"error", schedule.status().ToString()}}.dump(2);
+  nlohmann::json delegates = nlohmann::json::array();
+  nlohmann::json cpu_ops = nlohmann::json::array();
+  for (size_t i = 0; i < schedule->size(); ++i) {
+    const PteInstruction& instr = (*schedule)[i];
+    if (!instr.is_delegate) {
+      const Op& op = c.graph.ops[instr.index];
+      std::vector<int> sources = op.fused_sources;
+      if (op.source_index >= 0 &&
+          std::find(sources.begin(), sources.end(), op.source_index) == sources.end()) {
+        sources.insert(sources.begin(), op.source_index);
+      }
+      cpu_ops.push_back({{"instruction", i},
+                         {"op", op.source_index},
+                         {"ops", sources},
+                         {"name", c.graph.Describe(op)}});
+      continue;
+    }
+    nlohmann::json kernels = nlohmann::json::array();
+    if (instr.index < static_cast<int>(blobs.size())) {
+      for (const NpuDebugEntry& e : blobs[instr.index].debug) {
+        kernels.push_back(
+            {{"id", e.debug_id}, {"kernel", e.kernel}, {"ops", e.source_ops}, {"names", e.names}});
+      }
+    }
+    delegates.push_back({{"instruction", i},
+                         {"partition", instr.index},
+                         {"backend", kNpuBackendId},
+                         {"kernels", kernels}});
+  }
+  return nlohmann::json{{"delegates", delegates}, {"cpu_ops", cpu_ops}}.dump(2);
+}
+
+std::optional<PteExtendedHeader> ReadPteExtendedHeader(std::span<const uint8_t> pte) {
+  if (pte.size() < 8 + 24 || std::memcmp(pte.data() + 8, "eh00", 4) != 0) return std::nullopt;
+  PteExtendedHeader h;
+  h.length = GetLe<uint32_t>(pte.data() + 12);
+  h.program_size = GetLe<uint64_t>(pte.data() + 16);
+  h.segment_base_offset = GetLe<uint64_t>(pte.data() + 24);
+  if (h.length >= 32 && pte.size() >= 40) h.segment_data_size = GetLe<uint64_t>(pte.data() + 32);
+  return h;
+}
+
+}  // namespace boardlab::compiler

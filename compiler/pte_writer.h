@@ -1,0 +1,71 @@
+#pragma once
+
+// Serialization stage: writes the compiled program as an ExecuTorch .pte (runtime/schema/
+// program.fbs, container per shared/reference/executorch-formats.md section 1) and the debug map
+// that joins runtime profiles back to TFLite operators. docs/artifact-format.md specifies what
+// boardlab puts into the generic ExecuTorch structures (operator names, argument lists, delegate
+// payload).
+//
+// Usage:
+//   absl::StatusOr<std::vector<NpuPartitionBlob>> blobs = LowerNpuPartitions(c);
+//   absl::StatusOr<std::vector<uint8_t>> pte = WritePte(c, *blobs);
+//   std::string debug_map = DebugMapJson(c, *blobs);
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/compilation.h"
+#include "compiler/npu_lowering.h"
+
+namespace boardlab::compiler {
+
+/// BackendDelegate.id of every NPU partition's DelegateCall.
+inline constexpr std::string_view kNpuBackendId = "BoardlabNeutronBackend";
+/// Operator names of CPU kernel calls: kCpuOperatorPrefix + lowercase TFLite name ("conv_2d"),
+/// overload kCpuOperatorOverload.
+inline constexpr std::string_view kCpuOperatorPrefix = "boardlab::";
+inline constexpr std::string_view kCpuOperatorOverload = "out";
+inline constexpr uint64_t kPteSegmentAlignment = 128;
+inline constexpr uint64_t kPteConstantAlignment = 16;
+inline constexpr uint32_t kPteExtendedHeaderBytes = 32;
+
+/// One entry of the program's single chain: a CPU op's KernelCall or an NPU partition's
+/// DelegateCall.
+struct PteInstruction {
+  bool is_delegate = false;
+  int index = 0;  // graph op index (CPU) or NPU partition (delegate)
+};
+
+/// The chain's instruction order: every CPU op and every NPU partition once, dependencies first,
+/// otherwise in the graph's execution order (a partition sorts by its first op). Errors:
+/// FailedPrecondition for ops without a unit, Internal when partitions form a cycle.
+absl::StatusOr<std::vector<PteInstruction>> ScheduleInstructions(const Compilation& c);
+
+/// Writes the .pte: one ExecutionPlan "forward" with a single chain. `blobs[p]` must be the
+/// lowered partition p (LowerNpuPartitions). Activations are memory-planned into buffer 1 at
+/// c.memory.tensor_offset; constants go to segment 0; each distinct delegate blob gets its own
+/// 128-aligned segment. Errors: FailedPrecondition when the plan, partitions and blobs disagree
+/// (missing arena offset, blob count), Unimplemented for tensor types ExecuTorch cannot express.
+absl::StatusOr<std::vector<uint8_t>> WritePte(const Compilation& c,
+                                              const std::vector<NpuPartitionBlob>& blobs);
+
+/// {"delegates":[{"instruction","partition","backend","kernels":[{"id","kernel","ops","names"}]}],
+///  "cpu_ops":[{"instruction","op","ops","name"}]}; "id" is the NPU kernel's delegate debug id.
+/// On an inconsistent compilation returns {"error": "..."}.
+std::string DebugMapJson(const Compilation& c, const std::vector<NpuPartitionBlob>& blobs);
+
+/// The "eh00" extended header of a .pte; nullopt when the file has none (no segments).
+struct PteExtendedHeader {
+  uint32_t length = 0;
+  uint64_t program_size = 0;
+  uint64_t segment_base_offset = 0;
+  uint64_t segment_data_size = 0;
+};
+std::optional<PteExtendedHeader> ReadPteExtendedHeader(std::span<const uint8_t> pte);
+
+}  // namespace boardlab::compiler

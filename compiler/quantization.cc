@@ -1,0 +1,151 @@
+#include "compiler/quantization.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace boardlab::compiler {
+namespace {
+
+constexpr int64_t kOne31 = int64_t{1} << 31;
+
+int32_t SaturateToInt32(int64_t x) {
+  return static_cast<int32_t>(std::clamp<int64_t>(x, std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max()));
+}
+
+// frexp-based encoding shared by QuantizeMultiplier and the LOGISTIC/TANH input rescale. The
+// 2^31 carry keeps the mantissa representable in int32.
+QuantizedMultiplier EncodeMantissa(double real) {
+  if (real == 0.0) return {};
+  int shift = 0;
+  const double q = std::frexp(real, &shift);
+  int64_t q_fixed = static_cast<int64_t>(std::round(q * static_cast<double>(kOne31)));
+  if (q_fixed == kOne31) {
+    q_fixed /= 2;
+    ++shift;
+  }
+  return {static_cast<int32_t>(q_fixed), shift};
+}
+
+// TFLite CalculateInputRadius: the largest input distance (in quantized steps) that the
+// fixed-point rescale by 2^left_shift does not saturate.
+int32_t InputRadius(int integer_bits, int left_shift) {
+  const double max_rescaled = static_cast<double>((1 << integer_bits) - 1) *
+                              std::ldexp(1.0, 31 - integer_bits) / std::ldexp(1.0, left_shift);
+  return static_cast<int32_t>(std::floor(max_rescaled));
+}
+
+}  // namespace
+
+QuantizedMultiplier QuantizeMultiplier(double real_multiplier) {
+  QuantizedMultiplier qm = EncodeMantissa(real_multiplier);
+  // Below 2^-32 the multiplier cannot be represented; the reference flushes it to zero.
+  if (qm.shift < -31) return {};
+  return qm;
+}
+
+int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
+  if (a == b && a == std::numeric_limits<int32_t>::min()) {
+    return std::numeric_limits<int32_t>::max();
+  }
+  const int64_t ab = static_cast<int64_t>(a) * static_cast<int64_t>(b);
+  const int64_t nudge = ab >= 0 ? (int64_t{1} << 30) : (1 - (int64_t{1} << 30));
+  // C++ division truncates toward zero, which together with the nudge is what gemmlowp does.
+  return static_cast<int32_t>((ab + nudge) / kOne31);
+}
+
+int32_t RoundingDivideByPOT(int32_t x, int exponent) {
+  const int64_t mask = (int64_t{1} << exponent) - 1;
+  const int64_t remainder = static_cast<int64_t>(x) & mask;
+  const int64_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return static_cast<int32_t>((static_cast<int64_t>(x) >> exponent) +
+                              (remainder > threshold ? 1 : 0));
+}
+
+int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) {
+  const int left = std::max(shift, 0);
+  const int right = std::max(-shift, 0);
+  // The reference shifts in int32; saturating here only differs where the reference overflows.
+  const int32_t scaled = SaturateToInt32(static_cast<int64_t>(x) * (int64_t{1} << left));
+  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(scaled, multiplier), right);
+}
+
+int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x, int32_t multiplier, int shift) {
+  const int clamped = std::clamp(shift, -31, 30);
+  const int64_t round = int64_t{1} << (30 - clamped);
+  const int64_t product = static_cast<int64_t>(x) * multiplier + round;
+  return SaturateToInt32(product >> (31 - clamped));
+}
+
+int32_t QuantizeValue(double value, double scale, int64_t zero_point) {
+  return static_cast<int32_t>(zero_point + static_cast<int64_t>(std::round(value / scale)));
+}
+
+ActivationRange ComputeActivationRange(Activation activation, double scale, int64_t zero_point,
+                                       int32_t qmin, int32_t qmax) {
+  auto q = [&](double v) { return QuantizeValue(v, scale, zero_point); };
+  switch (activation) {
+    case Activation::kRelu:
+      return {std::max(qmin, q(0.0)), qmax};
+    case Activation::kRelu6:
+      return {std::max(qmin, q(0.0)), std::min(qmax, q(6.0))};
+    case Activation::kReluN1To1:
+      return {std::max(qmin, q(-1.0)), std::min(qmax, q(1.0))};
+    case Activation::kNone:
+    case Activation::kTanh:
+    case Activation::kSignBit:
+      break;
+  }
+  return {qmin, qmax};
+}
+
+AddSubParams ComputeAddSubParams(double input1_scale, int64_t input1_zp, double input2_scale,
+                                 int64_t input2_zp, double output_scale, int64_t output_zp) {
+  AddSubParams p;
+  const double twice_max_input_scale = 2.0 * std::max(input1_scale, input2_scale);
+  p.input1 = QuantizeMultiplier(input1_scale / twice_max_input_scale);
+  p.input2 = QuantizeMultiplier(input2_scale / twice_max_input_scale);
+  p.output =
+      QuantizeMultiplier(twice_max_input_scale / (std::ldexp(1.0, p.left_shift) * output_scale));
+  p.input1_offset = static_cast<int32_t>(-input1_zp);
+  p.input2_offset = static_cast<int32_t>(-input2_zp);
+  p.output_offset = static_cast<int32_t>(output_zp);
+  return p;
+}
+
+MulParams ComputeMulParams(double input1_scale, int64_t input1_zp, double input2_scale,
+                           int64_t input2_zp, double output_scale, int64_t output_zp) {
+  MulParams p;
+  p.output = QuantizeMultiplier(input1_scale * input2_scale / output_scale);
+  p.input1_offset = static_cast<int32_t>(-input1_zp);
+  p.input2_offset = static_cast<int32_t>(-input2_zp);
+  p.output_offset = static_cast<int32_t>(output_zp);
+  return p;
+}
+
+SigmoidParams ComputeSigmoidParams(double input_scale, int64_t input_zp) {
+  constexpr int kInputIntegerBits = 4;
+  const QuantizedMultiplier qm =
+      EncodeMantissa(input_scale * std::ldexp(1.0, 31 - kInputIntegerBits));
+  SigmoidParams p;
+  p.input_zero_point = static_cast<int32_t>(input_zp);
+  p.input_multiplier = qm.multiplier;
+  p.input_left_shift = qm.shift;
+  p.input_range_radius = InputRadius(kInputIntegerBits, qm.shift);
+  return p;
+}
+
+SoftmaxParams ComputeSoftmaxParams(double beta, double input_scale) {
+  constexpr int kScaledDiffIntegerBits = 5;
+  const double real = std::min(beta * input_scale * std::ldexp(1.0, 31 - kScaledDiffIntegerBits),
+                               static_cast<double>(kOne31) - 1.0);
+  const QuantizedMultiplier qm = QuantizeMultiplier(real);
+  SoftmaxParams p;
+  p.input_multiplier = qm.multiplier;
+  p.input_left_shift = qm.shift;
+  p.diff_min = -InputRadius(kScaledDiffIntegerBits, qm.shift);
+  return p;
+}
+
+}  // namespace boardlab::compiler
