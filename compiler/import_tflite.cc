@@ -147,7 +147,10 @@ absl::Status Importer::ImportQuantization(int index, const tflite::Tensor& t, Te
   out.quant.axis = axis;
   for (size_t i = 0; i < count; ++i) {
     float s = q->scale()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    int64_t zp = q->zero_point()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    // memcpy: the verifier checks only 4-byte alignment of a vector, and int64 items of a
+    // hostile file may sit at an address that is 4 mod 8.
+    int64_t zp;
+    std::memcpy(&zp, q->zero_point()->Data() + i * sizeof(int64_t), sizeof(zp));
     if (!(s > 0.0f) || !std::isfinite(s)) {
       return Invalid(absl::StrCat(where, ": quantization scale ", s, " is not a positive number"));
     }
@@ -490,6 +493,10 @@ absl::Status Importer::CheckTopologicalOrder() {
       if (written[t]) {
         return Invalid(absl::StrCat("tensor ", t, " '", graph_.tensors[t].name,
                                     "' is written by two operators"));
+      }
+      if (available[t]) {
+        return Invalid(absl::StrCat(graph_.Describe(op), " writes graph input tensor ", t, " '",
+                                    graph_.tensors[t].name, "'"));
       }
       available[t] = 1;
       written[t] = 1;

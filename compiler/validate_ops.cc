@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,9 @@
 
 namespace boardlab::compiler {
 namespace {
+
+// Largest dimension a validated tensor can have (the importer caps tensors at 2 GiB).
+constexpr int64_t kMaxDimension = std::numeric_limits<int32_t>::max();
 
 std::string ShapeString(const std::vector<int32_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
@@ -239,7 +243,8 @@ absl::Status ValidateDepthwise(const OpChecker& c) {
     return c.Invalid(absl::StrCat("depthwise weights ", ShapeString(w.shape),
                                   " do not match an input with ", in_c, " channels"));
   }
-  if (o.depth_multiplier != 0 && w.shape[3] != in_c * o.depth_multiplier) {
+  if (o.depth_multiplier != 0 &&
+      w.shape[3] != static_cast<int64_t>(in_c) * o.depth_multiplier) {
     // TFLite Micro derives the multiplier from the shapes; a stale option is harmless.
     c.Warn(absl::StrCat("depth_multiplier ", o.depth_multiplier, " disagrees with the shapes (",
                         w.shape[3] / in_c, "); using the shapes"));
@@ -375,7 +380,11 @@ absl::Status ValidatePad(const OpChecker& c) {
     if (p[2 * i] < 0 || p[2 * i + 1] < 0) {
       return c.Invalid(absl::StrCat("negative padding on dimension ", i));
     }
-    shape[i] = c.In(0).shape[i] + p[2 * i] + p[2 * i + 1];
+    const int64_t padded = int64_t{c.In(0).shape[i]} + p[2 * i] + p[2 * i + 1];
+    if (padded > kMaxDimension) {
+      return c.Invalid(absl::StrCat("padding dimension ", i, " to ", padded, " elements"));
+    }
+    shape[i] = static_cast<int32_t>(padded);
   }
   if (c.Has(2)) {
     const Tensor& value = c.In(2);
@@ -412,7 +421,7 @@ absl::Status ValidateMean(const OpChecker& c) {
 
 absl::Status ValidateConcat(const OpChecker& c) {
   if (c.op().inputs.empty()) return c.Invalid("has no inputs");
-  RETURN_IF_ERROR(c.Arity(1, c.op().inputs.size()));
+  RETURN_IF_ERROR(c.Arity(c.op().inputs.size(), c.op().inputs.size()));
   RETURN_IF_ERROR(c.AllInt8Activations());
   const int32_t rank = static_cast<int32_t>(c.In(0).shape.size());
   int32_t axis = c.op().opts<ConcatOptions>().axis;
@@ -429,7 +438,11 @@ absl::Status ValidateConcat(const OpChecker& c) {
       return c.Invalid(absl::StrCat("input ", i, " ", ShapeString(s), " does not match ",
                                     ShapeString(c.In(0).shape), " outside axis ", axis));
     }
-    shape[axis] += s[axis];
+    const int64_t joined = int64_t{shape[axis]} + s[axis];
+    if (joined > kMaxDimension) {
+      return c.Invalid(absl::StrCat("joined axis ", axis, " has ", joined, " elements"));
+    }
+    shape[axis] = static_cast<int32_t>(joined);
   }
   return c.OutputShape(shape);
 }
@@ -447,12 +460,12 @@ absl::Status ValidateSlice(const OpChecker& c) {
   }
   std::vector<int32_t> shape(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
-    const int32_t extent = size[i] == -1 ? in[i] - begin[i] : size[i];
+    const int64_t extent = size[i] == -1 ? int64_t{in[i]} - begin[i] : size[i];
     if (begin[i] < 0 || extent < 1 || begin[i] + extent > in[i]) {
       return c.Invalid(absl::StrCat("slice [", begin[i], ", +", size[i], ") of dimension ", i,
                                     " (size ", in[i], ") is out of range"));
     }
-    shape[i] = extent;
+    shape[i] = static_cast<int32_t>(extent);
   }
   return c.OutputShape(shape);
 }
@@ -491,8 +504,8 @@ absl::Status ValidateStridedSlice(const OpChecker& c) {
       if (b < 0 || b >= n) return c.Invalid(absl::StrCat("shrink index out of range on ", i));
       continue;
     }
-    const int64_t extent = positive ? (e - b + strides[i] - 1) / strides[i]
-                                    : (b - e + (-strides[i]) - 1) / (-strides[i]);
+    const int64_t stride = strides[i];
+    const int64_t extent = positive ? (e - b + stride - 1) / stride : (b - e - stride - 1) / -stride;
     if (extent < 1) return c.Invalid(absl::StrCat("empty slice on dimension ", i));
     shape.push_back(static_cast<int32_t>(extent));
   }
@@ -564,9 +577,11 @@ absl::Status ValidateDequantize(const OpChecker& c) {
 
 int32_t WindowedOutputSize(Padding padding, int32_t in, int32_t filter, int32_t stride,
                            int32_t dilation) {
-  const int64_t effective = static_cast<int64_t>(filter - 1) * dilation + 1;
-  if (padding == Padding::kSame) return static_cast<int32_t>((in + stride - 1) / stride);
-  return static_cast<int32_t>((in + stride - effective) / stride);
+  // 64-bit: strides and filters straight from the file may be anything up to INT32_MAX.
+  const int64_t effective = (int64_t{filter} - 1) * dilation + 1;
+  if (padding == Padding::kSame) return static_cast<int32_t>((int64_t{in} + stride - 1) / stride);
+  const int64_t out = (int64_t{in} + stride - effective) / stride;
+  return out < 0 ? 0 : static_cast<int32_t>(out);
 }
 
 int32_t WindowedPaddingBefore(Padding padding, int32_t in, int32_t filter, int32_t stride,

@@ -1,0 +1,239 @@
+#include "tests/support/tflite_builder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "boardlab/schema/tflite_generated.h"
+#include "flatbuffers/flatbuffers.h"
+
+namespace boardlab::testing {
+namespace {
+
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+// The union member and its table for one operator; NONE when the op carries no options.
+using OptionsRef = std::pair<tflite::BuiltinOptions, Offset<void>>;
+
+int8_t Byte(Padding p) { return static_cast<int8_t>(p); }
+int8_t Byte(Activation a) { return static_cast<int8_t>(a); }
+
+// Writes one options struct. The op code only matters for ElementwiseOpts, whose table type
+// depends on the op (ADD, SUB and MUL each have their own table).
+class OptionsWriter {
+ public:
+  OptionsWriter(FlatBufferBuilder& fbb, int32_t code) : fbb_(fbb), code_(code) {}
+
+  OptionsRef operator()(const std::monostate&) { return {tflite::BuiltinOptions::NONE, 0}; }
+  OptionsRef operator()(const Conv2DOpts& o) {
+    return {tflite::BuiltinOptions::Conv2DOptions,
+            tflite::CreateConv2DOptions(fbb_, Byte(o.padding), o.stride_w, o.stride_h,
+                                        Byte(o.activation), o.dilation_w, o.dilation_h)
+                .Union()};
+  }
+  OptionsRef operator()(const DepthwiseConv2DOpts& o) {
+    return {tflite::BuiltinOptions::DepthwiseConv2DOptions,
+            tflite::CreateDepthwiseConv2DOptions(fbb_, Byte(o.padding), o.stride_w, o.stride_h,
+                                                 o.depth_multiplier, Byte(o.activation),
+                                                 o.dilation_w, o.dilation_h)
+                .Union()};
+  }
+  OptionsRef operator()(const Pool2DOpts& o) {
+    return {tflite::BuiltinOptions::Pool2DOptions,
+            tflite::CreatePool2DOptions(fbb_, Byte(o.padding), o.stride_w, o.stride_h, o.filter_w,
+                                        o.filter_h, Byte(o.activation))
+                .Union()};
+  }
+  OptionsRef operator()(const FullyConnectedOpts& o) {
+    return {tflite::BuiltinOptions::FullyConnectedOptions,
+            tflite::CreateFullyConnectedOptions(fbb_, Byte(o.activation), o.weights_format,
+                                                o.keep_num_dims)
+                .Union()};
+  }
+  OptionsRef operator()(const ElementwiseOpts& o) {
+    const int8_t act = Byte(o.activation);
+    if (code_ == 41) {
+      return {tflite::BuiltinOptions::SubOptions, tflite::CreateSubOptions(fbb_, act).Union()};
+    }
+    if (code_ == 18) {
+      return {tflite::BuiltinOptions::MulOptions, tflite::CreateMulOptions(fbb_, act).Union()};
+    }
+    return {tflite::BuiltinOptions::AddOptions, tflite::CreateAddOptions(fbb_, act).Union()};
+  }
+  OptionsRef operator()(const ConcatenationOpts& o) {
+    return {tflite::BuiltinOptions::ConcatenationOptions,
+            tflite::CreateConcatenationOptions(fbb_, o.axis, Byte(o.activation)).Union()};
+  }
+  OptionsRef operator()(const SoftmaxOpts& o) {
+    return {tflite::BuiltinOptions::SoftmaxOptions,
+            tflite::CreateSoftmaxOptions(fbb_, o.beta).Union()};
+  }
+  OptionsRef operator()(const ReducerOpts& o) {
+    return {tflite::BuiltinOptions::ReducerOptions,
+            tflite::CreateReducerOptions(fbb_, o.keep_dims).Union()};
+  }
+  OptionsRef operator()(const ReshapeOpts& o) {
+    return {tflite::BuiltinOptions::ReshapeOptions,
+            tflite::CreateReshapeOptions(fbb_, fbb_.CreateVector(o.new_shape)).Union()};
+  }
+  OptionsRef operator()(const SqueezeOpts& o) {
+    return {tflite::BuiltinOptions::SqueezeOptions,
+            tflite::CreateSqueezeOptions(fbb_, fbb_.CreateVector(o.squeeze_dims)).Union()};
+  }
+  OptionsRef operator()(const StridedSliceOpts& o) {
+    return {tflite::BuiltinOptions::StridedSliceOptions,
+            tflite::CreateStridedSliceOptions(fbb_, o.begin_mask, o.end_mask, o.ellipsis_mask,
+                                              o.new_axis_mask, o.shrink_axis_mask, o.offset)
+                .Union()};
+  }
+  OptionsRef operator()(const ResizeNearestNeighborOpts& o) {
+    return {tflite::BuiltinOptions::ResizeNearestNeighborOptions,
+            tflite::CreateResizeNearestNeighborOptions(fbb_, o.align_corners, o.half_pixel_centers)
+                .Union()};
+  }
+  OptionsRef operator()(const LeakyReluOpts& o) {
+    return {tflite::BuiltinOptions::LeakyReluOptions,
+            tflite::CreateLeakyReluOptions(fbb_, o.alpha).Union()};
+  }
+  OptionsRef operator()(const BatchMatMulOpts& o) {
+    return {tflite::BuiltinOptions::BatchMatMulOptions,
+            tflite::CreateBatchMatMulOptions(fbb_, o.adj_x, o.adj_y).Union()};
+  }
+
+ private:
+  FlatBufferBuilder& fbb_;
+  int32_t code_;
+};
+
+Offset<tflite::QuantizationParameters> WriteQuant(FlatBufferBuilder& fbb, const QuantParams& q) {
+  if (q.scales.empty() && q.zero_points.empty()) return 0;
+  return tflite::CreateQuantizationParameters(fbb, 0, 0, fbb.CreateVector(q.scales),
+                                              fbb.CreateVector(q.zero_points),
+                                              tflite::QuantizationDetails::NONE, 0, q.axis);
+}
+
+Offset<tflite::Tensor> WriteTensor(FlatBufferBuilder& fbb, const TfliteBuilder::TensorSpec& t) {
+  Offset<flatbuffers::Vector<int32_t>> shape = 0;
+  if (t.write_shape) shape = fbb.CreateVector(t.shape);
+  auto quant = WriteQuant(fbb, t.quant);
+  return tflite::CreateTensor(fbb, shape, t.type, t.buffer, fbb.CreateString(t.name), quant);
+}
+
+Offset<tflite::Buffer> WriteBuffer(FlatBufferBuilder& fbb, const std::vector<uint8_t>& bytes) {
+  if (bytes.empty()) return tflite::CreateBuffer(fbb);
+  // The schema declares force_align 16 on Buffer.data; the TFLite runtime reads weights in place
+  // and relies on it.
+  fbb.ForceVectorAlignment(bytes.size(), sizeof(uint8_t), 16);
+  return tflite::CreateBuffer(fbb, fbb.CreateVector(bytes));
+}
+
+}  // namespace
+
+std::vector<uint8_t> Int32Bytes(std::span<const int32_t> values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(int32_t));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint32_t v = static_cast<uint32_t>(values[i]);
+    for (size_t b = 0; b < 4; ++b) bytes[4 * i + b] = static_cast<uint8_t>(v >> (8 * b));
+  }
+  return bytes;
+}
+
+uint32_t TfliteBuilder::AddBuffer(std::vector<uint8_t> bytes) {
+  buffers_.push_back(std::move(bytes));
+  return static_cast<uint32_t>(buffers_.size() - 1);
+}
+
+int TfliteBuilder::AddTensor(std::string name, std::vector<int32_t> shape, TflType type,
+                             QuantParams quant, std::optional<std::vector<uint8_t>> data) {
+  TensorSpec t;
+  t.name = std::move(name);
+  t.shape = std::move(shape);
+  t.type = static_cast<int8_t>(type);
+  t.quant = std::move(quant);
+  if (data) t.buffer = AddBuffer(std::move(*data));
+  tensors_.push_back(std::move(t));
+  return static_cast<int>(tensors_.size() - 1);
+}
+
+int TfliteBuilder::AddConstInt8(std::string name, std::vector<int32_t> shape,
+                                std::span<const int8_t> values, QuantParams quant) {
+  std::vector<uint8_t> bytes(values.size());
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), values.size());
+  return AddTensor(std::move(name), std::move(shape), TflType::kInt8, std::move(quant),
+                   std::move(bytes));
+}
+
+int TfliteBuilder::AddConstInt32(std::string name, std::vector<int32_t> shape,
+                                 std::span<const int32_t> values, QuantParams quant) {
+  return AddTensor(std::move(name), std::move(shape), TflType::kInt32, std::move(quant),
+                   Int32Bytes(values));
+}
+
+uint32_t TfliteBuilder::OpcodeIndex(int32_t code, const std::string& custom_code) {
+  for (size_t i = 0; i < opcodes_.size(); ++i) {
+    if (opcodes_[i].code == code && opcodes_[i].custom_code == custom_code) {
+      return static_cast<uint32_t>(i);
+    }
+  }
+  opcodes_.push_back({code, custom_code});
+  return static_cast<uint32_t>(opcodes_.size() - 1);
+}
+
+int TfliteBuilder::AddOperator(int32_t builtin_code, std::vector<int32_t> inputs,
+                               std::vector<int32_t> outputs, BuilderOptions options) {
+  OperatorSpec op;
+  op.opcode_index = OpcodeIndex(builtin_code, "");
+  op.inputs = std::move(inputs);
+  op.outputs = std::move(outputs);
+  op.options = std::move(options);
+  op.code = builtin_code;
+  operators_.push_back(std::move(op));
+  return static_cast<int>(operators_.size() - 1);
+}
+
+int TfliteBuilder::AddCustomOperator(const std::string& custom_code, std::vector<int32_t> inputs,
+                                     std::vector<int32_t> outputs) {
+  OperatorSpec op;
+  op.opcode_index = OpcodeIndex(kBuiltinCustom, custom_code);
+  op.inputs = std::move(inputs);
+  op.outputs = std::move(outputs);
+  op.code = kBuiltinCustom;
+  operators_.push_back(std::move(op));
+  return static_cast<int>(operators_.size() - 1);
+}
+
+std::vector<uint8_t> TfliteBuilder::Finish() const {
+  FlatBufferBuilder fbb;
+  std::vector<Offset<tflite::OperatorCode>> codes;
+  for (const OpcodeSpec& c : opcodes_) {
+    Offset<flatbuffers::String> custom = 0;
+    if (!c.custom_code.empty()) custom = fbb.CreateString(c.custom_code);
+    const auto deprecated = static_cast<int8_t>(std::min(c.code, 127));
+    const int32_t builtin = encoding_ == OpcodeEncoding::kOld ? 0 : c.code;
+    codes.push_back(tflite::CreateOperatorCode(fbb, deprecated, custom, 1, builtin));
+  }
+  std::vector<Offset<tflite::SubGraph>> subgraphs;
+  for (int s = 0; s < subgraph_count_; ++s) {
+    std::vector<Offset<tflite::Tensor>> tensors;
+    for (const TensorSpec& t : tensors_) tensors.push_back(WriteTensor(fbb, t));
+    std::vector<Offset<tflite::Operator>> ops;
+    for (const OperatorSpec& op : operators_) {
+      const OptionsRef opts = std::visit(OptionsWriter(fbb, op.code), op.options);
+      ops.push_back(tflite::CreateOperator(fbb, op.opcode_index, fbb.CreateVector(op.inputs),
+                                           fbb.CreateVector(op.outputs), opts.first, opts.second));
+    }
+    subgraphs.push_back(tflite::CreateSubGraph(
+        fbb, fbb.CreateVector(tensors), fbb.CreateVector(inputs_), fbb.CreateVector(outputs_),
+        fbb.CreateVector(ops), fbb.CreateString(name_)));
+  }
+  std::vector<Offset<tflite::Buffer>> buffers;
+  for (const auto& bytes : buffers_) buffers.push_back(WriteBuffer(fbb, bytes));
+  const auto model =
+      tflite::CreateModel(fbb, 3, fbb.CreateVector(codes), fbb.CreateVector(subgraphs),
+                          fbb.CreateString("boardlab test model"), fbb.CreateVector(buffers));
+  tflite::FinishModelBuffer(fbb, model);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+}  // namespace boardlab::testing
