@@ -18,7 +18,11 @@ CC=clang CXX=clang++ cmake -S . -B "$fuzz_build" -G Ninja -DCMAKE_BUILD_TYPE=Rel
   -DBOARDLAB_FUZZ=ON -DBOARDLAB_BUILD_TESTS=ON >/dev/null
 cmake --build "$fuzz_build" -j"$jobs" --target importer_fuzzer
 corpus=$(mktemp -d)
-trap 'rm -rf "$corpus"' EXIT
+seeds=$(mktemp -d)
+trap 'rm -rf "$corpus" "$seeds"' EXIT
+# Seeds are small generated models (model files are never committed).
+BOARDLAB_WRITE_FUZZ_SEEDS="$seeds" "$build"/tests/compiler_tests \
+  --gtest_filter=TfliteBuilderTest.WriteFuzzSeeds >/dev/null
 "$fuzz_build"/tests/fuzz/importer_fuzzer -max_total_time="${BOARDLAB_FUZZ_SECONDS:-60}" \
-  -rss_limit_mb=2048 -max_len=65536 "$corpus" tests/fuzz/seeds 2>&1 | tail -n 3
+  -rss_limit_mb=2048 -max_len=65536 "$corpus" "$seeds" 2>&1 | tail -n 3
 echo "importer fuzzer: no crash in ${BOARDLAB_FUZZ_SECONDS:-60} s"
