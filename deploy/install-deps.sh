@@ -12,6 +12,12 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 
+# node runs the TFLite reference interpreter (WebAssembly) for the kernel oracle tests; take
+# Debian's only when the machine has no node of its own.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,6 +10,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBOARDLAB_SAN
 cmake --build "$build" -j"$jobs"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+deploy/install-node-deps.sh
 ctest --test-dir "$build" --output-on-failure -j"$jobs" "$@"
 
 # libFuzzer needs clang; it gets its own small build of the importer.

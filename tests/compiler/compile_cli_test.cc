@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/support/shared_data.h"
+#include "tests/support/test_paths.h"
 
 namespace {
 
@@ -21,10 +22,8 @@ struct RunResult {
 };
 
 RunResult RunCompiler(const std::string& args) {
-  const char* binary = std::getenv("BOARDLAB_COMPILE");
   RunResult r;
-  if (!binary) return r;
-  const std::string command = std::string(binary) + " " + args + " 2>&1";
+  const std::string command = boardlab::testing::CompilerBinary() + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   char buffer[4096];
   size_t n;
@@ -37,8 +36,6 @@ RunResult RunCompiler(const std::string& args) {
 class CompileCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::getenv("BOARDLAB_COMPILE"))
-      GTEST_SKIP() << "BOARDLAB_COMPILE is not set (run via ctest)";
     dir_ = fs::temp_directory_path() / ("boardlab_cli_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }

@@ -1,0 +1,88 @@
+#include "runtime/kernels/conv_common.h"
+#include "runtime/kernels/kernels.h"
+#include "runtime/kernels/reference/conv2d_s8.h"
+
+namespace boardlab::runtime::kernels {
+
+Error PrepareConvLike(const char* op, KernelContext& ctx, Args args, bool depthwise) {
+  const size_t extra = depthwise ? 1 : 0;
+  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 13 + extra));
+  TensorView *in, *w, *bias, *mult, *shift, *out;
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 1, ScalarType::kChar, &w));
+  RT_RETURN_IF_ERROR(OptionalTensorArg(op, args, 2, ScalarType::kInt, &bias));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 12 + extra, ScalarType::kChar, &out));
+  RT_CHECK_OR_RETURN_ERROR(in->rank == 4 && w->rank == 4 && out->rank == 4, kInvalidProgram,
+                           "%s: input, weights and output must be 4-D", op);
+  auto* d = static_cast<OpDataConv*>(ctx.op_data);
+  ConvParams& p = d->params.conv;
+  int32_t v2[2], v4[4];
+  RT_RETURN_IF_ERROR(IntListArg(op, args, 3, 2, v2, 2));
+  p.stride_h = v2[0];
+  p.stride_w = v2[1];
+  RT_RETURN_IF_ERROR(IntListArg(op, args, 4, 4, v4, 4));
+  p.pad_top = v4[0];
+  p.pad_left = v4[1];
+  RT_RETURN_IF_ERROR(IntListArg(op, args, 5, 2, v2, 2));
+  p.dilation_h = v2[0];
+  p.dilation_w = v2[1];
+  RT_CHECK_OR_RETURN_ERROR(p.stride_h > 0 && p.stride_w > 0 && p.dilation_h > 0 &&
+                               p.dilation_w > 0 && v4[0] >= 0 && v4[1] >= 0,
+                           kInvalidProgram, "%s: bad stride, dilation or padding", op);
+  d->params.depth_multiplier = 1;
+  if (depthwise) RT_RETURN_IF_ERROR(IntArg(op, args, 6, &d->params.depth_multiplier));
+  int32_t in_zp, out_zp;
+  RT_RETURN_IF_ERROR(IntArg(op, args, 6 + extra, &in_zp));
+  RT_RETURN_IF_ERROR(IntArg(op, args, 7 + extra, &out_zp));
+  p.input_offset = -in_zp;
+  p.out.output_offset = out_zp;
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 8 + extra, ScalarType::kInt, &mult));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 9 + extra, ScalarType::kInt, &shift));
+  RT_RETURN_IF_ERROR(IntArg(op, args, 10 + extra, &p.out.act_min));
+  RT_RETURN_IF_ERROR(IntArg(op, args, 11 + extra, &p.out.act_max));
+  RT_CHECK_OR_RETURN_ERROR(
+      -128 <= p.out.act_min && p.out.act_min <= p.out.act_max && p.out.act_max <= 127,
+      kInvalidProgram, "%s: bad activation range", op);
+  const int32_t channels = out->dims[3];
+  RT_CHECK_OR_RETURN_ERROR(mult->rank == 1 && shift->rank == 1 && mult->dims[0] == shift->dims[0] &&
+                               (mult->dims[0] == 1 || mult->dims[0] == channels) &&
+                               mult->data != nullptr && shift->data != nullptr,
+                           kInvalidProgram, "%s: %d multipliers for %d output channels", op,
+                           static_cast<int>(mult->dims[0]), static_cast<int>(channels));
+  d->quant = ChannelQuant{mult->As<const int32_t>(), shift->As<const int32_t>(), mult->dims[0]};
+  RT_CHECK_OR_RETURN_ERROR(bias == nullptr || (bias->rank == 1 && bias->dims[0] == channels),
+                           kInvalidProgram, "%s: bias must be [%d]", op,
+                           static_cast<int>(channels));
+  RT_CHECK_OR_RETURN_ERROR(in->dims[0] == out->dims[0], kInvalidProgram, "%s: batch mismatch", op);
+  if (depthwise) {
+    RT_CHECK_OR_RETURN_ERROR(w->dims[0] == 1 && w->dims[3] == channels &&
+                                 channels == in->dims[3] * d->params.depth_multiplier,
+                             kInvalidProgram,
+                             "%s: weights [1,H,W,%d] for %d input channels x multiplier %d", op,
+                             static_cast<int>(channels), static_cast<int>(in->dims[3]),
+                             static_cast<int>(d->params.depth_multiplier));
+  } else {
+    RT_CHECK_OR_RETURN_ERROR(
+        w->dims[0] == channels && w->dims[3] > 0 && in->dims[3] % w->dims[3] == 0 &&
+            channels % (in->dims[3] / w->dims[3]) == 0,
+        kInvalidProgram, "%s: weights [%d,H,W,%d] do not fit input channels %d", op,
+        static_cast<int>(w->dims[0]), static_cast<int>(w->dims[3]), static_cast<int>(in->dims[3]));
+  }
+  return Error::kOk;
+}
+
+Error Conv2DPrepare(KernelContext& ctx, Args args) {
+  return PrepareConvLike("conv_2d", ctx, args, /*depthwise=*/false);
+}
+
+Error Conv2DEval(KernelContext& ctx, Args args) {
+  const auto* d = static_cast<const OpDataConv*>(ctx.op_data);
+  const TensorView& in = *args[0]->tensor;
+  const TensorView& w = *args[1]->tensor;
+  const int32_t* bias = args[2]->is_tensor() ? args[2]->tensor->As<const int32_t>() : nullptr;
+  const TensorView& out = *args[12]->tensor;
+  return conv2d_s8(d->params.conv, d->quant, ToDims4(in), in.As<const int8_t>(), ToDims4(w),
+                   w.As<const int8_t>(), bias, ToDims4(out), out.As<int8_t>());
+}
+
+}  // namespace boardlab::runtime::kernels

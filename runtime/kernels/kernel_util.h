@@ -1,0 +1,140 @@
+#pragma once
+
+// Argument access for the CPU kernel glue (docs/artifact-format.md section 2.1): typed readers
+// over the KernelCall's Values that report a load error naming the op and argument when the
+// program does not match what the compiler writes.
+
+#include <cstdint>
+
+#include "runtime/core/error.h"
+#include "runtime/core/span.h"
+#include "runtime/core/tensor_view.h"
+#include "runtime/executor/value.h"
+#include "runtime/kernels/reference/types.h"
+
+namespace boardlab::runtime::kernels {
+
+using Args = Span<Value* const>;
+
+inline bool IsTensorOf(const Value* v, ScalarType type) {
+  return v != nullptr && v->tag == ValueTag::kTensor && v->tensor != nullptr &&
+         v->tensor->type == type;
+}
+
+[[nodiscard]] inline Error CheckArgCount(const char* op, Args args, size_t expected) {
+  RT_CHECK_OR_RETURN_ERROR(args.size() == expected, kInvalidProgram,
+                           "%s: %zu arguments, expected %zu", op, args.size(), expected);
+  return Error::kOk;
+}
+
+[[nodiscard]] inline Error TensorArg(const char* op, Args args, size_t i, ScalarType type,
+                                     TensorView** out) {
+  RT_CHECK_OR_RETURN_ERROR(i < args.size() && IsTensorOf(args[i], type), kInvalidProgram,
+                           "%s: argument %zu must be a tensor of type %d", op, i,
+                           static_cast<int>(type));
+  *out = args[i]->tensor;
+  return Error::kOk;
+}
+
+/// An optional tensor: Null gives nullptr.
+[[nodiscard]] inline Error OptionalTensorArg(const char* op, Args args, size_t i, ScalarType type,
+                                             TensorView** out) {
+  if (i < args.size() && args[i] != nullptr && args[i]->tag == ValueTag::kNone) {
+    *out = nullptr;
+    return Error::kOk;
+  }
+  return TensorArg(op, args, i, type, out);
+}
+
+[[nodiscard]] inline Error IntArg(const char* op, Args args, size_t i, int32_t* out) {
+  RT_CHECK_OR_RETURN_ERROR(i < args.size() && args[i] != nullptr &&
+                               args[i]->tag == ValueTag::kInt && args[i]->int_value >= INT32_MIN &&
+                               args[i]->int_value <= INT32_MAX,
+                           kInvalidProgram, "%s: argument %zu must be an int32 Int", op, i);
+  *out = static_cast<int32_t>(args[i]->int_value);
+  return Error::kOk;
+}
+
+[[nodiscard]] inline Error BoolArg(const char* op, Args args, size_t i, bool* out) {
+  RT_CHECK_OR_RETURN_ERROR(i < args.size() && args[i] != nullptr && args[i]->tag == ValueTag::kBool,
+                           kInvalidProgram, "%s: argument %zu must be a Bool", op, i);
+  *out = args[i]->bool_value;
+  return Error::kOk;
+}
+
+[[nodiscard]] inline Error DoubleArg(const char* op, Args args, size_t i, double* out) {
+  RT_CHECK_OR_RETURN_ERROR(
+      i < args.size() && args[i] != nullptr && args[i]->tag == ValueTag::kDouble, kInvalidProgram,
+      "%s: argument %zu must be a Double", op, i);
+  *out = args[i]->double_value;
+  return Error::kOk;
+}
+
+/// An IntList of exactly `n` int32 values (n < 0: any length up to `capacity`).
+[[nodiscard]] inline Error IntListArg(const char* op, Args args, size_t i, int32_t n, int32_t* out,
+                                      int32_t capacity, int32_t* count = nullptr) {
+  RT_CHECK_OR_RETURN_ERROR(
+      i < args.size() && args[i] != nullptr && args[i]->tag == ValueTag::kIntList, kInvalidProgram,
+      "%s: argument %zu must be an IntList", op, i);
+  const ListView<int64_t>& l = args[i]->int_list;
+  RT_CHECK_OR_RETURN_ERROR(
+      n < 0 ? l.size <= static_cast<size_t>(capacity) : l.size == static_cast<size_t>(n),
+      kInvalidProgram, "%s: argument %zu has %zu entries", op, i, l.size);
+  for (size_t k = 0; k < l.size; ++k) {
+    const int64_t v = l.At(k);
+    RT_CHECK_OR_RETURN_ERROR(v >= INT32_MIN && v <= INT32_MAX, kInvalidProgram,
+                             "%s: argument %zu entry out of int32 range", op, i);
+    out[k] = static_cast<int32_t>(v);
+  }
+  if (count != nullptr) *count = static_cast<int32_t>(l.size);
+  return Error::kOk;
+}
+
+/// Zero points and scales of an "every other op" call (the two lists just before the output):
+/// inputs in order, then the output.
+struct QuantLists {
+  static constexpr int kMax = 8;
+  int32_t count = 0;
+  int32_t zero_point[kMax] = {};
+  double scale[kMax] = {};
+};
+
+[[nodiscard]] inline Error QuantListArgs(const char* op, Args args, QuantLists* q) {
+  RT_CHECK_OR_RETURN_ERROR(args.size() >= 3, kInvalidProgram, "%s: too few arguments", op);
+  const size_t zi = args.size() - 3, si = args.size() - 2;
+  RT_RETURN_IF_ERROR(IntListArg(op, args, zi, -1, q->zero_point, QuantLists::kMax, &q->count));
+  RT_CHECK_OR_RETURN_ERROR(args[si] != nullptr && args[si]->tag == ValueTag::kDoubleList &&
+                               args[si]->double_list.size == static_cast<size_t>(q->count),
+                           kInvalidProgram, "%s: scales must be a DoubleList of %d", op,
+                           static_cast<int>(q->count));
+  for (int32_t k = 0; k < q->count; ++k) q->scale[k] = args[si]->double_list.At(k);
+  return Error::kOk;
+}
+
+inline ShapeN ToShape(const TensorView& t) {
+  ShapeN s;
+  s.rank = t.rank;
+  for (int32_t i = 0; i < t.rank && i < kMaxDims; ++i) s.dims[i] = t.dims[i];
+  return s;
+}
+
+/// NHWC dims of a rank-4 tensor.
+inline Dims4 ToDims4(const TensorView& t) {
+  return Dims4{t.dims[0], t.dims[1], t.dims[2], t.dims[3]};
+}
+
+/// Reads element `i` of a constant int32 or int64 index tensor.
+inline int64_t IndexAt(const TensorView& t, int64_t i) {
+  return t.type == ScalarType::kLong ? t.As<const int64_t>()[i] : t.As<const int32_t>()[i];
+}
+
+inline bool IsIndexTensor(const Value* v) {
+  return (IsTensorOf(v, ScalarType::kInt) || IsTensorOf(v, ScalarType::kLong)) &&
+         v->tensor->data != nullptr;
+}
+
+/// TFLite QuantizeMultiplier (tflite-int8.md section 9), for multipliers kernels derive at
+/// Prepare. Uses frexp, so it is only called at load time.
+void QuantizeMultiplier(double real, int32_t* multiplier, int32_t* shift);
+
+}  // namespace boardlab::runtime::kernels

@@ -1,0 +1,40 @@
+#pragma once
+
+// CONV_2D int8 with per-channel (or per-tensor) requantization, bit-exact with TFLite Micro's
+// reference ConvPerChannel (shared/reference/tflite-int8.md section 9):
+//   acc = bias[oc] + sum_{ky,kx,ic} filter[oc,ky,kx,ic] * (input[y,x,ic] + input_offset)
+//   out = clamp(MultiplyByQuantizedMultiplier(acc, mult[oc], shift[oc]) + output_offset)
+// with y = oy*stride_h - pad_top + ky*dilation_h; taps outside the input are skipped (the same as
+// padding with the input zero point). Grouped convolution (input channels a multiple of the
+// filter's) is supported as in TFLite.
+//
+// Layouts: input [N,H,W,Cin], filter [Cout,KH,KW,Cin/groups], bias [Cout] int32 or null,
+// output [N,OH,OW,Cout]. Output sizes are taken from `output_dims` (the compiler resolved them).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/core/error.h"
+#include "runtime/kernels/reference/types.h"
+
+namespace boardlab::runtime::kernels {
+
+struct ConvParams {
+  int32_t stride_h = 1, stride_w = 1;
+  int32_t pad_top = 0, pad_left = 0;
+  int32_t dilation_h = 1, dilation_w = 1;
+  int32_t input_offset = 0;  // -input zero point
+  OutputStage out;
+};
+
+/// Returns kInvalidArgument for null pointers, non-positive strides/dilations, mismatched
+/// channel counts or a quantization table that is neither per-tensor nor per-channel.
+[[nodiscard]] Error conv2d_s8(const ConvParams& params, const ChannelQuant& quant,
+                              const Dims4& input_dims, const int8_t* input,
+                              const Dims4& filter_dims, const int8_t* filter, const int32_t* bias,
+                              const Dims4& output_dims, int8_t* output);
+
+/// Scratch bytes conv2d_s8 needs: none (accumulation is per output element).
+size_t conv2d_s8_get_buffer_size(const Dims4& input_dims, const Dims4& filter_dims);
+
+}  // namespace boardlab::runtime::kernels

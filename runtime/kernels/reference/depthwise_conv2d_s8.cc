@@ -1,0 +1,78 @@
+#include "runtime/kernels/reference/depthwise_conv2d_s8.h"
+
+#include "runtime/kernels/reference/quantized_math.h"
+
+namespace boardlab::runtime::kernels {
+
+size_t depthwise_conv2d_s8_get_buffer_size(const Dims4& output_dims) {
+  return static_cast<size_t>(output_dims.c) * sizeof(int32_t);
+}
+
+Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, const Dims4& in,
+                          const int8_t* input, const Dims4& f, const int8_t* filter,
+                          const int32_t* bias, const Dims4& out, int8_t* output, void* scratch,
+                          size_t scratch_bytes) {
+  const ConvParams& p = dp.conv;
+  const int32_t m = dp.depth_multiplier;
+  RT_CHECK_OR_RETURN_ERROR(input != nullptr && filter != nullptr && output != nullptr,
+                           kInvalidArgument, "depthwise_conv2d_s8: null tensor");
+  RT_CHECK_OR_RETURN_ERROR(
+      p.stride_h > 0 && p.stride_w > 0 && p.dilation_h > 0 && p.dilation_w > 0 && m > 0,
+      kInvalidArgument, "depthwise_conv2d_s8: stride, dilation and multiplier must be > 0");
+  RT_CHECK_OR_RETURN_ERROR(
+      f.n == 1 && f.c == out.c && out.c == in.c * m && in.n == out.n, kInvalidArgument,
+      "depthwise_conv2d_s8: channels in %d x %d, filter %d, out %d", static_cast<int>(in.c),
+      static_cast<int>(m), static_cast<int>(f.c), static_cast<int>(out.c));
+  RT_CHECK_OR_RETURN_ERROR(
+      q.multiplier != nullptr && q.shift != nullptr && (q.count == 1 || q.count == out.c),
+      kInvalidArgument, "depthwise_conv2d_s8: %d multipliers for %d channels",
+      static_cast<int>(q.count), static_cast<int>(out.c));
+  RT_CHECK_OR_RETURN_ERROR(
+      scratch != nullptr && scratch_bytes >= depthwise_conv2d_s8_get_buffer_size(out),
+      kInvalidArgument, "depthwise_conv2d_s8: scratch too small");
+  int32_t* acc = static_cast<int32_t*>(scratch);
+  const int32_t input_offset = p.input_offset;
+  const int32_t per_channel = q.count == 1 ? 0 : 1;
+  for (int32_t b = 0; b < out.n; ++b) {
+    const int8_t* in_b = input + static_cast<int64_t>(b) * in.h * in.w * in.c;
+    for (int32_t oy = 0; oy < out.h; ++oy) {
+      const int32_t y0 = oy * p.stride_h - p.pad_top;
+      for (int32_t ox = 0; ox < out.w; ++ox) {
+        const int32_t x0 = ox * p.stride_w - p.pad_left;
+        for (int32_t oc = 0; oc < out.c; ++oc) acc[oc] = bias != nullptr ? bias[oc] : 0;
+        for (int32_t ky = 0; ky < f.h; ++ky) {
+          const int32_t y = y0 + ky * p.dilation_h;
+          if (y < 0 || y >= in.h) continue;
+          for (int32_t kx = 0; kx < f.w; ++kx) {
+            const int32_t x = x0 + kx * p.dilation_w;
+            if (x < 0 || x >= in.w) continue;
+            const int8_t* in_px = in_b + (static_cast<int64_t>(y) * in.w + x) * in.c;
+            const int8_t* f_px = filter + static_cast<int64_t>(ky * f.w + kx) * f.c;
+            if (m == 1) {
+              for (int32_t c = 0; c < out.c; ++c) {
+                acc[c] +=
+                    static_cast<int32_t>(f_px[c]) * (static_cast<int32_t>(in_px[c]) + input_offset);
+              }
+            } else {
+              for (int32_t ic = 0; ic < in.c; ++ic) {
+                const int32_t v = static_cast<int32_t>(in_px[ic]) + input_offset;
+                const int8_t* f_ic = f_px + ic * m;
+                int32_t* acc_ic = acc + ic * m;
+                for (int32_t j = 0; j < m; ++j) acc_ic[j] += static_cast<int32_t>(f_ic[j]) * v;
+              }
+            }
+          }
+        }
+        int8_t* out_px = output + ((static_cast<int64_t>(b) * out.h + oy) * out.w + ox) * out.c;
+        for (int32_t oc = 0; oc < out.c; ++oc) {
+          const int32_t qi = oc * per_channel;
+          const int32_t r = MultiplyByQuantizedMultiplier(acc[oc], q.multiplier[qi], q.shift[qi]);
+          out_px[oc] = ClampToInt8(r + p.out.output_offset, p.out.act_min, p.out.act_max);
+        }
+      }
+    }
+  }
+  return Error::kOk;
+}
+
+}  // namespace boardlab::runtime::kernels

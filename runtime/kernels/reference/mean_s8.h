@@ -1,0 +1,38 @@
+#pragma once
+
+// MEAN int8 over any set of axes, bit-exact with TFLite Micro's reduce kernel (tflite-micro
+// reduce_common.cc and reference/reduce.h at the golden commit):
+// - input and output quantization identical: out = (sum of the raw int8 values) / count, with C
+//   integer division (truncation toward zero; no zero-point correction, none is needed because
+//   the mean of values offset by zp is the offset mean up to that truncation).
+// - otherwise: shifted = sum - in_zp * count; the multiplier QuantizeMultiplier(in_scale /
+//   out_scale) absorbs 1/count: s = min(floor(log2 count), 32, 31 + shift),
+//   m' = (m << s) / count (int64, truncating), shift' = shift - s;
+//   out = clamp(MBQM(shifted, m', shift') + out_zp).
+// Both keep_dims forms reduce the same way (the output shape only differs by 1-sized dims).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/core/error.h"
+#include "runtime/kernels/reference/types.h"
+
+namespace boardlab::runtime::kernels {
+
+struct MeanParams {
+  bool same_quantization = true;  // input and output scale and zero point equal
+  int32_t input_zero_point = 0;
+  int32_t output_zero_point = 0;
+  int32_t multiplier = 0, shift = 0;  // QuantizeMultiplier(in_scale / out_scale)
+};
+
+/// `axes` lists the reduced dimensions (negative = from the end; duplicates allowed).
+/// `scratch` holds mean_s8_get_buffer_size() bytes (one int32 sum per output element).
+[[nodiscard]] Error mean_s8(const MeanParams& params, const ShapeN& input_shape,
+                            const int8_t* input, const int32_t* axes, int32_t num_axes,
+                            int8_t* output, int64_t output_size, void* scratch,
+                            size_t scratch_bytes);
+
+size_t mean_s8_get_buffer_size(int64_t output_size);
+
+}  // namespace boardlab::runtime::kernels

@@ -1,0 +1,904 @@
+#include "runtime/npu/npu_engine.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "runtime/npu/npu_fixed_point.h"
+
+// Each kernel is written as the TFLite Micro int8 reference loop it must equal bit for bit; only
+// the operand addressing differs (weights in the NPU block layout, tensors resolved from the
+// payload). Index arithmetic is int64 because the verifier bounds tensor sizes but not products
+// of arbitrary coordinates.
+
+namespace boardlab::runtime::npu {
+namespace {
+
+namespace fb = ::boardlab::npu;
+
+// A payload tensor resolved to memory for one kernel.
+struct View {
+  uint8_t* data = nullptr;
+  int32_t rank = 0;
+  int32_t dims[kMaxRank] = {};
+  int64_t elements = 1;
+  fb::ElementType type = fb::ElementType::Int8;
+  float scale = 0;
+  int32_t zero_point = 0;
+
+  int8_t* s8() const { return reinterpret_cast<int8_t*>(data); }
+  int32_t Dim(int i) const { return dims[i < 0 ? i + rank : i]; }
+};
+
+int32_t Clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// Reads a little-endian integer constant element (int32 or int64 index tensors).
+int64_t ReadIndex(const View& v, int64_t i) {
+  if (v.type == fb::ElementType::Int64) {
+    int64_t x;
+    std::memcpy(&x, v.data + i * 8, 8);
+    return x;
+  }
+  int32_t x;
+  std::memcpy(&x, v.data + i * 4, 4);
+  return x;
+}
+
+// The kernel being run, with its operands resolved.
+struct Ctx {
+  const NpuPayload& payload;
+  const NpuExecEnv& env;
+  const fb::NpuKernel& k;
+  // Base of the kernel's constants: the weight section, or the slot shifted so that
+  // weight-section offsets index it directly.
+  const uint8_t* constants_base;
+
+  View Tensor(int index) const {
+    View v;
+    if (index < 0) return v;
+    const fb::Tensor& t = *payload.program->tensors()->Get(static_cast<uint32_t>(index));
+    v.type = t.type();
+    v.scale = t.scale();
+    v.zero_point = t.zero_point();
+    v.rank = static_cast<int32_t>(t.shape()->size());
+    for (int32_t i = 0; i < v.rank; ++i) {
+      v.dims[i] = t.shape()->Get(static_cast<uint32_t>(i));
+      v.elements *= v.dims[i];
+    }
+    switch (t.kind()) {
+      case fb::TensorKind::Input:
+      case fb::TensorKind::Output:
+        v.data = static_cast<uint8_t*>(env.args[static_cast<size_t>(t.arg_index())]->data);
+        break;
+      case fb::TensorKind::Intermediate:
+        v.data = env.arena + t.arena_offset();
+        break;
+      case fb::TensorKind::Constant:
+        v.data = const_cast<uint8_t*>(constants_base + t.weights_offset());
+        break;
+    }
+    return v;
+  }
+  View In(uint32_t i) const { return i < k.inputs()->size() ? Tensor(k.inputs()->Get(i)) : View{}; }
+  View Out() const { return Tensor(k.outputs()->Get(0)); }
+  const int8_t* Weights() const {
+    return reinterpret_cast<const int8_t*>(constants_base + k.weights()->offset());
+  }
+  int32_t Bias(int32_t c) const {
+    int32_t b;
+    std::memcpy(&b, constants_base + k.bias()->offset() + 4 * static_cast<size_t>(c), 4);
+    return b;
+  }
+  int32_t Mult(uint32_t i) const { return k.output_multipliers()->Get(i); }
+  int32_t Shift(uint32_t i) const { return k.output_shifts()->Get(i); }
+  int32_t Requant(int32_t acc, uint32_t channel) const {
+    const int32_t v = fp::MultiplyByQuantizedMultiplier(acc, Mult(channel), Shift(channel)) +
+                      k.output_zero_point();
+    return Clamp(v, k.activation_min(), k.activation_max());
+  }
+};
+
+// ---- Conv-like ---------------------------------------------------------------------------------
+
+void Conv2D(const Ctx& c) {
+  const View in = c.In(0), out = c.Out();
+  const fb::Geometry& g = *c.k.geometry();
+  const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], in_c = in.dims[3];
+  const int32_t out_h = out.dims[1], out_w = out.dims[2], out_c = out.dims[3];
+  const int32_t bo = c.payload.program->weight_block_out();
+  const int32_t bi = c.payload.program->weight_block_in();
+  const int32_t in_blocks = (in_c + bi - 1) / bi;
+  const int32_t input_offset = -c.k.input_zero_point();
+  const int8_t* w = c.Weights();
+  for (int32_t b = 0; b < batches; ++b) {
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      for (int32_t ox = 0; ox < out_w; ++ox) {
+        for (int32_t oc = 0; oc < out_c; ++oc) {
+          int32_t acc = 0;
+          for (int32_t ky = 0; ky < g.kernel_h(); ++ky) {
+            const int32_t y = oy * g.stride_h() - g.pad_top() + ky * g.dilation_h();
+            if (y < 0 || y >= in_h) continue;
+            for (int32_t kx = 0; kx < g.kernel_w(); ++kx) {
+              const int32_t x = ox * g.stride_w() - g.pad_left() + kx * g.dilation_w();
+              if (x < 0 || x >= in_w) continue;
+              const int8_t* pixel = in.s8() + ((int64_t{b} * in_h + y) * in_w + x) * in_c;
+              const int64_t tap = (int64_t{oc / bo} * g.kernel_h() + ky) * g.kernel_w() + kx;
+              for (int32_t ic = 0; ic < in_c; ++ic) {
+                const int64_t wi = (tap * in_blocks + ic / bi) * bo * bi + (oc % bo) * bi + ic % bi;
+                acc += w[wi] * (pixel[ic] + input_offset);
+              }
+            }
+          }
+          acc += c.Bias(oc);
+          out.s8()[((int64_t{b} * out_h + oy) * out_w + ox) * out_c + oc] =
+              static_cast<int8_t>(c.Requant(acc, static_cast<uint32_t>(oc)));
+        }
+      }
+    }
+  }
+}
+
+void DepthwiseConv2D(const Ctx& c) {
+  const View in = c.In(0), out = c.Out();
+  const fb::Geometry& g = *c.k.geometry();
+  const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], in_c = in.dims[3];
+  const int32_t out_h = out.dims[1], out_w = out.dims[2], out_c = out.dims[3];
+  const int32_t dm = g.depth_multiplier();
+  const int32_t bo = c.payload.program->weight_block_out();
+  const int32_t padded_c = (out_c + bo - 1) / bo * bo;
+  const int32_t input_offset = -c.k.input_zero_point();
+  const int8_t* w = c.Weights();
+  for (int32_t b = 0; b < batches; ++b) {
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      for (int32_t ox = 0; ox < out_w; ++ox) {
+        for (int32_t ic = 0; ic < in_c; ++ic) {
+          for (int32_t m = 0; m < dm; ++m) {
+            const int32_t oc = ic * dm + m;
+            int32_t acc = 0;
+            for (int32_t ky = 0; ky < g.kernel_h(); ++ky) {
+              const int32_t y = oy * g.stride_h() - g.pad_top() + ky * g.dilation_h();
+              if (y < 0 || y >= in_h) continue;
+              for (int32_t kx = 0; kx < g.kernel_w(); ++kx) {
+                const int32_t x = ox * g.stride_w() - g.pad_left() + kx * g.dilation_w();
+                if (x < 0 || x >= in_w) continue;
+                const int32_t v = in.s8()[((int64_t{b} * in_h + y) * in_w + x) * in_c + ic];
+                const int32_t wv = w[(int64_t{ky} * g.kernel_w() + kx) * padded_c + oc];
+                acc += wv * (v + input_offset);
+              }
+            }
+            acc += c.Bias(oc);
+            out.s8()[((int64_t{b} * out_h + oy) * out_w + ox) * out_c + oc] =
+                static_cast<int8_t>(c.Requant(acc, static_cast<uint32_t>(oc)));
+          }
+        }
+      }
+    }
+  }
+}
+
+void FullyConnected(const Ctx& c) {
+  const View in = c.In(0), out = c.Out();
+  const int32_t units = out.Dim(-1);
+  const int64_t batches = out.elements / units;
+  const int64_t depth = in.elements / batches;
+  const int32_t bo = c.payload.program->weight_block_out();
+  const int32_t bi = c.payload.program->weight_block_in();
+  const int64_t in_blocks = (depth + bi - 1) / bi;
+  const int32_t input_offset = -c.k.input_zero_point();
+  const int8_t* w = c.Weights();
+  for (int64_t b = 0; b < batches; ++b) {
+    const int8_t* x = in.s8() + b * depth;
+    for (int32_t o = 0; o < units; ++o) {
+      int32_t acc = 0;
+      for (int64_t i = 0; i < depth; ++i) {
+        const int64_t wi =
+            (int64_t{o / bo} * in_blocks + i / bi) * bo * bi + (o % bo) * bi + i % bi;
+        acc += w[wi] * (x[i] + input_offset);
+      }
+      acc += c.Bias(o);
+      out.s8()[b * units + o] = static_cast<int8_t>(c.Requant(acc, static_cast<uint32_t>(o)));
+    }
+  }
+}
+
+// ---- Pools -------------------------------------------------------------------------------------
+
+void Pool(const Ctx& c, bool average) {
+  const View in = c.In(0), out = c.Out();
+  const fb::Geometry& g = *c.k.geometry();
+  const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], depth = in.dims[3];
+  const int32_t out_h = out.dims[1], out_w = out.dims[2];
+  for (int32_t b = 0; b < batches; ++b) {
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      for (int32_t ox = 0; ox < out_w; ++ox) {
+        const int32_t y0 = oy * g.stride_h() - g.pad_top();
+        const int32_t x0 = ox * g.stride_w() - g.pad_left();
+        const int32_t fy0 = y0 < 0 ? -y0 : 0;
+        const int32_t fy1 = g.kernel_h() < in_h - y0 ? g.kernel_h() : in_h - y0;
+        const int32_t fx0 = x0 < 0 ? -x0 : 0;
+        const int32_t fx1 = g.kernel_w() < in_w - x0 ? g.kernel_w() : in_w - x0;
+        for (int32_t ch = 0; ch < depth; ++ch) {
+          int32_t acc = average ? 0 : -128;
+          int32_t count = 0;
+          for (int32_t fy = fy0; fy < fy1; ++fy) {
+            for (int32_t fx = fx0; fx < fx1; ++fx) {
+              const int32_t v =
+                  in.s8()[((int64_t{b} * in_h + y0 + fy) * in_w + x0 + fx) * depth + ch];
+              if (average) {
+                acc += v;
+              } else if (v > acc) {
+                acc = v;
+              }
+              ++count;
+            }
+          }
+          if (average) {
+            // Windows clipped by padding divide by the taps inside the input (TFLite); round
+            // half away from zero.
+            if (count == 0) count = 1;
+            acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+          }
+          out.s8()[((int64_t{b} * out_h + oy) * out_w + ox) * depth + ch] =
+              static_cast<int8_t>(Clamp(acc, c.k.activation_min(), c.k.activation_max()));
+        }
+      }
+    }
+  }
+}
+
+// ---- Broadcasting binary ops -------------------------------------------------------------------
+
+// Element strides of `v` aligned to the output's rank, 0 along broadcast dimensions.
+void BroadcastStrides(const View& v, const View& out, int64_t* strides) {
+  int64_t stride = 1;
+  for (int32_t i = out.rank - 1; i >= 0; --i) {
+    const int32_t vi = i - (out.rank - v.rank);
+    if (vi < 0) {
+      strides[i] = 0;
+      continue;
+    }
+    strides[i] = v.dims[vi] == 1 && out.dims[i] != 1 ? 0 : stride;
+    stride *= v.dims[vi];
+  }
+}
+
+template <typename Fn>
+void ForEachBroadcast(const View& a, const View& b, const View& out, Fn fn) {
+  int64_t sa[kMaxRank], sb[kMaxRank];
+  BroadcastStrides(a, out, sa);
+  BroadcastStrides(b, out, sb);
+  int32_t index[kMaxRank] = {};
+  for (int64_t o = 0; o < out.elements; ++o) {
+    int64_t ia = 0, ib = 0;
+    for (int32_t d = 0; d < out.rank; ++d) {
+      ia += index[d] * sa[d];
+      ib += index[d] * sb[d];
+    }
+    fn(o, ia, ib);
+    for (int32_t d = out.rank - 1; d >= 0; --d) {
+      if (++index[d] < out.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+void AddSub(const Ctx& c, bool subtract) {
+  const View a = c.In(0), b = c.In(1), out = c.Out();
+  const fb::AddSubParams& p = *c.k.add_sub();
+  const int32_t off1 = -c.k.input_zero_point(), off2 = -c.k.input2_zero_point();
+  ForEachBroadcast(a, b, out, [&](int64_t o, int64_t ia, int64_t ib) {
+    const int32_t x1 = (off1 + a.s8()[ia]) * (1 << p.left_shift());
+    const int32_t x2 = (off2 + b.s8()[ib]) * (1 << p.left_shift());
+    const int32_t s1 =
+        fp::MultiplyByQuantizedMultiplier(x1, p.input1_multiplier(), p.input1_shift());
+    const int32_t s2 =
+        fp::MultiplyByQuantizedMultiplier(x2, p.input2_multiplier(), p.input2_shift());
+    const int32_t raw = subtract ? s1 - s2 : s1 + s2;
+    const int32_t v =
+        fp::MultiplyByQuantizedMultiplier(raw, p.output_multiplier(), p.output_shift()) +
+        c.k.output_zero_point();
+    out.s8()[o] = static_cast<int8_t>(Clamp(v, c.k.activation_min(), c.k.activation_max()));
+  });
+}
+
+void Mul(const Ctx& c) {
+  const View a = c.In(0), b = c.In(1), out = c.Out();
+  const int32_t off1 = -c.k.input_zero_point(), off2 = -c.k.input2_zero_point();
+  ForEachBroadcast(a, b, out, [&](int64_t o, int64_t ia, int64_t ib) {
+    out.s8()[o] = static_cast<int8_t>(c.Requant((off1 + a.s8()[ia]) * (off2 + b.s8()[ib]), 0));
+  });
+}
+
+void MaxMin(const Ctx& c, bool maximum) {
+  const View a = c.In(0), b = c.In(1), out = c.Out();
+  ForEachBroadcast(a, b, out, [&](int64_t o, int64_t ia, int64_t ib) {
+    const int8_t x = a.s8()[ia], y = b.s8()[ib];
+    out.s8()[o] = maximum ? (x > y ? x : y) : (x < y ? x : y);
+  });
+}
+
+// ---- Element-wise activations ------------------------------------------------------------------
+
+void Rescale(const Ctx& c) {  // RELU, RELU6 (their own clamp range), int8 -> int8 QUANTIZE
+  const View in = c.In(0), out = c.Out();
+  for (int64_t i = 0; i < out.elements; ++i) {
+    out.s8()[i] = static_cast<int8_t>(c.Requant(in.s8()[i] - c.k.input_zero_point(), 0));
+  }
+}
+
+void LeakyRelu(const Ctx& c) {
+  const View in = c.In(0), out = c.Out();
+  for (int64_t i = 0; i < out.elements; ++i) {
+    const int32_t v = in.s8()[i] - c.k.input_zero_point();
+    const uint32_t branch = v >= 0 ? 0 : 1;
+    const int32_t r = fp::MultiplyByQuantizedMultiplier(v, c.Mult(branch), c.Shift(branch)) +
+                      c.k.output_zero_point();
+    out.s8()[i] = static_cast<int8_t>(Clamp(r, -128, 127));
+  }
+}
+
+void LogisticTanh(const Ctx& c, bool tanh) {
+  const View in = c.In(0), out = c.Out();
+  const fb::FixedPointParams& p = *c.k.fixed_point();
+  for (int64_t i = 0; i < out.elements; ++i) {
+    const int32_t v = in.s8()[i] - c.k.input_zero_point();
+    int32_t r;
+    if (v <= -p.input_range_radius()) {
+      r = -128;
+    } else if (v >= p.input_range_radius()) {
+      r = 127;
+    } else {
+      const int32_t q4 =
+          fp::MultiplyByQuantizedMultiplier(v, p.input_multiplier(), p.input_left_shift());
+      if (tanh) {
+        const int32_t q0 = fp::Tanh(fp::Q<4>::FromRaw(q4)).raw;
+        r = Clamp(fp::RoundingDivideByPOT(q0, 31 - 7), -128, 127);  // output scale 1/128, zp 0
+      } else {
+        const int32_t q0 = fp::Logistic(fp::Q<4>::FromRaw(q4)).raw;
+        r = Clamp(fp::RoundingDivideByPOT(q0, 31 - 8) - 128, -128, 127);  // 1/256, zp -128
+      }
+    }
+    out.s8()[i] = static_cast<int8_t>(r);
+  }
+}
+
+void Softmax(const Ctx& c) {
+  const View in = c.In(0), out = c.Out();
+  const fb::FixedPointParams& p = *c.k.fixed_point();
+  const int32_t depth = in.Dim(-1);
+  const int64_t rows = depth > 0 ? in.elements / depth : 0;
+  constexpr int kAccumulationIntegerBits = 12;
+  auto scaled_diff = [&](int32_t diff) {
+    // MultiplyByQuantizedMultiplierGreaterThanOne: left shift, then one rounding high-mul.
+    return fp::Q<5>::FromRaw(fp::SaturatingRoundingDoublingHighMul(
+        static_cast<int32_t>(static_cast<uint32_t>(diff) << p.input_left_shift()),
+        p.input_multiplier()));
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    const int8_t* x = in.s8() + r * depth;
+    int8_t* y = out.s8() + r * depth;
+    int32_t max_in_row = -128;
+    for (int32_t i = 0; i < depth; ++i) max_in_row = x[i] > max_in_row ? x[i] : max_in_row;
+    fp::Q<kAccumulationIntegerBits> sum = fp::Q<kAccumulationIntegerBits>::Zero();
+    for (int32_t i = 0; i < depth; ++i) {
+      const int32_t diff = x[i] - max_in_row;
+      if (diff >= p.diff_min()) {
+        sum =
+            sum + fp::Rescale<kAccumulationIntegerBits>(fp::ExpOnNegativeValues(scaled_diff(diff)));
+      }
+    }
+    int num_bits_over_unit = 0;
+    const fp::Q<0> shifted_scale = fp::Q<0>::FromRaw(
+        fp::GetReciprocal(sum.raw, kAccumulationIntegerBits, &num_bits_over_unit));
+    for (int32_t i = 0; i < depth; ++i) {
+      const int32_t diff = x[i] - max_in_row;
+      if (diff >= p.diff_min()) {
+        const fp::Q<0> e = fp::ExpOnNegativeValues(scaled_diff(diff));
+        const int32_t unsat =
+            fp::RoundingDivideByPOT((shifted_scale * e).raw, num_bits_over_unit + 31 - 8);
+        y[i] = static_cast<int8_t>(Clamp(unsat - 128, -128, 127));
+      } else {
+        y[i] = -128;
+      }
+    }
+  }
+}
+
+void HardSwish(const Ctx& c) {
+  const View in = c.In(0), out = c.Out();
+  // TFLite's Prepare computes these in float; do the same so the multipliers round identically.
+  const float hires_input_scale = (1.0f / 128.0f) * in.scale;
+  const float reluish_scale = 3.0f / 32768.0f;
+  auto to16 = [](int32_t m) -> int16_t {
+    if (m >= INT32_MAX - (1 << 15)) return INT16_MAX;
+    return static_cast<int16_t>((m + (1 << 15)) >> 16);
+  };
+  int32_t out_m32, out_exp, relu_m32, relu_exp;
+  QuantizeMultiplier(hires_input_scale / out.scale, &out_m32, &out_exp);
+  QuantizeMultiplier(hires_input_scale / reluish_scale, &relu_m32, &relu_exp);
+  const int16_t out_m = to16(out_m32), relu_m = to16(relu_m32);
+  for (int64_t i = 0; i < out.elements; ++i) {
+    const int16_t v = static_cast<int16_t>(in.s8()[i] - in.zero_point);
+    const int16_t hires = static_cast<int16_t>(v * (1 << 7));
+    const int16_t preshift = fp::SaturatingRoundingDoublingHighMul16(hires, out_m);
+    int16_t reluish = hires;
+    if (relu_exp > 0) reluish = fp::SaturatingLeftShift16(reluish, relu_exp - 1);
+    reluish = fp::SaturatingRoundingDoublingHighMul16(reluish, relu_m);
+    if (relu_exp > 0) reluish = fp::SaturatingLeftShift16(reluish, 1);
+    if (relu_exp < 0) reluish = fp::RoundingDivideByPOT16(reluish, -relu_exp);
+    reluish = static_cast<int16_t>((reluish + (1 << 15)) >> 1);
+    const int16_t pre = fp::SaturatingDoublingHighMul16(reluish, preshift);
+    int32_t r = fp::RoundingDivideByPOT16(pre, out_exp < 0 ? -out_exp : 0) + out.zero_point;
+    out.s8()[i] = static_cast<int8_t>(Clamp(r, -128, 127));
+  }
+}
+
+void Quantize(const Ctx& c) {
+  const View in = c.In(0), out = c.Out();
+  for (int64_t i = 0; i < out.elements; ++i) {
+    int32_t r;
+    if (in.type == fb::ElementType::Float32) {
+      float f;
+      std::memcpy(&f, in.data + i * 4, 4);
+      r = static_cast<int32_t>(std::round(f / out.scale)) + out.zero_point;
+    } else {
+      const int32_t v = in.type == fb::ElementType::UInt8 ? in.data[i] : in.s8()[i];
+      r = fp::MultiplyByQuantizedMultiplier(v - in.zero_point, c.Mult(0), c.Shift(0)) +
+          out.zero_point;
+    }
+    if (out.type == fb::ElementType::UInt8) {
+      out.data[i] = static_cast<uint8_t>(Clamp(r, 0, 255));
+    } else if (out.type == fb::ElementType::Int16) {
+      const int16_t s = static_cast<int16_t>(Clamp(r, INT16_MIN, INT16_MAX));
+      std::memcpy(out.data + i * 2, &s, 2);
+    } else {
+      out.s8()[i] = static_cast<int8_t>(Clamp(r, -128, 127));
+    }
+  }
+}
+
+void Dequantize(const Ctx& c) {
+  const View in = c.In(0), out = c.Out();
+  for (int64_t i = 0; i < out.elements; ++i) {
+    const int32_t v = in.type == fb::ElementType::UInt8 ? in.data[i] : in.s8()[i];
+    const float f = static_cast<float>(static_cast<double>(in.scale) * (v - in.zero_point));
+    std::memcpy(out.data + i * 4, &f, 4);
+  }
+}
+
+// ---- Data movement -----------------------------------------------------------------------------
+
+int ElementSize(const View& v) { return ElementBytes(v.type); }
+
+void Copy(const Ctx& c) {  // RESHAPE, SQUEEZE
+  const View in = c.In(0), out = c.Out();
+  if (in.data != out.data) std::memmove(out.data, in.data, out.elements * ElementSize(out));
+}
+
+int32_t NormalizeAxis(int32_t axis, int32_t rank) { return axis < 0 ? axis + rank : axis; }
+
+void Concatenation(const Ctx& c) {
+  const View out = c.Out();
+  const int32_t axis = NormalizeAxis(c.k.axis(), out.rank);
+  const int es = ElementSize(out);
+  int64_t outer = 1, inner = es;
+  for (int32_t d = 0; d < axis; ++d) outer *= out.dims[d];
+  for (int32_t d = axis + 1; d < out.rank; ++d) inner *= out.dims[d];
+  const int64_t out_row = inner * out.dims[axis];
+  int64_t column = 0;
+  for (uint32_t i = 0; i < c.k.inputs()->size(); ++i) {
+    const View in = c.In(i);
+    const int64_t row = inner * in.dims[axis];
+    for (int64_t o = 0; o < outer; ++o) {
+      std::memcpy(out.data + o * out_row + column, in.data + o * row, row);
+    }
+    column += row;
+  }
+}
+
+// Calls fn(out_linear, in_linear) for a gather described per output dim by an input start and
+// step (in elements of that input dim), over an input of `in_dims`.
+template <typename Fn>
+void Gather(const View& in, const View& out, const int64_t* start, const int64_t* step,
+            const int32_t* in_dim_of, Fn fn) {
+  int64_t in_strides[kMaxRank];
+  int64_t s = 1;
+  for (int32_t d = in.rank - 1; d >= 0; --d) {
+    in_strides[d] = s;
+    s *= in.dims[d];
+  }
+  int32_t index[kMaxRank] = {};
+  for (int64_t o = 0; o < out.elements; ++o) {
+    int64_t src = 0;
+    for (int32_t d = 0; d < out.rank; ++d) {
+      if (in_dim_of[d] >= 0) src += (start[d] + index[d] * step[d]) * in_strides[in_dim_of[d]];
+    }
+    fn(o, src);
+    for (int32_t d = out.rank - 1; d >= 0; --d) {
+      if (++index[d] < out.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+void Transpose(const Ctx& c) {
+  const View in = c.In(0), perm = c.In(1), out = c.Out();
+  const int es = ElementSize(out);
+  int64_t start[kMaxRank] = {}, step[kMaxRank];
+  int32_t dim_of[kMaxRank];
+  for (int32_t d = 0; d < out.rank; ++d) {
+    dim_of[d] = static_cast<int32_t>(ReadIndex(perm, d));
+    step[d] = 1;
+  }
+  Gather(in, out, start, step, dim_of,
+         [&](int64_t o, int64_t i) { std::memcpy(out.data + o * es, in.data + i * es, es); });
+}
+
+// Start of a (strided) slice along one input dim, as TFLite's StartForAxis resolves it.
+int64_t SliceStart(const View& begin, int32_t d, int64_t stride, int32_t begin_mask,
+                   int32_t dim_size) {
+  if (begin_mask & (1 << d)) return stride > 0 ? 0 : dim_size - 1;
+  int64_t b = ReadIndex(begin, d);
+  if (b < 0) b += dim_size;
+  const int64_t lo = stride > 0 ? 0 : -1;
+  const int64_t hi = stride > 0 ? dim_size : dim_size - 1;
+  return b < lo ? lo : (b > hi ? hi : b);
+}
+
+void Slice(const Ctx& c, bool strided) {  // SLICE, STRIDED_SLICE
+  const View in = c.In(0), begin = c.In(1), out = c.Out();
+  const View strides = strided ? c.In(3) : View{};
+  const int32_t begin_mask = strided ? c.k.int_params()->Get(0) : 0;
+  const int32_t shrink = strided ? c.k.int_params()->Get(4) : 0;
+  const int es = ElementSize(out);
+  int64_t start[kMaxRank] = {}, step[kMaxRank] = {};
+  int32_t dim_of[kMaxRank];
+  int64_t base = 0;  // offset of the shrunk dimensions, which have no output dim
+  int64_t stride_of_dim = 1;
+  int32_t od = 0;
+  int64_t in_strides[kMaxRank];
+  for (int32_t d = in.rank - 1; d >= 0; --d) {
+    in_strides[d] = stride_of_dim;
+    stride_of_dim *= in.dims[d];
+  }
+  for (int32_t d = 0; d < in.rank; ++d) {
+    const int64_t st = strided ? ReadIndex(strides, d) : 1;
+    const int64_t b =
+        strided ? SliceStart(begin, d, st, begin_mask & ~shrink, in.dims[d]) : ReadIndex(begin, d);
+    if (shrink & (1 << d)) {
+      base += b * in_strides[d];
+      continue;
+    }
+    start[od] = b;
+    step[od] = st;
+    dim_of[od] = d;
+    ++od;
+  }
+  for (int32_t d = od; d < out.rank; ++d) dim_of[d] = -1;
+  Gather(in, out, start, step, dim_of, [&](int64_t o, int64_t i) {
+    std::memcpy(out.data + o * es, in.data + (base + i) * es, es);
+  });
+}
+
+void Pad(const Ctx& c, bool v2) {
+  const View in = c.In(0), pads = c.In(1), out = c.Out();
+  const int es = ElementSize(out);
+  // TFLite pads int8 with the output zero point unless PADV2 gives a constant value.
+  uint8_t fill[8] = {};
+  if (v2 && c.k.inputs()->size() > 2 && c.k.inputs()->Get(2) >= 0) {
+    std::memcpy(fill, c.In(2).data, es);
+  } else if (out.type == fb::ElementType::Int8 || out.type == fb::ElementType::UInt8) {
+    fill[0] = static_cast<uint8_t>(out.zero_point);
+  }
+  int64_t before[kMaxRank];
+  for (int32_t d = 0; d < in.rank; ++d) before[d] = ReadIndex(pads, 2 * d);
+  int64_t in_strides[kMaxRank];
+  int64_t s = 1;
+  for (int32_t d = in.rank - 1; d >= 0; --d) {
+    in_strides[d] = s;
+    s *= in.dims[d];
+  }
+  int32_t index[kMaxRank] = {};
+  for (int64_t o = 0; o < out.elements; ++o) {
+    int64_t src = 0;
+    bool inside = true;
+    for (int32_t d = 0; d < out.rank; ++d) {
+      const int64_t x = index[d] - before[d];
+      if (x < 0 || x >= in.dims[d]) {
+        inside = false;
+        break;
+      }
+      src += x * in_strides[d];
+    }
+    std::memcpy(out.data + o * es, inside ? in.data + src * es : fill, es);
+    for (int32_t d = out.rank - 1; d >= 0; --d) {
+      if (++index[d] < out.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+void Mean(const Ctx& c) {
+  const View in = c.In(0), axes = c.In(1), out = c.Out();
+  bool reduced[kMaxRank] = {};
+  for (int64_t i = 0; i < axes.elements; ++i) {
+    reduced[NormalizeAxis(static_cast<int32_t>(ReadIndex(axes, i)), in.rank)] = true;
+  }
+  int64_t count = 1;
+  int32_t kept_dims[kMaxRank];
+  int32_t kept = 0;
+  for (int32_t d = 0; d < in.rank; ++d) {
+    if (reduced[d]) {
+      count *= in.dims[d];
+    } else {
+      kept_dims[kept++] = in.dims[d];
+    }
+  }
+  const bool keep_dims =
+      c.k.int_params() && c.k.int_params()->size() > 0 && c.k.int_params()->Get(0);
+  // TFLite Micro: 4-D keep_dims MEAN over H and W uses the rescaling integer kernel; with equal
+  // quantization it otherwise sums raw values and truncates the division.
+  const bool spatial = keep_dims && in.rank == 4 && axes.elements == 2 && reduced[1] &&
+                       reduced[2] && !reduced[0] && !reduced[3];
+  int32_t sums_index[kMaxRank] = {};
+  (void)kept_dims;
+  for (int64_t o = 0; o < out.elements; ++o) {
+    // Decompose o over the kept dims.
+    int64_t rem = o;
+    for (int32_t d = kept - 1; d >= 0; --d) {
+      sums_index[d] = static_cast<int32_t>(rem % kept_dims[d]);
+      rem /= kept_dims[d];
+    }
+    int32_t acc = 0;
+    int32_t index[kMaxRank] = {};
+    for (int64_t r = 0; r < count; ++r) {
+      // Build the input index: kept dims from sums_index, reduced dims from the counter.
+      int64_t rr = r, src = 0, stride = 1;
+      int32_t k = kept - 1;
+      for (int32_t d = in.rank - 1; d >= 0; --d) {
+        if (reduced[d]) {
+          index[d] = static_cast<int32_t>(rr % in.dims[d]);
+          rr /= in.dims[d];
+        } else {
+          index[d] = sums_index[k--];
+        }
+        src += index[d] * stride;
+        stride *= in.dims[d];
+      }
+      acc += spatial ? in.s8()[src] - c.k.input_zero_point() : in.s8()[src];
+    }
+    int32_t r;
+    const int32_t n = static_cast<int32_t>(count);
+    if (spatial) {
+      acc = fp::MultiplyByQuantizedMultiplier(acc, c.Mult(0), c.Shift(0));
+      acc = acc > 0 ? (acc + n / 2) / n : (acc - n / 2) / n;
+      r = acc + c.k.output_zero_point();
+    } else {
+      r = acc / n;
+    }
+    out.s8()[o] = static_cast<int8_t>(Clamp(r, -128, 127));
+  }
+}
+
+int32_t NearestNeighbor(int32_t value, int32_t in_size, int32_t out_size, bool align_corners,
+                        bool half_pixel_centers) {
+  const float scale = (align_corners && out_size > 1)
+                          ? static_cast<float>(in_size - 1) / static_cast<float>(out_size - 1)
+                          : static_cast<float>(in_size) / static_cast<float>(out_size);
+  const float offset = half_pixel_centers ? 0.5f : 0.0f;
+  const float pos = (static_cast<float>(value) + offset) * scale;
+  int32_t r =
+      align_corners ? static_cast<int32_t>(std::round(pos)) : static_cast<int32_t>(std::floor(pos));
+  if (r > in_size - 1) r = in_size - 1;
+  if (half_pixel_centers && r < 0) r = 0;
+  return r;
+}
+
+void ResizeNearestNeighbor(const Ctx& c) {
+  const View in = c.In(0), out = c.Out();
+  const bool align = c.k.int_params()->Get(0) != 0;
+  const bool half = c.k.int_params()->Get(1) != 0;
+  const int es = ElementSize(out);
+  const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], depth = in.dims[3];
+  const int32_t out_h = out.dims[1], out_w = out.dims[2];
+  for (int32_t b = 0; b < batches; ++b) {
+    for (int32_t y = 0; y < out_h; ++y) {
+      const int32_t iy = NearestNeighbor(y, in_h, out_h, align, half);
+      for (int32_t x = 0; x < out_w; ++x) {
+        const int32_t ix = NearestNeighbor(x, in_w, out_w, align, half);
+        std::memcpy(out.data + ((int64_t{b} * out_h + y) * out_w + x) * depth * es,
+                    in.data + ((int64_t{b} * in_h + iy) * in_w + ix) * depth * es,
+                    static_cast<size_t>(depth) * es);
+      }
+    }
+  }
+}
+
+void BatchMatMul(const Ctx& c) {
+  const View a = c.In(0), b = c.In(1), out = c.Out();
+  const bool adj_x = c.k.int_params()->Get(0) != 0, adj_y = c.k.int_params()->Get(1) != 0;
+  const int32_t rows = out.dims[1], cols = out.dims[2];
+  const int32_t depth = adj_x ? a.dims[1] : a.dims[2];
+  const int32_t off1 = -c.k.input_zero_point(), off2 = -c.k.input2_zero_point();
+  for (int32_t n = 0; n < out.dims[0]; ++n) {
+    const int8_t* pa = a.s8() + int64_t{a.dims[0] == 1 ? 0 : n} * a.dims[1] * a.dims[2];
+    const int8_t* pb = b.s8() + int64_t{b.dims[0] == 1 ? 0 : n} * b.dims[1] * b.dims[2];
+    for (int32_t i = 0; i < rows; ++i) {
+      for (int32_t j = 0; j < cols; ++j) {
+        int32_t acc = 0;
+        for (int32_t k = 0; k < depth; ++k) {
+          const int32_t x = adj_x ? pa[int64_t{k} * a.dims[2] + i] : pa[int64_t{i} * depth + k];
+          const int32_t y = adj_y ? pb[int64_t{j} * b.dims[2] + k] : pb[int64_t{k} * cols + j];
+          acc += (x + off1) * (y + off2);
+        }
+        out.s8()[(int64_t{n} * rows + i) * cols + j] = static_cast<int8_t>(c.Requant(acc, 0));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void QuantizeMultiplier(double real_multiplier, int32_t* multiplier, int32_t* shift) {
+  if (real_multiplier <= 0) {
+    *multiplier = 0;
+    *shift = 0;
+    return;
+  }
+  int exponent = 0;
+  const double q = std::frexp(real_multiplier, &exponent);
+  int64_t q_fixed = static_cast<int64_t>(std::round(q * static_cast<double>(int64_t{1} << 31)));
+  if (q_fixed == (int64_t{1} << 31)) {
+    q_fixed /= 2;
+    ++exponent;
+  }
+  if (exponent < -31) {
+    q_fixed = 0;
+    exponent = 0;
+  }
+  *multiplier = static_cast<int32_t>(q_fixed);
+  *shift = exponent;
+}
+
+Error BindingsFit(const NpuPayload& payload, const NpuExecEnv& env, bool check_args) {
+  const fb::NpuProgram& program = *payload.program;
+  RT_CHECK_OR_RETURN_ERROR(
+      !check_args || env.args.size() == payload.num_inputs + payload.num_outputs, kInvalidArgument,
+      "NPU delegate: %zu arguments, payload expects %u", env.args.size(),
+      payload.num_inputs + payload.num_outputs);
+  for (const fb::Tensor* t : *program.tensors()) {
+    if (t->kind() == fb::TensorKind::Input || t->kind() == fb::TensorKind::Output) {
+      if (!check_args) continue;
+      const TensorView* arg = env.args[static_cast<size_t>(t->arg_index())];
+      RT_CHECK_OR_RETURN_ERROR(arg != nullptr && arg->data != nullptr, kInvalidArgument,
+                               "NPU delegate: argument %d has no data", t->arg_index());
+      RT_CHECK_OR_RETURN_ERROR(arg->NumBytes() == TensorBytes(*t), kInvalidArgument,
+                               "NPU delegate: argument %d has %lld bytes, payload tensor '%s' %lld",
+                               t->arg_index(), static_cast<long long>(arg->NumBytes()),
+                               t->name() ? t->name()->c_str() : "",
+                               static_cast<long long>(TensorBytes(*t)));
+    } else if (t->kind() == fb::TensorKind::Intermediate) {
+      RT_CHECK_OR_RETURN_ERROR(
+          env.arena != nullptr &&
+              static_cast<uint64_t>(t->arena_offset() + TensorBytes(*t)) <= env.arena_size,
+          kInvalidArgument, "NPU delegate: intermediate '%s' ends past the arena (%zu bytes)",
+          t->name() ? t->name()->c_str() : "", env.arena_size);
+    }
+  }
+  RT_CHECK_OR_RETURN_ERROR(
+      program.sram_weight_scratch_size() == 0 ||
+          (env.weight_scratch != nullptr &&
+           env.weight_scratch_size >= program.sram_weight_scratch_size()),
+      kInvalidArgument, "NPU delegate: weight scratch %zu bytes, payload needs %llu",
+      env.weight_scratch_size, static_cast<unsigned long long>(program.sram_weight_scratch_size()));
+  return Error::kOk;
+}
+
+void ExecutePrefetch(const NpuPayload& payload, const fb::Prefetch& prefetch,
+                     const NpuExecEnv& env) {
+  std::memcpy(env.weight_scratch + prefetch.slot() * payload.program->slot_size(),
+              payload.weights.data() + prefetch.weights_offset(), prefetch.size());
+}
+
+Error ExecuteKernel(const NpuPayload& payload, uint32_t kernel_index, const NpuExecEnv& env) {
+  const fb::NpuKernel& k = *payload.program->kernels()->Get(kernel_index);
+  const uint8_t* constants_base = payload.weights.data();
+  if (k.weight_slot() >= 0) {
+    constants_base = env.weight_scratch +
+                     static_cast<uint64_t>(k.weight_slot()) * payload.program->slot_size() -
+                     k.constants()->offset();
+  }
+  const Ctx c{payload, env, k, constants_base};
+  switch (k.kind()) {
+    case fb::KernelKind::Conv2D:
+      Conv2D(c);
+      break;
+    case fb::KernelKind::DepthwiseConv2D:
+      DepthwiseConv2D(c);
+      break;
+    case fb::KernelKind::FullyConnected:
+      FullyConnected(c);
+      break;
+    case fb::KernelKind::AveragePool2D:
+      Pool(c, true);
+      break;
+    case fb::KernelKind::MaxPool2D:
+      Pool(c, false);
+      break;
+    case fb::KernelKind::Add:
+      AddSub(c, false);
+      break;
+    case fb::KernelKind::Sub:
+      AddSub(c, true);
+      break;
+    case fb::KernelKind::Mul:
+      Mul(c);
+      break;
+    case fb::KernelKind::Softmax:
+      Softmax(c);
+      break;
+    case fb::KernelKind::Logistic:
+      LogisticTanh(c, false);
+      break;
+    case fb::KernelKind::Tanh:
+      LogisticTanh(c, true);
+      break;
+    case fb::KernelKind::Relu:
+    case fb::KernelKind::Relu6:
+      Rescale(c);
+      break;
+    case fb::KernelKind::LeakyRelu:
+      LeakyRelu(c);
+      break;
+    case fb::KernelKind::HardSwish:
+      HardSwish(c);
+      break;
+    case fb::KernelKind::Concatenation:
+      Concatenation(c);
+      break;
+    case fb::KernelKind::Reshape:
+    case fb::KernelKind::Squeeze:
+      Copy(c);
+      break;
+    case fb::KernelKind::Pad:
+      Pad(c, false);
+      break;
+    case fb::KernelKind::PadV2:
+      Pad(c, true);
+      break;
+    case fb::KernelKind::Transpose:
+      Transpose(c);
+      break;
+    case fb::KernelKind::Mean:
+      Mean(c);
+      break;
+    case fb::KernelKind::Maximum:
+      MaxMin(c, true);
+      break;
+    case fb::KernelKind::Minimum:
+      MaxMin(c, false);
+      break;
+    case fb::KernelKind::Slice:
+      Slice(c, false);
+      break;
+    case fb::KernelKind::StridedSlice:
+      Slice(c, true);
+      break;
+    case fb::KernelKind::ResizeNearestNeighbor:
+      ResizeNearestNeighbor(c);
+      break;
+    case fb::KernelKind::Quantize:
+      Quantize(c);
+      break;
+    case fb::KernelKind::Dequantize:
+      Dequantize(c);
+      break;
+    case fb::KernelKind::BatchMatMul:
+      BatchMatMul(c);
+      break;
+    default:
+      return Error::kNotSupported;
+  }
+  return Error::kOk;
+}
+
+}  // namespace boardlab::runtime::npu

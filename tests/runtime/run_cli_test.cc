@@ -1,0 +1,176 @@
+// boardlab-run end to end: the built binary (BOARDLAB_RUN) on artifacts compiled in-process.
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/runtime/executor_test_support.h"
+#include "tests/support/shared_data.h"
+#include "tests/support/test_paths.h"
+
+namespace boardlab::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    binary_ = boardlab::testing::RunBinary();
+    if (binary_.empty() || !fs::exists(binary_)) {
+      GTEST_SKIP() << "boardlab-run is not built (" << binary_ << ")";
+    }
+    dir_ = fs::temp_directory_path() /
+           ("boardlab_run_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+
+  RunResult Run(const std::string& args) {
+    RunResult r;
+    const std::string command = binary_ + " " + args + " 2>&1";
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return r;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.output.append(buffer, n);
+    const int status = pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  }
+
+  std::string Write(const std::string& name, const std::vector<uint8_t>& bytes) {
+    const std::string path = (dir_ / name).string();
+    EXPECT_TRUE(boardlab::testing::WriteFile(path, bytes));
+    return path;
+  }
+
+  // A conv on the NPU: runs with the real backend and no CPU kernels.
+  std::string ConvArtifact() {
+    return Write("conv.pte", testing::CompilePte(boardlab::testing::SingleConv2D(),
+                                                 compiler::CompileOptions{}));
+  }
+
+  std::string binary_;
+  fs::path dir_;
+};
+
+TEST_F(RunCli, NoArgumentsIsUsageError) {
+  EXPECT_EQ(Run("").exit_code, 2);
+  EXPECT_EQ(Run("x.pte --profile xml").exit_code, 2);
+}
+
+TEST_F(RunCli, MissingArtifactIsUsageError) {
+  const RunResult r = Run((dir_ / "absent.pte").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+TEST_F(RunCli, GarbageArtifactIsInvalid) {
+  const std::string path = Write("bad.pte", std::vector<uint8_t>(100, 0x41));
+  const RunResult r = Run(path);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("invalid artifact"), std::string::npos) << r.output;
+}
+
+TEST_F(RunCli, TruncatedArtifactIsInvalid) {
+  std::vector<uint8_t> pte =
+      testing::CompilePte(boardlab::testing::SingleConv2D(), compiler::CompileOptions{});
+  pte.resize(pte.size() / 2);
+  const RunResult r = Run(Write("half.pte", pte));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("truncated"), std::string::npos) << r.output;
+}
+
+TEST_F(RunCli, RunsWritesOutputsAndVerifies) {
+  const std::string pte = ConvArtifact();
+  const fs::path out = dir_ / "out";
+  RunResult r = Run(pte + " --input random:7 --outputs " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("UNVERIFIED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("output 0: int8 [1,8,8,4]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("NPU"), std::string::npos) << r.output;
+  const std::string output0 = (out / "output0.bin").string();
+  const std::vector<uint8_t> produced = boardlab::testing::ReadFile(output0);
+  ASSERT_EQ(produced.size(), 8u * 8u * 4u);
+
+  // The same input reproduces the output exactly.
+  r = Run(pte + " --input random:7 --expected " + output0);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("verdict: PASS"), std::string::npos) << r.output;
+
+  // A changed expected file fails at atol 0 and passes with enough tolerance.
+  std::vector<uint8_t> changed = produced;
+  changed[5] = static_cast<uint8_t>(changed[5] ^ 0x01);
+  const std::string changed_path = Write("changed.bin", changed);
+  r = Run(pte + " --input random:7 --expected " + changed_path);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("verdict: FAIL"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1 of 256 elements outside atol"), std::string::npos) << r.output;
+  r = Run(pte + " --input random:7 --atol 1 --expected " + changed_path);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST_F(RunCli, InputFileOfWrongSizeIsUsageError) {
+  const std::string pte = ConvArtifact();
+  const std::string input = Write("in.bin", std::vector<uint8_t>(10, 1));
+  const RunResult r = Run(pte + " --input " + input);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("has 10 bytes"), std::string::npos) << r.output;
+}
+
+TEST_F(RunCli, RandomInputsAreDeterministic) {
+  const std::string pte = ConvArtifact();
+  const RunResult a = Run(pte + " --input random:3 --profile json");
+  const RunResult b = Run(pte + " --input random:3 --profile json");
+  const RunResult c = Run(pte + " --input random:4 --profile json");
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  const nlohmann::json ja = nlohmann::json::parse(a.output, nullptr, false);
+  const nlohmann::json jb = nlohmann::json::parse(b.output, nullptr, false);
+  const nlohmann::json jc = nlohmann::json::parse(c.output, nullptr, false);
+  ASSERT_FALSE(ja.is_discarded()) << a.output;
+  ASSERT_FALSE(jc.is_discarded()) << c.output;
+  EXPECT_EQ(ja["outputs"][0]["fnv1a32"], jb["outputs"][0]["fnv1a32"]);
+  EXPECT_NE(ja["outputs"][0]["fnv1a32"], jc["outputs"][0]["fnv1a32"]);
+}
+
+TEST_F(RunCli, JsonProfileListsEveryInstruction) {
+  const std::string pte = ConvArtifact();
+  const RunResult r = Run(pte + " --profile json --iterations 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["verdict"], "unverified");
+  EXPECT_EQ(j["profile"]["clock"], "sim");
+  EXPECT_EQ(j["profile"]["iterations"], 3);
+  ASSERT_EQ(j["profile"]["ops"].size(), 1u);
+  EXPECT_EQ(j["profile"]["ops"][0]["unit"], "NPU");
+  EXPECT_GE(j["profile"]["ops"][0]["npu_kernels"].size(), 1u);
+}
+
+TEST_F(RunCli, WritesEtdump) {
+  const std::string pte = ConvArtifact();
+  const std::string etdp = (dir_ / "run.etdp").string();
+  const RunResult r = Run(pte + " --clock wall --etdump " + etdp);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<uint8_t> bytes = boardlab::testing::ReadFile(etdp);
+  ASSERT_GT(bytes.size(), 12u);
+  EXPECT_EQ(std::string(bytes.begin() + 8, bytes.begin() + 12), "ED00");
+}
+
+}  // namespace
+}  // namespace boardlab::runtime

@@ -1,0 +1,182 @@
+// Simulated clock: deterministic cycles for the same artifact and inputs, CPU shapes derived from
+// KernelCall arguments, and NPU delegate events nested in simulated time.
+
+#include <vector>
+
+#include "compiler/driver.h"
+#include "compiler/npu_lowering.h"
+#include "gtest/gtest.h"
+#include "runtime/core/event_tracer_hooks.h"
+#include "runtime/core/memory_allocator.h"
+#include "runtime/npu/npu_backend.h"
+#include "runtime/profiling/etdump/etdump_reader.h"
+#include "runtime/profiling/etdump/etdump_writer.h"
+#include "runtime/sim/sim_clock.h"
+#include "tests/support/test_models.h"
+
+namespace boardlab::runtime::sim {
+namespace {
+
+// Runs every NPU partition of TinyDsCnn once on `clock`, tracing into `tracer`.
+uint64_t RunOnce(const compiler::CompileResult& r, SimClock& clock, EventTracer* tracer) {
+  auto blobs = compiler::LowerNpuPartitions(r.compilation);
+  EXPECT_TRUE(blobs.ok());
+  npu::NpuBackend backend(clock.params(), &clock);
+  std::vector<uint8_t> arena(static_cast<size_t>(r.compilation.memory.arena_bytes) + 16);
+  std::vector<uint8_t> persistent(1 << 16);
+  const Ticks before = clock.now();
+  for (const auto& blob : *blobs) {
+    MemoryAllocator allocator(persistent.data(), persistent.size());
+    std::vector<uint8_t> scratch(static_cast<size_t>(blob.weight_scratch_bytes) + 16);
+    BackendContext ctx;
+    ctx.persistent = &allocator;
+    ctx.arena = arena.data();
+    ctx.arena_size = arena.size();
+    ctx.weight_scratch = scratch.data();
+    ctx.weight_scratch_size = scratch.size();
+    ctx.tracer = tracer;
+    auto handle = backend.Init(Span<const uint8_t>(blob.bytes.data(), blob.bytes.size()), ctx);
+    EXPECT_TRUE(handle.ok());
+    std::vector<std::vector<uint8_t>> storage;
+    std::vector<TensorView> views;
+    std::vector<int> ts = blob.input_tensors;
+    ts.insert(ts.end(), blob.output_tensors.begin(), blob.output_tensors.end());
+    views.resize(ts.size());
+    std::vector<TensorView*> args;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      const auto& t = r.compilation.graph.tensors[ts[i]];
+      storage.emplace_back(static_cast<size_t>(t.SizeBytes()), uint8_t(i * 7));
+      views[i].rank = 1;
+      views[i].dims[0] = static_cast<int32_t>(t.SizeBytes());
+      views[i].data = storage.back().data();
+      args.push_back(&views[i]);
+    }
+    if (tracer) tracer->BeginRun("Execute");
+    EXPECT_EQ(backend.Execute(*handle, Span<TensorView* const>(args.data(), args.size()), ctx),
+              Error::kOk);
+  }
+  return clock.now() - before;
+}
+
+TEST(SimClockTest, SameArtifactAndInputsGiveTheSameCycles) {
+  auto r = compiler::Compile(testing::TinyDsCnn(), {});
+  ASSERT_TRUE(r.ok());
+  SimClock a(r->compilation.target.timing), b(r->compilation.target.timing);
+  const uint64_t first = RunOnce(*r, a, nullptr);
+  EXPECT_GT(first, 0u);
+  EXPECT_EQ(RunOnce(*r, b, nullptr), first);
+  EXPECT_EQ(RunOnce(*r, a, nullptr), first);  // a second run costs the same
+  EXPECT_EQ(a.now(), 2 * first);
+}
+
+TEST(SimClockTest, DelegateEventsTileTheSimulatedTime) {
+  auto r = compiler::Compile(testing::TinyDsCnn(), {});
+  ASSERT_TRUE(r.ok());
+  SimClock clock(r->compilation.target.timing);
+  clock.Reset(1000);
+  std::vector<uint8_t> buffer(64 * 1024);
+  etdump::EtdumpWriter writer(buffer.data(), buffer.size());
+  const uint64_t cycles = RunOnce(*r, clock, &writer);
+  auto bytes = writer.Finish();
+  ASSERT_TRUE(bytes.ok());
+  auto reader = etdump::EtdumpReader::Open(*bytes);
+  ASSERT_TRUE(reader.ok());
+  etdump::ProfileRow rows[64];
+  const size_t n = reader->ReadRows(Span<etdump::ProfileRow>(rows, 64), r->debug_map_json.data(),
+                                    r->debug_map_json.size());
+  ASSERT_GT(n, 0u);
+  uint64_t t = 1000;
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(rows[i].name, nullptr);
+    EXPECT_EQ(rows[i].start, t);  // back to back, starting at the clock's time
+    EXPECT_TRUE(rows[i].mapped) << rows[i].delegate_debug_id;
+    t = rows[i].end;
+  }
+  EXPECT_EQ(t, 1000 + cycles);
+}
+
+TEST(SimClockTest, InstalledClockIsTheExecutorClock) {
+  timing::TimingParams params;
+  SimClock clock(params);
+  SimClock::Install(&clock);
+  clock.AdvanceCpuCycles(42);
+  Clock fn = &SimClock::Read;
+  EXPECT_EQ(fn(), 42u);
+  SimClock::Install(nullptr);
+  EXPECT_EQ(fn(), 0u);
+}
+
+TEST(SimClockTest, NpuCyclesConvertAtTheClockRatio) {
+  timing::TimingParams params;
+  params.cpu_clock_hz = 300e6;
+  params.npu_clock_hz = 200e6;
+  SimClock clock(params);
+  EXPECT_EQ(clock.NpuCyclesToTicks(200), 300u);
+  EXPECT_EQ(clock.NpuCyclesToTicks(1), 2u);  // rounded up
+}
+
+TEST(SimClockTest, CpuShapeFromKernelCallArguments) {
+  TensorView in, w, out;
+  in.rank = w.rank = out.rank = 4;
+  const int32_t in_dims[4] = {1, 8, 8, 3}, w_dims[4] = {4, 3, 3, 3}, out_dims[4] = {1, 8, 8, 4};
+  for (int i = 0; i < 4; ++i) {
+    in.dims[i] = in_dims[i];
+    w.dims[i] = w_dims[i];
+    out.dims[i] = out_dims[i];
+  }
+  Value vin, vw, vout, vint;
+  vin.tag = vw.tag = vout.tag = ValueTag::kTensor;
+  vin.tensor = &in;
+  vw.tensor = &w;
+  vout.tensor = &out;
+  vint.tag = ValueTag::kInt;
+  Value* args[] = {&vin, &vw, &vint, &vout};
+  const auto conv = CpuShapeForKernelCall("boardlab::conv_2d.out", Span<Value* const>(args, 4));
+  EXPECT_EQ(conv.kind, timing::CpuKernelClass::kConv);
+  EXPECT_EQ(conv.macs, 256 * 27);
+  const auto dw =
+      CpuShapeForKernelCall("boardlab::depthwise_conv_2d.out", Span<Value* const>(args, 4));
+  EXPECT_EQ(dw.kind, timing::CpuKernelClass::kDepthwise);
+  EXPECT_EQ(dw.macs, 256 * 9);
+  const auto add = CpuShapeForKernelCall("boardlab::add.out", Span<Value* const>(args, 4));
+  EXPECT_EQ(add.kind, timing::CpuKernelClass::kElementwise);
+  EXPECT_EQ(add.elements, 256);
+  const auto sm = CpuShapeForKernelCall("boardlab::softmax.out", Span<Value* const>(args, 4));
+  EXPECT_EQ(sm.kind, timing::CpuKernelClass::kLut);
+}
+
+Error FakeEval(KernelContext&, Span<Value* const>) { return Error::kOk; }
+const KernelRegistration kFake = {"boardlab::add.out", nullptr, &FakeEval, 0};
+const KernelRegistration* FakeLookup(const char* name) {
+  return std::string(name) == "boardlab::add.out" ? &kFake : nullptr;
+}
+
+TEST(SimClockTest, WrappedKernelsAdvanceTheInstalledClock) {
+  timing::TimingParams params;
+  params.cpu_kernel_call_cycles = 10;
+  params.cpu_cycles_per_element_elementwise = 1;
+  SimClock clock(params);
+  SimClock::Install(&clock);
+  SimKernelLookup::SetBase(&FakeLookup);
+  EXPECT_EQ(SimKernelLookup::Find("boardlab::nope.out"), nullptr);
+  const KernelRegistration* reg = SimKernelLookup::Find("boardlab::add.out");
+  ASSERT_NE(reg, nullptr);
+  EXPECT_EQ(reg, SimKernelLookup::Find("boardlab::add.out"));
+  TensorView out;
+  out.rank = 1;
+  out.dims[0] = 100;
+  Value v;
+  v.tag = ValueTag::kTensor;
+  v.tensor = &out;
+  Value* args[] = {&v};
+  KernelContext ctx;
+  EXPECT_EQ(reg->eval(ctx, Span<Value* const>(args, 1)), Error::kOk);
+  const uint64_t once = clock.now();
+  EXPECT_GT(once, 0u);
+  EXPECT_EQ(reg->eval(ctx, Span<Value* const>(args, 1)), Error::kOk);
+  EXPECT_EQ(clock.now(), 2 * once);
+  SimClock::Install(nullptr);
+}
+
+}  // namespace
+}  // namespace boardlab::runtime::sim
