@@ -41,8 +41,6 @@ Error MeanPrepare(KernelContext& ctx, Args args) {
   MeanParams& p = d->params;
   p.input_zero_point = q.zero_point[0];
   p.output_zero_point = q.zero_point[2];
-  // TFLite Micro compares the float scales exactly; the doubles here are those floats widened.
-  p.same_quantization = q.zero_point[0] == q.zero_point[2] && q.scale[0] == q.scale[2];
   QuantizeMultiplier(q.scale[0] / q.scale[2], &p.multiplier, &p.shift);
   return Error::kOk;
 }

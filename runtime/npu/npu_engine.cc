@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/kernels/reference/mean_s8.h"
+#include "runtime/kernels/reference/softmax_s8.h"
 #include "runtime/npu/npu_fixed_point.h"
 
 // Each kernel is written as the TFLite Micro int8 reference loop it must equal bit for bit; only
@@ -361,46 +363,17 @@ void LogisticTanh(const Ctx& c, bool tanh) {
   }
 }
 
+// The NPU's softmax numbers are TFLite Micro's; the CPU kernel's math is the one implementation.
 void Softmax(const Ctx& c) {
   const View in = c.In(0), out = c.Out();
   const fb::FixedPointParams& p = *c.k.fixed_point();
   const int32_t depth = in.Dim(-1);
   const int64_t rows = depth > 0 ? in.elements / depth : 0;
-  constexpr int kAccumulationIntegerBits = 12;
-  auto scaled_diff = [&](int32_t diff) {
-    // MultiplyByQuantizedMultiplierGreaterThanOne: left shift, then one rounding high-mul.
-    return fp::Q<5>::FromRaw(fp::SaturatingRoundingDoublingHighMul(
-        static_cast<int32_t>(static_cast<uint32_t>(diff) << p.input_left_shift()),
-        p.input_multiplier()));
-  };
-  for (int64_t r = 0; r < rows; ++r) {
-    const int8_t* x = in.s8() + r * depth;
-    int8_t* y = out.s8() + r * depth;
-    int32_t max_in_row = -128;
-    for (int32_t i = 0; i < depth; ++i) max_in_row = x[i] > max_in_row ? x[i] : max_in_row;
-    fp::Q<kAccumulationIntegerBits> sum = fp::Q<kAccumulationIntegerBits>::Zero();
-    for (int32_t i = 0; i < depth; ++i) {
-      const int32_t diff = x[i] - max_in_row;
-      if (diff >= p.diff_min()) {
-        sum =
-            sum + fp::Rescale<kAccumulationIntegerBits>(fp::ExpOnNegativeValues(scaled_diff(diff)));
-      }
-    }
-    int num_bits_over_unit = 0;
-    const fp::Q<0> shifted_scale = fp::Q<0>::FromRaw(
-        fp::GetReciprocal(sum.raw, kAccumulationIntegerBits, &num_bits_over_unit));
-    for (int32_t i = 0; i < depth; ++i) {
-      const int32_t diff = x[i] - max_in_row;
-      if (diff >= p.diff_min()) {
-        const fp::Q<0> e = fp::ExpOnNegativeValues(scaled_diff(diff));
-        const int32_t unsat =
-            fp::RoundingDivideByPOT((shifted_scale * e).raw, num_bits_over_unit + 31 - 8);
-        y[i] = static_cast<int8_t>(Clamp(unsat - 128, -128, 127));
-      } else {
-        y[i] = -128;
-      }
-    }
-  }
+  kernels::SoftmaxParams params;
+  params.input_multiplier = p.input_multiplier();
+  params.input_left_shift = p.input_left_shift();
+  params.diff_min = p.diff_min();
+  (void)kernels::softmax_s8(params, static_cast<int32_t>(rows), depth, in.s8(), out.s8());
 }
 
 void HardSwish(const Ctx& c) {
@@ -633,14 +606,14 @@ void Mean(const Ctx& c) {
       kept_dims[kept++] = in.dims[d];
     }
   }
-  const bool keep_dims =
-      c.k.int_params() && c.k.int_params()->size() > 0 && c.k.int_params()->Get(0);
-  // TFLite Micro: 4-D keep_dims MEAN over H and W uses the rescaling integer kernel; with equal
-  // quantization it otherwise sums raw values and truncates the division.
-  const bool spatial = keep_dims && in.rank == 4 && axes.elements == 2 && reduced[1] &&
-                       reduced[2] && !reduced[0] && !reduced[3];
+  // The arithmetic is the CPU kernel's (TFLite Micro folds 1/count into the multiplier).
+  kernels::MeanParams params;
+  params.input_zero_point = c.k.input_zero_point();
+  params.output_zero_point = c.k.output_zero_point();
+  params.multiplier = c.Mult(0);
+  params.shift = c.Shift(0);
+  const kernels::MeanRescale rescale = kernels::mean_s8_rescale(params, count);
   int32_t sums_index[kMaxRank] = {};
-  (void)kept_dims;
   for (int64_t o = 0; o < out.elements; ++o) {
     // Decompose o over the kept dims.
     int64_t rem = o;
@@ -664,18 +637,9 @@ void Mean(const Ctx& c) {
         src += index[d] * stride;
         stride *= in.dims[d];
       }
-      acc += spatial ? in.s8()[src] - c.k.input_zero_point() : in.s8()[src];
+      acc += in.s8()[src];
     }
-    int32_t r;
-    const int32_t n = static_cast<int32_t>(count);
-    if (spatial) {
-      acc = fp::MultiplyByQuantizedMultiplier(acc, c.Mult(0), c.Shift(0));
-      acc = acc > 0 ? (acc + n / 2) / n : (acc - n / 2) / n;
-      r = acc + c.k.output_zero_point();
-    } else {
-      r = acc / n;
-    }
-    out.s8()[o] = static_cast<int8_t>(Clamp(r, -128, 127));
+    out.s8()[o] = kernels::mean_s8_output(acc, count, params, rescale);
   }
 }
 

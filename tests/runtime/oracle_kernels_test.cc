@@ -686,8 +686,9 @@ TEST_F(OracleTest, Softmax) {
   CompareWithOracle("SOFTMAX", cases);
 }
 
-// MEAN: TFLite Micro truncates the mean when input and output quantization are equal, while the
-// TFLite interpreter rounds it; that case is allowed 1 LSB for this named reason.
+// MEAN: TFLite Micro folds 1/count into the integer multiplier (a slightly smaller multiplier than
+// 1/count exactly) while the TFLite interpreter divides in float; elements where the two round
+// differently are allowed 1 LSB.
 TEST_F(OracleTest, Mean) {
   std::vector<Case> cases;
   struct MeanCfg {
@@ -698,7 +699,7 @@ TEST_F(OracleTest, Mean) {
   };
   const Quant qi{0.05f, -3};
   const std::vector<MeanCfg> cfgs = {
-      {"HW keep_dims same quant (truncates)", {1, 7, 7, 16}, {1, 2}, {1, 1, 1, 16}, true, qi},
+      {"HW keep_dims same quant", {1, 7, 7, 16}, {1, 2}, {1, 1, 1, 16}, true, qi},
       {"HW keep_dims requantized", {1, 7, 7, 16}, {1, 2}, {1, 1, 1, 16}, true, {0.02f, 5}},
       {"HW no keep_dims requantized", {1, 5, 6, 8}, {1, 2}, {1, 8}, false, {0.03f, -10}},
       {"last axis requantized", {2, 3, 10}, {-1}, {2, 3}, false, {0.04f, 1}},

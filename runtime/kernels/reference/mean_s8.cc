@@ -55,25 +55,26 @@ Error mean_s8(const MeanParams& p, const ShapeN& in, const int8_t* input, const 
     }
   }
   if (count == 0) return Error::kOk;
-  if (p.same_quantization) {
-    for (int64_t i = 0; i < output_size; ++i) {
-      output[i] = static_cast<int8_t>(sum[i] / static_cast<int32_t>(count));
-    }
-    return Error::kOk;
-  }
+  const MeanRescale rescale = mean_s8_rescale(p, count);
+  for (int64_t i = 0; i < output_size; ++i) output[i] = mean_s8_output(sum[i], count, p, rescale);
+  return Error::kOk;
+}
+
+MeanRescale mean_s8_rescale(const MeanParams& p, int64_t count) {
   // Fold 1/count into the multiplier with as many bits of precision as fit.
   int32_t s = 63 - __builtin_clzll(static_cast<unsigned long long>(count));
   s = Min32(s, 32);
   s = Min32(s, 31 + p.shift);
-  const int32_t multiplier =
-      static_cast<int32_t>((static_cast<int64_t>(p.multiplier) << s) / count);
-  const int32_t shift = p.shift - s;
-  for (int64_t i = 0; i < output_size; ++i) {
-    const int32_t shifted = static_cast<int32_t>(sum[i] - p.input_zero_point * count);
-    const int32_t r = MultiplyByQuantizedMultiplier(shifted, multiplier, shift);
-    output[i] = ClampToInt8(r + p.output_zero_point, -128, 127);
-  }
-  return Error::kOk;
+  MeanRescale r;
+  r.multiplier = static_cast<int32_t>((static_cast<int64_t>(p.multiplier) << s) / count);
+  r.shift = p.shift - s;
+  return r;
+}
+
+int8_t mean_s8_output(int32_t sum, int64_t count, const MeanParams& p, const MeanRescale& r) {
+  const int32_t shifted = static_cast<int32_t>(sum - p.input_zero_point * count);
+  const int32_t v = MultiplyByQuantizedMultiplier(shifted, r.multiplier, r.shift);
+  return ClampToInt8(v + p.output_zero_point, -128, 127);
 }
 
 }  // namespace boardlab::runtime::kernels

@@ -1,12 +1,10 @@
 #pragma once
 
-// MEAN int8 over any set of axes, bit-exact with TFLite Micro's reduce kernel (tflite-micro
-// reduce_common.cc and reference/reduce.h at the golden commit):
-// - input and output quantization identical: out = (sum of the raw int8 values) / count, with C
-//   integer division (truncation toward zero; no zero-point correction, none is needed because
-//   the mean of values offset by zp is the offset mean up to that truncation).
-// - otherwise: shifted = sum - in_zp * count; the multiplier QuantizeMultiplier(in_scale /
-//   out_scale) absorbs 1/count: s = min(floor(log2 count), 32, 31 + shift),
+// MEAN int8 over any set of axes, bit-exact with TFLite Micro's reduce kernel at the golden
+// commit, which takes one path for every int8 mean, equal quantization included (confirmed by
+// MobileNetV2's MEAN, in/out quantization equal, matching the goldens byte for byte):
+//   shifted = sum - in_zp * count; the multiplier QuantizeMultiplier(in_scale / out_scale)
+//   absorbs 1/count: s = min(floor(log2 count), 32, 31 + shift),
 //   m' = (m << s) / count (int64, truncating), shift' = shift - s;
 //   out = clamp(MBQM(shifted, m', shift') + out_zp).
 // Both keep_dims forms reduce the same way (the output shape only differs by 1-sized dims).
@@ -20,7 +18,6 @@
 namespace boardlab::runtime::kernels {
 
 struct MeanParams {
-  bool same_quantization = true;  // input and output scale and zero point equal
   int32_t input_zero_point = 0;
   int32_t output_zero_point = 0;
   int32_t multiplier = 0, shift = 0;  // QuantizeMultiplier(in_scale / out_scale)
@@ -34,5 +31,15 @@ struct MeanParams {
                             size_t scratch_bytes);
 
 size_t mean_s8_get_buffer_size(int64_t output_size);
+
+/// The requantization with 1/count folded into the multiplier, computed once per op.
+struct MeanRescale {
+  int32_t multiplier = 0, shift = 0;
+};
+MeanRescale mean_s8_rescale(const MeanParams& params, int64_t count);
+
+/// One output element from the raw int8 sum of its `count` inputs (shared with the NPU engine).
+int8_t mean_s8_output(int32_t sum, int64_t count, const MeanParams& params,
+                      const MeanRescale& rescale);
 
 }  // namespace boardlab::runtime::kernels
