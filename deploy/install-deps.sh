@@ -10,6 +10,10 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev libabsl-dev libcli11-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # runtime_bench's ArmNN CpuRef peer
+  libarmnn-dev libarmnntfliteparser-dev libarmnn-cpuref-backend22
+  # Cortex-M33 firmware (firmware/) and the QEMU mps2-an505 board it runs on
+  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
 )
 
 # node runs the TFLite reference interpreter (WebAssembly) for the kernel oracle tests; take

@@ -18,13 +18,17 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "compiler/target_spec.h"
 #include "nlohmann/json.hpp"
+#include "runtime/cli/inspect.h"
 #include "runtime/cli/profile_collector.h"
+#include "runtime/cli/profile_table.h"
 #include "runtime/core/error.h"
 #include "runtime/executor/backend_registry.h"
 #include "runtime/executor/kernel.h"
@@ -41,6 +45,8 @@
 namespace {
 
 namespace rt = boardlab::runtime;
+using boardlab::run::Profile;
+using boardlab::run::ProfileRow;
 using nlohmann::json;
 
 constexpr int kExitPass = 0;
@@ -60,6 +66,8 @@ struct Args {
   std::string profile = "table";
   std::string clock = "sim";
   std::string target;
+  std::string inspect;
+  std::string debug_map;
   size_t persistent_bytes = 16u << 20;
   size_t temp_bytes = 4u << 20;
   size_t etdump_bytes = 4u << 20;
@@ -186,64 +194,16 @@ json FirstValues(const rt::TensorView& t, size_t n) {
 
 // Reads the "timing" object of a target spec (compiler/targets/*.json), the same fields the
 // compiler's cost model reads; fields absent keep TimingParams' defaults.
-bool ReadTimingParams(const std::string& path, rt::timing::TimingParams& p, std::string& error) {
-  std::vector<uint8_t> bytes;
-  if (!ReadFile(path, bytes)) {
-    error = "reading target file '" + path + "': cannot open it";
+// The timing constants come from the same target spec the compiler uses (one loader, one file).
+bool ReadTimingParams(const std::string& target, rt::timing::TimingParams& p, std::string& error) {
+  absl::StatusOr<boardlab::compiler::TargetSpec> spec = boardlab::compiler::LoadTargetSpec(target);
+  if (!spec.ok()) {
+    error = "--target " + target + ": " + std::string(spec.status().message());
     return false;
   }
-  json doc = json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("timing") ||
-      !doc["timing"].is_object()) {
-    error = "reading target file '" + path + "': not JSON with a \"timing\" object";
-    return false;
-  }
-  const json& t = doc["timing"];
-  const std::pair<const char*, double rt::timing::TimingParams::*> doubles[] = {
-      {"cpu_clock_hz", &rt::timing::TimingParams::cpu_clock_hz},
-      {"npu_clock_hz", &rt::timing::TimingParams::npu_clock_hz},
-      {"npu_kernel_setup_cycles", &rt::timing::TimingParams::npu_kernel_setup_cycles},
-      {"npu_row_overhead_cycles", &rt::timing::TimingParams::npu_row_overhead_cycles},
-      {"sram_bytes_per_cycle", &rt::timing::TimingParams::sram_bytes_per_cycle},
-      {"flash_bytes_per_second", &rt::timing::TimingParams::flash_bytes_per_second},
-      {"flash_transfer_setup_cycles", &rt::timing::TimingParams::flash_transfer_setup_cycles},
-      {"cpu_cycles_per_mac_conv", &rt::timing::TimingParams::cpu_cycles_per_mac_conv},
-      {"cpu_cycles_per_mac_depthwise", &rt::timing::TimingParams::cpu_cycles_per_mac_depthwise},
-      {"cpu_cycles_per_mac_fc", &rt::timing::TimingParams::cpu_cycles_per_mac_fc},
-      {"cpu_cycles_per_element_elementwise",
-       &rt::timing::TimingParams::cpu_cycles_per_element_elementwise},
-      {"cpu_cycles_per_element_move", &rt::timing::TimingParams::cpu_cycles_per_element_move},
-      {"cpu_cycles_per_element_lut", &rt::timing::TimingParams::cpu_cycles_per_element_lut},
-      {"cpu_kernel_call_cycles", &rt::timing::TimingParams::cpu_kernel_call_cycles},
-  };
-  for (const auto& [key, member] : doubles) {
-    if (t.contains(key) && t[key].is_number()) p.*member = t[key].get<double>();
-  }
-  if (t.contains("npu_macs_per_pipe") && t["npu_macs_per_pipe"].is_number_integer()) {
-    p.npu_macs_per_pipe = t["npu_macs_per_pipe"].get<int32_t>();
-  }
-  if (t.contains("npu_pipes") && t["npu_pipes"].is_number_integer()) {
-    p.npu_pipes = t["npu_pipes"].get<int32_t>();
-  }
+  p = spec->timing;
   return true;
 }
-
-struct ProfileRow {
-  size_t instruction = 0;
-  std::string op;
-  bool npu = false;
-  double ticks = 0;    // average per iteration
-  double cycles = -1;  // -1 = unknown
-  double us = 0;
-  std::vector<ProfileRow> kernels;  // NPU kernels inside a delegate call (op = "kernel <id>")
-};
-
-struct Profile {
-  std::string clock;
-  double total_us = 0;
-  double total_cycles = -1;
-  std::vector<ProfileRow> rows;
-};
 
 std::string OpName(const rt::InstructionInfo& info) {
   std::string name = info.name == nullptr ? "?" : info.name;
@@ -258,8 +218,9 @@ std::string OpName(const rt::InstructionInfo& info) {
 }
 
 Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileCollector& collector,
-                     bool sim, const rt::timing::TimingParams& params) {
+                     bool sim, const rt::timing::TimingParams& params, int iterations) {
   Profile profile;
+  profile.iterations = iterations;
   profile.clock = sim ? "sim" : "wall";
   const auto& runs = collector.runs();
   const double n = runs.empty() ? 1.0 : static_cast<double>(runs.size());
@@ -318,59 +279,8 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
   return profile;
 }
 
-void PrintProfileTable(const Profile& profile, int iterations) {
-  double sum_us = 0;
-  for (const ProfileRow& r : profile.rows) sum_us += r.us;
-  std::printf("profile (%s clock, average of %d iteration%s):\n", profile.clock.c_str(), iterations,
-              iterations == 1 ? "" : "s");
-  std::printf("  %-4s %-36s %-4s %14s %12s %7s\n", "#", "op", "unit", "cycles", "us", "%");
-  const auto print = [&](const ProfileRow& r, const std::string& label, const char* index) {
-    const std::string cycles =
-        r.cycles < 0 ? "-" : std::to_string(static_cast<uint64_t>(r.cycles + 0.5));
-    std::printf("  %-4s %-36s %-4s %14s %12.2f %6.1f%%\n", index, label.c_str(),
-                r.npu ? "NPU" : "CPU", cycles.c_str(), r.us,
-                sum_us > 0 ? 100.0 * r.us / sum_us : 0.0);
-  };
-  for (const ProfileRow& r : profile.rows) {
-    print(r, r.op, std::to_string(r.instruction).c_str());
-    for (const ProfileRow& k : r.kernels) print(k, "  " + k.op, "");
-  }
-  const std::string total_cycles =
-      profile.total_cycles < 0 ? "-"
-                               : std::to_string(static_cast<uint64_t>(profile.total_cycles + 0.5));
-  std::printf("  %-4s %-36s %-4s %14s %12.2f\n", "", "total (Method::execute)", "",
-              total_cycles.c_str(), profile.total_us);
-}
-
-json ProfileJson(const Profile& profile, int iterations) {
-  const auto row_json = [](const ProfileRow& r) {
-    json j = {{"instruction", r.instruction},
-              {"op", r.op},
-              {"unit", r.npu ? "NPU" : "CPU"},
-              {"us", r.us}};
-    j["cycles"] = r.cycles < 0 ? json(nullptr) : json(static_cast<uint64_t>(r.cycles + 0.5));
-    return j;
-  };
-  json rows = json::array();
-  for (const ProfileRow& r : profile.rows) {
-    json j = row_json(r);
-    json kernels = json::array();
-    for (const ProfileRow& k : r.kernels) kernels.push_back(row_json(k));
-    j["npu_kernels"] = kernels;
-    rows.push_back(j);
-  }
-  json out = {{"clock", profile.clock},
-              {"iterations", iterations},
-              {"total_us", profile.total_us},
-              {"ops", rows}};
-  out["total_cycles"] = profile.total_cycles < 0
-                            ? json(nullptr)
-                            : json(static_cast<uint64_t>(profile.total_cycles + 0.5));
-  return out;
-}
-
 void AddOptions(CLI::App& app, Args& args) {
-  app.add_option("artifact", args.artifact, ".pte artifact to run")->required();
+  app.add_option("artifact", args.artifact, ".pte artifact to run (not with --inspect)");
   app.add_option("--input", args.inputs,
                  "input i (in order): FILE.bin with the tensor's raw bytes, or random:SEED "
                  "(splitmix64 bytes); inputs not given are random:<index>");
@@ -387,10 +297,57 @@ void AddOptions(CLI::App& app, Args& args) {
                  "profile clock: sim (simulated RT700 cycles) or wall (host time)")
       ->check(CLI::IsMember({"sim", "wall"}));
   app.add_option("--target", args.target,
-                 "target spec JSON (compiler/targets/imxrt700.json) for the timing model");
+                 "target spec (a name such as imxrt700, or a .json file) for the timing model")
+      ->default_val("imxrt700");
   app.add_option("--persistent-bytes", args.persistent_bytes, "persistent memory pool size");
   app.add_option("--temp-bytes", args.temp_bytes, "kernel scratch pool size");
   app.add_option("--etdump-bytes", args.etdump_bytes, "ETDump buffer size");
+  app.add_option("--inspect", args.inspect,
+                 "print the profile of an ETDump (.etdp) file instead of running an artifact");
+  app.add_option("--debug-map", args.debug_map,
+                 "with --inspect: the compiler's debug map (boardlab-compile --debug-map) to name "
+                 "CPU ops and NPU kernels");
+}
+
+// --inspect: the profile of an ETDump file, named through the debug map when given.
+int Inspect(const Args& args) {
+  std::vector<uint8_t> etdp;
+  if (!ReadFile(args.inspect, etdp)) {
+    return Fail(kExitUsage, "reading ETDump '" + args.inspect + "': cannot open it");
+  }
+  std::vector<uint8_t> map;
+  if (!args.debug_map.empty() && !ReadFile(args.debug_map, map)) {
+    return Fail(kExitUsage, "reading debug map '" + args.debug_map + "': cannot open it");
+  }
+  boardlab::run::InspectOptions options;
+  {
+    rt::timing::TimingParams params;
+    std::string error;
+    if (!ReadTimingParams(args.target, params, error)) return Fail(kExitUsage, error);
+    options.default_ticks_per_second = params.cpu_clock_hz;
+  }
+  // Flatbuffers wants the buffer aligned like the largest scalar it holds.
+  Buffer aligned(etdp.size());
+  std::copy(etdp.begin(), etdp.end(), aligned.data());
+  std::string error;
+  const std::optional<boardlab::run::Inspection> inspection = boardlab::run::InspectEtdump(
+      {aligned.data(), aligned.size()}, std::string(map.begin(), map.end()), options, &error);
+  if (!inspection) {
+    const std::string file = error.rfind("the debug map", 0) == 0 ? args.debug_map : args.inspect;
+    return Fail(kExitInvalidArtifact, "'" + file + "': " + error);
+  }
+  if (args.profile == "json") {
+    json doc = {{"etdump", args.inspect},
+                {"ticks_per_second", inspection->ticks_per_second},
+                {"delegate_ticks_per_second", inspection->delegate_ticks_per_second},
+                {"tick_rate_recorded", inspection->rate_recorded},
+                {"profile", boardlab::run::ProfileJson(inspection->profile)}};
+    if (!args.debug_map.empty()) doc["debug_map"] = args.debug_map;
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    boardlab::run::PrintProfileTable(inspection->profile, inspection->header);
+  }
+  return kExitPass;
 }
 
 // The runtime library is built without RTTI, so NpuBackend and EtdumpWriter have no typeinfo
@@ -410,9 +367,8 @@ __attribute__((no_sanitize("vptr"))) int Run(const Args& args) {
   }
 
   rt::timing::TimingParams params;
-  if (!args.target.empty()) {
-    std::string error;
-    if (!ReadTimingParams(args.target, params, error)) return Fail(kExitUsage, error);
+  if (std::string error; !ReadTimingParams(args.target, params, error)) {
+    return Fail(kExitUsage, error);
   }
   const bool sim = args.clock == "sim";
   boardlab::runtime::sim::SimClock sim_clock(params);
@@ -468,6 +424,17 @@ __attribute__((no_sanitize("vptr"))) int Run(const Args& args) {
         e == rt::Error::kInvalidProgram || e == rt::Error::kIncompatibleVersion;
     return Fail(bad_artifact ? kExitInvalidArtifact : kExitRuntime,
                 "loading method 'forward': " + RuntimeError(e));
+  }
+
+  // The tick rates, recorded in the "Default" block (boardlab::run::InspectEtdump reads them).
+  if (etdump != nullptr) {
+    const double wall_rate = 1e15 / static_cast<double>(rt_pal_ticks_to_ns(1000000));
+    const auto rate_event = [&](const char* name, double ticks_per_second) {
+      etdump->LogProfileEvent(name, -1, -1, 0, static_cast<rt::Ticks>(ticks_per_second + 0.5));
+    };
+    rate_event(sim ? boardlab::run::kSimRateEvent : boardlab::run::kWallRateEvent,
+               sim ? params.cpu_clock_hz : wall_rate);
+    rate_event(boardlab::run::kDelegateRateEvent, sim ? params.cpu_clock_hz : params.npu_clock_hz);
   }
 
   // Inputs.
@@ -570,11 +537,11 @@ __attribute__((no_sanitize("vptr"))) int Run(const Args& args) {
     }
   }
 
-  const Profile profile = BuildProfile(*method, collector, sim, params);
+  const Profile profile = BuildProfile(*method, collector, sim, params, args.iterations);
   if (args.profile == "json") {
     json doc = {{"artifact", args.artifact}, {"verdict", verdict},
                 {"atol", args.atol},         {"persistent_bytes", method->persistent_bytes()},
-                {"outputs", outputs},        {"profile", ProfileJson(profile, args.iterations)}};
+                {"outputs", outputs},        {"profile", boardlab::run::ProfileJson(profile)}};
     std::cout << doc.dump(2) << "\n";
   } else {
     if (verdict == "unverified") {
@@ -601,7 +568,9 @@ __attribute__((no_sanitize("vptr"))) int Run(const Args& args) {
         }
       }
     }
-    PrintProfileTable(profile, args.iterations);
+    boardlab::run::PrintProfileTable(profile, "profile (" + profile.clock + " clock, average of " +
+                                                  std::to_string(args.iterations) + " iteration" +
+                                                  (args.iterations == 1 ? "" : "s") + "):");
   }
   if (sim) rt::sim::SimClock::Install(nullptr);
   return verdict == "fail" ? kExitMismatch : kExitPass;
@@ -620,6 +589,18 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitUsage;
+  }
+  if (!args.inspect.empty()) {
+    if (!args.artifact.empty()) {
+      return Fail(kExitUsage, "--inspect reads an ETDump; it takes no artifact");
+    }
+    return Inspect(args);
+  }
+  if (args.artifact.empty()) {
+    return Fail(kExitUsage, "an artifact is required (or --inspect FILE.etdp); see --help");
+  }
+  if (!args.debug_map.empty()) {
+    return Fail(kExitUsage, "--debug-map is only used with --inspect");
   }
   return Run(args);
 }

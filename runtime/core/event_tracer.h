@@ -4,6 +4,7 @@
 // Implementations: the ETDump writer (runtime/profiling/etdump/). Calls go through the RAII
 // scopes in event_tracer_hooks.h, which compile away without RT_EVENT_TRACER_ENABLED.
 
+#include <cstddef>
 #include <cstdint>
 
 namespace boardlab::runtime {

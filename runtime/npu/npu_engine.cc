@@ -101,7 +101,67 @@ struct Ctx {
 
 // ---- Conv-like ---------------------------------------------------------------------------------
 
-void Conv2D(const Ctx& c) {
+// The fast paths below assume the documented 8x8 weight blocking (artifact-format.md 3.3); other
+// blockings (the verifier allows 1..64) take the straightforward *Generic loops further down.
+// Both compute the same int32 sums in the same order per output element up to reassociation of
+// integer additions, which is exact.
+constexpr int32_t kBlock = 8;
+constexpr int32_t kBlockBytes = kBlock * kBlock;
+// Output channels accumulated at once: the input block is widened once and used for all of them.
+constexpr int32_t kChunkBlocks = 8;
+constexpr int32_t kChunk = kChunkBlocks * kBlock;
+
+// acc[ob * 8 + r] += sum_i w_ob[r][i] * (x[i] + offset) over the `in_c` input channels of one
+// tap, for `n_blocks` output blocks whose weight rows start at w + ob * ob_stride. `w` points at
+// input block 0 of the tap; input block j is 64 bytes further. Padding channels of the last
+// input block have zero weights, so the widened input is zero there too (never read past in_c).
+inline void AccumulateTap(const int8_t* w, int64_t ob_stride, int32_t n_blocks, const int8_t* x,
+                          int32_t in_c, int32_t offset, int32_t* acc) {
+  const int32_t full = in_c / kBlock;
+  const int32_t tail = in_c - full * kBlock;
+  int16_t xv[kBlock];
+  for (int32_t j = 0; j <= full; ++j) {
+    if (j < full) {
+      for (int32_t i = 0; i < kBlock; ++i) {
+        xv[i] = static_cast<int16_t>(x[j * kBlock + i] + offset);
+      }
+    } else {
+      if (tail == 0) break;
+      for (int32_t i = 0; i < kBlock; ++i) {
+        xv[i] = i < tail ? static_cast<int16_t>(x[j * kBlock + i] + offset) : 0;
+      }
+    }
+    const int8_t* wj = w + int64_t{j} * kBlockBytes;
+    for (int32_t ob = 0; ob < n_blocks; ++ob) {
+      const int8_t* wb = wj + ob * ob_stride;
+      int32_t* a = acc + ob * kBlock;
+      for (int32_t r = 0; r < kBlock; ++r) {
+        int32_t sum = 0;
+        for (int32_t i = 0; i < kBlock; ++i) {
+          sum += static_cast<int32_t>(wb[r * kBlock + i]) * static_cast<int32_t>(xv[i]);
+        }
+        a[r] += sum;
+      }
+    }
+  }
+}
+
+// Requantizes acc[0..n) for output channels oc0.. and stores them at out.
+inline void StoreChannels(const Ctx& c, const int32_t* acc, int32_t oc0, int32_t n, int8_t* out) {
+  const fb::NpuKernel& k = c.k;
+  const auto* mult = k.output_multipliers();
+  const auto* shift = k.output_shifts();
+  const int32_t zp = k.output_zero_point(), lo = k.activation_min(), hi = k.activation_max();
+  for (int32_t i = 0; i < n; ++i) {
+    const uint32_t oc = static_cast<uint32_t>(oc0 + i);
+    const int32_t v =
+        fp::MultiplyByQuantizedMultiplier(acc[i] + c.Bias(oc0 + i), mult->Get(oc), shift->Get(oc)) +
+        zp;
+    out[i] = static_cast<int8_t>(Clamp(v, lo, hi));
+  }
+}
+
+void Conv2DGeneric(const Ctx& c) {
   const View in = c.In(0), out = c.Out();
   const fb::Geometry& g = *c.k.geometry();
   const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], in_c = in.dims[3];
@@ -139,7 +199,7 @@ void Conv2D(const Ctx& c) {
   }
 }
 
-void DepthwiseConv2D(const Ctx& c) {
+void DepthwiseConv2DGeneric(const Ctx& c) {
   const View in = c.In(0), out = c.Out();
   const fb::Geometry& g = *c.k.geometry();
   const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], in_c = in.dims[3];
@@ -177,7 +237,7 @@ void DepthwiseConv2D(const Ctx& c) {
   }
 }
 
-void FullyConnected(const Ctx& c) {
+void FullyConnectedGeneric(const Ctx& c) {
   const View in = c.In(0), out = c.Out();
   const int32_t units = out.Dim(-1);
   const int64_t batches = out.elements / units;
@@ -198,6 +258,125 @@ void FullyConnected(const Ctx& c) {
       }
       acc += c.Bias(o);
       out.s8()[b * units + o] = static_cast<int8_t>(c.Requant(acc, static_cast<uint32_t>(o)));
+    }
+  }
+}
+
+bool Blocked8x8(const Ctx& c) {
+  return c.payload.program->weight_block_out() == kBlock &&
+         c.payload.program->weight_block_in() == kBlock;
+}
+
+void Conv2D(const Ctx& c) {
+  if (!Blocked8x8(c)) return Conv2DGeneric(c);
+  const View in = c.In(0), out = c.Out();
+  const fb::Geometry& g = *c.k.geometry();
+  const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], in_c = in.dims[3];
+  const int32_t out_h = out.dims[1], out_w = out.dims[2], out_c = out.dims[3];
+  const int32_t kh = g.kernel_h(), kw = g.kernel_w();
+  const int32_t sh = g.stride_h(), sw = g.stride_w(), dh = g.dilation_h(), dw = g.dilation_w();
+  const int32_t pt = g.pad_top(), pl = g.pad_left();
+  const int32_t in_blocks = (in_c + kBlock - 1) / kBlock;
+  const int32_t out_blocks = (out_c + kBlock - 1) / kBlock;
+  const int64_t tap_stride = int64_t{in_blocks} * kBlockBytes;
+  const int64_t ob_stride = tap_stride * kh * kw;
+  const int32_t input_offset = -c.k.input_zero_point();
+  const int8_t* w = c.Weights();
+  int32_t acc[kChunk];
+  for (int32_t b = 0; b < batches; ++b) {
+    const int8_t* in_b = in.s8() + int64_t{b} * in_h * in_w * in_c;
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      for (int32_t ox = 0; ox < out_w; ++ox) {
+        int8_t* out_px = out.s8() + ((int64_t{b} * out_h + oy) * out_w + ox) * out_c;
+        for (int32_t ob0 = 0; ob0 < out_blocks; ob0 += kChunkBlocks) {
+          const int32_t n_blocks =
+              out_blocks - ob0 < kChunkBlocks ? out_blocks - ob0 : kChunkBlocks;
+          for (int32_t i = 0; i < n_blocks * kBlock; ++i) acc[i] = 0;
+          for (int32_t ky = 0; ky < kh; ++ky) {
+            const int32_t y = oy * sh - pt + ky * dh;
+            if (y < 0 || y >= in_h) continue;
+            for (int32_t kx = 0; kx < kw; ++kx) {
+              const int32_t x = ox * sw - pl + kx * dw;
+              if (x < 0 || x >= in_w) continue;
+              const int8_t* pixel = in_b + (int64_t{y} * in_w + x) * in_c;
+              const int8_t* wt = w + ob0 * ob_stride + (int64_t{ky} * kw + kx) * tap_stride;
+              AccumulateTap(wt, ob_stride, n_blocks, pixel, in_c, input_offset, acc);
+            }
+          }
+          const int32_t oc0 = ob0 * kBlock;
+          const int32_t n = out_c - oc0 < kChunk ? out_c - oc0 : kChunk;
+          StoreChannels(c, acc, oc0, n, out_px + oc0);
+        }
+      }
+    }
+  }
+}
+
+void DepthwiseConv2D(const Ctx& c) {
+  const fb::Geometry& g = *c.k.geometry();
+  if (g.depth_multiplier() != 1) return DepthwiseConv2DGeneric(c);
+  const View in = c.In(0), out = c.Out();
+  const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], in_c = in.dims[3];
+  const int32_t out_h = out.dims[1], out_w = out.dims[2], out_c = out.dims[3];
+  const int32_t kh = g.kernel_h(), kw = g.kernel_w();
+  const int32_t sh = g.stride_h(), sw = g.stride_w(), dh = g.dilation_h(), dw = g.dilation_w();
+  const int32_t pt = g.pad_top(), pl = g.pad_left();
+  const int32_t bo = c.payload.program->weight_block_out();
+  const int32_t padded_c = (out_c + bo - 1) / bo * bo;
+  const int32_t input_offset = -c.k.input_zero_point();
+  const int8_t* w = c.Weights();
+  int32_t acc[kChunk];
+  for (int32_t b = 0; b < batches; ++b) {
+    const int8_t* in_b = in.s8() + int64_t{b} * in_h * in_w * in_c;
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      for (int32_t ox = 0; ox < out_w; ++ox) {
+        int8_t* out_px = out.s8() + ((int64_t{b} * out_h + oy) * out_w + ox) * out_c;
+        for (int32_t c0 = 0; c0 < out_c; c0 += kChunk) {
+          const int32_t n = out_c - c0 < kChunk ? out_c - c0 : kChunk;
+          for (int32_t i = 0; i < n; ++i) acc[i] = 0;
+          for (int32_t ky = 0; ky < kh; ++ky) {
+            const int32_t y = oy * sh - pt + ky * dh;
+            if (y < 0 || y >= in_h) continue;
+            for (int32_t kx = 0; kx < kw; ++kx) {
+              const int32_t x = ox * sw - pl + kx * dw;
+              if (x < 0 || x >= in_w) continue;
+              const int8_t* px = in_b + (int64_t{y} * in_w + x) * in_c + c0;
+              const int8_t* wt = w + (int64_t{ky} * kw + kx) * padded_c + c0;
+              for (int32_t i = 0; i < n; ++i) {
+                acc[i] +=
+                    static_cast<int32_t>(wt[i]) * (static_cast<int32_t>(px[i]) + input_offset);
+              }
+            }
+          }
+          StoreChannels(c, acc, c0, n, out_px + c0);
+        }
+      }
+    }
+  }
+}
+
+void FullyConnected(const Ctx& c) {
+  if (!Blocked8x8(c)) return FullyConnectedGeneric(c);
+  const View in = c.In(0), out = c.Out();
+  const int32_t units = out.Dim(-1);
+  const int64_t batches = out.elements / units;
+  const int64_t depth = in.elements / batches;
+  const int32_t in_blocks = static_cast<int32_t>((depth + kBlock - 1) / kBlock);
+  const int32_t out_blocks = (units + kBlock - 1) / kBlock;
+  const int64_t ob_stride = int64_t{in_blocks} * kBlockBytes;
+  const int32_t input_offset = -c.k.input_zero_point();
+  const int8_t* w = c.Weights();
+  int32_t acc[kChunk];
+  for (int64_t b = 0; b < batches; ++b) {
+    const int8_t* x = in.s8() + b * depth;
+    for (int32_t ob0 = 0; ob0 < out_blocks; ob0 += kChunkBlocks) {
+      const int32_t n_blocks = out_blocks - ob0 < kChunkBlocks ? out_blocks - ob0 : kChunkBlocks;
+      for (int32_t i = 0; i < n_blocks * kBlock; ++i) acc[i] = 0;
+      AccumulateTap(w + ob0 * ob_stride, ob_stride, n_blocks, x, static_cast<int32_t>(depth),
+                    input_offset, acc);
+      const int32_t oc0 = ob0 * kBlock;
+      const int32_t n = units - oc0 < kChunk ? units - oc0 : kChunk;
+      StoreChannels(c, acc, oc0, n, out.s8() + b * units + oc0);
     }
   }
 }

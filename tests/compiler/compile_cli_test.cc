@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_paths.h"
 
@@ -16,21 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using RunResult = boardlab::testing::CommandResult;
 
 RunResult RunCompiler(const std::string& args) {
-  RunResult r;
-  const std::string command = boardlab::testing::CompilerBinary() + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.output.append(buffer, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return boardlab::testing::RunCommand(boardlab::testing::CompilerBinary() + " " + args);
 }
 
 class CompileCliTest : public ::testing::Test {

@@ -12,6 +12,7 @@
 #include "compiler/supported_ops_doc.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
 
 namespace boardlab::compiler {
 namespace {
@@ -25,7 +26,7 @@ struct Builder {
   int Act(std::vector<int32_t> shape, float scale = 0.5f, int64_t zp = 0,
           DataType type = DataType::kInt8) {
     Tensor t;
-    t.name = "t" + std::to_string(g.tensors.size());
+    t.name = absl::StrCat("t", g.tensors.size());
     t.shape = std::move(shape);
     t.type = type;
     if (type != DataType::kFloat32) t.quant = {{scale}, {zp}, 0};
@@ -34,7 +35,7 @@ struct Builder {
   int Const(std::vector<int32_t> shape, DataType type, std::vector<float> scales,
             std::vector<uint8_t> data = {}) {
     Tensor t;
-    t.name = "c" + std::to_string(g.tensors.size());
+    t.name = absl::StrCat("c", g.tensors.size());
     t.shape = std::move(shape);
     t.type = type;
     t.is_constant = true;

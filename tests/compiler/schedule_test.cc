@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
 #include <string>
 #include <vector>
 
@@ -14,7 +16,7 @@ class ScheduleTest : public ::testing::Test {
  protected:
   int Act() {
     Tensor t;
-    t.name = "t" + std::to_string(c_.graph.tensors.size());
+    t.name = absl::StrCat("t", c_.graph.tensors.size());
     t.shape = {1, 4};
     t.quant = {{0.5f}, {0}, 0};
     return c_.graph.AddTensor(std::move(t));

@@ -9,7 +9,6 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const vm = require('vm');
 
 const [modulesDir, manifestPath] = process.argv.slice(2);
 if (!modulesDir || !manifestPath) {
@@ -17,33 +16,8 @@ if (!modulesDir || !manifestPath) {
   process.exit(2);
 }
 
-// The package is written for browsers; these four shims (local-tools.md section 2) let it load
-// under node: a `self` global, no MessageChannel (so the non-threaded SIMD build is chosen), an
-// importScripts that evaluates a local file, and a fetch that can read local paths.
-globalThis.self = globalThis;
-// The loader prefixes absolute script paths with the page origin; an empty origin keeps them
-// plain file paths.
-if (!globalThis.location) globalThis.location = {origin: '', href: ''};
-globalThis.MessageChannel = undefined;
-globalThis.importScripts = (p) => vm.runInThisContext(fs.readFileSync(p, 'utf8'), {filename: p});
-const originalFetch = globalThis.fetch;
-globalThis.fetch = async (url, init) => {
-  const s = String(url);
-  if (!/^[a-z]+:\/\//i.test(s) && fs.existsSync(s)) {
-    return new Response(fs.readFileSync(s), {headers: {'Content-Type': 'application/wasm'}});
-  }
-  return originalFetch(url, init);
-};
+const {tf, tflite} = require('./tflite_node.js').load(modulesDir);
 
-const tf = require(path.join(modulesDir, '@tensorflow/tfjs-core'));
-require(path.join(modulesDir, '@tensorflow/tfjs-backend-cpu'));
-const tflite = require(path.join(modulesDir, '@tensorflow/tfjs-tflite'));
-
-// Silence the library's int32 -> int8 conversion warning; it would drown the test log.
-const warn = console.warn;
-console.warn = (...a) => {
-  if (!String(a[0]).includes('int8')) warn(...a);
-};
 
 async function runCase(c) {
   const bytes = fs.readFileSync(c.model);

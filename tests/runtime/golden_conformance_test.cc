@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/driver.h"
+#include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_paths.h"
 
@@ -29,15 +30,6 @@ struct GoldenCase {
 std::string Stem(const std::string& model) {
   const std::string file = model.substr(model.find('/') + 1);
   return file.substr(0, file.find('.'));
-}
-
-int RunCommand(const std::string& command, std::string& output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 class GoldenConformance : public ::testing::TestWithParam<GoldenCase> {};
@@ -61,10 +53,11 @@ TEST_P(GoldenConformance, OutputsEqualTflmByteForByte) {
                           (c.cpu_only ? "_cpu_" : "_npu_") + std::to_string(::getpid()) + ".pte";
   ASSERT_TRUE(testing::WriteFile(pte, compiled->pte));
 
-  std::string output;
-  const int exit_code = RunCommand(run + " " + pte + " --input " + golden + ".input.bin" +
-                                       " --expected " + golden + ".output.bin --atol 0",
-                                   output);
+  const testing::CommandResult result =
+      testing::RunCommand(run + " " + pte + " --input " + golden + ".input.bin" + " --expected " +
+                          golden + ".output.bin --atol 0");
+  const std::string& output = result.output;
+  const int exit_code = result.exit_code;
   fs::remove(pte);
   EXPECT_EQ(exit_code, 0) << output;
   EXPECT_NE(output.find("max abs diff 0"), std::string::npos) << output;

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/runtime/executor_test_support.h"
+#include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_paths.h"
 
@@ -19,10 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using RunResult = boardlab::testing::CommandResult;
 
 class RunCli : public ::testing::Test {
  protected:
@@ -42,16 +40,7 @@ class RunCli : public ::testing::Test {
   }
 
   RunResult Run(const std::string& args) {
-    RunResult r;
-    const std::string command = binary_ + " " + args + " 2>&1";
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) return r;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.output.append(buffer, n);
-    const int status = pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return boardlab::testing::RunCommand(binary_ + " " + args);
   }
 
   std::string Write(const std::string& name, const std::vector<uint8_t>& bytes) {

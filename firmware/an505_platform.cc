@@ -1,0 +1,77 @@
+// Board port for QEMU mps2-an505 (STYLE.md rule 12): strong definitions of the rt_pal_* symbols
+// that runtime/platform/minimal.cc leaves weak.
+//
+// Clock: CMSDK APB timer 0 at its Secure address. It counts down at 20 MHz of *virtual* time
+// (50 ns per tick). Under `qemu-system-arm -icount shift=N` each guest instruction takes 2^N
+// virtual ns, so the tick count is a deterministic instruction count (instructions = ticks * 50
+// / 2^N); without -icount it follows host time and varies from run to run. The counter is only
+// 32 bits wide (214 s of virtual time per wrap), so it is extended to 64 bits in software: every
+// read compares with the previous one, which is enough because the runtime reads the clock at
+// least once per kernel, and no kernel runs for 214 virtual seconds.
+//
+// Logs go to stderr over semihosting; abort stops QEMU with exit status 4 (runtime error).
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "firmware/an505_platform.h"
+#include "runtime/platform/platform.h"
+
+namespace {
+
+struct CmsdkTimer {
+  volatile uint32_t ctrl;    // +0x0, bit 0 = enable
+  volatile uint32_t value;   // +0x4, current count (counts down)
+  volatile uint32_t reload;  // +0x8, loaded when value reaches 0
+};
+
+CmsdkTimer* Timer0() { return reinterpret_cast<CmsdkTimer*>(boardlab::firmware::kTimer0Base); }
+
+bool initialised = false;
+uint32_t last_value = 0;  // timer value at the previous read
+uint64_t elapsed = 0;     // ticks counted up to last_value
+
+}  // namespace
+
+extern "C" {
+
+void rt_pal_init(void) {
+  if (initialised) return;
+  CmsdkTimer* t = Timer0();
+  t->ctrl = 0;
+  t->reload = 0xFFFFFFFFu;
+  t->value = 0xFFFFFFFFu;
+  t->ctrl = 1;
+  last_value = t->value;
+  elapsed = 0;
+  initialised = true;
+}
+
+uint64_t rt_pal_current_ticks(void) {
+  if (!initialised) rt_pal_init();
+  const uint32_t now = Timer0()->value;
+  // Down-counter: the ticks since the last read are last - now, modulo 2^32 (reload is
+  // 0xFFFFFFFF, so a wrap is exactly the 32-bit modular difference).
+  elapsed += static_cast<uint32_t>(last_value - now);
+  last_value = now;
+  return elapsed;
+}
+
+uint64_t rt_pal_ticks_to_ns(uint64_t ticks) { return ticks * boardlab::firmware::kTimerNsPerTick; }
+
+void rt_pal_emit_log(RtPalLogLevel level, const char* file, int line, const char* message) {
+  static const char kLevels[] = {'D', 'I', 'E', 'F'};
+  const char tag = level >= kRtPalLogDebug && level <= kRtPalLogFatal ? kLevels[level] : '?';
+  if (file != nullptr) {
+    fprintf(stderr, "%c %s:%d] %s\n", tag, file, line, message);
+  } else {
+    fprintf(stderr, "%c] %s\n", tag, message);
+  }
+}
+
+void rt_pal_abort(void) {
+  fprintf(stderr, "boardlab-firmware: runtime abort\n");
+  exit(boardlab::firmware::kExitRuntime);
+}
+
+}  // extern "C"

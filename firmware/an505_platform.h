@@ -1,0 +1,24 @@
+#pragma once
+
+// Facts about the QEMU mps2-an505 board the firmware relies on (shared/reference/local-tools.md
+// section 6), and the firmware's exit codes (the QEMU process exit status).
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace boardlab::firmware {
+
+/// CMSDK APB timer 0, Secure alias. Counts down at 20 MHz of virtual time.
+inline constexpr uintptr_t kTimer0Base = 0x50000000u;
+inline constexpr uint64_t kTimerNsPerTick = 50;
+
+/// Exit codes, the same as boardlab-run's (docs/runtime.md), plus 5 for a CPU fault
+/// (startup.c's Default_Handler) and 2 for bad arguments.
+inline constexpr int kExitPass = 0;
+inline constexpr int kExitMismatch = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInvalidArtifact = 3;
+inline constexpr int kExitRuntime = 4;
+inline constexpr int kExitFault = 5;
+
+}  // namespace boardlab::firmware

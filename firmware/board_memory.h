@@ -1,0 +1,65 @@
+#pragma once
+
+// The firmware's memory: two bump regions the loader carves every buffer from, so nothing on the
+// model's path touches the heap.
+//
+//   RAM pool    a .bss array in the 4 MB data RAM (fast: activations, runtime pools)
+//   PSRAM pool  the 16 MB PSRAM at 0x80000000 (bulk: the artifact, the ETDump buffer, and any
+//               activation buffer that does not fit the RAM pool)
+//
+//   BoardMemory& memory = BoardMemory::Get();
+//   uint8_t* arena = memory.Allocate(size, BoardMemory::kFast);   // RAM, else PSRAM
+//   if (arena == nullptr) ...                                     // does not fit
+//
+// Buffers are 64-byte aligned (Program::Load needs alignof(max_align_t), kernels 16) and live
+// until the program exits.
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace boardlab::firmware {
+
+class BoardMemory {
+ public:
+  /// Which region to try first.
+  enum Preference { kFast, kBulk };
+  static constexpr size_t kAlignment = 64;
+
+  /// The board's two regions (static storage; the buffers are defined in board_memory.cc).
+  static BoardMemory& Get();
+
+  /// `size` bytes at a 64-byte boundary from the preferred region, else from the other one;
+  /// nullptr when neither has room.
+  uint8_t* Allocate(size_t size, Preference preference);
+
+  /// Bytes of both regions together: what the "does not fit" check compares a model's needs
+  /// with before anything is allocated.
+  size_t CapacityBytes() const { return ram_.size + psram_.size; }
+  size_t ram_capacity() const { return ram_.size; }
+  size_t psram_capacity() const { return psram_.size; }
+  size_t ram_used() const { return ram_.used; }
+  size_t psram_used() const { return psram_.used; }
+  /// Whether `p` points into the RAM pool (for the memory map the firmware prints).
+  bool InRam(const uint8_t* p) const { return p >= ram_.base && p < ram_.base + ram_.size; }
+
+  /// Rounds `size` up to the allocation granularity.
+  static constexpr size_t Rounded(size_t size) {
+    return (size + kAlignment - 1) & ~(kAlignment - 1);
+  }
+
+ private:
+  struct Region {
+    uint8_t* base;
+    size_t size;
+    size_t used;
+    size_t Free() const { return size - used; }
+    uint8_t* Take(size_t bytes);
+  };
+  BoardMemory(uint8_t* ram, size_t ram_size, uint8_t* psram, size_t psram_size)
+      : ram_{ram, ram_size, 0}, psram_{psram, psram_size, 0} {}
+
+  Region ram_;
+  Region psram_;
+};
+
+}  // namespace boardlab::firmware
