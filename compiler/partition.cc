@@ -1,6 +1,7 @@
 #include "compiler/partition.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -209,6 +210,19 @@ bool AllZero(const std::optional<std::vector<int64_t>>& values) {
   return values && std::all_of(values->begin(), values->end(), [](int64_t v) { return v == 0; });
 }
 
+// RELU / RELU6 whose clamp does not survive quantization (the clamp bounds fall outside int8 in
+// the output's quantization, with the same quantization in and out): the op copies its input.
+bool IsIdentityClamp(const Graph& graph, const Op& op) {
+  const Tensor& in = graph.input(op, 0);
+  const Tensor& out = graph.output(op);
+  if (in.quant.empty() || !in.quant.SameAs(out.quant)) return false;
+  const int64_t zero = out.quant.zp();
+  if (zero > -128) return false;  // quantize(0) clips something
+  if (op.type == OpType::kRelu) return true;
+  const int64_t six = zero + static_cast<int64_t>(std::round(6.0 / out.quant.scale[0]));
+  return six >= 127;
+}
+
 }  // namespace
 
 bool IsNpuNoOp(const Graph& graph, const Op& op) {
@@ -227,6 +241,9 @@ bool IsNpuNoOp(const Graph& graph, const Op& op) {
     case OpType::kSlice:
     case OpType::kResizeNearestNeighbor:
       return graph.input(op, 0).shape == graph.output(op).shape;
+    case OpType::kRelu:
+    case OpType::kRelu6:
+      return IsIdentityClamp(graph, op);
     default:
       return false;
   }

@@ -376,15 +376,14 @@ int Run(const Args& args) {
                 U(method->num_outputs()));
   }
   // Inputs are FILE or random:SEED; inputs not given keep the arena's initial zero bytes.
+  const uint8_t* input_data[kMaxFiles] = {};
   for (size_t i = 0; i < args.num_inputs; ++i) {
     const size_t bytes = static_cast<size_t>(method->input(i)->NumBytes());
     if (IsRandomSpec(args.inputs[i])) {
       uint8_t* data = Take(bytes, BoardMemory::kBulk, "an input", exit_code);
       if (data == nullptr) return exit_code;
       RandomBytes(strtoull(args.inputs[i] + 7, nullptr, 10), data, bytes);
-      if (rt::Error e = method->SetInput(i, data, bytes); e != rt::Error::kOk) {
-        return Fail(kExitRuntime, "input %lu: %s", U(i), ErrorText(e));
-      }
+      input_data[i] = data;
       continue;
     }
     if (static_cast<size_t>(input_sizes[i]) != bytes) {
@@ -396,13 +395,18 @@ int Run(const Args& args) {
     if (!ReadHostFile(args.inputs[i], data, bytes)) {
       return Fail(kExitUsage, "reading input file '%s': short read", args.inputs[i]);
     }
-    if (rt::Error e = method->SetInput(i, data, bytes); e != rt::Error::kOk) {
-      return Fail(kExitRuntime, "input %lu: %s", U(i), ErrorText(e));
-    }
+    input_data[i] = data;
   }
 
   uint64_t ticks = 0;
   for (int it = 0; it < args.iterations; ++it) {
+    // Inputs are set before every run: the memory plan may reuse their arena bytes.
+    for (size_t i = 0; i < args.num_inputs; ++i) {
+      const size_t bytes = static_cast<size_t>(method->input(i)->NumBytes());
+      if (rt::Error e = method->SetInput(i, input_data[i], bytes); e != rt::Error::kOk) {
+        return Fail(kExitRuntime, "input %lu: %s", U(i), ErrorText(e));
+      }
+    }
     const uint64_t start = rt_pal_current_ticks();
     if (rt::Error e = method->Execute(); e != rt::Error::kOk) {
       return Fail(kExitRuntime, "execute: %s", ErrorText(e));

@@ -1,7 +1,10 @@
 // boardlab-run: loads a .pte artifact, runs it on the host (CPU kernels + the software NPU
-// backend), checks the outputs against expected bytes and prints a per-op profile.
+// backend), checks the outputs against expected bytes and prints a per-op profile. With
+// --board qemu it runs the same command line on boardlab-firmware under QEMU mps2-an505 instead
+// (runtime/cli/qemu_board.h) and streams the firmware's console.
 //
 //   boardlab-run model.pte --input in.bin --expected out.bin --atol 1 --profile table
+//   boardlab-run --board qemu model.pte --input in.bin --expected out.bin --timeout 60
 //
 // Exit codes: 0 pass (or nothing to verify), 1 outputs mismatch, 2 usage (bad options, unreadable
 // or wrongly sized input/expected files), 3 invalid artifact, 4 runtime error.
@@ -29,6 +32,7 @@
 #include "runtime/cli/inspect.h"
 #include "runtime/cli/profile_collector.h"
 #include "runtime/cli/profile_table.h"
+#include "runtime/cli/qemu_board.h"
 #include "runtime/core/error.h"
 #include "runtime/executor/backend_registry.h"
 #include "runtime/executor/kernel.h"
@@ -71,6 +75,9 @@ struct Args {
   size_t persistent_bytes = 16u << 20;
   size_t temp_bytes = 4u << 20;
   size_t etdump_bytes = 4u << 20;
+  std::string board = "sim";
+  double timeout_seconds = 300;
+  std::string icount = "0";
 };
 
 int Fail(int code, const std::string& message) {
@@ -281,6 +288,16 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
 
 void AddOptions(CLI::App& app, Args& args) {
   app.add_option("artifact", args.artifact, ".pte artifact to run (not with --inspect)");
+  app.add_option("--board", args.board,
+                 "where to run: sim (this process, simulated RT700 timing) or qemu "
+                 "(boardlab-firmware on QEMU mps2-an505, Cortex-M33)")
+      ->check(CLI::IsMember({"sim", "qemu"}));
+  app.add_option("--timeout", args.timeout_seconds,
+                 "--board qemu: kill the firmware after this many seconds (exit 4)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--icount", args.icount,
+                 "--board qemu: QEMU -icount shift (the firmware then prints deterministic "
+                 "instruction counts), or off");
   app.add_option("--input", args.inputs,
                  "input i (in order): FILE.bin with the tensor's raw bytes, or random:SEED "
                  "(splitmix64 bytes); inputs not given are random:<index>");
@@ -437,7 +454,9 @@ __attribute__((no_sanitize("vptr"))) int Run(const Args& args) {
     rate_event(boardlab::run::kDelegateRateEvent, sim ? params.cpu_clock_hz : params.npu_clock_hz);
   }
 
-  // Inputs.
+  // Inputs. They are set again before every iteration: the memory plan may reuse an input's
+  // arena bytes once the input has been read, as TFLite Micro's does.
+  std::vector<std::vector<uint8_t>> input_data(method->num_inputs());
   for (size_t i = 0; i < method->num_inputs(); ++i) {
     const rt::TensorView& t = *method->input(i);
     const size_t bytes = static_cast<size_t>(t.NumBytes());
@@ -461,9 +480,7 @@ __attribute__((no_sanitize("vptr"))) int Run(const Args& args) {
                                   TypeName(t.type) + ShapeString(t) + " takes " +
                                   std::to_string(bytes));
     }
-    if (rt::Error e = method->SetInput(i, data.data(), data.size()); e != rt::Error::kOk) {
-      return Fail(kExitRuntime, RuntimeError(e));
-    }
+    input_data[i] = std::move(data);
   }
   if (args.inputs.size() > method->num_inputs()) {
     return Fail(kExitUsage, std::to_string(args.inputs.size()) + " --input given, the model has " +
@@ -482,6 +499,12 @@ __attribute__((no_sanitize("vptr"))) int Run(const Args& args) {
   }
 
   for (int it = 0; it < args.iterations; ++it) {
+    for (size_t i = 0; i < input_data.size(); ++i) {
+      const std::vector<uint8_t>& data = input_data[i];
+      if (rt::Error e = method->SetInput(i, data.data(), data.size()); e != rt::Error::kOk) {
+        return Fail(kExitRuntime, RuntimeError(e));
+      }
+    }
     if (rt::Error e = method->Execute(); e != rt::Error::kOk) {
       return Fail(kExitRuntime, "execute: " + RuntimeError(e));
     }
@@ -601,6 +624,33 @@ int main(int argc, char** argv) {
   }
   if (!args.debug_map.empty()) {
     return Fail(kExitUsage, "--debug-map is only used with --inspect");
+  }
+  if (args.board == "qemu") {
+    // The firmware has fixed pools, its own clock and a console of its own.
+    for (const char* option : {"--profile", "--clock", "--target", "--persistent-bytes",
+                               "--temp-bytes", "--etdump-bytes"}) {
+      if (app.count(option) > 0) {
+        return Fail(kExitUsage, std::string(option) + " is not supported with --board qemu");
+      }
+    }
+    if (args.icount.empty() || (args.icount != "off" &&
+                                args.icount.find_first_not_of("0123456789") != std::string::npos)) {
+      return Fail(kExitUsage, "--icount takes a shift (0-10) or off");
+    }
+    boardlab::run::QemuRunOptions options;
+    options.artifact = args.artifact;
+    options.inputs = args.inputs;
+    options.expected = args.expected;
+    options.atol = args.atol;
+    options.iterations = args.iterations;
+    options.etdump = args.etdump;
+    options.outputs_dir = args.outputs_dir;
+    options.icount = args.icount;
+    options.timeout_seconds = args.timeout_seconds;
+    return boardlab::run::RunOnQemu(options);
+  }
+  if (app.count("--timeout") > 0 || app.count("--icount") > 0) {
+    return Fail(kExitUsage, "--timeout and --icount are only used with --board qemu");
   }
   return Run(args);
 }

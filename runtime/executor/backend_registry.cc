@@ -11,8 +11,8 @@ Error BackendRegistry::Register(Backend* backend) {
   RT_CHECK_OR_RETURN_ERROR(Find(backend->id()) == nullptr, kInvalidArgument,
                            "BackendRegistry: backend '%s' is already registered", backend->id());
   RT_CHECK_OR_RETURN_ERROR(count_ < kMaxBackends, kMemoryAllocationFailed,
-                           "BackendRegistry: full (%zu backends) registering '%s'", kMaxBackends,
-                           backend->id());
+                           "BackendRegistry: full (%lu backends) registering '%s'",
+                           static_cast<unsigned long>(kMaxBackends), backend->id());
   backends_[count_++] = backend;
   return Error::kOk;
 }

@@ -58,10 +58,12 @@ T* AllocateZeroed(MemoryAllocator* allocator, size_t count) {
 #define RT_ALLOCATE_OR_RETURN(ptr, allocator, T, count, what)                                  \
   T* ptr = AllocateZeroed<T>(allocator, count);                                                \
   RT_CHECK_OR_RETURN_ERROR(ptr != nullptr, kMemoryAllocationFailed,                            \
-                           "LoadMethod: persistent memory exhausted allocating %s (%zu x %zu " \
-                           "bytes; %zu of %zu used)",                                          \
-                           what, static_cast<size_t>(count), sizeof(T), (allocator)->used(),   \
-                           (allocator)->size())
+                           "LoadMethod: persistent memory exhausted allocating %s (%lu x %lu " \
+                           "bytes; %lu of %lu used)",                                          \
+                           what, static_cast<unsigned long>(count),                            \
+                           static_cast<unsigned long>(sizeof(T)),                              \
+                           static_cast<unsigned long>((allocator)->used()),                    \
+                           static_cast<unsigned long>((allocator)->size()))
 
 const char* CopyString(MemoryAllocator* allocator, const char* s) {
   const size_t n = std::strlen(s) + 1;
@@ -102,10 +104,10 @@ Error ToScalarType(et::ScalarType in, size_t value_index, ScalarType* out) {
   }
   const char* name = et::EnumNameScalarType(in);
   RT_CHECK_OR_RETURN_ERROR(name == nullptr || name[0] == '\0', kNotSupported,
-                           "value %zu: tensor scalar type %s is not supported by the runtime",
-                           value_index, name);
-  RT_INTERNAL_SET_MESSAGE("invalid program: value %zu: unknown tensor scalar type %d", value_index,
-                          static_cast<int>(in));
+                           "value %lu: tensor scalar type %s is not supported by the runtime",
+                           static_cast<unsigned long>(value_index), name);
+  RT_INTERNAL_SET_MESSAGE("invalid program: value %lu: unknown tensor scalar type %d",
+                          static_cast<unsigned long>(value_index), static_cast<int>(in));
   return Error::kInvalidProgram;
 }
 
@@ -114,69 +116,82 @@ Error ParseTensor(const et::Tensor* t, size_t value_index, const Program& progra
                   Span<Span<uint8_t>> planned, TensorView* out) {
   RT_RETURN_IF_ERROR(ToScalarType(t->scalar_type(), value_index, &out->type));
   RT_CHECK_OR_RETURN_ERROR(t->storage_offset() == 0, kInvalidProgram,
-                           "invalid program: value %zu: tensor storage_offset %d (must be 0)",
-                           value_index, t->storage_offset());
+                           "invalid program: value %lu: tensor storage_offset %d (must be 0)",
+                           static_cast<unsigned long>(value_index),
+                           static_cast<int>(t->storage_offset()));
   RT_CHECK_OR_RETURN_ERROR(t->shape_dynamism() != et::TensorShapeDynamism::DYNAMIC_UNBOUND,
-                           kNotSupported, "value %zu: DYNAMIC_UNBOUND tensors are not supported",
-                           value_index);
+                           kNotSupported, "value %lu: DYNAMIC_UNBOUND tensors are not supported",
+                           static_cast<unsigned long>(value_index));
   const et::ExtraTensorInfo* extra = t->extra_tensor_info();
-  RT_CHECK_OR_RETURN_ERROR(
-      extra == nullptr || extra->location() == et::TensorDataLocation::SEGMENT, kNotSupported,
-      "value %zu: tensor data in an external .ptd file is not supported", value_index);
+  RT_CHECK_OR_RETURN_ERROR(extra == nullptr || extra->location() == et::TensorDataLocation::SEGMENT,
+                           kNotSupported,
+                           "value %lu: tensor data in an external .ptd file is not supported",
+                           static_cast<unsigned long>(value_index));
   const auto* sizes = t->sizes();
   const auto* dim_order = t->dim_order();
   RT_CHECK_OR_RETURN_ERROR(sizes != nullptr && dim_order != nullptr, kInvalidProgram,
-                           "invalid program: value %zu: tensor without sizes or dim_order",
-                           value_index);
+                           "invalid program: value %lu: tensor without sizes or dim_order",
+                           static_cast<unsigned long>(value_index));
   RT_CHECK_OR_RETURN_ERROR(sizes->size() <= static_cast<size_t>(kMaxRank), kNotSupported,
-                           "value %zu: tensor rank %u exceeds the runtime's maximum %d",
-                           value_index, sizes->size(), kMaxRank);
+                           "value %lu: tensor rank %u exceeds the runtime's maximum %d",
+                           static_cast<unsigned long>(value_index),
+                           static_cast<unsigned>(sizes->size()), kMaxRank);
   RT_CHECK_OR_RETURN_ERROR(dim_order->size() == sizes->size(), kInvalidProgram,
-                           "invalid program: value %zu: dim_order has %u entries for rank %u",
-                           value_index, dim_order->size(), sizes->size());
+                           "invalid program: value %lu: dim_order has %u entries for rank %u",
+                           static_cast<unsigned long>(value_index),
+                           static_cast<unsigned>(dim_order->size()),
+                           static_cast<unsigned>(sizes->size()));
   out->rank = static_cast<int32_t>(sizes->size());
   uint64_t elements = 1;
   for (flatbuffers::uoffset_t d = 0; d < sizes->size(); ++d) {
     const int32_t dim = sizes->Get(d);
-    RT_CHECK_OR_RETURN_ERROR(dim >= 0, kInvalidProgram,
-                             "invalid program: value %zu: negative size %d in dim %u", value_index,
-                             dim, d);
+    RT_CHECK_OR_RETURN_ERROR(
+        dim >= 0, kInvalidProgram, "invalid program: value %lu: negative size %d in dim %u",
+        static_cast<unsigned long>(value_index), static_cast<int>(dim), static_cast<unsigned>(d));
     // Kernels index contiguous memory; only the identity dim_order is contiguous.
     RT_CHECK_OR_RETURN_ERROR(dim_order->Get(d) == d, kNotSupported,
-                             "value %zu: tensor dim_order is not contiguous (dim %u -> %u)",
-                             value_index, d, dim_order->Get(d));
+                             "value %lu: tensor dim_order is not contiguous (dim %u -> %u)",
+                             static_cast<unsigned long>(value_index), static_cast<unsigned>(d),
+                             dim_order->Get(d));
     out->dims[d] = dim;
     RT_CHECK_OR_RETURN_ERROR(
         !__builtin_mul_overflow(elements, static_cast<uint64_t>(dim), &elements), kInvalidProgram,
-        "invalid program: value %zu: tensor size overflows", value_index);
+        "invalid program: value %lu: tensor size overflows",
+        static_cast<unsigned long>(value_index));
   }
   uint64_t bytes = 0;
   RT_CHECK_OR_RETURN_ERROR(
       !__builtin_mul_overflow(elements, static_cast<uint64_t>(ElementSize(out->type)), &bytes) &&
           bytes <= SIZE_MAX / 2,
-      kInvalidProgram, "invalid program: value %zu: tensor byte size overflows", value_index);
+      kInvalidProgram, "invalid program: value %lu: tensor byte size overflows",
+      static_cast<unsigned long>(value_index));
 
   const et::AllocationDetails* allocation = t->allocation_info();
   const uint32_t buffer = t->data_buffer_idx();
   if (allocation != nullptr) {
     RT_CHECK_OR_RETURN_ERROR(buffer == 0, kNotSupported,
-                             "value %zu: memory-planned tensor with initial data (mutable "
+                             "value %lu: memory-planned tensor with initial data (mutable "
                              "buffer %u) is not supported",
-                             value_index, buffer);
+                             static_cast<unsigned long>(value_index),
+                             static_cast<unsigned>(buffer));
     const uint32_t memory_id = allocation->memory_id();
     // memory_id is 1-based: entry 0 of non_const_buffer_sizes is reserved.
     RT_CHECK_OR_RETURN_ERROR(memory_id >= 1 && memory_id <= planned.size(), kInvalidProgram,
-                             "invalid program: value %zu: planned buffer memory_id %u, the "
-                             "method has %zu planned buffers",
-                             value_index, memory_id, planned.size());
+                             "invalid program: value %lu: planned buffer memory_id %u, the "
+                             "method has %lu planned buffers",
+                             static_cast<unsigned long>(value_index),
+                             static_cast<unsigned>(memory_id),
+                             static_cast<unsigned long>(planned.size()));
     const uint64_t offset = static_cast<uint64_t>(allocation->memory_offset_low()) |
                             (static_cast<uint64_t>(allocation->memory_offset_high()) << 32);
     const Span<uint8_t> region = planned[memory_id - 1];
-    RT_CHECK_OR_RETURN_ERROR(FitsWithin(offset, bytes, region.size()), kInvalidProgram,
-                             "invalid program: value %zu: tensor [%llu, +%llu) lies outside "
-                             "planned buffer %u (%zu bytes)",
-                             value_index, static_cast<unsigned long long>(offset),
-                             static_cast<unsigned long long>(bytes), memory_id, region.size());
+    RT_CHECK_OR_RETURN_ERROR(
+        FitsWithin(offset, bytes, region.size()), kInvalidProgram,
+        "invalid program: value %lu: tensor [%llu, +%llu) lies outside "
+        "planned buffer %u (%lu bytes)",
+        static_cast<unsigned long>(value_index), static_cast<unsigned long long>(offset),
+        static_cast<unsigned long long>(bytes), static_cast<unsigned>(memory_id),
+        static_cast<unsigned long>(region.size()));
     out->data = region.data() + offset;
     return Error::kOk;
   }
@@ -190,9 +205,9 @@ Error ParseTensor(const et::Tensor* t, size_t value_index, const Program& progra
   // Neither planned nor constant: boardlab plans every activation, so such a tensor would be a
   // null pointer in a kernel. Empty tensors need no storage.
   RT_CHECK_OR_RETURN_ERROR(bytes == 0, kNotSupported,
-                           "value %zu: tensor has neither planned memory nor constant data "
+                           "value %lu: tensor has neither planned memory nor constant data "
                            "(unplanned tensors are not supported)",
-                           value_index);
+                           static_cast<unsigned long>(value_index));
   return Error::kOk;
 }
 
@@ -211,14 +226,15 @@ Error OperatorNames(const et::Operator* op, int32_t op_index, MemoryAllocator* p
                     const char** key, const char** event_name,
                     char (&key_buffer)[kMaxOperatorKey]) {
   RT_CHECK_OR_RETURN_ERROR(op != nullptr && op->name() != nullptr, kInvalidProgram,
-                           "invalid program: operator %d has no name", op_index);
+                           "invalid program: operator %d has no name", static_cast<int>(op_index));
   const char* name = op->name()->c_str();
   const char* overload = op->overload() == nullptr ? "" : op->overload()->c_str();
   const int n =
       std::snprintf(key_buffer, sizeof(key_buffer), overload[0] ? "%s.%s" : "%s%s", name, overload);
   RT_CHECK_OR_RETURN_ERROR(n > 0 && static_cast<size_t>(n) < sizeof(key_buffer), kNotSupported,
-                           "operator %d: name '%s' is longer than %zu characters", op_index, name,
-                           kMaxOperatorKey - 1);
+                           "operator %d: name '%s' is longer than %lu characters",
+                           static_cast<int>(op_index), name,
+                           static_cast<unsigned long>(kMaxOperatorKey - 1));
   *key = CopyString(persistent, key_buffer);
   const char* short_name = name;
   for (const char* p = name; *p != '\0'; ++p) {
@@ -238,9 +254,9 @@ void AddInstructionContext(size_t pc, const char* what, const char* name, Error 
 #if !defined(RT_STRIP_ERROR_STRINGS)
   char inner[192];
   std::snprintf(inner, sizeof(inner), "%s", LastErrorMessage());
-  internal::SetLastErrorMessage("instruction %zu (%s %s) failed with %s%s%s", pc, what,
-                                name == nullptr ? "?" : name, ToString(error), inner[0] ? ": " : "",
-                                inner);
+  internal::SetLastErrorMessage("instruction %lu (%s %s) failed with %s%s%s",
+                                static_cast<unsigned long>(pc), what, name == nullptr ? "?" : name,
+                                ToString(error), inner[0] ? ": " : "", inner);
 #else
   (void)pc, (void)what, (void)name, (void)error;
 #endif
@@ -283,7 +299,7 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
   // implemented.
   RT_CHECK_OR_RETURN_ERROR(chains->size() == 1, kNotSupported,
                            "method '%s' has %u chains; the runtime runs single-chain methods", name,
-                           chains->size());
+                           static_cast<unsigned>(chains->size()));
   const et::Chain* chain = chains->Get(0);
   RT_CHECK_OR_RETURN_ERROR(chain != nullptr && chain->instructions() != nullptr, kInvalidProgram,
                            "invalid program: method '%s' chain 0 has no instructions", name);
@@ -292,21 +308,22 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
   const size_t num_planned = buffer_sizes->size() == 0 ? 0 : buffer_sizes->size() - 1;
   const Span<Span<uint8_t>> planned = memory.planned();
   RT_CHECK_OR_RETURN_ERROR(planned.size() == num_planned, kInvalidArgument,
-                           "LoadMethod: method '%s' needs %zu planned buffers, the memory "
-                           "manager provides %zu",
-                           name, num_planned, planned.size());
+                           "LoadMethod: method '%s' needs %lu planned buffers, the memory "
+                           "manager provides %lu",
+                           name, static_cast<unsigned long>(num_planned),
+                           static_cast<unsigned long>(planned.size()));
   for (size_t i = 0; i < num_planned; ++i) {
     const int64_t expected = buffer_sizes->Get(static_cast<flatbuffers::uoffset_t>(i + 1));
     RT_CHECK_OR_RETURN_ERROR(expected >= 0, kInvalidProgram,
-                             "invalid program: planned buffer %zu has size %lld", i,
-                             static_cast<long long>(expected));
+                             "invalid program: planned buffer %lu has size %lld",
+                             static_cast<unsigned long>(i), static_cast<long long>(expected));
     RT_CHECK_OR_RETURN_ERROR(
         static_cast<uint64_t>(expected) == planned[i].size() &&
             (planned[i].data() != nullptr || expected == 0),
         kInvalidArgument,
-        "LoadMethod: planned buffer %zu (%s) must be %lld bytes, the memory manager gives %zu", i,
-        i == 0 ? "activation arena" : "weight scratch", static_cast<long long>(expected),
-        planned[i].size());
+        "LoadMethod: planned buffer %lu (%s) must be %lld bytes, the memory manager gives %lu",
+        static_cast<unsigned long>(i), i == 0 ? "activation arena" : "weight scratch",
+        static_cast<long long>(expected), static_cast<unsigned long>(planned[i].size()));
   }
 
   Method m;
@@ -323,7 +340,8 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
   size_t num_tensors = 0;
   for (flatbuffers::uoffset_t i = 0; i < values->size(); ++i) {
     const et::EValue* v = values->Get(i);
-    RT_CHECK_OR_RETURN_ERROR(v != nullptr, kInvalidProgram, "invalid program: value %u is null", i);
+    RT_CHECK_OR_RETURN_ERROR(v != nullptr, kInvalidProgram, "invalid program: value %u is null",
+                             static_cast<unsigned>(i));
     if (v->val_type() == et::KernelTypes::Tensor) ++num_tensors;
   }
   RT_ALLOCATE_OR_RETURN(tensors, persistent, TensorView, num_tensors, "tensor views");
@@ -337,19 +355,22 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
         break;
       case et::KernelTypes::Int:
         RT_CHECK_OR_RETURN_ERROR(v->val_as_Int() != nullptr, kInvalidProgram,
-                                 "invalid program: value %u: Int without payload", i);
+                                 "invalid program: value %u: Int without payload",
+                                 static_cast<unsigned>(i));
         out.tag = ValueTag::kInt;
         out.int_value = v->val_as_Int()->int_val();
         break;
       case et::KernelTypes::Bool:
         RT_CHECK_OR_RETURN_ERROR(v->val_as_Bool() != nullptr, kInvalidProgram,
-                                 "invalid program: value %u: Bool without payload", i);
+                                 "invalid program: value %u: Bool without payload",
+                                 static_cast<unsigned>(i));
         out.tag = ValueTag::kBool;
         out.bool_value = v->val_as_Bool()->bool_val();
         break;
       case et::KernelTypes::Double:
         RT_CHECK_OR_RETURN_ERROR(v->val_as_Double() != nullptr, kInvalidProgram,
-                                 "invalid program: value %u: Double without payload", i);
+                                 "invalid program: value %u: Double without payload",
+                                 static_cast<unsigned>(i));
         out.tag = ValueTag::kDouble;
         out.double_value = v->val_as_Double()->double_val();
         break;
@@ -362,19 +383,22 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
       }
       case et::KernelTypes::IntList:
         RT_CHECK_OR_RETURN_ERROR(v->val_as_IntList() != nullptr, kInvalidProgram,
-                                 "invalid program: value %u: IntList without payload", i);
+                                 "invalid program: value %u: IntList without payload",
+                                 static_cast<unsigned>(i));
         out.tag = ValueTag::kIntList;
         out.int_list = ToList(v->val_as_IntList()->items());
         break;
       case et::KernelTypes::DoubleList:
         RT_CHECK_OR_RETURN_ERROR(v->val_as_DoubleList() != nullptr, kInvalidProgram,
-                                 "invalid program: value %u: DoubleList without payload", i);
+                                 "invalid program: value %u: DoubleList without payload",
+                                 static_cast<unsigned>(i));
         out.tag = ValueTag::kDoubleList;
         out.double_list = ToList(v->val_as_DoubleList()->items());
         break;
       case et::KernelTypes::BoolList: {
         RT_CHECK_OR_RETURN_ERROR(v->val_as_BoolList() != nullptr, kInvalidProgram,
-                                 "invalid program: value %u: BoolList without payload", i);
+                                 "invalid program: value %u: BoolList without payload",
+                                 static_cast<unsigned>(i));
         const auto* items = v->val_as_BoolList()->items();
         out.tag = ValueTag::kBoolList;
         out.bool_list.data =
@@ -384,7 +408,8 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
       }
       case et::KernelTypes::Tensor: {
         RT_CHECK_OR_RETURN_ERROR(v->val_as_Tensor() != nullptr, kInvalidProgram,
-                                 "invalid program: value %u: Tensor without payload", i);
+                                 "invalid program: value %u: Tensor without payload",
+                                 static_cast<unsigned>(i));
         TensorView* view = &tensors[next_tensor++];
         RT_RETURN_IF_ERROR(ParseTensor(v->val_as_Tensor(), i, *this, planned, view));
         out.tag = ValueTag::kTensor;
@@ -395,8 +420,8 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
       case et::KernelTypes::OptionalTensorList:
         break;  // second pass
       default:
-        RT_INTERNAL_SET_MESSAGE("invalid program: value %u has unknown type %d", i,
-                                static_cast<int>(v->val_type()));
+        RT_INTERNAL_SET_MESSAGE("invalid program: value %u has unknown type %d",
+                                static_cast<unsigned>(i), static_cast<int>(v->val_type()));
         return Error::kInvalidProgram;
     }
   }
@@ -416,9 +441,9 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
       RT_CHECK_OR_RETURN_ERROR(
           index >= 0 && static_cast<size_t>(index) < m.num_values_ && m.values_[index].is_tensor(),
           kInvalidProgram,
-          "invalid program: value %u: tensor list item %zu refers to value "
+          "invalid program: value %u: tensor list item %lu refers to value "
           "%d, which is not a tensor",
-          i, k, index);
+          static_cast<unsigned>(i), static_cast<unsigned long>(k), static_cast<int>(index));
       list[k] = m.values_[index].tensor;
     }
     m.values_[i].tag = ValueTag::kTensorList;
@@ -437,11 +462,11 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
       const int32_t index = io_lists[io]->Get(static_cast<flatbuffers::uoffset_t>(k));
       RT_CHECK_OR_RETURN_ERROR(
           index >= 0 && static_cast<size_t>(index) < m.num_values_ && m.values_[index].is_tensor(),
-          kInvalidProgram, "invalid program: method %s %zu is value %d, not a tensor", what, k,
-          index);
+          kInvalidProgram, "invalid program: method %s %lu is value %d, not a tensor", what,
+          static_cast<unsigned long>(k), static_cast<int>(index));
       RT_CHECK_OR_RETURN_ERROR(values->Get(index)->val_as_Tensor()->allocation_info() != nullptr,
-                               kNotSupported, "method %s %zu (value %d) is not memory-planned",
-                               what, k, index);
+                               kNotSupported, "method %s %lu (value %d) is not memory-planned",
+                               what, static_cast<unsigned long>(k), static_cast<int>(index));
       views[k] = m.values_[index].tensor;
     }
     io_views[io] = views;
@@ -470,7 +495,7 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
     Backend* backend = backends.Find(d->id()->c_str());
     RT_CHECK_OR_RETURN_ERROR(backend != nullptr, kNotFound,
                              "LoadMethod: delegate %u needs backend '%s', which is not registered",
-                             i, d->id()->c_str());
+                             static_cast<unsigned>(i), d->id()->c_str());
     RT_ASSIGN_OR_RETURN(
         const Span<const uint8_t> blob,
         DelegateData(static_cast<uint8_t>(d->processed()->location()), d->processed()->index()));
@@ -498,26 +523,27 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
   for (flatbuffers::uoffset_t pc = 0; pc < instructions->size(); ++pc) {
     const et::Instruction* instr = instructions->Get(pc);
     RT_CHECK_OR_RETURN_ERROR(instr != nullptr, kInvalidProgram,
-                             "invalid program: instruction %u is null", pc);
+                             "invalid program: instruction %u is null", static_cast<unsigned>(pc));
     Method::Instruction& out = m.instructions_[pc];
     switch (instr->instr_args_type()) {
       case et::InstructionArguments::KernelCall: {
         const et::KernelCall* call = instr->instr_args_as_KernelCall();
         RT_CHECK_OR_RETURN_ERROR(call != nullptr && call->args() != nullptr, kInvalidProgram,
-                                 "invalid program: instruction %u: KernelCall without args", pc);
+                                 "invalid program: instruction %u: KernelCall without args",
+                                 static_cast<unsigned>(pc));
         const int32_t op_index = call->op_index();
         RT_CHECK_OR_RETURN_ERROR(operators != nullptr && op_index >= 0 &&
                                      static_cast<size_t>(op_index) < operators->size(),
                                  kInvalidProgram,
                                  "invalid program: instruction %u: operator index %d out of range",
-                                 pc, op_index);
+                                 static_cast<unsigned>(pc), static_cast<int>(op_index));
         char key[kMaxOperatorKey];
         RT_RETURN_IF_ERROR(OperatorNames(operators->Get(op_index), op_index, persistent, &out.key,
                                          &out.event_name, key));
         const KernelRegistration* kernel = lookup(out.key);
         RT_CHECK_OR_RETURN_ERROR(kernel != nullptr && kernel->eval != nullptr, kOperatorMissing,
                                  "LoadMethod: operator '%s' (instruction %u) has no kernel",
-                                 out.key, pc);
+                                 out.key, static_cast<unsigned>(pc));
         out.kind = InstructionKind::kKernelCall;
         out.kernel = kernel;
         out.num_args = call->args()->size();
@@ -526,8 +552,10 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
           const int32_t index = call->args()->Get(k);
           RT_CHECK_OR_RETURN_ERROR(value_ok(index), kInvalidProgram,
                                    "invalid program: instruction %u argument %u is value %d, out "
-                                   "of range (%zu values)",
-                                   pc, k, index, m.num_values_);
+                                   "of range (%lu values)",
+                                   static_cast<unsigned>(pc), static_cast<unsigned>(k),
+                                   static_cast<int>(index),
+                                   static_cast<unsigned long>(m.num_values_));
           args[k] = &m.values_[index];
         }
         out.args = args;
@@ -550,13 +578,15 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
       case et::InstructionArguments::DelegateCall: {
         const et::DelegateCall* call = instr->instr_args_as_DelegateCall();
         RT_CHECK_OR_RETURN_ERROR(call != nullptr && call->args() != nullptr, kInvalidProgram,
-                                 "invalid program: instruction %u: DelegateCall without args", pc);
+                                 "invalid program: instruction %u: DelegateCall without args",
+                                 static_cast<unsigned>(pc));
         const int32_t index = call->delegate_index();
         RT_CHECK_OR_RETURN_ERROR(index >= 0 && static_cast<size_t>(index) < m.num_delegates_,
                                  kInvalidProgram,
                                  "invalid program: instruction %u: delegate index %d out of range "
-                                 "(%zu delegates)",
-                                 pc, index, m.num_delegates_);
+                                 "(%lu delegates)",
+                                 static_cast<unsigned>(pc), static_cast<int>(index),
+                                 static_cast<unsigned long>(m.num_delegates_));
         out.kind = InstructionKind::kDelegateCall;
         out.delegate_index = index;
         out.key = m.delegates_[index].id;
@@ -567,7 +597,8 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
           RT_CHECK_OR_RETURN_ERROR(value_ok(v) && m.values_[v].is_tensor(), kInvalidProgram,
                                    "invalid program: instruction %u delegate argument %u is value "
                                    "%d, not a tensor",
-                                   pc, k, v);
+                                   static_cast<unsigned>(pc), static_cast<unsigned>(k),
+                                   static_cast<int>(v));
           args[k] = m.values_[v].tensor;
         }
         out.tensor_args = args;
@@ -577,7 +608,8 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
         const et::MoveCall* call = instr->instr_args_as_MoveCall();
         RT_CHECK_OR_RETURN_ERROR(
             call != nullptr && value_ok(call->move_from()) && value_ok(call->move_to()),
-            kInvalidProgram, "invalid program: instruction %u: MoveCall values out of range", pc);
+            kInvalidProgram, "invalid program: instruction %u: MoveCall values out of range",
+            static_cast<unsigned>(pc));
         out.kind = InstructionKind::kMove;
         out.a = call->move_from();
         out.b = call->move_to();
@@ -592,7 +624,7 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
             kInvalidProgram,
             "invalid program: instruction %u: JumpFalseCall condition or destination out of "
             "range",
-            pc);
+            static_cast<unsigned>(pc));
         out.kind = InstructionKind::kJumpFalse;
         out.a = call->cond_value_index();
         out.b = call->destination_instruction();
@@ -602,13 +634,14 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
         const et::FreeCall* call = instr->instr_args_as_FreeCall();
         RT_CHECK_OR_RETURN_ERROR(call != nullptr && value_ok(call->value_index()), kInvalidProgram,
                                  "invalid program: instruction %u: FreeCall value out of range",
-                                 pc);
+                                 static_cast<unsigned>(pc));
         out.kind = InstructionKind::kFree;
         out.a = call->value_index();
         break;
       }
       default:
-        RT_INTERNAL_SET_MESSAGE("invalid program: instruction %u has unknown type %d", pc,
+        RT_INTERNAL_SET_MESSAGE("invalid program: instruction %u has unknown type %d",
+                                static_cast<unsigned>(pc),
                                 static_cast<int>(instr->instr_args_type()));
         return Error::kInvalidProgram;
     }
@@ -625,13 +658,17 @@ const TensorView* Method::GetOutput(size_t i) const {
 
 Error Method::SetInput(size_t i, const void* data, size_t size) {
   RT_CHECK_OR_RETURN_ERROR(i < num_inputs_, kInvalidArgument,
-                           "SetInput: input %zu requested, the method has %zu", i, num_inputs_);
+                           "SetInput: input %lu requested, the method has %lu",
+                           static_cast<unsigned long>(i), static_cast<unsigned long>(num_inputs_));
   TensorView* t = inputs_[i];
   const size_t expected = static_cast<size_t>(t->NumBytes());
   RT_CHECK_OR_RETURN_ERROR(size == expected, kInvalidArgument,
-                           "SetInput: input %zu takes %zu bytes, got %zu", i, expected, size);
+                           "SetInput: input %lu takes %lu bytes, got %lu",
+                           static_cast<unsigned long>(i), static_cast<unsigned long>(expected),
+                           static_cast<unsigned long>(size));
   if (size == 0) return Error::kOk;
-  RT_CHECK_OR_RETURN_ERROR(data != nullptr, kInvalidArgument, "SetInput: input %zu: null data", i);
+  RT_CHECK_OR_RETURN_ERROR(data != nullptr, kInvalidArgument, "SetInput: input %lu: null data",
+                           static_cast<unsigned long>(i));
   std::memcpy(t->data, data, size);
   return Error::kOk;
 }
@@ -710,7 +747,8 @@ Error Method::ExecuteInstruction(size_t pc, size_t& next_pc) {
       internal::ProfileScope scope(tracer_, "JF_CALL", 0, instruction, clock_);
       const Value& cond = values_[in.a];
       RT_CHECK_OR_RETURN_ERROR(cond.tag == ValueTag::kBool, kInvalidProgram,
-                               "instruction %zu: jump condition value %d is not a Bool", pc, in.a);
+                               "instruction %lu: jump condition value %d is not a Bool",
+                               static_cast<unsigned long>(pc), static_cast<int>(in.a));
       if (!cond.bool_value) next_pc = static_cast<size_t>(in.b);
       return Error::kOk;
     }

@@ -48,14 +48,14 @@ Result<Program> Program::Load(Span<const uint8_t> file, Verification verificatio
   // undefined behaviour on the host and a fault on Cortex-M.
   RT_CHECK_OR_RETURN_ERROR(
       reinterpret_cast<uintptr_t>(file.data()) % alignof(std::max_align_t) == 0, kInvalidArgument,
-      "Program::Load: data at %p is not aligned to %zu bytes",
-      static_cast<const void*>(file.data()), alignof(std::max_align_t));
+      "Program::Load: data at %p is not aligned to %lu bytes",
+      static_cast<const void*>(file.data()), static_cast<unsigned long>(alignof(std::max_align_t)));
   const uint8_t* d = file.data();
   const size_t size = file.size();
   RT_CHECK_OR_RETURN_ERROR(size >= kHeaderOffset, kInvalidProgram,
-                           "invalid program: file is %zu bytes, shorter than the 8-byte "
+                           "invalid program: file is %lu bytes, shorter than the 8-byte "
                            "FlatBuffers root offset and identifier",
-                           size);
+                           static_cast<unsigned long>(size));
 
   // Identifier first: it says whether this is a program at all and which version.
   if (std::memcmp(d + 4, kFileIdentifier, 4) != 0) {
@@ -81,43 +81,47 @@ Result<Program> Program::Load(Span<const uint8_t> file, Verification verificatio
   if (size >= kHeaderOffset + 4 && std::memcmp(d + kHeaderOffset, kHeaderMagic, 4) == 0) {
     has_header = true;
     RT_CHECK_OR_RETURN_ERROR(size >= kHeaderOffset + kMinHeaderLength, kInvalidProgram,
-                             "invalid program: file is %zu bytes, too short for its extended "
-                             "header (needs %zu)",
-                             size, kHeaderOffset + kMinHeaderLength);
+                             "invalid program: file is %lu bytes, too short for its extended "
+                             "header (needs %lu)",
+                             static_cast<unsigned long>(size),
+                             static_cast<unsigned long>(kHeaderOffset + kMinHeaderLength));
     const uint32_t length = ReadU32(d + kHeaderOffset + 4);
     RT_CHECK_OR_RETURN_ERROR(length >= kMinHeaderLength, kInvalidProgram,
-                             "invalid program: extended header length %u < %u", length,
-                             kMinHeaderLength);
+                             "invalid program: extended header length %u < %u",
+                             static_cast<unsigned>(length),
+                             static_cast<unsigned>(kMinHeaderLength));
     RT_CHECK_OR_RETURN_ERROR(
         FitsWithin(kHeaderOffset, length, size), kInvalidProgram,
-        "invalid program: extended header length %u runs past the %zu-byte file", length, size);
+        "invalid program: extended header length %u runs past the %lu-byte file",
+        static_cast<unsigned>(length), static_cast<unsigned long>(size));
     const uint64_t program_size = ReadU64(d + kHeaderOffset + 8);
     const uint64_t segment_base = ReadU64(d + kHeaderOffset + 16);
     const uint64_t segment_data_size =
         length >= kHeaderLengthWithDataSize ? ReadU64(d + kHeaderOffset + 24) : 0;
-    RT_CHECK_OR_RETURN_ERROR(program_size >= kHeaderOffset + length && program_size <= size,
-                             kInvalidProgram,
-                             "invalid program: program_size %llu outside [%zu, file size %zu]",
-                             static_cast<unsigned long long>(program_size),
-                             static_cast<size_t>(kHeaderOffset + length), size);
+    RT_CHECK_OR_RETURN_ERROR(
+        program_size >= kHeaderOffset + length && program_size <= size, kInvalidProgram,
+        "invalid program: program_size %llu outside [%lu, file size %lu]",
+        static_cast<unsigned long long>(program_size),
+        static_cast<unsigned long>(kHeaderOffset + length), static_cast<unsigned long>(size));
     // executorch-formats.md 1.3: the expected file size is known unless an old header (no
     // segment_data_size) has segments.
     if ((segment_data_size == 0 && segment_base == 0) || segment_data_size > 0) {
       const bool fits = segment_base == 0 || FitsWithin(segment_base, segment_data_size, size);
       RT_CHECK_OR_RETURN_ERROR(
           fits, kInvalidProgram,
-          "invalid program: file is %zu bytes but the header says segments end at %llu "
+          "invalid program: file is %lu bytes but the header says segments end at %llu "
           "(segment_base_offset %llu + segment_data_size %llu); the file is truncated",
-          size, static_cast<unsigned long long>(segment_base + segment_data_size),
+          static_cast<unsigned long>(size),
+          static_cast<unsigned long long>(segment_base + segment_data_size),
           static_cast<unsigned long long>(segment_base),
           static_cast<unsigned long long>(segment_data_size));
     }
     RT_CHECK_OR_RETURN_ERROR(
         segment_base == 0 || (segment_base >= program_size && segment_base <= size),
         kInvalidProgram,
-        "invalid program: segment_base_offset %llu outside [program_size %llu, file size %zu]",
+        "invalid program: segment_base_offset %llu outside [program_size %llu, file size %lu]",
         static_cast<unsigned long long>(segment_base),
-        static_cast<unsigned long long>(program_size), size);
+        static_cast<unsigned long long>(program_size), static_cast<unsigned long>(size));
     p.program_size_ = static_cast<size_t>(program_size);
     p.segment_base_ = segment_base;
     p.segment_end_ = segment_base == 0       ? segment_base
@@ -127,16 +131,17 @@ Result<Program> Program::Load(Span<const uint8_t> file, Verification verificatio
 
   const uint32_t root = ReadU32(d);
   RT_CHECK_OR_RETURN_ERROR(root >= kHeaderOffset && root < p.program_size_, kInvalidProgram,
-                           "invalid program: root table offset %u outside [8, %zu)", root,
-                           p.program_size_);
+                           "invalid program: root table offset %u outside [8, %lu)",
+                           static_cast<unsigned>(root),
+                           static_cast<unsigned long>(p.program_size_));
   if (verification == Verification::kInternalConsistency) {
     flatbuffers::Verifier::Options options;
     options.check_alignment = true;
     flatbuffers::Verifier verifier(d, p.program_size_, options);
     RT_CHECK_OR_RETURN_ERROR(et::VerifyProgramBuffer(verifier), kInvalidProgram,
-                             "invalid program: the Program flatbuffer (%zu bytes) fails "
+                             "invalid program: the Program flatbuffer (%lu bytes) fails "
                              "FlatBuffers verification (truncated or corrupt)",
-                             p.program_size_);
+                             static_cast<unsigned long>(p.program_size_));
   }
   p.program_ = et::GetProgram(d);
 
@@ -144,19 +149,20 @@ Result<Program> Program::Load(Span<const uint8_t> file, Verification verificatio
   // later pointer into the file wrong.
   const auto* segments = p.program_->segments();
   const size_t num_segments = segments == nullptr ? 0 : segments->size();
-  RT_CHECK_OR_RETURN_ERROR(
-      num_segments == 0 || (has_header && p.segment_base_ != 0), kInvalidProgram,
-      "invalid program: %zu segments but no extended header / segment base", num_segments);
+  RT_CHECK_OR_RETURN_ERROR(num_segments == 0 || (has_header && p.segment_base_ != 0),
+                           kInvalidProgram,
+                           "invalid program: %lu segments but no extended header / segment base",
+                           static_cast<unsigned long>(num_segments));
   const uint64_t segment_limit = p.segment_end_ - p.segment_base_;
   for (size_t i = 0; i < num_segments; ++i) {
     const et::DataSegment* s = segments->Get(static_cast<flatbuffers::uoffset_t>(i));
-    RT_CHECK_OR_RETURN_ERROR(s != nullptr, kInvalidProgram, "invalid program: segment %zu is null",
-                             i);
+    RT_CHECK_OR_RETURN_ERROR(s != nullptr, kInvalidProgram, "invalid program: segment %lu is null",
+                             static_cast<unsigned long>(i));
     RT_CHECK_OR_RETURN_ERROR(
         FitsWithin(s->offset(), s->size(), segment_limit), kInvalidProgram,
-        "invalid program: segment %zu [%llu, +%llu) runs past the %llu bytes of segment data", i,
-        static_cast<unsigned long long>(s->offset()), static_cast<unsigned long long>(s->size()),
-        static_cast<unsigned long long>(segment_limit));
+        "invalid program: segment %lu [%llu, +%llu) runs past the %llu bytes of segment data",
+        static_cast<unsigned long>(i), static_cast<unsigned long long>(s->offset()),
+        static_cast<unsigned long long>(s->size()), static_cast<unsigned long long>(segment_limit));
   }
 
   // Constants (executorch-formats.md 1.3): a non-trivial constant_segment excludes the legacy
@@ -171,9 +177,10 @@ Result<Program> Program::Load(Span<const uint8_t> file, Verification verificatio
                              "invalid program: both constant_segment and constant_buffer are set");
     const uint32_t index = constant_segment->segment_index();
     RT_CHECK_OR_RETURN_ERROR(index < num_segments, kInvalidProgram,
-                             "invalid program: constant segment index %u, program has %zu "
+                             "invalid program: constant segment index %u, program has %lu "
                              "segments",
-                             index, num_segments);
+                             static_cast<unsigned>(index),
+                             static_cast<unsigned long>(num_segments));
     const et::DataSegment* s = segments->Get(index);
     p.constants_ = d + p.segment_base_ + s->offset();
     p.constants_size_ = static_cast<size_t>(s->size());
@@ -181,8 +188,9 @@ Result<Program> Program::Load(Span<const uint8_t> file, Verification verificatio
       const uint64_t offset = constant_offsets->Get(i);
       RT_CHECK_OR_RETURN_ERROR(offset <= p.constants_size_, kInvalidProgram,
                                "invalid program: constant %u at offset %llu is outside the "
-                               "%zu-byte constant segment",
-                               i, static_cast<unsigned long long>(offset), p.constants_size_);
+                               "%lu-byte constant segment",
+                               static_cast<unsigned>(i), static_cast<unsigned long long>(offset),
+                               static_cast<unsigned long>(p.constants_size_));
     }
   }
 
@@ -193,7 +201,8 @@ Result<Program> Program::Load(Span<const uint8_t> file, Verification verificatio
   for (flatbuffers::uoffset_t i = 0; i < plans->size(); ++i) {
     const et::ExecutionPlan* plan = plans->Get(i);
     RT_CHECK_OR_RETURN_ERROR(plan != nullptr && plan->name() != nullptr, kInvalidProgram,
-                             "invalid program: execution plan %u has no name", i);
+                             "invalid program: execution plan %u has no name",
+                             static_cast<unsigned>(i));
     const auto* delegates = plan->delegates();
     if (delegates == nullptr) continue;
     for (flatbuffers::uoffset_t j = 0; j < delegates->size(); ++j) {
@@ -201,7 +210,7 @@ Result<Program> Program::Load(Span<const uint8_t> file, Verification verificatio
       RT_CHECK_OR_RETURN_ERROR(
           delegate != nullptr && delegate->id() != nullptr && delegate->processed() != nullptr,
           kInvalidProgram, "invalid program: plan '%s' delegate %u lacks an id or data",
-          plan->name()->c_str(), j);
+          plan->name()->c_str(), static_cast<unsigned>(j));
       Result<Span<const uint8_t>> blob = p.DelegateData(
           static_cast<uint8_t>(delegate->processed()->location()), delegate->processed()->index());
       if (!blob.ok()) return blob.error();
@@ -243,13 +252,13 @@ Result<size_t> Program::NumPlannedBuffers(const char* name) const {
 Result<size_t> Program::PlannedBufferSize(const char* name, size_t i) const {
   RT_ASSIGN_OR_RETURN(const size_t count, NumPlannedBuffers(name));
   RT_CHECK_OR_RETURN_ERROR(i < count, kInvalidArgument,
-                           "method '%s' has %zu planned buffers, asked for buffer %zu", name, count,
-                           i);
+                           "method '%s' has %lu planned buffers, asked for buffer %lu", name,
+                           static_cast<unsigned long>(count), static_cast<unsigned long>(i));
   const int64_t bytes =
       FindPlan(name)->non_const_buffer_sizes()->Get(static_cast<flatbuffers::uoffset_t>(i + 1));
   RT_CHECK_OR_RETURN_ERROR(bytes >= 0, kInvalidProgram,
-                           "invalid program: method '%s' planned buffer %zu has size %lld", name, i,
-                           static_cast<long long>(bytes));
+                           "invalid program: method '%s' planned buffer %lu has size %lld", name,
+                           static_cast<unsigned long>(i), static_cast<long long>(bytes));
   return static_cast<size_t>(bytes);
 }
 
@@ -257,7 +266,8 @@ Result<Span<const uint8_t>> Program::Segment(size_t index) const {
   const auto* segments = program_->segments();
   const size_t count = segments == nullptr ? 0 : segments->size();
   RT_CHECK_OR_RETURN_ERROR(index < count, kInvalidArgument,
-                           "segment %zu requested, program has %zu", index, count);
+                           "segment %lu requested, program has %lu",
+                           static_cast<unsigned long>(index), static_cast<unsigned long>(count));
   const et::DataSegment* s = segments->Get(static_cast<flatbuffers::uoffset_t>(index));
   return Span<const uint8_t>(data_ + segment_base_ + s->offset(), static_cast<size_t>(s->size()));
 }
@@ -269,13 +279,15 @@ Result<const uint8_t*> Program::ConstantData(uint32_t data_buffer_idx, size_t si
     RT_CHECK_OR_RETURN_ERROR(data_buffer_idx < offsets->size(), kInvalidProgram,
                              "invalid program: constant %u requested, the constant segment has "
                              "%u entries",
-                             data_buffer_idx, offsets->size());
+                             static_cast<unsigned>(data_buffer_idx),
+                             static_cast<unsigned>(offsets->size()));
     const uint64_t offset = offsets->Get(data_buffer_idx);
-    RT_CHECK_OR_RETURN_ERROR(FitsWithin(offset, size, constants_size_), kInvalidProgram,
-                             "invalid program: constant %u [%llu, +%zu) runs past the %zu-byte "
-                             "constant segment",
-                             data_buffer_idx, static_cast<unsigned long long>(offset), size,
-                             constants_size_);
+    RT_CHECK_OR_RETURN_ERROR(
+        FitsWithin(offset, size, constants_size_), kInvalidProgram,
+        "invalid program: constant %u [%llu, +%lu) runs past the %lu-byte "
+        "constant segment",
+        static_cast<unsigned>(data_buffer_idx), static_cast<unsigned long long>(offset),
+        static_cast<unsigned long>(size), static_cast<unsigned long>(constants_size_));
     return constants_ + offset;
   }
   // Legacy inline constants (deprecated in ExecuTorch 0.7; still readable).
@@ -283,13 +295,14 @@ Result<const uint8_t*> Program::ConstantData(uint32_t data_buffer_idx, size_t si
   RT_CHECK_OR_RETURN_ERROR(buffers != nullptr && data_buffer_idx < buffers->size(), kInvalidProgram,
                            "invalid program: constant %u requested but the program has no such "
                            "constant data",
-                           data_buffer_idx);
+                           static_cast<unsigned>(data_buffer_idx));
   const et::Buffer* buffer = buffers->Get(data_buffer_idx);
   const auto* storage = buffer == nullptr ? nullptr : buffer->storage();
   const size_t available = storage == nullptr ? 0 : storage->size();
   RT_CHECK_OR_RETURN_ERROR(size <= available, kInvalidProgram,
-                           "invalid program: constant buffer %u holds %zu bytes, tensor needs %zu",
-                           data_buffer_idx, available, size);
+                           "invalid program: constant buffer %u holds %lu bytes, tensor needs %lu",
+                           static_cast<unsigned>(data_buffer_idx),
+                           static_cast<unsigned long>(available), static_cast<unsigned long>(size));
   return size == 0 ? data_ : storage->Data();
 }
 
@@ -298,19 +311,21 @@ Result<Span<const uint8_t>> Program::DelegateData(uint8_t location, uint32_t ind
     const auto* segments = program_->segments();
     const size_t count = segments == nullptr ? 0 : segments->size();
     RT_CHECK_OR_RETURN_ERROR(index < count, kInvalidProgram,
-                             "invalid program: delegate data in segment %u, program has %zu "
+                             "invalid program: delegate data in segment %u, program has %lu "
                              "segments",
-                             index, count);
+                             static_cast<unsigned>(index), static_cast<unsigned long>(count));
     return Segment(index);
   }
   RT_CHECK_OR_RETURN_ERROR(location == static_cast<uint8_t>(et::DataLocation::INLINE),
                            kInvalidProgram, "invalid program: delegate data location %u", location);
   const auto* inline_data = program_->backend_delegate_data();
   RT_CHECK_OR_RETURN_ERROR(inline_data != nullptr && index < inline_data->size(), kInvalidProgram,
-                           "invalid program: inline delegate data %u does not exist", index);
+                           "invalid program: inline delegate data %u does not exist",
+                           static_cast<unsigned>(index));
   const et::BackendDelegateInlineData* blob = inline_data->Get(index);
   RT_CHECK_OR_RETURN_ERROR(blob != nullptr && blob->data() != nullptr, kInvalidProgram,
-                           "invalid program: inline delegate data %u is empty", index);
+                           "invalid program: inline delegate data %u is empty",
+                           static_cast<unsigned>(index));
   return Span<const uint8_t>(blob->data()->Data(), blob->data()->size());
 }
 

@@ -14,10 +14,11 @@ Error ConcatenationPrepare(KernelContext& ctx, Args args) {
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 5));
   TensorView* out;
   RT_RETURN_IF_ERROR(TensorArg(op, args, 4, ScalarType::kChar, &out));
-  RT_CHECK_OR_RETURN_ERROR(
-      args[0] != nullptr && args[0]->tag == ValueTag::kTensorList &&
-          args[0]->tensor_list.size > 0 && args[0]->tensor_list.size <= kMaxConcatInputs,
-      kInvalidProgram, "%s: inputs must be a TensorList of 1..%zu", op, kMaxConcatInputs);
+  RT_CHECK_OR_RETURN_ERROR(args[0] != nullptr && args[0]->tag == ValueTag::kTensorList &&
+                               args[0]->tensor_list.size > 0 &&
+                               args[0]->tensor_list.size <= kMaxConcatInputs,
+                           kInvalidProgram, "%s: inputs must be a TensorList of 1..%lu", op,
+                           static_cast<unsigned long>(kMaxConcatInputs));
   auto* d = static_cast<OpDataConcat*>(ctx.op_data);
   RT_RETURN_IF_ERROR(IntArg(op, args, 1, &d->axis));
   RT_RETURN_IF_ERROR(IntArg(op, args, 2, &d->act_min));
@@ -28,11 +29,12 @@ Error ConcatenationPrepare(KernelContext& ctx, Args args) {
   for (size_t i = 0; i < args[0]->tensor_list.size; ++i) {
     const TensorView* t = args[0]->tensor_list.At(i);
     RT_CHECK_OR_RETURN_ERROR(t != nullptr && t->type == ScalarType::kChar && t->rank == out->rank,
-                             kInvalidProgram, "%s: input %zu must be int8 of rank %d", op, i,
-                             static_cast<int>(out->rank));
+                             kInvalidProgram, "%s: input %lu must be int8 of rank %d", op,
+                             static_cast<unsigned long>(i), static_cast<int>(out->rank));
     for (int32_t k = 0; k < out->rank; ++k) {
       RT_CHECK_OR_RETURN_ERROR(k == d->axis || t->dims[k] == out->dims[k], kInvalidProgram,
-                               "%s: input %zu dimension %d", op, i, static_cast<int>(k));
+                               "%s: input %lu dimension %d", op, static_cast<unsigned long>(i),
+                               static_cast<int>(k));
     }
     axis_sum += t->dims[d->axis];
   }

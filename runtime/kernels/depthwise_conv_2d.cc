@@ -19,7 +19,8 @@ Error DepthwiseConv2DEval(KernelContext& ctx, Args args) {
   const size_t bytes = depthwise_conv2d_s8_get_buffer_size(out_dims);
   void* scratch = ctx.temp != nullptr ? ctx.temp->Allocate(bytes, alignof(int32_t)) : nullptr;
   RT_CHECK_OR_RETURN_ERROR(scratch != nullptr, kMemoryAllocationFailed,
-                           "depthwise_conv_2d: %zu bytes of temp memory unavailable", bytes);
+                           "depthwise_conv_2d: %lu bytes of temp memory unavailable",
+                           static_cast<unsigned long>(bytes));
   return depthwise_conv2d_s8(d->params, d->quant, ToDims4(in), in.As<const int8_t>(), ToDims4(w),
                              w.As<const int8_t>(), bias, out_dims, out.As<int8_t>(), scratch,
                              bytes);

@@ -59,9 +59,13 @@ Error FullyConnectedPrepare(KernelContext& ctx, Args args) {
 Error FullyConnectedEval(KernelContext& ctx, Args args) {
   const auto* d = static_cast<const OpDataFullyConnected*>(ctx.op_data);
   const int32_t* bias = args[2]->is_tensor() ? args[2]->tensor->As<const int32_t>() : nullptr;
+  // The widened input row of the fast path, from the temp arena (plain loop without it).
+  const size_t bytes = fully_connected_s8_get_buffer_size(d->depth);
+  void* scratch = ctx.temp != nullptr ? ctx.temp->Allocate(bytes, 16) : nullptr;
   return fully_connected_s8(
       d->params, d->quant, d->batches, d->depth, d->units, args[0]->tensor->As<const int8_t>(),
-      args[1]->tensor->As<const int8_t>(), bias, args[10]->tensor->As<int8_t>());
+      args[1]->tensor->As<const int8_t>(), bias, args[10]->tensor->As<int8_t>(), scratch,
+      scratch != nullptr ? bytes : 0);
 }
 
 }  // namespace boardlab::runtime::kernels

@@ -22,16 +22,17 @@ inline bool IsTensorOf(const Value* v, ScalarType type) {
 }
 
 [[nodiscard]] inline Error CheckArgCount(const char* op, Args args, size_t expected) {
-  RT_CHECK_OR_RETURN_ERROR(args.size() == expected, kInvalidProgram,
-                           "%s: %zu arguments, expected %zu", op, args.size(), expected);
+  RT_CHECK_OR_RETURN_ERROR(
+      args.size() == expected, kInvalidProgram, "%s: %lu arguments, expected %lu", op,
+      static_cast<unsigned long>(args.size()), static_cast<unsigned long>(expected));
   return Error::kOk;
 }
 
 [[nodiscard]] inline Error TensorArg(const char* op, Args args, size_t i, ScalarType type,
                                      TensorView** out) {
   RT_CHECK_OR_RETURN_ERROR(i < args.size() && IsTensorOf(args[i], type), kInvalidProgram,
-                           "%s: argument %zu must be a tensor of type %d", op, i,
-                           static_cast<int>(type));
+                           "%s: argument %lu must be a tensor of type %d", op,
+                           static_cast<unsigned long>(i), static_cast<int>(type));
   *out = args[i]->tensor;
   return Error::kOk;
 }
@@ -47,17 +48,18 @@ inline bool IsTensorOf(const Value* v, ScalarType type) {
 }
 
 [[nodiscard]] inline Error IntArg(const char* op, Args args, size_t i, int32_t* out) {
-  RT_CHECK_OR_RETURN_ERROR(i < args.size() && args[i] != nullptr &&
-                               args[i]->tag == ValueTag::kInt && args[i]->int_value >= INT32_MIN &&
-                               args[i]->int_value <= INT32_MAX,
-                           kInvalidProgram, "%s: argument %zu must be an int32 Int", op, i);
+  RT_CHECK_OR_RETURN_ERROR(
+      i < args.size() && args[i] != nullptr && args[i]->tag == ValueTag::kInt &&
+          args[i]->int_value >= INT32_MIN && args[i]->int_value <= INT32_MAX,
+      kInvalidProgram, "%s: argument %lu must be an int32 Int", op, static_cast<unsigned long>(i));
   *out = static_cast<int32_t>(args[i]->int_value);
   return Error::kOk;
 }
 
 [[nodiscard]] inline Error BoolArg(const char* op, Args args, size_t i, bool* out) {
   RT_CHECK_OR_RETURN_ERROR(i < args.size() && args[i] != nullptr && args[i]->tag == ValueTag::kBool,
-                           kInvalidProgram, "%s: argument %zu must be a Bool", op, i);
+                           kInvalidProgram, "%s: argument %lu must be a Bool", op,
+                           static_cast<unsigned long>(i));
   *out = args[i]->bool_value;
   return Error::kOk;
 }
@@ -65,7 +67,7 @@ inline bool IsTensorOf(const Value* v, ScalarType type) {
 [[nodiscard]] inline Error DoubleArg(const char* op, Args args, size_t i, double* out) {
   RT_CHECK_OR_RETURN_ERROR(
       i < args.size() && args[i] != nullptr && args[i]->tag == ValueTag::kDouble, kInvalidProgram,
-      "%s: argument %zu must be a Double", op, i);
+      "%s: argument %lu must be a Double", op, static_cast<unsigned long>(i));
   *out = args[i]->double_value;
   return Error::kOk;
 }
@@ -75,15 +77,17 @@ inline bool IsTensorOf(const Value* v, ScalarType type) {
                                       int32_t capacity, int32_t* count = nullptr) {
   RT_CHECK_OR_RETURN_ERROR(
       i < args.size() && args[i] != nullptr && args[i]->tag == ValueTag::kIntList, kInvalidProgram,
-      "%s: argument %zu must be an IntList", op, i);
+      "%s: argument %lu must be an IntList", op, static_cast<unsigned long>(i));
   const ListView<int64_t>& l = args[i]->int_list;
   RT_CHECK_OR_RETURN_ERROR(
       n < 0 ? l.size <= static_cast<size_t>(capacity) : l.size == static_cast<size_t>(n),
-      kInvalidProgram, "%s: argument %zu has %zu entries", op, i, l.size);
+      kInvalidProgram, "%s: argument %lu has %lu entries", op, static_cast<unsigned long>(i),
+      static_cast<unsigned long>(l.size));
   for (size_t k = 0; k < l.size; ++k) {
     const int64_t v = l.At(k);
     RT_CHECK_OR_RETURN_ERROR(v >= INT32_MIN && v <= INT32_MAX, kInvalidProgram,
-                             "%s: argument %zu entry out of int32 range", op, i);
+                             "%s: argument %lu entry out of int32 range", op,
+                             static_cast<unsigned long>(i));
     out[k] = static_cast<int32_t>(v);
   }
   if (count != nullptr) *count = static_cast<int32_t>(l.size);

@@ -52,7 +52,8 @@ Error MeanEval(KernelContext& ctx, Args args) {
   const size_t bytes = mean_s8_get_buffer_size(out.NumElements());
   void* scratch = ctx.temp != nullptr ? ctx.temp->Allocate(bytes, alignof(int32_t)) : nullptr;
   RT_CHECK_OR_RETURN_ERROR(scratch != nullptr, kMemoryAllocationFailed,
-                           "mean: %zu bytes of temp memory unavailable", bytes);
+                           "mean: %lu bytes of temp memory unavailable",
+                           static_cast<unsigned long>(bytes));
   return mean_s8(d->params, ToShape(in), in.As<const int8_t>(), d->axes, d->num_axes,
                  out.As<int8_t>(), out.NumElements(), scratch, bytes);
 }

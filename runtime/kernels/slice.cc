@@ -59,8 +59,8 @@ Error StridedSlicePrepare(KernelContext& ctx, Args args) {
   const int32_t rank = in->rank;
   for (size_t i = 1; i <= 3; ++i) {
     RT_CHECK_OR_RETURN_ERROR(IsIndexTensor(args[i]) && args[i]->tensor->NumElements() == rank,
-                             kInvalidProgram, "%s: argument %zu must be a constant [%d] tensor", op,
-                             i, static_cast<int>(rank));
+                             kInvalidProgram, "%s: argument %lu must be a constant [%d] tensor", op,
+                             static_cast<unsigned long>(i), static_cast<int>(rank));
   }
   int32_t begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_mask;
   bool offset;

@@ -33,7 +33,8 @@ Result<void*> NpuBackend::Init(Span<const uint8_t> processed, BackendContext& ct
   void* memory = ctx.persistent->Allocate(sizeof(Handle), alignof(Handle));
   uint64_t* cycles = ctx.persistent->AllocateArray<uint64_t>(num_kernels == 0 ? 1 : num_kernels);
   if (memory == nullptr || cycles == nullptr) {
-    RT_INTERNAL_SET_MESSAGE("NPU backend: persistent memory full (%u kernels)", num_kernels);
+    RT_INTERNAL_SET_MESSAGE("NPU backend: persistent memory full (%u kernels)",
+                            static_cast<unsigned>(num_kernels));
     return Error::kDelegateMemoryAllocationFailed;
   }
   for (uint32_t k = 0; k < num_kernels; ++k) {

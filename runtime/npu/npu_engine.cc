@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/mean_s8.h"
 #include "runtime/kernels/reference/softmax_s8.h"
 #include "runtime/npu/npu_fixed_point.h"
@@ -111,38 +112,34 @@ constexpr int32_t kBlockBytes = kBlock * kBlock;
 constexpr int32_t kChunkBlocks = 8;
 constexpr int32_t kChunk = kChunkBlocks * kBlock;
 
-// acc[ob * 8 + r] += sum_i w_ob[r][i] * (x[i] + offset) over the `in_c` input channels of one
-// tap, for `n_blocks` output blocks whose weight rows start at w + ob * ob_stride. `w` points at
-// input block 0 of the tap; input block j is 64 bytes further. Padding channels of the last
-// input block have zero weights, so the widened input is zero there too (never read past in_c).
-inline void AccumulateTap(const int8_t* w, int64_t ob_stride, int32_t n_blocks, const int8_t* x,
-                          int32_t in_c, int32_t offset, int32_t* acc) {
-  const int32_t full = in_c / kBlock;
-  const int32_t tail = in_c - full * kBlock;
-  int16_t xv[kBlock];
-  for (int32_t j = 0; j <= full; ++j) {
-    if (j < full) {
-      for (int32_t i = 0; i < kBlock; ++i) {
-        xv[i] = static_cast<int16_t>(x[j * kBlock + i] + offset);
-      }
-    } else {
-      if (tail == 0) break;
-      for (int32_t i = 0; i < kBlock; ++i) {
-        xv[i] = i < tail ? static_cast<int16_t>(x[j * kBlock + i] + offset) : 0;
-      }
+// Input blocks of the widened patch kept on the stack at once (2 KB); longer patches are
+// processed in segments.
+constexpr int32_t kRowBlocks = 128;
+
+// True when (x + offset) fits the int16 dot products for every int8 x (any int8 zero point).
+bool SmallOffset(int32_t offset) { return offset >= -127 && offset <= 128; }
+
+// Widens blocks [t0, t1) of one output pixel's input patch into row[0 .. (t1 - t0) * 8): block t
+// is input block t % in_blocks of tap t / in_blocks (taps row-major over ky, kx), each value
+// input + offset; taps outside the input and channels past in_c are zero, matching the zero
+// weights of the padding and the skipped taps of the reference loop.
+void FillPatch(const int8_t* in_b, int32_t in_h, int32_t in_w, int32_t in_c, int32_t in_blocks,
+               int32_t kw, int32_t y0, int32_t x0, int32_t dh, int32_t dw, int32_t offset,
+               int32_t t0, int32_t t1, int16_t* row) {
+  int32_t t = t0;
+  while (t < t1) {
+    const int32_t tap = t / in_blocks, ib0 = t % in_blocks;
+    const int32_t ib1 = in_blocks < ib0 + (t1 - t) ? in_blocks : ib0 + (t1 - t);
+    const int32_t y = y0 + (tap / kw) * dh, x = x0 + (tap % kw) * dw;
+    const int32_t c0 = ib0 * kBlock, c1 = ib1 * kBlock;
+    int16_t* r = row + (t - t0) * kBlock;
+    int32_t valid = 0;
+    if (y >= 0 && y < in_h && x >= 0 && x < in_w && c0 < in_c) {
+      valid = (in_c < c1 ? in_c : c1) - c0;
+      kernels::WidenWithOffset(in_b + (int64_t{y} * in_w + x) * in_c + c0, valid, offset, r);
     }
-    const int8_t* wj = w + int64_t{j} * kBlockBytes;
-    for (int32_t ob = 0; ob < n_blocks; ++ob) {
-      const int8_t* wb = wj + ob * ob_stride;
-      int32_t* a = acc + ob * kBlock;
-      for (int32_t r = 0; r < kBlock; ++r) {
-        int32_t sum = 0;
-        for (int32_t i = 0; i < kBlock; ++i) {
-          sum += static_cast<int32_t>(wb[r * kBlock + i]) * static_cast<int32_t>(xv[i]);
-        }
-        a[r] += sum;
-      }
-    }
+    for (int32_t i = valid; i < c1 - c0; ++i) r[i] = 0;
+    t += ib1 - ib0;
   }
 }
 
@@ -268,7 +265,7 @@ bool Blocked8x8(const Ctx& c) {
 }
 
 void Conv2D(const Ctx& c) {
-  if (!Blocked8x8(c)) return Conv2DGeneric(c);
+  if (!Blocked8x8(c) || !SmallOffset(-c.k.input_zero_point())) return Conv2DGeneric(c);
   const View in = c.In(0), out = c.Out();
   const fb::Geometry& g = *c.k.geometry();
   const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], in_c = in.dims[3];
@@ -278,29 +275,37 @@ void Conv2D(const Ctx& c) {
   const int32_t pt = g.pad_top(), pl = g.pad_left();
   const int32_t in_blocks = (in_c + kBlock - 1) / kBlock;
   const int32_t out_blocks = (out_c + kBlock - 1) / kBlock;
-  const int64_t tap_stride = int64_t{in_blocks} * kBlockBytes;
-  const int64_t ob_stride = tap_stride * kh * kw;
+  // Weights of output block ob: the patch's blocks in (ky, kx, input block) order.
+  const int32_t patch_blocks = kh * kw * in_blocks;
+  const int64_t ob_stride = int64_t{patch_blocks} * kBlockBytes;
+  const bool one_segment = patch_blocks <= kRowBlocks;
   const int32_t input_offset = -c.k.input_zero_point();
   const int8_t* w = c.Weights();
+  int16_t row[kRowBlocks * kBlock];
   int32_t acc[kChunk];
   for (int32_t b = 0; b < batches; ++b) {
     const int8_t* in_b = in.s8() + int64_t{b} * in_h * in_w * in_c;
     for (int32_t oy = 0; oy < out_h; ++oy) {
       for (int32_t ox = 0; ox < out_w; ++ox) {
+        const int32_t y0 = oy * sh - pt, x0 = ox * sw - pl;
         int8_t* out_px = out.s8() + ((int64_t{b} * out_h + oy) * out_w + ox) * out_c;
+        if (one_segment) {
+          FillPatch(in_b, in_h, in_w, in_c, in_blocks, kw, y0, x0, dh, dw, input_offset, 0,
+                    patch_blocks, row);
+        }
         for (int32_t ob0 = 0; ob0 < out_blocks; ob0 += kChunkBlocks) {
           const int32_t n_blocks =
               out_blocks - ob0 < kChunkBlocks ? out_blocks - ob0 : kChunkBlocks;
           for (int32_t i = 0; i < n_blocks * kBlock; ++i) acc[i] = 0;
-          for (int32_t ky = 0; ky < kh; ++ky) {
-            const int32_t y = oy * sh - pt + ky * dh;
-            if (y < 0 || y >= in_h) continue;
-            for (int32_t kx = 0; kx < kw; ++kx) {
-              const int32_t x = ox * sw - pl + kx * dw;
-              if (x < 0 || x >= in_w) continue;
-              const int8_t* pixel = in_b + (int64_t{y} * in_w + x) * in_c;
-              const int8_t* wt = w + ob0 * ob_stride + (int64_t{ky} * kw + kx) * tap_stride;
-              AccumulateTap(wt, ob_stride, n_blocks, pixel, in_c, input_offset, acc);
+          for (int32_t t0 = 0; t0 < patch_blocks; t0 += kRowBlocks) {
+            const int32_t t1 = patch_blocks - t0 < kRowBlocks ? patch_blocks : t0 + kRowBlocks;
+            if (!one_segment) {
+              FillPatch(in_b, in_h, in_w, in_c, in_blocks, kw, y0, x0, dh, dw, input_offset, t0, t1,
+                        row);
+            }
+            for (int32_t ob = 0; ob < n_blocks; ++ob) {
+              kernels::AccumulateBlocked8x8(w + (ob0 + ob) * ob_stride + int64_t{t0} * kBlockBytes,
+                                            t1 - t0, row, acc + ob * kBlock);
             }
           }
           const int32_t oc0 = ob0 * kBlock;
@@ -324,6 +329,7 @@ void DepthwiseConv2D(const Ctx& c) {
   const int32_t bo = c.payload.program->weight_block_out();
   const int32_t padded_c = (out_c + bo - 1) / bo * bo;
   const int32_t input_offset = -c.k.input_zero_point();
+  const bool small_offset = SmallOffset(input_offset);
   const int8_t* w = c.Weights();
   int32_t acc[kChunk];
   for (int32_t b = 0; b < batches; ++b) {
@@ -342,9 +348,18 @@ void DepthwiseConv2D(const Ctx& c) {
               if (x < 0 || x >= in_w) continue;
               const int8_t* px = in_b + (int64_t{y} * in_w + x) * in_c + c0;
               const int8_t* wt = w + (int64_t{ky} * kw + kx) * padded_c + c0;
-              for (int32_t i = 0; i < n; ++i) {
-                acc[i] +=
-                    static_cast<int32_t>(wt[i]) * (static_cast<int32_t>(px[i]) + input_offset);
+              if (small_offset) {
+                // |w * (x + offset)| <= 128 * 255: the products fit int16.
+                const int16_t off = static_cast<int16_t>(input_offset);
+                for (int32_t i = 0; i < n; ++i) {
+                  const int16_t v = static_cast<int16_t>(static_cast<int16_t>(px[i]) + off);
+                  acc[i] += static_cast<int16_t>(static_cast<int16_t>(wt[i]) * v);
+                }
+              } else {
+                for (int32_t i = 0; i < n; ++i) {
+                  acc[i] +=
+                      static_cast<int32_t>(wt[i]) * (static_cast<int32_t>(px[i]) + input_offset);
+                }
               }
             }
           }
@@ -356,24 +371,38 @@ void DepthwiseConv2D(const Ctx& c) {
 }
 
 void FullyConnected(const Ctx& c) {
-  if (!Blocked8x8(c)) return FullyConnectedGeneric(c);
+  if (!Blocked8x8(c) || !SmallOffset(-c.k.input_zero_point())) return FullyConnectedGeneric(c);
   const View in = c.In(0), out = c.Out();
   const int32_t units = out.Dim(-1);
   const int64_t batches = out.elements / units;
-  const int64_t depth = in.elements / batches;
-  const int32_t in_blocks = static_cast<int32_t>((depth + kBlock - 1) / kBlock);
+  const int32_t depth = static_cast<int32_t>(in.elements / batches);
+  const int32_t in_blocks = (depth + kBlock - 1) / kBlock;
   const int32_t out_blocks = (units + kBlock - 1) / kBlock;
   const int64_t ob_stride = int64_t{in_blocks} * kBlockBytes;
+  const bool one_segment = in_blocks <= kRowBlocks;
   const int32_t input_offset = -c.k.input_zero_point();
   const int8_t* w = c.Weights();
+  int16_t row[kRowBlocks * kBlock];
   int32_t acc[kChunk];
   for (int64_t b = 0; b < batches; ++b) {
+    // The input row as a one-pixel, one-tap patch of `depth` channels.
     const int8_t* x = in.s8() + b * depth;
+    if (one_segment) {
+      FillPatch(x, 1, 1, depth, in_blocks, 1, 0, 0, 1, 1, input_offset, 0, in_blocks, row);
+    }
     for (int32_t ob0 = 0; ob0 < out_blocks; ob0 += kChunkBlocks) {
       const int32_t n_blocks = out_blocks - ob0 < kChunkBlocks ? out_blocks - ob0 : kChunkBlocks;
       for (int32_t i = 0; i < n_blocks * kBlock; ++i) acc[i] = 0;
-      AccumulateTap(w + ob0 * ob_stride, ob_stride, n_blocks, x, static_cast<int32_t>(depth),
-                    input_offset, acc);
+      for (int32_t t0 = 0; t0 < in_blocks; t0 += kRowBlocks) {
+        const int32_t t1 = in_blocks - t0 < kRowBlocks ? in_blocks : t0 + kRowBlocks;
+        if (!one_segment) {
+          FillPatch(x, 1, 1, depth, in_blocks, 1, 0, 0, 1, 1, input_offset, t0, t1, row);
+        }
+        for (int32_t ob = 0; ob < n_blocks; ++ob) {
+          kernels::AccumulateBlocked8x8(w + (ob0 + ob) * ob_stride + int64_t{t0} * kBlockBytes,
+                                        t1 - t0, row, acc + ob * kBlock);
+        }
+      }
       const int32_t oc0 = ob0 * kBlock;
       const int32_t n = units - oc0 < kChunk ? units - oc0 : kChunk;
       StoreChannels(c, acc, oc0, n, out.s8() + b * units + oc0);
@@ -906,33 +935,36 @@ Error BindingsFit(const NpuPayload& payload, const NpuExecEnv& env, bool check_a
   const fb::NpuProgram& program = *payload.program;
   RT_CHECK_OR_RETURN_ERROR(
       !check_args || env.args.size() == payload.num_inputs + payload.num_outputs, kInvalidArgument,
-      "NPU delegate: %zu arguments, payload expects %u", env.args.size(),
-      payload.num_inputs + payload.num_outputs);
+      "NPU delegate: %lu arguments, payload expects %u",
+      static_cast<unsigned long>(env.args.size()),
+      static_cast<unsigned>(payload.num_inputs + payload.num_outputs));
   for (const fb::Tensor* t : *program.tensors()) {
     if (t->kind() == fb::TensorKind::Input || t->kind() == fb::TensorKind::Output) {
       if (!check_args) continue;
       const TensorView* arg = env.args[static_cast<size_t>(t->arg_index())];
       RT_CHECK_OR_RETURN_ERROR(arg != nullptr && arg->data != nullptr, kInvalidArgument,
-                               "NPU delegate: argument %d has no data", t->arg_index());
-      RT_CHECK_OR_RETURN_ERROR(arg->NumBytes() == TensorBytes(*t), kInvalidArgument,
-                               "NPU delegate: argument %d has %lld bytes, payload tensor '%s' %lld",
-                               t->arg_index(), static_cast<long long>(arg->NumBytes()),
-                               t->name() ? t->name()->c_str() : "",
-                               static_cast<long long>(TensorBytes(*t)));
+                               "NPU delegate: argument %d has no data",
+                               static_cast<int>(t->arg_index()));
+      RT_CHECK_OR_RETURN_ERROR(
+          arg->NumBytes() == TensorBytes(*t), kInvalidArgument,
+          "NPU delegate: argument %d has %lld bytes, payload tensor '%s' %lld",
+          static_cast<int>(t->arg_index()), static_cast<long long>(arg->NumBytes()),
+          t->name() ? t->name()->c_str() : "", static_cast<long long>(TensorBytes(*t)));
     } else if (t->kind() == fb::TensorKind::Intermediate) {
       RT_CHECK_OR_RETURN_ERROR(
           env.arena != nullptr &&
               static_cast<uint64_t>(t->arena_offset() + TensorBytes(*t)) <= env.arena_size,
-          kInvalidArgument, "NPU delegate: intermediate '%s' ends past the arena (%zu bytes)",
-          t->name() ? t->name()->c_str() : "", env.arena_size);
+          kInvalidArgument, "NPU delegate: intermediate '%s' ends past the arena (%lu bytes)",
+          t->name() ? t->name()->c_str() : "", static_cast<unsigned long>(env.arena_size));
     }
   }
-  RT_CHECK_OR_RETURN_ERROR(
-      program.sram_weight_scratch_size() == 0 ||
-          (env.weight_scratch != nullptr &&
-           env.weight_scratch_size >= program.sram_weight_scratch_size()),
-      kInvalidArgument, "NPU delegate: weight scratch %zu bytes, payload needs %llu",
-      env.weight_scratch_size, static_cast<unsigned long long>(program.sram_weight_scratch_size()));
+  RT_CHECK_OR_RETURN_ERROR(program.sram_weight_scratch_size() == 0 ||
+                               (env.weight_scratch != nullptr &&
+                                env.weight_scratch_size >= program.sram_weight_scratch_size()),
+                           kInvalidArgument,
+                           "NPU delegate: weight scratch %lu bytes, payload needs %llu",
+                           static_cast<unsigned long>(env.weight_scratch_size),
+                           static_cast<unsigned long long>(program.sram_weight_scratch_size()));
   return Error::kOk;
 }
 

@@ -90,7 +90,8 @@ Shape Verifier::TensorShape(int32_t index) const {
 Error Verifier::Operand(const fb::NpuKernel& k, uint32_t i, uint32_t kernel, Shape* shape,
                         bool optional) const {
   if (i >= k.inputs()->size() || k.inputs()->Get(i) < 0) {
-    CHECK_PROGRAM(optional, "NPU payload: kernel %u lacks input %u", kernel, i);
+    CHECK_PROGRAM(optional, "NPU payload: kernel %u lacks input %u", static_cast<unsigned>(kernel),
+                  static_cast<unsigned>(i));
     shape->tensor = nullptr;
     return Error::kOk;
   }
@@ -102,41 +103,48 @@ Error Verifier::VerifyTensors(uint32_t num_args) {
   const auto* tensors = p_.tensors();
   for (uint32_t i = 0; i < tensors->size(); ++i) {
     const fb::Tensor* t = tensors->Get(i);
-    CHECK_PROGRAM(t != nullptr && t->shape() != nullptr, "NPU payload: tensor %u has no shape", i);
+    CHECK_PROGRAM(t != nullptr && t->shape() != nullptr, "NPU payload: tensor %u has no shape",
+                  static_cast<unsigned>(i));
     CHECK_PROGRAM(t->shape()->size() <= static_cast<uint32_t>(kMaxRank),
-                  "NPU payload: tensor %u has rank %u > %d", i, t->shape()->size(), kMaxRank);
-    CHECK_PROGRAM(t->type() <= fb::ElementType::MAX, "NPU payload: tensor %u has type %d", i,
-                  static_cast<int>(t->type()));
+                  "NPU payload: tensor %u has rank %u > %d", static_cast<unsigned>(i),
+                  static_cast<unsigned>(t->shape()->size()), kMaxRank);
+    CHECK_PROGRAM(t->type() <= fb::ElementType::MAX, "NPU payload: tensor %u has type %d",
+                  static_cast<unsigned>(i), static_cast<int>(t->type()));
     int64_t bytes = ElementBytes(t->type());
     for (int32_t d : *t->shape()) {
-      CHECK_PROGRAM(d >= 0, "NPU payload: tensor %u has a negative dimension", i);
+      CHECK_PROGRAM(d >= 0, "NPU payload: tensor %u has a negative dimension",
+                    static_cast<unsigned>(i));
       bytes *= d;
-      CHECK_PROGRAM(bytes <= kMaxTensorBytes, "NPU payload: tensor %u is too large", i);
+      CHECK_PROGRAM(bytes <= kMaxTensorBytes, "NPU payload: tensor %u is too large",
+                    static_cast<unsigned>(i));
     }
     switch (t->kind()) {
       case fb::TensorKind::Input:
       case fb::TensorKind::Output:
         CHECK_PROGRAM(t->arg_index() >= 0 && static_cast<uint32_t>(t->arg_index()) < num_args,
-                      "NPU payload: tensor %u has argument index %d (of %u)", i, t->arg_index(),
-                      num_args);
+                      "NPU payload: tensor %u has argument index %d (of %u)",
+                      static_cast<unsigned>(i), static_cast<int>(t->arg_index()),
+                      static_cast<unsigned>(num_args));
         break;
       case fb::TensorKind::Intermediate:
         // The arena size is only known at Init (BindingsFit); bound the offset here.
         CHECK_PROGRAM(t->arena_offset() >= 0 && t->arena_offset() <= kMaxTensorBytes,
-                      "NPU payload: intermediate %u has arena offset %lld", i,
-                      static_cast<long long>(t->arena_offset()));
+                      "NPU payload: intermediate %u has arena offset %lld",
+                      static_cast<unsigned>(i), static_cast<long long>(t->arena_offset()));
         break;
       case fb::TensorKind::Constant:
         CHECK_PROGRAM(t->weights_offset() >= 0 && t->weights_size() == bytes &&
                           RangeInside(static_cast<uint64_t>(t->weights_offset()),
                                       static_cast<uint64_t>(bytes), weights_.size()),
                       "NPU payload: constant %u [%lld, +%lld) is outside the weight section "
-                      "(%zu bytes) or does not match its shape",
-                      i, static_cast<long long>(t->weights_offset()),
-                      static_cast<long long>(t->weights_size()), weights_.size());
+                      "(%lu bytes) or does not match its shape",
+                      static_cast<unsigned>(i), static_cast<long long>(t->weights_offset()),
+                      static_cast<long long>(t->weights_size()),
+                      static_cast<unsigned long>(weights_.size()));
         break;
       default:
-        CHECK_PROGRAM(false, "NPU payload: tensor %u has kind %d", i, static_cast<int>(t->kind()));
+        CHECK_PROGRAM(false, "NPU payload: tensor %u has kind %d", static_cast<unsigned>(i),
+                      static_cast<int>(t->kind()));
     }
   }
   return Error::kOk;
@@ -188,38 +196,43 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
       const bool dw = k.kind() == fb::KernelKind::DepthwiseConv2D;
       CHECK_PROGRAM(in.rank == 4 && out.rank == 4 && in.dims[0] == out.dims[0] && IsInt8(in) &&
                         IsInt8(out) && geometry_ok(),
-                    "NPU payload: kernel %u: convolution needs int8 NHWC operands and geometry", n);
+                    "NPU payload: kernel %u: convolution needs int8 NHWC operands and geometry",
+                    static_cast<unsigned>(n));
       const uint64_t taps = static_cast<uint64_t>(g->kernel_h()) * g->kernel_w();
       const int32_t out_c = out.dims[3];
       if (dw) {
         CHECK_PROGRAM(out_c == in.dims[3] * g->depth_multiplier(),
-                      "NPU payload: kernel %u: depthwise channels %d != %d x %d", n, out_c,
-                      in.dims[3], g->depth_multiplier());
+                      "NPU payload: kernel %u: depthwise channels %d != %d x %d",
+                      static_cast<unsigned>(n), static_cast<int>(out_c),
+                      static_cast<int>(in.dims[3]), static_cast<int>(g->depth_multiplier()));
       }
       const uint64_t bytes = dw ? taps * blocks(static_cast<uint64_t>(out_c), bo) * bo
                                 : blocks(static_cast<uint64_t>(out_c), bo) * taps *
                                       blocks(static_cast<uint64_t>(in.dims[3]), bi) * bo * bi;
       CHECK_PROGRAM(weights_hold(bytes, out_c),
-                    "NPU payload: kernel %u: weights/bias/multipliers too short for %d channels", n,
-                    out_c);
+                    "NPU payload: kernel %u: weights/bias/multipliers too short for %d channels",
+                    static_cast<unsigned>(n), static_cast<int>(out_c));
       return Error::kOk;
     }
     case fb::KernelKind::FullyConnected: {
       CHECK_PROGRAM(IsInt8(in) && IsInt8(out) && out.rank >= 1 && out.Dim(-1) > 0 &&
                         out.elements > 0 && in.elements % (out.elements / out.Dim(-1)) == 0,
-                    "NPU payload: kernel %u: fully connected shapes do not divide", n);
+                    "NPU payload: kernel %u: fully connected shapes do not divide",
+                    static_cast<unsigned>(n));
       const uint64_t depth = static_cast<uint64_t>(in.elements / (out.elements / out.Dim(-1)));
       const uint64_t bytes =
           blocks(static_cast<uint64_t>(out.Dim(-1)), bo) * blocks(depth, bi) * bo * bi;
       CHECK_PROGRAM(weights_hold(bytes, out.Dim(-1)),
-                    "NPU payload: kernel %u: weights/bias/multipliers too short", n);
+                    "NPU payload: kernel %u: weights/bias/multipliers too short",
+                    static_cast<unsigned>(n));
       return Error::kOk;
     }
     case fb::KernelKind::AveragePool2D:
     case fb::KernelKind::MaxPool2D:
       CHECK_PROGRAM(in.rank == 4 && out.rank == 4 && in.dims[0] == out.dims[0] &&
                         in.dims[3] == out.dims[3] && IsInt8(in) && IsInt8(out) && geometry_ok(),
-                    "NPU payload: kernel %u: pool needs int8 NHWC operands and geometry", n);
+                    "NPU payload: kernel %u: pool needs int8 NHWC operands and geometry",
+                    static_cast<unsigned>(n));
       return Error::kOk;
     case fb::KernelKind::Add:
     case fb::KernelKind::Sub:
@@ -229,17 +242,20 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
       RT_RETURN_IF_ERROR(Operand(k, 1, n, &in2));
       CHECK_PROGRAM(IsInt8(in) && IsInt8(in2) && IsInt8(out) && Broadcastable(in, out) &&
                         Broadcastable(in2, out),
-                    "NPU payload: kernel %u: operands do not broadcast to the output", n);
+                    "NPU payload: kernel %u: operands do not broadcast to the output",
+                    static_cast<unsigned>(n));
       if (k.kind() == fb::KernelKind::Add || k.kind() == fb::KernelKind::Sub) {
         const fb::AddSubParams* a = k.add_sub();
         CHECK_PROGRAM(a != nullptr && a->left_shift() >= 0 && a->left_shift() <= 22 &&
                           a->input1_shift() >= -31 && a->input1_shift() <= 31 &&
                           a->input2_shift() >= -31 && a->input2_shift() <= 31 &&
                           a->output_shift() >= -31 && a->output_shift() <= 31,
-                      "NPU payload: kernel %u: ADD/SUB parameters missing or out of range", n);
+                      "NPU payload: kernel %u: ADD/SUB parameters missing or out of range",
+                      static_cast<unsigned>(n));
       }
       if (k.kind() == fb::KernelKind::Mul) {
-        CHECK_PROGRAM(multipliers >= 1, "NPU payload: kernel %u: MUL multiplier missing", n);
+        CHECK_PROGRAM(multipliers >= 1, "NPU payload: kernel %u: MUL multiplier missing",
+                      static_cast<unsigned>(n));
       }
       return Error::kOk;
     }
@@ -251,7 +267,8 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
           IsInt8(in) && IsInt8(out) && in.elements == out.elements && f != nullptr &&
               f->input_left_shift() >= -31 && f->input_left_shift() <= 31 &&
               (k.kind() != fb::KernelKind::Softmax || (in.rank >= 1 && f->input_left_shift() >= 0)),
-          "NPU payload: kernel %u: fixed-point parameters missing or shapes differ", n);
+          "NPU payload: kernel %u: fixed-point parameters missing or shapes differ",
+          static_cast<unsigned>(n));
       return Error::kOk;
     }
     case fb::KernelKind::Relu:
@@ -261,7 +278,8 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
       CHECK_PROGRAM(IsInt8(in) && IsInt8(out) && in.elements == out.elements &&
                         multipliers >= (k.kind() == fb::KernelKind::LeakyRelu ? 2u : 0u) &&
                         (k.kind() == fb::KernelKind::HardSwish || multipliers >= 1),
-                    "NPU payload: kernel %u: activation shapes or multipliers wrong", n);
+                    "NPU payload: kernel %u: activation shapes or multipliers wrong",
+                    static_cast<unsigned>(n));
       return Error::kOk;
     case fb::KernelKind::Quantize:
       CHECK_PROGRAM(in.elements == out.elements && multipliers >= 1 &&
@@ -269,37 +287,44 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
                          in.type == fb::ElementType::Float32) &&
                         (IsInt8(out) || out.type == fb::ElementType::UInt8 ||
                          out.type == fb::ElementType::Int16),
-                    "NPU payload: kernel %u: QUANTIZE types or shapes unsupported", n);
+                    "NPU payload: kernel %u: QUANTIZE types or shapes unsupported",
+                    static_cast<unsigned>(n));
       return Error::kOk;
     case fb::KernelKind::Dequantize:
       CHECK_PROGRAM(in.elements == out.elements &&
                         (IsInt8(in) || in.type == fb::ElementType::UInt8) &&
                         out.type == fb::ElementType::Float32,
-                    "NPU payload: kernel %u: DEQUANTIZE types or shapes unsupported", n);
+                    "NPU payload: kernel %u: DEQUANTIZE types or shapes unsupported",
+                    static_cast<unsigned>(n));
       return Error::kOk;
     case fb::KernelKind::Reshape:
     case fb::KernelKind::Squeeze:
       CHECK_PROGRAM(in.type == out.type && in.elements == out.elements,
-                    "NPU payload: kernel %u: reshape changes the element count or type", n);
+                    "NPU payload: kernel %u: reshape changes the element count or type",
+                    static_cast<unsigned>(n));
       return Error::kOk;
     case fb::KernelKind::Concatenation: {
       CHECK_PROGRAM(out.rank >= 1 && k.axis() >= -out.rank && k.axis() < out.rank,
-                    "NPU payload: kernel %u: concatenation axis %d out of range", n, k.axis());
+                    "NPU payload: kernel %u: concatenation axis %d out of range",
+                    static_cast<unsigned>(n), static_cast<int>(k.axis()));
       const int32_t axis = k.axis() < 0 ? k.axis() + out.rank : k.axis();
       int64_t total = 0;
       for (uint32_t i = 0; i < k.inputs()->size(); ++i) {
         Shape s;
         RT_RETURN_IF_ERROR(Operand(k, i, n, &s));
         CHECK_PROGRAM(s.rank == out.rank && s.type == out.type,
-                      "NPU payload: kernel %u: concatenation input %u rank/type differs", n, i);
+                      "NPU payload: kernel %u: concatenation input %u rank/type differs",
+                      static_cast<unsigned>(n), static_cast<unsigned>(i));
         for (int32_t d = 0; d < out.rank; ++d) {
           CHECK_PROGRAM(d == axis || s.dims[d] == out.dims[d],
-                        "NPU payload: kernel %u: concatenation input %u dim %d differs", n, i, d);
+                        "NPU payload: kernel %u: concatenation input %u dim %d differs",
+                        static_cast<unsigned>(n), static_cast<unsigned>(i), static_cast<int>(d));
         }
         total += s.dims[axis];
       }
       CHECK_PROGRAM(total == out.dims[axis],
-                    "NPU payload: kernel %u: concatenated sizes do not add up", n);
+                    "NPU payload: kernel %u: concatenated sizes do not add up",
+                    static_cast<unsigned>(n));
       return Error::kOk;
     }
     case fb::KernelKind::Pad:
@@ -308,16 +333,17 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
       RT_RETURN_IF_ERROR(Operand(k, 1, n, &pads));
       CHECK_PROGRAM(in.type == out.type && in.rank == out.rank && IsIndexType(pads) &&
                         pads.elements == 2 * int64_t{in.rank} && ElementBytes(out.type) <= 8,
-                    "NPU payload: kernel %u: PAD operands malformed", n);
+                    "NPU payload: kernel %u: PAD operands malformed", static_cast<unsigned>(n));
       for (int32_t d = 0; d < in.rank; ++d) {
         const int64_t before = ConstIndex(pads, 2 * d), after = ConstIndex(pads, 2 * d + 1);
         CHECK_PROGRAM(before >= 0 && after >= 0 && in.dims[d] + before + after == out.dims[d],
-                      "NPU payload: kernel %u: paddings do not produce the output shape", n);
+                      "NPU payload: kernel %u: paddings do not produce the output shape",
+                      static_cast<unsigned>(n));
       }
       if (k.kind() == fb::KernelKind::PadV2) {
         RT_RETURN_IF_ERROR(Operand(k, 2, n, &value, /*optional=*/true));
         CHECK_PROGRAM(value.tensor == nullptr || (value.type == out.type && value.elements >= 1),
-                      "NPU payload: kernel %u: PADV2 value malformed", n);
+                      "NPU payload: kernel %u: PADV2 value malformed", static_cast<unsigned>(n));
       }
       return Error::kOk;
     }
@@ -326,12 +352,13 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
       RT_RETURN_IF_ERROR(Operand(k, 1, n, &perm));
       CHECK_PROGRAM(in.type == out.type && in.rank == out.rank && IsIndexType(perm) &&
                         perm.elements == in.rank,
-                    "NPU payload: kernel %u: TRANSPOSE operands malformed", n);
+                    "NPU payload: kernel %u: TRANSPOSE operands malformed",
+                    static_cast<unsigned>(n));
       bool seen[kMaxRank] = {};
       for (int32_t d = 0; d < in.rank; ++d) {
         const int64_t from = ConstIndex(perm, d);
         CHECK_PROGRAM(from >= 0 && from < in.rank && !seen[from] && in.dims[from] == out.dims[d],
-                      "NPU payload: kernel %u: permutation invalid", n);
+                      "NPU payload: kernel %u: permutation invalid", static_cast<unsigned>(n));
         seen[from] = true;
       }
       return Error::kOk;
@@ -340,18 +367,19 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
       Shape axes;
       RT_RETURN_IF_ERROR(Operand(k, 1, n, &axes));
       CHECK_PROGRAM(IsInt8(in) && IsInt8(out) && IsIndexType(axes) && multipliers >= 1,
-                    "NPU payload: kernel %u: MEAN operands malformed", n);
+                    "NPU payload: kernel %u: MEAN operands malformed", static_cast<unsigned>(n));
       bool reduced[kMaxRank] = {};
       int64_t count = 1;
       for (int64_t i = 0; i < axes.elements; ++i) {
         int64_t a = ConstIndex(axes, i);
         if (a < 0) a += in.rank;
-        CHECK_PROGRAM(a >= 0 && a < in.rank, "NPU payload: kernel %u: MEAN axis out of range", n);
+        CHECK_PROGRAM(a >= 0 && a < in.rank, "NPU payload: kernel %u: MEAN axis out of range",
+                      static_cast<unsigned>(n));
         if (!reduced[a]) count *= in.dims[a];
         reduced[a] = true;
       }
       CHECK_PROGRAM(count > 0 && in.elements == out.elements * count,
-                    "NPU payload: kernel %u: MEAN output size wrong", n);
+                    "NPU payload: kernel %u: MEAN output size wrong", static_cast<unsigned>(n));
       return Error::kOk;
     }
     case fb::KernelKind::Slice:
@@ -364,11 +392,12 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
       CHECK_PROGRAM(in.type == out.type && IsIndexType(begin) && begin.elements == in.rank &&
                         (!strided ||
                          (IsIndexType(strides) && strides.elements == in.rank && int_params >= 6)),
-                    "NPU payload: kernel %u: slice operands malformed", n);
+                    "NPU payload: kernel %u: slice operands malformed", static_cast<unsigned>(n));
       if (strided) {
-        RT_CHECK_OR_RETURN_ERROR(
-            k.int_params()->Get(2) == 0 && k.int_params()->Get(3) == 0, kNotSupported,
-            "NPU payload: kernel %u: STRIDED_SLICE ellipsis/new-axis masks", n);
+        RT_CHECK_OR_RETURN_ERROR(k.int_params()->Get(2) == 0 && k.int_params()->Get(3) == 0,
+                                 kNotSupported,
+                                 "NPU payload: kernel %u: STRIDED_SLICE ellipsis/new-axis masks",
+                                 static_cast<unsigned>(n));
       }
       // Memory safety: every output coordinate maps inside the input.
       const int32_t begin_mask = strided ? k.int_params()->Get(0) : 0;
@@ -376,7 +405,7 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
       int32_t od = 0;
       for (int32_t d = 0; d < in.rank; ++d) {
         const int64_t st = strided ? ConstIndex(strides, d) : 1;
-        CHECK_PROGRAM(st != 0, "NPU payload: kernel %u: zero stride", n);
+        CHECK_PROGRAM(st != 0, "NPU payload: kernel %u: zero stride", static_cast<unsigned>(n));
         int64_t b = ConstIndex(begin, d);
         if (strided) {
           if ((begin_mask & ~shrink) & (1 << d)) {
@@ -389,28 +418,32 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
         }
         int64_t extent = 1;
         if (!(shrink & (1 << d))) {
-          CHECK_PROGRAM(od < out.rank, "NPU payload: kernel %u: slice output rank too small", n);
+          CHECK_PROGRAM(od < out.rank, "NPU payload: kernel %u: slice output rank too small",
+                        static_cast<unsigned>(n));
           extent = out.dims[od++];
         }
         if (extent == 0) continue;
         const int64_t last = b + (extent - 1) * st;
         CHECK_PROGRAM(b >= 0 && b < in.dims[d] && last >= 0 && last < in.dims[d],
-                      "NPU payload: kernel %u: slice reads outside the input on dim %d", n, d);
+                      "NPU payload: kernel %u: slice reads outside the input on dim %d",
+                      static_cast<unsigned>(n), static_cast<int>(d));
       }
-      CHECK_PROGRAM(od == out.rank, "NPU payload: kernel %u: slice output rank mismatch", n);
+      CHECK_PROGRAM(od == out.rank, "NPU payload: kernel %u: slice output rank mismatch",
+                    static_cast<unsigned>(n));
       return Error::kOk;
     }
     case fb::KernelKind::ResizeNearestNeighbor:
       CHECK_PROGRAM(in.type == out.type && in.rank == 4 && out.rank == 4 &&
                         in.dims[0] == out.dims[0] && in.dims[3] == out.dims[3] && int_params >= 2 &&
                         (out.elements == 0 || (in.dims[1] > 0 && in.dims[2] > 0)),
-                    "NPU payload: kernel %u: RESIZE operands malformed", n);
+                    "NPU payload: kernel %u: RESIZE operands malformed", static_cast<unsigned>(n));
       return Error::kOk;
     case fb::KernelKind::BatchMatMul: {
       RT_RETURN_IF_ERROR(Operand(k, 1, n, &in2));
       CHECK_PROGRAM(IsInt8(in) && IsInt8(in2) && IsInt8(out) && in.rank == 3 && in2.rank == 3 &&
                         out.rank == 3 && int_params >= 2 && multipliers >= 1,
-                    "NPU payload: kernel %u: BATCH_MATMUL needs rank-3 int8 operands", n);
+                    "NPU payload: kernel %u: BATCH_MATMUL needs rank-3 int8 operands",
+                    static_cast<unsigned>(n));
       const bool adj_x = k.int_params()->Get(0) != 0, adj_y = k.int_params()->Get(1) != 0;
       const int32_t rows = adj_x ? in.dims[2] : in.dims[1];
       const int32_t depth = adj_x ? in.dims[1] : in.dims[2];
@@ -419,39 +452,45 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
       CHECK_PROGRAM(rows == out.dims[1] && cols == out.dims[2] && depth == depth2 &&
                         (in.dims[0] == out.dims[0] || in.dims[0] == 1) &&
                         (in2.dims[0] == out.dims[0] || in2.dims[0] == 1),
-                    "NPU payload: kernel %u: BATCH_MATMUL shapes do not match", n);
+                    "NPU payload: kernel %u: BATCH_MATMUL shapes do not match",
+                    static_cast<unsigned>(n));
       return Error::kOk;
     }
     default:
       break;
   }
-  CHECK_PROGRAM(false, "NPU payload: kernel %u has unknown kind %d", n, static_cast<int>(k.kind()));
+  CHECK_PROGRAM(false, "NPU payload: kernel %u has unknown kind %d", static_cast<unsigned>(n),
+                static_cast<int>(k.kind()));
 }
 
 Error Verifier::VerifyKernel(uint32_t n) {
   const fb::NpuKernel* k = p_.kernels()->Get(n);
   CHECK_PROGRAM(k != nullptr && k->inputs() != nullptr && k->outputs() != nullptr &&
                     k->inputs()->size() >= 1 && k->outputs()->size() >= 1,
-                "NPU payload: kernel %u has no operands", n);
+                "NPU payload: kernel %u has no operands", static_cast<unsigned>(n));
   const uint32_t num_tensors = p_.tensors()->size();
   for (int32_t t : *k->inputs()) {
     CHECK_PROGRAM(t >= -1 && t < static_cast<int32_t>(num_tensors),
-                  "NPU payload: kernel %u input tensor %d out of range", n, t);
+                  "NPU payload: kernel %u input tensor %d out of range", static_cast<unsigned>(n),
+                  static_cast<int>(t));
   }
   for (int32_t t : *k->outputs()) {
     CHECK_PROGRAM(t >= 0 && t < static_cast<int32_t>(num_tensors),
-                  "NPU payload: kernel %u output tensor %d out of range", n, t);
+                  "NPU payload: kernel %u output tensor %d out of range", static_cast<unsigned>(n),
+                  static_cast<int>(t));
     const fb::TensorKind kind = p_.tensors()->Get(static_cast<uint32_t>(t))->kind();
     CHECK_PROGRAM(kind == fb::TensorKind::Output || kind == fb::TensorKind::Intermediate,
-                  "NPU payload: kernel %u writes a constant or input tensor", n);
+                  "NPU payload: kernel %u writes a constant or input tensor",
+                  static_cast<unsigned>(n));
   }
   const uint32_t m = k->output_multipliers() ? k->output_multipliers()->size() : 0;
   const uint32_t s = k->output_shifts() ? k->output_shifts()->size() : 0;
-  CHECK_PROGRAM(m == s, "NPU payload: kernel %u has %u multipliers and %u shifts", n, m, s);
+  CHECK_PROGRAM(m == s, "NPU payload: kernel %u has %u multipliers and %u shifts",
+                static_cast<unsigned>(n), static_cast<unsigned>(m), static_cast<unsigned>(s));
   for (uint32_t i = 0; i < s; ++i) {
     const int32_t shift = k->output_shifts()->Get(i);
-    CHECK_PROGRAM(shift >= -31 && shift <= 31, "NPU payload: kernel %u shift %d out of range", n,
-                  shift);
+    CHECK_PROGRAM(shift >= -31 && shift <= 31, "NPU payload: kernel %u shift %d out of range",
+                  static_cast<unsigned>(n), static_cast<int>(shift));
   }
   // Weight-section ranges; with a slot, everything the kernel reads must lie in its constants
   // (the bytes the Prefetch copied) and the constants must fit the slot.
@@ -459,8 +498,8 @@ Error Verifier::VerifyKernel(uint32_t n) {
   const fb::Range* ranges[3] = {k->weights(), k->bias(), k->constants()};
   for (const fb::Range* r : ranges) {
     CHECK_PROGRAM(r == nullptr || RangeInside(r->offset(), r->size(), section),
-                  "NPU payload: kernel %u has a weight range past the section end (%zu bytes)", n,
-                  weights_.size());
+                  "NPU payload: kernel %u has a weight range past the section end (%lu bytes)",
+                  static_cast<unsigned>(n), static_cast<unsigned long>(weights_.size()));
   }
   if (k->weight_slot() != -1) {
     const fb::Range* c = k->constants();
@@ -469,15 +508,16 @@ Error Verifier::VerifyKernel(uint32_t n) {
                       (static_cast<uint64_t>(k->weight_slot()) + 1) * p_.slot_size() <=
                           p_.sram_weight_scratch_size() &&
                       p_.slot_size() <= p_.sram_weight_scratch_size(),
-                  "NPU payload: kernel %u slot %d does not fit the weight scratch", n,
-                  k->weight_slot());
+                  "NPU payload: kernel %u slot %d does not fit the weight scratch",
+                  static_cast<unsigned>(n), static_cast<int>(k->weight_slot()));
     auto inside = [c](uint64_t offset, uint64_t size) {
       return offset >= c->offset() && RangeInside(offset - c->offset(), size, c->size());
     };
     for (int i = 0; i < 2; ++i) {
       const fb::Range* r = ranges[i];
       CHECK_PROGRAM(r == nullptr || r->size() == 0 || inside(r->offset(), r->size()),
-                    "NPU payload: kernel %u reads weights outside its prefetched constants", n);
+                    "NPU payload: kernel %u reads weights outside its prefetched constants",
+                    static_cast<unsigned>(n));
     }
     for (int32_t t : *k->inputs()) {
       if (t < 0) continue;
@@ -485,7 +525,8 @@ Error Verifier::VerifyKernel(uint32_t n) {
       if (tensor->kind() != fb::TensorKind::Constant) continue;
       CHECK_PROGRAM(inside(static_cast<uint64_t>(tensor->weights_offset()),
                            static_cast<uint64_t>(tensor->weights_size())),
-                    "NPU payload: kernel %u reads a constant outside its prefetched range", n);
+                    "NPU payload: kernel %u reads a constant outside its prefetched range",
+                    static_cast<unsigned>(n));
     }
   }
   return VerifyKernelShapes(*k, n);
@@ -504,8 +545,9 @@ Error Verifier::VerifyCommands() {
       case fb::Command::RunKernel: {
         const auto* run = static_cast<const fb::RunKernel*>(commands->Get(i));
         CHECK_PROGRAM(run != nullptr && run->kernel() < p_.kernels()->size(),
-                      "NPU payload: command %u runs kernel %u of %u", i, run ? run->kernel() : 0u,
-                      p_.kernels()->size());
+                      "NPU payload: command %u runs kernel %u of %u", static_cast<unsigned>(i),
+                      static_cast<unsigned>(run ? run->kernel() : 0u),
+                      static_cast<unsigned>(p_.kernels()->size()));
         const fb::NpuKernel* k = p_.kernels()->Get(run->kernel());
         if (k->weight_slot() >= 0) {
           const uint32_t slot = static_cast<uint32_t>(k->weight_slot());
@@ -513,7 +555,8 @@ Error Verifier::VerifyCommands() {
                             slot_size[slot] == k->constants()->size(),
                         "NPU payload: command %u runs kernel %u before its constants are "
                         "prefetched into slot %u",
-                        i, run->kernel(), slot);
+                        static_cast<unsigned>(i), static_cast<unsigned>(run->kernel()),
+                        static_cast<unsigned>(slot));
         }
         break;
       }
@@ -523,14 +566,15 @@ Error Verifier::VerifyCommands() {
             pf != nullptr && pf->slot() < 2 && pf->size() <= p_.slot_size() &&
                 (uint64_t{pf->slot()} + 1) * p_.slot_size() <= p_.sram_weight_scratch_size() &&
                 RangeInside(pf->weights_offset(), pf->size(), weights_.size()),
-            "NPU payload: command %u prefetches outside the weight section or scratch", i);
+            "NPU payload: command %u prefetches outside the weight section or scratch",
+            static_cast<unsigned>(i));
         slot_offset[pf->slot()] = pf->weights_offset();
         slot_size[pf->slot()] = pf->size();
         break;
       }
       default:
-        CHECK_PROGRAM(false, "NPU payload: command %u has unknown type %u", i,
-                      static_cast<unsigned>(types->Get(i)));
+        CHECK_PROGRAM(false, "NPU payload: command %u has unknown type %u",
+                      static_cast<unsigned>(i), static_cast<unsigned>(types->Get(i)));
     }
   }
   return Error::kOk;
@@ -538,18 +582,20 @@ Error Verifier::VerifyCommands() {
 
 Error Verifier::Run(uint32_t* num_inputs, uint32_t* num_outputs) {
   RT_CHECK_OR_RETURN_ERROR(p_.version() == kPayloadVersion, kIncompatibleVersion,
-                           "NPU payload: program version %u, runtime reads %u", p_.version(),
-                           kPayloadVersion);
+                           "NPU payload: program version %u, runtime reads %u",
+                           static_cast<unsigned>(p_.version()),
+                           static_cast<unsigned>(kPayloadVersion));
   CHECK_PROGRAM(p_.kernels() != nullptr && p_.tensors() != nullptr && p_.inputs() != nullptr &&
                     p_.outputs() != nullptr,
                 "NPU payload: program lacks kernels, tensors or IO lists");
   CHECK_PROGRAM(p_.weights_size() == weights_.size(),
-                "NPU payload: program says %llu weight bytes, blob has %zu",
-                static_cast<unsigned long long>(p_.weights_size()), weights_.size());
+                "NPU payload: program says %llu weight bytes, blob has %lu",
+                static_cast<unsigned long long>(p_.weights_size()),
+                static_cast<unsigned long>(weights_.size()));
   CHECK_PROGRAM(p_.weight_block_out() >= 1 && p_.weight_block_out() <= 64 &&
                     p_.weight_block_in() >= 1 && p_.weight_block_in() <= 64,
-                "NPU payload: weight blocking %dx%d unsupported", p_.weight_block_out(),
-                p_.weight_block_in());
+                "NPU payload: weight blocking %dx%d unsupported",
+                static_cast<int>(p_.weight_block_out()), static_cast<int>(p_.weight_block_in()));
   CHECK_PROGRAM(p_.sram_weight_scratch_size() <= (uint64_t{1} << 31) &&
                     p_.slot_size() <= p_.sram_weight_scratch_size(),
                 "NPU payload: weight scratch sizes inconsistent");
@@ -562,12 +608,14 @@ Error Verifier::Run(uint32_t* num_inputs, uint32_t* num_outputs) {
     const bool is_input = i < *num_inputs;
     const int32_t t = is_input ? p_.inputs()->Get(i) : p_.outputs()->Get(i - *num_inputs);
     CHECK_PROGRAM(t >= 0 && static_cast<uint32_t>(t) < p_.tensors()->size(),
-                  "NPU payload: IO entry %u names tensor %d", i, t);
+                  "NPU payload: IO entry %u names tensor %d", static_cast<unsigned>(i),
+                  static_cast<int>(t));
     const fb::Tensor* tensor = p_.tensors()->Get(static_cast<uint32_t>(t));
     CHECK_PROGRAM(tensor->arg_index() == static_cast<int32_t>(i) &&
                       tensor->kind() == (is_input ? fb::TensorKind::Input : fb::TensorKind::Output),
-                  "NPU payload: IO entry %u (tensor %d) has argument index %d", i, t,
-                  tensor->arg_index());
+                  "NPU payload: IO entry %u (tensor %d) has argument index %d",
+                  static_cast<unsigned>(i), static_cast<int>(t),
+                  static_cast<int>(tensor->arg_index()));
   }
   for (uint32_t i = 0; i < p_.kernels()->size(); ++i) RT_RETURN_IF_ERROR(VerifyKernel(i));
   return VerifyCommands();
@@ -600,19 +648,21 @@ int64_t TensorBytes(const fb::Tensor& t) {
 
 Result<NpuPayload> VerifyNpuPayload(Span<const uint8_t> blob) {
   CHECK_PROGRAM(blob.size() >= kPayloadHeaderBytes && std::memcmp(blob.data(), "BLNP", 4) == 0,
-                "NPU payload: missing BLNP header (%zu bytes)", blob.size());
+                "NPU payload: missing BLNP header (%lu bytes)",
+                static_cast<unsigned long>(blob.size()));
   const uint32_t version = ReadU32(blob.data() + 4);
   RT_CHECK_OR_RETURN_ERROR(version == kPayloadVersion, kIncompatibleVersion,
-                           "NPU payload: blob version %u, runtime reads %u", version,
-                           kPayloadVersion);
+                           "NPU payload: blob version %u, runtime reads %u",
+                           static_cast<unsigned>(version), static_cast<unsigned>(kPayloadVersion));
   const uint64_t fb_size = ReadU32(blob.data() + 8);
   const uint64_t weights_size = ReadU32(blob.data() + 12);
   const uint64_t weights_begin = kPayloadHeaderBytes + (fb_size + kPayloadAlignment - 1) /
                                                            kPayloadAlignment * kPayloadAlignment;
   CHECK_PROGRAM(weights_begin <= blob.size() && weights_size <= blob.size() - weights_begin,
-                "NPU payload: sections (flatbuffer %llu, weights %llu) exceed the blob (%zu)",
+                "NPU payload: sections (flatbuffer %llu, weights %llu) exceed the blob (%lu)",
                 static_cast<unsigned long long>(fb_size),
-                static_cast<unsigned long long>(weights_size), blob.size());
+                static_cast<unsigned long long>(weights_size),
+                static_cast<unsigned long>(blob.size()));
   const uint8_t* fb_data = blob.data() + kPayloadHeaderBytes;
   flatbuffers::Verifier verifier(fb_data, fb_size);
   CHECK_PROGRAM(fb::VerifyNpuProgramBuffer(verifier),

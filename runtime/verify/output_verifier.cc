@@ -44,7 +44,8 @@ Error CompareInt8(Span<const int8_t> actual, Span<const int8_t> expected, int32_
   view.dims[0] = static_cast<int32_t>(actual.size());
   view.data = const_cast<int8_t*>(actual.data());
   RT_CHECK_OR_RETURN_ERROR(actual.size() <= INT32_MAX, kInvalidArgument,
-                           "CompareInt8: %zu elements is too many", actual.size());
+                           "CompareInt8: %lu elements is too many",
+                           static_cast<unsigned long>(actual.size()));
   return CompareOutput(
       view, Span<const uint8_t>(reinterpret_cast<const uint8_t*>(expected.data()), expected.size()),
       atol, result);
@@ -56,8 +57,9 @@ Error CompareOutput(const TensorView& actual, Span<const uint8_t> expected, doub
   RT_CHECK_OR_RETURN_ERROR(atol >= 0, kInvalidArgument, "CompareOutput: negative atol %g", atol);
   const size_t bytes = static_cast<size_t>(actual.NumBytes());
   RT_CHECK_OR_RETURN_ERROR(expected.size() == bytes, kInvalidArgument,
-                           "CompareOutput: output has %zu bytes, expected data has %zu", bytes,
-                           expected.size());
+                           "CompareOutput: output has %lu bytes, expected data has %lu",
+                           static_cast<unsigned long>(bytes),
+                           static_cast<unsigned long>(expected.size()));
   *result = OutputComparison{};
   const size_t n = static_cast<size_t>(actual.NumElements());
   result->num_elements = n;

@@ -169,7 +169,9 @@ BoardlabRun RunBoardlab(const std::vector<uint8_t>& pte, const std::vector<uint8
     double elapsed = 0;
     const auto start = std::chrono::steady_clock::now();
     do {
-      if (method->Execute() != rt::Error::kOk) {
+      // Inputs are set every time: the plan may reuse their bytes (and the peers copy theirs).
+      if (method->SetInput(0, input.data(), input.size()) != rt::Error::kOk ||
+          method->Execute() != rt::Error::kOk) {
         r.error = "Execute failed";
         return r;
       }

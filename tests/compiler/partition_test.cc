@@ -233,3 +233,62 @@ TEST_F(PartitionTest, DeadAndRemovedOpsAreLeftAlone) {
 
 }  // namespace
 }  // namespace boardlab::compiler
+
+namespace boardlab::compiler {
+namespace {
+
+class ClampPartitionTest : public ::testing::Test {
+ protected:
+  // A lone RELU / RELU6 from a graph input, in and out quantized (scale, zp).
+  Compilation LoneClamp(OpType type, float scale, int64_t zp) {
+    Compilation c;
+    auto add = [&](const char* name) {
+      Tensor t;
+      t.name = name;
+      t.shape = {1, 4, 4, 8};
+      t.quant = {{scale}, {zp}, 0};
+      return c.graph.AddTensor(std::move(t));
+    };
+    const int in = add("in");
+    const int out = add("out");
+    Op op;
+    op.type = type;
+    op.inputs = {in};
+    op.outputs = {out};
+    op.source_index = 0;
+    c.graph.ops.push_back(op);
+    c.graph.inputs = {in};
+    c.graph.outputs = {out};
+    c.graph.RebuildUses();
+    return c;
+  }
+};
+
+TEST_F(ClampPartitionTest, LoneReluWhoseHingeSurvivesQuantizationRunsOnTheNpu) {
+  Compilation c = LoneClamp(OpType::kRelu, 0.05f, 0);
+  ASSERT_TRUE(RunPartitioner(c).ok());
+  EXPECT_EQ(c.graph.ops[0].unit, Unit::kNpu) << c.graph.ops[0].cpu_reason;
+}
+
+TEST_F(ClampPartitionTest, LoneReluThatClipsNothingIsANoOpPartition) {
+  // Output zero point -128: quantize(0) is the int8 minimum, so RELU changes no value.
+  Compilation c = LoneClamp(OpType::kRelu, 0.05f, -128);
+  ASSERT_TRUE(RunPartitioner(c).ok());
+  EXPECT_EQ(c.graph.ops[0].unit, Unit::kCpu);
+  EXPECT_NE(c.graph.ops[0].cpu_reason.find("no-ops only"), std::string::npos)
+      << c.graph.ops[0].cpu_reason;
+}
+
+TEST_F(ClampPartitionTest, LoneRelu6ClipsWhenSixIsInsideTheRange) {
+  // zp -128, scale 6/255 * 0.5: quantize(6) = -128 + 510 > 127 -> no clip -> no-op;
+  // scale 0.1: quantize(6) = -68 -> clips -> NPU.
+  Compilation identity = LoneClamp(OpType::kRelu6, 6.0f / 510, -128);
+  ASSERT_TRUE(RunPartitioner(identity).ok());
+  EXPECT_EQ(identity.graph.ops[0].unit, Unit::kCpu);
+  Compilation clipping = LoneClamp(OpType::kRelu6, 0.1f, -128);
+  ASSERT_TRUE(RunPartitioner(clipping).ok());
+  EXPECT_EQ(clipping.graph.ops[0].unit, Unit::kNpu) << clipping.graph.ops[0].cpu_reason;
+}
+
+}  // namespace
+}  // namespace boardlab::compiler

@@ -86,3 +86,29 @@ INSTANTIATE_TEST_SUITE_P(SharedGoldens, GoldenConformance, ::testing::ValuesIn(A
 
 }  // namespace
 }  // namespace boardlab::runtime
+
+namespace boardlab::runtime {
+namespace {
+
+// The memory plan may reuse an input's bytes once it has been read; repeated runs must still give
+// the golden outputs (the runner sets the inputs before every run).
+TEST(GoldenRepeatedRuns, EveryIterationSeesItsInputs) {
+  const std::string model = "mlperf-tiny/kws_dscnn_int8.tflite";
+  const std::optional<std::string> path = testing::SharedModelPath(model);
+  if (!path) GTEST_SKIP() << "shared models folder absent: " << testing::SharedModelsDir();
+  const std::string golden = testing::SharedModelsDir() + "/../golden/kws_dscnn_int8/seed1";
+  absl::StatusOr<compiler::CompileResult> compiled =
+      compiler::Compile(testing::ReadFile(*path), compiler::CompileOptions{});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const std::string pte =
+      ::testing::TempDir() + "/golden_repeat_" + std::to_string(::getpid()) + ".pte";
+  ASSERT_TRUE(testing::WriteFile(pte, compiled->pte));
+  const testing::CommandResult result =
+      testing::RunCommand(testing::RunBinary() + " " + pte + " --iterations 3 --input " + golden +
+                          ".input.bin --expected " + golden + ".output.bin --atol 0");
+  std::filesystem::remove(pte);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
+}  // namespace
+}  // namespace boardlab::runtime

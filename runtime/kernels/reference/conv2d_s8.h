@@ -34,7 +34,18 @@ struct ConvParams {
                               const Dims4& filter_dims, const int8_t* filter, const int32_t* bias,
                               const Dims4& output_dims, int8_t* output);
 
-/// Scratch bytes conv2d_s8 needs: none (accumulation is per output element).
+/// The same with scratch for the fast path: with `scratch` (2-byte aligned) of at least
+/// conv2d_s8_get_buffer_size() bytes, each output pixel's input patch is widened once into it
+/// (int16, input offset added, zero for taps outside the input) and reused for every output
+/// channel. Without it (null or too small) the plain per-element loop runs; results are equal.
+[[nodiscard]] Error conv2d_s8(const ConvParams& params, const ChannelQuant& quant,
+                              const Dims4& input_dims, const int8_t* input,
+                              const Dims4& filter_dims, const int8_t* filter, const int32_t* bias,
+                              const Dims4& output_dims, int8_t* output, void* scratch,
+                              size_t scratch_bytes);
+
+/// Scratch bytes the fast path of conv2d_s8 uses: one int16 per filter element of one output
+/// channel (KH * KW * Cin) for ungrouped convolutions, 0 for grouped ones (reference loop).
 size_t conv2d_s8_get_buffer_size(const Dims4& input_dims, const Dims4& filter_dims);
 
 }  // namespace boardlab::runtime::kernels

@@ -33,13 +33,18 @@ Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, 
   int32_t* acc = static_cast<int32_t*>(scratch);
   const int32_t input_offset = p.input_offset;
   const int32_t per_channel = q.count == 1 ? 0 : 1;
+  // True for every int8 zero point: input + offset then lies in [-255, 255].
+  const bool small_offset = input_offset >= -127 && input_offset <= 128;
+  // Local copies: the accumulator stores could otherwise alias the dimension structs, which
+  // would keep the compiler from vectorising the channel loops.
+  const int32_t out_c = out.c, in_c = in.c;
   for (int32_t b = 0; b < out.n; ++b) {
     const int8_t* in_b = input + static_cast<int64_t>(b) * in.h * in.w * in.c;
     for (int32_t oy = 0; oy < out.h; ++oy) {
       const int32_t y0 = oy * p.stride_h - p.pad_top;
       for (int32_t ox = 0; ox < out.w; ++ox) {
         const int32_t x0 = ox * p.stride_w - p.pad_left;
-        for (int32_t oc = 0; oc < out.c; ++oc) acc[oc] = bias != nullptr ? bias[oc] : 0;
+        for (int32_t oc = 0; oc < out_c; ++oc) acc[oc] = bias != nullptr ? bias[oc] : 0;
         for (int32_t ky = 0; ky < f.h; ++ky) {
           const int32_t y = y0 + ky * p.dilation_h;
           if (y < 0 || y >= in.h) continue;
@@ -48,13 +53,21 @@ Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, 
             if (x < 0 || x >= in.w) continue;
             const int8_t* in_px = in_b + (static_cast<int64_t>(y) * in.w + x) * in.c;
             const int8_t* f_px = filter + static_cast<int64_t>(ky * f.w + kx) * f.c;
-            if (m == 1) {
-              for (int32_t c = 0; c < out.c; ++c) {
+            if (m == 1 && small_offset) {
+              // |filter * (input + offset)| <= 128 * 255 fits int16: the products are formed
+              // in 16 bits (twice the vector lanes) and only the sums widened to int32.
+              const int16_t off = static_cast<int16_t>(input_offset);
+              for (int32_t c = 0; c < out_c; ++c) {
+                const int16_t v = static_cast<int16_t>(static_cast<int16_t>(in_px[c]) + off);
+                acc[c] += static_cast<int16_t>(static_cast<int16_t>(f_px[c]) * v);
+              }
+            } else if (m == 1) {
+              for (int32_t c = 0; c < out_c; ++c) {
                 acc[c] +=
                     static_cast<int32_t>(f_px[c]) * (static_cast<int32_t>(in_px[c]) + input_offset);
               }
             } else {
-              for (int32_t ic = 0; ic < in.c; ++ic) {
+              for (int32_t ic = 0; ic < in_c; ++ic) {
                 const int32_t v = static_cast<int32_t>(in_px[ic]) + input_offset;
                 const int8_t* f_ic = f_px + ic * m;
                 int32_t* acc_ic = acc + ic * m;
@@ -64,7 +77,7 @@ Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, 
           }
         }
         int8_t* out_px = output + ((static_cast<int64_t>(b) * out.h + oy) * out.w + ox) * out.c;
-        for (int32_t oc = 0; oc < out.c; ++oc) {
+        for (int32_t oc = 0; oc < out_c; ++oc) {
           const int32_t qi = oc * per_channel;
           const int32_t r = MultiplyByQuantizedMultiplier(acc[oc], q.multiplier[qi], q.shift[qi]);
           out_px[oc] = ClampToInt8(r + p.out.output_offset, p.out.act_min, p.out.act_max);

@@ -205,8 +205,8 @@ Result<EtdumpReader> EtdumpReader::Open(Span<const uint8_t> etdp) {
   flatbuffers::Verifier verifier(etdp.data(), etdp.size());
   RT_CHECK_OR_RETURN_ERROR(etdp.data() != nullptr && etdp.size() >= 12 &&
                                ::etdump::VerifySizePrefixedETDumpBuffer(verifier),
-                           kInvalidProgram, "ETDump: not a size-prefixed ED00 buffer (%zu bytes)",
-                           etdp.size());
+                           kInvalidProgram, "ETDump: not a size-prefixed ED00 buffer (%lu bytes)",
+                           static_cast<unsigned long>(etdp.size()));
   return EtdumpReader(::etdump::GetSizePrefixedETDump(etdp.data()));
 }
 

@@ -1,0 +1,217 @@
+// boardlab-run --board qemu: the same command line runs on boardlab-firmware under QEMU and gives
+// the same outputs and verdict as --board sim; the firmware's console is streamed; a hung
+// firmware is killed after --timeout and reported as a board error (exit 4).
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "compiler/driver.h"
+#include "tests/support/process.h"
+#include "tests/support/shared_data.h"
+#include "tests/support/test_models.h"
+#include "tests/support/test_paths.h"
+
+namespace boardlab::firmware {
+namespace {
+
+namespace fs = std::filesystem;
+
+using boardlab::testing::CommandResult;
+using boardlab::testing::RunCommand;
+
+class RunCliQemuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!BOARDLAB_QEMU_FOUND) GTEST_SKIP() << "qemu-system-arm is not installed";
+    if (!fs::exists(BOARDLAB_FIRMWARE_ELF)) GTEST_SKIP() << "no " << BOARDLAB_FIRMWARE_ELF;
+    run_ = testing::RunBinary();
+    if (run_.empty()) GTEST_SKIP() << "boardlab-run is not built";
+    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("runqemu_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  std::string Compile(const std::vector<uint8_t>& model, const std::string& name,
+                      const compiler::CompileOptions& options = {}) {
+    absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(model, options);
+    EXPECT_TRUE(compiled.ok()) << compiled.status();
+    if (!compiled.ok()) return "";
+    const std::string pte = (dir_ / (name + ".pte")).string();
+    EXPECT_TRUE(testing::WriteFile(pte, compiled->pte));
+    return pte;
+  }
+
+  // boardlab-run with the firmware and runner of this build (the environment may override them
+  // in `env`, "NAME=value ...").
+  CommandResult Run(const std::string& args, const std::string& env = "") {
+    return RunCommand("BOARDLAB_FIRMWARE_ELF=" + std::string(BOARDLAB_FIRMWARE_ELF) +
+                      " BOARDLAB_QEMU_RUNNER=" + BOARDLAB_FIRMWARE_RUNNER + " " + env + " " + run_ +
+                      " " + args);
+  }
+
+  std::string run_;
+  fs::path dir_;
+};
+
+// Every file of `a` exists in `b` with the same bytes.
+void ExpectSameOutputs(const fs::path& a, const fs::path& b, const std::string& context) {
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(a)) {
+    const std::string name = entry.path().filename().string();
+    const std::vector<uint8_t> expected = testing::ReadFile(entry.path().string());
+    EXPECT_FALSE(expected.empty()) << name;
+    EXPECT_EQ(testing::ReadFile((b / name).string()), expected) << name << "\n" << context;
+    ++files;
+  }
+  EXPECT_GT(files, 0u) << context;
+}
+
+TEST_F(RunCliQemuTest, KwsOnQemuMatchesSim) {
+  const std::optional<std::string> model =
+      testing::SharedModelPath("mlperf-tiny/kws_dscnn_int8.tflite");
+  if (!model) GTEST_SKIP() << "shared models folder absent: " << testing::SharedModelsDir();
+  for (const bool cpu_only : {false, true}) {
+    SCOPED_TRACE(cpu_only ? "cpu-only" : "npu");
+    compiler::CompileOptions options;
+    options.cpu_only = cpu_only;
+    const std::string pte =
+        Compile(testing::ReadFile(*model), cpu_only ? "kws_cpu" : "kws_npu", options);
+    ASSERT_FALSE(pte.empty());
+
+    // Inputs not given: random:<index> on both boards.
+    const fs::path sim_out = pte + ".sim";
+    const fs::path qemu_out = pte + ".qemu";
+    const CommandResult sim = Run("--board sim " + pte + " --outputs " + sim_out.string());
+    ASSERT_EQ(sim.exit_code, 0) << sim.output;
+    const std::string etdp = pte + ".etdp";
+    const CommandResult qemu = Run("--board qemu " + pte + " --outputs " + qemu_out.string() +
+                                   " --etdump " + etdp + " --timeout 120");
+    ASSERT_EQ(qemu.exit_code, 0) << qemu.output;
+    // The firmware's console came through.
+    EXPECT_NE(qemu.output.find("output 0: "), std::string::npos) << qemu.output;
+    EXPECT_NE(qemu.output.find("result: UNVERIFIED"), std::string::npos) << qemu.output;
+    EXPECT_NE(qemu.output.find("instructions "), std::string::npos) << qemu.output;
+    ExpectSameOutputs(sim_out, qemu_out, qemu.output);
+    EXPECT_FALSE(testing::ReadFile(etdp).empty());
+
+    // The same verification command line: PASS on both; a wrong expected file fails on both.
+    const std::string expected = (sim_out / "output0.bin").string();
+    const std::string verify = pte + " --input random:0 --expected " + expected + " --atol 0";
+    const CommandResult sim_pass = Run("--board sim " + verify);
+    const CommandResult qemu_pass = Run("--board qemu " + verify);
+    EXPECT_EQ(sim_pass.exit_code, 0) << sim_pass.output;
+    EXPECT_EQ(qemu_pass.exit_code, 0) << qemu_pass.output;
+    EXPECT_NE(qemu_pass.output.find("result: PASS"), std::string::npos) << qemu_pass.output;
+    std::vector<uint8_t> wrong_bytes = testing::ReadFile(expected);
+    for (uint8_t& b : wrong_bytes) b ^= 0x40;
+    const std::string wrong = pte + ".wrong.bin";
+    ASSERT_TRUE(testing::WriteFile(wrong, wrong_bytes));
+    const std::string other = pte + " --input random:0 --expected " + wrong + " --atol 0";
+    EXPECT_EQ(Run("--board sim " + other).exit_code, 1);
+    const CommandResult qemu_fail = Run("--board qemu " + other);
+    EXPECT_EQ(qemu_fail.exit_code, 1) << qemu_fail.output;
+    EXPECT_NE(qemu_fail.output.find("result: FAIL"), std::string::npos) << qemu_fail.output;
+  }
+}
+
+TEST_F(RunCliQemuTest, KwsGoldenPassesOnQemu) {
+  const std::optional<std::string> model =
+      testing::SharedModelPath("mlperf-tiny/kws_dscnn_int8.tflite");
+  if (!model) GTEST_SKIP() << "shared models folder absent: " << testing::SharedModelsDir();
+  const std::string golden = testing::SharedModelsDir() + "/../golden/kws_dscnn_int8/seed1";
+  if (!fs::exists(golden + ".input.bin")) GTEST_SKIP() << "no golden case " << golden;
+  const std::string pte = Compile(testing::ReadFile(*model), "kws");
+  ASSERT_FALSE(pte.empty());
+  const std::string args =
+      pte + " --input " + golden + ".input.bin --expected " + golden + ".output.bin --atol 0";
+  const CommandResult sim = Run("--board sim " + args);
+  const CommandResult qemu = Run("--board qemu " + args);
+  EXPECT_EQ(sim.exit_code, 0) << sim.output;
+  EXPECT_EQ(qemu.exit_code, 0) << qemu.output;
+  EXPECT_NE(qemu.output.find("max abs diff 0,"), std::string::npos) << qemu.output;
+}
+
+// Whether `pid` still runs; a zombie (killed, not yet reaped by its new parent) does not.
+bool Alive(pid_t pid) {
+  for (int i = 0; i < 100; ++i) {
+    const std::vector<uint8_t> stat = testing::ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    const std::string text(stat.begin(), stat.end());
+    const size_t paren = text.rfind(')');
+    if (text.empty() || (paren != std::string::npos && text.compare(paren, 4, ") Z ") == 0)) {
+      return false;
+    }
+    ::usleep(20000);
+  }
+  return true;
+}
+
+// A firmware that never finishes: a runner that hangs is killed, with everything it started.
+TEST_F(RunCliQemuTest, HungRunnerIsKilledAfterTimeout) {
+  const std::string pte = Compile(testing::SingleSoftmax(), "softmax");
+  ASSERT_FALSE(pte.empty());
+  const fs::path runner = dir_ / "hang.sh";
+  const fs::path pid_file = dir_ / "sleep.pid";
+  {
+    std::FILE* f = std::fopen(runner.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fprintf(f, "#!/bin/sh\nsleep 600 &\necho $! > %s\nwait\n", pid_file.c_str());
+    std::fclose(f);
+  }
+  fs::permissions(runner, fs::perms::owner_all);
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r =
+      Run("--board qemu " + pte + " --timeout 0.5", "BOARDLAB_QEMU_RUNNER=" + runner.string());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("board error: the firmware timed out after 0.5 s"), std::string::npos)
+      << r.output;
+  EXPECT_LT(seconds, 10.0);
+  // The runner's child went with it.
+  const std::vector<uint8_t> pid_text = testing::ReadFile(pid_file.string());
+  ASSERT_FALSE(pid_text.empty());
+  const pid_t sleeper = std::stoi(std::string(pid_text.begin(), pid_text.end()));
+  EXPECT_FALSE(Alive(sleeper)) << "the runner's child " << sleeper << " survived";
+}
+
+// The real firmware, stopped by a timeout shorter than its run.
+TEST_F(RunCliQemuTest, SlowFirmwareIsKilledAfterTimeout) {
+  compiler::CompileOptions options;
+  options.cpu_only = true;
+  // 128x128x16 -> 16 3x3 convolution: ~38 M MACs, seconds of QEMU time.
+  const std::string pte = Compile(
+      testing::SingleConv2D({.in_h = 128, .in_w = 128, .in_c = 16, .out_c = 16}), "conv", options);
+  ASSERT_FALSE(pte.empty());
+  const CommandResult r = Run("--board qemu " + pte + " --iterations 20 --timeout 0.3");
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("board error: the firmware timed out"), std::string::npos) << r.output;
+}
+
+TEST_F(RunCliQemuTest, BoardErrorsAndUnsupportedOptions) {
+  const std::string pte = Compile(testing::SingleSoftmax(), "softmax");
+  ASSERT_FALSE(pte.empty());
+  const CommandResult no_elf =
+      Run("--board qemu " + pte, "BOARDLAB_FIRMWARE_ELF=" + (dir_ / "none.elf").string());
+  EXPECT_EQ(no_elf.exit_code, 4) << no_elf.output;
+  EXPECT_NE(no_elf.output.find("board error: no firmware ELF"), std::string::npos) << no_elf.output;
+  EXPECT_EQ(Run("--board qemu " + pte + " --profile json").exit_code, 2);
+  EXPECT_EQ(Run("--board sim " + pte + " --timeout 5").exit_code, 2);
+  EXPECT_EQ(Run("--board qemu " + (dir_ / "missing.pte").string()).exit_code, 2);
+  // Tiny artifact, tiny run: well inside the default timeout, verdict passed through.
+  const CommandResult ok = Run("--board qemu " + pte + " --icount off");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("result: UNVERIFIED"), std::string::npos) << ok.output;
+}
+
+}  // namespace
+}  // namespace boardlab::firmware
