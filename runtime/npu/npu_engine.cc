@@ -91,6 +91,11 @@ struct Ctx {
     std::memcpy(&b, constants_base + k.bias()->offset() + 4 * static_cast<size_t>(c), 4);
     return b;
   }
+  // acc + bias, saturated: a hostile payload's bias must not overflow (TFLite Micro would).
+  int32_t AddBias(int32_t acc, int32_t c) const {
+    const int64_t sum = int64_t{acc} + Bias(c);
+    return static_cast<int32_t>(sum < INT32_MIN ? INT32_MIN : sum > INT32_MAX ? INT32_MAX : sum);
+  }
   int32_t Mult(uint32_t i) const { return k.output_multipliers()->Get(i); }
   int32_t Shift(uint32_t i) const { return k.output_shifts()->Get(i); }
   int32_t Requant(int32_t acc, uint32_t channel) const {
@@ -151,9 +156,9 @@ inline void StoreChannels(const Ctx& c, const int32_t* acc, int32_t oc0, int32_t
   const int32_t zp = k.output_zero_point(), lo = k.activation_min(), hi = k.activation_max();
   for (int32_t i = 0; i < n; ++i) {
     const uint32_t oc = static_cast<uint32_t>(oc0 + i);
-    const int32_t v =
-        fp::MultiplyByQuantizedMultiplier(acc[i] + c.Bias(oc0 + i), mult->Get(oc), shift->Get(oc)) +
-        zp;
+    const int32_t v = fp::MultiplyByQuantizedMultiplier(c.AddBias(acc[i], oc0 + i), mult->Get(oc),
+                                                        shift->Get(oc)) +
+                      zp;
     out[i] = static_cast<int8_t>(Clamp(v, lo, hi));
   }
 }
@@ -187,7 +192,7 @@ void Conv2DGeneric(const Ctx& c) {
               }
             }
           }
-          acc += c.Bias(oc);
+          acc = c.AddBias(acc, oc);
           out.s8()[((int64_t{b} * out_h + oy) * out_w + ox) * out_c + oc] =
               static_cast<int8_t>(c.Requant(acc, static_cast<uint32_t>(oc)));
         }
@@ -224,7 +229,7 @@ void DepthwiseConv2DGeneric(const Ctx& c) {
                 acc += wv * (v + input_offset);
               }
             }
-            acc += c.Bias(oc);
+            acc = c.AddBias(acc, oc);
             out.s8()[((int64_t{b} * out_h + oy) * out_w + ox) * out_c + oc] =
                 static_cast<int8_t>(c.Requant(acc, static_cast<uint32_t>(oc)));
           }
@@ -253,7 +258,7 @@ void FullyConnectedGeneric(const Ctx& c) {
             (int64_t{o / bo} * in_blocks + i / bi) * bo * bi + (o % bo) * bi + i % bi;
         acc += w[wi] * (x[i] + input_offset);
       }
-      acc += c.Bias(o);
+      acc = c.AddBias(acc, o);
       out.s8()[b * units + o] = static_cast<int8_t>(c.Requant(acc, static_cast<uint32_t>(o)));
     }
   }

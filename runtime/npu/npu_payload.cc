@@ -14,6 +14,8 @@
 namespace boardlab::runtime::npu {
 namespace {
 
+constexpr uint64_t kMaxDotLength = 65535;
+
 namespace fb = ::boardlab::npu;
 
 constexpr int64_t kMaxTensorBytes = int64_t{1} << 31;
@@ -200,6 +202,13 @@ Error Verifier::VerifyKernelShapes(const fb::NpuKernel& k, uint32_t n) {
                     static_cast<unsigned>(n));
       const uint64_t taps = static_cast<uint64_t>(g->kernel_h()) * g->kernel_w();
       const int32_t out_c = out.dims[3];
+      // The NPU's own limit (neutron-rt700.md 4.1); it also keeps the int32 accumulator of the
+      // engine from overflowing: 65535 taps x 128 x 255 < 2^31.
+      const uint64_t dot_length = dw ? taps : taps * static_cast<uint64_t>(in.dims[3]);
+      CHECK_PROGRAM(dot_length <= kMaxDotLength,
+                    "NPU payload: kernel %u: dot products of %lu elements exceed %lu",
+                    static_cast<unsigned>(n), static_cast<unsigned long>(dot_length),
+                    static_cast<unsigned long>(kMaxDotLength));
       if (dw) {
         CHECK_PROGRAM(out_c == in.dims[3] * g->depth_multiplier(),
                       "NPU payload: kernel %u: depthwise channels %d != %d x %d",
@@ -483,6 +492,12 @@ Error Verifier::VerifyKernel(uint32_t n) {
                   "NPU payload: kernel %u writes a constant or input tensor",
                   static_cast<unsigned>(n));
   }
+  auto int8_value = [](int32_t v) { return v >= -128 && v <= 127; };
+  CHECK_PROGRAM(int8_value(k->input_zero_point()) && int8_value(k->input2_zero_point()) &&
+                    int8_value(k->output_zero_point()) && int8_value(k->activation_min()) &&
+                    int8_value(k->activation_max()) && k->activation_min() <= k->activation_max(),
+                "NPU payload: kernel %u has zero points or an activation range outside int8",
+                static_cast<unsigned>(n));
   const uint32_t m = k->output_multipliers() ? k->output_multipliers()->size() : 0;
   const uint32_t s = k->output_shifts() ? k->output_shifts()->size() : 0;
   CHECK_PROGRAM(m == s, "NPU payload: kernel %u has %u multipliers and %u shifts",

@@ -48,10 +48,15 @@ size_t FieldOffset(const uint8_t* base, const T* table, uint16_t field) {
   return p == nullptr ? 0 : static_cast<size_t>(p - base);
 }
 
+// GCC 12 at -O2 traces offsets computed from flatbuffer accessors back to a table object and
+// reports overflows that are not there.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
 template <typename T>
 void Poke(AlignedBytes& bytes, size_t offset, T value) {
   std::memcpy(bytes.data() + offset, &value, sizeof(T));
 }
+#pragma GCC diagnostic pop
 
 Error LoadError(const AlignedBytes& bytes,
                 Program::Verification v = Program::Verification::kInternalConsistency) {
