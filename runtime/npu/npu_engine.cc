@@ -148,20 +148,64 @@ void FillPatch(const int8_t* in_b, int32_t in_h, int32_t in_w, int32_t in_c, int
   }
 }
 
-// Requantizes acc[0..n) for output channels oc0.. and stores them at out.
-inline void StoreChannels(const Ctx& c, const int32_t* acc, int32_t oc0, int32_t n, int8_t* out) {
-  const fb::NpuKernel& k = c.k;
-  const auto* mult = k.output_multipliers();
-  const auto* shift = k.output_shifts();
-  const int32_t zp = k.output_zero_point(), lo = k.activation_min(), hi = k.activation_max();
-  for (int32_t i = 0; i < n; ++i) {
-    const uint32_t oc = static_cast<uint32_t>(oc0 + i);
-    const int32_t v = fp::MultiplyByQuantizedMultiplier(c.AddBias(acc[i], oc0 + i), mult->Get(oc),
-                                                        shift->Get(oc)) +
-                      zp;
-    out[i] = static_cast<int8_t>(Clamp(v, lo, hi));
+// Per-output-channel epilogue parameters (bias, multiplier, shift) copied out of the payload into
+// bounded stack arrays so the requantization loop does not go through the flatbuffers accessors
+// per element. A kernel with at most kCachedChannels output channels loads them once per
+// invocation; wider kernels reload a window of up to kCachedChannels whenever a stored chunk
+// falls outside the current one.
+constexpr int32_t kCachedChannels = 512;
+
+class ChannelParams {
+ public:
+  ChannelParams(const Ctx& c, int32_t channels) : c_(c), channels_(channels) {}
+
+  // Requantizes acc[0..n) for output channels oc0.. and stores them at out.
+  void Store(const int32_t* acc, int32_t oc0, int32_t n, int8_t* out) {
+    if (oc0 < base_ || oc0 + n > base_ + count_) {
+      // Loaded lazily (nothing is read for a kernel that stores nothing), as wide as fits.
+      const int32_t rest = channels_ - oc0 > n ? channels_ - oc0 : n;
+      Load(oc0, rest < kCachedChannels ? rest : kCachedChannels);
+    }
+    const fb::NpuKernel& k = c_.k;
+    const int32_t zp = k.output_zero_point(), lo = k.activation_min(), hi = k.activation_max();
+    const int32_t* bias = bias_ + (oc0 - base_);
+    const int32_t* mult = mult_ + (oc0 - base_);
+    const int32_t* shift = shift_ + (oc0 - base_);
+    for (int32_t i = 0; i < n; ++i) {
+      // acc + bias, saturated exactly as Ctx::AddBias.
+      const int64_t sum = int64_t{acc[i]} + bias[i];
+      const int32_t biased = static_cast<int32_t>(sum < INT32_MIN   ? INT32_MIN
+                                                  : sum > INT32_MAX ? INT32_MAX
+                                                                    : sum);
+      const int32_t v = fp::MultiplyByQuantizedMultiplier(biased, mult[i], shift[i]) + zp;
+      out[i] = static_cast<int8_t>(Clamp(v, lo, hi));
+    }
   }
-}
+
+ private:
+  void Load(int32_t oc0, int32_t n) {
+    const fb::NpuKernel& k = c_.k;
+    const auto* mult = k.output_multipliers();
+    const auto* shift = k.output_shifts();
+    std::memcpy(bias_, c_.constants_base + k.bias()->offset() + 4 * static_cast<size_t>(oc0),
+                4 * static_cast<size_t>(n));
+    for (int32_t i = 0; i < n; ++i) {
+      const uint32_t oc = static_cast<uint32_t>(oc0 + i);
+      mult_[i] = mult->Get(oc);
+      shift_[i] = shift->Get(oc);
+    }
+    base_ = oc0;
+    count_ = n;
+  }
+
+  const Ctx& c_;
+  const int32_t channels_;
+  int32_t base_ = 0, count_ = 0;
+  int32_t bias_[kCachedChannels];
+  int32_t mult_[kCachedChannels];
+  int32_t shift_[kCachedChannels];
+};
+static_assert(kChunk <= kCachedChannels, "a stored chunk must fit the parameter window");
 
 void Conv2DGeneric(const Ctx& c) {
   const View in = c.In(0), out = c.Out();
@@ -288,6 +332,7 @@ void Conv2D(const Ctx& c) {
   const int8_t* w = c.Weights();
   int16_t row[kRowBlocks * kBlock];
   int32_t acc[kChunk];
+  ChannelParams params(c, out_c);
   for (int32_t b = 0; b < batches; ++b) {
     const int8_t* in_b = in.s8() + int64_t{b} * in_h * in_w * in_c;
     for (int32_t oy = 0; oy < out_h; ++oy) {
@@ -315,7 +360,7 @@ void Conv2D(const Ctx& c) {
           }
           const int32_t oc0 = ob0 * kBlock;
           const int32_t n = out_c - oc0 < kChunk ? out_c - oc0 : kChunk;
-          StoreChannels(c, acc, oc0, n, out_px + oc0);
+          params.Store(acc, oc0, n, out_px + oc0);
         }
       }
     }
@@ -337,6 +382,7 @@ void DepthwiseConv2D(const Ctx& c) {
   const bool small_offset = SmallOffset(input_offset);
   const int8_t* w = c.Weights();
   int32_t acc[kChunk];
+  ChannelParams params(c, out_c);
   for (int32_t b = 0; b < batches; ++b) {
     const int8_t* in_b = in.s8() + int64_t{b} * in_h * in_w * in_c;
     for (int32_t oy = 0; oy < out_h; ++oy) {
@@ -368,7 +414,7 @@ void DepthwiseConv2D(const Ctx& c) {
               }
             }
           }
-          StoreChannels(c, acc, c0, n, out_px + c0);
+          params.Store(acc, c0, n, out_px + c0);
         }
       }
     }
@@ -389,6 +435,7 @@ void FullyConnected(const Ctx& c) {
   const int8_t* w = c.Weights();
   int16_t row[kRowBlocks * kBlock];
   int32_t acc[kChunk];
+  ChannelParams params(c, units);
   for (int64_t b = 0; b < batches; ++b) {
     // The input row as a one-pixel, one-tap patch of `depth` channels.
     const int8_t* x = in.s8() + b * depth;
@@ -410,7 +457,7 @@ void FullyConnected(const Ctx& c) {
       }
       const int32_t oc0 = ob0 * kBlock;
       const int32_t n = units - oc0 < kChunk ? units - oc0 : kChunk;
-      StoreChannels(c, acc, oc0, n, out.s8() + b * units + oc0);
+      params.Store(acc, oc0, n, out.s8() + b * units + oc0);
     }
   }
 }
