@@ -26,10 +26,10 @@ struct BackendContext {
   MemoryAllocator* temp = nullptr;        // reset after every instruction; for Execute
   uint8_t* arena = nullptr;               // planned buffer 1 (activations)
   size_t arena_size = 0;
-  uint8_t* weight_scratch = nullptr;      // planned buffer 2 (weights prefetched from flash)
+  uint8_t* weight_scratch = nullptr;  // planned buffer 2 (weights prefetched from flash)
   size_t weight_scratch_size = 0;
-  EventTracer* tracer = nullptr;          // may be null
-  int32_t chain = 0;                      // the DELEGATE_CALL's chain and instruction, for events
+  EventTracer* tracer = nullptr;  // may be null
+  int32_t chain = 0;              // the DELEGATE_CALL's chain and instruction, for events
   int32_t instruction = -1;
 };
 
@@ -49,7 +49,7 @@ class Backend {
   virtual Error Execute(void* handle, Span<TensorView* const> args, BackendContext& ctx) = 0;
 
   /// Simulated cycles of the last Execute of `handle` (0 when the backend does not model time).
-  virtual uint64_t LastCycles(void* handle) const { return handle ? 0 : 0; }
+  virtual uint64_t LastCycles(void* /*handle*/) const { return 0; }
 };
 
 }  // namespace boardlab::runtime

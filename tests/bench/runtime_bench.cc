@@ -327,11 +327,7 @@ int main(int argc, char** argv) {
       models.push_back(argv[i]);
     }
   }
-  if (models.empty()) {
-    for (std::string_view m : boardlab::testing::kRealModels) {
-      if (auto path = boardlab::testing::SharedModelPath(m)) models.push_back(*path);
-    }
-  }
+  models = boardlab::testing::ModelsOrSharedDefaults(std::move(models));
   if (models.empty()) {
     std::fprintf(stderr, "runtime_bench: no models given and ../shared/models is absent\n");
     return 2;

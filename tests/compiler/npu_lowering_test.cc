@@ -5,28 +5,15 @@
 #include "boardlab/schema/npu_payload_generated.h"
 #include "compiler/quantization.h"
 #include "gtest/gtest.h"
+#include "tests/support/ir_builders.h"
 
 namespace boardlab::compiler {
 namespace {
 
 namespace fb = ::boardlab::npu;
 
-Op MakeOp(OpType type, std::vector<int> inputs, std::vector<int> outputs) {
-  Op op;
-  op.type = type;
-  op.inputs = std::move(inputs);
-  op.outputs = std::move(outputs);
-  return op;
-}
-
-Tensor Activations(std::string name, std::vector<int32_t> shape, float scale, int64_t zp) {
-  Tensor t;
-  t.name = std::move(name);
-  t.shape = std::move(shape);
-  t.quant.scale = {scale};
-  t.quant.zero_point = {zp};
-  return t;
-}
+using testing::Activations;
+using testing::MakeOp;
 
 // input [1,4,4,3] -> CONV_2D 3x3 SAME + RELU6 (10 channels, per-channel) -> MAX_POOL 2x2/2 ->
 // output [1,2,2,10]; one NPU partition, memory plan by hand.

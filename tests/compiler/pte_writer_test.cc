@@ -5,28 +5,15 @@
 #include "boardlab/schema/program_generated.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/ir_builders.h"
 
 namespace boardlab::compiler {
 namespace {
 
 namespace et = ::executorch_flatbuffer;
 
-Op MakeOp(OpType type, std::vector<int> inputs, std::vector<int> outputs) {
-  Op op;
-  op.type = type;
-  op.inputs = std::move(inputs);
-  op.outputs = std::move(outputs);
-  return op;
-}
-
-Tensor Activations(std::string name, std::vector<int32_t> shape, float scale, int64_t zp) {
-  Tensor t;
-  t.name = std::move(name);
-  t.shape = std::move(shape);
-  t.quant.scale = {scale};
-  t.quant.zero_point = {zp};
-  return t;
-}
+using testing::Activations;
+using testing::MakeOp;
 
 Tensor Constant(std::string name, std::vector<int32_t> shape, DataType type, int fill) {
   Tensor t;

@@ -28,4 +28,12 @@ bool WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
   return static_cast<bool>(out);
 }
 
+std::vector<std::string> ModelsOrSharedDefaults(std::vector<std::string> given) {
+  if (!given.empty()) return given;
+  for (std::string_view m : kRealModels) {
+    if (std::optional<std::string> path = SharedModelPath(m)) given.push_back(*path);
+  }
+  return given;
+}
+
 }  // namespace boardlab::testing

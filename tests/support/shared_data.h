@@ -28,6 +28,10 @@ std::vector<uint8_t> ReadFile(const std::string& path);
 /// Writes `bytes` to `path`; false on failure.
 bool WriteFile(const std::string& path, const std::vector<uint8_t>& bytes);
 
+/// `given` when not empty, else the full paths of the real models present in the shared folder
+/// (what the benchmark programs run when given no model).
+std::vector<std::string> ModelsOrSharedDefaults(std::vector<std::string> given);
+
 /// The six real models in the shared folder, as paths relative to SharedModelsDir().
 inline constexpr std::string_view kRealModels[] = {
     "mlperf-tiny/vww_96_int8.tflite",       "mlperf-tiny/resnet8_int8.tflite",
