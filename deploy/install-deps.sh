@@ -12,6 +12,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # runtime_bench's ArmNN CpuRef peer
   libarmnn-dev libarmnntfliteparser-dev libarmnn-cpuref-backend22
+  # service: gRPC API, SQLite job store, Prometheus metrics (promtool checks them in the tests),
+  # YAML configuration, Boost.Asio agent event loop
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsqlite3-dev
+  prometheus-cpp-dev prometheus libyaml-cpp-dev libboost-dev libssl-dev
   # Cortex-M33 firmware (firmware/) and the QEMU mps2-an505 board it runs on
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
 )

@@ -1,0 +1,81 @@
+#include "proto/support/grpc_util.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+namespace boardlab::api {
+namespace {
+
+constexpr size_t kMaxStatusMessage = 4096;
+
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("reading '", path, "': cannot open it"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  std::string message(status.message());
+  if (message.size() > kMaxStatusMessage) {
+    message.resize(kMaxStatusMessage);
+    message += "...";
+  }
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), message);
+}
+
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+void AddBearerToken(grpc::ClientContext& context, const std::string& token) {
+  if (!token.empty()) context.AddMetadata(kAuthorizationHeader, "Bearer " + token);
+}
+
+std::string BearerToken(const grpc::ServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kAuthorizationHeader);
+  if (it == metadata.end()) return "";
+  std::string value(it->second.data(), it->second.size());
+  constexpr std::string_view kPrefix = "Bearer ";
+  if (value.rfind(kPrefix, 0) != 0) return "";
+  return value.substr(kPrefix.size());
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options) {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(64 << 20);
+  // Reconnect fast after a server restart: the default backoff grows to two minutes.
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (options.tls_ca_file.empty()) {
+    credentials = grpc::InsecureChannelCredentials();
+  } else {
+    grpc::SslCredentialsOptions ssl;
+    auto ca = ReadTextFile(options.tls_ca_file);
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    if (!options.tls_cert_file.empty()) {
+      auto cert = ReadTextFile(options.tls_cert_file);
+      if (!cert.ok()) return cert.status();
+      auto key = ReadTextFile(options.tls_key_file);
+      if (!key.ok()) return key.status();
+      ssl.pem_cert_chain = *cert;
+      ssl.pem_private_key = *key;
+    }
+    credentials = grpc::SslCredentials(ssl);
+  }
+  return grpc::CreateCustomChannel(options.address, credentials, arguments);
+}
+
+}  // namespace boardlab::api
