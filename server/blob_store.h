@@ -1,0 +1,49 @@
+#pragma once
+
+// The content-addressed blob store: models, inputs, expected outputs, compiled artifacts, reports,
+// outputs and ETDumps, each stored once under the SHA-256 of its bytes.
+//
+// Usage:
+//   BlobStorePtr blobs = std::make_unique<FileBlobStore>("/var/lib/boardlab/blobs");
+//   auto writer = blobs->StartWrite(digest);   // streamed upload, checked at Commit()
+//   writer->Append(chunk); ... RETURN_IF_ERROR(writer->Commit());
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "boardlab/v1/types.pb.h"
+
+namespace boardlab::server {
+
+/// Receives one blob in pieces. Nothing becomes visible until Commit() has checked the size and
+/// hash; a writer destroyed without Commit() leaves no trace.
+class BlobWriter {
+ public:
+  virtual ~BlobWriter() = default;
+  /// Errors: ResourceExhausted when the bytes exceed the announced size.
+  virtual absl::Status Append(std::string_view bytes) = 0;
+  /// Errors: InvalidArgument when the size or the SHA-256 differ from the announced digest.
+  virtual absl::Status Commit() = 0;
+};
+
+class BlobStore {
+ public:
+  virtual ~BlobStore() = default;
+  virtual bool Has(const v1::Digest& digest) const = 0;
+  /// Errors: InvalidArgument for a malformed digest.
+  virtual absl::StatusOr<std::unique_ptr<BlobWriter>> StartWrite(const v1::Digest& digest) = 0;
+  /// Stores bytes in one call; returns their digest.
+  virtual absl::StatusOr<v1::Digest> Put(std::string_view bytes) = 0;
+  /// Errors: NotFound.
+  virtual absl::StatusOr<std::string> Read(const v1::Digest& digest) const = 0;
+  /// The path of a stored blob (for streaming it out); NotFound when absent.
+  virtual absl::StatusOr<std::string> PathOf(const v1::Digest& digest) const = 0;
+  virtual int64_t TotalBytes() const = 0;
+};
+
+using BlobStorePtr = std::unique_ptr<BlobStore>;
+
+}  // namespace boardlab::server

@@ -1,0 +1,170 @@
+#include "server/compile_service.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/driver.h"
+#include "compiler/op_types.h"
+#include "proto/support/digest.h"
+#include "server/log.h"
+
+namespace boardlab::server {
+
+CompileService::CompileService(int workers, Store& store, BlobStore& blobs, Metrics& metrics)
+    : store_(store), blobs_(blobs), metrics_(metrics) {
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+CompileService::~CompileService() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& worker : workers_) worker.join();
+}
+
+absl::StatusOr<compiler::CompileOptions> CompileService::ToCompilerOptions(
+    const v1::CompileOptions& options) {
+  compiler::CompileOptions out;
+  if (!options.target().empty()) out.target = options.target();
+  out.cpu_only = options.cpu_only();
+  const std::string& weights = options.weights();
+  if (weights == "sram") {
+    out.weights = compiler::WeightsPlacement::kSram;
+  } else if (weights == "flash") {
+    out.weights = compiler::WeightsPlacement::kFlash;
+  } else if (!weights.empty() && weights != "auto") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compile option weights must be auto, sram or flash, not '", weights, "'"));
+  }
+  const std::string& format = options.format_conversion();
+  if (format == "cpu") {
+    out.format_conversion = compiler::FormatConversion::kCpu;
+  } else if (!format.empty() && format != "npu") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compile option format_conversion must be npu or cpu, not '", format, "'"));
+  }
+  for (const std::string& name : options.no_npu()) {
+    auto op = compiler::OpTypeFromName(name);
+    if (!op) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("compile option no_npu: unknown operator '", name, "'"));
+    }
+    out.no_npu.push_back(*op);
+  }
+  return out;
+}
+
+std::string CompileService::CacheKey(const v1::Digest& model, const v1::CompileOptions& options) {
+  // Deterministic serialization: the same options always give the same bytes.
+  std::string serialized;
+  {
+    google::protobuf::io::StringOutputStream stream(&serialized);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    options.SerializeToCodedStream(&coded);
+  }
+  return api::Sha256Hex(
+      absl::StrCat(model.sha256(), "|", compiler::CompilerVersion(), "|", serialized));
+}
+
+std::optional<CompileRecord> CompileService::CachedRecord(const std::string& key) {
+  auto cached = store_.GetCompile(key);
+  if (!cached.ok() || !cached->has_value()) return std::nullopt;
+  const CompileRecord& record = **cached;
+  // A cache entry is only as good as the blobs it points at.
+  if (record.error.empty() && (!blobs_.Has(record.artifact) || !blobs_.Has(record.report) ||
+                               !blobs_.Has(record.debug_map))) {
+    return std::nullopt;
+  }
+  return record;
+}
+
+void CompileService::Request(const v1::Digest& model, const v1::CompileOptions& options,
+                             Done done) {
+  std::string key = CacheKey(model, options);
+  if (auto record = CachedRecord(key)) {
+    metrics_.CompileCache("hit");
+    done(*record, CompileSource::kCache);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    auto [it, inserted] = pending_.try_emplace(key);
+    it->second.waiters.push_back(std::move(done));
+    if (!inserted) {
+      metrics_.CompileCache("dedup");
+      return;
+    }
+    it->second.model = model;
+    it->second.options = options;
+    queue_.push_back(key);
+  }
+  metrics_.CompileCache("miss");
+  wake_.notify_one();
+}
+
+void CompileService::WorkerLoop() {
+  for (;;) {
+    std::string key;
+    v1::Digest model;
+    v1::CompileOptions options;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      key = queue_.front();
+      queue_.pop_front();
+      model = pending_[key].model;
+      options = pending_[key].options;
+    }
+    CompileRecord record = Compile(model, options);
+    if (absl::Status stored = store_.PutCompile(key, record); !stored.ok()) {
+      // The result is still good for the waiting jobs; only the cache entry is missing.
+      LogError(absl::StrCat("compile cache: ", stored.message()));
+    }
+    std::vector<Done> waiters;
+    {
+      std::lock_guard lock(mutex_);
+      waiters = std::move(pending_[key].waiters);
+      pending_.erase(key);
+    }
+    for (size_t i = 0; i < waiters.size(); ++i) {
+      waiters[i](record, i == 0 ? CompileSource::kCompiled : CompileSource::kShared);
+    }
+  }
+}
+
+CompileRecord CompileService::Compile(const v1::Digest& model, const v1::CompileOptions& options) {
+  CompileRecord record;
+  auto fail = [&](const absl::Status& status) {
+    record.error = std::string(status.message());
+    record.error_code = static_cast<int>(status.code());
+    return record;
+  };
+  auto bytes = blobs_.Read(model);
+  if (!bytes.ok()) return fail(bytes.status());
+  auto compiler_options = ToCompilerOptions(options);
+  if (!compiler_options.ok()) return fail(compiler_options.status());
+  auto result = compiler::Compile(
+      std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), *compiler_options);
+  if (!result.ok()) return fail(result.status());
+  auto artifact = blobs_.Put(
+      std::string_view(reinterpret_cast<const char*>(result->pte.data()), result->pte.size()));
+  auto report = blobs_.Put(result->report_json);
+  auto debug_map = blobs_.Put(result->debug_map_json);
+  for (const auto* stored : {&artifact, &report, &debug_map}) {
+    if (!stored->ok()) return fail(stored->status());
+  }
+  record.artifact = *artifact;
+  record.report = *report;
+  record.debug_map = *debug_map;
+  const compiler::Graph& graph = result->compilation.graph;
+  for (int t : graph.inputs) record.input_bytes.push_back(graph.tensors[t].SizeBytes());
+  for (int t : graph.outputs) record.output_bytes.push_back(graph.tensors[t].SizeBytes());
+  return record;
+}
+
+}  // namespace boardlab::server

@@ -1,0 +1,69 @@
+#pragma once
+
+// Compile workers with a compile cache (model digest + compiler version + options -> artifact,
+// report, debug map) checked against the blob store, and in-flight deduplication: identical
+// requests that arrive while a compile runs share its result.
+//
+// Usage:
+//   CompileService compiles(config.compile_workers, store, blobs, metrics);
+//   compiles.Request(model_digest, options, [](const CompileRecord& r, CompileSource s) {...});
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "boardlab/v1/types.pb.h"
+#include "compiler/compilation.h"
+#include "server/blob_store.h"
+#include "server/metrics.h"
+#include "server/store.h"
+
+namespace boardlab::server {
+
+enum class CompileSource { kCache, kCompiled, kShared };
+
+class CompileService {
+ public:
+  /// Called once per request, on the caller's thread for a cache hit and on a worker thread
+  /// otherwise. Must not call back into Request() while holding locks Request() needs.
+  using Done = std::function<void(const CompileRecord&, CompileSource)>;
+
+  CompileService(int workers, Store& store, BlobStore& blobs, Metrics& metrics);
+  ~CompileService();  // finishes running compiles, drops queued ones
+
+  /// Converts API options to the compiler's. Errors: InvalidArgument naming the option.
+  static absl::StatusOr<compiler::CompileOptions> ToCompilerOptions(
+      const v1::CompileOptions& options);
+  static std::string CacheKey(const v1::Digest& model, const v1::CompileOptions& options);
+
+  void Request(const v1::Digest& model, const v1::CompileOptions& options, Done done);
+
+ private:
+  struct Pending {
+    v1::Digest model;
+    v1::CompileOptions options;
+    std::vector<Done> waiters;
+  };
+
+  void WorkerLoop();
+  CompileRecord Compile(const v1::Digest& model, const v1::CompileOptions& options);
+  std::optional<CompileRecord> CachedRecord(const std::string& key);
+
+  Store& store_;
+  BlobStore& blobs_;
+  Metrics& metrics_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::string> queue_;           // keys in arrival order
+  std::map<std::string, Pending> pending_;  // queued or compiling
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace boardlab::server

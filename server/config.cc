@@ -1,0 +1,131 @@
+#include "server/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace boardlab::server {
+namespace {
+
+template <typename T>
+void ReadKey(const YAML::Node& node, const char* key, T& value) {
+  if (node[key]) value = node[key].as<T>();
+}
+
+absl::StatusOr<Role> ParseRole(const std::string& role) {
+  if (role == "client") return Role::kClient;
+  if (role == "agent") return Role::kAgent;
+  if (role == "admin") return Role::kAdmin;
+  return absl::InvalidArgumentError(
+      absl::StrCat("tokens: role '", role, "' is not one of client, agent, admin"));
+}
+
+absl::Status ReadTokens(const YAML::Node& node, ServerConfig& config) {
+  if (!node) return absl::OkStatus();
+  if (!node.IsSequence()) return absl::InvalidArgumentError("tokens must be a list");
+  for (const auto& entry : node) {
+    TokenConfig token;
+    token.sha256 = entry["sha256"].as<std::string>("");
+    token.tenant = entry["tenant"].as<std::string>("default");
+    auto role = ParseRole(entry["role"].as<std::string>("client"));
+    if (!role.ok()) return role.status();
+    token.role = *role;
+    config.tokens.push_back(token);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
+  if (!root.IsMap()) return absl::InvalidArgumentError("the file is not a YAML mapping");
+  static const char* kKnown[] = {"listen",
+                                 "metrics_listen",
+                                 "data_dir",
+                                 "compile_workers",
+                                 "heartbeat_interval_ms",
+                                 "missed_heartbeats",
+                                 "retry_budget",
+                                 "quarantine_after",
+                                 "default_queue_timeout_seconds",
+                                 "default_run_timeout_seconds",
+                                 "max_blob_bytes",
+                                 "boardlab_run",
+                                 "tls",
+                                 "tokens",
+                                 "health_check"};
+  for (const auto& item : root) {
+    std::string key = item.first.as<std::string>();
+    if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown key '", key, "'"));
+    }
+  }
+  ReadKey(root, "listen", config.listen);
+  ReadKey(root, "metrics_listen", config.metrics_listen);
+  ReadKey(root, "data_dir", config.data_dir);
+  ReadKey(root, "compile_workers", config.compile_workers);
+  ReadKey(root, "heartbeat_interval_ms", config.heartbeat_interval_ms);
+  ReadKey(root, "missed_heartbeats", config.missed_heartbeats);
+  ReadKey(root, "retry_budget", config.retry_budget);
+  ReadKey(root, "quarantine_after", config.quarantine_after);
+  ReadKey(root, "default_queue_timeout_seconds", config.default_queue_timeout_seconds);
+  ReadKey(root, "default_run_timeout_seconds", config.default_run_timeout_seconds);
+  ReadKey(root, "max_blob_bytes", config.max_blob_bytes);
+  ReadKey(root, "boardlab_run", config.boardlab_run);
+  if (const auto tls = root["tls"]) {
+    ReadKey(tls, "cert", config.tls_cert);
+    ReadKey(tls, "key", config.tls_key);
+    ReadKey(tls, "client_ca", config.tls_client_ca);
+  }
+  if (const auto health = root["health_check"]) {
+    ReadKey(health, "model", config.health_check.model);
+    ReadKey(health, "input", config.health_check.input);
+    ReadKey(health, "expected", config.health_check.expected);
+  }
+  return ReadTokens(root["tokens"], config);
+}
+
+}  // namespace
+
+absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path) {
+  ServerConfig config;
+  try {
+    YAML::Node root = YAML::LoadFile(path);
+    absl::Status read = ReadConfig(root, config);
+    if (!read.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("config '", path, "': ", read.message()));
+    }
+  } catch (const YAML::Exception& e) {  // yaml-cpp reports errors by exception only
+    return absl::InvalidArgumentError(absl::StrCat("config '", path, "': ", e.what()));
+  }
+  return config;
+}
+
+absl::Status ValidateServerConfig(const ServerConfig& c) {
+  auto positive = [](const char* key, int64_t value) -> absl::Status {
+    if (value > 0) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid configuration of ", key, "=", value, " (must be > 0)"));
+  };
+  for (auto [key, value] : {std::pair<const char*, int64_t>{"compile_workers", c.compile_workers},
+                            {"heartbeat_interval_ms", c.heartbeat_interval_ms},
+                            {"missed_heartbeats", c.missed_heartbeats},
+                            {"quarantine_after", c.quarantine_after},
+                            {"default_queue_timeout_seconds", c.default_queue_timeout_seconds},
+                            {"default_run_timeout_seconds", c.default_run_timeout_seconds},
+                            {"max_blob_bytes", c.max_blob_bytes}}) {
+    if (absl::Status ok = positive(key, value); !ok.ok()) return ok;
+  }
+  if (c.retry_budget < 0)
+    return absl::InvalidArgumentError("invalid configuration of retry_budget (must be >= 0)");
+  if (c.tls_cert.empty() != c.tls_key.empty()) {
+    return absl::InvalidArgumentError("invalid configuration of tls: cert and key go together");
+  }
+  for (const auto& token : c.tokens) {
+    if (token.sha256.size() != 64) {
+      return absl::InvalidArgumentError(
+          "invalid configuration of tokens: sha256 must be the 64-hex-digit SHA-256 of the token");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace boardlab::server

@@ -1,0 +1,56 @@
+#pragma once
+
+// boardlab-server's configuration: a YAML file (docs/server.md lists every key), with command-line
+// flags overriding it.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace boardlab::server {
+
+enum class Role { kClient, kAgent, kAdmin };
+
+/// A bearer token, stored as the SHA-256 of the token so that the config file holds no secret.
+struct TokenConfig {
+  std::string sha256;
+  std::string tenant;
+  Role role = Role::kClient;
+};
+
+/// The golden model a quarantined board must pass before it serves jobs again.
+struct HealthCheckConfig {
+  std::string model;     // .tflite path; empty = quarantined boards wait for an admin
+  std::string input;     // raw input bytes
+  std::string expected;  // raw expected output bytes
+};
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:7400";
+  std::string metrics_listen = "127.0.0.1:9400";  // empty = no /metrics endpoint
+  std::string data_dir = "boardlab-data";         // database + blobs
+  int compile_workers = 2;
+  int heartbeat_interval_ms = 1000;
+  int missed_heartbeats = 3;  // a lease dies after this many missed heartbeats
+  int retry_budget = 2;       // infrastructure retries per job
+  int quarantine_after = 3;   // consecutive infrastructure failures of a board
+  int default_queue_timeout_seconds = 3600;
+  int default_run_timeout_seconds = 300;
+  int64_t max_blob_bytes = int64_t{512} << 20;
+  std::string boardlab_run;  // runs reference outputs; empty = the build's own
+  std::string tls_cert;      // TLS server certificate + key; empty = plaintext
+  std::string tls_key;
+  std::string tls_client_ca;        // when set, clients must present a certificate (mTLS)
+  std::vector<TokenConfig> tokens;  // empty = open server, every caller is tenant "default"
+  HealthCheckConfig health_check;
+};
+
+/// Reads a YAML config file. Errors: InvalidArgument naming the file and the bad key.
+absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path);
+
+/// Checks ranges and combinations. Errors: InvalidArgument naming the key.
+absl::Status ValidateServerConfig(const ServerConfig& config);
+
+}  // namespace boardlab::server

@@ -1,0 +1,164 @@
+#include "server/file_blob_store.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "proto/support/digest.h"
+
+namespace boardlab::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::Status CheckDigest(const v1::Digest& digest) {
+  if (!api::IsValidSha256Hex(digest.sha256())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "digest '", digest.sha256(), "' is not a SHA-256 (64 lowercase hex characters)"));
+  }
+  if (digest.size_bytes() < 0) {
+    return absl::InvalidArgumentError("digest size_bytes is negative");
+  }
+  return absl::OkStatus();
+}
+
+class FileBlobWriter : public BlobWriter {
+ public:
+  FileBlobWriter(FileBlobStore& store, v1::Digest digest, std::string temp_path)
+      : store_(store),
+        digest_(std::move(digest)),
+        temp_path_(std::move(temp_path)),
+        out_(temp_path_, std::ios::binary | std::ios::trunc) {}
+
+  ~FileBlobWriter() override {
+    if (!committed_) {
+      out_.close();
+      std::remove(temp_path_.c_str());
+    }
+  }
+
+  absl::Status Append(std::string_view bytes) override {
+    written_ += static_cast<int64_t>(bytes.size());
+    if (written_ > digest_.size_bytes()) {
+      return absl::ResourceExhaustedError(absl::StrCat("upload of ", digest_.sha256(),
+                                                       ": more than the announced ",
+                                                       digest_.size_bytes(), " bytes"));
+    }
+    hash_.Update(bytes);
+    out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out_) return absl::InternalError(absl::StrCat("writing '", temp_path_, "' failed"));
+    return absl::OkStatus();
+  }
+
+  absl::Status Commit() override {
+    if (written_ != digest_.size_bytes()) {
+      return absl::InvalidArgumentError(absl::StrCat("upload of ", digest_.sha256(), ": got ",
+                                                     written_, " bytes, the digest says ",
+                                                     digest_.size_bytes()));
+    }
+    std::string actual = hash_.FinishHex();
+    if (actual != digest_.sha256()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "upload of ", digest_.sha256(), ": the bytes hash to ", actual, " (corrupt upload)"));
+    }
+    out_.flush();
+    out_.close();
+    if (!out_) return absl::InternalError(absl::StrCat("writing '", temp_path_, "' failed"));
+    std::string final_path = store_.FinalPath(digest_.sha256());
+    std::error_code error;
+    fs::create_directories(fs::path(final_path).parent_path(), error);
+    bool existed = fs::exists(final_path);
+    if (std::rename(temp_path_.c_str(), final_path.c_str()) != 0) {
+      return absl::InternalError(absl::StrCat("storing blob ", digest_.sha256(), " failed"));
+    }
+    committed_ = true;
+    if (!existed) store_.AddBytes(written_);
+    return absl::OkStatus();
+  }
+
+ private:
+  FileBlobStore& store_;
+  v1::Digest digest_;
+  std::string temp_path_;
+  std::ofstream out_;
+  api::Sha256 hash_;
+  int64_t written_ = 0;
+  bool committed_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& root) {
+  std::error_code error;
+  fs::create_directories(fs::path(root) / "tmp", error);
+  if (error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("blob store '", root, "': cannot create it: ", error.message()));
+  }
+  auto store = std::unique_ptr<FileBlobStore>(new FileBlobStore(root));
+  // Leftovers of writes a crash interrupted.
+  for (const auto& entry : fs::directory_iterator(fs::path(root) / "tmp", error)) {
+    fs::remove(entry.path(), error);
+  }
+  int64_t total = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(root, error)) {
+    if (entry.is_regular_file(error)) total += static_cast<int64_t>(entry.file_size(error));
+  }
+  store->AddBytes(total);
+  return store;
+}
+
+std::string FileBlobStore::FinalPath(const std::string& sha256) const {
+  return absl::StrCat(root_, "/", sha256.substr(0, 2), "/", sha256);
+}
+
+std::string FileBlobStore::TempPath() {
+  return absl::StrCat(root_, "/tmp/", getpid(), "-", temp_counter_++);
+}
+
+bool FileBlobStore::Has(const v1::Digest& digest) const {
+  if (!CheckDigest(digest).ok()) return false;
+  std::error_code error;
+  auto size = fs::file_size(FinalPath(digest.sha256()), error);
+  if (error) return false;
+  return digest.size_bytes() == 0 || static_cast<int64_t>(size) == digest.size_bytes();
+}
+
+absl::StatusOr<std::unique_ptr<BlobWriter>> FileBlobStore::StartWrite(const v1::Digest& digest) {
+  if (absl::Status ok = CheckDigest(digest); !ok.ok()) return ok;
+  return std::make_unique<FileBlobWriter>(*this, digest, TempPath());
+}
+
+absl::StatusOr<v1::Digest> FileBlobStore::Put(std::string_view bytes) {
+  v1::Digest digest = api::DigestOf(bytes);
+  if (Has(digest)) return digest;
+  auto writer = StartWrite(digest);
+  if (!writer.ok()) return writer.status();
+  if (absl::Status ok = (*writer)->Append(bytes); !ok.ok()) return ok;
+  if (absl::Status ok = (*writer)->Commit(); !ok.ok()) return ok;
+  return digest;
+}
+
+absl::StatusOr<std::string> FileBlobStore::PathOf(const v1::Digest& digest) const {
+  if (absl::Status ok = CheckDigest(digest); !ok.ok()) return ok;
+  if (!Has(digest)) {
+    return absl::NotFoundError(absl::StrCat("blob ", digest.sha256(), " is not in the store"));
+  }
+  return FinalPath(digest.sha256());
+}
+
+absl::StatusOr<std::string> FileBlobStore::Read(const v1::Digest& digest) const {
+  auto path = PathOf(digest);
+  if (!path.ok()) return path.status();
+  std::ifstream in(*path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) return absl::InternalError(absl::StrCat("reading blob ", digest.sha256(), " failed"));
+  return bytes.str();
+}
+
+}  // namespace boardlab::server

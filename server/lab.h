@@ -1,0 +1,197 @@
+#pragma once
+
+// The Lab is the server's core: jobs, boards, agent sessions and the scheduler, behind one lock.
+// It knows nothing about gRPC (STYLE.md rule 20): the service handlers in services.cc translate
+// requests into calls here and statuses back.
+//
+// A job's life: Submit -> COMPILING (CompileService) -> QUEUED (a queue per board type) ->
+// ASSIGNED (a board leased to it, the agent told) -> LOADING/RUNNING/COLLECTING (agent stage
+// events) -> DONE with a JobResult. Every transition is written to the Store before anyone is
+// told, and appended to the job's event log, which WatchJob streams.
+//
+// Scheduling: for each schedulable board, the best matching queued job of its type: highest
+// priority first; among equal priorities, the tenant with the fewest running jobs (fair share);
+// then the oldest. A board holds at most one job (its job_id), so it is never double-booked.
+//
+// Failures: a board run that ends in an infrastructure error (board crash, hang, agent lost or
+// silent past its lease) is retried on another board while the job's retry budget lasts; model
+// failures are verdicts. A board with `quarantine_after` consecutive infrastructure failures is
+// quarantined until its golden-model health check passes.
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "boardlab/v1/agent_service.pb.h"
+#include "boardlab/v1/board_service.pb.h"
+#include "boardlab/v1/job_service.pb.h"
+#include "server/agent_session.h"
+#include "server/auth.h"
+#include "server/blob_store.h"
+#include "server/compile_service.h"
+#include "server/config.h"
+#include "server/metrics.h"
+#include "server/store.h"
+
+namespace boardlab::server {
+
+class Lab {
+ public:
+  /// All references must outlive the Lab.
+  Lab(const ServerConfig& config, Store& store, BlobStore& blobs, CompileService& compiles,
+      Metrics& metrics);
+
+  /// Reloads boards and unfinished jobs after a start: queued jobs are queued again, compiles are
+  /// restarted, and jobs that were on a board wait one lease period for their agent to report.
+  absl::Status Recover();
+  /// Starts the compiles Recover() found missing (call without holding anything, after Recover).
+  void RequestRecoveredCompiles();
+
+  // JobService.
+  absl::StatusOr<v1::SubmitJobResponse> Submit(const Caller& caller,
+                                               const v1::SubmitJobRequest& request);
+  absl::StatusOr<v1::Job> GetJob(const Caller& caller, const std::string& job_id);
+  absl::StatusOr<v1::Job> Cancel(const Caller& caller, const std::string& job_id);
+  absl::StatusOr<v1::ListJobsResponse> ListJobs(const Caller& caller,
+                                                const v1::ListJobsRequest& request);
+  /// Events of a job after `after_seq`; waits until `deadline_ms` for the first new one.
+  /// Errors: NotFound (unknown job or another tenant's).
+  absl::StatusOr<std::vector<v1::JobEvent>> WaitEvents(const Caller& caller,
+                                                       const std::string& job_id, int64_t after_seq,
+                                                       int64_t deadline_ms);
+
+  // BoardService.
+  std::vector<v1::Board> ListBoards(const std::string& board_type);
+  absl::StatusOr<v1::Board> GetBoard(const std::string& board_id);
+  absl::StatusOr<v1::ReserveResponse> Reserve(const Caller& caller,
+                                              const v1::ReserveRequest& request);
+  absl::StatusOr<v1::Board> Release(const Caller& caller, const v1::ReleaseRequest& request);
+  absl::StatusOr<v1::Board> SetMaintenance(const v1::SetMaintenanceRequest& request);
+
+  // AgentService. Hello registers the agent's boards and returns the session id to pass to the
+  // other calls; a second Hello with the same agent_id replaces (closes) the first session.
+  absl::StatusOr<std::string> AgentHello(const v1::Hello& hello, AgentSessionPtr session);
+  void AgentMessage(const std::string& session_id, const v1::AgentMessage& message);
+  void AgentGone(const std::string& session_id);
+
+  /// Periodic work (call every ~100 ms): lease expiry, queue timeouts, reservation expiry,
+  /// health checks.
+  void Tick();
+
+  /// The health-check artifact for quarantined boards (compiled at start-up when configured).
+  void SetHealthCheck(const CompileRecord& artifact, const v1::Digest& input,
+                      const v1::Digest& expected);
+
+  int64_t QueuedJobsForTest();
+
+ private:
+  struct JobEntry {
+    int64_t number = 0;
+    v1::Job job;
+    std::vector<v1::JobEvent> events;
+    CompileRecord compiled;
+    int64_t state_since_ms = 0;
+    int infra_failures = 0;
+    std::set<std::string> failed_boards;
+    bool cancel_requested = false;
+    int64_t lease_deadline_ms = 0;  // on a board whose agent is away: requeue after this
+    bool on_board = false;          // holds a board (counted in running_by_tenant_)
+  };
+  struct BoardEntry {
+    v1::Board board;
+    std::string session_id;  // "" = no agent connected
+    bool maintenance = false;
+    bool quarantined = false;
+    std::string lease_id;
+    int64_t reserved_until_ms = 0;
+    bool health_check_running = false;
+    int64_t next_health_check_ms = 0;
+  };
+  struct SessionEntry {
+    std::string agent_id;
+    AgentSessionPtr session;
+    int64_t last_seen_ms = 0;
+    std::vector<std::string> boards;
+  };
+
+  void RestoreBoard(const v1::Board& stored);
+  absl::StatusOr<JobEntry*> RestoreJob(v1::Job job);
+
+  // Submission and compile.
+  absl::Status ValidateSpec(const v1::JobSpec& spec);
+  absl::Status CheckSomeBoardCanRun(const v1::JobSpec& spec);
+  void StartCompile(JobEntry& entry);
+  void OnCompiled(const std::string& job_id, const CompileRecord& record, CompileSource source);
+
+  // State changes (all under mutex_).
+  void SetState(JobEntry& entry, v1::JobState state);
+  void AddEvent(JobEntry& entry, v1::JobEvent event);
+  void AddLog(JobEntry& entry, const std::string& line);
+  void Persist(JobEntry& entry);
+  void PersistBoard(BoardEntry& board);
+  void Enqueue(JobEntry& entry);
+  void Dequeue(JobEntry& entry);
+  void Finish(JobEntry& entry, v1::JobResult result, const std::string& message);
+  void RetryOrFail(JobEntry& entry, const std::string& why);
+  void LeaveBoard(JobEntry& entry);
+  void FreeBoard(const std::string& board_id);
+
+  // Scheduling.
+  void Schedule();
+  bool Schedulable(const BoardEntry& board) const;
+  JobEntry* PickJob(const BoardEntry& board);
+  bool Matches(const JobEntry& entry, const BoardEntry& board) const;
+  void Assign(JobEntry& entry, BoardEntry& board);
+  void SendTo(const BoardEntry& board, const v1::ServerMessage& message);
+
+  // Agents.
+  void OnStage(const v1::StageEvent& stage);
+  void OnLogs(const v1::LogLines& logs);
+  void OnResult(const std::string& session_id, const v1::RunResult& result);
+  void OnHealthCheckResult(BoardEntry& board, const v1::RunResult& result);
+  void CountBoardFailure(BoardEntry& board, bool failed, const std::string& message);
+  void DetachSession(const std::string& session_id, bool lease_expired);
+  void ReconcileInFlight(const v1::Hello& hello);
+  void StartHealthChecks(int64_t now);
+
+  JobEntry* FindJob(const std::string& job_id);
+  v1::BoardState StateOf(const BoardEntry& board) const;
+  v1::Board BoardView(const BoardEntry& board) const;
+  void UpdateBoardMetrics();
+  void UpdateQueueMetrics(const std::string& board_type);
+  std::string JobId(int64_t number) const;
+  int64_t LeaseMs() const;
+
+  const ServerConfig& config_;
+  Store& store_;
+  BlobStore& blobs_;
+  CompileService& compiles_;
+  Metrics& metrics_;
+
+  std::mutex mutex_;
+  std::condition_variable events_changed_;
+  int64_t next_job_number_ = 1;
+  int64_t next_session_ = 1;
+  std::map<std::string, std::unique_ptr<JobEntry>> jobs_;                   // unfinished jobs
+  std::map<std::pair<std::string, std::string>, std::string> request_ids_;  // unfinished only
+  std::map<std::string, std::set<std::pair<int64_t, int64_t>>> queues_;     // (-priority, number)
+  std::map<int64_t, std::string> job_by_number_;
+  std::map<std::string, int> running_by_tenant_;
+  std::map<std::string, BoardEntry> boards_;
+  std::map<std::string, SessionEntry> sessions_;
+  std::map<std::string, std::string> session_by_agent_;
+
+  std::vector<std::string> recovered_compiles_;
+  bool health_check_ready_ = false;
+  CompileRecord health_artifact_;
+  v1::Digest health_input_;
+  v1::Digest health_expected_;
+  int64_t health_attempt_ = 0;
+};
+
+}  // namespace boardlab::server

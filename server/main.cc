@@ -1,0 +1,229 @@
+// boardlab-server: the lab's API. See docs/server.md.
+//
+//   boardlab-server --config /etc/boardlab/server.yaml [--listen ADDR] [--data-dir DIR] ...
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <prometheus/exposer.h>
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "server/compile_service.h"
+#include "server/config.h"
+#include "server/file_blob_store.h"
+#include "server/lab.h"
+#include "server/log.h"
+#include "server/services.h"
+#include "server/sqlite_store.h"
+
+namespace boardlab::server {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitConfig = 2;
+constexpr int kExitStartup = 3;
+constexpr int kTickMs = 100;
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop = true; }
+
+struct Flags {
+  std::string config;
+  std::string listen;
+  std::string metrics_listen;
+  std::string data_dir;
+  int compile_workers = 0;
+  int heartbeat_interval_ms = 0;
+};
+
+absl::StatusOr<ServerConfig> ResolveConfig(const Flags& flags) {
+  ServerConfig config;
+  if (!flags.config.empty()) {
+    auto loaded = LoadServerConfig(flags.config);
+    if (!loaded.ok()) return loaded.status();
+    config = *std::move(loaded);
+  }
+  if (!flags.listen.empty()) config.listen = flags.listen;
+  if (!flags.metrics_listen.empty())
+    config.metrics_listen = flags.metrics_listen == "off" ? "" : flags.metrics_listen;
+  if (!flags.data_dir.empty()) config.data_dir = flags.data_dir;
+  if (flags.compile_workers > 0) config.compile_workers = flags.compile_workers;
+  if (flags.heartbeat_interval_ms > 0) config.heartbeat_interval_ms = flags.heartbeat_interval_ms;
+  if (absl::Status ok = ValidateServerConfig(config); !ok.ok()) return ok;
+  return config;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("reading '", path, "': cannot open it"));
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerConfig& config) {
+  if (config.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  auto cert = ReadFile(config.tls_cert);
+  if (!cert.ok()) return cert.status();
+  auto key = ReadFile(config.tls_key);
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions options(
+      config.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                   : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!config.tls_client_ca.empty()) {
+    auto ca = ReadFile(config.tls_client_ca);
+    if (!ca.ok()) return ca.status();
+    options.pem_root_certs = *ca;
+  }
+  return grpc::SslServerCredentials(options);
+}
+
+// The golden model quarantined boards must pass: stored and compiled once at start-up.
+absl::Status PrepareHealthCheck(const ServerConfig& config, BlobStore& blobs,
+                                CompileService& compiles, Lab& lab) {
+  const HealthCheckConfig& health = config.health_check;
+  if (health.model.empty()) return absl::OkStatus();
+  v1::Digest digests[3];
+  const std::string* paths[3] = {&health.model, &health.input, &health.expected};
+  for (int i = 0; i < 3; ++i) {
+    auto bytes = ReadFile(*paths[i]);
+    if (!bytes.ok())
+      return absl::InvalidArgumentError(absl::StrCat("health_check: ", bytes.status().message()));
+    auto digest = blobs.Put(*bytes);
+    if (!digest.ok()) return digest.status();
+    digests[i] = *digest;
+  }
+  v1::Digest input = digests[1];
+  v1::Digest expected = digests[2];
+  compiles.Request(digests[0], v1::CompileOptions(),
+                   [&lab, input, expected](const CompileRecord& record, CompileSource) {
+                     if (!record.error.empty()) {
+                       LogError("health-check model does not compile", {{"error", record.error}});
+                       return;
+                     }
+                     lab.SetHealthCheck(record, input, expected);
+                   });
+  return absl::OkStatus();
+}
+
+int Serve(const ServerConfig& config) {
+  auto store = SqliteStore::Open(config.data_dir + "/boardlab.db");
+  std::error_code error;
+  std::filesystem::create_directories(config.data_dir, error);
+  if (!store.ok()) store = SqliteStore::Open(config.data_dir + "/boardlab.db");
+  if (!store.ok()) {
+    LogError(std::string(store.status().message()));
+    return kExitStartup;
+  }
+  auto blobs = FileBlobStore::Open(config.data_dir + "/blobs");
+  if (!blobs.ok()) {
+    LogError(std::string(blobs.status().message()));
+    return kExitStartup;
+  }
+  Metrics metrics;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (!config.metrics_listen.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(config.metrics_listen);
+    } catch (const std::exception& e) {  // civetweb reports bind failures by exception
+      LogError("cannot serve /metrics", {{"address", config.metrics_listen}, {"error", e.what()}});
+      return kExitStartup;
+    }
+    exposer->RegisterCollectable(metrics.registry());
+  }
+  CompileService compiles(config.compile_workers, **store, **blobs, metrics);
+  Lab lab(config, **store, **blobs, compiles, metrics);
+  if (absl::Status ok = lab.Recover(); !ok.ok()) {
+    LogError("recovering state failed", {{"error", std::string(ok.message())}});
+    return kExitStartup;
+  }
+  lab.RequestRecoveredCompiles();
+  if (absl::Status ok = PrepareHealthCheck(config, **blobs, compiles, lab); !ok.ok()) {
+    LogError(std::string(ok.message()));
+    return kExitStartup;
+  }
+
+  Authenticator auth(config.tokens);
+  ServiceContext context{lab, **blobs, auth, metrics, config};
+  JobServiceImpl jobs(context);
+  ArtifactServiceImpl artifacts(context);
+  BoardServiceImpl boards(context);
+  AgentServiceImpl agents(context);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  auto credentials = Credentials(config);
+  if (!credentials.ok()) {
+    LogError(std::string(credentials.status().message()));
+    return kExitStartup;
+  }
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen, *credentials, &port);
+  builder.SetMaxReceiveMessageSize(8 << 20);
+  builder.RegisterService(&jobs);
+  builder.RegisterService(&artifacts);
+  builder.RegisterService(&boards);
+  builder.RegisterService(&agents);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    LogError("cannot listen", {{"address", config.listen}});
+    return kExitStartup;
+  }
+  std::string host = config.listen.substr(0, config.listen.rfind(':'));
+  std::string metrics_port =
+      exposer ? std::to_string(exposer->GetListeningPorts().at(0)) : std::string("off");
+  LogInfo("listening", {{"grpc", absl::StrCat(host, ":", port)},
+                        {"metrics_port", metrics_port},
+                        {"data_dir", config.data_dir}});
+  // Tests and scripts read the addresses from this line.
+  printf("boardlab-server listening on %s:%d metrics %s\n", host.c_str(), port,
+         metrics_port.c_str());
+  fflush(stdout);
+
+  signal(SIGINT, OnSignal);
+  signal(SIGTERM, OnSignal);
+  while (!g_stop) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kTickMs));
+    lab.Tick();
+  }
+  LogInfo("shutting down");
+  // Open streams (agents, watchers) are cut after a grace period; the state is already on disk.
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace boardlab::server
+
+int main(int argc, char** argv) {
+  using namespace boardlab::server;
+  CLI::App app{"boardlab-server: compiles models and runs them on the lab's boards"};
+  Flags flags;
+  app.add_option("--config", flags.config, "YAML configuration file (docs/server.md)");
+  app.add_option("--listen", flags.listen, "gRPC address, host:port (port 0: any free port)");
+  app.add_option("--metrics-listen", flags.metrics_listen,
+                 "Prometheus /metrics address, host:port, or off");
+  app.add_option("--data-dir", flags.data_dir, "database and artifact store directory");
+  app.add_option("--compile-workers", flags.compile_workers, "parallel compiles")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--heartbeat-ms", flags.heartbeat_interval_ms,
+                 "agent heartbeat interval; leases die after missed_heartbeats of them")
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+  auto config = ResolveConfig(flags);
+  if (!config.ok()) {
+    fprintf(stderr, "boardlab-server: %s\n", std::string(config.status().message()).c_str());
+    return kExitConfig;
+  }
+  return Serve(*config);
+}

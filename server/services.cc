@@ -1,0 +1,315 @@
+#include "server/services.h"
+
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "proto/support/digest.h"
+#include "proto/support/grpc_util.h"
+#include "server/clock.h"
+
+namespace boardlab::server {
+namespace {
+
+using api::ToGrpcStatus;
+
+constexpr int64_t kWatchPollMs = 1000;
+constexpr size_t kDownloadChunkBytes = 1 << 20;
+
+absl::StatusOr<Caller> Authenticate(const ServiceContext& c, const grpc::ServerContext& context,
+                                    Role needed) {
+  std::string tenant;
+  const auto& metadata = context.client_metadata();
+  if (auto it = metadata.find("x-boardlab-tenant"); it != metadata.end()) {
+    tenant.assign(it->second.data(), it->second.size());
+  }
+  return c.auth.Authenticate(api::BearerToken(context), tenant, needed);
+}
+
+// The server's end of an agent stream. Reads happen on the handler's thread; writes on a thread
+// of their own, so the Lab can queue messages under its lock without waiting for the network.
+class StreamSession : public AgentSession, public std::enable_shared_from_this<StreamSession> {
+ public:
+  StreamSession(grpc::ServerContext* context,
+                grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream)
+      : context_(context), stream_(stream) {}
+
+  void Start() {
+    writer_ = std::thread([self = shared_from_this()] { self->WriteLoop(); });
+  }
+
+  void Send(const v1::ServerMessage& message) override {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    outbox_.push_back(message);
+    wake_.notify_one();
+  }
+
+  // Ends the stream: the handler's blocked Read() returns false.
+  void Close() override {
+    Stop();
+    context_->TryCancel();
+  }
+
+  void Stop() {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    wake_.notify_one();
+  }
+
+  void Join() {
+    if (writer_.joinable()) writer_.join();
+  }
+
+ private:
+  void WriteLoop() {
+    for (;;) {
+      v1::ServerMessage message;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stopped_ || !outbox_.empty(); });
+        if (outbox_.empty()) return;  // stopped with nothing left to say
+        message = std::move(outbox_.front());
+        outbox_.pop_front();
+      }
+      if (!stream_->Write(message)) return;
+    }
+  }
+
+  grpc::ServerContext* context_;
+  grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<v1::ServerMessage> outbox_;
+  bool stopped_ = false;
+  std::thread writer_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// JobService.
+
+grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext* context,
+                                       const v1::SubmitJobRequest* request,
+                                       v1::SubmitJobResponse* response) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  auto submitted = c_.lab.Submit(*caller, *request);
+  if (!submitted.ok()) return ToGrpcStatus(submitted.status());
+  *response = *std::move(submitted);
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
+                                    v1::Job* response) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  auto job = c_.lab.GetJob(*caller, request->job_id());
+  if (!job.ok()) return ToGrpcStatus(job.status());
+  *response = *std::move(job);
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* context,
+                                      const v1::WatchJobRequest* request,
+                                      grpc::ServerWriter<v1::JobEvent>* writer) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  int64_t seq = request->after_seq();
+  while (!context->IsCancelled()) {
+    auto events = c_.lab.WaitEvents(*caller, request->job_id(), seq, NowMs() + kWatchPollMs);
+    if (!events.ok()) return ToGrpcStatus(events.status());
+    for (const auto& event : *events) {
+      // A watcher that went away stops here; the job goes on without it.
+      if (!writer->Write(event)) return grpc::Status::OK;
+      seq = event.seq();
+      if (event.has_finished()) return grpc::Status::OK;
+    }
+  }
+  return grpc::Status(grpc::StatusCode::CANCELLED, "the watcher went away");
+}
+
+grpc::Status JobServiceImpl::CancelJob(grpc::ServerContext* context,
+                                       const v1::CancelJobRequest* request, v1::Job* response) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  auto job = c_.lab.Cancel(*caller, request->job_id());
+  if (!job.ok()) return ToGrpcStatus(job.status());
+  *response = *std::move(job);
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* context,
+                                      const v1::ListJobsRequest* request,
+                                      v1::ListJobsResponse* response) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  auto jobs = c_.lab.ListJobs(*caller, *request);
+  if (!jobs.ok()) return ToGrpcStatus(jobs.status());
+  *response = *std::move(jobs);
+  return grpc::Status::OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ArtifactService.
+
+grpc::Status ArtifactServiceImpl::FindMissing(grpc::ServerContext* context,
+                                              const v1::FindMissingRequest* request,
+                                              v1::FindMissingResponse* response) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  for (const auto& digest : request->digests()) {
+    if (!api::IsValidSha256Hex(digest.sha256())) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          absl::StrCat("'", digest.sha256(), "' is not a SHA-256 digest"));
+    }
+    if (!c_.blobs.Has(digest)) *response->add_missing() = digest;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ArtifactServiceImpl::Upload(grpc::ServerContext* context,
+                                         grpc::ServerReader<v1::UploadChunk>* reader,
+                                         v1::UploadResponse* response) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  v1::UploadChunk chunk;
+  if (!reader->Read(&chunk) || !chunk.has_digest()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "upload: the first chunk must carry the blob's digest");
+  }
+  const v1::Digest digest = chunk.digest();
+  if (digest.size_bytes() > c_.config.max_blob_bytes) {
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrCat("upload: ", digest.size_bytes(), " bytes is above the server's limit of ",
+                     c_.config.max_blob_bytes, " bytes per blob"));
+  }
+  *response->mutable_digest() = digest;
+  if (c_.blobs.Has(digest)) {
+    response->set_already_present(true);
+    return grpc::Status::OK;
+  }
+  auto writer = c_.blobs.StartWrite(digest);
+  if (!writer.ok()) return ToGrpcStatus(writer.status());
+  do {
+    if (absl::Status ok = (*writer)->Append(chunk.data()); !ok.ok()) return ToGrpcStatus(ok);
+    c_.metrics.BlobsUploaded(static_cast<double>(chunk.data().size()));
+  } while (reader->Read(&chunk));
+  if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "upload cancelled");
+  if (absl::Status ok = (*writer)->Commit(); !ok.ok()) return ToGrpcStatus(ok);
+  c_.metrics.BlobStoreBytes(static_cast<double>(c_.blobs.TotalBytes()));
+  return grpc::Status::OK;
+}
+
+grpc::Status ArtifactServiceImpl::Download(grpc::ServerContext* context,
+                                           const v1::DownloadRequest* request,
+                                           grpc::ServerWriter<v1::DownloadChunk>* writer) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  auto path = c_.blobs.PathOf(request->digest());
+  if (!path.ok()) return ToGrpcStatus(path.status());
+  std::ifstream in(*path, std::ios::binary | std::ios::ate);
+  if (!in) return grpc::Status(grpc::StatusCode::INTERNAL, "the blob cannot be read");
+  int64_t total = in.tellg();
+  in.seekg(0);
+  std::string buffer(kDownloadChunkBytes, '\0');
+  bool first = true;
+  do {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    v1::DownloadChunk chunk;
+    chunk.set_data(buffer.data(), static_cast<size_t>(in.gcount()));
+    if (first) chunk.set_total_bytes(total);
+    first = false;
+    if (!writer->Write(chunk))
+      return grpc::Status(grpc::StatusCode::CANCELLED, "download cancelled");
+  } while (in);
+  return grpc::Status::OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// BoardService.
+
+grpc::Status BoardServiceImpl::ListBoards(grpc::ServerContext* context,
+                                          const v1::ListBoardsRequest* request,
+                                          v1::ListBoardsResponse* response) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  for (auto& board : c_.lab.ListBoards(request->board_type())) *response->add_boards() = board;
+  return grpc::Status::OK;
+}
+
+grpc::Status BoardServiceImpl::GetBoard(grpc::ServerContext* context,
+                                        const v1::GetBoardRequest* request, v1::Board* response) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  auto board = c_.lab.GetBoard(request->board_id());
+  if (!board.ok()) return ToGrpcStatus(board.status());
+  *response = *std::move(board);
+  return grpc::Status::OK;
+}
+
+grpc::Status BoardServiceImpl::Reserve(grpc::ServerContext* context,
+                                       const v1::ReserveRequest* request,
+                                       v1::ReserveResponse* response) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  auto reserved = c_.lab.Reserve(*caller, *request);
+  if (!reserved.ok()) return ToGrpcStatus(reserved.status());
+  *response = *std::move(reserved);
+  return grpc::Status::OK;
+}
+
+grpc::Status BoardServiceImpl::Release(grpc::ServerContext* context,
+                                       const v1::ReleaseRequest* request, v1::Board* response) {
+  auto caller = Authenticate(c_, *context, Role::kClient);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  auto board = c_.lab.Release(*caller, *request);
+  if (!board.ok()) return ToGrpcStatus(board.status());
+  *response = *std::move(board);
+  return grpc::Status::OK;
+}
+
+grpc::Status BoardServiceImpl::SetMaintenance(grpc::ServerContext* context,
+                                              const v1::SetMaintenanceRequest* request,
+                                              v1::Board* response) {
+  auto caller = Authenticate(c_, *context, Role::kAdmin);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  auto board = c_.lab.SetMaintenance(*request);
+  if (!board.ok()) return ToGrpcStatus(board.status());
+  *response = *std::move(board);
+  return grpc::Status::OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// AgentService.
+
+grpc::Status AgentServiceImpl::Connect(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream) {
+  auto caller = Authenticate(c_, *context, Role::kAgent);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  v1::AgentMessage message;
+  if (!stream->Read(&message) || !message.has_hello()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "an agent stream must start with a Hello message");
+  }
+  auto session = std::make_shared<StreamSession>(context, stream);
+  session->Start();
+  auto session_id = c_.lab.AgentHello(message.hello(), session);
+  if (!session_id.ok()) {
+    session->Stop();
+    session->Join();
+    return ToGrpcStatus(session_id.status());
+  }
+  while (stream->Read(&message)) c_.lab.AgentMessage(*session_id, message);
+  c_.lab.AgentGone(*session_id);
+  session->Stop();
+  session->Join();
+  return grpc::Status::OK;
+}
+
+}  // namespace boardlab::server

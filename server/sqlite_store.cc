@@ -1,0 +1,307 @@
+#include "server/sqlite_store.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace boardlab::server {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
+CREATE TABLE IF NOT EXISTS jobs (
+  number INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  tenant TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  board_type TEXT NOT NULL,
+  record BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_by_request ON jobs (tenant, request_id) WHERE request_id != '';
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state);
+CREATE TABLE IF NOT EXISTS events (
+  job_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  record BLOB NOT NULL,
+  PRIMARY KEY (job_id, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS boards (id TEXT PRIMARY KEY, record BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS compile_cache (key TEXT PRIMARY KEY, record TEXT NOT NULL);
+)sql";
+
+// One prepared statement; finalized when it goes out of scope.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) {
+    ok_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) == SQLITE_OK;
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  bool ok() const { return ok_; }
+  Statement& Bind(int index, int64_t value) {
+    ok_ = ok_ && sqlite3_bind_int64(stmt_, index, value) == SQLITE_OK;
+    return *this;
+  }
+  Statement& Bind(int index, const std::string& text) {
+    ok_ = ok_ && sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()),
+                                   SQLITE_TRANSIENT) == SQLITE_OK;
+    return *this;
+  }
+  Statement& BindBlob(int index, const std::string& bytes) {
+    ok_ = ok_ && sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
+                                   SQLITE_TRANSIENT) == SQLITE_OK;
+    return *this;
+  }
+  /// SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step() { return ok_ ? sqlite3_step(stmt_) : SQLITE_ERROR; }
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  std::string Blob(int column) const {
+    const void* data = sqlite3_column_blob(stmt_, column);
+    int size = sqlite3_column_bytes(stmt_, column);
+    return data ? std::string(static_cast<const char*>(data), static_cast<size_t>(size)) : "";
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  bool ok_ = false;
+};
+
+template <typename Message>
+absl::StatusOr<Message> Parse(const std::string& bytes, const char* what) {
+  Message message;
+  if (!message.ParseFromString(bytes)) {
+    return absl::DataLossError(absl::StrCat("the database holds a corrupt ", what, " record"));
+  }
+  return message;
+}
+
+nlohmann::json DigestJson(const v1::Digest& digest) {
+  return {{"sha256", digest.sha256()}, {"size", digest.size_bytes()}};
+}
+
+v1::Digest DigestFromJson(const nlohmann::json& json) {
+  v1::Digest digest;
+  digest.set_sha256(json.value("sha256", ""));
+  digest.set_size_bytes(json.value("size", int64_t{0}));
+  return digest;
+}
+
+bool MatchesFilter(const v1::Job& job, const JobFilter& filter) {
+  if (!filter.states.empty() &&
+      std::find(filter.states.begin(), filter.states.end(), job.state()) == filter.states.end()) {
+    return false;
+  }
+  for (const auto& wanted : filter.labels) {
+    bool found = std::any_of(job.spec().labels().begin(), job.spec().labels().end(),
+                             [&](const v1::Tag& tag) {
+                               return tag.key() == wanted.key() && tag.value() == wanted.value();
+                             });
+    if (!found) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return absl::UnavailableError(absl::StrCat("opening database '", path, "': ", message));
+  }
+  sqlite3_busy_timeout(db, 5000);
+  auto store = std::unique_ptr<SqliteStore>(new SqliteStore(db));
+  if (absl::Status ok = store->Exec(kSchema); !ok.ok()) {
+    return absl::UnavailableError(absl::StrCat("opening database '", path, "': ", ok.message()));
+  }
+  return store;
+}
+
+SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+
+absl::Status SqliteStore::Exec(const char* sql) {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string text = message ? message : "unknown error";
+    sqlite3_free(message);
+    return absl::InternalError(text);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::Error(const char* what) const {
+  return absl::InternalError(absl::StrCat("database: ", what, ": ", sqlite3_errmsg(db_)));
+}
+
+absl::Status SqliteStore::PutJob(int64_t number, const v1::Job& job) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_,
+                 "INSERT OR REPLACE INTO jobs (number, id, tenant, request_id, state, board_type, "
+                 "record) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  stmt.Bind(1, number).Bind(2, job.id()).Bind(3, job.tenant()).Bind(4, job.request_id());
+  stmt.Bind(5, static_cast<int64_t>(job.state())).Bind(6, job.spec().selector().board_type());
+  stmt.BindBlob(7, job.SerializeAsString());
+  if (stmt.Step() != SQLITE_DONE) return Error("storing a job");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<v1::Job>> SqliteStore::GetJob(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, "SELECT record FROM jobs WHERE id = ?");
+  stmt.Bind(1, id);
+  int rc = stmt.Step();
+  if (rc == SQLITE_DONE) return std::optional<v1::Job>();
+  if (rc != SQLITE_ROW) return Error("reading a job");
+  auto job = Parse<v1::Job>(stmt.Blob(0), "job");
+  if (!job.ok()) return job.status();
+  return std::optional<v1::Job>(*std::move(job));
+}
+
+absl::StatusOr<std::optional<v1::Job>> SqliteStore::FindJobByRequestId(
+    const std::string& tenant, const std::string& request_id) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, "SELECT record FROM jobs WHERE tenant = ? AND request_id = ?");
+  stmt.Bind(1, tenant).Bind(2, request_id);
+  int rc = stmt.Step();
+  if (rc == SQLITE_DONE) return std::optional<v1::Job>();
+  if (rc != SQLITE_ROW) return Error("looking up a request id");
+  auto job = Parse<v1::Job>(stmt.Blob(0), "job");
+  if (!job.ok()) return job.status();
+  return std::optional<v1::Job>(*std::move(job));
+}
+
+absl::StatusOr<std::vector<v1::Job>> SqliteStore::LoadUnfinishedJobs() {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, "SELECT record FROM jobs WHERE state != ? ORDER BY number");
+  stmt.Bind(1, static_cast<int64_t>(v1::JOB_STATE_DONE));
+  std::vector<v1::Job> jobs;
+  int rc;
+  while ((rc = stmt.Step()) == SQLITE_ROW) {
+    auto job = Parse<v1::Job>(stmt.Blob(0), "job");
+    if (!job.ok()) return job.status();
+    jobs.push_back(*std::move(job));
+  }
+  if (rc != SQLITE_DONE) return Error("loading unfinished jobs");
+  return jobs;
+}
+
+absl::StatusOr<JobPage> SqliteStore::ListJobs(const JobFilter& filter, int64_t before,
+                                              int page_size) {
+  std::lock_guard lock(mutex_);
+  // States and labels are filtered here rather than in SQL: the page is small and the record
+  // has to be parsed anyway.
+  Statement stmt(db_,
+                 "SELECT number, record FROM jobs WHERE number < ? AND (? = '' OR tenant = ?) "
+                 "AND (? = '' OR board_type = ?) ORDER BY number DESC");
+  stmt.Bind(1, before > 0 ? before : INT64_MAX).Bind(2, filter.tenant).Bind(3, filter.tenant);
+  stmt.Bind(4, filter.board_type).Bind(5, filter.board_type);
+  JobPage page;
+  int rc;
+  while ((rc = stmt.Step()) == SQLITE_ROW) {
+    auto job = Parse<v1::Job>(stmt.Blob(1), "job");
+    if (!job.ok()) return job.status();
+    if (!MatchesFilter(*job, filter)) continue;
+    if (static_cast<int>(page.jobs.size()) == page_size) {
+      page.next_before = page.jobs.empty() ? 0 : stmt.Int(0) + 1;
+      break;
+    }
+    page.jobs.push_back(*std::move(job));
+  }
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return Error("listing jobs");
+  return page;
+}
+
+absl::StatusOr<int64_t> SqliteStore::MaxJobNumber() {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, "SELECT COALESCE(MAX(number), 0) FROM jobs");
+  if (stmt.Step() != SQLITE_ROW) return Error("reading the job counter");
+  return stmt.Int(0);
+}
+
+absl::Status SqliteStore::AppendEvent(const v1::JobEvent& event) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, "INSERT OR REPLACE INTO events (job_id, seq, record) VALUES (?, ?, ?)");
+  stmt.Bind(1, event.job_id()).Bind(2, event.seq()).BindBlob(3, event.SerializeAsString());
+  if (stmt.Step() != SQLITE_DONE) return Error("storing a job event");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::JobEvent>> SqliteStore::Events(const std::string& job_id,
+                                                              int64_t after_seq) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, "SELECT record FROM events WHERE job_id = ? AND seq > ? ORDER BY seq");
+  stmt.Bind(1, job_id).Bind(2, after_seq);
+  std::vector<v1::JobEvent> events;
+  int rc;
+  while ((rc = stmt.Step()) == SQLITE_ROW) {
+    auto event = Parse<v1::JobEvent>(stmt.Blob(0), "job event");
+    if (!event.ok()) return event.status();
+    events.push_back(*std::move(event));
+  }
+  if (rc != SQLITE_DONE) return Error("reading job events");
+  return events;
+}
+
+absl::Status SqliteStore::PutBoard(const v1::Board& board) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, "INSERT OR REPLACE INTO boards (id, record) VALUES (?, ?)");
+  stmt.Bind(1, board.id()).BindBlob(2, board.SerializeAsString());
+  if (stmt.Step() != SQLITE_DONE) return Error("storing a board");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::Board>> SqliteStore::LoadBoards() {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, "SELECT record FROM boards ORDER BY id");
+  std::vector<v1::Board> boards;
+  int rc;
+  while ((rc = stmt.Step()) == SQLITE_ROW) {
+    auto board = Parse<v1::Board>(stmt.Blob(0), "board");
+    if (!board.ok()) return board.status();
+    boards.push_back(*std::move(board));
+  }
+  if (rc != SQLITE_DONE) return Error("loading boards");
+  return boards;
+}
+
+absl::Status SqliteStore::PutCompile(const std::string& key, const CompileRecord& record) {
+  nlohmann::json json = {{"artifact", DigestJson(record.artifact)},
+                         {"report", DigestJson(record.report)},
+                         {"debug_map", DigestJson(record.debug_map)},
+                         {"input_bytes", record.input_bytes},
+                         {"output_bytes", record.output_bytes},
+                         {"error", record.error},
+                         {"error_code", record.error_code}};
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, "INSERT OR REPLACE INTO compile_cache (key, record) VALUES (?, ?)");
+  stmt.Bind(1, key).Bind(2, json.dump());
+  if (stmt.Step() != SQLITE_DONE) return Error("storing a compile cache entry");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<CompileRecord>> SqliteStore::GetCompile(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, "SELECT record FROM compile_cache WHERE key = ?");
+  stmt.Bind(1, key);
+  int rc = stmt.Step();
+  if (rc == SQLITE_DONE) return std::optional<CompileRecord>();
+  if (rc != SQLITE_ROW) return Error("reading the compile cache");
+  nlohmann::json json = nlohmann::json::parse(stmt.Blob(0), nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded())
+    return absl::DataLossError("the database holds a corrupt compile record");
+  CompileRecord record;
+  record.artifact = DigestFromJson(json.value("artifact", nlohmann::json::object()));
+  record.report = DigestFromJson(json.value("report", nlohmann::json::object()));
+  record.debug_map = DigestFromJson(json.value("debug_map", nlohmann::json::object()));
+  record.input_bytes = json.value("input_bytes", std::vector<int64_t>{});
+  record.output_bytes = json.value("output_bytes", std::vector<int64_t>{});
+  record.error = json.value("error", "");
+  record.error_code = json.value("error_code", 0);
+  return std::optional<CompileRecord>(record);
+}
+
+}  // namespace boardlab::server

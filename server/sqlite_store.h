@@ -1,0 +1,45 @@
+#pragma once
+
+#include <sqlite3.h>
+
+#include <mutex>
+#include <string>
+
+#include "server/store.h"
+
+namespace boardlab::server {
+
+/// Store in one SQLite database file (WAL journal: a committed write survives a killed process).
+/// Rows keep the serialized protobuf next to the columns that queries filter on. Thread-safe:
+/// one connection behind a mutex; statements are prepared once.
+class SqliteStore : public Store {
+ public:
+  /// Opens or creates the database. Errors: Unavailable when the file cannot be opened.
+  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  ~SqliteStore() override;
+
+  absl::Status PutJob(int64_t number, const v1::Job& job) override;
+  absl::StatusOr<std::optional<v1::Job>> GetJob(const std::string& id) override;
+  absl::StatusOr<std::optional<v1::Job>> FindJobByRequestId(const std::string& tenant,
+                                                            const std::string& request_id) override;
+  absl::StatusOr<std::vector<v1::Job>> LoadUnfinishedJobs() override;
+  absl::StatusOr<JobPage> ListJobs(const JobFilter& filter, int64_t before, int page_size) override;
+  absl::StatusOr<int64_t> MaxJobNumber() override;
+  absl::Status AppendEvent(const v1::JobEvent& event) override;
+  absl::StatusOr<std::vector<v1::JobEvent>> Events(const std::string& job_id,
+                                                   int64_t after_seq) override;
+  absl::Status PutBoard(const v1::Board& board) override;
+  absl::StatusOr<std::vector<v1::Board>> LoadBoards() override;
+  absl::Status PutCompile(const std::string& key, const CompileRecord& record) override;
+  absl::StatusOr<std::optional<CompileRecord>> GetCompile(const std::string& key) override;
+
+ private:
+  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  absl::Status Exec(const char* sql);
+  absl::Status Error(const char* what) const;
+
+  std::mutex mutex_;
+  sqlite3* db_;
+};
+
+}  // namespace boardlab::server

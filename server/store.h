@@ -1,0 +1,71 @@
+#pragma once
+
+// The server's durable state: jobs, their event logs, boards and the compile cache. The Lab keeps
+// its working set in memory and writes every change through this interface before it is
+// acknowledged, so a restarted server (even after kill -9) loses nothing it has confirmed.
+// SqliteStore implements it; a PostgreSQL store can serve several replicas later.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "boardlab/v1/types.pb.h"
+
+namespace boardlab::server {
+
+struct JobFilter {
+  std::vector<v1::JobState> states;  // empty = any
+  std::string tenant;                // empty = any
+  std::string board_type;            // empty = any
+  std::vector<v1::Tag> labels;       // all must match
+};
+
+struct JobPage {
+  std::vector<v1::Job> jobs;  // newest first
+  int64_t next_before = 0;    // 0 = no more
+};
+
+/// What a compile produced, keyed by model digest + compiler version + options.
+struct CompileRecord {
+  v1::Digest artifact;
+  v1::Digest report;
+  v1::Digest debug_map;
+  std::vector<int64_t> input_bytes;  // per model input, for random inputs and upload checks
+  std::vector<int64_t> output_bytes;
+  std::string error;   // non-empty: the compiler rejected the model with this message
+  int error_code = 0;  // absl::StatusCode of the rejection
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  /// Inserts or replaces a job (its number is the numeric part of its id).
+  virtual absl::Status PutJob(int64_t number, const v1::Job& job) = 0;
+  virtual absl::StatusOr<std::optional<v1::Job>> GetJob(const std::string& id) = 0;
+  virtual absl::StatusOr<std::optional<v1::Job>> FindJobByRequestId(
+      const std::string& tenant, const std::string& request_id) = 0;
+  /// Every job not in state DONE, oldest first.
+  virtual absl::StatusOr<std::vector<v1::Job>> LoadUnfinishedJobs() = 0;
+  /// Jobs with a number below `before` (0 = from the newest), newest first.
+  virtual absl::StatusOr<JobPage> ListJobs(const JobFilter& filter, int64_t before,
+                                           int page_size) = 0;
+  virtual absl::StatusOr<int64_t> MaxJobNumber() = 0;
+
+  virtual absl::Status AppendEvent(const v1::JobEvent& event) = 0;
+  virtual absl::StatusOr<std::vector<v1::JobEvent>> Events(const std::string& job_id,
+                                                           int64_t after_seq) = 0;
+
+  virtual absl::Status PutBoard(const v1::Board& board) = 0;
+  virtual absl::StatusOr<std::vector<v1::Board>> LoadBoards() = 0;
+
+  virtual absl::Status PutCompile(const std::string& key, const CompileRecord& record) = 0;
+  virtual absl::StatusOr<std::optional<CompileRecord>> GetCompile(const std::string& key) = 0;
+};
+
+using StorePtr = std::unique_ptr<Store>;
+
+}  // namespace boardlab::server
