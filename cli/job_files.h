@@ -1,0 +1,30 @@
+#pragma once
+
+// The files a finished job leaves in the artifact store (v1::JobFiles), under the names
+// `boardlab --out DIR` gives them:
+//   artifact.pte, report.json, debug_map.json, output<i>.bin, etdump.etdp, profile.json, log.txt
+// and job.json, the final job record itself.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "boardlab/v1/types.pb.h"
+#include "proto/support/blob_client.h"
+
+namespace boardlab::cli {
+
+struct JobFile {
+  std::string name;  // file name inside the output folder
+  v1::Digest digest;
+};
+
+/// The job's files that exist (a digest with a SHA-256), in the order listed above.
+std::vector<JobFile> ListJobFiles(const v1::Job& job);
+
+/// Creates `dir` when needed and downloads every file of ListJobFiles into it, then writes
+/// job.json. Errors: those of BlobClient::Get (NotFound, DataLoss, UNAVAILABLE, ...) and
+/// Internal when a file cannot be written; each names the file.
+absl::Status DownloadJobFiles(api::BlobClient& blobs, const v1::Job& job, const std::string& dir);
+
+}  // namespace boardlab::cli

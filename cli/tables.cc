@@ -1,0 +1,168 @@
+#include "cli/tables.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "cli/exit_codes.h"
+
+namespace boardlab::cli {
+namespace {
+
+// Enum value names without their prefix, lower case: JOB_STATE_QUEUED -> "queued".
+std::string ShortName(const std::string& full_name, std::string_view prefix) {
+  std::string name = full_name.rfind(prefix, 0) == 0 ? full_name.substr(prefix.size()) : full_name;
+  return absl::AsciiStrToLower(name);
+}
+
+std::string CyclesText(const std::optional<uint64_t>& cycles) {
+  return cycles ? std::to_string(*cycles) : "-";
+}
+
+std::string TagsText(const google::protobuf::RepeatedPtrField<v1::Tag>& tags) {
+  return absl::StrJoin(tags, ",", [](std::string* out, const v1::Tag& tag) {
+    absl::StrAppend(out, tag.key(), "=", tag.value());
+  });
+}
+
+std::string TimeText(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(unix_ms),
+                          absl::LocalTimeZone());
+}
+
+// How long the job ran, or has been running.
+std::string JobDuration(const v1::Job& job) {
+  if (job.submit_time_ms() <= 0 || job.end_time_ms() <= 0) return "-";
+  return FormatDuration(job.end_time_ms() - job.submit_time_ms());
+}
+
+std::string StateOrVerdict(const v1::Job& job) {
+  return job.state() == v1::JOB_STATE_DONE ? VerdictName(job.result()) : StateName(job.state());
+}
+
+void PrintProfileRow(const ProfileOp& op, const std::string& index, const std::string& label,
+                     std::ostream& out) {
+  out << absl::StrFormat("  %-4s %-40s %-4s %14s %12.2f %6.1f%%\n", index, label,
+                         op.npu ? "NPU" : "CPU", CyclesText(op.cycles), op.us, op.percent);
+}
+
+}  // namespace
+
+std::string MessageJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  // Printing a valid message cannot fail; an empty object is the fallback all the same.
+  if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) return "{}";
+  return json;
+}
+
+std::string StateName(v1::JobState state) {
+  return ShortName(v1::JobState_Name(state), "JOB_STATE_");
+}
+
+std::string BoardStateName(v1::BoardState state) {
+  return ShortName(v1::BoardState_Name(state), "BOARD_STATE_");
+}
+
+std::string FormatDuration(int64_t ms) {
+  if (ms < 1000) return absl::StrFormat("%dms", ms);
+  if (ms < 60'000) return absl::StrFormat("%.1fs", ms / 1000.0);
+  return absl::StrFormat("%dm%02ds", ms / 60'000, (ms / 1000) % 60);
+}
+
+void PrintVerdict(const v1::Job& job, std::ostream& out) {
+  out << absl::StrFormat("%-6s job %s", VerdictName(job.result()), job.id());
+  if (!job.board_id().empty()) {
+    out << absl::StrFormat(" on board %s (attempt %d)", job.board_id(), job.attempt());
+  }
+  if (job.end_time_ms() > 0 && job.submit_time_ms() > 0) out << " in " << JobDuration(job);
+  if (!job.message().empty()) out << ": " << job.message();
+  out << "\n";
+  for (const v1::OutputCheck& check : job.checks()) {
+    out << absl::StrFormat("  output %d: %s (max abs diff %d)\n", check.index(),
+                           check.passed() ? "pass" : "FAIL", check.max_abs_diff());
+  }
+  if (job.inference_us() > 0) {
+    out << absl::StrFormat("inference: %.1f us", job.inference_us());
+    if (job.inference_cycles() > 0) out << absl::StrFormat(", %d cycles", job.inference_cycles());
+    if (job.spec().run().iterations() > 1) {
+      out << absl::StrFormat(" (mean of %d iterations)", job.spec().run().iterations());
+    }
+    out << "\n";
+  }
+}
+
+void PrintProfileTable(const ProfileView& profile, std::ostream& out) {
+  out << absl::StrFormat("profile (%s clock, average of %d iteration%s):\n",
+                         profile.clock.empty() ? "unknown" : profile.clock, profile.iterations,
+                         profile.iterations == 1 ? "" : "s");
+  out << absl::StrFormat("  %-4s %-40s %-4s %14s %12s %7s\n", "#", "op", "unit", "cycles", "us",
+                         "%");
+  for (const ProfileOp& op : profile.ops) {
+    PrintProfileRow(op, op.instruction >= 0 ? std::to_string(op.instruction) : "", op.op, out);
+    for (const ProfileOp& kernel : op.npu_kernels)
+      PrintProfileRow(kernel, "", "  " + kernel.op, out);
+  }
+  out << absl::StrFormat("  %-4s %-40s %-4s %14s %12.2f\n", "", "total (Method::execute)", "",
+                         CyclesText(profile.total_cycles), profile.total_us);
+}
+
+void PrintJobSummary(const v1::Job& job, std::ostream& out) {
+  out << absl::StrFormat("job %s  %s", job.id(), StateOrVerdict(job));
+  if (!job.message().empty()) out << ": " << job.message();
+  out << "\n";
+  out << absl::StrFormat("  name        %s\n", job.spec().name().empty() ? "-" : job.spec().name());
+  out << absl::StrFormat(
+      "  board       %s (type %s, attempt %d)\n", job.board_id().empty() ? "-" : job.board_id(),
+      job.spec().selector().board_type().empty() ? "default" : job.spec().selector().board_type(),
+      job.attempt());
+  out << absl::StrFormat("  submitted   %s\n", TimeText(job.submit_time_ms()));
+  out << absl::StrFormat("  started     %s\n", TimeText(job.start_time_ms()));
+  out << absl::StrFormat("  ended       %s\n", TimeText(job.end_time_ms()));
+  if (job.state() == v1::JOB_STATE_DONE) {
+    out << absl::StrFormat("  compile     %s\n",
+                           job.compile_cache_hit() ? "cache hit" : "compiled");
+    for (const v1::OutputCheck& check : job.checks()) {
+      out << absl::StrFormat("  output %d    %s (max abs diff %d)\n", check.index(),
+                             check.passed() ? "pass" : "FAIL", check.max_abs_diff());
+    }
+    if (job.inference_us() > 0) {
+      out << absl::StrFormat("  inference   %.1f us\n", job.inference_us());
+    }
+  }
+}
+
+void PrintJobsTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, std::ostream& out) {
+  out << absl::StrFormat("%-24s %-14s %-28s %-16s %-12s %-19s %s\n", "JOB", "STATE", "NAME",
+                         "BOARD TYPE", "BOARD", "SUBMITTED", "TOOK");
+  for (const v1::Job& job : jobs) {
+    const std::string& type = job.spec().selector().board_type();
+    out << absl::StrFormat("%-24s %-14s %-28s %-16s %-12s %-19s %s\n", job.id(),
+                           StateOrVerdict(job), job.spec().name().empty() ? "-" : job.spec().name(),
+                           type.empty() ? "default" : type,
+                           job.board_id().empty() ? "-" : job.board_id(),
+                           TimeText(job.submit_time_ms()), JobDuration(job));
+  }
+}
+
+void PrintBoardsTable(const google::protobuf::RepeatedPtrField<v1::Board>& boards,
+                      std::ostream& out) {
+  out << absl::StrFormat("%-16s %-16s %-12s %-28s %-24s %s\n", "BOARD", "TYPE", "STATE",
+                         "HELD BY / REASON", "TAGS", "JOBS RUN");
+  for (const v1::Board& board : boards) {
+    std::string holder = board.job_id().empty() ? "" : "job " + board.job_id();
+    if (!board.reserved_by().empty()) holder = "reserved by " + board.reserved_by();
+    if (!board.reason().empty()) holder = board.reason();
+    const std::string tags = TagsText(board.tags());
+    out << absl::StrFormat("%-16s %-16s %-12s %-28s %-24s %d\n", board.id(), board.type(),
+                           BoardStateName(board.state()), holder.empty() ? "-" : holder,
+                           tags.empty() ? "-" : tags, board.jobs_run());
+  }
+}
+
+}  // namespace boardlab::cli

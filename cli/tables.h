@@ -1,0 +1,50 @@
+#pragma once
+
+// What `boardlab` prints for people: the verdict of a job, the per-op profile, the boards and
+// jobs tables. Each has a machine-readable twin: --json prints the proto message as JSON
+// (MessageJson) instead.
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "boardlab/v1/job_service.pb.h"
+#include "boardlab/v1/types.pb.h"
+#include "cli/profile_view.h"
+#include "google/protobuf/message.h"
+
+namespace boardlab::cli {
+
+/// The message in proto3 JSON (field names as in the .proto, defaults included), one line.
+std::string MessageJson(const google::protobuf::Message& message);
+
+/// "compiling", "queued", ..., "done".
+std::string StateName(v1::JobState state);
+
+/// "idle", "busy", "reserved", "offline", "maintenance", "quarantined".
+std::string BoardStateName(v1::BoardState state);
+
+/// Milliseconds as "850ms", "12.3s" or "4m05s".
+std::string FormatDuration(int64_t ms);
+
+/// The verdict block of a finished job:
+///   PASS  job 42 on board sim-0 (attempt 1) in 3.1s: outputs match
+///     output 0: pass (max abs diff 0)
+///   inference: 1234.5 us, 567890 cycles
+void PrintVerdict(const v1::Job& job, std::ostream& out);
+
+/// The per-op table: #, op, unit (NPU/CPU), cycles, us, % of the ops' total; NPU kernels
+/// indented under their delegate call; then the Method::execute total.
+void PrintProfileTable(const ProfileView& profile, std::ostream& out);
+
+/// One job in a few lines (`boardlab status`).
+void PrintJobSummary(const v1::Job& job, std::ostream& out);
+
+/// One line per job: id, state or verdict, name, board type, board, submitted, duration.
+void PrintJobsTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, std::ostream& out);
+
+/// One line per board: id, type, state, what holds it, tags, jobs run.
+void PrintBoardsTable(const google::protobuf::RepeatedPtrField<v1::Board>& boards,
+                      std::ostream& out);
+
+}  // namespace boardlab::cli

@@ -1,0 +1,182 @@
+#include "cli/watch.h"
+
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "cli/exit_codes.h"
+#include "cli/job_files.h"
+#include "cli/profile_view.h"
+#include "cli/tables.h"
+#include "proto/support/blob_client.h"
+#include "proto/support/grpc_util.h"
+
+namespace boardlab::cli {
+namespace {
+
+struct StreamOutcome {
+  std::optional<v1::Job> finished;
+  absl::Status status;      // why the stream ended without a `finished` event
+  bool progressed = false;  // at least one new event arrived
+};
+
+// One connection: reads the events after `last_seq`, hands the new ones to the observer and
+// advances `last_seq`. A server that replays an event we have seen is tolerated.
+StreamOutcome ReadEventStream(v1::JobService::Stub& stub, const Connection& connection,
+                              const std::string& job_id, int64_t& last_seq, JobObserver& observer) {
+  grpc::ClientContext context;
+  PrepareContext(context, connection, std::chrono::milliseconds(0));
+  v1::WatchJobRequest request;
+  request.set_job_id(job_id);
+  request.set_after_seq(last_seq);
+  std::unique_ptr<grpc::ClientReader<v1::JobEvent>> reader = stub.WatchJob(&context, request);
+  StreamOutcome outcome;
+  v1::JobEvent event;
+  while (reader->Read(&event)) {
+    if (event.seq() > 0 && event.seq() <= last_seq) continue;
+    if (event.seq() > 0) last_seq = event.seq();
+    outcome.progressed = true;
+    observer.OnEvent(event);
+    if (event.has_finished()) {
+      outcome.finished = event.finished();
+      context.TryCancel();  // the server ends the stream here anyway; do not wait for it
+      break;
+    }
+  }
+  const grpc::Status status = reader->Finish();
+  if (!outcome.finished) {
+    outcome.status = status.ok() ? absl::UnavailableError("the event stream ended early")
+                                 : api::FromGrpcStatus(status);
+  }
+  return outcome;
+}
+
+// Errors that reconnecting cannot cure.
+bool IsFinalWatchError(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kUnimplemented:
+      return true;
+    default:
+      return false;
+  }
+}
+
+double Seconds(int64_t ms) { return ms / 1000.0; }
+
+// The profile table of a job, when it has a profile; a profile that cannot be fetched or read
+// is worth a warning, not a different exit code.
+void PrintJobProfile(api::BlobClient& blobs, const v1::Job& job, std::ostream& out) {
+  if (job.files().profile().sha256().empty()) return;
+  absl::StatusOr<std::string> bytes = blobs.Get(job.files().profile());
+  absl::StatusOr<ProfileView> profile =
+      bytes.ok() ? ParseProfileJson(*bytes) : absl::StatusOr<ProfileView>(bytes.status());
+  if (!profile.ok()) {
+    std::cerr << "boardlab: warning: cannot show the profile: " << profile.status().message()
+              << "\n";
+    return;
+  }
+  PrintProfileTable(*profile, out);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Job> FollowJob(const Connection& connection, const std::string& job_id,
+                                  const WatchOptions& options, JobObserver& observer) {
+  std::unique_ptr<v1::JobService::Stub> stub = v1::JobService::NewStub(connection.channel);
+  Backoff backoff(options.first_backoff, options.max_backoff);
+  int64_t last_seq = 0;
+  auto give_up_at = std::chrono::steady_clock::now() + options.reconnect_window;
+  while (true) {
+    StreamOutcome outcome = ReadEventStream(*stub, connection, job_id, last_seq, observer);
+    if (outcome.finished) return *std::move(outcome.finished);
+    if (IsFinalWatchError(outcome.status)) return outcome.status;
+    const auto now = std::chrono::steady_clock::now();
+    if (outcome.progressed) {
+      backoff.Reset();
+      give_up_at = now + options.reconnect_window;
+    }
+    if (now >= give_up_at) {
+      return absl::UnavailableError(absl::StrFormat(
+          "no event from job %s for %ds, giving up (last: %s); `boardlab watch %s` resumes", job_id,
+          std::chrono::duration_cast<std::chrono::seconds>(options.reconnect_window).count(),
+          outcome.status.ToString(), job_id));
+    }
+    const std::chrono::milliseconds delay = backoff.Next();
+    observer.OnStreamBroken(outcome.status, delay);
+    std::this_thread::sleep_for(delay);
+  }
+}
+
+ProgressPrinter::ProgressPrinter(std::ostream& out) : out_(out) {}
+
+void ProgressPrinter::OnEvent(const v1::JobEvent& event) {
+  if (first_time_ms_ < 0) first_time_ms_ = event.time_ms();
+  if (event.has_log()) {
+    out_ << "           | " << event.log() << "\n";
+  } else if (event.has_state()) {
+    PrintState(event);
+  } else if (event.has_finished()) {
+    out_ << absl::StrFormat("[%7.1fs] finished\n", Seconds(event.time_ms() - first_time_ms_));
+  }
+  out_.flush();
+}
+
+void ProgressPrinter::PrintState(const v1::JobEvent& event) {
+  out_ << absl::StrFormat("[%7.1fs] %s", Seconds(event.time_ms() - first_time_ms_),
+                          StateName(event.state()));
+  if (event.state() == v1::JOB_STATE_ASSIGNED && !event.board_id().empty()) {
+    out_ << absl::StrFormat(" to board %s (attempt %d)", event.board_id(), event.attempt());
+  } else if (event.state() == v1::JOB_STATE_QUEUED && event.attempt() > 1) {
+    out_ << absl::StrFormat(" again (attempt %d)", event.attempt());
+  }
+  if (state_ != v1::JOB_STATE_UNSPECIFIED) {
+    out_ << absl::StrFormat(" (%s took %s)", StateName(state_),
+                            FormatDuration(event.time_ms() - state_start_ms_));
+  }
+  out_ << "\n";
+  state_ = event.state();
+  state_start_ms_ = event.time_ms();
+}
+
+void ProgressPrinter::OnStreamBroken(const absl::Status& why, std::chrono::milliseconds retry_in) {
+  out_ << absl::StrFormat("           lost the event stream (%s); reconnecting in %s\n",
+                          why.ToString(), FormatDuration(retry_in.count()));
+  out_.flush();
+}
+
+int ReportFinishedJob(const Connection& connection, const v1::Job& job,
+                      const ReportOptions& options) {
+  api::BlobClient blobs(connection.channel, connection.token);
+  if (options.json) {
+    std::cout << MessageJson(job) << "\n";
+  } else {
+    PrintVerdict(job, std::cout);
+    PrintJobProfile(blobs, job, std::cout);
+  }
+  std::cout.flush();
+  const int code = ExitCodeForResult(job.result());
+  if (options.out_dir.empty()) return code;
+  const absl::Status downloaded = DownloadJobFiles(blobs, job, options.out_dir);
+  if (!downloaded.ok()) {
+    FailWithStatus(downloaded, "writing the job's files to " + options.out_dir, connection.server);
+    return code == kExitPass ? kExitInfra : code;
+  }
+  std::cerr << "wrote " << ListJobFiles(job).size() + 1 << " files to " << options.out_dir << "\n";
+  return code;
+}
+
+int WatchAndReport(const Connection& connection, const std::string& job_id,
+                   const ReportOptions& report, const WatchOptions& watch) {
+  ProgressPrinter progress(std::cerr);
+  absl::StatusOr<v1::Job> job = FollowJob(connection, job_id, watch, progress);
+  if (!job.ok()) return FailWithStatus(job.status(), "watching job " + job_id, connection.server);
+  return ReportFinishedJob(connection, *job, report);
+}
+
+}  // namespace boardlab::cli

@@ -1,0 +1,199 @@
+// watch against the in-process fake server: progress, reconnect after a dropped stream with
+// after_seq, the verdict and profile, --out files, --json, and exit codes from the verdict.
+
+#include "cli/watch.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "proto/support/digest.h"
+#include "runtime/cli/profile_table.h"
+#include "tests/cli/fake_boardlab_server.h"
+
+namespace boardlab::cli {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr WatchOptions kFastWatch{std::chrono::milliseconds(1), std::chrono::milliseconds(8),
+                                  std::chrono::milliseconds(300)};
+
+class RecordingObserver : public JobObserver {
+ public:
+  void OnEvent(const v1::JobEvent& event) override { seqs.push_back(event.seq()); }
+  void OnStreamBroken(const absl::Status& why, std::chrono::milliseconds) override {
+    breaks.push_back(why);
+  }
+  std::vector<int64_t> seqs;
+  std::vector<absl::Status> breaks;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class WatchTest : public ::testing::Test {
+ protected:
+  WatchTest() {
+    model_ = testing::WriteTestFile("watch_model.tflite", "model bytes");
+    connection_ = *Connect({server_.address(), "", ""});
+  }
+
+  // A finished job with a verdict, checks, timing and files in the fake's store.
+  v1::Job Outcome(v1::JobResult result) {
+    v1::Job job;
+    job.set_result(result);
+    job.set_message(result == v1::JOB_RESULT_PASS ? "outputs match" : "output 0 differs");
+    job.set_board_id("sim-0");
+    job.set_attempt(1);
+    job.set_inference_us(1234.5);
+    job.set_inference_cycles(617250);
+    v1::OutputCheck* check = job.add_checks();
+    check->set_passed(result == v1::JOB_RESULT_PASS);
+    check->set_max_abs_diff(result == v1::JOB_RESULT_PASS ? 0 : 3);
+    run::Profile profile;
+    profile.clock = "sim";
+    profile.iterations = 1;
+    run::ProfileRow row;
+    row.op = "FULLY_CONNECTED 'fc'";
+    row.cycles = 617250;
+    row.us = 1234.5;
+    profile.rows.push_back(row);
+    profile.total_us = 1234.5;
+    profile.total_cycles = 617250;
+    v1::JobFiles& files = *job.mutable_files();
+    *files.mutable_artifact() = server_.artifacts().Preload("pte bytes");
+    *files.mutable_report() = server_.artifacts().Preload("{\"report\": 1}");
+    *files.add_outputs() = server_.artifacts().Preload("output bytes");
+    *files.mutable_profile() = server_.artifacts().Preload(run::ProfileJson(profile).dump());
+    *files.mutable_log() = server_.artifacts().Preload("board log");
+    return job;
+  }
+
+  std::string Submit(v1::JobResult result) {
+    server_.jobs().SetOutcome(Outcome(result));
+    testing::CapturedRun run = testing::RunCaptured({"submit", model_}, server_.address());
+    EXPECT_EQ(run.code, 0) << run.err;
+    return run.out.substr(0, run.out.find('\n'));
+  }
+
+  int Run(const std::vector<std::string>& args) {
+    testing::CapturedRun run = testing::RunCaptured(args, server_.address());
+    out_ = run.out;
+    err_ = run.err;
+    return run.code;
+  }
+
+  testing::FakeBoardlabServer server_;
+  Connection connection_;
+  std::string model_, out_, err_;
+};
+
+TEST_F(WatchTest, ReconnectsAfterTheLastSeqWhenTheStreamDrops) {
+  const std::string job_id = Submit(v1::JOB_RESULT_PASS);
+  server_.jobs().DropFirstWatchAfter(3);
+  RecordingObserver observer;
+  absl::StatusOr<v1::Job> job = FollowJob(connection_, job_id, kFastWatch, observer);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->result(), v1::JOB_RESULT_PASS);
+  EXPECT_THAT(observer.seqs, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8));  // each once, in order
+  EXPECT_THAT(server_.jobs().watch_after_seqs(), ElementsAre(0, 3));
+  ASSERT_EQ(observer.breaks.size(), 1u);
+  EXPECT_EQ(observer.breaks[0].code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(WatchTest, GivesUpWhenNoEventArrivesWithinTheWindow) {
+  const std::string job_id = Submit(v1::JOB_RESULT_PASS);
+  server_.jobs().FailAllWatches();
+  RecordingObserver observer;
+  absl::StatusOr<v1::Job> job = FollowJob(connection_, job_id, kFastWatch, observer);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(job.status().message()), HasSubstr("boardlab watch " + job_id));
+  EXPECT_GT(server_.jobs().watch_after_seqs().size(), 3u);
+}
+
+TEST_F(WatchTest, AnUnknownJobIsExitTwoAtOnce) {
+  EXPECT_EQ(Run({"watch", "job-404"}), 2);
+  EXPECT_THAT(err_, HasSubstr("boardlab: watching job job-404: no such job"));
+  EXPECT_THAT(server_.jobs().watch_after_seqs(), ElementsAre(0));
+}
+
+TEST_F(WatchTest, PrintsProgressVerdictAndProfile) {
+  const std::string job_id = Submit(v1::JOB_RESULT_PASS);
+  ASSERT_EQ(Run({"watch", job_id}), 0) << err_;
+  EXPECT_THAT(err_, HasSubstr("compiling\n"));
+  EXPECT_THAT(err_, HasSubstr("queued (compiling took 250ms)"));
+  EXPECT_THAT(err_, HasSubstr("assigned to board sim-0 (attempt 1)"));
+  EXPECT_THAT(err_, HasSubstr("| board sim-0: artifact loaded"));
+  EXPECT_THAT(err_, HasSubstr("[    1.8s] finished"));
+  EXPECT_THAT(out_, HasSubstr("PASS   job " + job_id + " on board sim-0 (attempt 1)"));
+  EXPECT_THAT(out_, HasSubstr("outputs match"));
+  EXPECT_THAT(out_, HasSubstr("output 0: pass (max abs diff 0)"));
+  EXPECT_THAT(out_, HasSubstr("inference: 1234.5 us, 617250 cycles"));
+  EXPECT_THAT(out_, ::testing::ContainsRegex("FULLY_CONNECTED 'fc' +CPU +617250 +1234.50 +100.0%"));
+}
+
+TEST_F(WatchTest, ExitCodeIsTheVerdict) {
+  const std::string job_id = Submit(v1::JOB_RESULT_FAIL);
+  EXPECT_EQ(Run({"watch", job_id}), 1);
+  EXPECT_THAT(out_, HasSubstr("FAIL   job"));
+  EXPECT_THAT(out_, HasSubstr("output 0: FAIL (max abs diff 3)"));
+  EXPECT_EQ(Run({"status", job_id}), 1);
+  for (const auto& [result, code] :
+       std::vector<std::pair<v1::JobResult, int>>{{v1::JOB_RESULT_COMPILE_ERROR, 3},
+                                                  {v1::JOB_RESULT_RUN_ERROR, 4},
+                                                  {v1::JOB_RESULT_QUEUE_TIMEOUT, 5},
+                                                  {v1::JOB_RESULT_CANCELLED, 6}}) {
+    EXPECT_EQ(Run({"watch", Submit(result)}), code) << v1::JobResult_Name(result);
+  }
+}
+
+TEST_F(WatchTest, SubmitWaitOutWritesTheJobsFiles) {
+  server_.jobs().SetOutcome(Outcome(v1::JOB_RESULT_PASS));
+  const std::string dir = ::testing::TempDir() + "/watch_out";
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(Run({"submit", model_, "--wait", "--out", dir}), 0) << err_;
+  EXPECT_EQ(ReadFile(dir + "/artifact.pte"), "pte bytes");
+  EXPECT_EQ(ReadFile(dir + "/report.json"), "{\"report\": 1}");
+  EXPECT_EQ(ReadFile(dir + "/output0.bin"), "output bytes");
+  EXPECT_EQ(ReadFile(dir + "/log.txt"), "board log");
+  EXPECT_THAT(ReadFile(dir + "/profile.json"), HasSubstr("FULLY_CONNECTED"));
+  EXPECT_THAT(ReadFile(dir + "/job.json"), HasSubstr("\"result\":\"JOB_RESULT_PASS\""));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/etdump.etdp"));  // the job has none
+  EXPECT_THAT(err_, HasSubstr("wrote 6 files to " + dir));
+}
+
+TEST_F(WatchTest, JsonPrintsOnlyTheFinalJob) {
+  const std::string job_id = Submit(v1::JOB_RESULT_PASS);
+  ASSERT_EQ(Run({"watch", job_id, "--json"}), 0) << err_;
+  EXPECT_EQ(out_.find('\n'), out_.size() - 1);  // one line
+  EXPECT_THAT(out_, HasSubstr("\"id\":\"" + job_id + "\""));
+  EXPECT_THAT(out_, HasSubstr("\"inference_us\":1234.5"));
+  EXPECT_THAT(out_, ::testing::Not(HasSubstr("FULLY_CONNECTED")));
+}
+
+TEST_F(WatchTest, AMissingProfileIsAWarningNotAFailure) {
+  v1::Job outcome = Outcome(v1::JOB_RESULT_PASS);
+  outcome.mutable_files()->mutable_profile()->set_sha256(std::string(64, '0'));
+  server_.jobs().SetOutcome(outcome);
+  ASSERT_EQ(Run({"submit", model_, "--wait"}), 0) << err_;
+  EXPECT_THAT(err_, HasSubstr("warning: cannot show the profile"));
+}
+
+TEST_F(WatchTest, FilesThatCannotBeDownloadedFailAPassingJob) {
+  v1::Job outcome = Outcome(v1::JOB_RESULT_PASS);
+  outcome.mutable_files()->mutable_log()->set_sha256(std::string(64, '0'));
+  server_.jobs().SetOutcome(outcome);
+  EXPECT_EQ(Run({"submit", model_, "--wait", "--out", ::testing::TempDir() + "/watch_bad"}), 5);
+  EXPECT_THAT(err_, HasSubstr("downloading log.txt: no such blob"));
+}
+
+}  // namespace
+}  // namespace boardlab::cli
