@@ -117,23 +117,25 @@ ProgressPrinter::ProgressPrinter(std::ostream& out) : out_(out) {}
 
 void ProgressPrinter::OnEvent(const v1::JobEvent& event) {
   if (first_time_ms_ < 0) first_time_ms_ = event.time_ms();
+  if (failed_reconnects_ > 0) {
+    out_ << "           reconnected\n";
+    failed_reconnects_ = 0;
+  }
   if (event.has_log()) {
     out_ << "           | " << event.log() << "\n";
   } else if (event.has_state()) {
     PrintState(event);
-  } else if (event.has_finished()) {
-    out_ << absl::StrFormat("[%7.1fs] finished\n", Seconds(event.time_ms() - first_time_ms_));
+  } else if (event.has_finished() && state_ != v1::JOB_STATE_DONE) {
+    out_ << absl::StrFormat("[%7.2fs] done\n", Seconds(event.time_ms() - first_time_ms_));
   }
   out_.flush();
 }
 
 void ProgressPrinter::PrintState(const v1::JobEvent& event) {
-  out_ << absl::StrFormat("[%7.1fs] %s", Seconds(event.time_ms() - first_time_ms_),
+  out_ << absl::StrFormat("[%7.2fs] %s", Seconds(event.time_ms() - first_time_ms_),
                           StateName(event.state()));
   if (event.state() == v1::JOB_STATE_ASSIGNED && !event.board_id().empty()) {
-    out_ << absl::StrFormat(" to board %s (attempt %d)", event.board_id(), event.attempt());
-  } else if (event.state() == v1::JOB_STATE_QUEUED && event.attempt() > 1) {
-    out_ << absl::StrFormat(" again (attempt %d)", event.attempt());
+    out_ << absl::StrFormat(" to board %s, attempt %d", event.board_id(), event.attempt());
   }
   if (state_ != v1::JOB_STATE_UNSPECIFIED) {
     out_ << absl::StrFormat(" (%s took %s)", StateName(state_),
@@ -145,8 +147,12 @@ void ProgressPrinter::PrintState(const v1::JobEvent& event) {
 }
 
 void ProgressPrinter::OnStreamBroken(const absl::Status& why, std::chrono::milliseconds retry_in) {
-  out_ << absl::StrFormat("           lost the event stream (%s); reconnecting in %s\n",
-                          why.ToString(), FormatDuration(retry_in.count()));
+  // The first break says why; the retries while the server is away say only that they failed.
+  if (failed_reconnects_++ == 0) {
+    out_ << absl::StrFormat("           lost the event stream: %s\n", why.ToString());
+  }
+  out_ << absl::StrFormat("           reconnecting in %s (attempt %d)\n",
+                          FormatDuration(retry_in.count()), failed_reconnects_);
   out_.flush();
 }
 

@@ -47,10 +47,10 @@ absl::StatusOr<v1::Job> FollowJob(const Connection& connection, const std::strin
 
 /// Progress for people: one line per state with the time since the first event and how long
 /// the previous state took, and the job's log lines indented under them:
-///   [   0.0s] compiling
-///   [   1.4s] queued (compiling took 1.4s)
-///   [   1.5s] assigned to board sim-0 (attempt 1)
-///             | loading artifact 3f2a... (41 KiB)
+///   [   0.00s] compiling
+///               | compiled: artifact 5cd7e95fe5db, 56704 bytes
+///   [   1.40s] queued (compiling took 1.4s)
+///   [   1.52s] assigned to board sim-0, attempt 1 (queued took 120ms)
 class ProgressPrinter : public JobObserver {
  public:
   /// `out` must outlive the printer.
@@ -65,6 +65,7 @@ class ProgressPrinter : public JobObserver {
   int64_t first_time_ms_ = -1;
   int64_t state_start_ms_ = -1;
   v1::JobState state_ = v1::JOB_STATE_UNSPECIFIED;
+  int failed_reconnects_ = 0;  // since the last event
 };
 
 /// What to do with a finished job.

@@ -119,6 +119,43 @@ TEST_F(WatchTest, GivesUpWhenNoEventArrivesWithinTheWindow) {
   EXPECT_GT(server_.jobs().watch_after_seqs().size(), 3u);
 }
 
+v1::JobEvent Event(int64_t seq, int64_t time_ms) {
+  v1::JobEvent event;
+  event.set_seq(seq);
+  event.set_time_ms(time_ms);
+  return event;
+}
+
+TEST(ProgressPrinter, StatesLogsAndReconnects) {
+  std::ostringstream out;
+  ProgressPrinter progress(out);
+  v1::JobEvent compiling = Event(1, 10'000);
+  compiling.set_state(v1::JOB_STATE_COMPILING);
+  v1::JobEvent log = Event(2, 10'100);
+  log.set_log("compiled (cache hit)");
+  v1::JobEvent assigned = Event(3, 12'345);
+  assigned.set_state(v1::JOB_STATE_ASSIGNED);
+  assigned.set_board_id("lab1-sim-0");
+  assigned.set_attempt(2);
+  v1::JobEvent finished = Event(4, 75'000);
+  finished.mutable_finished()->set_result(v1::JOB_RESULT_PASS);
+  progress.OnEvent(compiling);
+  progress.OnEvent(log);
+  progress.OnStreamBroken(absl::UnavailableError("server gone"), std::chrono::milliseconds(250));
+  progress.OnStreamBroken(absl::UnavailableError("refused"), std::chrono::milliseconds(500));
+  progress.OnEvent(assigned);
+  progress.OnEvent(finished);
+  EXPECT_EQ(out.str(),
+            "[   0.00s] compiling\n"
+            "           | compiled (cache hit)\n"
+            "           lost the event stream: UNAVAILABLE: server gone\n"
+            "           reconnecting in 250ms (attempt 1)\n"
+            "           reconnecting in 500ms (attempt 2)\n"
+            "           reconnected\n"
+            "[   2.35s] assigned to board lab1-sim-0, attempt 2 (compiling took 2.3s)\n"
+            "[  65.00s] done\n");
+}
+
 TEST_F(WatchTest, AnUnknownJobIsExitTwoAtOnce) {
   EXPECT_EQ(Run({"watch", "job-404"}), 2);
   EXPECT_THAT(err_, HasSubstr("boardlab: watching job job-404: no such job"));
@@ -130,9 +167,9 @@ TEST_F(WatchTest, PrintsProgressVerdictAndProfile) {
   ASSERT_EQ(Run({"watch", job_id}), 0) << err_;
   EXPECT_THAT(err_, HasSubstr("compiling\n"));
   EXPECT_THAT(err_, HasSubstr("queued (compiling took 250ms)"));
-  EXPECT_THAT(err_, HasSubstr("assigned to board sim-0 (attempt 1)"));
+  EXPECT_THAT(err_, HasSubstr("assigned to board sim-0, attempt 1 (queued took 250ms)"));
   EXPECT_THAT(err_, HasSubstr("| board sim-0: artifact loaded"));
-  EXPECT_THAT(err_, HasSubstr("[    1.8s] finished"));
+  EXPECT_THAT(err_, HasSubstr("[   1.75s] done"));
   EXPECT_THAT(out_, HasSubstr("PASS   job " + job_id + " on board sim-0 (attempt 1)"));
   EXPECT_THAT(out_, HasSubstr("outputs match"));
   EXPECT_THAT(out_, HasSubstr("output 0: pass (max abs diff 0)"));
