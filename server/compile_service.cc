@@ -16,13 +16,16 @@ CompileService::CompileService(int workers, Store& store, BlobStore& blobs, Metr
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
-CompileService::~CompileService() {
+CompileService::~CompileService() { Stop(); }
+
+void CompileService::Stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   for (auto& worker : workers_) worker.join();
+  workers_.clear();
 }
 
 absl::StatusOr<compiler::CompileOptions> CompileService::ToCompilerOptions(

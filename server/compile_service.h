@@ -35,7 +35,11 @@ class CompileService {
   using Done = std::function<void(const CompileRecord&, CompileSource)>;
 
   CompileService(int workers, Store& store, BlobStore& blobs, Metrics& metrics);
-  ~CompileService();  // finishes running compiles, drops queued ones
+  ~CompileService();  // Stop()
+
+  /// Finishes running compiles (their callbacks run), drops queued ones and joins the workers.
+  /// Call it before destroying what the callbacks use.
+  void Stop();
 
   /// Converts API options to the compiler's. Errors: InvalidArgument naming the option.
   static absl::StatusOr<compiler::CompileOptions> ToCompilerOptions(

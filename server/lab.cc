@@ -424,7 +424,8 @@ void Lab::Finish(JobEntry& entry, v1::JobResult result, const std::string& messa
   // Finished jobs live in the store only; watchers and GetJob read them there.
   request_ids_.erase({entry.job.tenant(), entry.job.request_id()});
   job_by_number_.erase(entry.number);
-  jobs_.erase(entry.job.id());
+  std::string id = entry.job.id();  // erasing destroys `entry`
+  jobs_.erase(id);
 }
 
 void Lab::LeaveBoard(JobEntry& entry) {

@@ -199,6 +199,7 @@ int Serve(const ServerConfig& config) {
   LogInfo("shutting down");
   // Open streams (agents, watchers) are cut after a grace period; the state is already on disk.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  compiles.Stop();  // before the Lab its callbacks report to
   return kExitOk;
 }
 

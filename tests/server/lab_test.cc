@@ -1,0 +1,439 @@
+#include "server/lab.h"
+
+#include <set>
+
+#include "absl/strings/match.h"
+#include "tests/server/lab_fixture.h"
+
+namespace boardlab::server::testing {
+namespace {
+
+TEST_F(LabTest, SubmitNamesAMissingModelBlob) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  v1::Digest missing;
+  missing.set_sha256(std::string(64, 'a'));
+  missing.set_size_bytes(10);
+  auto response = lab_->Submit(Caller{"t", Role::kClient}, Request(missing));
+  ASSERT_EQ(response.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StrContains(response.status().message(), "upload it first"))
+      << response.status();
+}
+
+TEST_F(LabTest, SubmitRefusesABoardTypeNoBoardHas) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  auto request = Request(PutModel());
+  request.mutable_spec()->mutable_selector()->set_board_type("imxrt700-evk");
+  auto response = lab_->Submit(Caller{"t", Role::kClient}, request);
+  ASSERT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(response.status().message(),
+            "no board of type 'imxrt700-evk' is registered with this server (known board types: "
+            "imxrt700-sim)");
+}
+
+TEST_F(LabTest, SubmitRefusesBadOptionsWithTheirName) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  struct Case {
+    std::function<void(v1::JobSpec&)> mutate;
+    std::string message_part;
+  };
+  std::vector<Case> cases = {
+      {[](v1::JobSpec& s) { s.mutable_compile()->set_weights("rom"); }, "weights"},
+      {[](v1::JobSpec& s) { s.mutable_compile()->set_target("imxrt1170"); }, "target"},
+      {[](v1::JobSpec& s) { s.mutable_compile()->add_no_npu("CONV_9D"); }, "CONV_9D"},
+      {[](v1::JobSpec& s) { s.mutable_run()->set_atol(300); }, "atol"},
+      {[](v1::JobSpec& s) { s.mutable_run()->set_iterations(-1); }, "iterations"},
+      {[](v1::JobSpec& s) { s.set_priority(5000); }, "priority"},
+      {[](v1::JobSpec& s) { s.mutable_run()->add_inputs(); }, "neither a blob nor a seed"},
+  };
+  for (const auto& c : cases) {
+    auto request = Request(PutModel());
+    c.mutate(*request.mutable_spec());
+    auto response = lab_->Submit(Caller{"t", Role::kClient}, request);
+    EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument) << c.message_part;
+    EXPECT_TRUE(absl::StrContains(response.status().message(), c.message_part))
+        << response.status();
+  }
+}
+
+TEST_F(LabTest, ARequestIdIsSubmittedOnce) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  auto request = Request(PutModel());
+  request.set_request_id("ci-run-42");
+  v1::Job first = Submit(request, "team");
+  auto again = lab_->Submit(Caller{"team", Role::kClient}, request);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->deduplicated());
+  EXPECT_EQ(again->job().id(), first.id());
+  // Another tenant's identical request id is its own job.
+  auto other = lab_->Submit(Caller{"other", Role::kClient}, request);
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(other->deduplicated());
+  EXPECT_NE(other->job().id(), first.id());
+}
+
+TEST_F(LabTest, AJobRunsOnAnIdleBoardAndPasses) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  v1::Job job = Submit(Request(PutModel()));
+  auto assignment = agent->WaitAssignment();
+  ASSERT_TRUE(assignment);
+  EXPECT_EQ(assignment->job_id(), job.id());
+  EXPECT_EQ(assignment->board_id(), "a-b0");
+  EXPECT_EQ(assignment->attempt(), 1);
+  EXPECT_TRUE(blobs_->Has(assignment->artifact()));
+  EXPECT_EQ(Get(job.id()).state(), v1::JOB_STATE_ASSIGNED);
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_BUSY);
+
+  for (auto stage : {v1::JOB_STATE_LOADING, v1::JOB_STATE_RUNNING, v1::JOB_STATE_COLLECTING}) {
+    Stage(session, *assignment, stage);
+    EXPECT_EQ(Get(job.id()).state(), stage);
+  }
+  Result(session, *assignment, v1::RUN_OUTCOME_PASS);
+  v1::Job done = Get(job.id());
+  EXPECT_EQ(done.state(), v1::JOB_STATE_DONE);
+  EXPECT_EQ(done.result(), v1::JOB_RESULT_PASS);
+  EXPECT_EQ(done.inference_us(), 12.5);
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_IDLE);
+
+  // The event log: dense sequence numbers, every state in order, the final record last.
+  auto events = lab_->WaitEvents(Caller{"default", Role::kClient}, job.id(), 0, 0);
+  ASSERT_TRUE(events.ok());
+  std::vector<v1::JobState> states;
+  for (size_t i = 0; i < events->size(); ++i) {
+    EXPECT_EQ((*events)[i].seq(), static_cast<int64_t>(i + 1));
+    if ((*events)[i].has_state()) states.push_back((*events)[i].state());
+  }
+  EXPECT_EQ(states, (std::vector<v1::JobState>{v1::JOB_STATE_COMPILING, v1::JOB_STATE_QUEUED,
+                                               v1::JOB_STATE_ASSIGNED, v1::JOB_STATE_LOADING,
+                                               v1::JOB_STATE_RUNNING, v1::JOB_STATE_COLLECTING,
+                                               v1::JOB_STATE_DONE}));
+  EXPECT_TRUE(events->back().has_finished());
+  // A result repeated after a reconnect is acknowledged and recorded once.
+  Result(session, *assignment, v1::RUN_OUTCOME_FAIL);
+  EXPECT_EQ(Get(job.id()).result(), v1::JOB_RESULT_PASS);
+}
+
+TEST_F(LabTest, AMalformedModelEndsAsACompileError) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  v1::Job job = Submit(Request(PutBlob({'n', 'o', 't', ' ', 'a', ' ', 'm', 'o', 'd', 'e', 'l'})));
+  v1::Job done = WaitState(job.id(), v1::JOB_STATE_DONE);
+  EXPECT_EQ(done.result(), v1::JOB_RESULT_COMPILE_ERROR);
+  EXPECT_FALSE(done.message().empty());
+  EXPECT_TRUE(agent->Assignments().empty());
+}
+
+TEST_F(LabTest, AnInputOfTheWrongSizeIsRefusedAfterCompiling) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  auto request = Request(PutModel());
+  *request.mutable_spec()->mutable_run()->add_inputs()->mutable_blob() =
+      PutBlob(std::vector<uint8_t>(15, 1));
+  v1::Job done = WaitState(Submit(request).id(), v1::JOB_STATE_DONE);
+  EXPECT_EQ(done.result(), v1::JOB_RESULT_COMPILE_ERROR);
+  EXPECT_EQ(done.message(), "input 0 has 15 bytes; the model's input 0 needs 16");
+}
+
+TEST_F(LabTest, ARepeatedModelIsServedFromTheCompileCache) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  v1::Digest model = PutModel();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(Submit(Request(model)).id());
+  for (const auto& id : ids) WaitCompiled(id);
+  v1::Job later = Submit(Request(model));
+  WaitCompiled(later.id());
+  EXPECT_TRUE(Get(later.id()).compile_cache_hit());
+  EXPECT_FALSE(Get(ids[0]).compile_cache_hit());
+}
+
+TEST_F(LabTest, HigherPriorityRunsFirst) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  v1::Digest model = PutModel();
+  v1::Job first = Submit(Request(model));
+  auto running = agent->WaitAssignment(1);
+  ASSERT_TRUE(running);
+  v1::Job low = Submit(Request(model, 0));
+  v1::Job high = Submit(Request(model, 5));
+  WaitState(low.id(), v1::JOB_STATE_QUEUED);
+  WaitState(high.id(), v1::JOB_STATE_QUEUED);
+  Result(session, *running, v1::RUN_OUTCOME_PASS);
+  auto next = agent->WaitAssignment(2);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->job_id(), high.id());
+}
+
+TEST_F(LabTest, EqualPrioritiesAreSharedFairlyBetweenTenants) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 2, agent);
+  v1::Digest model = PutModel();
+  // Hold both boards with a reservation while the queue fills, so order is decided at once.
+  auto lease0 = lab_->Reserve(Caller{"x", Role::kClient}, [] {
+    v1::ReserveRequest r;
+    r.set_board_id("a-b0");
+    return r;
+  }());
+  auto lease1 = lab_->Reserve(Caller{"x", Role::kClient}, [] {
+    v1::ReserveRequest r;
+    r.set_board_id("a-b1");
+    return r;
+  }());
+  ASSERT_TRUE(lease0.ok() && lease1.ok());
+  std::vector<std::string> busy_tenant;
+  for (int i = 0; i < 3; ++i) busy_tenant.push_back(Submit(Request(model), "busy").id());
+  std::string quiet = Submit(Request(model), "quiet").id();
+  for (const auto& id : busy_tenant) WaitState(id, v1::JOB_STATE_QUEUED);
+  WaitState(quiet, v1::JOB_STATE_QUEUED);
+  EXPECT_TRUE(agent->Assignments().empty());  // reserved boards take no jobs
+  v1::ReleaseRequest release;
+  release.set_board_id("a-b0");
+  release.set_lease_id(lease0->lease_id());
+  ASSERT_TRUE(lab_->Release(Caller{"x", Role::kClient}, release).ok());
+  release.set_board_id("a-b1");
+  release.set_lease_id(lease1->lease_id());
+  ASSERT_TRUE(lab_->Release(Caller{"x", Role::kClient}, release).ok());
+  agent->WaitAssignment(2);
+  std::set<std::string> assigned;
+  for (const auto& a : agent->Assignments()) assigned.insert(a.job_id());
+  EXPECT_EQ(assigned, (std::set<std::string>{busy_tenant[0], quiet}));
+}
+
+TEST_F(LabTest, ABoardErrorIsRetriedOnAnotherBoard) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 2, agent);
+  v1::Job job = Submit(Request(PutModel()));
+  auto first = agent->WaitAssignment(1);
+  ASSERT_TRUE(first);
+  Result(session, *first, v1::RUN_OUTCOME_BOARD_ERROR, "firmware hung");
+  auto second = agent->WaitAssignment(2);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->job_id(), job.id());
+  EXPECT_EQ(second->attempt(), 2);
+  EXPECT_NE(second->board_id(), first->board_id());
+  Result(session, *second, v1::RUN_OUTCOME_PASS);
+  v1::Job done = Get(job.id());
+  EXPECT_EQ(done.result(), v1::JOB_RESULT_PASS);
+  EXPECT_EQ(done.attempt(), 2);
+}
+
+TEST_F(LabTest, ModelFailuresAreNotRetried) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 2, agent);
+  v1::Job job = Submit(Request(PutModel()));
+  auto first = agent->WaitAssignment(1);
+  ASSERT_TRUE(first);
+  Result(session, *first, v1::RUN_OUTCOME_MODEL_ERROR, "does not fit: needs 9 bytes, board has 8");
+  v1::Job done = Get(job.id());
+  EXPECT_EQ(done.result(), v1::JOB_RESULT_RUN_ERROR);
+  EXPECT_EQ(done.message(), "does not fit: needs 9 bytes, board has 8");
+  EXPECT_EQ(agent->Assignments().size(), 1u);
+}
+
+TEST_F(LabTest, TheRetryBudgetEndsInAnInfrastructureError) {
+  config_.retry_budget = 1;
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 2, agent);
+  v1::Job job = Submit(Request(PutModel()));
+  for (size_t i = 1; i <= 2; ++i) {
+    auto a = agent->WaitAssignment(i);
+    ASSERT_TRUE(a);
+    Result(session, *a, v1::RUN_OUTCOME_BOARD_ERROR, "crashed");
+  }
+  v1::Job done = Get(job.id());
+  EXPECT_EQ(done.result(), v1::JOB_RESULT_INFRA_ERROR);
+  EXPECT_TRUE(absl::StrContains(done.message(), "retry budget 1 used up")) << done.message();
+}
+
+TEST_F(LabTest, ABoardThatKeepsFailingIsQuarantined) {
+  config_.quarantine_after = 2;
+  config_.retry_budget = 5;
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  v1::Digest model = PutModel();
+  Submit(Request(model));
+  for (size_t i = 1; i <= 2; ++i) {
+    auto a = agent->WaitAssignment(i);
+    ASSERT_TRUE(a);
+    Result(session, *a, v1::RUN_OUTCOME_BOARD_ERROR, "flash failed");
+  }
+  auto board = lab_->GetBoard("a-b0");
+  ASSERT_TRUE(board.ok());
+  EXPECT_EQ(board->state(), v1::BOARD_STATE_QUARANTINED);
+  EXPECT_TRUE(absl::StrContains(board->reason(), "flash failed")) << board->reason();
+  lab_->Tick();
+  EXPECT_EQ(agent->Assignments().size(), 2u);  // no more jobs for it
+}
+
+TEST_F(LabTest, ASilentAgentsJobMovesToAnotherAgent) {
+  config_.heartbeat_interval_ms = 50;  // lease: 150 ms
+  StartLab();
+  std::shared_ptr<FakeSession> silent, alive;
+  std::string silent_session = Connect("silent", 1, silent);
+  v1::Job job = Submit(Request(PutModel()));
+  auto first = silent->WaitAssignment(1);
+  ASSERT_TRUE(first);
+  std::string alive_session = Connect("alive", 1, alive);
+  for (int i = 0; i < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    Heartbeat(alive_session);
+    lab_->Tick();
+  }
+  EXPECT_TRUE(silent->closed());
+  auto second = alive->WaitAssignment(1);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->job_id(), job.id());
+  EXPECT_EQ(second->attempt(), 2);
+  Result(alive_session, *second, v1::RUN_OUTCOME_PASS);
+  EXPECT_EQ(Get(job.id()).result(), v1::JOB_RESULT_PASS);
+}
+
+TEST_F(LabTest, CancellingAQueuedJobEndsIt) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  lab_->AgentGone(session);  // the board is known but offline: jobs wait
+  v1::Job job = Submit(Request(PutModel()));
+  WaitState(job.id(), v1::JOB_STATE_QUEUED);
+  auto cancelled = lab_->Cancel(Caller{"default", Role::kClient}, job.id());
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(Get(job.id()).result(), v1::JOB_RESULT_CANCELLED);
+}
+
+TEST_F(LabTest, CancellingARunningJobTellsItsAgent) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  v1::Job job = Submit(Request(PutModel()));
+  auto a = agent->WaitAssignment(1);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(lab_->Cancel(Caller{"default", Role::kClient}, job.id()).ok());
+  bool told = false;
+  for (const auto& m : agent->sent()) told |= m.has_cancel() && m.cancel().job_id() == job.id();
+  EXPECT_TRUE(told);
+  Result(session, *a, v1::RUN_OUTCOME_CANCELLED);
+  EXPECT_EQ(Get(job.id()).result(), v1::JOB_RESULT_CANCELLED);
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_IDLE);
+}
+
+TEST_F(LabTest, OtherTenantsCannotSeeAJob) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  v1::Job job = Submit(Request(PutModel()), "alpha");
+  auto seen = lab_->GetJob(Caller{"beta", Role::kClient}, job.id());
+  EXPECT_EQ(seen.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(lab_->GetJob(Caller{"alpha", Role::kClient}, job.id()).ok());
+}
+
+TEST_F(LabTest, ARestartKeepsQueuedJobsQueued) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  lab_->AgentGone(session);
+  v1::Digest model = PutModel();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(Submit(Request(model)).id());
+  for (const auto& id : ids) WaitState(id, v1::JOB_STATE_QUEUED);
+  RestartLab();
+  EXPECT_EQ(lab_->QueuedJobsForTest(), 5);
+  session = Connect("a", 1, agent);
+  for (size_t i = 1; i <= ids.size(); ++i) {
+    auto a = agent->WaitAssignment(i);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->job_id(), ids[i - 1]);
+    Result(session, *a, v1::RUN_OUTCOME_PASS);
+  }
+  for (const auto& id : ids) EXPECT_EQ(Get(id).result(), v1::JOB_RESULT_PASS);
+}
+
+TEST_F(LabTest, ARestartedServerWaitsForTheAgentOfARunningJob) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  v1::Job job = Submit(Request(PutModel()));
+  auto a = agent->WaitAssignment(1);
+  ASSERT_TRUE(a);
+  Stage(session, *a, v1::JOB_STATE_RUNNING);
+  RestartLab();
+  EXPECT_EQ(Get(job.id()).state(), v1::JOB_STATE_RUNNING);
+  v1::InFlightJob in_flight;
+  in_flight.set_job_id(job.id());
+  in_flight.set_attempt(a->attempt());
+  in_flight.set_board_id(a->board_id());
+  in_flight.set_still_running(false);
+  session = Connect("a", 1, agent, "imxrt700-sim", {in_flight});
+  Result(session, *a, v1::RUN_OUTCOME_PASS);
+  v1::Job done = Get(job.id());
+  EXPECT_EQ(done.result(), v1::JOB_RESULT_PASS);
+  EXPECT_EQ(done.attempt(), 1);
+}
+
+TEST_F(LabTest, AnAgentThatLostItsJobGetsItRetried) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  v1::Job job = Submit(Request(PutModel()));
+  ASSERT_TRUE(agent->WaitAssignment(1));
+  std::shared_ptr<FakeSession> restarted;
+  session = Connect("a", 1, restarted);  // no in-flight jobs: its journal is gone
+  EXPECT_TRUE(agent->closed());          // the old session is replaced
+  auto again = restarted->WaitAssignment(1);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->job_id(), job.id());
+  EXPECT_EQ(again->attempt(), 2);
+}
+
+TEST_F(LabTest, AQueuedJobTimesOut) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  lab_->AgentGone(session);
+  auto request = Request(PutModel());
+  request.mutable_spec()->set_queue_timeout_seconds(1);
+  v1::Job job = Submit(request);
+  WaitState(job.id(), v1::JOB_STATE_QUEUED);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  lab_->Tick();
+  EXPECT_EQ(Get(job.id()).result(), v1::JOB_RESULT_QUEUE_TIMEOUT);
+}
+
+TEST_F(LabTest, PinnedJobsWaitForTheirBoard) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 2, agent);
+  auto request = Request(PutModel());
+  request.mutable_spec()->mutable_selector()->set_board_id("a-b1");
+  Submit(request);
+  Submit(request);
+  auto first = agent->WaitAssignment(1);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->board_id(), "a-b1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(agent->Assignments().size(), 1u);  // the second waits, a-b0 stays idle
+  Result(session, *first, v1::RUN_OUTCOME_PASS);
+  auto second = agent->WaitAssignment(2);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->board_id(), "a-b1");
+}
+
+}  // namespace
+}  // namespace boardlab::server::testing
