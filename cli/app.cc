@@ -77,8 +77,10 @@ void AddSubmitCommand(CLI::App& app, Command& command) {
   submit->add_option("model", args->model, "int8 .tflite model")->required();
   AddSubmitSelection(*submit, *args);
   AddSubmitRun(*submit, *args);
-  submit->add_flag("--wait", args->wait, "follow the job and exit with its verdict");
+  CLI::Option* wait =
+      submit->add_flag("--wait", args->wait, "follow the job and exit with its verdict");
   AddReportOptions(*submit, args->report);
+  submit->get_option("--out")->needs(wait);
   submit->callback([args, &command] {
     command = [args](const Connection& connection) { return RunSubmit(connection, *args); };
   });

@@ -105,6 +105,7 @@ TEST(UsageErrors, ExitTwoWithAMessage) {
   EXPECT_THAT(UsageErrorOf({"submit", model, "--atol", "-1"}), HasSubstr("--atol"));
   EXPECT_THAT(UsageErrorOf({"submit", model, "--iterations", "0"}), HasSubstr("--iterations"));
   EXPECT_THAT(UsageErrorOf({"submit", model, "--bogus"}), HasSubstr("--bogus"));
+  EXPECT_THAT(UsageErrorOf({"submit", model, "--out", "dir"}), HasSubstr("--out requires --wait"));
   EXPECT_THAT(UsageErrorOf({"watch"}), HasSubstr("job is required"));
   EXPECT_THAT(UsageErrorOf({"jobs", "--state", "sleeping"}), HasSubstr("--state 'sleeping'"));
   EXPECT_THAT(UsageErrorOf({"jobs", "--limit", "0"}), HasSubstr("--limit"));
