@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace boardlab::cli {
@@ -95,7 +96,10 @@ int FailWithStatus(const absl::Status& status, absl::string_view doing, absl::st
                    status.message().empty() ? absl::StatusCodeToString(status.code())
                                             : std::string(status.message()));
   const std::string hint = HintFor(status.code(), server);
-  if (!hint.empty()) absl::StrAppend(&message, "; ", hint);
+  // The server's own message may already say what to do ("pass --token or ...").
+  const bool says_what_to_do = absl::StrContains(status.message(), "--token") ||
+                               absl::StrContains(status.message(), "boardlab boards");
+  if (!hint.empty() && !says_what_to_do) absl::StrAppend(&message, "; ", hint);
   return Fail(ExitCodeForStatus(status), message);
 }
 

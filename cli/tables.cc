@@ -17,6 +17,11 @@ std::string ShortName(const std::string& full_name, std::string_view prefix) {
   return absl::AsciiStrToLower(name);
 }
 
+// `text` cut to `width` characters, the cut marked with "...", so that columns stay aligned.
+std::string Fit(const std::string& text, size_t width) {
+  return text.size() <= width ? text : text.substr(0, width - 3) + "...";
+}
+
 std::string CyclesText(const std::optional<uint64_t>& cycles) {
   return cycles ? std::to_string(*cycles) : "-";
 }
@@ -142,11 +147,11 @@ void PrintJobsTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, std
                          "BOARD TYPE", "BOARD", "SUBMITTED", "TOOK");
   for (const v1::Job& job : jobs) {
     const std::string& type = job.spec().selector().board_type();
-    out << absl::StrFormat("%-24s %-14s %-28s %-16s %-12s %-19s %s\n", job.id(),
-                           StateOrVerdict(job), job.spec().name().empty() ? "-" : job.spec().name(),
-                           type.empty() ? "default" : type,
-                           job.board_id().empty() ? "-" : job.board_id(),
-                           TimeText(job.submit_time_ms()), JobDuration(job));
+    out << absl::StrFormat(
+        "%-24s %-14s %-28s %-16s %-12s %-19s %s\n", job.id(), StateOrVerdict(job),
+        job.spec().name().empty() ? "-" : Fit(job.spec().name(), 28),
+        type.empty() ? "default" : type, job.board_id().empty() ? "-" : job.board_id(),
+        TimeText(job.submit_time_ms()), JobDuration(job));
   }
 }
 

@@ -49,5 +49,13 @@ TEST(FailWithStatus, SaysWhatFailedAndWhatToDo) {
             "BOARDLAB_TOKEN\n");
 }
 
+TEST(FailWithStatus, NoHintWhenTheServerAlreadySaysWhatToDo) {
+  ::testing::internal::CaptureStderr();
+  FailWithStatus(absl::UnauthenticatedError("no bearer token: pass --token"), "listing jobs",
+                 "h:1");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "boardlab: listing jobs: no bearer token: pass --token\n");
+}
+
 }  // namespace
 }  // namespace boardlab::cli
