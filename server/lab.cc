@@ -68,8 +68,13 @@ absl::Status CheckBlob(const BlobStore& blobs, const v1::Digest& digest, const c
 }  // namespace
 
 Lab::Lab(const ServerConfig& config, Store& store, BlobStore& blobs, CompileService& compiles,
-         Metrics& metrics)
-    : config_(config), store_(store), blobs_(blobs), compiles_(compiles), metrics_(metrics) {}
+         Metrics& metrics, ReferenceRunner* reference)
+    : config_(config),
+      store_(store),
+      blobs_(blobs),
+      compiles_(compiles),
+      metrics_(metrics),
+      reference_(reference) {}
 
 std::string Lab::JobId(int64_t number) const { return absl::StrFormat("j%08d", number); }
 
@@ -117,18 +122,14 @@ void Lab::RequestRecoveredCompiles() {
     ids.swap(recovered_compiles_);
   }
   for (const std::string& id : ids) {
-    v1::Digest model;
-    v1::CompileOptions options;
+    v1::JobSpec spec;
     {
       std::lock_guard lock(mutex_);
       JobEntry* entry = FindJob(id);
       if (!entry) continue;
-      model = entry->job.spec().model();
-      options = entry->job.spec().compile();
+      spec = entry->job.spec();
     }
-    compiles_.Request(model, options, [this, id](const CompileRecord& record, CompileSource s) {
-      OnCompiled(id, record, s);
-    });
+    RequestCompile(id, spec);
   }
 }
 
@@ -296,11 +297,61 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   std::string id = e.job.id();
   lock.unlock();
 
-  compiles_.Request(spec.model(), spec.compile(),
-                    [this, id](const CompileRecord& record, CompileSource source) {
-                      OnCompiled(id, record, source);
-                    });
+  RequestCompile(id, spec);
   return response;
+}
+
+void Lab::RequestCompile(const std::string& job_id, const v1::JobSpec& spec) {
+  if (spec.run().expect_reference() && spec.run().expected_size() == 0) {
+    v1::CompileOptions reference_options = spec.compile();
+    reference_options.set_cpu_only(true);
+    compiles_.Request(spec.model(), reference_options,
+                      [this, job_id, spec](const CompileRecord& record, CompileSource) {
+                        OnReferenceCompiled(job_id, spec, record);
+                      });
+    return;
+  }
+  compiles_.Request(spec.model(), spec.compile(),
+                    [this, job_id](const CompileRecord& record, CompileSource source) {
+                      OnCompiled(job_id, record, source);
+                    });
+}
+
+// The reference outputs become the job's expected outputs before the real compile runs.
+void Lab::OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec,
+                              const CompileRecord& record) {
+  absl::StatusOr<std::vector<v1::Digest>> outputs =
+      absl::FailedPreconditionError("this server cannot run reference models");
+  if (!record.error.empty()) {
+    outputs = absl::InvalidArgumentError(record.error);
+  } else if (reference_) {
+    outputs = reference_->Run(record.artifact, spec.run().inputs(),
+                              static_cast<int>(record.output_bytes.size()));
+  }
+  v1::JobSpec with_expected = spec;
+  {
+    std::lock_guard lock(mutex_);
+    JobEntry* entry = FindJob(job_id);
+    if (!entry || entry->job.state() != v1::JOB_STATE_COMPILING) return;
+    if (!record.error.empty()) {
+      Finish(*entry, v1::JOB_RESULT_COMPILE_ERROR, record.error);
+      return;
+    }
+    if (!outputs.ok()) {
+      Finish(*entry, v1::JOB_RESULT_RUN_ERROR,
+             absl::StrCat("computing the reference outputs: ", outputs.status().message()));
+      return;
+    }
+    for (const auto& digest : *outputs) {
+      *entry->job.mutable_spec()->mutable_run()->add_expected() = digest;
+    }
+    with_expected = entry->job.spec();
+    Persist(*entry);
+    AddLog(*entry, absl::StrCat("reference outputs computed on the host (CPU kernels, TFLite "
+                                "Micro arithmetic): ",
+                                outputs->size(), " output(s)"));
+  }
+  RequestCompile(job_id, with_expected);
 }
 
 void Lab::OnCompiled(const std::string& job_id, const CompileRecord& record, CompileSource source) {

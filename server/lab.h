@@ -36,6 +36,7 @@
 #include "server/compile_service.h"
 #include "server/config.h"
 #include "server/metrics.h"
+#include "server/reference_runner.h"
 #include "server/store.h"
 
 namespace boardlab::server {
@@ -44,7 +45,7 @@ class Lab {
  public:
   /// All references must outlive the Lab.
   Lab(const ServerConfig& config, Store& store, BlobStore& blobs, CompileService& compiles,
-      Metrics& metrics);
+      Metrics& metrics, ReferenceRunner* reference = nullptr);
 
   /// Reloads boards and unfinished jobs after a start: queued jobs are queued again, compiles are
   /// restarted, and jobs that were on a board wait one lease period for their agent to report.
@@ -125,7 +126,10 @@ class Lab {
   // Submission and compile.
   absl::Status ValidateSpec(const v1::JobSpec& spec);
   absl::Status CheckSomeBoardCanRun(const v1::JobSpec& spec);
-  void StartCompile(JobEntry& entry);
+  /// Call without holding mutex_.
+  void RequestCompile(const std::string& job_id, const v1::JobSpec& spec);
+  void OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec,
+                           const CompileRecord& record);
   void OnCompiled(const std::string& job_id, const CompileRecord& record, CompileSource source);
 
   // State changes (all under mutex_).
@@ -172,6 +176,7 @@ class Lab {
   BlobStore& blobs_;
   CompileService& compiles_;
   Metrics& metrics_;
+  ReferenceRunner* reference_;
 
   std::mutex mutex_;
   std::condition_variable events_changed_;

@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -21,6 +22,7 @@
 #include "server/file_blob_store.h"
 #include "server/lab.h"
 #include "server/log.h"
+#include "server/reference_runner.h"
 #include "server/services.h"
 #include "server/sqlite_store.h"
 
@@ -142,7 +144,10 @@ int Serve(const ServerConfig& config) {
     exposer->RegisterCollectable(metrics.registry());
   }
   CompileService compiles(config.compile_workers, **store, **blobs, metrics);
-  Lab lab(config, **store, **blobs, compiles, metrics);
+  ReferenceRunner reference(
+      config.boardlab_run.empty() ? DefaultBoardlabRun() : config.boardlab_run,
+      (std::filesystem::path(config.data_dir) / "tmp").string(), **blobs);
+  Lab lab(config, **store, **blobs, compiles, metrics, &reference);
   if (absl::Status ok = lab.Recover(); !ok.ok()) {
     LogError("recovering state failed", {{"error", std::string(ok.message())}});
     return kExitStartup;
