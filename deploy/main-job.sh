@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The main job: builds boardlab, compiles a real model for the i.MX RT700 (partition, memory plan,
-# latency estimate), then runs the artifact on the simulated RT700 board, checks its outputs
-# against the TensorFlow Lite Micro golden outputs and prints the per-op profile.
-# (Later: the same through the server and board agents.)
+# The main job: builds boardlab, starts a server and an agent with two simulated RT700 boards on
+# loopback, submits a real model (MLPerf Tiny keyword spotting) with TensorFlow Lite Micro's golden
+# input and output, shows the job's progress, verdict and per-op profile, writes the job's files
+# to out/, and shuts everything down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BOARDLAB_BUILD_DIR:-build}
@@ -13,19 +13,69 @@ if [[ ! -f $model ]]; then
   exit 1
 fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBOARDLAB_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j"${BOARDLAB_JOBS:-2}" --target boardlab-compile boardlab-run
-mkdir -p out
+cmake --build "$build" -j"${BOARDLAB_JOBS:-2}" \
+  --target boardlab-server boardlab-agent boardlab boardlab-compile boardlab-run
+
+work=$(mktemp -d /tmp/boardlab-main-job.XXXXXX)
+pids=()
+cleanup() {
+  # SIGTERM: the server and the agent shut down cleanly (state is on disk already).
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== start boardlab-server (loopback, data in $work/server)"
+"$build"/server/boardlab-server --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
+  --data-dir "$work/server" >"$work/server.out" 2>"$work/server.log" &
+pids+=($!)
+for _ in $(seq 100); do
+  grep -q "listening on" "$work/server.out" 2>/dev/null && break
+  sleep 0.1
+done
+read -r address metrics_port < <(sed -n 's/.*listening on \([^ ]*\) metrics \([0-9]*\).*/\1 \2/p' "$work/server.out")
+if [[ -z ${address:-} ]]; then
+  echo "main-job: the server did not start:" >&2
+  cat "$work/server.log" >&2
+  exit 1
+fi
+echo "   gRPC on $address, metrics on http://127.0.0.1:$metrics_port/metrics"
+
+echo "== start boardlab-agent with two simulated RT700 boards"
+"$build"/agent/boardlab-agent --server "$address" --agent-id lab-host-1 --sim-boards 2 \
+  --state-dir "$work/agent" >"$work/agent.log" 2>&1 &
+pids+=($!)
+export BOARDLAB_SERVER=$address
+for _ in $(seq 100); do
+  [[ $("$build"/cli/boardlab boards --json 2>/dev/null | grep -c '"id"') -ge 2 ]] && break
+  sleep 0.1
+done
+"$build"/cli/boardlab boards
+
 name=$(basename "$model" .tflite)
-echo "== compile $name for imxrt700"
-"$build"/compiler/boardlab-compile "$model" -o "out/$name.pte" --report "out/$name.report.json" \
-  --debug-map "out/$name.map.json"
 golden=$shared/golden/$name
-run_args=(--etdump "out/$name.etdp" --outputs out --target compiler/targets/imxrt700.json)
+submit_args=(--board-type imxrt700-sim --wait --out "out/$name")
 if [[ -f $golden/seed1.input.bin ]]; then
-  run_args+=(--input "$golden/seed1.input.bin" --expected "$golden/seed1.output.bin" --atol 0)
+  submit_args+=(--input "$golden/seed1.input.bin" --expected "$golden/seed1.output.bin" --atol 0)
+else
+  submit_args+=(--input random:1 --expect-reference)
 fi
 echo
-echo "== run $name on the simulated RT700 board"
-"$build"/runtime/boardlab-run "out/$name.pte" "${run_args[@]}"
+echo "== boardlab submit $model"
+status=0
+"$build"/cli/boardlab submit "$model" "${submit_args[@]}" || status=$?
 echo
-echo "wrote out/$name.pte, out/$name.report.json, out/$name.map.json, out/$name.etdp"
+echo "== where the compiler put each operator (out/$name/report.json)"
+"$build"/compiler/boardlab-compile "$model" -o "$work/local.pte" | sed -n '1,40p'
+echo
+echo "== metrics (excerpt)"
+{
+  exec 3<>"/dev/tcp/127.0.0.1/$metrics_port"
+  printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  cat <&3
+  exec 3<&-
+} 2>/dev/null | grep -E '^boardlab_(jobs_finished_total|compile_cache_requests_total|boards\{)' || true
+echo
+echo "job files in out/$name: $(ls "out/$name" | tr '\n' ' ')"
+exit $status
