@@ -1,0 +1,71 @@
+#pragma once
+
+// The board driver interface: run one artifact on one board and say how it went. The agent
+// core never knows what kind of board it talks to (STYLE.md rule 23); `sim` and `qemu` boards
+// are ProcessBoardExecutor (boardlab-run in a child process), tests use fakes.
+//
+//   std::unique_ptr<BoardRun> run = executor.Start(request,
+//       [&](std::string line) { logs.push_back(line); },
+//       [&](BoardReport report) { Finish(report); });
+//   ...
+//   run->Cancel();  // on_done follows with outcome CANCELLED
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "boardlab/v1/agent_service.pb.h"
+
+namespace boardlab::agent {
+
+/// What to run. All files are local paths the executor may read; it writes only below work_dir.
+struct BoardRunRequest {
+  std::string board_id;
+  std::string artifact_path;
+  std::vector<std::string> inputs;    // FILE.bin or random:SEED, in input order
+  std::vector<std::string> expected;  // expected raw bytes of output i
+  int atol = 0;
+  int iterations = 1;
+  int timeout_seconds = 300;  // the run is killed after this long: BOARD_ERROR
+  std::string work_dir;       // exists, empty, owned by this run
+};
+
+/// How a run ended and what it left behind.
+struct BoardReport {
+  v1::RunOutcome outcome = v1::RUN_OUTCOME_BOARD_ERROR;
+  std::string message;                    // why, in words (one line)
+  std::vector<std::string> output_paths;  // raw outputs in output order (may be empty)
+  std::string etdump_path;                // empty when the board wrote none
+  std::string profile_json;               // per-op profile, boardlab-run --profile json shape
+  std::vector<v1::OutputCheck> checks;
+  double inference_us = 0;
+  uint64_t inference_cycles = 0;
+};
+
+/// A run in progress. Destroying it kills the run without a report.
+class BoardRun {
+ public:
+  virtual ~BoardRun() = default;
+  /// Stops the run as fast as the board allows (a child process within a second); on_done
+  /// follows with RUN_OUTCOME_CANCELLED. No effect after on_done.
+  virtual void Cancel() = 0;
+};
+
+using LineCallback = std::function<void(std::string line)>;
+using DoneCallback = std::function<void(BoardReport report)>;
+
+class BoardExecutor {
+ public:
+  virtual ~BoardExecutor() = default;
+  /// Starts `request`. `on_line` gets the board's console lines as they come, `on_done` is called
+  /// exactly once (unless the BoardRun is destroyed first). Both are called on the executor's
+  /// io_context thread, never from inside Start().
+  virtual std::unique_ptr<BoardRun> Start(const BoardRunRequest& request, LineCallback on_line,
+                                          DoneCallback on_done) = 0;
+};
+
+using BoardExecutorPtr = std::unique_ptr<BoardExecutor>;
+
+}  // namespace boardlab::agent

@@ -1,0 +1,61 @@
+#pragma once
+
+// boardlab-agent's configuration: a YAML file (docs/agent.md), overridden by command-line flags.
+//
+//   absl::StatusOr<AgentConfig> config = LoadAgentConfigFile("/etc/boardlab/agent.yaml");
+//   if (!config.ok()) { std::cerr << config.status().message(); return 2; }
+//   AddSimBoards(*config, 2);                    // --sim-boards 2
+//   absl::Status valid = ValidateAgentConfig(*config);
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace boardlab::agent {
+
+/// One board the agent drives.
+struct BoardConfig {
+  std::string id;      // unique in the lab
+  std::string type;    // imxrt700-sim, imxrt700-qemu (what jobs select)
+  std::string driver;  // sim or qemu (how the agent runs it)
+  std::map<std::string, std::string> tags;
+  int timeout_seconds = 0;  // used when an assignment carries none; 0 = kDefaultRunTimeoutSeconds
+};
+
+inline constexpr int kDefaultRunTimeoutSeconds = 300;
+
+struct AgentConfig {
+  std::string agent_id;
+  std::string server;        // host:port
+  std::string token;         // bearer token; BOARDLAB_AGENT_TOKEN when empty
+  std::string state_dir;     // artifact cache and journal
+  std::string boardlab_run;  // the runner binary the sim and qemu drivers start
+  std::string tls_ca_file;   // TLS towards the server when set
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::vector<BoardConfig> boards;
+};
+
+/// Parses the YAML text of a config file. Unknown keys are errors (a typo must not silently
+/// drop a setting). Errors: InvalidArgument "Invalid configuration ...: ..." with the key.
+absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& yaml_text);
+
+/// Reads and parses `path`. Errors: NotFound when the file cannot be read, else as above, with
+/// the path in the message.
+absl::StatusOr<AgentConfig> LoadAgentConfigFile(const std::string& path);
+
+/// Appends `count` simulated boards "<agent_id>-sim-<i>" of type imxrt700-sim (--sim-boards).
+void AddSimBoards(AgentConfig& config, int count);
+
+/// The board type a driver serves by default ("sim" -> "imxrt700-sim", "qemu" ->
+/// "imxrt700-qemu"); empty for an unknown driver.
+std::string DefaultBoardType(const std::string& driver);
+
+/// Checks the merged configuration (file + flags): agent_id, server, state_dir and at least one
+/// board are set, board ids are unique, drivers known. Errors: InvalidArgument.
+absl::Status ValidateAgentConfig(const AgentConfig& config);
+
+}  // namespace boardlab::agent

@@ -1,0 +1,248 @@
+#include "agent/job_runner.h"
+
+#include <boost/asio/post.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace boardlab::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InternalError(absl::StrCat("reading '", path, "': cannot open it"));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+JobRunner::JobRunner(JobEnvironment env, v1::Assignment assignment, BoardConfig board,
+                     EventFn report)
+    : env_(std::move(env)),
+      assignment_(std::move(assignment)),
+      board_(std::move(board)),
+      report_(std::move(report)),
+      key_{assignment_.job_id(), assignment_.attempt()},
+      log_timer_(*env_.io) {}
+
+std::string JobRunner::work_dir() const {
+  // Job ids come from the server; only safe characters reach the file system.
+  std::string name = absl::StrCat(key_.job_id, "-", key_.attempt);
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  }
+  return (fs::path(env_.work_root) / name).string();
+}
+
+double JobRunner::SecondsSince(std::chrono::steady_clock::time_point start) const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void JobRunner::Start() {
+  stage_start_ = std::chrono::steady_clock::now();
+  OnLine(absl::StrCat("boardlab-agent: job ", ToString(key_), " on board ", board_.id, " (",
+                      board_.type, "): loading"));
+  boost::asio::post(*env_.transfers, [self = shared_from_this()] {
+    Fetched fetched;
+    const auto fetch = [&](const v1::Digest& digest, const char* what, std::string& path) -> bool {
+      absl::StatusOr<std::string> p = self->env_.cache->Fetch(digest);
+      if (!p.ok()) {
+        fetched.status = absl::Status(
+            p.status().code(), absl::StrCat("Failed to obtain ", what, ": ", p.status().message()));
+        return false;
+      }
+      path = *p;
+      return true;
+    };
+    bool ok = fetch(self->assignment_.artifact(), "the artifact", fetched.artifact);
+    for (int i = 0; ok && i < self->assignment_.inputs_size(); ++i) {
+      const v1::InputSpec& input = self->assignment_.inputs(i);
+      std::string value;
+      if (input.has_blob()) {
+        ok = fetch(input.blob(), "an input", value);
+      } else {
+        value = absl::StrCat("random:", input.random_seed());
+      }
+      fetched.inputs.push_back(value);
+    }
+    for (int i = 0; ok && i < self->assignment_.expected_size(); ++i) {
+      std::string path;
+      ok = fetch(self->assignment_.expected(i), "an expected output", path);
+      fetched.expected.push_back(path);
+    }
+    boost::asio::post(*self->env_.io, [self, fetched = std::move(fetched)]() mutable {
+      self->OnFetched(std::move(fetched));
+    });
+  });
+}
+
+void JobRunner::OnFetched(Fetched fetched) {
+  load_seconds_ = SecondsSince(stage_start_);
+  if (cancelled_) {
+    v1::RunResult result;
+    result.set_outcome(v1::RUN_OUTCOME_CANCELLED);
+    result.set_message("cancelled before the run started");
+    return Finish(std::move(result));
+  }
+  if (!fetched.status.ok()) {
+    v1::RunResult result;
+    result.set_outcome(v1::RUN_OUTCOME_BOARD_ERROR);
+    result.set_message(std::string(fetched.status.message()));
+    OnLine(absl::StrCat("boardlab-agent: ", fetched.status.message()));
+    return Finish(std::move(result));
+  }
+  std::error_code ec;
+  fs::remove_all(work_dir(), ec);
+  fs::create_directories(work_dir(), ec);
+  if (ec) {
+    v1::RunResult result;
+    result.set_outcome(v1::RUN_OUTCOME_BOARD_ERROR);
+    result.set_message(
+        absl::StrCat("cannot create the work directory '", work_dir(), "': ", ec.message()));
+    return Finish(std::move(result));
+  }
+
+  BoardRunRequest request;
+  request.board_id = board_.id;
+  request.artifact_path = fetched.artifact;
+  request.inputs = std::move(fetched.inputs);
+  request.expected = std::move(fetched.expected);
+  request.atol = assignment_.atol();
+  request.iterations = std::max(1, assignment_.iterations());
+  request.timeout_seconds = assignment_.timeout_seconds() > 0 ? assignment_.timeout_seconds()
+                            : board_.timeout_seconds > 0      ? board_.timeout_seconds
+                                                              : kDefaultRunTimeoutSeconds;
+  request.work_dir = work_dir();
+  report_(JobStage{key_, v1::JOB_STATE_RUNNING});
+  stage_start_ = std::chrono::steady_clock::now();
+  std::weak_ptr<JobRunner> weak = weak_from_this();
+  run_ = env_.executor->Start(
+      request,
+      [weak](std::string line) {
+        if (auto self = weak.lock()) self->OnLine(std::move(line));
+      },
+      [weak](BoardReport report) {
+        if (auto self = weak.lock()) self->OnBoardDone(std::move(report));
+      });
+}
+
+void JobRunner::OnLine(std::string line) {
+  if (full_log_.size() + line.size() < kMaxLogBytes) {
+    absl::StrAppend(&full_log_, line, "\n");
+  } else {
+    dropped_log_bytes_ += line.size() + 1;
+  }
+  pending_lines_.push_back(std::move(line));
+  if (pending_lines_.size() >= kLogBatchLines) return FlushLogs();
+  if (pending_lines_.size() == 1) {
+    log_timer_.expires_after(kLogBatchDelay);
+    log_timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+      if (auto self = weak.lock(); self && !ec) self->FlushLogs();
+    });
+  }
+}
+
+void JobRunner::FlushLogs() {
+  log_timer_.cancel();
+  if (pending_lines_.empty()) return;
+  std::vector<std::string> lines;
+  lines.swap(pending_lines_);
+  report_(JobLogs{key_, std::move(lines)});
+}
+
+void JobRunner::Cancel() {
+  if (cancelled_ || finished_) return;
+  cancelled_ = true;
+  OnLine("boardlab-agent: cancel requested");
+  if (run_ != nullptr) run_->Cancel();
+}
+
+void JobRunner::OnBoardDone(BoardReport report) {
+  run_seconds_ = SecondsSince(stage_start_);
+  if (report.outcome == v1::RUN_OUTCOME_CANCELLED || cancelled_) {
+    v1::RunResult result;
+    result.set_outcome(v1::RUN_OUTCOME_CANCELLED);
+    result.set_message(report.outcome == v1::RUN_OUTCOME_CANCELLED
+                           ? report.message
+                           : "cancelled; the run had already ended");
+    result.set_load_seconds(load_seconds_);
+    result.set_run_seconds(run_seconds_);
+    return Finish(std::move(result));
+  }
+  report_(JobStage{key_, v1::JOB_STATE_COLLECTING});
+  FlushLogs();
+  stage_start_ = std::chrono::steady_clock::now();
+  collecting_ = true;
+  std::string log = full_log_;
+  if (dropped_log_bytes_ > 0) {
+    absl::StrAppend(&log, "boardlab-agent: ", dropped_log_bytes_, " more bytes of log dropped\n");
+  }
+  boost::asio::post(*env_.transfers, [self = shared_from_this(), report = std::move(report),
+                                      log = std::move(log)] {
+    v1::RunResult result;
+    result.set_outcome(report.outcome);
+    result.set_message(report.message);
+    for (const v1::OutputCheck& check : report.checks) *result.add_checks() = check;
+    result.set_inference_us(report.inference_us);
+    result.set_inference_cycles(report.inference_cycles);
+    absl::Status status;
+    const auto put = [&](std::string_view bytes, const char* what, v1::Digest* digest) {
+      if (!status.ok()) return;
+      absl::StatusOr<v1::Digest> d = self->env_.blobs->Put(bytes);
+      if (!d.ok()) {
+        status = absl::Status(d.status().code(),
+                              absl::StrCat("Failed to upload ", what, ": ", d.status().message()));
+        return;
+      }
+      *digest = *d;
+    };
+    for (const std::string& path : report.output_paths) {
+      absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+      if (!bytes.ok()) {
+        status = bytes.status();
+        break;
+      }
+      put(*bytes, "an output", result.add_outputs());
+    }
+    if (!report.etdump_path.empty() && status.ok()) {
+      absl::StatusOr<std::string> bytes = ReadFileBytes(report.etdump_path);
+      if (bytes.ok()) {
+        put(*bytes, "the ETDump", result.mutable_etdump());
+      } else {
+        status = bytes.status();
+      }
+    }
+    if (!report.profile_json.empty())
+      put(report.profile_json, "the profile", result.mutable_profile());
+    put(log, "the log", result.mutable_log());
+    if (!status.ok()) {
+      // The board ran, but its results did not reach the store: an infrastructure failure.
+      result.set_outcome(v1::RUN_OUTCOME_BOARD_ERROR);
+      result.set_message(std::string(status.message()));
+    }
+    boost::asio::post(*self->env_.io, [self, result = std::move(result)]() mutable {
+      self->Finish(std::move(result));
+    });
+  });
+}
+
+void JobRunner::Finish(v1::RunResult result) {
+  if (finished_) return;
+  finished_ = true;
+  FlushLogs();
+  result.set_load_seconds(load_seconds_);
+  result.set_run_seconds(run_seconds_);
+  if (collecting_) result.set_collect_seconds(SecondsSince(stage_start_));
+  run_.reset();
+  std::error_code ec;
+  fs::remove_all(work_dir(), ec);
+  report_(JobDone{key_, std::move(result)});
+}
+
+}  // namespace boardlab::agent

@@ -1,0 +1,80 @@
+#include "agent/process_board_executor.h"
+
+#include <boost/asio/post.hpp>
+#include <filesystem>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "agent/child_process.h"
+
+namespace boardlab::agent {
+namespace {
+
+// Captured stdout is bounded: a profile JSON of a large model is a few hundred KiB.
+constexpr size_t kMaxStdoutBytes = 64u << 20;
+
+class ProcessBoardRun : public BoardRun {
+ public:
+  explicit ProcessBoardRun(std::shared_ptr<ChildProcess> child) : child_(std::move(child)) {}
+  ~ProcessBoardRun() override { child_->Detach(); }
+  void Cancel() override { child_->Kill(); }
+
+ private:
+  std::shared_ptr<ChildProcess> child_;
+};
+
+// What the callbacks of one run share.
+struct RunState {
+  BoardRunRequest request;
+  RunnerBoard board;
+  std::string stdout_text;
+  std::vector<std::string> stderr_lines;
+};
+
+}  // namespace
+
+ProcessBoardExecutor::ProcessBoardExecutor(boost::asio::io_context& io, std::string boardlab_run,
+                                           RunnerBoard board)
+    : io_(io), boardlab_run_(std::move(boardlab_run)), board_(board) {}
+
+std::unique_ptr<BoardRun> ProcessBoardExecutor::Start(const BoardRunRequest& request,
+                                                      LineCallback on_line, DoneCallback on_done) {
+  auto state = std::make_shared<RunState>();
+  state->request = request;
+  state->board = board_;
+  std::error_code ec;
+  std::filesystem::create_directories(OutputsDir(request), ec);
+
+  ChildOptions options;
+  options.argv = RunnerCommand(boardlab_run_, board_, request);
+  const int timeout = std::max(1, request.timeout_seconds);
+  options.timeout =
+      std::chrono::seconds(board_ == RunnerBoard::kQemu ? timeout + kQemuBackstopSeconds : timeout);
+  boost::asio::post(
+      io_, [on_line, text = absl::StrCat("boardlab-agent: running on ", request.board_id, ": ",
+                                         absl::StrJoin(options.argv, " "))] { on_line(text); });
+
+  // sim: stdout is the JSON document (kept, not streamed); qemu: stdout is the console.
+  auto on_stdout = [state, on_line](std::string line) {
+    if (state->stdout_text.size() + line.size() < kMaxStdoutBytes) {
+      absl::StrAppend(&state->stdout_text, line, "\n");
+    }
+    if (state->board == RunnerBoard::kQemu) on_line(std::move(line));
+  };
+  auto on_stderr = [state, on_line](std::string line) {
+    state->stderr_lines.push_back(line);
+    on_line(std::move(line));
+  };
+  auto on_exit = [state, on_line, on_done](const ChildExit& exit) {
+    BoardReport report = InterpretRunnerExit(state->board, state->request, exit, state->stdout_text,
+                                             state->stderr_lines);
+    on_line(absl::StrCat("boardlab-agent: ", v1::RunOutcome_Name(report.outcome), ": ",
+                         report.message));
+    on_done(std::move(report));
+  };
+  return std::make_unique<ProcessBoardRun>(ChildProcess::Start(
+      io_, std::move(options), std::move(on_stdout), std::move(on_stderr), std::move(on_exit)));
+}
+
+}  // namespace boardlab::agent

@@ -1,0 +1,38 @@
+#pragma once
+
+// The `sim` and `qemu` board drivers: boardlab-run in a child process (ChildProcess), so that a
+// crashing or hanging run cannot take the agent down. sim runs `boardlab-run --board sim
+// --profile json` (simulated RT700 cycles); qemu runs `boardlab-run --board qemu --timeout N`
+// (boardlab-firmware under qemu-system-arm) and streams the firmware console.
+//
+//   ProcessBoardExecutor sim(io, "/usr/bin/boardlab-run", RunnerBoard::kSim);
+//   auto run = sim.Start(request, on_line, on_done);
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "agent/board_executor.h"
+#include "agent/runner_output.h"
+
+namespace boardlab::agent {
+
+/// Extra time the agent gives a qemu run beyond boardlab-run's own --timeout before it kills
+/// the runner itself.
+inline constexpr int kQemuBackstopSeconds = 15;
+
+class ProcessBoardExecutor : public BoardExecutor {
+ public:
+  /// `io` runs the child's I/O and must outlive this executor and its runs.
+  ProcessBoardExecutor(boost::asio::io_context& io, std::string boardlab_run, RunnerBoard board);
+
+  std::unique_ptr<BoardRun> Start(const BoardRunRequest& request, LineCallback on_line,
+                                  DoneCallback on_done) override;
+
+ private:
+  boost::asio::io_context& io_;
+  std::string boardlab_run_;
+  RunnerBoard board_;
+};
+
+}  // namespace boardlab::agent

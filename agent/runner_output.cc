@@ -1,0 +1,255 @@
+#include "agent/runner_output.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace boardlab::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr char kRunnerPrefix[] = "boardlab-run: ";
+constexpr char kBoardErrorPrefix[] = "board error: ";
+
+bool StartsWith(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// The runner's own last error line ("boardlab-run: <message>"), without the prefix.
+std::string RunnerError(const std::vector<std::string>& stderr_lines) {
+  for (auto it = stderr_lines.rbegin(); it != stderr_lines.rend(); ++it) {
+    if (StartsWith(*it, kRunnerPrefix) && !StartsWith(*it, "boardlab-run: board qemu:")) {
+      return it->substr(sizeof(kRunnerPrefix) - 1);
+    }
+  }
+  for (auto it = stderr_lines.rbegin(); it != stderr_lines.rend(); ++it) {
+    if (!it->empty()) return *it;
+  }
+  return "";
+}
+
+// The firmware's console error ("result: ERROR" is preceded by the message) for qemu runs.
+std::string LastNonEmpty(const std::vector<std::string>& lines) {
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (!it->empty() && !StartsWith(*it, "result:") && !StartsWith(*it, "memory:")) return *it;
+  }
+  return "";
+}
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string AtolText(const BoardRunRequest& request) { return absl::StrCat("atol ", request.atol); }
+
+void CollectFiles(const BoardRunRequest& request, BoardReport& report) {
+  std::error_code ec;
+  for (int i = 0;; ++i) {
+    const fs::path path = fs::path(OutputsDir(request)) / absl::StrCat("output", i, ".bin");
+    if (!fs::is_regular_file(path, ec)) break;
+    report.output_paths.push_back(path.string());
+  }
+  if (fs::is_regular_file(EtdumpPath(request), ec)) report.etdump_path = EtdumpPath(request);
+}
+
+// Sim: boardlab-run --profile json prints one document on stdout (runtime/cli/main.cc Run()).
+void ReadSimJson(const std::string& stdout_text, BoardReport& report, std::string& error) {
+  json doc;
+  try {
+    doc = json::parse(stdout_text);
+    if (doc.contains("outputs")) {
+      for (const json& o : doc.at("outputs")) {
+        if (!o.contains("verification")) continue;
+        const json& v = o.at("verification");
+        v1::OutputCheck check;
+        check.set_index(o.at("index").get<int>());
+        check.set_passed(v.value("pass", false));
+        check.set_max_abs_diff(static_cast<int>(v.value("max_abs_diff", -1.0)));
+        report.checks.push_back(check);
+      }
+    }
+    if (doc.contains("profile")) {
+      const json& p = doc.at("profile");
+      report.inference_us = p.value("total_us", 0.0);
+      if (p.contains("total_cycles") && p.at("total_cycles").is_number()) {
+        report.inference_cycles = p.at("total_cycles").get<uint64_t>();
+      }
+    }
+  } catch (const json::exception& e) {
+    error = absl::StrCat("cannot read boardlab-run's profile JSON: ", e.what());
+    return;
+  }
+  report.profile_json = stdout_text;
+}
+
+// Qemu: the firmware console (firmware/main.cc):
+//   output 0: 256 bytes fnv1a32 1234abcd pass: max abs diff 0, 0 of 256 elements outside atol
+//   result: PASS ticks 123 ns 456789 instructions 456789 (per inference, icount shift 0)
+void ReadQemuConsole(const std::string& stdout_text, BoardReport& report) {
+  for (const std::string& line : SplitLines(stdout_text)) {
+    unsigned long index = 0, bytes = 0;
+    char checksum[16] = {0}, verdict[8] = {0};
+    double diff = 0;
+    if (std::sscanf(line.c_str(), "output %lu: %lu bytes fnv1a32 %15s %7[^:]: max abs diff %lf",
+                    &index, &bytes, checksum, verdict, &diff) == 5) {
+      v1::OutputCheck check;
+      check.set_index(static_cast<int>(index));
+      check.set_passed(strcmp(verdict, "pass") == 0);
+      check.set_max_abs_diff(static_cast<int>(diff));
+      report.checks.push_back(check);
+      continue;
+    }
+    unsigned long long ticks = 0, ns = 0;
+    char result[16] = {0};
+    if (std::sscanf(line.c_str(), "result: %15s ticks %llu ns %llu", result, &ticks, &ns) == 3) {
+      report.inference_us = static_cast<double>(ns) / 1e3;
+    }
+  }
+}
+
+std::string FailMessage(const BoardReport& report, const BoardRunRequest& request) {
+  std::string message;
+  for (const v1::OutputCheck& c : report.checks) {
+    if (c.passed()) continue;
+    absl::StrAppend(&message, message.empty() ? "" : "; ", "output ", c.index(),
+                    " differs: max abs diff ", c.max_abs_diff(), " > ", AtolText(request));
+  }
+  return message.empty() ? "outputs differ from the expected ones" : message;
+}
+
+}  // namespace
+
+std::string OutputsDir(const BoardRunRequest& request) {
+  return (fs::path(request.work_dir) / "outputs").string();
+}
+
+std::string EtdumpPath(const BoardRunRequest& request) {
+  return (fs::path(request.work_dir) / "run.etdp").string();
+}
+
+std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBoard board,
+                                       const BoardRunRequest& request) {
+  std::vector<std::string> argv = {boardlab_run, request.artifact_path, "--board",
+                                   board == RunnerBoard::kSim ? "sim" : "qemu"};
+  for (const std::string& input : request.inputs) {
+    argv.push_back("--input");
+    argv.push_back(input);
+  }
+  for (const std::string& expected : request.expected) {
+    argv.push_back("--expected");
+    argv.push_back(expected);
+  }
+  if (!request.expected.empty()) {
+    argv.push_back("--atol");
+    argv.push_back(std::to_string(request.atol));
+  }
+  argv.push_back("--iterations");
+  argv.push_back(std::to_string(std::max(1, request.iterations)));
+  argv.push_back("--etdump");
+  argv.push_back(EtdumpPath(request));
+  argv.push_back("--outputs");
+  argv.push_back(OutputsDir(request));
+  if (board == RunnerBoard::kSim) {
+    argv.push_back("--profile");
+    argv.push_back("json");
+  } else {
+    // boardlab-run stops QEMU itself at this deadline and says "board error: ... timed out"; the
+    // agent's own deadline is a little later, as a backstop.
+    argv.push_back("--timeout");
+    argv.push_back(std::to_string(std::max(1, request.timeout_seconds)));
+  }
+  return argv;
+}
+
+BoardReport InterpretRunnerExit(RunnerBoard board, const BoardRunRequest& request,
+                                const ChildExit& exit, const std::string& stdout_text,
+                                const std::vector<std::string>& stderr_lines) {
+  BoardReport report;
+  report.outcome = v1::RUN_OUTCOME_BOARD_ERROR;
+  switch (exit.kind) {
+    case ChildExit::Kind::kStartFailed:
+      report.message = absl::StrCat("cannot start boardlab-run: ", exit.error);
+      return report;
+    case ChildExit::Kind::kTimedOut:
+      report.message =
+          absl::StrCat("timed out after ", request.timeout_seconds, "s; boardlab-run killed");
+      return report;
+    case ChildExit::Kind::kKilled:
+      report.outcome = v1::RUN_OUTCOME_CANCELLED;
+      report.message = "cancelled; boardlab-run killed";
+      return report;
+    case ChildExit::Kind::kSignaled: {
+      const char* name = sigabbrev_np(exit.signal);
+      report.message = absl::StrCat("boardlab-run died of signal ", exit.signal,
+                                    name != nullptr ? absl::StrCat(" (SIG", name, ")") : "");
+      if (!exit.error.empty()) report.message = absl::StrCat("boardlab-run: ", exit.error);
+      return report;
+    }
+    case ChildExit::Kind::kExited:
+      break;
+  }
+
+  std::string json_error;
+  if (board == RunnerBoard::kSim) {
+    if (exit.exit_code == 0 || exit.exit_code == 1) ReadSimJson(stdout_text, report, json_error);
+  } else {
+    ReadQemuConsole(stdout_text, report);
+  }
+  CollectFiles(request, report);
+  const std::string runner_error = RunnerError(stderr_lines);
+  switch (exit.exit_code) {
+    case 0:
+      report.outcome = v1::RUN_OUTCOME_PASS;
+      report.message = request.expected.empty()
+                           ? "ran; no expected outputs to compare"
+                           : absl::StrCat("outputs match (", AtolText(request), ")");
+      break;
+    case 1:
+      report.outcome = v1::RUN_OUTCOME_FAIL;
+      report.message = FailMessage(report, request);
+      break;
+    case 2:
+      report.message =
+          absl::StrCat("boardlab-run rejected the run (agent or download problem): ", runner_error);
+      break;
+    case 3:
+      report.outcome = v1::RUN_OUTCOME_MODEL_ERROR;
+      report.message = runner_error.empty() ? "invalid artifact" : runner_error;
+      break;
+    case 4:
+      if (StartsWith(runner_error, kBoardErrorPrefix)) {
+        report.message = runner_error;
+      } else {
+        report.outcome = v1::RUN_OUTCOME_MODEL_ERROR;
+        report.message = runner_error;
+        if (board == RunnerBoard::kQemu) {
+          const std::string console = LastNonEmpty(SplitLines(stdout_text));
+          if (!console.empty()) report.message = console;
+        }
+        if (report.message.empty()) report.message = "the model failed at run time";
+      }
+      break;
+    default:
+      report.message = absl::StrCat("boardlab-run exited with status ", exit.exit_code,
+                                    runner_error.empty() ? "" : ": ", runner_error);
+      break;
+  }
+  if (!json_error.empty() && report.outcome == v1::RUN_OUTCOME_PASS) {
+    report.outcome = v1::RUN_OUTCOME_BOARD_ERROR;
+    report.message = json_error;
+  }
+  return report;
+}
+
+}  // namespace boardlab::agent

@@ -1,0 +1,36 @@
+#pragma once
+
+// How the agent talks to boardlab-run: the command line it builds for a board run, and how it
+// reads the run's exit status, its --profile json document (sim) or the firmware console (qemu)
+// back into a BoardReport. Pure functions, so that every mapping is unit tested.
+//
+// Exit codes (runtime/cli/main.cc): 0 pass, 1 mismatch, 2 usage, 3 invalid artifact, 4 runtime
+// error. 2 means the agent handed over bad files (a bug or a broken download): BOARD_ERROR.
+// 3 and 4 are the model's fault: MODEL_ERROR, except a qemu "board error:" (no firmware, CPU
+// fault, QEMU timeout), which is the board's: BOARD_ERROR.
+
+#include <string>
+#include <vector>
+
+#include "agent/board_executor.h"
+#include "agent/child_process.h"
+
+namespace boardlab::agent {
+
+enum class RunnerBoard { kSim, kQemu };
+
+/// Files the runner writes below request.work_dir.
+std::string OutputsDir(const BoardRunRequest& request);  // work_dir/outputs
+std::string EtdumpPath(const BoardRunRequest& request);  // work_dir/run.etdp
+
+/// argv for `boardlab_run` running `request` on `board`.
+std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBoard board,
+                                       const BoardRunRequest& request);
+
+/// The report of a finished runner. `stdout_text` is the runner's whole stdout (the JSON
+/// document for sim, the console for qemu); `stderr_lines` its stderr.
+BoardReport InterpretRunnerExit(RunnerBoard board, const BoardRunRequest& request,
+                                const ChildExit& exit, const std::string& stdout_text,
+                                const std::vector<std::string>& stderr_lines);
+
+}  // namespace boardlab::agent

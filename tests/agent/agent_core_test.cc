@@ -1,0 +1,350 @@
+// agent/agent_core.h: the step function, driven by plain events; and agent/journal.h.
+
+#include "agent/agent_core.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "gtest/gtest.h"
+
+namespace boardlab::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AgentCoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("agent_core_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  AgentCore::Options Options() {
+    AgentCore::Options o;
+    o.agent_id = "a1";
+    o.hostname = "host";
+    o.version = "0.1.0";
+    BoardConfig sim;
+    sim.id = "sim-0";
+    sim.type = "imxrt700-sim";
+    sim.driver = "sim";
+    sim.tags = {{"lab", "a"}};
+    BoardConfig qemu;
+    qemu.id = "qemu-0";
+    qemu.type = "imxrt700-qemu";
+    qemu.driver = "qemu";
+    o.boards = {sim, qemu};
+    o.journal_path = (dir_ / "journal").string();
+    return o;
+  }
+
+  std::unique_ptr<AgentCore> NewCore() {
+    absl::StatusOr<std::unique_ptr<AgentCore>> core = AgentCore::Create(Options());
+    EXPECT_TRUE(core.ok()) << core.status();
+    return core.ok() ? std::move(*core) : nullptr;
+  }
+
+  // Step + TakeEffects; the step must succeed.
+  std::vector<AgentEffect> Step(AgentCore& core, const AgentEvent& event) {
+    absl::Status s = core.Step(event);
+    EXPECT_TRUE(s.ok()) << s;
+    return core.TakeEffects();
+  }
+
+  static FromServer Welcome(int interval_ms = 1000) {
+    FromServer m;
+    m.message.mutable_welcome()->set_session_id("s1");
+    m.message.mutable_welcome()->set_heartbeat_interval_ms(interval_ms);
+    return m;
+  }
+  static FromServer Assign(const std::string& job, int attempt, const std::string& board) {
+    FromServer m;
+    v1::Assignment& a = *m.message.mutable_assign();
+    a.set_job_id(job);
+    a.set_attempt(attempt);
+    a.set_board_id(board);
+    return m;
+  }
+  static FromServer Ack(const std::string& job, int attempt) {
+    FromServer m;
+    m.message.mutable_ack()->set_job_id(job);
+    m.message.mutable_ack()->set_attempt(attempt);
+    return m;
+  }
+  static FromServer Cancel(const std::string& job, int attempt) {
+    FromServer m;
+    m.message.mutable_cancel()->set_job_id(job);
+    m.message.mutable_cancel()->set_attempt(attempt);
+    return m;
+  }
+  static JobDone Done(const std::string& job, int attempt, v1::RunOutcome outcome) {
+    JobDone d;
+    d.key = {job, attempt};
+    d.result.set_outcome(outcome);
+    d.result.set_message("m");
+    return d;
+  }
+  static const v1::AgentMessage& Sent(const AgentEffect& e) {
+    EXPECT_TRUE(std::holds_alternative<Send>(e));
+    static const v1::AgentMessage empty;
+    return std::holds_alternative<Send>(e) ? std::get<Send>(e).message : empty;
+  }
+
+  // A connected core (Hello sent, Welcome received).
+  std::unique_ptr<AgentCore> Connected() {
+    auto core = NewCore();
+    Step(*core, StreamUp{});
+    Step(*core, Welcome());
+    return core;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(AgentCoreTest, HelloFirstWithBoards) {
+  auto core = NewCore();
+  std::vector<AgentEffect> effects = Step(*core, StreamUp{});
+  ASSERT_EQ(effects.size(), 1u);
+  const v1::Hello& hello = Sent(effects[0]).hello();
+  EXPECT_EQ(hello.agent_id(), "a1");
+  EXPECT_EQ(hello.hostname(), "host");
+  EXPECT_EQ(hello.version(), "0.1.0");
+  ASSERT_EQ(hello.boards_size(), 2);
+  EXPECT_EQ(hello.boards(1).id(), "sim-0");
+  EXPECT_EQ(hello.boards(1).type(), "imxrt700-sim");
+  ASSERT_EQ(hello.boards(1).tags_size(), 1);
+  EXPECT_EQ(hello.boards(1).tags(0).key(), "lab");
+  EXPECT_EQ(hello.in_flight_size(), 0);
+  EXPECT_FALSE(core->welcomed());
+
+  // Before Welcome nothing but Hello goes out.
+  EXPECT_TRUE(Step(*core, HeartbeatDue{5}).empty());
+  EXPECT_EQ(Step(*core, Welcome(250)).size(), 0u);
+  EXPECT_TRUE(core->welcomed());
+  EXPECT_EQ(core->heartbeat_interval_ms(), 250);
+  effects = Step(*core, HeartbeatDue{5});
+  ASSERT_EQ(effects.size(), 1u);
+  EXPECT_EQ(Sent(effects[0]).heartbeat().time_ms(), 5);
+}
+
+TEST_F(AgentCoreTest, HeartbeatIntervalDefaultsAndFloor) {
+  auto core = NewCore();
+  Step(*core, StreamUp{});
+  Step(*core, Welcome(0));
+  EXPECT_EQ(core->heartbeat_interval_ms(), kDefaultHeartbeatIntervalMs);
+  Step(*core, Welcome(1));
+  EXPECT_EQ(core->heartbeat_interval_ms(), kMinHeartbeatIntervalMs);
+}
+
+TEST_F(AgentCoreTest, AssignmentStartsTheJobAndTheResultFreesTheBoard) {
+  auto core = Connected();
+  std::vector<AgentEffect> effects = Step(*core, Assign("j1", 1, "sim-0"));
+  ASSERT_EQ(effects.size(), 2u);
+  EXPECT_EQ(Sent(effects[0]).stage().stage(), v1::JOB_STATE_LOADING);
+  EXPECT_EQ(Sent(effects[0]).stage().job_id(), "j1");
+  ASSERT_TRUE(std::holds_alternative<StartJob>(effects[1]));
+  EXPECT_EQ(std::get<StartJob>(effects[1]).board.id, "sim-0");
+  EXPECT_EQ(core->running_jobs(), 1u);
+
+  effects = Step(*core, JobStage{{"j1", 1}, v1::JOB_STATE_RUNNING});
+  ASSERT_EQ(effects.size(), 1u);
+  EXPECT_EQ(Sent(effects[0]).stage().stage(), v1::JOB_STATE_RUNNING);
+  effects = Step(*core, JobLogs{{"j1", 1}, {"a", "b"}});
+  ASSERT_EQ(effects.size(), 1u);
+  EXPECT_EQ(Sent(effects[0]).logs().lines_size(), 2);
+
+  effects = Step(*core, Done("j1", 1, v1::RUN_OUTCOME_PASS));
+  ASSERT_EQ(effects.size(), 1u);
+  const v1::RunResult& result = Sent(effects[0]).result();
+  EXPECT_EQ(result.job_id(), "j1");
+  EXPECT_EQ(result.attempt(), 1);
+  EXPECT_EQ(result.board_id(), "sim-0");
+  EXPECT_EQ(result.outcome(), v1::RUN_OUTCOME_PASS);
+  EXPECT_EQ(core->running_jobs(), 0u);
+  EXPECT_EQ(core->unacked_results(), 1u);
+
+  // The board takes the next job.
+  effects = Step(*core, Assign("j2", 1, "sim-0"));
+  ASSERT_EQ(effects.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<StartJob>(effects[1]));
+
+  Step(*core, Ack("j1", 1));
+  EXPECT_EQ(core->unacked_results(), 0u);
+}
+
+TEST_F(AgentCoreTest, BusyAndUnknownBoardsAreBoardErrors) {
+  auto core = Connected();
+  Step(*core, Assign("j1", 1, "sim-0"));
+  std::vector<AgentEffect> effects = Step(*core, Assign("j2", 1, "sim-0"));
+  ASSERT_EQ(effects.size(), 1u);
+  EXPECT_EQ(Sent(effects[0]).result().outcome(), v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(Sent(effects[0]).result().message(), "board 'sim-0' is busy with job j1#1");
+  effects = Step(*core, Assign("j3", 2, "evk-9"));
+  ASSERT_EQ(effects.size(), 1u);
+  EXPECT_EQ(Sent(effects[0]).result().job_id(), "j3");
+  EXPECT_EQ(Sent(effects[0]).result().attempt(), 2);
+  EXPECT_EQ(Sent(effects[0]).result().message(), "board 'evk-9' is not on agent 'a1'");
+  EXPECT_EQ(core->running_jobs(), 1u);
+}
+
+TEST_F(AgentCoreTest, RepeatedAssignmentIsNotStartedTwice) {
+  auto core = Connected();
+  Step(*core, Assign("j1", 1, "sim-0"));
+  EXPECT_TRUE(Step(*core, Assign("j1", 1, "sim-0")).empty());
+  Step(*core, Done("j1", 1, v1::RUN_OUTCOME_FAIL));
+  // Known and finished: the result again.
+  std::vector<AgentEffect> effects = Step(*core, Assign("j1", 1, "sim-0"));
+  ASSERT_EQ(effects.size(), 1u);
+  EXPECT_EQ(Sent(effects[0]).result().outcome(), v1::RUN_OUTCOME_FAIL);
+}
+
+TEST_F(AgentCoreTest, CancelOnlyRunningJobs) {
+  auto core = Connected();
+  Step(*core, Assign("j1", 1, "sim-0"));
+  EXPECT_TRUE(Step(*core, Cancel("j1", 2)).empty());
+  std::vector<AgentEffect> effects = Step(*core, Cancel("j1", 1));
+  ASSERT_EQ(effects.size(), 1u);
+  ASSERT_TRUE(std::holds_alternative<CancelJob>(effects[0]));
+  EXPECT_EQ(std::get<CancelJob>(effects[0]).key, (JobKey{"j1", 1}));
+  effects = Step(*core, Done("j1", 1, v1::RUN_OUTCOME_CANCELLED));
+  EXPECT_EQ(Sent(effects[0]).result().outcome(), v1::RUN_OUTCOME_CANCELLED);
+}
+
+TEST_F(AgentCoreTest, ResultsWaitForTheNextWelcome) {
+  auto core = Connected();
+  Step(*core, Assign("j1", 1, "sim-0"));
+  Step(*core, Assign("j2", 1, "qemu-0"));
+  Step(*core, StreamDown{});
+  // While disconnected: logs are dropped, the result is kept.
+  EXPECT_TRUE(Step(*core, JobLogs{{"j1", 1}, {"x"}}).empty());
+  EXPECT_TRUE(Step(*core, Done("j1", 1, v1::RUN_OUTCOME_PASS)).empty());
+
+  std::vector<AgentEffect> effects = Step(*core, StreamUp{});
+  ASSERT_EQ(effects.size(), 1u);
+  const v1::Hello& hello = Sent(effects[0]).hello();
+  ASSERT_EQ(hello.in_flight_size(), 2);
+  EXPECT_EQ(hello.in_flight(0).job_id(), "j1");
+  EXPECT_FALSE(hello.in_flight(0).still_running());
+  EXPECT_EQ(hello.in_flight(1).job_id(), "j2");
+  EXPECT_EQ(hello.in_flight(1).board_id(), "qemu-0");
+  EXPECT_TRUE(hello.in_flight(1).still_running());
+
+  effects = Step(*core, Welcome());
+  ASSERT_EQ(effects.size(), 1u);
+  EXPECT_EQ(Sent(effects[0]).result().job_id(), "j1");
+  // Not acknowledged: sent again after the next Welcome too.
+  Step(*core, StreamDown{});
+  Step(*core, StreamUp{});
+  EXPECT_EQ(Step(*core, Welcome()).size(), 1u);
+  Step(*core, Ack("j1", 1));
+  Step(*core, StreamDown{});
+  Step(*core, StreamUp{});
+  EXPECT_EQ(Step(*core, Welcome()).size(), 0u);
+}
+
+TEST_F(AgentCoreTest, RestartReportsRunsThatDiedWithTheAgent) {
+  {
+    auto core = Connected();
+    Step(*core, Assign("j1", 1, "sim-0"));
+    Step(*core, Assign("j2", 3, "qemu-0"));
+    Step(*core, StreamDown{});
+    Step(*core, Done("j2", 3, v1::RUN_OUTCOME_FAIL));
+    // The process ends here without acks.
+  }
+  auto core = NewCore();
+  EXPECT_EQ(core->running_jobs(), 0u);
+  EXPECT_EQ(core->unacked_results(), 2u);
+  std::vector<AgentEffect> effects = Step(*core, StreamUp{});
+  const v1::Hello& hello = Sent(effects[0]).hello();
+  ASSERT_EQ(hello.in_flight_size(), 2);
+  EXPECT_FALSE(hello.in_flight(0).still_running());
+  EXPECT_FALSE(hello.in_flight(1).still_running());
+  effects = Step(*core, Welcome());
+  ASSERT_EQ(effects.size(), 2u);
+  const v1::RunResult& lost = Sent(effects[0]).result();
+  EXPECT_EQ(lost.job_id(), "j1");
+  EXPECT_EQ(lost.board_id(), "sim-0");
+  EXPECT_EQ(lost.outcome(), v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(lost.message(), "agent restarted during the run");
+  const v1::RunResult& failed = Sent(effects[1]).result();
+  EXPECT_EQ(failed.job_id(), "j2");
+  EXPECT_EQ(failed.attempt(), 3);
+  EXPECT_EQ(failed.outcome(), v1::RUN_OUTCOME_FAIL);
+  // The board is free again.
+  EXPECT_EQ(Step(*core, Assign("j3", 1, "sim-0")).size(), 2u);
+}
+
+TEST_F(AgentCoreTest, ShutdownCancelsRunsAsBoardErrors) {
+  auto core = Connected();
+  Step(*core, Assign("j1", 1, "sim-0"));
+  Step(*core, Assign("j2", 1, "qemu-0"));
+  Step(*core, Cancel("j2", 1));
+  std::vector<AgentEffect> effects = Step(*core, ShutdownRequested{});
+  ASSERT_EQ(effects.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<CancelJob>(effects[0]));
+  effects = Step(*core, Done("j1", 1, v1::RUN_OUTCOME_CANCELLED));
+  EXPECT_EQ(Sent(effects[0]).result().outcome(), v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(Sent(effects[0]).result().message(), "the agent shut down during the run");
+  // The server's own cancel stays a cancel.
+  effects = Step(*core, Done("j2", 1, v1::RUN_OUTCOME_CANCELLED));
+  EXPECT_EQ(Sent(effects[0]).result().outcome(), v1::RUN_OUTCOME_CANCELLED);
+  effects = Step(*core, Assign("j3", 1, "sim-0"));
+  EXPECT_EQ(Sent(effects[0]).result().message(), "the agent is shutting down");
+}
+
+TEST_F(AgentCoreTest, ResultForAnUnknownJobIsAnError) {
+  auto core = Connected();
+  EXPECT_EQ(core->Step(Done("nope", 1, v1::RUN_OUTCOME_PASS)).code(), absl::StatusCode::kInternal);
+}
+
+TEST_F(AgentCoreTest, JournalRoundTrip) {
+  const std::string path = (dir_ / "j" / "journal").string();
+  JournalEntry running;
+  running.job_id = "a";
+  running.attempt = 1;
+  running.board_id = "sim-0";
+  running.running = true;
+  JournalEntry done;
+  done.job_id = "b";
+  done.attempt = 2;
+  done.board_id = "qemu-0";
+  done.running = false;
+  v1::RunResult result;
+  result.set_job_id("b");
+  result.set_outcome(v1::RUN_OUTCOME_FAIL);
+  result.set_inference_cycles(12345678901234ull);
+  result.add_checks()->set_max_abs_diff(3);
+  result.mutable_log()->set_sha256(std::string(64, 'a'));
+  done.result = result;
+  ASSERT_TRUE(SaveJournal(path, {running, done}).ok());
+  absl::StatusOr<std::vector<JournalEntry>> loaded = LoadJournal(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ((*loaded)[0].job_id, "a");
+  EXPECT_TRUE((*loaded)[0].running);
+  EXPECT_FALSE((*loaded)[0].result.has_value());
+  EXPECT_EQ((*loaded)[1].attempt, 2);
+  EXPECT_EQ((*loaded)[1].board_id, "qemu-0");
+  ASSERT_TRUE((*loaded)[1].result.has_value());
+  EXPECT_EQ((*loaded)[1].result->SerializeAsString(), result.SerializeAsString());
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST_F(AgentCoreTest, MissingJournalIsEmptyAndACorruptOneIsAnError) {
+  absl::StatusOr<std::vector<JournalEntry>> none = LoadJournal((dir_ / "absent").string());
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  const std::string path = (dir_ / "journal").string();
+  std::ofstream(path) << "{\"version\": 1, \"jobs\": [{\"attempt\": 1}]";
+  absl::StatusOr<std::vector<JournalEntry>> bad = LoadJournal(path);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(bad.status().message().find("move the file away"), std::string::npos);
+  EXPECT_FALSE(AgentCore::Create(Options()).ok());
+}
+
+}  // namespace
+}  // namespace boardlab::agent

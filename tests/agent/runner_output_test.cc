@@ -1,0 +1,153 @@
+// agent/runner_output.h: boardlab-run's command line, exit codes, JSON and console read back.
+
+#include "agent/runner_output.h"
+
+#include <algorithm>
+
+#include "gtest/gtest.h"
+#include "tests/agent/agent_test_support.h"
+
+namespace boardlab::agent {
+namespace {
+
+BoardRunRequest Request(const std::string& work_dir) {
+  BoardRunRequest r;
+  r.board_id = "sim-0";
+  r.artifact_path = "/c/a.pte";
+  r.inputs = {"/c/in0", "random:7"};
+  r.expected = {"/c/exp0"};
+  r.atol = 1;
+  r.iterations = 3;
+  r.timeout_seconds = 30;
+  r.work_dir = work_dir;
+  return r;
+}
+
+ChildExit Exited(int code) {
+  ChildExit e;
+  e.kind = ChildExit::Kind::kExited;
+  e.exit_code = code;
+  return e;
+}
+
+TEST(RunnerOutput, SimCommandLine) {
+  const std::vector<std::string> argv =
+      RunnerCommand("/bin/boardlab-run", RunnerBoard::kSim, Request("/w"));
+  const std::vector<std::string> expected = {
+      "/bin/boardlab-run", "/c/a.pte", "--board",    "sim",         "--input",   "/c/in0",
+      "--input",           "random:7", "--expected", "/c/exp0",     "--atol",    "1",
+      "--iterations",      "3",        "--etdump",   "/w/run.etdp", "--outputs", "/w/outputs",
+      "--profile",         "json"};
+  EXPECT_EQ(argv, expected);
+}
+
+TEST(RunnerOutput, QemuCommandLineHasTheTimeoutAndNoProfile) {
+  const std::vector<std::string> argv =
+      RunnerCommand("/bin/boardlab-run", RunnerBoard::kQemu, Request("/w"));
+  EXPECT_EQ(argv[3], "qemu");
+  EXPECT_EQ(argv[argv.size() - 2], "--timeout");
+  EXPECT_EQ(argv.back(), "30");
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--profile"), argv.end());
+}
+
+constexpr char kSimJson[] = R"({
+  "artifact": "a.pte", "verdict": "fail", "atol": 1.0, "persistent_bytes": 10,
+  "outputs": [
+    {"index": 0, "verification": {"pass": true, "max_abs_diff": 1.0, "mismatches": 0}},
+    {"index": 1, "verification": {"pass": false, "max_abs_diff": 7.0, "mismatches": 3}},
+    {"index": 2}
+  ],
+  "profile": {"clock": "sim", "iterations": 3, "total_us": 12.5, "total_cycles": 4321, "ops": []}
+})";
+
+TEST(RunnerOutput, SimJsonGivesChecksAndFigures) {
+  testing::ScratchDir dir;
+  std::filesystem::create_directories(dir / "outputs");
+  testing::WriteText(dir / "outputs/output0.bin", "x");
+  testing::WriteText(dir / "outputs/output1.bin", "y");
+  testing::WriteText(dir / "run.etdp", "e");
+  const BoardReport r =
+      InterpretRunnerExit(RunnerBoard::kSim, Request(dir.path().string()), Exited(1), kSimJson, {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_FAIL);
+  EXPECT_EQ(r.message, "output 1 differs: max abs diff 7 > atol 1");
+  ASSERT_EQ(r.checks.size(), 2u);
+  EXPECT_TRUE(r.checks[0].passed());
+  EXPECT_EQ(r.checks[1].index(), 1);
+  EXPECT_FALSE(r.checks[1].passed());
+  EXPECT_EQ(r.checks[1].max_abs_diff(), 7);
+  EXPECT_DOUBLE_EQ(r.inference_us, 12.5);
+  EXPECT_EQ(r.inference_cycles, 4321u);
+  EXPECT_EQ(r.profile_json, kSimJson);
+  ASSERT_EQ(r.output_paths.size(), 2u);
+  EXPECT_EQ(r.output_paths[1], dir / "outputs/output1.bin");
+  EXPECT_EQ(r.etdump_path, dir / "run.etdp");
+}
+
+TEST(RunnerOutput, ExitCodesMapToOutcomes) {
+  const BoardRunRequest request = Request("/nonexistent");
+  const std::vector<std::string> err = {"boardlab-run: reading input file 'x': cannot open it"};
+  const auto outcome = [&](int code, const std::vector<std::string>& lines) {
+    return InterpretRunnerExit(RunnerBoard::kSim, request, Exited(code), "{}", lines);
+  };
+  EXPECT_EQ(outcome(0, {}).outcome, v1::RUN_OUTCOME_PASS);
+  EXPECT_EQ(outcome(0, {}).message, "outputs match (atol 1)");
+  EXPECT_EQ(outcome(1, {}).outcome, v1::RUN_OUTCOME_FAIL);
+  EXPECT_EQ(outcome(2, err).outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(outcome(2, err).message,
+            "boardlab-run rejected the run (agent or download problem): reading input file 'x': "
+            "cannot open it");
+  EXPECT_EQ(outcome(3, {"boardlab-run: invalid artifact 'a': truncated"}).outcome,
+            v1::RUN_OUTCOME_MODEL_ERROR);
+  EXPECT_EQ(outcome(3, {"boardlab-run: invalid artifact 'a': truncated"}).message,
+            "invalid artifact 'a': truncated");
+  EXPECT_EQ(outcome(4, {"boardlab-run: execute: kernel failed"}).outcome,
+            v1::RUN_OUTCOME_MODEL_ERROR);
+  EXPECT_EQ(outcome(4, {"boardlab-run: board error: the firmware hit a CPU fault"}).outcome,
+            v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(outcome(9, {}).outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(outcome(9, {}).message, "boardlab-run exited with status 9");
+  // A passing run whose JSON cannot be read is not a pass.
+  const BoardReport garbled =
+      InterpretRunnerExit(RunnerBoard::kSim, request, Exited(0), "{not json", {});
+  EXPECT_EQ(garbled.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_NE(garbled.message.find("profile JSON"), std::string::npos);
+}
+
+TEST(RunnerOutput, KilledRuns) {
+  const BoardRunRequest request = Request("/nonexistent");
+  ChildExit e;
+  e.kind = ChildExit::Kind::kTimedOut;
+  BoardReport r = InterpretRunnerExit(RunnerBoard::kSim, request, e, "", {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(r.message, "timed out after 30s; boardlab-run killed");
+  e.kind = ChildExit::Kind::kKilled;
+  EXPECT_EQ(InterpretRunnerExit(RunnerBoard::kSim, request, e, "", {}).outcome,
+            v1::RUN_OUTCOME_CANCELLED);
+  e.kind = ChildExit::Kind::kSignaled;
+  e.signal = 11;
+  r = InterpretRunnerExit(RunnerBoard::kSim, request, e, "", {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(r.message, "boardlab-run died of signal 11 (SIGSEGV)");
+}
+
+TEST(RunnerOutput, QemuConsoleGivesChecksAndTime) {
+  const std::string console =
+      "boardlab-firmware: loading\n"
+      "output 0: 256 bytes fnv1a32 1234abcd pass: max abs diff 0, 0 of 256 elements outside "
+      "atol\n"
+      "output 1: 16 bytes fnv1a32 0000abcd FAIL: max abs diff 5, 2 of 16 elements outside atol\n"
+      "memory: RAM pool 1 of 2 bytes used\n"
+      "result: FAIL ticks 100 ns 250000 instructions 250000 (per inference, icount shift 0)\n";
+  const BoardReport r =
+      InterpretRunnerExit(RunnerBoard::kQemu, Request("/nonexistent"), Exited(1), console, {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_FAIL);
+  ASSERT_EQ(r.checks.size(), 2u);
+  EXPECT_TRUE(r.checks[0].passed());
+  EXPECT_FALSE(r.checks[1].passed());
+  EXPECT_EQ(r.checks[1].max_abs_diff(), 5);
+  EXPECT_DOUBLE_EQ(r.inference_us, 250.0);
+  EXPECT_TRUE(r.profile_json.empty());
+}
+
+}  // namespace
+}  // namespace boardlab::agent
