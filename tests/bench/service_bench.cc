@@ -1,0 +1,1009 @@
+// service_bench: the gRPC service's latency, throughput, upload speed and memory, against
+// boardlab-server (and boardlab-agent) processes the bench starts itself.
+//
+// Usage: service_bench [--quick] [--jobs N] [--threads N] [--upload-mib N] [--queued N]
+//
+// Figures and targets:
+//   1. submit -> assigned latency with idle sim boards, p50 / p99      target p99 < 20 ms
+//   2. scheduling throughput, 8 sim boards, a trivial model            target >= 500 jobs/s
+//      (a) with the real boardlab-agent (a boardlab-run child per job)
+//      (b) the server alone: in-process fake agents that speak AgentService over gRPC and pass
+//          every assignment at once
+//   3. ArtifactService.Upload of a random blob against a raw TCP loopback copy of the same bytes
+//                                                                      target >= 50 % of it
+//   4. server VmRSS with N queued jobs (boards registered, their agent gone)  target < 200 MB
+// --quick runs small sizes (a smoke test for ctest; it asserts no speed). Without --quick the
+// exit status is 1 when a target is missed; 2 when a figure could not be measured at all.
+//
+// Every server and agent is a child process with its own temporary data directory; children
+// are stopped and the directories removed at exit (also on SIGINT / SIGTERM).
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "boardlab/v1/agent_service.grpc.pb.h"
+#include "boardlab/v1/board_service.grpc.pb.h"
+#include "boardlab/v1/job_service.grpc.pb.h"
+#include "proto/support/blob_client.h"
+#include "proto/support/digest.h"
+#include "proto/support/grpc_util.h"
+#include "tests/support/test_models.h"
+#include "tests/support/test_paths.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace v1 = boardlab::v1;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kBoards = 8;
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Children and temporary directories, cleaned up at exit.
+
+std::mutex g_cleanup_mutex;
+std::vector<pid_t> g_children;
+std::vector<std::string> g_temp_dirs;
+
+void StopChild(pid_t pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 100; ++i) {  // 5 s for a clean shutdown
+    if (waitpid(pid, nullptr, WNOHANG) == pid) return;
+    usleep(50000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+void CleanUp() {
+  std::vector<pid_t> children;
+  std::vector<std::string> dirs;
+  {
+    std::lock_guard lock(g_cleanup_mutex);
+    children.swap(g_children);
+    dirs.swap(g_temp_dirs);
+  }
+  for (pid_t pid : children) StopChild(pid);
+  for (const std::string& dir : dirs) {
+    std::error_code error;
+    fs::remove_all(dir, error);
+  }
+}
+
+void OnSignal(int signal_number) {
+  // Not async-signal-safe in theory; good enough for a bench interrupted by hand.
+  CleanUp();
+  _exit(128 + signal_number);
+}
+
+std::string MakeTempDir(const std::string& what) {
+  std::string pattern =
+      (fs::temp_directory_path() / ("service_bench-" + what + ".XXXXXX")).string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    std::perror("mkdtemp");
+    std::exit(2);
+  }
+  std::lock_guard lock(g_cleanup_mutex);
+  g_temp_dirs.push_back(pattern);
+  return pattern;
+}
+
+void ForgetChild(pid_t pid) {
+  std::lock_guard lock(g_cleanup_mutex);
+  g_children.erase(std::remove(g_children.begin(), g_children.end(), pid), g_children.end());
+}
+
+// Starts `argv` with stdout to `stdout_fd` (or the log) and stderr to `log_path`.
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path, int stdout_fd) {
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  std::lock_guard lock(g_cleanup_mutex);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (log >= 0) dup2(log, 2);
+    dup2(stdout_fd >= 0 ? stdout_fd : log, 1);
+    execv(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  if (pid > 0) g_children.push_back(pid);
+  return pid;
+}
+
+std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
+  boardlab::api::ChannelOptions options;
+  options.address = address;
+  return *boardlab::api::MakeChannel(options);  // cannot fail without TLS files
+}
+
+std::string Tail(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string all = text.str();
+  return all.size() > 2000 ? all.substr(all.size() - 2000) : all;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server and agent processes.
+
+// A child process stopped (SIGTERM, then SIGKILL) when its owner goes.
+struct ChildProcess {
+  pid_t pid = -1;
+  ~ChildProcess() {
+    if (pid > 0) {
+      StopChild(pid);
+      ForgetChild(pid);
+    }
+  }
+};
+
+struct ServerProcess : ChildProcess {
+  int stdout_fd = -1;
+  std::string dir;
+  std::string address;
+  std::shared_ptr<grpc::Channel> channel;
+  ~ServerProcess() {
+    if (stdout_fd >= 0) close(stdout_fd);
+  }
+};
+
+absl::StatusOr<std::unique_ptr<ServerProcess>> StartServer(const std::string& what) {
+  auto server = std::make_unique<ServerProcess>();
+  server->dir = MakeTempDir(what);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
+  std::string log = server->dir + "/server.log";
+  server->pid =
+      Spawn({BOARDLAB_SERVER_PATH, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+             "--data-dir", server->dir + "/data", "--compile-workers", "1"},
+            log, fds[1]);
+  close(fds[1]);
+  server->stdout_fd = fds[0];
+  if (server->pid < 0) return absl::InternalError("fork failed");
+  // "boardlab-server listening on HOST:PORT metrics PORT"
+  std::string out;
+  const auto start = Clock::now();
+  while (out.find('\n') == std::string::npos) {
+    if (MsSince(start) > 20000) break;
+    pollfd p{server->stdout_fd, POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0) continue;
+    char buffer[512];
+    ssize_t n = read(server->stdout_fd, buffer, sizeof(buffer));
+    if (n <= 0) break;
+    out.append(buffer, static_cast<size_t>(n));
+  }
+  constexpr std::string_view kPrefix = "boardlab-server listening on ";
+  size_t at = out.find(kPrefix);
+  if (at == std::string::npos) {
+    return absl::UnavailableError(
+        absl::StrCat("boardlab-server did not start; its log:\n", Tail(log)));
+  }
+  std::string rest = out.substr(at + kPrefix.size());
+  server->address = rest.substr(0, rest.find(' '));
+  server->channel = Channel(server->address);
+  return server;
+}
+
+struct AgentProcess : ChildProcess {
+  std::string log;
+};
+
+std::unique_ptr<AgentProcess> StartAgent(const ServerProcess& server, int boards) {
+  auto agent = std::make_unique<AgentProcess>();
+  std::string dir = MakeTempDir("agent");
+  agent->log = dir + "/agent.log";
+  agent->pid = Spawn({BOARDLAB_AGENT_PATH, "--server", server.address, "--agent-id", "bench",
+                      "--state-dir", dir + "/state", "--sim-boards", std::to_string(boards),
+                      "--boardlab-run", boardlab::testing::RunBinary()},
+                     agent->log, -1);
+  return agent;
+}
+
+// Waits until `count` boards are in `state`.
+bool WaitForBoards(const ServerProcess& server, int count, v1::BoardState state,
+                   int timeout_ms = 20000) {
+  auto stub = v1::BoardService::NewStub(server.channel);
+  const auto start = Clock::now();
+  while (MsSince(start) < timeout_ms) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    v1::ListBoardsRequest request;
+    v1::ListBoardsResponse response;
+    if (stub->ListBoards(&context, request, &response).ok()) {
+      int n = 0;
+      for (const auto& board : response.boards()) n += board.state() == state ? 1 : 0;
+      if (n >= count) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+struct ProcMemory {
+  double rss_mb = 0;
+  double hwm_mb = 0;
+};
+
+ProcMemory ReadMemory(pid_t pid) {
+  ProcMemory memory;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    long long kb = 0;
+    if (std::sscanf(line.c_str(), "VmRSS: %lld kB", &kb) == 1) memory.rss_mb = kb / 1024.0;
+    if (std::sscanf(line.c_str(), "VmHWM: %lld kB", &kb) == 1) memory.hwm_mb = kb / 1024.0;
+  }
+  return memory;
+}
+
+// ---------------------------------------------------------------------------------------------
+// An in-process agent: the real AgentService protocol over gRPC (Hello with its boards,
+// heartbeats, stage events, a RunResult), passing every assignment at once.
+
+class FakeAgent {
+ public:
+  FakeAgent(std::shared_ptr<grpc::Channel> channel, std::string agent_id, int boards)
+      : stub_(v1::AgentService::NewStub(std::move(channel))),
+        agent_id_(std::move(agent_id)),
+        boards_(boards) {}
+  ~FakeAgent() { Stop(); }
+
+  absl::Status Start() {
+    stream_ = stub_->Connect(&context_);
+    v1::AgentMessage hello_message;
+    v1::Hello* hello = hello_message.mutable_hello();
+    hello->set_agent_id(agent_id_);
+    hello->set_hostname("service_bench");
+    hello->set_version("bench");
+    for (int i = 0; i < boards_; ++i) {
+      v1::BoardInfo* board = hello->add_boards();
+      board->set_id(absl::StrCat(agent_id_, "-sim-", i));
+      board->set_type("imxrt700-sim");
+    }
+    if (!Write(hello_message)) return absl::UnavailableError("the agent stream closed at Hello");
+    v1::ServerMessage welcome;
+    if (!stream_->Read(&welcome) || !welcome.has_welcome()) {
+      return absl::UnavailableError("no Welcome from the server");
+    }
+    heartbeat_ms_ = std::max(50, welcome.welcome().heartbeat_interval_ms());
+    reader_ = std::thread([this] { ReadLoop(); });
+    heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+    return absl::OkStatus();
+  }
+
+  // Closes the stream as an agent that goes away would.
+  void Stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_) return;
+      stopped_ = true;
+      wake_.notify_all();
+    }
+    if (heartbeat_.joinable()) heartbeat_.join();
+    {
+      std::lock_guard lock(write_mutex_);
+      if (stream_) stream_->WritesDone();
+    }
+    context_.TryCancel();
+    if (reader_.joinable()) reader_.join();
+    if (stream_) stream_->Finish();
+  }
+
+  int64_t results() const { return results_; }
+
+ private:
+  bool Write(const v1::AgentMessage& message) {
+    std::lock_guard lock(write_mutex_);
+    return stream_->Write(message);
+  }
+
+  void ReadLoop() {
+    v1::ServerMessage message;
+    while (stream_->Read(&message)) {
+      if (!message.has_assign()) continue;
+      const v1::Assignment& assign = message.assign();
+      for (v1::JobState stage :
+           {v1::JOB_STATE_LOADING, v1::JOB_STATE_RUNNING, v1::JOB_STATE_COLLECTING}) {
+        v1::AgentMessage event;
+        event.mutable_stage()->set_job_id(assign.job_id());
+        event.mutable_stage()->set_attempt(assign.attempt());
+        event.mutable_stage()->set_stage(stage);
+        if (!Write(event)) return;
+      }
+      v1::AgentMessage done;
+      v1::RunResult* result = done.mutable_result();
+      result->set_job_id(assign.job_id());
+      result->set_attempt(assign.attempt());
+      result->set_board_id(assign.board_id());
+      result->set_outcome(v1::RUN_OUTCOME_PASS);
+      result->set_message("fake agent: passed without running");
+      result->set_inference_us(1.0);
+      if (!Write(done)) return;
+      ++results_;
+    }
+  }
+
+  void HeartbeatLoop() {
+    std::unique_lock lock(mutex_);
+    while (!stopped_) {
+      wake_.wait_for(lock, std::chrono::milliseconds(heartbeat_ms_));
+      if (stopped_) return;
+      lock.unlock();
+      v1::AgentMessage beat;
+      beat.mutable_heartbeat()->set_time_ms(WallMs());
+      Write(beat);
+      lock.lock();
+    }
+  }
+
+  std::unique_ptr<v1::AgentService::Stub> stub_;
+  std::string agent_id_;
+  int boards_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>> stream_;
+  std::mutex write_mutex_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopped_ = false;
+  int heartbeat_ms_ = 1000;
+  std::atomic<int64_t> results_{0};
+  std::thread reader_;
+  std::thread heartbeat_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Jobs.
+
+v1::SubmitJobRequest JobRequest(const v1::Digest& model) {
+  v1::SubmitJobRequest request;
+  *request.mutable_spec()->mutable_model() = model;
+  request.mutable_spec()->mutable_selector()->set_board_type("imxrt700-sim");
+  request.mutable_spec()->set_name("service_bench.tflite");
+  // No inputs (random:<index>) and no expected outputs: every run that completes passes.
+  return request;
+}
+
+absl::StatusOr<v1::Digest> UploadTrivialModel(const ServerProcess& server) {
+  std::vector<uint8_t> model = boardlab::testing::SingleFullyConnected();
+  boardlab::api::BlobClient blobs(server.channel, "");
+  return blobs.Put(std::string_view(reinterpret_cast<const char*>(model.data()), model.size()));
+}
+
+absl::StatusOr<v1::Job> Submit(v1::JobService::Stub& stub, const v1::SubmitJobRequest& request) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::SubmitJobResponse response;
+  grpc::Status status = stub.SubmitJob(&context, request, &response);
+  if (!status.ok()) return boardlab::api::FromGrpcStatus(status);
+  return response.job();
+}
+
+// Follows a job's event stream to its end; `on_event` sees every event.
+absl::StatusOr<v1::Job> Watch(v1::JobService::Stub& stub, const std::string& job_id,
+                              const std::function<void(const v1::JobEvent&)>& on_event) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  v1::WatchJobRequest request;
+  request.set_job_id(job_id);
+  auto reader = stub.WatchJob(&context, request);
+  v1::JobEvent event;
+  std::optional<v1::Job> finished;
+  while (reader->Read(&event)) {
+    on_event(event);
+    if (event.has_finished()) finished = event.finished();
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) return boardlab::api::FromGrpcStatus(status);
+  if (!finished) return absl::DataLossError("the event stream ended without a 'finished' event");
+  return *finished;
+}
+
+absl::Status RunOneJob(v1::JobService::Stub& stub, const v1::Digest& model) {
+  auto job = Submit(stub, JobRequest(model));
+  if (!job.ok()) return job.status();
+  auto done = Watch(stub, job->id(), [](const v1::JobEvent&) {});
+  if (!done.ok()) return done.status();
+  if (done->result() != v1::JOB_RESULT_PASS) {
+    return absl::InternalError(absl::StrCat(
+        "job ", done->id(), " ended ", v1::JobResult_Name(done->result()), ": ", done->message()));
+  }
+  return absl::OkStatus();
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return NAN;
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+// 1. Submit -> ASSIGNED, one job at a time on idle boards.
+struct Latency {
+  std::vector<double> client_ms;  // SubmitJob start -> ASSIGNED event received
+  std::vector<double> server_ms;  // ASSIGNED event time_ms - submit_time_ms (1 ms resolution)
+  std::vector<double> submit_ms;  // the SubmitJob call alone
+};
+
+absl::StatusOr<Latency> MeasureLatency(const ServerProcess& server, const v1::Digest& model,
+                                       int jobs) {
+  auto stub = v1::JobService::NewStub(server.channel);
+  Latency latency;
+  for (int i = 0; i < jobs; ++i) {
+    const auto start = Clock::now();
+    auto job = Submit(*stub, JobRequest(model));
+    if (!job.ok()) return job.status();
+    latency.submit_ms.push_back(MsSince(start));
+    bool seen = false;
+    auto done = Watch(*stub, job->id(), [&](const v1::JobEvent& event) {
+      if (!seen && event.kind_case() == v1::JobEvent::kState &&
+          event.state() == v1::JOB_STATE_ASSIGNED) {
+        seen = true;
+        latency.client_ms.push_back(MsSince(start));
+        latency.server_ms.push_back(static_cast<double>(event.time_ms() - job->submit_time_ms()));
+      }
+    });
+    if (!done.ok()) return done.status();
+    if (!seen) return absl::InternalError(absl::StrCat("job ", job->id(), " was never assigned"));
+    if (done->result() != v1::JOB_RESULT_PASS) {
+      return absl::InternalError(absl::StrCat(
+          "job ", job->id(), " ended ", v1::JobResult_Name(done->result()), ": ", done->message()));
+    }
+  }
+  return latency;
+}
+
+// 2. N jobs from several client threads; finished jobs per second.
+struct Throughput {
+  int jobs = 0;
+  int passed = 0;
+  double submit_s = 0;       // until the last SubmitJob returned
+  double client_s = 0;       // until the client saw the last job done
+  double server_s = 0;       // first submit (client wall clock) -> last end_time_ms (server)
+  double jobs_per_s = 0;     // jobs / client_s
+  double submits_per_s = 0;  // jobs / submit_s
+};
+
+absl::StatusOr<Throughput> MeasureThroughput(const ServerProcess& server, const v1::Digest& model,
+                                             int jobs, int threads) {
+  std::vector<std::string> ids(static_cast<size_t>(jobs));
+  std::unique_ptr<std::atomic<bool>[]> ready(new std::atomic<bool>[static_cast<size_t>(jobs)]);
+  for (int i = 0; i < jobs; ++i) ready[i] = false;
+  std::vector<absl::Status> errors(static_cast<size_t>(threads));
+  std::atomic<bool> failed{false};
+  std::vector<double> done_ms(static_cast<size_t>(threads));  // each submitter's last return
+  const int64_t start_wall = WallMs();
+  const auto start = Clock::now();
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < threads; ++t) {
+    submitters.emplace_back([&, t] {
+      auto stub = v1::JobService::NewStub(Channel(server.address));
+      for (int i = t; i < jobs; i += threads) {
+        auto job = Submit(*stub, JobRequest(model));
+        if (!job.ok()) {
+          errors[static_cast<size_t>(t)] = job.status();
+          failed = true;
+          return;
+        }
+        ids[static_cast<size_t>(i)] = job->id();
+        ready[i].store(true, std::memory_order_release);
+      }
+      done_ms[static_cast<size_t>(t)] = MsSince(start);
+    });
+  }
+  // Waits for the jobs in submission order, polling GetJob (at most one poll per 2 ms when the
+  // next job is not done yet, so the waiting adds little load).
+  auto stub = v1::JobService::NewStub(server.channel);
+  Throughput figures;
+  figures.jobs = jobs;
+  int64_t last_end_ms = 0;
+  auto join = [&] {
+    for (auto& thread : submitters) {
+      if (thread.joinable()) thread.join();
+    }
+  };
+  for (int i = 0; i < jobs && !failed; ++i) {
+    while (!ready[i].load(std::memory_order_acquire) && !failed) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (failed) break;
+    for (;;) {
+      grpc::ClientContext context;
+      v1::GetJobRequest request;
+      request.set_job_id(ids[static_cast<size_t>(i)]);
+      v1::Job job;
+      grpc::Status status = stub->GetJob(&context, request, &job);
+      if (!status.ok()) {
+        failed = true;
+        join();
+        return boardlab::api::FromGrpcStatus(status);
+      }
+      if (job.state() == v1::JOB_STATE_DONE) {
+        figures.passed += job.result() == v1::JOB_RESULT_PASS ? 1 : 0;
+        last_end_ms = std::max(last_end_ms, job.end_time_ms());
+        break;
+      }
+      if (MsSince(start) > 600000) {
+        failed = true;
+        join();
+        return absl::DeadlineExceededError("the jobs did not finish within 10 minutes");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  figures.client_s = MsSince(start) / 1000.0;
+  join();
+  for (const absl::Status& error : errors) {
+    if (!error.ok()) return error;
+  }
+  figures.submit_s = *std::max_element(done_ms.begin(), done_ms.end()) / 1000.0;
+  figures.server_s = static_cast<double>(last_end_ms - start_wall) / 1000.0;
+  figures.jobs_per_s = jobs / figures.client_s;
+  figures.submits_per_s = jobs / figures.submit_s;
+  return figures;
+}
+
+// 3. Upload against a raw loopback copy.
+std::string RandomBytes(size_t size, uint64_t seed) {
+  std::string bytes(size, '\0');
+  uint64_t state = seed;
+  for (size_t i = 0; i + 8 <= size; i += 8) {  // splitmix64
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    std::memcpy(&bytes[i], &z, 8);
+  }
+  return bytes;
+}
+
+// Copies `bytes` through a TCP connection over 127.0.0.1 with plain write/read in 1 MiB
+// pieces; returns MB/s (10^6 bytes), or a negative value when the sockets fail.
+double RawLoopbackMBps(const std::string& bytes) {
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  if (bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      listen(listener, 1) != 0 ||
+      getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    close(listener);
+    return -1;
+  }
+  int sender = socket(AF_INET, SOCK_STREAM, 0);
+  if (connect(sender, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(listener);
+    close(sender);
+    return -1;
+  }
+  int receiver = accept(listener, nullptr, nullptr);
+  close(listener);
+  constexpr size_t kPiece = 1 << 20;
+  const auto start = Clock::now();
+  std::thread writer([&] {
+    size_t offset = 0;
+    while (offset < bytes.size()) {
+      ssize_t n = write(sender, bytes.data() + offset, std::min(kPiece, bytes.size() - offset));
+      if (n <= 0) break;
+      offset += static_cast<size_t>(n);
+    }
+    shutdown(sender, SHUT_WR);
+  });
+  std::vector<char> buffer(kPiece);
+  size_t received = 0;
+  for (;;) {
+    ssize_t n = read(receiver, buffer.data(), buffer.size());
+    if (n <= 0) break;
+    received += static_cast<size_t>(n);
+  }
+  const double seconds = MsSince(start) / 1000.0;
+  writer.join();
+  close(sender);
+  close(receiver);
+  if (received != bytes.size()) return -1;
+  return static_cast<double>(bytes.size()) / 1e6 / seconds;
+}
+
+struct Upload {
+  std::vector<double> upload_mbps;
+  std::vector<double> raw_mbps;
+  double sha256_mbps = 0;  // one thread hashing the same bytes (the server hashes every upload)
+};
+
+absl::StatusOr<Upload> MeasureUpload(const ServerProcess& server, size_t size, int repeats) {
+  Upload figures;
+  boardlab::api::BlobClient blobs(server.channel, "");
+  for (int r = 0; r < repeats; ++r) {
+    std::string bytes = RandomBytes(size, 1000 + static_cast<uint64_t>(r));  // new blob each time
+    auto hash_start = Clock::now();
+    v1::Digest digest = boardlab::api::DigestOf(bytes);
+    figures.sha256_mbps = std::max(figures.sha256_mbps, size / 1e6 / (MsSince(hash_start) / 1e3));
+    const auto start = Clock::now();
+    if (absl::Status ok = blobs.Upload(digest, bytes); !ok.ok()) return ok;
+    figures.upload_mbps.push_back(size / 1e6 / (MsSince(start) / 1000.0));
+    double raw = RawLoopbackMBps(bytes);
+    if (raw < 0) return absl::InternalError("the raw loopback copy failed");
+    figures.raw_mbps.push_back(raw);
+  }
+  auto missing = blobs.FindMissing({boardlab::api::DigestOf(RandomBytes(size, 1000))});
+  if (!missing.ok()) return missing.status();
+  if (!missing->empty()) return absl::InternalError("the uploaded blob is not in the store");
+  return figures;
+}
+
+// 4. Memory with N queued jobs.
+struct Memory {
+  int jobs = 0;
+  ProcMemory before;
+  ProcMemory after;
+  double submits_per_s = 0;
+};
+
+absl::StatusOr<Memory> MeasureQueuedMemory(int jobs, int threads) {
+  auto server = StartServer("memory");
+  if (!server.ok()) return server.status();
+  {
+    // Registers 8 boards, then goes away: the boards stay known (jobs are accepted) but offline.
+    FakeAgent agent((*server)->channel, "gone", kBoards);
+    if (absl::Status ok = agent.Start(); !ok.ok()) return ok;
+    agent.Stop();
+  }
+  if (!WaitForBoards(**server, kBoards, v1::BOARD_STATE_OFFLINE)) {
+    return absl::InternalError("the boards did not go offline after their agent left");
+  }
+  auto model = UploadTrivialModel(**server);
+  if (!model.ok()) return model.status();
+  Memory figures;
+  figures.jobs = jobs;
+  figures.before = ReadMemory((*server)->pid);
+  std::vector<absl::Status> errors(static_cast<size_t>(threads));
+  const auto start = Clock::now();
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < threads; ++t) {
+    submitters.emplace_back([&, t] {
+      auto stub = v1::JobService::NewStub((*server)->channel);
+      for (int i = t; i < jobs; i += threads) {
+        auto job = Submit(*stub, JobRequest(*model));
+        if (!job.ok()) {
+          errors[static_cast<size_t>(t)] = job.status();
+          return;
+        }
+      }
+    });
+  }
+  for (auto& thread : submitters) thread.join();
+  figures.submits_per_s = jobs / (MsSince(start) / 1000.0);
+  for (const absl::Status& error : errors) {
+    if (!error.ok()) return error;
+  }
+  // The first job waits for the compile; the rest hit the cache. All must end up queued.
+  auto stub = v1::JobService::NewStub((*server)->channel);
+  for (int attempt = 0;; ++attempt) {
+    grpc::ClientContext context;
+    v1::ListJobsRequest request;
+    request.add_states(v1::JOB_STATE_QUEUED);
+    request.set_page_size(1);
+    v1::ListJobsResponse response;
+    grpc::Status status = stub->ListJobs(&context, request, &response);
+    if (!status.ok()) return boardlab::api::FromGrpcStatus(status);
+    grpc::ClientContext get_context;
+    v1::GetJobRequest get;
+    get.set_job_id("j00000001");
+    v1::Job first;
+    status = stub->GetJob(&get_context, get, &first);
+    if (!status.ok()) return boardlab::api::FromGrpcStatus(status);
+    if (first.state() == v1::JOB_STATE_QUEUED) break;
+    if (attempt > 200) return absl::InternalError("the first job never reached the queue");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a Tick or two over the queue
+  figures.after = ReadMemory((*server)->pid);
+  return figures;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output.
+
+struct Row {
+  std::string figure;
+  std::string target;
+  std::string measured;
+  std::string ok;
+};
+
+std::string Format(const char* format, double a) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), format, a);
+  return buffer;
+}
+
+std::string Join(const std::vector<double>& values, const char* format) {
+  std::string out;
+  for (double v : values) absl::StrAppend(&out, out.empty() ? "" : ", ", Format(format, v));
+  return out;
+}
+
+std::string Verdict(bool ok) { return ok ? "ok" : "MISSED"; }
+
+int Fail(std::vector<Row>& rows, const std::string& figure, const std::string& target,
+         const absl::Status& status) {
+  std::printf("  could not measure: %s\n", std::string(status.message()).c_str());
+  rows.push_back({figure, target, "n/a", "ERROR"});
+  return 1;
+}
+
+int ReportThroughput(std::vector<Row>& rows, const std::string& figure, const std::string& target,
+                     const absl::StatusOr<Throughput>& throughput) {
+  if (!throughput.ok()) return Fail(rows, figure, target, throughput.status());
+  const Throughput& t = *throughput;
+  std::printf(
+      "  %d/%d PASS; submitted in %.2f s (%.0f submits/s); all done after %.2f s (client) / "
+      "%.2f s (server end times)\n",
+      t.passed, t.jobs, t.submit_s, t.submits_per_s, t.client_s, t.server_s);
+  std::printf("  finished jobs/s: %.0f\n", t.jobs_per_s);
+  const bool all_passed = t.passed == t.jobs;
+  rows.push_back({figure, target, Format("%.0f jobs/s", t.jobs_per_s),
+                  all_passed ? Verdict(t.jobs_per_s >= 500) : "ERROR (not all PASS)"});
+  return all_passed ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int latency_jobs = 200;
+  int throughput_jobs = 2000;
+  int threads = 4;
+  size_t upload_mib = 256;
+  int queued_jobs = 10000;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto next = [&]() -> long { return i + 1 < argc ? std::atol(argv[++i]) : 0; };
+    if (arg == "--quick") {
+      quick = true;
+      latency_jobs = 20;
+      throughput_jobs = 200;
+      threads = 2;
+      upload_mib = 16;
+      queued_jobs = 500;
+    } else if (arg == "--jobs") {
+      throughput_jobs = static_cast<int>(std::max(1L, next()));
+    } else if (arg == "--latency-jobs") {
+      latency_jobs = static_cast<int>(std::max(1L, next()));
+    } else if (arg == "--threads") {
+      threads = static_cast<int>(std::max(1L, next()));
+    } else if (arg == "--upload-mib") {
+      upload_mib = static_cast<size_t>(std::max(1L, next()));
+    } else if (arg == "--queued") {
+      queued_jobs = static_cast<int>(std::max(1L, next()));
+    } else {
+      std::fprintf(stderr,
+                   "usage: service_bench [--quick] [--latency-jobs N] [--jobs N] [--threads N] "
+                   "[--upload-mib N] [--queued N]\n");
+      return 2;
+    }
+  }
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::atexit(CleanUp);
+  signal(SIGINT, OnSignal);
+  signal(SIGTERM, OnSignal);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::printf("service_bench%s: server %s\n", quick ? " --quick" : "", BOARDLAB_SERVER_PATH);
+  std::vector<Row> rows;
+  int errors = 0;
+
+  // 1 and 2a: the real agent with 8 sim boards.
+  {
+    std::printf(
+        "\n[1] submit -> assigned latency, %d jobs one at a time, %d idle sim boards "
+        "(boardlab-agent)\n",
+        latency_jobs, kBoards);
+    std::printf(
+        "  measured on the client: SubmitJob start -> receipt of the ASSIGNED event on a WatchJob\n"
+        "  stream opened right after the submit returns. This is what a CI job sees, includes\n"
+        "  both RPCs, and has microsecond resolution; the server's event time stamps only have\n"
+        "  1 ms resolution (they are shown as a cross-check). Each job is followed to its end\n"
+        "  before the next is submitted, so every submit finds idle boards; 3 warm-up jobs\n"
+        "  (compile, artifact cache) are not counted.\n");
+    const std::string target1 = "p99 < 20 ms";
+    const std::string figure1 = "submit->assigned p99 (client)";
+    const std::string figure2 = "throughput, boardlab-agent";
+    const std::string target2 = ">= 500 jobs/s";
+    auto server = StartServer("agent");
+    std::unique_ptr<AgentProcess> agent;
+    absl::StatusOr<v1::Digest> model = absl::UnknownError("");
+    if (server.ok()) {
+      agent = StartAgent(**server, kBoards);
+      if (!WaitForBoards(**server, kBoards, v1::BOARD_STATE_IDLE)) {
+        server = absl::UnavailableError(absl::StrCat("boardlab-agent did not bring ", kBoards,
+                                                     " idle boards online; its log:\n",
+                                                     Tail(agent->log)));
+      }
+    }
+    if (server.ok()) model = UploadTrivialModel(**server);
+    if (server.ok() && model.ok()) {
+      auto stub = v1::JobService::NewStub((*server)->channel);
+      for (int i = 0; i < 3 && model.ok(); ++i) {
+        if (absl::Status ok = RunOneJob(*stub, *model); !ok.ok()) model = ok;
+      }
+    }
+    if (!server.ok() || !model.ok()) {
+      absl::Status why = server.ok() ? model.status() : server.status();
+      errors += Fail(rows, figure1, target1, why);
+      errors += Fail(rows, figure2, target2, why);
+    } else {
+      auto latency = MeasureLatency(**server, *model, latency_jobs);
+      if (!latency.ok()) {
+        errors += Fail(rows, figure1, target1, latency.status());
+      } else {
+        double p50 = Percentile(latency->client_ms, 50), p99 = Percentile(latency->client_ms, 99);
+        std::printf("  client   p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n", p50, p99,
+                    Percentile(latency->client_ms, 100));
+        std::printf("  submit   p50 %7.2f ms  p99 %7.2f ms  (the SubmitJob call alone)\n",
+                    Percentile(latency->submit_ms, 50), Percentile(latency->submit_ms, 99));
+        std::printf("  server   p50 %7.0f ms  p99 %7.0f ms  (event time stamps)\n",
+                    Percentile(latency->server_ms, 50), Percentile(latency->server_ms, 99));
+        rows.push_back({figure1, target1, Format("%.2f ms", p99) + Format(" (p50 %.2f)", p50),
+                        Verdict(p99 < 20)});
+      }
+      std::printf(
+          "\n[2a] throughput, %d jobs from %d client threads, %d sim boards, "
+          "boardlab-agent (a boardlab-run child per job)\n",
+          throughput_jobs, threads, kBoards);
+      errors += ReportThroughput(rows, figure2, target2,
+                                 MeasureThroughput(**server, *model, throughput_jobs, threads));
+    }
+  }
+
+  // 2b: the server alone, with fake agents.
+  {
+    std::printf(
+        "\n[2b] throughput, %d jobs from %d client threads, the server alone: an "
+        "in-process fake agent (AgentService over gRPC: Hello with %d boards, heartbeats, "
+        "3 stage events and a PASS RunResult per assignment, at once)\n",
+        throughput_jobs, threads, kBoards);
+    const std::string figure = "throughput, server alone (fake agent)";
+    const std::string target = ">= 500 jobs/s";
+    auto server = StartServer("fake");
+    absl::Status ok = server.status();
+    std::unique_ptr<FakeAgent> agent;
+    absl::StatusOr<v1::Digest> model = absl::UnknownError("");
+    if (ok.ok()) {
+      agent = std::make_unique<FakeAgent>((*server)->channel, "fake", kBoards);
+      ok = agent->Start();
+    }
+    if (ok.ok() && !WaitForBoards(**server, kBoards, v1::BOARD_STATE_IDLE)) {
+      ok = absl::UnavailableError("the fake agent's boards did not come online");
+    }
+    if (ok.ok()) {
+      model = UploadTrivialModel(**server);
+      ok = model.status();
+    }
+    if (ok.ok()) {
+      auto stub = v1::JobService::NewStub((*server)->channel);
+      ok = RunOneJob(*stub, *model);  // the compile
+    }
+    absl::StatusOr<Throughput> throughput =
+        ok.ok() ? MeasureThroughput(**server, *model, throughput_jobs, threads)
+                : absl::StatusOr<Throughput>(ok);
+    errors += ReportThroughput(rows, figure, target, throughput);
+    if (agent) agent->Stop();
+  }
+
+  // 3: upload.
+  {
+    const size_t size = upload_mib << 20;
+    std::printf(
+        "\n[3] upload: a %zu MiB random blob through ArtifactService.Upload (BlobClient, "
+        "1 MiB chunks) vs a raw TCP copy over 127.0.0.1 (write/read, 1 MiB pieces) of the "
+        "same bytes; 2 rounds, a new blob each\n",
+        upload_mib);
+    const std::string figure = "upload / raw loopback";
+    const std::string target = ">= 50 %";
+    auto server = StartServer("upload");
+    absl::StatusOr<Upload> upload =
+        server.ok() ? MeasureUpload(**server, size, 2) : absl::StatusOr<Upload>(server.status());
+    if (!upload.ok()) {
+      errors += Fail(rows, figure, target, upload.status());
+    } else {
+      double best_upload =
+          *std::max_element(upload->upload_mbps.begin(), upload->upload_mbps.end());
+      double best_raw = *std::max_element(upload->raw_mbps.begin(), upload->raw_mbps.end());
+      double ratio = best_upload / best_raw;
+      std::printf("  upload   MB/s: %s\n", Join(upload->upload_mbps, "%.0f").c_str());
+      std::printf("  raw TCP  MB/s: %s\n", Join(upload->raw_mbps, "%.0f").c_str());
+      std::printf(
+          "  SHA-256  MB/s: %.0f (one thread here; the server hashes every upload, and "
+          "writes it to its data directory)\n",
+          upload->sha256_mbps);
+      std::printf("  ratio (best upload / best raw): %.1f %%\n", 100 * ratio);
+      rows.push_back({figure, target,
+                      Format("%.1f %%", 100 * ratio) + Format(" (%.0f", best_upload) +
+                          Format(" / %.0f MB/s)", best_raw),
+                      Verdict(ratio >= 0.5)});
+    }
+  }
+
+  // 4: memory.
+  {
+    std::printf(
+        "\n[4] server memory with %d queued jobs (8 boards registered by an agent that "
+        "then left, so every job stays queued; %d client threads)\n",
+        queued_jobs, threads);
+    const std::string figure = absl::StrCat("server VmRSS, ", queued_jobs, " queued");
+    const std::string target = "< 200 MB";
+    auto memory = MeasureQueuedMemory(queued_jobs, threads);
+    if (!memory.ok()) {
+      errors += Fail(rows, figure, target, memory.status());
+    } else {
+      std::printf("  before: VmRSS %.1f MB  VmHWM %.1f MB\n", memory->before.rss_mb,
+                  memory->before.hwm_mb);
+      std::printf(
+          "  after:  VmRSS %.1f MB  VmHWM %.1f MB  (%.1f KB per queued job; submitted "
+          "at %.0f jobs/s)\n",
+          memory->after.rss_mb, memory->after.hwm_mb,
+          (memory->after.rss_mb - memory->before.rss_mb) * 1024 / memory->jobs,
+          memory->submits_per_s);
+      rows.push_back(
+          {figure, target,
+           Format("%.1f MB", memory->after.rss_mb) + Format(" (HWM %.1f)", memory->after.hwm_mb),
+           Verdict(memory->after.rss_mb < 200)});
+    }
+  }
+
+  std::printf("\n%-40s %-15s %-32s %s\n", "figure", "target", "measured", "ok");
+  bool all_ok = true;
+  for (const Row& row : rows) {
+    std::printf("%-40s %-15s %-32s %s\n", row.figure.c_str(), row.target.c_str(),
+                row.measured.c_str(), row.ok.c_str());
+    all_ok = all_ok && row.ok == "ok";
+  }
+  if (quick)
+    std::printf("(--quick: small sizes; the figures are not comparable with the targets)\n");
+  std::fflush(stdout);
+  if (errors > 0) return 2;
+  return quick || all_ok ? 0 : 1;
+}
