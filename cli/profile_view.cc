@@ -1,5 +1,8 @@
 #include "cli/profile_view.h"
 
+#include <cstdlib>
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -72,6 +75,61 @@ absl::StatusOr<ProfileView> ParseProfileJson(std::string_view text) {
     view.ops.push_back(*std::move(op));
   }
   return view;
+}
+
+namespace {
+
+// Debug id -> "NPU kernel K: TYPE #op + TYPE #op".
+std::map<int64_t, std::string> KernelLabels(const json& debug_map, const json& report) {
+  std::map<int64_t, std::string> op_types;
+  if (report.is_object() && report.contains("ops") && report["ops"].is_array()) {
+    for (const json& op : report["ops"]) {
+      op_types[static_cast<int64_t>(NumberOr(op, "index", -1))] = StringOr(op, "type", "?");
+    }
+  }
+  std::map<int64_t, std::string> labels;
+  if (!debug_map.is_object() || !debug_map.contains("delegates") ||
+      !debug_map["delegates"].is_array()) {
+    return labels;
+  }
+  for (const json& delegate : debug_map["delegates"]) {
+    if (!delegate.is_object() || !delegate.contains("kernels")) continue;
+    for (const json& kernel : delegate["kernels"]) {
+      if (!kernel.is_object()) continue;
+      std::string label = absl::StrCat("NPU kernel ", NumberOr(kernel, "kernel", -1), ":");
+      const auto ops = kernel.find("ops");
+      if (ops != kernel.end() && ops->is_array()) {
+        for (size_t i = 0; i < ops->size(); ++i) {
+          if (!(*ops)[i].is_number()) continue;
+          int64_t index = (*ops)[i].get<int64_t>();
+          auto type = op_types.find(index);
+          absl::StrAppend(&label, i == 0 ? " " : " + ",
+                          type == op_types.end() ? "op" : type->second, " #", index);
+        }
+      }
+      labels[static_cast<int64_t>(NumberOr(kernel, "id", -1))] = label;
+    }
+  }
+  return labels;
+}
+
+}  // namespace
+
+void NameNpuKernels(ProfileView& view, std::string_view debug_map_json,
+                    std::string_view report_json) {
+  json debug_map = json::parse(debug_map_json.begin(), debug_map_json.end(), nullptr, false);
+  json report = json::parse(report_json.begin(), report_json.end(), nullptr, false);
+  if (debug_map.is_discarded()) return;
+  std::map<int64_t, std::string> labels =
+      KernelLabels(debug_map, report.is_discarded() ? json::object() : report);
+  constexpr std::string_view kPrefix = "kernel ";
+  for (ProfileOp& op : view.ops) {
+    for (ProfileOp& kernel : op.npu_kernels) {
+      if (kernel.op.rfind(kPrefix, 0) != 0) continue;
+      int64_t id = std::strtoll(kernel.op.c_str() + kPrefix.size(), nullptr, 10);
+      if (auto label = labels.find(id); label != labels.end()) kernel.op = label->second;
+    }
+  }
 }
 
 }  // namespace boardlab::cli

@@ -39,4 +39,10 @@ struct ProfileView {
 /// Parses a profile blob. Errors: InvalidArgument naming what is missing or malformed.
 absl::StatusOr<ProfileView> ParseProfileJson(std::string_view text);
 
+/// Names NPU kernel rows (the runtime reports "kernel <debug id>") after their source operators,
+/// from the compiler's debug map and report: "NPU kernel 2: CONV_2D #2". Rows that cannot be
+/// mapped, and malformed documents, leave the names as they were.
+void NameNpuKernels(ProfileView& view, std::string_view debug_map_json,
+                    std::string_view report_json);
+
 }  // namespace boardlab::cli

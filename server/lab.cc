@@ -468,6 +468,12 @@ void Lab::Finish(JobEntry& entry, v1::JobResult result, const std::string& messa
   entry.job.set_message(message);
   entry.job.set_end_time_ms(NowMs());
   metrics_.JobFinished(entry.job.spec().selector().board_type(), ResultName(result));
+  LogInfo("job finished", {{"job", entry.job.id()},
+                           {"tenant", entry.job.tenant()},
+                           {"result", ResultName(result)},
+                           {"board", entry.job.board_id()},
+                           {"attempt", std::to_string(entry.job.attempt())},
+                           {"message", message}});
   SetState(entry, v1::JOB_STATE_DONE);
   v1::JobEvent event;
   *event.mutable_finished() = entry.job;
@@ -501,6 +507,7 @@ void Lab::RetryOrFail(JobEntry& entry, const std::string& why) {
     return;
   }
   metrics_.Retry(entry.job.spec().selector().board_type());
+  LogWarning("retrying job", {{"job", entry.job.id()}, {"board", entry.job.board_id()}, {"why", why}});
   AddLog(entry, absl::StrCat("attempt ", entry.job.attempt(), " on ", entry.job.board_id(),
                              " failed: ", why, "; retrying on another board"));
   Enqueue(entry);
@@ -890,6 +897,10 @@ absl::StatusOr<std::string> Lab::AgentHello(const v1::Hello& hello, AgentSession
     PersistBoard(board);
   }
   metrics_.AgentsConnected(static_cast<double>(sessions_.size()));
+  LogInfo("agent connected", {{"agent", hello.agent_id()},
+                              {"session", session_id},
+                              {"boards", std::to_string(hello.boards_size())},
+                              {"in_flight", std::to_string(hello.in_flight_size())}});
   ReconcileInFlight(hello);
   UpdateBoardMetrics();
   v1::ServerMessage welcome;
@@ -978,6 +989,7 @@ void Lab::CountBoardFailure(BoardEntry& board, bool failed, const std::string& m
                                         " infrastructure failures in a row; last: ", message));
     board.next_health_check_ms = NowMs();
     metrics_.Quarantined(board.board.type());
+    LogWarning("board quarantined", {{"board", board.board.id()}, {"reason", board.board.reason()}});
   }
 }
 
@@ -1069,6 +1081,8 @@ void Lab::DetachSession(const std::string& session_id, bool lease_expired) {
     }
     PersistBoard(board);
   }
+  LogInfo(lease_expired ? "agent lease expired" : "agent disconnected",
+          {{"agent", session->second.agent_id}, {"session", session_id}});
   if (session_by_agent_[session->second.agent_id] == session_id) {
     session_by_agent_.erase(session->second.agent_id);
   }

@@ -10,7 +10,10 @@
 #include <sstream>
 
 #include "cli/tables.h"
+#include "compiler/driver.h"
+#include "nlohmann/json.hpp"
 #include "runtime/cli/profile_table.h"
+#include "tests/support/test_models.h"
 
 namespace boardlab::cli {
 namespace {
@@ -113,6 +116,33 @@ TEST(PrintProfileTable, OneRowPerOpWithUnitCyclesMicrosecondsAndPercent) {
   EXPECT_THAT(rows[4],
               ::testing::MatchesRegex(R"( +NPU kernel 0 CONV_2D +NPU +4000 +8\.00 +40\.0%)"));
   EXPECT_THAT(rows[7], ::testing::MatchesRegex(R"( +total \(Method::execute\) +10250 +20\.50)"));
+}
+
+// The runtime names NPU kernels by debug id ("kernel <id>", runtime/cli/main.cc); the client
+// names them after their source ops with the debug map and report the compiler wrote.
+TEST(NameNpuKernels, NamesKernelsAfterTheirSourceOps) {
+  std::vector<uint8_t> model = boardlab::testing::TinyDsCnn();
+  auto compiled = compiler::Compile(model, compiler::CompileOptions());
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const auto map = nlohmann::json::parse(compiled->debug_map_json);
+  const auto& mapped = map["delegates"][0]["kernels"];
+  run::Profile profile;
+  profile.clock = "sim";
+  profile.iterations = 1;
+  run::ProfileRow delegate = Row(0, "delegate 0 (BoardlabNeutronBackend)", true, 300, 3.0);
+  for (int k = 0; k < 2; ++k) {
+    std::string op = "kernel " + std::to_string(mapped[k]["id"].get<int>());
+    delegate.kernels.push_back(Row(0, op, true, 100, 1.0));
+  }
+  delegate.kernels.push_back(Row(0, "kernel 999", true, 0, 0.0));
+  profile.rows.push_back(delegate);
+  absl::StatusOr<ProfileView> view = ParseProfileJson(run::ProfileJson(profile).dump());
+  ASSERT_TRUE(view.ok()) << view.status();
+  NameNpuKernels(*view, compiled->debug_map_json, compiled->report_json);
+  const auto& kernels = view->ops[0].npu_kernels;
+  EXPECT_EQ(kernels[0].op, "NPU kernel 0: CONV_2D #0");
+  EXPECT_THAT(kernels[1].op, HasSubstr("NPU kernel 1: "));
+  EXPECT_EQ(kernels[2].op, "kernel 999");  // not in the map: left alone
 }
 
 }  // namespace
