@@ -11,8 +11,10 @@
 //   child->Kill();   // SIGKILL to the group; on_exit follows with kind kKilled
 //
 // The child runs in its own process group with stdin from /dev/null and dies with the agent
-// (PR_SET_PDEATHSIG). Exit is noticed by polling waitpid every 50 ms (no SIGCHLD handler, which
-// would steal other children's exits from libraries and tests).
+// (PR_SET_PDEATHSIG; it fires when the *thread* that forked exits, which is why children are
+// only started from the io_context thread, the agent's main thread). Exit is noticed by polling
+// waitpid every 50 ms (no SIGCHLD handler, which would steal other children's exits from libraries
+// and tests).
 
 #include <sys/types.h>
 

@@ -66,8 +66,10 @@ void JobRunner::Start() {
       std::string value;
       if (input.has_blob()) {
         ok = fetch(input.blob(), "an input", value);
-      } else {
+      } else if (input.source_case() == v1::InputSpec::kRandomSeed) {
         value = absl::StrCat("random:", input.random_seed());
+      } else {
+        value = absl::StrCat("random:", i);  // types.proto: missing inputs are random:<index>
       }
       fetched.inputs.push_back(value);
     }
