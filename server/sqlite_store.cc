@@ -1,6 +1,7 @@
 #include "server/sqlite_store.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
@@ -30,13 +31,25 @@ CREATE TABLE IF NOT EXISTS boards (id TEXT PRIMARY KEY, record BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS compile_cache (key TEXT PRIMARY KEY, record TEXT NOT NULL);
 )sql";
 
-// One prepared statement; finalized when it goes out of scope.
+// One use of a statement from the store's cache: prepared on first use and kept until the store
+// closes; reset and unbound when this goes out of scope. Use under the store's mutex.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) {
-    ok_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) == SQLITE_OK;
+  Statement(sqlite3* db, std::map<std::string, sqlite3_stmt*>& cache, const char* sql) {
+    sqlite3_stmt*& cached = cache[sql];
+    if (cached == nullptr &&
+        sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &cached, nullptr) != SQLITE_OK) {
+      sqlite3_finalize(cached);
+      cached = nullptr;
+    }
+    stmt_ = cached;
+    ok_ = stmt_ != nullptr;
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
+  ~Statement() {
+    if (stmt_ == nullptr) return;
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -121,7 +134,10 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
   return store;
 }
 
-SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+SqliteStore::~SqliteStore() {
+  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
 
 absl::Status SqliteStore::Exec(const char* sql) {
   char* message = nullptr;
@@ -139,7 +155,7 @@ absl::Status SqliteStore::Error(const char* what) const {
 
 absl::Status SqliteStore::PutJob(int64_t number, const v1::Job& job) {
   std::lock_guard lock(mutex_);
-  Statement stmt(db_,
+  Statement stmt(db_, statements_,
                  "INSERT OR REPLACE INTO jobs (number, id, tenant, request_id, state, board_type, "
                  "record) VALUES (?, ?, ?, ?, ?, ?, ?)");
   stmt.Bind(1, number).Bind(2, job.id()).Bind(3, job.tenant()).Bind(4, job.request_id());
@@ -151,7 +167,7 @@ absl::Status SqliteStore::PutJob(int64_t number, const v1::Job& job) {
 
 absl::StatusOr<std::optional<v1::Job>> SqliteStore::GetJob(const std::string& id) {
   std::lock_guard lock(mutex_);
-  Statement stmt(db_, "SELECT record FROM jobs WHERE id = ?");
+  Statement stmt(db_, statements_, "SELECT record FROM jobs WHERE id = ?");
   stmt.Bind(1, id);
   int rc = stmt.Step();
   if (rc == SQLITE_DONE) return std::optional<v1::Job>();
@@ -164,7 +180,7 @@ absl::StatusOr<std::optional<v1::Job>> SqliteStore::GetJob(const std::string& id
 absl::StatusOr<std::optional<v1::Job>> SqliteStore::FindJobByRequestId(
     const std::string& tenant, const std::string& request_id) {
   std::lock_guard lock(mutex_);
-  Statement stmt(db_, "SELECT record FROM jobs WHERE tenant = ? AND request_id = ?");
+  Statement stmt(db_, statements_, "SELECT record FROM jobs WHERE tenant = ? AND request_id = ?");
   stmt.Bind(1, tenant).Bind(2, request_id);
   int rc = stmt.Step();
   if (rc == SQLITE_DONE) return std::optional<v1::Job>();
@@ -176,7 +192,7 @@ absl::StatusOr<std::optional<v1::Job>> SqliteStore::FindJobByRequestId(
 
 absl::StatusOr<std::vector<v1::Job>> SqliteStore::LoadUnfinishedJobs() {
   std::lock_guard lock(mutex_);
-  Statement stmt(db_, "SELECT record FROM jobs WHERE state != ? ORDER BY number");
+  Statement stmt(db_, statements_, "SELECT record FROM jobs WHERE state != ? ORDER BY number");
   stmt.Bind(1, static_cast<int64_t>(v1::JOB_STATE_DONE));
   std::vector<v1::Job> jobs;
   int rc;
@@ -194,7 +210,7 @@ absl::StatusOr<JobPage> SqliteStore::ListJobs(const JobFilter& filter, int64_t b
   std::lock_guard lock(mutex_);
   // States and labels are filtered here rather than in SQL: the page is small and the record
   // has to be parsed anyway.
-  Statement stmt(db_,
+  Statement stmt(db_, statements_,
                  "SELECT number, record FROM jobs WHERE number < ? AND (? = '' OR tenant = ?) "
                  "AND (? = '' OR board_type = ?) ORDER BY number DESC");
   stmt.Bind(1, before > 0 ? before : INT64_MAX).Bind(2, filter.tenant).Bind(3, filter.tenant);
@@ -217,14 +233,15 @@ absl::StatusOr<JobPage> SqliteStore::ListJobs(const JobFilter& filter, int64_t b
 
 absl::StatusOr<int64_t> SqliteStore::MaxJobNumber() {
   std::lock_guard lock(mutex_);
-  Statement stmt(db_, "SELECT COALESCE(MAX(number), 0) FROM jobs");
+  Statement stmt(db_, statements_, "SELECT COALESCE(MAX(number), 0) FROM jobs");
   if (stmt.Step() != SQLITE_ROW) return Error("reading the job counter");
   return stmt.Int(0);
 }
 
 absl::Status SqliteStore::AppendEvent(const v1::JobEvent& event) {
   std::lock_guard lock(mutex_);
-  Statement stmt(db_, "INSERT OR REPLACE INTO events (job_id, seq, record) VALUES (?, ?, ?)");
+  Statement stmt(db_, statements_,
+                 "INSERT OR REPLACE INTO events (job_id, seq, record) VALUES (?, ?, ?)");
   stmt.Bind(1, event.job_id()).Bind(2, event.seq()).BindBlob(3, event.SerializeAsString());
   if (stmt.Step() != SQLITE_DONE) return Error("storing a job event");
   return absl::OkStatus();
@@ -233,7 +250,8 @@ absl::Status SqliteStore::AppendEvent(const v1::JobEvent& event) {
 absl::StatusOr<std::vector<v1::JobEvent>> SqliteStore::Events(const std::string& job_id,
                                                               int64_t after_seq) {
   std::lock_guard lock(mutex_);
-  Statement stmt(db_, "SELECT record FROM events WHERE job_id = ? AND seq > ? ORDER BY seq");
+  Statement stmt(db_, statements_,
+                 "SELECT record FROM events WHERE job_id = ? AND seq > ? ORDER BY seq");
   stmt.Bind(1, job_id).Bind(2, after_seq);
   std::vector<v1::JobEvent> events;
   int rc;
@@ -248,7 +266,7 @@ absl::StatusOr<std::vector<v1::JobEvent>> SqliteStore::Events(const std::string&
 
 absl::Status SqliteStore::PutBoard(const v1::Board& board) {
   std::lock_guard lock(mutex_);
-  Statement stmt(db_, "INSERT OR REPLACE INTO boards (id, record) VALUES (?, ?)");
+  Statement stmt(db_, statements_, "INSERT OR REPLACE INTO boards (id, record) VALUES (?, ?)");
   stmt.Bind(1, board.id()).BindBlob(2, board.SerializeAsString());
   if (stmt.Step() != SQLITE_DONE) return Error("storing a board");
   return absl::OkStatus();
@@ -256,7 +274,7 @@ absl::Status SqliteStore::PutBoard(const v1::Board& board) {
 
 absl::StatusOr<std::vector<v1::Board>> SqliteStore::LoadBoards() {
   std::lock_guard lock(mutex_);
-  Statement stmt(db_, "SELECT record FROM boards ORDER BY id");
+  Statement stmt(db_, statements_, "SELECT record FROM boards ORDER BY id");
   std::vector<v1::Board> boards;
   int rc;
   while ((rc = stmt.Step()) == SQLITE_ROW) {
@@ -277,7 +295,8 @@ absl::Status SqliteStore::PutCompile(const std::string& key, const CompileRecord
                          {"error", record.error},
                          {"error_code", record.error_code}};
   std::lock_guard lock(mutex_);
-  Statement stmt(db_, "INSERT OR REPLACE INTO compile_cache (key, record) VALUES (?, ?)");
+  Statement stmt(db_, statements_,
+                 "INSERT OR REPLACE INTO compile_cache (key, record) VALUES (?, ?)");
   stmt.Bind(1, key).Bind(2, json.dump());
   if (stmt.Step() != SQLITE_DONE) return Error("storing a compile cache entry");
   return absl::OkStatus();
@@ -285,7 +304,7 @@ absl::Status SqliteStore::PutCompile(const std::string& key, const CompileRecord
 
 absl::StatusOr<std::optional<CompileRecord>> SqliteStore::GetCompile(const std::string& key) {
   std::lock_guard lock(mutex_);
-  Statement stmt(db_, "SELECT record FROM compile_cache WHERE key = ?");
+  Statement stmt(db_, statements_, "SELECT record FROM compile_cache WHERE key = ?");
   stmt.Bind(1, key);
   int rc = stmt.Step();
   if (rc == SQLITE_DONE) return std::optional<CompileRecord>();

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -40,6 +41,7 @@ class SqliteStore : public Store {
 
   std::mutex mutex_;
   sqlite3* db_;
+  std::map<std::string, sqlite3_stmt*> statements_;  // by SQL text; see Statement
 };
 
 }  // namespace boardlab::server
