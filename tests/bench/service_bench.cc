@@ -1,7 +1,8 @@
 // service_bench: the gRPC service's latency, throughput, upload speed and memory, against
 // boardlab-server (and boardlab-agent) processes the bench starts itself.
 //
-// Usage: service_bench [--quick] [--jobs N] [--threads N] [--upload-mib N] [--queued N]
+// Usage: service_bench [--quick] [--latency-jobs N] [--jobs N] [--threads N] [--upload-mib N]
+//                      [--queued N] [--only agent|fake|upload|memory]
 //
 // Figures and targets:
 //   1. submit -> assigned latency with idle sim boards, p50 / p99      target p99 < 20 ms
@@ -494,6 +495,28 @@ absl::StatusOr<Latency> MeasureLatency(const ServerProcess& server, const v1::Di
   return latency;
 }
 
+// CPU seconds (user + system) a process has used so far; with `children`, also those of its
+// children that have ended (an agent's boardlab-run runs).
+double ProcessCpuSeconds(pid_t pid, bool children = false) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t paren = text.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(text.substr(paren + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 17 && fields >> field; ++i) {  // utime, stime, cutime, cstime
+    if (i == 14 || i == 15 || (children && i >= 16)) ticks += std::atof(field.c_str());
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double SelfCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + now.tv_nsec / 1e9;
+}
+
 // 2. N jobs from several client threads; finished jobs per second.
 struct Throughput {
   int jobs = 0;
@@ -503,10 +526,21 @@ struct Throughput {
   double server_s = 0;       // first submit (client wall clock) -> last end_time_ms (server)
   double jobs_per_s = 0;     // jobs / client_s
   double submits_per_s = 0;  // jobs / submit_s
+  int done_while_submitting = 0;
+  double server_cpu_s = 0;
+  double agent_cpu_s = -1;  // the agent process itself; < 0: in-process fake agent
+  double runs_cpu_s = 0;    // its boardlab-run children
+  double bench_cpu_s = 0;   // this process: submitters, waiter (and the fake agent)
 };
 
 absl::StatusOr<Throughput> MeasureThroughput(const ServerProcess& server, const v1::Digest& model,
-                                             int jobs, int threads) {
+                                             int jobs, int threads, pid_t agent_pid = -1) {
+  const double server_cpu = ProcessCpuSeconds(server.pid);
+  const double agent_cpu = agent_pid > 0 ? ProcessCpuSeconds(agent_pid) : 0;
+  const double runs_cpu =
+      agent_pid > 0 ? ProcessCpuSeconds(agent_pid, true) - ProcessCpuSeconds(agent_pid) : 0;
+  const double bench_cpu = SelfCpuSeconds();
+  std::vector<int64_t> end_ms;
   std::vector<std::string> ids(static_cast<size_t>(jobs));
   std::unique_ptr<std::atomic<bool>[]> ready(new std::atomic<bool>[static_cast<size_t>(jobs)]);
   for (int i = 0; i < jobs; ++i) ready[i] = false;
@@ -562,6 +596,7 @@ absl::StatusOr<Throughput> MeasureThroughput(const ServerProcess& server, const 
       if (job.state() == v1::JOB_STATE_DONE) {
         figures.passed += job.result() == v1::JOB_RESULT_PASS ? 1 : 0;
         last_end_ms = std::max(last_end_ms, job.end_time_ms());
+        end_ms.push_back(job.end_time_ms());
         break;
       }
       if (MsSince(start) > 600000) {
@@ -573,6 +608,13 @@ absl::StatusOr<Throughput> MeasureThroughput(const ServerProcess& server, const 
     }
   }
   figures.client_s = MsSince(start) / 1000.0;
+  figures.server_cpu_s = ProcessCpuSeconds(server.pid) - server_cpu;
+  if (agent_pid > 0) {
+    figures.agent_cpu_s = ProcessCpuSeconds(agent_pid) - agent_cpu;
+    figures.runs_cpu_s =
+        ProcessCpuSeconds(agent_pid, true) - ProcessCpuSeconds(agent_pid) - runs_cpu;
+  }
+  figures.bench_cpu_s = SelfCpuSeconds() - bench_cpu;
   join();
   for (const absl::Status& error : errors) {
     if (!error.ok()) return error;
@@ -581,6 +623,9 @@ absl::StatusOr<Throughput> MeasureThroughput(const ServerProcess& server, const 
   figures.server_s = static_cast<double>(last_end_ms - start_wall) / 1000.0;
   figures.jobs_per_s = jobs / figures.client_s;
   figures.submits_per_s = jobs / figures.submit_s;
+  const int64_t submit_end_ms = start_wall + static_cast<int64_t>(figures.submit_s * 1000);
+  figures.done_while_submitting = static_cast<int>(
+      std::count_if(end_ms.begin(), end_ms.end(), [&](int64_t t) { return t <= submit_end_ms; }));
   return figures;
 }
 
@@ -646,9 +691,32 @@ double RawLoopbackMBps(const std::string& bytes) {
   return static_cast<double>(bytes.size()) / 1e6 / seconds;
 }
 
+// Copies `bytes` into a new file in `dir` with plain 1 MiB writes and closes it (no fsync), as
+// the server's blob store does; returns MB/s, or a negative value on failure.
+double FileWriteMBps(const std::string& bytes, const std::string& dir) {
+  const std::string path = dir + "/write-test";
+  const auto start = Clock::now();
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return -1;
+  size_t offset = 0;
+  while (offset < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + offset, std::min<size_t>(1 << 20, bytes.size() - offset));
+    if (n <= 0) break;
+    offset += static_cast<size_t>(n);
+  }
+  close(fd);
+  const double seconds = MsSince(start) / 1000.0;
+  unlink(path.c_str());
+  return offset == bytes.size() ? bytes.size() / 1e6 / seconds : -1;
+}
+
 struct Upload {
   std::vector<double> upload_mbps;
   std::vector<double> raw_mbps;
+  std::vector<double> disk_mbps;  // the same bytes written to a file next to the server's data
+  std::vector<double> upload_s;
+  std::vector<double> server_cpu_s;  // during each upload
+  std::vector<double> client_cpu_s;
   double sha256_mbps = 0;  // one thread hashing the same bytes (the server hashes every upload)
 };
 
@@ -660,12 +728,20 @@ absl::StatusOr<Upload> MeasureUpload(const ServerProcess& server, size_t size, i
     auto hash_start = Clock::now();
     v1::Digest digest = boardlab::api::DigestOf(bytes);
     figures.sha256_mbps = std::max(figures.sha256_mbps, size / 1e6 / (MsSince(hash_start) / 1e3));
+    const double server_cpu = ProcessCpuSeconds(server.pid);
+    const double client_cpu = SelfCpuSeconds();
     const auto start = Clock::now();
     if (absl::Status ok = blobs.Upload(digest, bytes); !ok.ok()) return ok;
-    figures.upload_mbps.push_back(size / 1e6 / (MsSince(start) / 1000.0));
+    figures.upload_s.push_back(MsSince(start) / 1000.0);
+    figures.server_cpu_s.push_back(ProcessCpuSeconds(server.pid) - server_cpu);
+    figures.client_cpu_s.push_back(SelfCpuSeconds() - client_cpu);
+    figures.upload_mbps.push_back(size / 1e6 / figures.upload_s.back());
     double raw = RawLoopbackMBps(bytes);
     if (raw < 0) return absl::InternalError("the raw loopback copy failed");
     figures.raw_mbps.push_back(raw);
+    double disk = FileWriteMBps(bytes, server.dir);
+    if (disk < 0) return absl::InternalError("the file write test failed");
+    figures.disk_mbps.push_back(disk);
   }
   auto missing = blobs.FindMissing({boardlab::api::DigestOf(RandomBytes(size, 1000))});
   if (!missing.ok()) return missing.status();
@@ -765,6 +841,13 @@ std::string Join(const std::vector<double>& values, const char* format) {
   return out;
 }
 
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five;
+  in >> one >> five;
+  return one + " " + five;
+}
+
 std::string Verdict(bool ok) { return ok ? "ok" : "MISSED"; }
 
 int Fail(std::vector<Row>& rows, const std::string& figure, const std::string& target,
@@ -782,7 +865,20 @@ int ReportThroughput(std::vector<Row>& rows, const std::string& figure, const st
       "  %d/%d PASS; submitted in %.2f s (%.0f submits/s); all done after %.2f s (client) / "
       "%.2f s (server end times)\n",
       t.passed, t.jobs, t.submit_s, t.submits_per_s, t.client_s, t.server_s);
-  std::printf("  finished jobs/s: %.0f\n", t.jobs_per_s);
+  std::printf(
+      "  finished jobs/s: %.0f; %d done while submitting (%.0f/s), the other %d in the "
+      "%.2f s after (%.0f/s)\n",
+      t.jobs_per_s, t.done_while_submitting, t.done_while_submitting / t.submit_s,
+      t.jobs - t.done_while_submitting, t.client_s - t.submit_s,
+      (t.jobs - t.done_while_submitting) / std::max(1e-3, t.client_s - t.submit_s));
+  std::printf("  CPU s: server %.2f (%.2f ms/job)", t.server_cpu_s, 1000 * t.server_cpu_s / t.jobs);
+  if (t.agent_cpu_s >= 0) {
+    std::printf(", agent %.2f (%.2f ms/job), its boardlab-run children %.2f (%.2f ms/job)",
+                t.agent_cpu_s, 1000 * t.agent_cpu_s / t.jobs, t.runs_cpu_s,
+                1000 * t.runs_cpu_s / t.jobs);
+  }
+  std::printf(", bench %.2f; wall %.2f s on %ld CPUs (load average %s)\n", t.bench_cpu_s,
+              t.client_s, sysconf(_SC_NPROCESSORS_ONLN), LoadAverage().c_str());
   const bool all_passed = t.passed == t.jobs;
   rows.push_back({figure, target, Format("%.0f jobs/s", t.jobs_per_s),
                   all_passed ? Verdict(t.jobs_per_s >= 500) : "ERROR (not all PASS)"});
@@ -798,6 +894,7 @@ int main(int argc, char** argv) {
   int threads = 4;
   size_t upload_mib = 256;
   int queued_jobs = 10000;
+  std::string only;  // agent (1, 2a), fake (2b), upload (3) or memory (4)
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto next = [&]() -> long { return i + 1 < argc ? std::atol(argv[++i]) : 0; };
@@ -816,12 +913,14 @@ int main(int argc, char** argv) {
       threads = static_cast<int>(std::max(1L, next()));
     } else if (arg == "--upload-mib") {
       upload_mib = static_cast<size_t>(std::max(1L, next()));
+    } else if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
     } else if (arg == "--queued") {
       queued_jobs = static_cast<int>(std::max(1L, next()));
     } else {
       std::fprintf(stderr,
                    "usage: service_bench [--quick] [--latency-jobs N] [--jobs N] [--threads N] "
-                   "[--upload-mib N] [--queued N]\n");
+                   "[--upload-mib N] [--queued N] [--only agent|fake|upload|memory]\n");
       return 2;
     }
   }
@@ -836,7 +935,7 @@ int main(int argc, char** argv) {
   int errors = 0;
 
   // 1 and 2a: the real agent with 8 sim boards.
-  {
+  if (only.empty() || only == "agent") {
     std::printf(
         "\n[1] submit -> assigned latency, %d jobs one at a time, %d idle sim boards "
         "(boardlab-agent)\n",
@@ -893,13 +992,14 @@ int main(int argc, char** argv) {
           "\n[2a] throughput, %d jobs from %d client threads, %d sim boards, "
           "boardlab-agent (a boardlab-run child per job)\n",
           throughput_jobs, threads, kBoards);
-      errors += ReportThroughput(rows, figure2, target2,
-                                 MeasureThroughput(**server, *model, throughput_jobs, threads));
+      errors += ReportThroughput(
+          rows, figure2, target2,
+          MeasureThroughput(**server, *model, throughput_jobs, threads, agent->pid));
     }
   }
 
   // 2b: the server alone, with fake agents.
-  {
+  if (only.empty() || only == "fake") {
     std::printf(
         "\n[2b] throughput, %d jobs from %d client threads, the server alone: an "
         "in-process fake agent (AgentService over gRPC: Hello with %d boards, heartbeats, "
@@ -934,7 +1034,7 @@ int main(int argc, char** argv) {
   }
 
   // 3: upload.
-  {
+  if (only.empty() || only == "upload") {
     const size_t size = upload_mib << 20;
     std::printf(
         "\n[3] upload: a %zu MiB random blob through ArtifactService.Upload (BlobClient, "
@@ -956,6 +1056,14 @@ int main(int argc, char** argv) {
       std::printf("  upload   MB/s: %s\n", Join(upload->upload_mbps, "%.0f").c_str());
       std::printf("  raw TCP  MB/s: %s\n", Join(upload->raw_mbps, "%.0f").c_str());
       std::printf(
+          "  file write MB/s: %s (the same bytes written to a file beside the server's "
+          "data, no fsync: the blob store's floor)\n",
+          Join(upload->disk_mbps, "%.0f").c_str());
+      std::printf("  upload wall s: %s; server CPU s: %s; bench CPU s: %s\n",
+                  Join(upload->upload_s, "%.2f").c_str(),
+                  Join(upload->server_cpu_s, "%.2f").c_str(),
+                  Join(upload->client_cpu_s, "%.2f").c_str());
+      std::printf(
           "  SHA-256  MB/s: %.0f (one thread here; the server hashes every upload, and "
           "writes it to its data directory)\n",
           upload->sha256_mbps);
@@ -968,7 +1076,7 @@ int main(int argc, char** argv) {
   }
 
   // 4: memory.
-  {
+  if (only.empty() || only == "memory") {
     std::printf(
         "\n[4] server memory with %d queued jobs (8 boards registered by an agent that "
         "then left, so every job stays queued; %d client threads)\n",
