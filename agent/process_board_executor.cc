@@ -66,15 +66,41 @@ std::unique_ptr<BoardRun> ProcessBoardExecutor::Start(const BoardRunRequest& req
     state->stderr_lines.push_back(line);
     on_line(std::move(line));
   };
-  auto on_exit = [state, on_line, on_done](const ChildExit& exit) {
+  auto on_exit = [this, state, on_line, on_done](const ChildExit& exit) {
     BoardReport report = InterpretRunnerExit(state->board, state->request, exit, state->stdout_text,
                                              state->stderr_lines);
     on_line(absl::StrCat("boardlab-agent: ", v1::RunOutcome_Name(report.outcome), ": ",
                          report.message));
+    // The firmware's console has no profile; its ETDump does. boardlab-run reads it back.
+    if (state->board == RunnerBoard::kQemu && !report.etdump_path.empty()) {
+      StartProfileFromEtdump(std::move(report), on_done);
+      return;
+    }
     on_done(std::move(report));
   };
   return std::make_unique<ProcessBoardRun>(ChildProcess::Start(
       io_, std::move(options), std::move(on_stdout), std::move(on_stderr), std::move(on_exit)));
+}
+
+void ProcessBoardExecutor::StartProfileFromEtdump(BoardReport report, DoneCallback on_done) {
+  ChildOptions options;
+  options.argv = {boardlab_run_, "--inspect", report.etdump_path, "--profile", "json"};
+  options.timeout = std::chrono::seconds(kProfileTimeoutSeconds);
+  auto shared = std::make_shared<BoardReport>(std::move(report));
+  auto json = std::make_shared<std::string>();
+  ChildProcess::Start(
+      io_, std::move(options),
+      [json](std::string line) {
+        if (json->size() + line.size() < kMaxStdoutBytes) absl::StrAppend(json.get(), line, "\n");
+      },
+      [](std::string) {},
+      [shared, json, on_done](const ChildExit& exit) {
+        // A profile that cannot be read costs the profile, not the verdict.
+        if (exit.kind == ChildExit::Kind::kExited && exit.exit_code == 0) {
+          shared->profile_json = *json;
+        }
+        on_done(std::move(*shared));
+      });
 }
 
 }  // namespace boardlab::agent

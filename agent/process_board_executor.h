@@ -3,7 +3,8 @@
 // The `sim` and `qemu` board drivers: boardlab-run in a child process (ChildProcess), so that a
 // crashing or hanging run cannot take the agent down. sim runs `boardlab-run --board sim
 // --profile json` (simulated RT700 cycles); qemu runs `boardlab-run --board qemu --timeout N`
-// (boardlab-firmware under qemu-system-arm) and streams the firmware console.
+// (boardlab-firmware under qemu-system-arm), streams the firmware console, and reads the per-op
+// profile back from the firmware's ETDump.
 //
 //   ProcessBoardExecutor sim(io, "/usr/bin/boardlab-run", RunnerBoard::kSim);
 //   auto run = sim.Start(request, on_line, on_done);
@@ -21,6 +22,9 @@ namespace boardlab::agent {
 /// the runner itself.
 inline constexpr int kQemuBackstopSeconds = 15;
 
+/// Time allowed for reading a qemu run's profile back from its ETDump.
+inline constexpr int kProfileTimeoutSeconds = 30;
+
 class ProcessBoardExecutor : public BoardExecutor {
  public:
   /// `io` runs the child's I/O and must outlive this executor and its runs.
@@ -30,6 +34,10 @@ class ProcessBoardExecutor : public BoardExecutor {
                                   DoneCallback on_done) override;
 
  private:
+  /// qemu: `boardlab-run --inspect ETDUMP --profile json` fills report.profile_json, then
+  /// on_done(report).
+  void StartProfileFromEtdump(BoardReport report, DoneCallback on_done);
+
   boost::asio::io_context& io_;
   std::string boardlab_run_;
   RunnerBoard board_;

@@ -122,12 +122,14 @@ void NameNpuKernels(ProfileView& view, std::string_view debug_map_json,
   if (debug_map.is_discarded()) return;
   std::map<int64_t, std::string> labels =
       KernelLabels(debug_map, report.is_discarded() ? json::object() : report);
-  constexpr std::string_view kPrefix = "kernel ";
+  // The host runner says "kernel <id>"; a profile read back from an ETDump "NPU kernel id <id>".
   for (ProfileOp& op : view.ops) {
     for (ProfileOp& kernel : op.npu_kernels) {
-      if (kernel.op.rfind(kPrefix, 0) != 0) continue;
-      int64_t id = std::strtoll(kernel.op.c_str() + kPrefix.size(), nullptr, 10);
-      if (auto label = labels.find(id); label != labels.end()) kernel.op = label->second;
+      for (std::string_view prefix : {"kernel ", "NPU kernel id "}) {
+        if (kernel.op.rfind(prefix, 0) != 0) continue;
+        int64_t id = std::strtoll(kernel.op.c_str() + prefix.size(), nullptr, 10);
+        if (auto label = labels.find(id); label != labels.end()) kernel.op = label->second;
+      }
     }
   }
 }

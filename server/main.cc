@@ -17,6 +17,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "proto/support/grpc_util.h"
 #include "server/compile_service.h"
 #include "server/config.h"
 #include "server/file_blob_store.h"
@@ -175,6 +176,7 @@ int Serve(const ServerConfig& config) {
   int port = 0;
   builder.AddListeningPort(config.listen, *credentials, &port);
   builder.SetMaxReceiveMessageSize(8 << 20);
+  api::ServerKeepaliveArguments(builder);
   builder.RegisterService(&jobs);
   builder.RegisterService(&artifacts);
   builder.RegisterService(&boards);

@@ -27,6 +27,14 @@ void AddBearerToken(grpc::ClientContext& context, const std::string& token);
 /// The bearer token of an incoming call, or "" when there is none.
 std::string BearerToken(const grpc::ServerContext& context);
 
+/// Clients ping an idle connection every kKeepaliveTimeMs and drop it when a ping is not answered
+/// within kKeepaliveTimeoutMs. Servers must allow pings that often (ServerKeepaliveArguments).
+inline constexpr int kKeepaliveTimeMs = 10000;
+inline constexpr int kKeepaliveTimeoutMs = 5000;
+
+/// Lets the server accept the clients' keepalive pings (instead of answering them with GOAWAY).
+void ServerKeepaliveArguments(grpc::ServerBuilder& builder);
+
 struct ChannelOptions {
   std::string address;        // host:port
   std::string tls_ca_file;    // when set: TLS, verifying the server against this CA bundle
