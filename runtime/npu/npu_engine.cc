@@ -5,6 +5,7 @@
 
 #include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/mean_s8.h"
+#include "runtime/kernels/reference/requantize_s8.h"
 #include "runtime/kernels/reference/softmax_s8.h"
 #include "runtime/npu/npu_fixed_point.h"
 
@@ -167,19 +168,14 @@ class ChannelParams {
       Load(oc0, rest < kCachedChannels ? rest : kCachedChannels);
     }
     const fb::NpuKernel& k = c_.k;
-    const int32_t zp = k.output_zero_point(), lo = k.activation_min(), hi = k.activation_max();
-    const int32_t* bias = bias_ + (oc0 - base_);
-    const int32_t* mult = mult_ + (oc0 - base_);
-    const int32_t* shift = shift_ + (oc0 - base_);
-    for (int32_t i = 0; i < n; ++i) {
-      // acc + bias, saturated exactly as Ctx::AddBias.
-      const int64_t sum = int64_t{acc[i]} + bias[i];
-      const int32_t biased = static_cast<int32_t>(sum < INT32_MIN   ? INT32_MIN
-                                                  : sum > INT32_MAX ? INT32_MAX
-                                                                    : sum);
-      const int32_t v = fp::MultiplyByQuantizedMultiplier(biased, mult[i], shift[i]) + zp;
-      out[i] = static_cast<int8_t>(Clamp(v, lo, hi));
-    }
+    kernels::OutputStage stage;
+    stage.output_offset = k.output_zero_point();
+    stage.act_min = k.activation_min();
+    stage.act_max = k.activation_max();
+    const int32_t i0 = oc0 - base_;
+    // acc + bias saturates exactly as Ctx::AddBias.
+    kernels::requantize_channels_s8(acc, bias_ + i0, mult_ + i0, shift_ + i0, n, stage,
+                                    /*saturate_bias=*/true, out);
   }
 
  private:
@@ -313,59 +309,119 @@ bool Blocked8x8(const Ctx& c) {
          c.payload.program->weight_block_in() == kBlock;
 }
 
-void Conv2D(const Ctx& c) {
-  if (!Blocked8x8(c) || !SmallOffset(-c.k.input_zero_point())) return Conv2DGeneric(c);
-  const View in = c.In(0), out = c.Out();
-  const fb::Geometry& g = *c.k.geometry();
-  const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], in_c = in.dims[3];
-  const int32_t out_h = out.dims[1], out_w = out.dims[2], out_c = out.dims[3];
-  const int32_t kh = g.kernel_h(), kw = g.kernel_w();
-  const int32_t sh = g.stride_h(), sw = g.stride_w(), dh = g.dilation_h(), dw = g.dilation_w();
-  const int32_t pt = g.pad_top(), pl = g.pad_left();
-  const int32_t in_blocks = (in_c + kBlock - 1) / kBlock;
-  const int32_t out_blocks = (out_c + kBlock - 1) / kBlock;
-  // Weights of output block ob: the patch's blocks in (ky, kx, input block) order.
-  const int32_t patch_blocks = kh * kw * in_blocks;
-  const int64_t ob_stride = int64_t{patch_blocks} * kBlockBytes;
-  const bool one_segment = patch_blocks <= kRowBlocks;
-  const int32_t input_offset = -c.k.input_zero_point();
-  const int8_t* w = c.Weights();
-  int16_t row[kRowBlocks * kBlock];
-  int32_t acc[kChunk];
-  ChannelParams params(c, out_c);
-  for (int32_t b = 0; b < batches; ++b) {
+// Shape and addressing of one blocked conv kernel, shared by its two loops below.
+struct BlockedConv {
+  View in, out;
+  int32_t in_blocks = 0, out_blocks = 0, patch_blocks = 0;
+  int64_t ob_stride = 0;  // bytes of one output block's weights
+  int32_t kw = 0, sh = 0, sw = 0, dh = 0, dw = 0, pt = 0, pl = 0, input_offset = 0;
+
+  // Widens blocks [t0, t1) of output pixel (b, oy, ox)'s patch into row.
+  void Fill(int32_t b, int32_t oy, int32_t ox, int32_t t0, int32_t t1, int16_t* row) const {
+    const int32_t in_h = in.dims[1], in_w = in.dims[2], in_c = in.dims[3];
     const int8_t* in_b = in.s8() + int64_t{b} * in_h * in_w * in_c;
-    for (int32_t oy = 0; oy < out_h; ++oy) {
-      for (int32_t ox = 0; ox < out_w; ++ox) {
-        const int32_t y0 = oy * sh - pt, x0 = ox * sw - pl;
-        int8_t* out_px = out.s8() + ((int64_t{b} * out_h + oy) * out_w + ox) * out_c;
-        if (one_segment) {
-          FillPatch(in_b, in_h, in_w, in_c, in_blocks, kw, y0, x0, dh, dw, input_offset, 0,
-                    patch_blocks, row);
-        }
-        for (int32_t ob0 = 0; ob0 < out_blocks; ob0 += kChunkBlocks) {
-          const int32_t n_blocks =
-              out_blocks - ob0 < kChunkBlocks ? out_blocks - ob0 : kChunkBlocks;
-          for (int32_t i = 0; i < n_blocks * kBlock; ++i) acc[i] = 0;
-          for (int32_t t0 = 0; t0 < patch_blocks; t0 += kRowBlocks) {
-            const int32_t t1 = patch_blocks - t0 < kRowBlocks ? patch_blocks : t0 + kRowBlocks;
-            if (!one_segment) {
-              FillPatch(in_b, in_h, in_w, in_c, in_blocks, kw, y0, x0, dh, dw, input_offset, t0, t1,
-                        row);
-            }
-            for (int32_t ob = 0; ob < n_blocks; ++ob) {
-              kernels::AccumulateBlocked8x8(w + (ob0 + ob) * ob_stride + int64_t{t0} * kBlockBytes,
-                                            t1 - t0, row, acc + ob * kBlock);
+    FillPatch(in_b, in_h, in_w, in_c, in_blocks, kw, oy * sh - pt, ox * sw - pl, dh, dw,
+              input_offset, t0, t1, row);
+  }
+  int8_t* OutPixel(int32_t b, int64_t pixel) const {
+    return out.s8() + (int64_t{b} * out.dims[1] * out.dims[2] + pixel) * out.dims[3];
+  }
+};
+
+// Patches of at most kRowBlocks blocks: kConvTilePixels output pixels are widened at once and
+// every DotTile call covers kConvTileRows channels of all of them (a small GEMM tile).
+void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
+  constexpr int32_t kP = kernels::kConvTilePixels, kR = kernels::kConvTileRows;
+  static_assert(kBlock % kR == 0, "tile rows must divide the block");
+  const int32_t out_w = v.out.dims[2], out_c = v.out.dims[3];
+  const int32_t pixels = v.out.dims[1] * out_w;
+  const int32_t stride = v.patch_blocks * kBlock;
+  int16_t rows[kP * kRowBlocks * kBlock];
+  int32_t acc[kP][kChunk];
+  ChannelParams params(c, out_c);
+  for (int32_t b = 0; b < v.out.dims[0]; ++b) {
+    for (int32_t px0 = 0; px0 < pixels; px0 += kP) {
+      const int32_t np = pixels - px0 < kP ? pixels - px0 : kP;
+      for (int32_t i = 0; i < np; ++i) {
+        v.Fill(b, (px0 + i) / out_w, (px0 + i) % out_w, 0, v.patch_blocks, rows + i * stride);
+      }
+      for (int32_t ob0 = 0; ob0 < v.out_blocks; ob0 += kChunkBlocks) {
+        const int32_t n_blocks =
+            v.out_blocks - ob0 < kChunkBlocks ? v.out_blocks - ob0 : kChunkBlocks;
+        for (int32_t ob = 0; ob < n_blocks; ++ob) {
+          const int8_t* wb = w + (ob0 + ob) * v.ob_stride;
+          for (int32_t r0 = 0; r0 < kBlock; r0 += kR) {
+            int32_t t[kR * kP];
+            kernels::DotTile(wb + r0 * kBlock, kBlock, kBlockBytes, kR, rows, stride, np, stride,
+                             t);
+            for (int32_t i = 0; i < np; ++i) {
+              for (int32_t r = 0; r < kR; ++r) acc[i][ob * kBlock + r0 + r] = t[i * kR + r];
             }
           }
-          const int32_t oc0 = ob0 * kBlock;
-          const int32_t n = out_c - oc0 < kChunk ? out_c - oc0 : kChunk;
-          params.Store(acc, oc0, n, out_px + oc0);
         }
+        const int32_t oc0 = ob0 * kBlock;
+        const int32_t n = out_c - oc0 < kChunk ? out_c - oc0 : kChunk;
+        for (int32_t i = 0; i < np; ++i) params.Store(acc[i], oc0, n, v.OutPixel(b, px0 + i) + oc0);
       }
     }
   }
 }
+
+// Longer patches: one pixel at a time, the patch widened in segments of kRowBlocks blocks.
+void Conv2DSegmented(const Ctx& c, const BlockedConv& v, const int8_t* w) {
+  const int32_t out_w = v.out.dims[2], out_c = v.out.dims[3];
+  int16_t row[kRowBlocks * kBlock];
+  int32_t acc[kChunk];
+  ChannelParams params(c, out_c);
+  for (int32_t b = 0; b < v.out.dims[0]; ++b) {
+    for (int64_t px = 0; px < int64_t{v.out.dims[1]} * out_w; ++px) {
+      int8_t* out_px = v.OutPixel(b, px);
+      for (int32_t ob0 = 0; ob0 < v.out_blocks; ob0 += kChunkBlocks) {
+        const int32_t n_blocks =
+            v.out_blocks - ob0 < kChunkBlocks ? v.out_blocks - ob0 : kChunkBlocks;
+        for (int32_t i = 0; i < n_blocks * kBlock; ++i) acc[i] = 0;
+        for (int32_t t0 = 0; t0 < v.patch_blocks; t0 += kRowBlocks) {
+          const int32_t t1 = v.patch_blocks - t0 < kRowBlocks ? v.patch_blocks : t0 + kRowBlocks;
+          v.Fill(b, static_cast<int32_t>(px / out_w), static_cast<int32_t>(px % out_w), t0, t1,
+                 row);
+          for (int32_t ob = 0; ob < n_blocks; ++ob) {
+            kernels::AccumulateBlocked8x8(w + (ob0 + ob) * v.ob_stride + int64_t{t0} * kBlockBytes,
+                                          t1 - t0, row, acc + ob * kBlock);
+          }
+        }
+        const int32_t oc0 = ob0 * kBlock;
+        const int32_t n = out_c - oc0 < kChunk ? out_c - oc0 : kChunk;
+        params.Store(acc, oc0, n, out_px + oc0);
+      }
+    }
+  }
+}
+
+void Conv2D(const Ctx& c) {
+  if (!Blocked8x8(c) || !SmallOffset(-c.k.input_zero_point())) return Conv2DGeneric(c);
+  const fb::Geometry& g = *c.k.geometry();
+  BlockedConv v;
+  v.in = c.In(0);
+  v.out = c.Out();
+  v.in_blocks = (v.in.dims[3] + kBlock - 1) / kBlock;
+  v.out_blocks = (v.out.dims[3] + kBlock - 1) / kBlock;
+  // Weights of output block ob: the patch's blocks in (ky, kx, input block) order.
+  v.patch_blocks = g.kernel_h() * g.kernel_w() * v.in_blocks;
+  v.ob_stride = int64_t{v.patch_blocks} * kBlockBytes;
+  v.kw = g.kernel_w();
+  v.sh = g.stride_h();
+  v.sw = g.stride_w();
+  v.dh = g.dilation_h();
+  v.dw = g.dilation_w();
+  v.pt = g.pad_top();
+  v.pl = g.pad_left();
+  v.input_offset = -c.k.input_zero_point();
+  if (v.patch_blocks <= kRowBlocks) return Conv2DTiled(c, v, c.Weights());
+  Conv2DSegmented(c, v, c.Weights());
+}
+
+// Taps gathered per output pixel by the depthwise fast path (kernels up to 8x8).
+constexpr int32_t kMaxDepthwiseTaps = 64;
 
 void DepthwiseConv2D(const Ctx& c) {
   const fb::Geometry& g = *c.k.geometry();
@@ -390,6 +446,25 @@ void DepthwiseConv2D(const Ctx& c) {
         int8_t* out_px = out.s8() + ((int64_t{b} * out_h + oy) * out_w + ox) * out_c;
         for (int32_t c0 = 0; c0 < out_c; c0 += kChunk) {
           const int32_t n = out_c - c0 < kChunk ? out_c - c0 : kChunk;
+          if (small_offset && kh * kw <= kMaxDepthwiseTaps) {
+            // The valid taps first, then every channel of the chunk over all of them.
+            const int8_t* xs[kMaxDepthwiseTaps];
+            const int8_t* ws[kMaxDepthwiseTaps];
+            int32_t taps = 0;
+            for (int32_t ky = 0; ky < kh; ++ky) {
+              const int32_t y = oy * sh - pt + ky * dh;
+              if (y < 0 || y >= in_h) continue;
+              for (int32_t kx = 0; kx < kw; ++kx) {
+                const int32_t x = ox * sw - pl + kx * dw;
+                if (x < 0 || x >= in_w) continue;
+                xs[taps] = in_b + (int64_t{y} * in_w + x) * in_c + c0;
+                ws[taps++] = w + (int64_t{ky} * kw + kx) * padded_c + c0;
+              }
+            }
+            kernels::DepthwiseDotTaps(xs, ws, taps, n, input_offset, acc);
+            params.Store(acc, c0, n, out_px + c0);
+            continue;
+          }
           for (int32_t i = 0; i < n; ++i) acc[i] = 0;
           for (int32_t ky = 0; ky < kh; ++ky) {
             const int32_t y = oy * sh - pt + ky * dh;
@@ -812,6 +887,38 @@ void Slice(const Ctx& c, bool strided) {  // SLICE, STRIDED_SLICE
   });
 }
 
+// n copies of the es-byte value `fill`.
+void FillElements(uint8_t* dst, int64_t n, const uint8_t* fill, int es) {
+  if (es == 1) {
+    std::memset(dst, fill[0], static_cast<size_t>(n));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * es, fill, static_cast<size_t>(es));
+}
+
+// PAD element by element (any rank, any pads the verifier accepts).
+void PadElementwise(const View& in, const View& out, const int64_t* before,
+                    const int64_t* in_strides, const uint8_t* fill, int es) {
+  int32_t index[kMaxRank] = {};
+  for (int64_t o = 0; o < out.elements; ++o) {
+    int64_t src = 0;
+    bool inside = true;
+    for (int32_t d = 0; d < out.rank; ++d) {
+      const int64_t x = index[d] - before[d];
+      if (x < 0 || x >= in.dims[d]) {
+        inside = false;
+        break;
+      }
+      src += x * in_strides[d];
+    }
+    std::memcpy(out.data + o * es, inside ? in.data + src * es : fill, es);
+    for (int32_t d = out.rank - 1; d >= 0; --d) {
+      if (++index[d] < out.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
 void Pad(const Ctx& c, bool v2) {
   const View in = c.In(0), pads = c.In(1), out = c.Out();
   const int es = ElementSize(out);
@@ -830,20 +937,31 @@ void Pad(const Ctx& c, bool v2) {
     in_strides[d] = s;
     s *= in.dims[d];
   }
+  const int32_t last = out.rank - 1;
+  const int64_t lead = last >= 0 ? before[last] : 0;
+  if (last < 0 || out.dims[last] == 0 || lead < 0 || lead + in.dims[last] > out.dims[last]) {
+    return PadElementwise(in, out, before, in_strides, fill, es);
+  }
+  // Row by row along the innermost dimension: fill, one copy of the input row, fill.
+  const int64_t row_out = out.dims[last], row_in = in.dims[last];
   int32_t index[kMaxRank] = {};
-  for (int64_t o = 0; o < out.elements; ++o) {
+  for (int64_t row = 0; row < out.elements / row_out; ++row) {
     int64_t src = 0;
     bool inside = true;
-    for (int32_t d = 0; d < out.rank; ++d) {
+    for (int32_t d = 0; d < last && inside; ++d) {
       const int64_t x = index[d] - before[d];
-      if (x < 0 || x >= in.dims[d]) {
-        inside = false;
-        break;
-      }
+      inside = x >= 0 && x < in.dims[d];
       src += x * in_strides[d];
     }
-    std::memcpy(out.data + o * es, inside ? in.data + src * es : fill, es);
-    for (int32_t d = out.rank - 1; d >= 0; --d) {
+    uint8_t* dst = out.data + row * row_out * es;
+    if (!inside) {
+      FillElements(dst, row_out, fill, es);
+    } else {
+      FillElements(dst, lead, fill, es);
+      std::memcpy(dst + lead * es, in.data + src * es, static_cast<size_t>(row_in * es));
+      FillElements(dst + (lead + row_in) * es, row_out - lead - row_in, fill, es);
+    }
+    for (int32_t d = last - 1; d >= 0; --d) {
       if (++index[d] < out.dims[d]) break;
       index[d] = 0;
     }

@@ -2,6 +2,7 @@
 
 #include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/quantized_math.h"
+#include "runtime/kernels/reference/requantize_s8.h"
 
 namespace boardlab::runtime::kernels {
 namespace {
@@ -29,60 +30,76 @@ Error CheckConv(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
   return Error::kOk;
 }
 
-// Ungrouped convolution through a widened im2col row per output pixel (`row` holds
-// KH * KW * Cin int16): out[oc] = requant(bias[oc] + dot(filter[oc], row)), 4 channels per pass.
+// Patch length padded so that every pixel's widened patch starts 16-byte aligned.
+int32_t PatchStride(const Dims4& f) { return (f.h * f.w * f.c + 7) / 8 * 8; }
+
+// Widens output pixel (oy, ox)'s input patch into `row` (KH * KW * Cin int16, input offset
+// added, zero for taps outside the input).
+void FillRow(const ConvParams& p, const Dims4& in, const int8_t* in_b, const Dims4& f, int32_t oy,
+             int32_t ox, int16_t* row) {
+  const int32_t kc = f.c;
+  const int32_t y0 = oy * p.stride_h - p.pad_top, x0 = ox * p.stride_w - p.pad_left;
+  if (f.h == 1 && f.w == 1 && y0 >= 0 && y0 < in.h && x0 >= 0 && x0 < in.w) {
+    WidenWithOffset(in_b + (static_cast<int64_t>(y0) * in.w + x0) * in.c, kc, p.input_offset, row);
+    return;
+  }
+  int16_t* r = row;
+  for (int32_t ky = 0; ky < f.h; ++ky) {
+    const int32_t y = y0 + ky * p.dilation_h;
+    for (int32_t kx = 0; kx < f.w; ++kx, r += kc) {
+      const int32_t x = x0 + kx * p.dilation_w;
+      if (y < 0 || y >= in.h || x < 0 || x >= in.w) {
+        for (int32_t ic = 0; ic < kc; ++ic) r[ic] = 0;
+      } else {
+        WidenWithOffset(in_b + (static_cast<int64_t>(y) * in.w + x) * in.c, kc, p.input_offset, r);
+      }
+    }
+  }
+}
+
+// Requantizes one output pixel's accumulators (bias not yet added).
+void RequantizePixel(const ChannelQuant& q, const int32_t* bias, const OutputStage& o,
+                     const int32_t* acc, int32_t channels, int8_t* y) {
+  if (q.count == channels) {
+    requantize_channels_s8(acc, bias, q.multiplier, q.shift, channels, o, false, y);
+    return;
+  }
+  for (int32_t c = 0; c < channels; ++c) {
+    const int32_t a = MultiplyByQuantizedMultiplier(acc[c] + (bias != nullptr ? bias[c] : 0),
+                                                    q.multiplier[0], q.shift[0]);
+    y[c] = ClampToInt8(a + o.output_offset, o.act_min, o.act_max);
+  }
+}
+
+// Ungrouped convolution as a GEMM over widened im2col rows: kConvTilePixels output pixels are
+// widened into `rows` (PatchStride int16 each) and DotTile computes kConvTileRows output channels
+// of all of them per call, so weights and inputs are each loaded once per tile.
 void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const int8_t* input,
                   const Dims4& f, const int8_t* filter, const int32_t* bias, const Dims4& out,
-                  int8_t* output, int16_t* row) {
-  const int32_t kc = f.c;
-  const int32_t k_len = f.h * f.w * kc;
-  const int32_t input_offset = p.input_offset;
-  const int32_t per_channel = q.count == 1 ? 0 : 1;
-  const int32_t out_offset = p.out.output_offset, act_min = p.out.act_min;
-  const int32_t act_max = p.out.act_max;
-  const bool pointwise = f.h == 1 && f.w == 1;
+                  int8_t* output, int16_t* rows, int32_t* acc) {
+  const int32_t k_len = f.h * f.w * f.c;
+  const int32_t stride = PatchStride(f);
+  const int32_t out_c = out.c, pixels = out.h * out.w;
   for (int32_t b = 0; b < out.n; ++b) {
     const int8_t* in_b = input + static_cast<int64_t>(b) * in.h * in.w * in.c;
-    for (int32_t oy = 0; oy < out.h; ++oy) {
-      const int32_t y0 = oy * p.stride_h - p.pad_top;
-      for (int32_t ox = 0; ox < out.w; ++ox) {
-        const int32_t x0 = ox * p.stride_w - p.pad_left;
-        if (pointwise && y0 >= 0 && y0 < in.h && x0 >= 0 && x0 < in.w) {
-          WidenWithOffset(in_b + (static_cast<int64_t>(y0) * in.w + x0) * in.c, kc, input_offset,
-                          row);
-        } else {
-          int16_t* r = row;
-          for (int32_t ky = 0; ky < f.h; ++ky) {
-            const int32_t y = y0 + ky * p.dilation_h;
-            for (int32_t kx = 0; kx < f.w; ++kx, r += kc) {
-              const int32_t x = x0 + kx * p.dilation_w;
-              if (y < 0 || y >= in.h || x < 0 || x >= in.w) {
-                for (int32_t ic = 0; ic < kc; ++ic) r[ic] = 0;
-              } else {
-                WidenWithOffset(in_b + (static_cast<int64_t>(y) * in.w + x) * in.c, kc,
-                                input_offset, r);
-              }
-            }
-          }
+    int8_t* out_b = output + static_cast<int64_t>(b) * pixels * out_c;
+    for (int32_t px0 = 0; px0 < pixels; px0 += kConvTilePixels) {
+      const int32_t np = pixels - px0 < kConvTilePixels ? pixels - px0 : kConvTilePixels;
+      for (int32_t i = 0; i < np; ++i) {
+        FillRow(p, in, in_b, f, (px0 + i) / out.w, (px0 + i) % out.w, rows + i * stride);
+      }
+      int8_t* out_px = out_b + static_cast<int64_t>(px0) * out_c;
+      for (int32_t oc = 0; oc < out_c; oc += kConvTileRows) {
+        const int32_t nr = out_c - oc < kConvTileRows ? out_c - oc : kConvTileRows;
+        int32_t t[kDotMaxRows * kDotMaxPixels];
+        DotTile(filter + static_cast<int64_t>(oc) * k_len, k_len, 8, nr, rows, stride, np, k_len,
+                t);
+        for (int32_t i = 0; i < np; ++i) {
+          for (int32_t r = 0; r < nr; ++r) acc[i * out_c + oc + r] = t[i * nr + r];
         }
-        int8_t* out_px = output + ((static_cast<int64_t>(b) * out.h + oy) * out.w + ox) * out.c;
-        int32_t acc[4];
-        int32_t oc = 0;
-        for (; oc < out.c; oc += 4) {
-          const int8_t* f_oc = filter + static_cast<int64_t>(oc) * k_len;
-          const int32_t n = out.c - oc < 4 ? out.c - oc : 4;
-          if (n == 4) {
-            DotRows4(f_oc, k_len, row, k_len, acc);
-          } else {
-            for (int32_t i = 0; i < n; ++i) acc[i] = DotRow(f_oc + int64_t{i} * k_len, row, k_len);
-          }
-          for (int32_t i = 0; i < n; ++i) {
-            int32_t a = acc[i] + (bias != nullptr ? bias[oc + i] : 0);
-            const int32_t qi = (oc + i) * per_channel;
-            a = MultiplyByQuantizedMultiplier(a, q.multiplier[qi], q.shift[qi]);
-            out_px[oc + i] = ClampToInt8(a + out_offset, act_min, act_max);
-          }
-        }
+      }
+      for (int32_t i = 0; i < np; ++i) {
+        RequantizePixel(q, bias, p.out, acc + i * out_c, out_c, out_px + int64_t{i} * out_c);
       }
     }
   }
@@ -100,11 +117,13 @@ Error conv2d_s8(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
                 const Dims4& f, const int8_t* filter, const int32_t* bias, const Dims4& out,
                 int8_t* output, void* scratch, size_t scratch_bytes) {
   RT_RETURN_IF_ERROR(CheckConv(p, q, in, input, f, filter, out, output));
-  const size_t row_bytes = conv2d_s8_get_buffer_size(in, f);
+  const size_t bytes = conv2d_s8_get_buffer_size(in, f);
   // Any int8 zero point keeps input + offset within [-255, 255] (int16).
   const bool small_offset = p.input_offset >= -127 && p.input_offset <= 128;
-  if (row_bytes > 0 && small_offset && scratch != nullptr && scratch_bytes >= row_bytes) {
-    Conv2DIm2Row(p, q, in, input, f, filter, bias, out, output, static_cast<int16_t*>(scratch));
+  if (bytes > 0 && small_offset && scratch != nullptr && scratch_bytes >= bytes) {
+    int16_t* rows = static_cast<int16_t*>(scratch);
+    int32_t* acc = reinterpret_cast<int32_t*>(rows + kConvTilePixels * PatchStride(f));
+    Conv2DIm2Row(p, q, in, input, f, filter, bias, out, output, rows, acc);
     return Error::kOk;
   }
   const int32_t groups = in.c / f.c;
@@ -151,7 +170,11 @@ Error conv2d_s8(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
 
 size_t conv2d_s8_get_buffer_size(const Dims4& input_dims, const Dims4& filter_dims) {
   if (filter_dims.c <= 0 || input_dims.c != filter_dims.c) return 0;
-  return static_cast<size_t>(filter_dims.h) * filter_dims.w * filter_dims.c * sizeof(int16_t);
+  // The widened patches, then one int32 accumulator per output channel and pixel (the patch
+  // stride is a multiple of 8, so the accumulators are 16-byte aligned).
+  return static_cast<size_t>(kConvTilePixels) *
+         (static_cast<size_t>(PatchStride(filter_dims)) * sizeof(int16_t) +
+          static_cast<size_t>(filter_dims.n) * sizeof(int32_t));
 }
 
 }  // namespace boardlab::runtime::kernels

@@ -35,17 +35,19 @@ struct ConvParams {
                               const Dims4& output_dims, int8_t* output);
 
 /// The same with scratch for the fast path: with `scratch` (2-byte aligned) of at least
-/// conv2d_s8_get_buffer_size() bytes, each output pixel's input patch is widened once into it
-/// (int16, input offset added, zero for taps outside the input) and reused for every output
-/// channel. Without it (null or too small) the plain per-element loop runs; results are equal.
+/// conv2d_s8_get_buffer_size() bytes, the input patches of a few output pixels at a time are
+/// widened into it (int16, input offset added, zero for taps outside the input) and multiplied
+/// with every output channel's filter as a small GEMM tile (int8_dot.h DotTile). Without it (null
+/// or too small) the plain per-element loop runs; results are equal.
 [[nodiscard]] Error conv2d_s8(const ConvParams& params, const ChannelQuant& quant,
                               const Dims4& input_dims, const int8_t* input,
                               const Dims4& filter_dims, const int8_t* filter, const int32_t* bias,
                               const Dims4& output_dims, int8_t* output, void* scratch,
                               size_t scratch_bytes);
 
-/// Scratch bytes the fast path of conv2d_s8 uses: one int16 per filter element of one output
-/// channel (KH * KW * Cin) for ungrouped convolutions, 0 for grouped ones (reference loop).
+/// Scratch bytes the fast path of conv2d_s8 uses: kConvTilePixels widened input patches of
+/// KH * KW * Cin int16 each (padded to a multiple of 8) for ungrouped convolutions, 0 for grouped
+/// ones (reference loop).
 size_t conv2d_s8_get_buffer_size(const Dims4& input_dims, const Dims4& filter_dims);
 
 }  // namespace boardlab::runtime::kernels

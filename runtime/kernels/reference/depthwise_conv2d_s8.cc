@@ -1,8 +1,16 @@
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 
+#include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/quantized_math.h"
+#include "runtime/kernels/reference/requantize_s8.h"
 
 namespace boardlab::runtime::kernels {
+namespace {
+
+// Filter taps gathered per output pixel for the register-blocked path (8x8 kernels and below).
+constexpr int32_t kMaxTaps = 64;
+
+}  // namespace
 
 size_t depthwise_conv2d_s8_get_buffer_size(const Dims4& output_dims) {
   return static_cast<size_t>(output_dims.c) * sizeof(int32_t);
@@ -44,39 +52,64 @@ Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, 
       const int32_t y0 = oy * p.stride_h - p.pad_top;
       for (int32_t ox = 0; ox < out.w; ++ox) {
         const int32_t x0 = ox * p.stride_w - p.pad_left;
-        for (int32_t oc = 0; oc < out_c; ++oc) acc[oc] = bias != nullptr ? bias[oc] : 0;
-        for (int32_t ky = 0; ky < f.h; ++ky) {
-          const int32_t y = y0 + ky * p.dilation_h;
-          if (y < 0 || y >= in.h) continue;
-          for (int32_t kx = 0; kx < f.w; ++kx) {
-            const int32_t x = x0 + kx * p.dilation_w;
-            if (x < 0 || x >= in.w) continue;
-            const int8_t* in_px = in_b + (static_cast<int64_t>(y) * in.w + x) * in.c;
-            const int8_t* f_px = filter + static_cast<int64_t>(ky * f.w + kx) * f.c;
-            if (m == 1 && small_offset) {
-              // |filter * (input + offset)| <= 128 * 255 fits int16: the products are formed
-              // in 16 bits (twice the vector lanes) and only the sums widened to int32.
-              const int16_t off = static_cast<int16_t>(input_offset);
-              for (int32_t c = 0; c < out_c; ++c) {
-                const int16_t v = static_cast<int16_t>(static_cast<int16_t>(in_px[c]) + off);
-                acc[c] += static_cast<int16_t>(static_cast<int16_t>(f_px[c]) * v);
-              }
-            } else if (m == 1) {
-              for (int32_t c = 0; c < out_c; ++c) {
-                acc[c] +=
-                    static_cast<int32_t>(f_px[c]) * (static_cast<int32_t>(in_px[c]) + input_offset);
-              }
-            } else {
-              for (int32_t ic = 0; ic < in_c; ++ic) {
-                const int32_t v = static_cast<int32_t>(in_px[ic]) + input_offset;
-                const int8_t* f_ic = f_px + ic * m;
-                int32_t* acc_ic = acc + ic * m;
-                for (int32_t j = 0; j < m; ++j) acc_ic[j] += static_cast<int32_t>(f_ic[j]) * v;
+        if (m == 1 && small_offset && f.h * f.w <= kMaxTaps) {
+          // Register-blocked path: collect the pixel's valid taps, then all channels at once.
+          const int8_t* xs[kMaxTaps];
+          const int8_t* ws[kMaxTaps];
+          int32_t taps = 0;
+          for (int32_t ky = 0; ky < f.h; ++ky) {
+            const int32_t y = y0 + ky * p.dilation_h;
+            if (y < 0 || y >= in.h) continue;
+            for (int32_t kx = 0; kx < f.w; ++kx) {
+              const int32_t x = x0 + kx * p.dilation_w;
+              if (x < 0 || x >= in.w) continue;
+              xs[taps] = in_b + (static_cast<int64_t>(y) * in.w + x) * in.c;
+              ws[taps++] = filter + static_cast<int64_t>(ky * f.w + kx) * f.c;
+            }
+          }
+          DepthwiseDotTaps(xs, ws, taps, out_c, input_offset, acc);
+          if (bias != nullptr) {
+            for (int32_t oc = 0; oc < out_c; ++oc) acc[oc] += bias[oc];
+          }
+        } else {
+          for (int32_t oc = 0; oc < out_c; ++oc) acc[oc] = bias != nullptr ? bias[oc] : 0;
+          for (int32_t ky = 0; ky < f.h; ++ky) {
+            const int32_t y = y0 + ky * p.dilation_h;
+            if (y < 0 || y >= in.h) continue;
+            for (int32_t kx = 0; kx < f.w; ++kx) {
+              const int32_t x = x0 + kx * p.dilation_w;
+              if (x < 0 || x >= in.w) continue;
+              const int8_t* in_px = in_b + (static_cast<int64_t>(y) * in.w + x) * in.c;
+              const int8_t* f_px = filter + static_cast<int64_t>(ky * f.w + kx) * f.c;
+              if (m == 1 && small_offset) {
+                // |filter * (input + offset)| <= 128 * 255 fits int16: the products are formed
+                // in 16 bits (twice the vector lanes) and only the sums widened to int32.
+                const int16_t off = static_cast<int16_t>(input_offset);
+                for (int32_t c = 0; c < out_c; ++c) {
+                  const int16_t v = static_cast<int16_t>(static_cast<int16_t>(in_px[c]) + off);
+                  acc[c] += static_cast<int16_t>(static_cast<int16_t>(f_px[c]) * v);
+                }
+              } else if (m == 1) {
+                for (int32_t c = 0; c < out_c; ++c) {
+                  acc[c] += static_cast<int32_t>(f_px[c]) *
+                            (static_cast<int32_t>(in_px[c]) + input_offset);
+                }
+              } else {
+                for (int32_t ic = 0; ic < in_c; ++ic) {
+                  const int32_t v = static_cast<int32_t>(in_px[ic]) + input_offset;
+                  const int8_t* f_ic = f_px + ic * m;
+                  int32_t* acc_ic = acc + ic * m;
+                  for (int32_t j = 0; j < m; ++j) acc_ic[j] += static_cast<int32_t>(f_ic[j]) * v;
+                }
               }
             }
           }
         }
         int8_t* out_px = output + ((static_cast<int64_t>(b) * out.h + oy) * out.w + ox) * out.c;
+        if (per_channel) {
+          requantize_channels_s8(acc, nullptr, q.multiplier, q.shift, out_c, p.out, false, out_px);
+          continue;
+        }
         for (int32_t oc = 0; oc < out_c; ++oc) {
           const int32_t qi = oc * per_channel;
           const int32_t r = MultiplyByQuantizedMultiplier(acc[oc], q.multiplier[qi], q.shift[qi]);

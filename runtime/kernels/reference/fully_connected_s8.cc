@@ -36,15 +36,10 @@ Error fully_connected_s8(const FullyConnectedParams& p, const ChannelQuant& q, i
     for (int32_t b = 0; b < batches; ++b) {
       WidenWithOffset(input + static_cast<int64_t>(b) * depth, depth, input_offset, row);
       int8_t* y = output + static_cast<int64_t>(b) * units;
-      int32_t acc[4];
-      for (int32_t u = 0; u < units; u += 4) {
-        const int8_t* w = weights + static_cast<int64_t>(u) * depth;
-        const int32_t n = units - u < 4 ? units - u : 4;
-        if (n == 4) {
-          DotRows4(w, depth, row, depth, acc);
-        } else {
-          for (int32_t i = 0; i < n; ++i) acc[i] = DotRow(w + int64_t{i} * depth, row, depth);
-        }
+      int32_t acc[kDotMaxRows];
+      for (int32_t u = 0; u < units; u += kDotMaxRows) {
+        const int32_t n = units - u < kDotMaxRows ? units - u : kDotMaxRows;
+        DotTile(weights + static_cast<int64_t>(u) * depth, depth, 8, n, row, 0, 1, depth, acc);
         for (int32_t i = 0; i < n; ++i) {
           int32_t a = acc[i] + (bias != nullptr ? bias[u + i] : 0);
           const int32_t qi = (u + i) * per_channel;

@@ -4,12 +4,36 @@
 // input side is widened once to int16 with the input offset already added ((x + offset) lies in
 // [-255, 255]); the dot products then multiply int8 weights by those int16 values and accumulate
 // in int32. Every sum is exact integer arithmetic, so the order of accumulation does not matter
-// for bit-exactness. The loops are written so that GCC vectorises them (int16 x int16 -> int32
-// pairwise multiply-add on x86 and Arm); they need no intrinsics and no heap.
+// for bit-exactness.
+//
+// DotTile is the register-blocked micro-kernel: a tile of up to kDotMaxRows weight rows (output
+// channels) times kDotMaxPixels input vectors (output pixels) is accumulated in registers, so
+// each weight load serves several pixels and each input load several channels. The inner
+// product is chosen at compile time: SSE2 pmaddwd on x86-64 (the baseline ISA, no -march
+// needed), SMLAD/SXTB16 on Cortex-M with the DSP extension, plain C++ elsewhere. No heap.
+//
+// Usage (one output pixel group of `pixels` widened patches of k values, x_stride apart):
+//   int32_t acc[kDotMaxRows * kDotMaxPixels];
+//   DotTile(filter + oc * k, /*row_stride=*/k, /*chunk_stride=*/8, rows, x, x_stride, pixels,
+//           k, acc);  // acc[p * rows + r] = dot(filter row oc + r, x + p * x_stride)
 
 #include <cstdint>
 
 namespace boardlab::runtime::kernels {
+
+/// Largest tile DotTile computes at once.
+inline constexpr int32_t kDotMaxRows = 4;
+inline constexpr int32_t kDotMaxPixels = 4;
+
+/// The tile shape the conv kernels use: balances weight and input loads per multiply on the
+/// target (x86 has 16 vector registers; Cortex-M33 13 general-purpose ones).
+#if defined(__ARM_FEATURE_DSP)
+inline constexpr int32_t kConvTileRows = 2;
+inline constexpr int32_t kConvTilePixels = 2;
+#else
+inline constexpr int32_t kConvTileRows = 2;
+inline constexpr int32_t kConvTilePixels = 4;
+#endif
 
 /// out[i] = x[i] + offset for i < n.
 inline void WidenWithOffset(const int8_t* x, int32_t n, int32_t offset, int16_t* out) {
@@ -19,38 +43,26 @@ inline void WidenWithOffset(const int8_t* x, int32_t n, int32_t offset, int16_t*
   }
 }
 
-/// Dot products of 4 contiguous int8 rows (w, w + stride, w + 2 * stride, w + 3 * stride) with
-/// the int16 vector x of length n; written to out[0..3].
-inline void DotRows4(const int8_t* w, int64_t stride, const int16_t* x, int32_t n, int32_t* out) {
-  const int8_t* w0 = w;
-  const int8_t* w1 = w + stride;
-  const int8_t* w2 = w + 2 * stride;
-  const int8_t* w3 = w + 3 * stride;
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  for (int32_t k = 0; k < n; ++k) {
-    const int16_t v = x[k];
-    a0 += static_cast<int16_t>(w0[k]) * v;
-    a1 += static_cast<int16_t>(w1[k]) * v;
-    a2 += static_cast<int16_t>(w2[k]) * v;
-    a3 += static_cast<int16_t>(w3[k]) * v;
-  }
-  out[0] = a0;
-  out[1] = a1;
-  out[2] = a2;
-  out[3] = a3;
-}
+/// Dot products of `rows` int8 weight rows with `pixels` int16 input vectors of length k:
+///   out[p * rows + r] = sum_{i < k} W(r, i) * x[p * x_stride + i]
+/// where W(r, i) = w[r * row_stride + (i / 8) * chunk_stride + i % 8], i.e. each row is read in
+/// chunks of 8 consecutive weights, chunk_stride bytes apart (8 for a plain row-major matrix, 64
+/// for the NPU's 8x8 blocks). rows in [1, kDotMaxRows], pixels in [1, kDotMaxPixels], k >= 0.
+/// The chunks need no alignment.
+void DotTile(const int8_t* w, int64_t row_stride, int64_t chunk_stride, int32_t rows,
+             const int16_t* x, int64_t x_stride, int32_t pixels, int32_t k, int32_t* out);
 
-/// Dot product of one int8 row with the int16 vector x of length n.
-inline int32_t DotRow(const int8_t* w, const int16_t* x, int32_t n) {
-  int32_t a = 0;
-  for (int32_t k = 0; k < n; ++k) a += static_cast<int16_t>(w[k]) * x[k];
-  return a;
-}
+/// Depthwise taps of one output pixel, channel-innermost: for c < channels,
+///   acc[c] = sum_{t < taps} w[t][c] * (x[t][c] + offset)
+/// with offset in [-127, 128] (so every product fits int16; any int8 zero point qualifies).
+/// Channels are processed in register-resident chunks, all taps per chunk, so the accumulators
+/// are stored once per pixel instead of once per tap.
+void DepthwiseDotTaps(const int8_t* const* x, const int8_t* const* w, int32_t taps,
+                      int32_t channels, int32_t offset, int32_t* acc);
 
-/// The same on the NPU's 8x8 weight blocking: `w` holds n_blocks consecutive 64-byte blocks of
-/// 8 rows (output channels) x 8 columns (inputs); x holds the matching 8 inputs per block.
-/// Adds the 8 row sums to acc[0..7]. Out of line (int8_dot.cc) so that its vectorisation does
-/// not depend on the caller's context.
+/// The NPU's 8x8 weight blocking: `w` holds n_blocks consecutive 64-byte blocks of 8 rows
+/// (output channels) x 8 columns (inputs); x holds the matching 8 inputs per block. Adds the 8
+/// row sums to acc[0..7] (used for patches too long for one DotTile segment).
 void AccumulateBlocked8x8(const int8_t* w, int32_t n_blocks, const int16_t* x, int32_t* acc);
 
 }  // namespace boardlab::runtime::kernels

@@ -1,0 +1,127 @@
+#include "runtime/kernels/reference/requantize_s8.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "runtime/kernels/reference/quantized_math.h"
+
+namespace boardlab::runtime::kernels {
+namespace {
+
+int32_t AddBias(int32_t acc, int32_t bias, bool saturate) {
+  if (!saturate)
+    return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
+  const int64_t sum = int64_t{acc} + bias;
+  return static_cast<int32_t>(sum < kInt32Min ? kInt32Min : sum > kInt32Max ? kInt32Max : sum);
+}
+
+int8_t RequantizeOne(int32_t acc, int32_t bias, int32_t mult, int32_t shift, const OutputStage& o,
+                     bool saturate) {
+  const int32_t v = MultiplyByQuantizedMultiplier(AddBias(acc, bias, saturate), mult, shift);
+  return ClampToInt8(v + o.output_offset, o.act_min, o.act_max);
+}
+
+#if defined(__SSE2__)
+
+// 2^e per lane for e in [-1, 31] (2^-1 -> 0, 2^31 -> 0x80000000 = 2^31 unsigned), through the
+// float exponent field: SSE2 has no per-lane variable shift.
+inline __m128i PowerOfTwo(__m128i e) {
+  const __m128i bits = _mm_slli_epi32(_mm_add_epi32(e, _mm_set1_epi32(127)), 23);
+  return _mm_cvttps_epi32(_mm_castsi128_ps(bits));
+}
+
+// Low 32 bits of a * b per lane (pmulld is SSE4.1).
+inline __m128i MulLo32(__m128i a, __m128i b) {
+  const __m128i even = _mm_mul_epu32(a, b);
+  const __m128i odd = _mm_mul_epu32(_mm_srli_epi64(a, 32), _mm_srli_epi64(b, 32));
+  return _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)),
+                            _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
+}
+
+// acc + bias saturated to int32: an overflow has both operands' sign differ from the sum's.
+inline __m128i SaturatingAdd32(__m128i a, __m128i b) {
+  const __m128i sum = _mm_add_epi32(a, b);
+  const __m128i overflow =
+      _mm_srai_epi32(_mm_and_si128(_mm_xor_si128(a, sum), _mm_xor_si128(b, sum)), 31);
+  const __m128i limit = _mm_xor_si128(_mm_srai_epi32(a, 31), _mm_set1_epi32(kInt32Max));
+  return _mm_or_si128(_mm_andnot_si128(overflow, sum), _mm_and_si128(overflow, limit));
+}
+
+// The two roundings on 64-bit lanes (the even or the odd lanes of the 32-bit vectors, moved to
+// the low halves): h = (|a| * m + 2^30 - neg) >> 31 is SaturatingRoundingDoublingHighMul's
+// magnitude (ties toward +infinity become toward zero for negative products), then
+// (h + 2^(right-1)) * 2^(31-right) >> 31 is RoundingDivideByPOT's (half away from zero).
+inline __m128i RoundMagnitudes(__m128i abs_a, __m128i m, __m128i neg, __m128i half, __m128i pw) {
+  const __m128i low = _mm_set_epi32(0, -1, 0, -1);
+  __m128i h = _mm_add_epi64(_mm_mul_epu32(abs_a, m), _mm_set_epi32(0, 1 << 30, 0, 1 << 30));
+  h = _mm_srli_epi64(_mm_sub_epi64(h, _mm_and_si128(neg, _mm_set_epi32(0, 1, 0, 1))), 31);
+  h = _mm_add_epi64(h, _mm_and_si128(half, low));
+  return _mm_srli_epi64(_mm_mul_epu32(h, pw), 31);
+}
+
+// MultiplyByQuantizedMultiplier on four lanes (multipliers >= 0).
+inline __m128i MultiplyByQuantizedMultiplier4(__m128i x, __m128i m, __m128i shift) {
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i left = _mm_andnot_si128(_mm_srai_epi32(shift, 31), shift);
+  const __m128i neg_shift = _mm_sub_epi32(zero, shift);
+  const __m128i right = _mm_andnot_si128(_mm_srai_epi32(neg_shift, 31), neg_shift);
+  const __m128i a = MulLo32(x, PowerOfTwo(left));
+  const __m128i sign = _mm_srai_epi32(a, 31);
+  const __m128i abs_a = _mm_sub_epi32(_mm_xor_si128(a, sign), sign);
+  const __m128i half = PowerOfTwo(_mm_sub_epi32(right, _mm_set1_epi32(1)));
+  const __m128i pw = PowerOfTwo(_mm_sub_epi32(_mm_set1_epi32(31), right));
+  const __m128i even = RoundMagnitudes(abs_a, m, sign, half, pw);
+  const __m128i odd =
+      RoundMagnitudes(_mm_srli_epi64(abs_a, 32), _mm_srli_epi64(m, 32), _mm_srli_epi64(sign, 32),
+                      _mm_srli_epi64(half, 32), _mm_srli_epi64(pw, 32));
+  const __m128i r = _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)),
+                                       _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
+  return _mm_sub_epi32(_mm_xor_si128(r, sign), sign);
+}
+
+inline __m128i Load4(const int32_t* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+
+inline __m128i Biased4(const int32_t* acc, const int32_t* bias, bool saturate) {
+  if (bias == nullptr) return Load4(acc);
+  return saturate ? SaturatingAdd32(Load4(acc), Load4(bias))
+                  : _mm_add_epi32(Load4(acc), Load4(bias));
+}
+
+#endif
+
+}  // namespace
+
+void requantize_channels_s8(const int32_t* acc, const int32_t* bias, const int32_t* mult,
+                            const int32_t* shift, int32_t n, const OutputStage& o,
+                            bool saturate_bias, int8_t* y) {
+  int32_t c = 0;
+#if defined(__SSE2__)
+  // Saturating packs make the int16 offset add and clamp exact: any value outside int16 is far
+  // outside [act_min, act_max] either way.
+  const __m128i zp = _mm_set1_epi16(static_cast<int16_t>(o.output_offset));
+  const __m128i lo = _mm_set1_epi16(static_cast<int16_t>(o.act_min));
+  const __m128i hi = _mm_set1_epi16(static_cast<int16_t>(o.act_max));
+  for (; c + 8 <= n; c += 8) {
+    const __m128i m0 = Load4(mult + c), m1 = Load4(mult + c + 4);
+    if (_mm_movemask_ps(_mm_castsi128_ps(_mm_or_si128(m0, m1))) != 0) break;
+    const __m128i v0 = MultiplyByQuantizedMultiplier4(
+        Biased4(acc + c, bias != nullptr ? bias + c : nullptr, saturate_bias), m0,
+        Load4(shift + c));
+    const __m128i v1 = MultiplyByQuantizedMultiplier4(
+        Biased4(acc + c + 4, bias != nullptr ? bias + c + 4 : nullptr, saturate_bias), m1,
+        Load4(shift + c + 4));
+    __m128i v = _mm_adds_epi16(_mm_packs_epi32(v0, v1), zp);
+    v = _mm_min_epi16(_mm_max_epi16(v, lo), hi);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + c), _mm_packs_epi16(v, v));
+  }
+#endif
+  for (; c < n; ++c) {
+    y[c] =
+        RequantizeOne(acc[c], bias != nullptr ? bias[c] : 0, mult[c], shift[c], o, saturate_bias);
+  }
+}
+
+}  // namespace boardlab::runtime::kernels
