@@ -621,20 +621,28 @@ void ForEachBroadcast(const View& a, const View& b, const View& out, Fn fn) {
 void AddSub(const Ctx& c, bool subtract) {
   const View a = c.In(0), b = c.In(1), out = c.Out();
   const fb::AddSubParams& p = *c.k.add_sub();
+  // The parameters read once: the flatbuffer accessors are not free per element.
   const int32_t off1 = -c.k.input_zero_point(), off2 = -c.k.input2_zero_point();
-  ForEachBroadcast(a, b, out, [&](int64_t o, int64_t ia, int64_t ib) {
-    const int32_t x1 = (off1 + a.s8()[ia]) * (1 << p.left_shift());
-    const int32_t x2 = (off2 + b.s8()[ib]) * (1 << p.left_shift());
-    const int32_t s1 =
-        fp::MultiplyByQuantizedMultiplier(x1, p.input1_multiplier(), p.input1_shift());
-    const int32_t s2 =
-        fp::MultiplyByQuantizedMultiplier(x2, p.input2_multiplier(), p.input2_shift());
-    const int32_t raw = subtract ? s1 - s2 : s1 + s2;
-    const int32_t v =
-        fp::MultiplyByQuantizedMultiplier(raw, p.output_multiplier(), p.output_shift()) +
-        c.k.output_zero_point();
-    out.s8()[o] = static_cast<int8_t>(Clamp(v, c.k.activation_min(), c.k.activation_max()));
-  });
+  const int32_t scale = 1 << p.left_shift();
+  const int32_t m1 = p.input1_multiplier(), sh1 = p.input1_shift();
+  const int32_t m2 = p.input2_multiplier(), sh2 = p.input2_shift();
+  const int32_t mo = p.output_multiplier(), sho = p.output_shift();
+  const int32_t zp = c.k.output_zero_point(), lo = c.k.activation_min(), hi = c.k.activation_max();
+  const int8_t* x = a.s8();
+  const int8_t* y = b.s8();
+  int8_t* z = out.s8();
+  auto compute = [&](int64_t o, int64_t ia, int64_t ib) {
+    const int32_t s1 = fp::MultiplyByQuantizedMultiplier((off1 + x[ia]) * scale, m1, sh1);
+    const int32_t s2 = fp::MultiplyByQuantizedMultiplier((off2 + y[ib]) * scale, m2, sh2);
+    const int32_t v = fp::MultiplyByQuantizedMultiplier(subtract ? s1 - s2 : s1 + s2, mo, sho) + zp;
+    z[o] = static_cast<int8_t>(Clamp(v, lo, hi));
+  };
+  if (a.elements == out.elements && b.elements == out.elements) {
+    // Same shapes (the residual adds): no broadcast index arithmetic.
+    for (int64_t o = 0; o < out.elements; ++o) compute(o, o, o);
+    return;
+  }
+  ForEachBroadcast(a, b, out, compute);
 }
 
 void Mul(const Ctx& c) {
