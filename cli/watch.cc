@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "cli/exit_codes.h"
 #include "cli/job_files.h"
 #include "cli/profile_view.h"
@@ -127,7 +128,10 @@ void ProgressPrinter::OnEvent(const v1::JobEvent& event) {
     failed_reconnects_ = 0;
   }
   if (event.has_log()) {
-    out_ << "           | " << event.log() << "\n";
+    // One event may carry several lines (the server stores an agent's batch as one event).
+    for (absl::string_view line : absl::StrSplit(event.log(), '\n')) {
+      out_ << "           | " << line << "\n";
+    }
   } else if (event.has_state()) {
     PrintState(event);
   } else if (event.has_finished() && state_ != v1::JOB_STATE_DONE) {

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "compiler/target_spec.h"
 #include "proto/support/digest.h"
 #include "server/clock.h"
@@ -507,7 +508,8 @@ void Lab::RetryOrFail(JobEntry& entry, const std::string& why) {
     return;
   }
   metrics_.Retry(entry.job.spec().selector().board_type());
-  LogWarning("retrying job", {{"job", entry.job.id()}, {"board", entry.job.board_id()}, {"why", why}});
+  LogWarning("retrying job",
+             {{"job", entry.job.id()}, {"board", entry.job.board_id()}, {"why", why}});
   AddLog(entry, absl::StrCat("attempt ", entry.job.attempt(), " on ", entry.job.board_id(),
                              " failed: ", why, "; retrying on another board"));
   Enqueue(entry);
@@ -977,7 +979,8 @@ void Lab::OnStage(const v1::StageEvent& stage) {
 void Lab::OnLogs(const v1::LogLines& logs) {
   JobEntry* entry = FindJob(logs.job_id());
   if (!entry || entry->job.attempt() != logs.attempt() || !OnBoard(entry->job.state())) return;
-  for (const auto& line : logs.lines()) AddLog(*entry, line);
+  // One event per batch: the store writes one row, however chatty the board.
+  if (logs.lines_size() > 0) AddLog(*entry, absl::StrJoin(logs.lines(), "\n"));
 }
 
 void Lab::CountBoardFailure(BoardEntry& board, bool failed, const std::string& message) {
@@ -992,7 +995,8 @@ void Lab::CountBoardFailure(BoardEntry& board, bool failed, const std::string& m
                                         " infrastructure failures in a row; last: ", message));
     board.next_health_check_ms = NowMs();
     metrics_.Quarantined(board.board.type());
-    LogWarning("board quarantined", {{"board", board.board.id()}, {"reason", board.board.reason()}});
+    LogWarning("board quarantined",
+               {{"board", board.board.id()}, {"reason", board.board.reason()}});
   }
 }
 

@@ -102,18 +102,20 @@ bool WriteFile(const std::string& path, const void* data, size_t size) {
   return static_cast<bool>(out);
 }
 
-// Heap memory at a 64-byte boundary (Program::Load needs max_align_t, kernels like 16).
+// Heap memory at a 64-byte boundary (Program::Load needs max_align_t, kernels like 16). Not
+// zero-filled: the pools are sized for the largest models, and touching every page of them cost
+// small models most of their run time (the agent starts one boardlab-run per job).
 class Buffer {
  public:
-  explicit Buffer(size_t size) : storage_(size + 64), size_(size) {
-    const auto p = reinterpret_cast<uintptr_t>(storage_.data());
-    data_ = storage_.data() + ((64 - p % 64) % 64);
+  explicit Buffer(size_t size) : storage_(new uint8_t[size + 64]), size_(size) {
+    const auto p = reinterpret_cast<uintptr_t>(storage_.get());
+    data_ = storage_.get() + ((64 - p % 64) % 64);
   }
   uint8_t* data() { return data_; }
   size_t size() const { return size_; }
 
  private:
-  std::vector<uint8_t> storage_;
+  std::unique_ptr<uint8_t[]> storage_;
   uint8_t* data_;
   size_t size_;
 };
