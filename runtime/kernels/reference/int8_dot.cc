@@ -2,6 +2,10 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#elif defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+
+#include <cstring>
 #endif
 
 namespace boardlab::runtime::kernels {
@@ -71,6 +75,52 @@ void DotTileImpl(const int8_t* w, int64_t row_stride, int64_t chunk_stride, cons
   }
   for (; i < R * P; ++i) out[i] = HorizontalSum(acc[i]);
   AddTail<R, P>(w, row_stride, chunk_stride, x, x_stride, k, out);
+}
+
+#elif defined(__ARM_FEATURE_DSP)
+
+inline uint32_t Load32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);  // one LDR: Cortex-M33 allows unaligned word loads
+  return v;
+}
+
+// SMLAD does two 16-bit multiply-accumulates: four weights (one word) become the pairs (w0, w2)
+// and (w1, w3) through SXTB16 (and a ROR folded into it), so the inputs are paired the same way
+// with PKHBT/PKHTB once per pixel and reused for every row of the tile.
+template <int R, int P>
+void DotTileImpl(const int8_t* w, int64_t row_stride, int64_t chunk_stride, const int16_t* x,
+                 int64_t x_stride, int32_t k, int32_t* out) {
+  int32_t acc[R * P] = {};
+  const int32_t quads = k / 4;
+  for (int32_t q = 0; q < quads; ++q) {
+    const int64_t w_off = (q / 2) * chunk_stride + (q % 2) * 4;
+    int32_t x02[P], x13[P];
+    for (int p = 0; p < P; ++p) {
+      const uint32_t lo = Load32(x + p * x_stride + q * 4);
+      const uint32_t hi = Load32(x + p * x_stride + q * 4 + 2);
+      x02[p] = static_cast<int32_t>((lo & 0xFFFFu) | (hi << 16));
+      x13[p] = static_cast<int32_t>((lo >> 16) | (hi & 0xFFFF0000u));
+    }
+    for (int r = 0; r < R; ++r) {
+      const uint32_t wv = Load32(w + r * row_stride + w_off);
+      const int32_t w02 = __sxtb16(static_cast<int32_t>(wv));
+      const int32_t w13 = __sxtb16(static_cast<int32_t>((wv >> 8) | (wv << 24)));
+      for (int p = 0; p < P; ++p) {
+        acc[p * R + r] = __smlad(w02, x02[p], acc[p * R + r]);
+        acc[p * R + r] = __smlad(w13, x13[p], acc[p * R + r]);
+      }
+    }
+  }
+  // At most 3 weights past the last quad (only plain rows have them: NPU rows are padded to 8).
+  for (int p = 0; p < P; ++p) {
+    for (int r = 0; r < R; ++r) {
+      const int8_t* wr = w + r * row_stride + (quads / 2) * chunk_stride + (quads % 2) * 4;
+      const int16_t* xp = x + p * x_stride + quads * 4;
+      for (int32_t i = 0; i < k - quads * 4; ++i) acc[p * R + r] += wr[i] * xp[i];
+    }
+  }
+  for (int i = 0; i < R * P; ++i) out[i] = acc[i];
 }
 
 #else
@@ -154,6 +204,29 @@ void DepthwiseDotTaps(const int8_t* const* x, const int8_t* const* w, int32_t ta
     _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + c0 + 4), a1);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + c0 + 8), a2);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + c0 + 12), a3);
+  }
+#elif defined(__ARM_FEATURE_DSP)
+  // Four channels per pass: SXTAB16 widens channels (0, 2) and (1, 3) of a word and adds the
+  // offset to both halves at once; SMLABB / SMLATT multiply-accumulate one half each.
+  const uint32_t off = static_cast<uint16_t>(offset);
+  const int32_t off2 = static_cast<int32_t>(off | (off << 16));
+  for (; c0 + 4 <= channels; c0 += 4) {
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (int32_t t = 0; t < taps; ++t) {
+      const uint32_t xv = Load32(x[t] + c0), wv = Load32(w[t] + c0);
+      const int32_t x02 = __sxtab16(off2, static_cast<int32_t>(xv));
+      const int32_t x13 = __sxtab16(off2, static_cast<int32_t>((xv >> 8) | (xv << 24)));
+      const int32_t w02 = __sxtb16(static_cast<int32_t>(wv));
+      const int32_t w13 = __sxtb16(static_cast<int32_t>((wv >> 8) | (wv << 24)));
+      a0 = __smlabb(w02, x02, a0);
+      a2 = __smlatt(w02, x02, a2);
+      a1 = __smlabb(w13, x13, a1);
+      a3 = __smlatt(w13, x13, a3);
+    }
+    acc[c0] = a0;
+    acc[c0 + 1] = a1;
+    acc[c0 + 2] = a2;
+    acc[c0 + 3] = a3;
   }
 #endif
   for (; c0 < channels; ++c0) {
