@@ -1,0 +1,218 @@
+#pragma once
+
+// End-to-end harness: real boardlab-server, boardlab-agent and boardlab processes on loopback.
+//
+// Usage:
+//   ServiceLab lab;                                   // a fresh temporary directory
+//   ASSERT_TRUE(lab.StartServer());                   // free ports, --heartbeat-ms 200
+//   ASSERT_TRUE(lab.StartAgent("a", 2));              // boards a-sim-0, a-sim-1, waits for them
+//   ClientResult r = lab.RunClient({"submit", model, "--expect-reference", "--wait", "--json"});
+//   EXPECT_EQ(r.exit_code, 0) << r;
+//   lab.KillServer();                                 // kill -9
+//   ASSERT_TRUE(lab.RestartServer());                 // same data dir, same gRPC port
+//
+// Every process the harness starts runs in a process group of its own and gets SIGKILL when the
+// test process dies (PR_SET_PDEATHSIG); ~ServiceLab kills the groups that are left (agents' own
+// children included) and reaps them, also when an assertion failed half-way. When the test has
+// failed, ~ServiceLab prints the tails of the server's and agents' logs and keeps the directory.
+// BOARDLAB_KEEP_TEST_DIRS=1 keeps it always.
+//
+// Processes must be started from a thread that outlives them: PR_SET_PDEATHSIG fires when the
+// starting *thread* exits. RunClient waits for its process, so any thread may call it.
+
+#include <grpcpp/grpcpp.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "boardlab/v1/agent_service.grpc.pb.h"
+#include "boardlab/v1/artifact_service.grpc.pb.h"
+#include "boardlab/v1/board_service.grpc.pb.h"
+#include "boardlab/v1/job_service.grpc.pb.h"
+#include "gtest/gtest.h"
+
+namespace boardlab::testing::service {
+
+// The binaries under test (baked in by CMake; BOARDLAB_SERVER_BIN, BOARDLAB_AGENT_BIN and
+// BOARDLAB_CLIENT_BIN override them).
+std::string ServerBinary();
+std::string AgentBinary();
+std::string ClientBinary();
+
+/// A model whose compile and board run take milliseconds (one FULLY_CONNECTED, [1,16] -> [1,10]).
+std::vector<uint8_t> FastModel();
+/// A model whose board run takes a few ms per iteration on a sim board (one 3x3 CONV_2D,
+/// [1,48,48,16] -> [1,48,48,32]); with kSlowIterations timed iterations a run lasts seconds.
+std::vector<uint8_t> SlowModel();
+inline constexpr int kSlowIterations = 1000;
+
+/// A child process. Destroying it kills its whole process group with SIGKILL and reaps it.
+class Process {
+ public:
+  /// Starts argv (argv[0] is a path) with stdin from /dev/null, stdout appended to `stdout_path`
+  /// and stderr to `stderr_path` (may be the same file). BOARDLAB_TOKEN, BOARDLAB_AGENT_TOKEN and
+  /// BOARDLAB_SERVER are removed from its environment so that tests control them.
+  static absl::StatusOr<std::unique_ptr<Process>> Start(const std::vector<std::string>& argv,
+                                                        const std::string& stdout_path,
+                                                        const std::string& stderr_path);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  /// True until the process has exited (reaps it when it has).
+  bool Running();
+  /// kill -9 of this process only (its children live on, as after a real crash), then reaps it.
+  void Kill();
+  /// The exit code (128 + signal when killed by one), or nullopt when it still runs at `timeout`.
+  std::optional<int> Wait(std::chrono::milliseconds timeout);
+
+ private:
+  explicit Process(pid_t pid) : pid_(pid) {}
+  bool Reap(bool block);
+
+  pid_t pid_;
+  bool reaped_ = false;
+  bool killed_ = false;  // by Kill(): its group may hold orphans to clean up
+  int exit_code_ = -1;
+};
+
+/// What a `boardlab` run printed and returned.
+struct ClientResult {
+  int exit_code = -1;  // 128 + signal when killed (also on timeout)
+  std::string out;
+  std::string err;
+  bool timed_out = false;
+};
+std::ostream& operator<<(std::ostream& os, const ClientResult& result);
+
+/// Calls `condition` every `poll` until it returns true or `timeout` passes.
+::testing::AssertionResult WaitFor(const std::function<bool()>& condition,
+                                   std::chrono::milliseconds timeout, const std::string& what,
+                                   std::chrono::milliseconds poll = std::chrono::milliseconds(50));
+
+/// Parses the client's `--json` output (one proto3 JSON Job) into a Job.
+absl::StatusOr<v1::Job> ParseJobJson(const std::string& json);
+
+/// GET http://127.0.0.1:`port``path` (HTTP/1.0); the body of a 200 answer.
+absl::StatusOr<std::string> HttpGet(int port, const std::string& path);
+
+/// The sum of the samples of metric `name` (the exact series name, e.g.
+/// "boardlab_jobs_finished_total") whose labels include all of `labels`, in Prometheus text
+/// format; nullopt when no sample matches.
+std::optional<double> MetricSum(const std::string& text, const std::string& name,
+                                const std::map<std::string, std::string>& labels = {});
+
+/// One board run of a job, reconstructed from its events: from its ASSIGNED event to the event
+/// that took it off the board (requeued for a retry, or finished).
+struct BoardInterval {
+  std::string job_id;
+  std::string board_id;
+  int attempt = 0;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+};
+std::vector<BoardInterval> BoardIntervals(const std::vector<v1::JobEvent>& events);
+
+/// How ServiceLab starts boardlab-server.
+struct ServerOptions {
+  int heartbeat_ms = 200;
+  std::string config_yaml;  // written to server.yaml and passed with --config when not empty
+};
+
+/// A server, its agents and clients in one temporary directory.
+class ServiceLab {
+ public:
+  ServiceLab();
+  ~ServiceLab();
+  ServiceLab(const ServiceLab&) = delete;
+  ServiceLab& operator=(const ServiceLab&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  /// `name` inside dir().
+  std::string Path(const std::string& name) const;
+  /// Writes a file into dir() and returns its path.
+  std::string WriteFile(const std::string& name, const std::vector<uint8_t>& bytes) const;
+  std::string WriteFile(const std::string& name, const std::string& text) const;
+
+  /// Starts the server on free ports in a fresh data dir and waits for its "listening" line.
+  ::testing::AssertionResult StartServer(const ServerOptions& options = {});
+  /// Starts it again after KillServer(): same data dir, options and gRPC port.
+  ::testing::AssertionResult RestartServer();
+  /// kill -9 of the server.
+  void KillServer();
+  Process* server() { return server_.get(); }
+  const std::string& address() const { return address_; }
+  int metrics_port() const { return metrics_port_; }
+  std::string ServerLog() const;
+
+  /// Starts `boardlab-agent --agent-id id --sim-boards n` and waits until the server lists its
+  /// boards (id-sim-0 ...) as connected.
+  ::testing::AssertionResult StartAgent(const std::string& id, int sim_boards,
+                                        const std::string& token = "");
+  /// kill -9 of the agent (its board runner children are left running, as after a crash).
+  void KillAgent(const std::string& id);
+  Process* agent(const std::string& id);
+  std::string AgentLog(const std::string& id) const;
+
+  /// Runs `boardlab --server address() ARGS...` (with --token when given) to completion; kills it
+  /// at `timeout`.
+  ClientResult RunClient(const std::vector<std::string>& args,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                         const std::string& token = "");
+  /// Starts the client in the background; its stdout and stderr go to `log_path`.
+  absl::StatusOr<std::unique_ptr<Process>> StartClient(const std::vector<std::string>& args,
+                                                       const std::string& log_path);
+
+  // The API, called directly: as an admin of an open server, or with the token set here (the
+  // harness's own calls, e.g. while waiting for an agent's boards, need one on a server with
+  // tokens).
+  void SetApiToken(const std::string& token) { api_token_ = token; }
+  std::shared_ptr<grpc::Channel> Channel();
+  absl::StatusOr<v1::Job> GetJob(const std::string& job_id);
+  /// Every job of the default tenant (all pages), newest first.
+  absl::StatusOr<std::vector<v1::Job>> ListJobs(const std::vector<v1::JobState>& states = {});
+  /// The job's whole event stream (WatchJob from seq 0 to its `finished` event, or to `timeout`).
+  absl::StatusOr<std::vector<v1::JobEvent>> Events(
+      const std::string& job_id, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  absl::StatusOr<std::vector<v1::Board>> Boards();
+  absl::StatusOr<std::string> ScrapeMetrics();
+
+  /// Waits until `count` jobs are in `state` (ListJobs).
+  ::testing::AssertionResult WaitForJobs(size_t count, v1::JobState state,
+                                         std::chrono::milliseconds timeout);
+  /// Waits until a job is done and returns it.
+  absl::StatusOr<v1::Job> WaitForJobDone(const std::string& job_id,
+                                         std::chrono::milliseconds timeout);
+
+ private:
+  ::testing::AssertionResult LaunchServer(const std::string& listen);
+  ::testing::AssertionResult WaitForAgentBoards(const std::string& id, int sim_boards);
+  std::string NextName(const std::string& stem);
+
+  std::string dir_;
+  std::string data_dir_;
+  ServerOptions server_options_;
+  std::unique_ptr<Process> server_;
+  int server_starts_ = 0;
+  std::string address_;
+  int metrics_port_ = 0;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::string api_token_;
+  std::map<std::string, std::unique_ptr<Process>> agents_;
+  std::vector<std::unique_ptr<Process>> dead_;  // killed processes: their groups die at the end
+  int next_name_ = 0;
+  std::mutex names_mutex_;
+};
+
+}  // namespace boardlab::testing::service
