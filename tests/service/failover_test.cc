@@ -2,6 +2,7 @@
 // killed while it watches. The jobs must survive all three.
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -152,6 +153,46 @@ TEST(FailoverTest, ServerKilledWithFiftyQueuedJobsRunsThemAllAfterRestart) {
     EXPECT_EQ(job.result(), v1::JOB_RESULT_PASS) << job.id() << ": " << job.message();
     EXPECT_EQ(job.attempt(), 1) << job.id();
   }
+}
+
+TEST(FailoverTest, ServerKilledMidRunJobFinishesOnceAndTheWatcherReconnects) {
+  ServiceLab lab;
+  ASSERT_TRUE(lab.StartServer());
+  ASSERT_TRUE(lab.StartAgent("a", 1));
+  const std::string model = lab.WriteFile("conv.tflite", SlowModel());
+  absl::StatusOr<std::unique_ptr<Process>> watcher =
+      lab.StartClient({"submit", model, "--input", "random:3", "--iterations",
+                       std::to_string(kSlowIterations), "--wait", "--json"},
+                      lab.Path("watcher.log"));
+  ASSERT_TRUE(watcher.ok()) << watcher.status();
+  std::string job_id;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto jobs = lab.ListJobs();
+        if (jobs.ok() && !jobs->empty()) job_id = jobs->front().id();
+        return !job_id.empty();
+      },
+      seconds(30), "the watcher's job"));
+  std::string board;
+  ASSERT_TRUE(WaitUntilRunning(lab, job_id, board));
+  lab.KillServer();
+  ASSERT_TRUE(lab.RestartServer());
+
+  // The agent reconnects and reports the run it kept going; the job ends once, on attempt 1.
+  absl::StatusOr<v1::Job> job = lab.WaitForJobDone(job_id, seconds(60));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->result(), v1::JOB_RESULT_PASS) << job->message();
+  EXPECT_EQ(job->attempt(), 1);
+  EXPECT_EQ(job->board_id(), "a-sim-0");
+  absl::StatusOr<std::vector<v1::JobEvent>> events = lab.Events(job_id);
+  ASSERT_TRUE(events.ok()) << events.status();
+  int finished = 0;
+  for (const v1::JobEvent& e : *events) finished += e.kind_case() == v1::JobEvent::kFinished;
+  EXPECT_EQ(finished, 1);
+  // The client followed the job across the restart and exits with its verdict.
+  std::optional<int> code = (*watcher)->Wait(seconds(30));
+  ASSERT_TRUE(code.has_value()) << "the watcher did not finish";
+  EXPECT_EQ(*code, 0) << std::ifstream(lab.Path("watcher.log")).rdbuf();
 }
 
 TEST(FailoverTest, WatchingClientKilledDoesNotStopItsJob) {
