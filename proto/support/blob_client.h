@@ -18,7 +18,7 @@
 
 namespace boardlab::api {
 
-inline constexpr size_t kBlobChunkBytes = 1 << 20;
+inline constexpr size_t kBlobChunkBytes = 4 << 20;
 
 class BlobClient {
  public:

@@ -51,6 +51,8 @@ std::string BearerToken(const grpc::ServerContext& context) {
 }
 
 void ServerKeepaliveArguments(grpc::ServerBuilder& builder) {
+  // Blob uploads stream megabytes: a larger per-stream receive window keeps the sender busy.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 16 << 20);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
                              kKeepaliveTimeMs / 2);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
