@@ -351,12 +351,8 @@ void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
         for (int32_t ob = 0; ob < n_blocks; ++ob) {
           const int8_t* wb = w + (ob0 + ob) * v.ob_stride;
           for (int32_t r0 = 0; r0 < kBlock; r0 += kR) {
-            int32_t t[kR * kP];
             kernels::DotTile(wb + r0 * kBlock, kBlock, kBlockBytes, kR, rows, stride, np, stride,
-                             t);
-            for (int32_t i = 0; i < np; ++i) {
-              for (int32_t r = 0; r < kR; ++r) acc[i][ob * kBlock + r0 + r] = t[i * kR + r];
-            }
+                             &acc[0][ob * kBlock + r0], kChunk);
           }
         }
         const int32_t oc0 = ob0 * kBlock;

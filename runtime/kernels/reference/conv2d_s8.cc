@@ -73,13 +73,20 @@ void RequantizePixel(const ChannelQuant& q, const int32_t* bias, const OutputSta
 
 // Ungrouped convolution as a GEMM over widened im2col rows: kConvTilePixels output pixels are
 // widened into `rows` (PatchStride int16 each) and DotTile computes kConvTileRows output channels
-// of all of them per call, so weights and inputs are each loaded once per tile.
+// of all of them per call, straight into the accumulators, so weights and inputs are each loaded
+// once per tile.
 void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const int8_t* input,
                   const Dims4& f, const int8_t* filter, const int32_t* bias, const Dims4& out,
                   int8_t* output, int16_t* rows, int32_t* acc) {
   const int32_t k_len = f.h * f.w * f.c;
   const int32_t stride = PatchStride(f);
   const int32_t out_c = out.c, pixels = out.h * out.w;
+  // The rows' padding up to the stride stays zero, so a tile may run the dot products over the
+  // whole stride (no scalar tail): the weights read past a filter row's end are the next row's,
+  // times zero. Only the last tile, whose next row does not exist, stops at k_len.
+  for (int32_t i = 0; i < kConvTilePixels; ++i) {
+    for (int32_t j = k_len; j < stride; ++j) rows[i * stride + j] = 0;
+  }
   for (int32_t b = 0; b < out.n; ++b) {
     const int8_t* in_b = input + static_cast<int64_t>(b) * in.h * in.w * in.c;
     int8_t* out_b = output + static_cast<int64_t>(b) * pixels * out_c;
@@ -91,12 +98,9 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
       int8_t* out_px = out_b + static_cast<int64_t>(px0) * out_c;
       for (int32_t oc = 0; oc < out_c; oc += kConvTileRows) {
         const int32_t nr = out_c - oc < kConvTileRows ? out_c - oc : kConvTileRows;
-        int32_t t[kDotMaxRows * kDotMaxPixels];
-        DotTile(filter + static_cast<int64_t>(oc) * k_len, k_len, 8, nr, rows, stride, np, k_len,
-                t);
-        for (int32_t i = 0; i < np; ++i) {
-          for (int32_t r = 0; r < nr; ++r) acc[i * out_c + oc + r] = t[i * nr + r];
-        }
+        const int32_t k = oc + nr < out_c ? stride : k_len;
+        DotTile(filter + static_cast<int64_t>(oc) * k_len, k_len, 8, nr, rows, stride, np, k,
+                acc + oc, out_c);
       }
       for (int32_t i = 0; i < np; ++i) {
         RequantizePixel(q, bias, p.out, acc + i * out_c, out_c, out_px + int64_t{i} * out_c);

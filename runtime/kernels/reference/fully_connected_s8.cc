@@ -39,7 +39,8 @@ Error fully_connected_s8(const FullyConnectedParams& p, const ChannelQuant& q, i
       int32_t acc[kDotMaxRows];
       for (int32_t u = 0; u < units; u += kDotMaxRows) {
         const int32_t n = units - u < kDotMaxRows ? units - u : kDotMaxRows;
-        DotTile(weights + static_cast<int64_t>(u) * depth, depth, 8, n, row, 0, 1, depth, acc);
+        DotTile(weights + static_cast<int64_t>(u) * depth, depth, 8, n, row, 0, 1, depth, acc,
+                kDotMaxRows);
         for (int32_t i = 0; i < n; ++i) {
           int32_t a = acc[i] + (bias != nullptr ? bias[u + i] : 0);
           const int32_t qi = (u + i) * per_channel;

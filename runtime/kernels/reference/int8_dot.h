@@ -10,13 +10,16 @@
 // channels) times kDotMaxPixels input vectors (output pixels) is accumulated in registers, so
 // each weight load serves several pixels and each input load several channels. The inner
 // product is chosen at compile time: SSE2 pmaddwd on x86-64 (the baseline ISA, no -march
-// needed), SMLAD/SXTB16 on Cortex-M with the DSP extension, plain C++ elsewhere. No heap.
+// needed), with AVX2 variants picked at run time (cpu_features.h), SMLAD/SXTB16 on Cortex-M
+// with the DSP extension, plain C++ elsewhere. No heap.
 //
 // Usage (one output pixel group of `pixels` widened patches of k values, x_stride apart):
-//   int32_t acc[kDotMaxRows * kDotMaxPixels];
+//   int32_t acc[kDotMaxPixels][kOutChannels];  // one output pixel's channels per row
 //   DotTile(filter + oc * k, /*row_stride=*/k, /*chunk_stride=*/8, rows, x, x_stride, pixels,
-//           k, acc);  // acc[p * rows + r] = dot(filter row oc + r, x + p * x_stride)
+//           k, &acc[0][oc], kOutChannels);  // acc[p][oc + r] = dot(filter row oc + r, x + p *
+//           x_stride)
 
+#include <cstddef>
 #include <cstdint>
 
 namespace boardlab::runtime::kernels {
@@ -44,13 +47,14 @@ inline void WidenWithOffset(const int8_t* x, int32_t n, int32_t offset, int16_t*
 }
 
 /// Dot products of `rows` int8 weight rows with `pixels` int16 input vectors of length k:
-///   out[p * rows + r] = sum_{i < k} W(r, i) * x[p * x_stride + i]
+///   out[p * out_stride + r] = sum_{i < k} W(r, i) * x[p * x_stride + i]
 /// where W(r, i) = w[r * row_stride + (i / 8) * chunk_stride + i % 8], i.e. each row is read in
 /// chunks of 8 consecutive weights, chunk_stride bytes apart (8 for a plain row-major matrix, 64
 /// for the NPU's 8x8 blocks). rows in [1, kDotMaxRows], pixels in [1, kDotMaxPixels], k >= 0.
 /// The chunks need no alignment.
-void DotTile(const int8_t* w, int64_t row_stride, int64_t chunk_stride, int32_t rows,
-             const int16_t* x, int64_t x_stride, int32_t pixels, int32_t k, int32_t* out);
+void DotTile(const int8_t* w, ptrdiff_t row_stride, ptrdiff_t chunk_stride, int32_t rows,
+             const int16_t* x, ptrdiff_t x_stride, int32_t pixels, int32_t k, int32_t* out,
+             ptrdiff_t out_stride);
 
 /// Depthwise taps of one output pixel, channel-innermost: for c < channels,
 ///   acc[c] = sum_{t < taps} w[t][c] * (x[t][c] + offset)

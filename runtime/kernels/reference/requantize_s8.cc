@@ -1,10 +1,13 @@
 #include "runtime/kernels/reference/requantize_s8.h"
 
-#if defined(__SSE2__)
+#include "runtime/kernels/reference/cpu_features.h"
+#include "runtime/kernels/reference/quantized_math.h"
+
+#if BOARDLAB_HAVE_AVX2_PATHS
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-
-#include "runtime/kernels/reference/quantized_math.h"
 
 namespace boardlab::runtime::kernels {
 namespace {
@@ -92,12 +95,82 @@ inline __m128i Biased4(const int32_t* acc, const int32_t* bias, bool saturate) {
 
 #endif
 
+#if BOARDLAB_HAVE_AVX2_PATHS
+
+// MultiplyByQuantizedMultiplier on eight lanes (multipliers >= 0). AVX2 has the signed 32x32 ->
+// 64-bit multiply and per-lane shifts SSE2 lacks, so the scalar formulas map directly:
+// SaturatingRoundingDoublingHighMul's nudge-and-truncate equals floor((a * m + 2^30) / 2^31)
+// for either sign of a * m, and a 64-bit logical shift gives the low 32 bits of that floor. The
+// odd lanes' quotients are shifted up into place instead of down.
+BOARDLAB_TARGET_AVX2 inline __m256i MultiplyByQuantizedMultiplier8(__m256i x, __m256i m,
+                                                                   __m256i shift) {
+  const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
+  const __m256i left = _mm256_max_epi32(shift, zero);
+  const __m256i right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
+  const __m256i a = _mm256_sllv_epi32(x, left);
+  const __m256i nudge = _mm256_set1_epi64x(int64_t{1} << 30);
+  const __m256i even = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(a, m), nudge), 31);
+  const __m256i odd = _mm256_slli_epi64(
+      _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(m, 32)), nudge),
+      1);
+  const __m256i h = _mm256_blend_epi32(even, odd, 0xAA);
+  // RoundingDivideByPOT(h, right).
+  const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+  const __m256i threshold = _mm256_sub_epi32(_mm256_srai_epi32(mask, 1), _mm256_srai_epi32(h, 31));
+  const __m256i round = _mm256_cmpgt_epi32(_mm256_and_si256(h, mask), threshold);
+  return _mm256_sub_epi32(_mm256_srav_epi32(h, right), round);
+}
+
+BOARDLAB_TARGET_AVX2 inline __m256i Load8(const int32_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// acc + bias saturated to int32: an overflow has both operands' sign differ from the sum's.
+BOARDLAB_TARGET_AVX2 inline __m256i SaturatingAdd8(__m256i a, __m256i b) {
+  const __m256i sum = _mm256_add_epi32(a, b);
+  const __m256i overflow =
+      _mm256_srai_epi32(_mm256_and_si256(_mm256_xor_si256(a, sum), _mm256_xor_si256(b, sum)), 31);
+  const __m256i limit = _mm256_xor_si256(_mm256_srai_epi32(a, 31), _mm256_set1_epi32(kInt32Max));
+  return _mm256_blendv_epi8(sum, limit, overflow);
+}
+
+// Eight channels per pass; returns how many channels were done (stops at the first group of eight
+// with a negative multiplier, which the scalar loop handles).
+BOARDLAB_TARGET_AVX2 int32_t RequantizeChannelsAvx2(const int32_t* acc, const int32_t* bias,
+                                                    const int32_t* mult, const int32_t* shift,
+                                                    int32_t n, const OutputStage& o,
+                                                    bool saturate_bias, int8_t* y) {
+  const __m128i zp = _mm_set1_epi16(static_cast<int16_t>(o.output_offset));
+  const __m128i lo = _mm_set1_epi16(static_cast<int16_t>(o.act_min));
+  const __m128i hi = _mm_set1_epi16(static_cast<int16_t>(o.act_max));
+  int32_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    const __m256i m = Load8(mult + c);
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(m)) != 0) break;
+    __m256i x = Load8(acc + c);
+    if (bias != nullptr) {
+      x = saturate_bias ? SaturatingAdd8(x, Load8(bias + c)) : _mm256_add_epi32(x, Load8(bias + c));
+    }
+    const __m256i v32 = MultiplyByQuantizedMultiplier8(x, m, Load8(shift + c));
+    // Saturating packs keep the int16 offset add and clamp exact (see the SSE2 loop).
+    __m128i v = _mm_packs_epi32(_mm256_castsi256_si128(v32), _mm256_extracti128_si256(v32, 1));
+    v = _mm_min_epi16(_mm_max_epi16(_mm_adds_epi16(v, zp), lo), hi);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + c), _mm_packs_epi16(v, v));
+  }
+  return c;
+}
+
+#endif  // BOARDLAB_HAVE_AVX2_PATHS
+
 }  // namespace
 
 void requantize_channels_s8(const int32_t* acc, const int32_t* bias, const int32_t* mult,
                             const int32_t* shift, int32_t n, const OutputStage& o,
                             bool saturate_bias, int8_t* y) {
   int32_t c = 0;
+#if BOARDLAB_HAVE_AVX2_PATHS
+  if (UseAvx2()) c = RequantizeChannelsAvx2(acc, bias, mult, shift, n, o, saturate_bias, y);
+#endif
 #if defined(__SSE2__)
   // Saturating packs make the int16 offset add and clamp exact: any value outside int16 is far
   // outside [act_min, act_max] either way.

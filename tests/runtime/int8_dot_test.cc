@@ -1,0 +1,133 @@
+// The inner loops shared by the conv-like kernels (int8_dot.h, requantize_s8.h) against plain
+// scalar definitions, on shapes that reach every tail and on extreme values. The AVX2 paths run
+// when the CPU has AVX2; ctest also runs this suite with BOARDLAB_NO_AVX2=1 (the SSE2 baseline).
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/kernels/reference/int8_dot.h"
+#include "runtime/kernels/reference/quantized_math.h"
+#include "runtime/kernels/reference/requantize_s8.h"
+
+namespace boardlab::runtime::kernels {
+namespace {
+
+std::vector<int8_t> RandomS8(std::mt19937& rng, size_t n) {
+  std::uniform_int_distribution<int> d(-128, 127);
+  std::vector<int8_t> v(n);
+  for (auto& x : v) x = static_cast<int8_t>(d(rng));
+  return v;
+}
+
+std::vector<int16_t> RandomWidened(std::mt19937& rng, size_t n) {
+  std::uniform_int_distribution<int> d(-255, 255);
+  std::vector<int16_t> v(n);
+  for (auto& x : v) x = static_cast<int16_t>(d(rng));
+  return v;
+}
+
+TEST(KernelInnerLoops, DotTileMatchesScalarOnEveryTileAndTail) {
+  std::mt19937 rng(7);
+  for (const int32_t chunk_stride : {8, 64}) {
+    for (const int32_t k : {0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 40, 64, 100, 264}) {
+      const int32_t chunks = (k + 7) / 8;
+      // Row r's chunk j at r * row_stride + j * chunk_stride (row_stride 8 for blocked rows).
+      const int32_t row_stride = chunk_stride == 8 ? k : 8;
+      const auto w = RandomS8(rng, static_cast<size_t>(4 * row_stride + chunks * chunk_stride + 8));
+      const int32_t x_stride = k + 3;
+      const auto x = RandomWidened(rng, static_cast<size_t>(4 * x_stride + 8));
+      for (int32_t rows = 1; rows <= kDotMaxRows; ++rows) {
+        for (int32_t pixels = 1; pixels <= kDotMaxPixels; ++pixels) {
+          int32_t out[(kDotMaxRows + 1) * kDotMaxPixels];
+          DotTile(w.data(), row_stride, chunk_stride, rows, x.data(), x_stride, pixels, k, out,
+                  rows + 1);
+          for (int32_t p = 0; p < pixels; ++p) {
+            for (int32_t r = 0; r < rows; ++r) {
+              int32_t want = 0;
+              for (int32_t i = 0; i < k; ++i) {
+                want += w[r * row_stride + (i / 8) * chunk_stride + i % 8] * x[p * x_stride + i];
+              }
+              ASSERT_EQ(out[p * (rows + 1) + r], want)
+                  << "k " << k << " chunk_stride " << chunk_stride << " tile " << rows << "x"
+                  << pixels;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelInnerLoops, DepthwiseDotTapsMatchesScalar) {
+  std::mt19937 rng(11);
+  for (const int32_t channels : {1, 7, 8, 16, 24, 31, 32, 40, 57, 96}) {
+    for (const int32_t taps : {0, 1, 4, 9}) {
+      for (const int32_t offset : {-127, 0, 5, 128}) {
+        std::vector<std::vector<int8_t>> xd, wd;
+        std::vector<const int8_t*> xs, ws;
+        for (int32_t t = 0; t < taps; ++t) {
+          xd.push_back(RandomS8(rng, static_cast<size_t>(channels)));
+          wd.push_back(RandomS8(rng, static_cast<size_t>(channels)));
+        }
+        for (int32_t t = 0; t < taps; ++t) {
+          xs.push_back(xd[t].data());
+          ws.push_back(wd[t].data());
+        }
+        std::vector<int32_t> acc(static_cast<size_t>(channels));
+        DepthwiseDotTaps(xs.data(), ws.data(), taps, channels, offset, acc.data());
+        for (int32_t c = 0; c < channels; ++c) {
+          int32_t want = 0;
+          for (int32_t t = 0; t < taps; ++t) want += wd[t][c] * (xd[t][c] + offset);
+          ASSERT_EQ(acc[c], want) << "channel " << c << " of " << channels << ", taps " << taps;
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelInnerLoops, RequantizeChannelsMatchesScalarOnExtremes) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int32_t> any(kInt32Min, kInt32Max);
+  std::uniform_int_distribution<int32_t> small(-(1 << 20), 1 << 20);
+  std::uniform_int_distribution<int32_t> mult_d(1 << 30, kInt32Max);
+  std::uniform_int_distribution<int32_t> shift_d(-31, 8);
+  const int32_t edges[] = {kInt32Min, kInt32Min + 1, -1, 0, 1, kInt32Max - 1, kInt32Max};
+  for (int round = 0; round < 200; ++round) {
+    const int32_t n = 1 + round % 45;
+    std::vector<int32_t> acc(n), bias(n), mult(n), shift(n);
+    for (int32_t c = 0; c < n; ++c) {
+      const bool edge = (round + c) % 5 == 0;
+      acc[c] = edge ? edges[(round + c) % 7] : (round % 2 != 0 ? any(rng) : small(rng));
+      bias[c] = edge ? edges[(round * 3 + c) % 7] : small(rng);
+      mult[c] = (round + c) % 17 == 0 ? 0 : mult_d(rng);
+      shift[c] = (round + c) % 13 == 0 ? -31 : shift_d(rng);
+    }
+    if (round % 10 == 9) mult[n / 2] = -mult[n / 2];  // the scalar fallback
+    const bool saturate = round % 3 != 0;
+    OutputStage o;
+    o.output_offset = round % 2 != 0 ? -128 : 17;
+    o.act_min = round % 4 == 0 ? -128 : -20;
+    o.act_max = round % 4 == 0 ? 127 : 90;
+    std::vector<int8_t> y(n);
+    requantize_channels_s8(acc.data(), round % 6 == 5 ? nullptr : bias.data(), mult.data(),
+                           shift.data(), n, o, saturate, y.data());
+    for (int32_t c = 0; c < n; ++c) {
+      const int32_t b = round % 6 == 5 ? 0 : bias[c];
+      int64_t sum = int64_t{acc[c]} + b;
+      if (saturate) sum = sum < kInt32Min ? kInt32Min : (sum > kInt32Max ? kInt32Max : sum);
+      const int32_t v = MultiplyByQuantizedMultiplier(
+          static_cast<int32_t>(static_cast<uint32_t>(sum)), mult[c], shift[c]);
+      const int64_t z = int64_t{v} + o.output_offset;
+      const int8_t want = static_cast<int8_t>(z < o.act_min   ? o.act_min
+                                              : z > o.act_max ? o.act_max
+                                                              : z);
+      ASSERT_EQ(y[c], want) << "round " << round << " channel " << c << " acc " << acc[c]
+                            << " bias " << b << " mult " << mult[c] << " shift " << shift[c];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace boardlab::runtime::kernels
