@@ -479,6 +479,21 @@ std::string ServiceLab::ServerLog() const { return ReadText(Path("server.log"));
 
 AssertionResult ServiceLab::StartAgent(const std::string& id, int sim_boards,
                                        const std::string& token) {
+  std::vector<std::string> extra = {"--sim-boards", std::to_string(sim_boards)};
+  if (!token.empty()) {
+    extra.push_back("--token");
+    extra.push_back(token);
+  }
+  return LaunchAgent(id, std::move(extra), sim_boards);
+}
+
+AssertionResult ServiceLab::StartAgentWithConfig(const std::string& id,
+                                                 const std::string& config_yaml, int boards) {
+  return LaunchAgent(id, {"--config", WriteFile("agent-" + id + ".yaml", config_yaml)}, boards);
+}
+
+AssertionResult ServiceLab::LaunchAgent(const std::string& id, std::vector<std::string> extra,
+                                        int boards) {
   if (address_.empty()) return AssertionFailure() << "start the server first";
   if (agents_.count(id) > 0) return AssertionFailure() << "agent " << id << " already runs";
   std::vector<std::string> argv = {AgentBinary(),
@@ -487,18 +502,13 @@ AssertionResult ServiceLab::StartAgent(const std::string& id, int sim_boards,
                                    "--agent-id",
                                    id,
                                    "--state-dir",
-                                   Path("agent-" + id + "-state"),
-                                   "--sim-boards",
-                                   std::to_string(sim_boards)};
-  if (!token.empty()) {
-    argv.push_back("--token");
-    argv.push_back(token);
-  }
+                                   Path("agent-" + id + "-state")};
+  argv.insert(argv.end(), extra.begin(), extra.end());
   const std::string log = Path("agent-" + id + ".log");
   auto started = Process::Start(argv, log, log);
   if (!started.ok()) return AssertionFailure() << started.status();
   agents_[id] = *std::move(started);
-  return WaitForAgentBoards(id, sim_boards);
+  return WaitForAgentBoards(id, boards);
 }
 
 AssertionResult ServiceLab::WaitForAgentBoards(const std::string& id, int sim_boards) {

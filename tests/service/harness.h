@@ -160,6 +160,10 @@ class ServiceLab {
   /// boards (id-sim-0 ...) as connected.
   ::testing::AssertionResult StartAgent(const std::string& id, int sim_boards,
                                         const std::string& token = "");
+  /// Starts `boardlab-agent --config FILE` with `config_yaml` (its boards; --server, --agent-id
+  /// and --state-dir are added) and waits until the server lists `boards` of its boards.
+  ::testing::AssertionResult StartAgentWithConfig(const std::string& id,
+                                                  const std::string& config_yaml, int boards);
   /// kill -9 of the agent (its board runner children are left running, as after a crash).
   void KillAgent(const std::string& id);
   Process* agent(const std::string& id);
@@ -198,6 +202,8 @@ class ServiceLab {
  private:
   ::testing::AssertionResult LaunchServer(const std::string& listen);
   ::testing::AssertionResult WaitForAgentBoards(const std::string& id, int sim_boards);
+  ::testing::AssertionResult LaunchAgent(const std::string& id, std::vector<std::string> extra,
+                                         int boards);
   std::string NextName(const std::string& stem);
 
   std::string dir_;
