@@ -128,7 +128,8 @@ bool SmallOffset(int32_t offset) { return offset >= -127 && offset <= 128; }
 // Widens blocks [t0, t1) of one output pixel's input patch into row[0 .. (t1 - t0) * 8): block t
 // is input block t % in_blocks of tap t / in_blocks (taps row-major over ky, kx), each value
 // input + offset; taps outside the input and channels past in_c are zero, matching the zero
-// weights of the padding and the skipped taps of the reference loop.
+// weights of the padding and the skipped taps of the reference loop. The row is left in
+// DotTile's input order (PairQuadsForDot).
 void FillPatch(const int8_t* in_b, int32_t in_h, int32_t in_w, int32_t in_c, int32_t in_blocks,
                int32_t kw, int32_t y0, int32_t x0, int32_t dh, int32_t dw, int32_t offset,
                int32_t t0, int32_t t1, int16_t* row) {
@@ -147,6 +148,7 @@ void FillPatch(const int8_t* in_b, int32_t in_h, int32_t in_w, int32_t in_c, int
     for (int32_t i = valid; i < c1 - c0; ++i) r[i] = 0;
     t += ib1 - ib0;
   }
+  kernels::PairQuadsForDot(row, (t1 - t0) * kBlock);
 }
 
 // Per-output-channel epilogue parameters (bias, multiplier, shift) copied out of the payload into

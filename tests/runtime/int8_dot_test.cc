@@ -38,10 +38,12 @@ TEST(KernelInnerLoops, DotTileMatchesScalarOnEveryTileAndTail) {
       const auto w = RandomS8(rng, static_cast<size_t>(4 * row_stride + chunks * chunk_stride + 8));
       const int32_t x_stride = k + 3;
       const auto x = RandomWidened(rng, static_cast<size_t>(4 * x_stride + 8));
+      auto paired = x;
+      for (int32_t p = 0; p < kDotMaxPixels; ++p) PairQuadsForDot(paired.data() + p * x_stride, k);
       for (int32_t rows = 1; rows <= kDotMaxRows; ++rows) {
         for (int32_t pixels = 1; pixels <= kDotMaxPixels; ++pixels) {
           int32_t out[(kDotMaxRows + 1) * kDotMaxPixels];
-          DotTile(w.data(), row_stride, chunk_stride, rows, x.data(), x_stride, pixels, k, out,
+          DotTile(w.data(), row_stride, chunk_stride, rows, paired.data(), x_stride, pixels, k, out,
                   rows + 1);
           for (int32_t p = 0; p < pixels; ++p) {
             for (int32_t r = 0; r < rows; ++r) {

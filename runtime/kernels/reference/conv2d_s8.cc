@@ -83,7 +83,8 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
   const int32_t out_c = out.c, pixels = out.h * out.w;
   // The rows' padding up to the stride stays zero, so a tile may run the dot products over the
   // whole stride (no scalar tail): the weights read past a filter row's end are the next row's,
-  // times zero. Only the last tile, whose next row does not exist, stops at k_len.
+  // times zero. Only the last tile, whose next row does not exist, stops at k_len (and every
+  // tile where DotTile pairs inputs: the quad across k_len is paired only up to k_len).
   for (int32_t i = 0; i < kConvTilePixels; ++i) {
     for (int32_t j = k_len; j < stride; ++j) rows[i * stride + j] = 0;
   }
@@ -94,11 +95,12 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
       const int32_t np = pixels - px0 < kConvTilePixels ? pixels - px0 : kConvTilePixels;
       for (int32_t i = 0; i < np; ++i) {
         FillRow(p, in, in_b, f, (px0 + i) / out.w, (px0 + i) % out.w, rows + i * stride);
+        PairQuadsForDot(rows + i * stride, k_len);
       }
       int8_t* out_px = out_b + static_cast<int64_t>(px0) * out_c;
       for (int32_t oc = 0; oc < out_c; oc += kConvTileRows) {
         const int32_t nr = out_c - oc < kConvTileRows ? out_c - oc : kConvTileRows;
-        const int32_t k = oc + nr < out_c ? stride : k_len;
+        const int32_t k = !kDotPairsQuads && oc + nr < out_c ? stride : k_len;
         DotTile(filter + static_cast<int64_t>(oc) * k_len, k_len, 8, nr, rows, stride, np, k,
                 acc + oc, out_c);
       }

@@ -35,6 +35,7 @@ Error fully_connected_s8(const FullyConnectedParams& p, const ChannelQuant& q, i
     int16_t* row = static_cast<int16_t*>(scratch);
     for (int32_t b = 0; b < batches; ++b) {
       WidenWithOffset(input + static_cast<int64_t>(b) * depth, depth, input_offset, row);
+      PairQuadsForDot(row, depth);
       int8_t* y = output + static_cast<int64_t>(b) * units;
       int32_t acc[kDotMaxRows];
       for (int32_t u = 0; u < units; u += kDotMaxRows) {

@@ -263,44 +263,119 @@ inline uint32_t Load32(const void* p) {
   return v;
 }
 
+// SXTB16 with its operand rotated by 8: bytes 1 and 3 sign-extended into the two halves. Written
+// out because GCC does not fold the rotate into the instruction (a separate ROR per word).
+inline int32_t Sxtb16Ror8(uint32_t v) {
+  int32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+  return r;
+}
+
+inline int32_t Sxtab16Ror8(int32_t acc, uint32_t v) {
+  int32_t r;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(v));
+  return r;
+}
+
 // SMLAD does two 16-bit multiply-accumulates: four weights (one word) become the pairs (w0, w2)
-// and (w1, w3) through SXTB16 (and a ROR folded into it), so the inputs are paired the same way
-// with PKHBT/PKHTB once per pixel and reused for every row of the tile.
+// and (w1, w3) through SXTB16, and the inputs already come in those pairs (PairQuadsForDot), so
+// one chunk of 8 costs a row 2 loads and 4 extends and each pixel 2 double-word loads.
 template <int R, int P>
 void DotTileImpl(const int8_t* w, ptrdiff_t row_stride, ptrdiff_t chunk_stride, const int16_t* x,
                  ptrdiff_t x_stride, int32_t k, int32_t* out, ptrdiff_t out_stride) {
   int32_t acc[R * P] = {};
-  const int32_t quads = k / 4;
-  for (int32_t q = 0; q < quads; ++q) {
-    const ptrdiff_t w_off = (q / 2) * chunk_stride + (q % 2) * 4;
-    int32_t x02[P], x13[P];
-    for (int p = 0; p < P; ++p) {
-      const uint32_t lo = Load32(x + p * x_stride + q * 4);
-      const uint32_t hi = Load32(x + p * x_stride + q * 4 + 2);
-      x02[p] = static_cast<int32_t>((lo & 0xFFFFu) | (hi << 16));
-      x13[p] = static_cast<int32_t>((lo >> 16) | (hi & 0xFFFF0000u));
-    }
-    for (int r = 0; r < R; ++r) {
-      const uint32_t wv = Load32(w + r * row_stride + w_off);
-      const int32_t w02 = __sxtb16(static_cast<int32_t>(wv));
-      const int32_t w13 = __sxtb16(static_cast<int32_t>((wv >> 8) | (wv << 24)));
+  const int32_t chunks = k / 8;
+  const int8_t* wc = w;
+  const int16_t* xc = x;
+  for (int32_t j = 0; j < chunks; ++j, wc += chunk_stride, xc += 8) {
+    for (int h = 0; h < 2; ++h) {
+      int32_t x02[P], x13[P];
       for (int p = 0; p < P; ++p) {
-        acc[p * R + r] = __smlad(w02, x02[p], acc[p * R + r]);
-        acc[p * R + r] = __smlad(w13, x13[p], acc[p * R + r]);
+        x02[p] = static_cast<int32_t>(Load32(xc + p * x_stride + 4 * h));
+        x13[p] = static_cast<int32_t>(Load32(xc + p * x_stride + 4 * h + 2));
+      }
+      for (int r = 0; r < R; ++r) {
+        const uint32_t wv = Load32(wc + r * row_stride + 4 * h);
+        const int32_t w02 = __sxtb16(static_cast<int32_t>(wv)), w13 = Sxtb16Ror8(wv);
+        for (int p = 0; p < P; ++p) {
+          acc[p * R + r] = __smlad(w02, x02[p], acc[p * R + r]);
+          acc[p * R + r] = __smlad(w13, x13[p], acc[p * R + r]);
+        }
       }
     }
   }
-  // At most 3 weights past the last quad (only plain rows have them: NPU rows are padded to 8).
+  // The k % 8 rest: a paired quad if there is one, then at most 3 plain values (only plain
+  // rows have them: NPU rows are padded to 8).
+  int32_t done = chunks * 8;
+  if (k - done >= 4) {
+    for (int r = 0; r < R; ++r) {
+      const uint32_t wv = Load32(wc + r * row_stride);
+      const int32_t w02 = __sxtb16(static_cast<int32_t>(wv)), w13 = Sxtb16Ror8(wv);
+      for (int p = 0; p < P; ++p) {
+        const int16_t* xp = xc + p * x_stride;
+        acc[p * R + r] = __smlad(w02, static_cast<int32_t>(Load32(xp)), acc[p * R + r]);
+        acc[p * R + r] = __smlad(w13, static_cast<int32_t>(Load32(xp + 2)), acc[p * R + r]);
+      }
+    }
+    done += 4;
+    wc += 4;
+    xc += 4;
+  }
   for (int p = 0; p < P; ++p) {
     for (int r = 0; r < R; ++r) {
-      const int8_t* wr = w + r * row_stride + (quads / 2) * chunk_stride + (quads % 2) * 4;
-      const int16_t* xp = x + p * x_stride + quads * 4;
-      for (int32_t i = 0; i < k - quads * 4; ++i) acc[p * R + r] += wr[i] * xp[i];
+      for (int32_t i = 0; i < k - done; ++i) {
+        acc[p * R + r] += wc[r * row_stride + i] * xc[p * x_stride + i];
+      }
+      out[p * out_stride + r] = acc[p * R + r];
     }
   }
-  for (int p = 0; p < P; ++p) {
-    for (int r = 0; r < R; ++r) out[p * out_stride + r] = acc[p * R + r];
+}
+
+// The CPU conv's tile (kConvTileRows x kConvTilePixels = 2 x 2, plain rows) written out in the
+// shape of CMSIS-NN's arm_nn_mat_mult_kernel_s8_s16: four accumulators, four pointers that step
+// with post-increment loads, and per group of four inputs two weight words, four SXTB16, four
+// input words and eight SMLAD, all in registers (the generic template spills on a 32-bit core).
+void DotTile2x2Plain(const int8_t* w, ptrdiff_t row_stride, const int16_t* x, ptrdiff_t x_stride,
+                     int32_t k, int32_t* out, ptrdiff_t out_stride) {
+  const int8_t* w0 = w;
+  const int8_t* w1 = w + row_stride;
+  const int16_t* x0 = x;
+  const int16_t* x1 = x + x_stride;
+  const int16_t* const x0_end = x + (k & ~3);
+  int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;  // a<pixel><row>
+  while (x0 != x0_end) {
+    const uint32_t u0 = Load32(w0), u1 = Load32(w1);
+    const int32_t p02 = static_cast<int32_t>(Load32(x0)),
+                  p13 = static_cast<int32_t>(Load32(x0 + 2));
+    const int32_t q02 = static_cast<int32_t>(Load32(x1)),
+                  q13 = static_cast<int32_t>(Load32(x1 + 2));
+    w0 += 4;
+    w1 += 4;
+    x0 += 4;
+    x1 += 4;
+    int32_t v = __sxtb16(static_cast<int32_t>(u0));
+    a00 = __smlad(v, p02, a00);
+    a10 = __smlad(v, q02, a10);
+    v = Sxtb16Ror8(u0);
+    a00 = __smlad(v, p13, a00);
+    a10 = __smlad(v, q13, a10);
+    v = __sxtb16(static_cast<int32_t>(u1));
+    a01 = __smlad(v, p02, a01);
+    a11 = __smlad(v, q02, a11);
+    v = Sxtb16Ror8(u1);
+    a01 = __smlad(v, p13, a01);
+    a11 = __smlad(v, q13, a11);
   }
+  for (int32_t i = 0; i < (k & 3); ++i) {
+    a00 += w0[i] * x0[i];
+    a01 += w1[i] * x0[i];
+    a10 += w0[i] * x1[i];
+    a11 += w1[i] * x1[i];
+  }
+  out[0] = a00;
+  out[1] = a01;
+  out[out_stride] = a10;
+  out[out_stride + 1] = a11;
 }
 
 #elif !defined(__SSE2__)
@@ -356,6 +431,11 @@ void DotTile(const int8_t* w, ptrdiff_t row_stride, ptrdiff_t chunk_stride, int3
     return DotTileAvx2(w, row_stride, chunk_stride, rows, x, x_stride, pixels, k, out, out_stride);
   }
 #endif
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+  if (rows == 2 && pixels == 2 && chunk_stride == 8) {
+    return DotTile2x2Plain(w, row_stride, x, x_stride, k, out, out_stride);
+  }
+#endif
   switch (rows) {
     case 1:
       return DotTileRows<1>(w, row_stride, chunk_stride, x, x_stride, pixels, k, out, out_stride);
@@ -407,9 +487,9 @@ void DepthwiseDotTaps(const int8_t* const* x, const int8_t* const* w, int32_t ta
     for (int32_t t = 0; t < taps; ++t) {
       const uint32_t xv = Load32(x[t] + c0), wv = Load32(w[t] + c0);
       const int32_t x02 = __sxtab16(off2, static_cast<int32_t>(xv));
-      const int32_t x13 = __sxtab16(off2, static_cast<int32_t>((xv >> 8) | (xv << 24)));
+      const int32_t x13 = Sxtab16Ror8(off2, xv);
       const int32_t w02 = __sxtb16(static_cast<int32_t>(wv));
-      const int32_t w13 = __sxtb16(static_cast<int32_t>((wv >> 8) | (wv << 24)));
+      const int32_t w13 = Sxtb16Ror8(wv);
       a0 = __smlabb(w02, x02, a0);
       a2 = __smlatt(w02, x02, a2);
       a1 = __smlabb(w13, x13, a1);
@@ -427,6 +507,19 @@ void DepthwiseDotTaps(const int8_t* const* x, const int8_t* const* w, int32_t ta
     acc[c0] = a;
   }
 }
+
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+void PairQuadsForDot(int16_t* x, int32_t n) {
+  for (int32_t i = 0; i + 4 <= n; i += 4) {
+    const uint32_t x01 = Load32(x + i), x23 = Load32(x + i + 2);
+    uint32_t x02, x13;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(x02) : "r"(x01), "r"(x23));
+    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(x13) : "r"(x23), "r"(x01));
+    std::memcpy(x + i, &x02, 4);
+    std::memcpy(x + i + 2, &x13, 4);
+  }
+}
+#endif
 
 void AccumulateBlocked8x8(const int8_t* w, int32_t n_blocks, const int16_t* x, int32_t* acc) {
   for (int32_t r = 0; r < 8; r += kDotMaxRows) {

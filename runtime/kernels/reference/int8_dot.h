@@ -46,12 +46,31 @@ inline void WidenWithOffset(const int8_t* x, int32_t n, int32_t offset, int16_t*
   }
 }
 
+/// True where DotTile reads its inputs in pairs (Cortex-M with the DSP extension).
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+inline constexpr bool kDotPairsQuads = true;
+#else
+inline constexpr bool kDotPairsQuads = false;
+#endif
+
+/// Puts widened inputs into the order DotTile reads. With kDotPairsQuads every whole group of
+/// four x[4q .. 4q + 3] becomes (x0, x2, x1, x3): SMLAD then multiplies them with the weight pairs
+/// SXTB16 extracts, without repacking the inputs for every tile of output channels. The n % 4
+/// values past the last group stay as they are. Elsewhere a no-op. Call it once on every widened
+/// row, with n the k later passed to DotTile (or the whole padded row for blocked rows), before
+/// DotTile reads the row. No alignment needed.
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+void PairQuadsForDot(int16_t* x, int32_t n);
+#else
+inline void PairQuadsForDot(int16_t*, int32_t) {}
+#endif
+
 /// Dot products of `rows` int8 weight rows with `pixels` int16 input vectors of length k:
 ///   out[p * out_stride + r] = sum_{i < k} W(r, i) * x[p * x_stride + i]
 /// where W(r, i) = w[r * row_stride + (i / 8) * chunk_stride + i % 8], i.e. each row is read in
 /// chunks of 8 consecutive weights, chunk_stride bytes apart (8 for a plain row-major matrix, 64
 /// for the NPU's 8x8 blocks). rows in [1, kDotMaxRows], pixels in [1, kDotMaxPixels], k >= 0.
-/// The chunks need no alignment.
+/// The chunks need no alignment. Each input vector must have gone through PairQuadsForDot.
 void DotTile(const int8_t* w, ptrdiff_t row_stride, ptrdiff_t chunk_stride, int32_t rows,
              const int16_t* x, ptrdiff_t x_stride, int32_t pixels, int32_t k, int32_t* out,
              ptrdiff_t out_stride);

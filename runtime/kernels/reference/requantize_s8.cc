@@ -95,6 +95,26 @@ inline __m128i Biased4(const int32_t* acc, const int32_t* bias, bool saturate) {
 
 #endif
 
+#if !defined(__SSE2__)
+
+// RequantizeOne for multipliers >= 0 in CMSIS-NN's arm_nn_requantize form, for 32-bit cores:
+// the nudge-and-truncate of SaturatingRoundingDoublingHighMul equals floor((a * m + 2^30) / 2^31)
+// for either sign of a * m (one SMLAL and a funnel shift, no 64-bit compare or division), and
+// the saturating case a = m = INT32_MIN cannot occur with m >= 0.
+inline int8_t RequantizeOneNonNegative(int32_t acc, int32_t bias, int32_t mult, int32_t shift,
+                                       const OutputStage& o, bool saturate) {
+  const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+  const int32_t a =
+      static_cast<int32_t>(static_cast<uint32_t>(AddBias(acc, bias, saturate)) << left);
+  const int32_t h = static_cast<int32_t>((int64_t{a} * mult + (int64_t{1} << 30)) >> 31);
+  const int32_t mask = static_cast<int32_t>((uint32_t{1} << right) - 1u);
+  const int32_t threshold = (mask >> 1) + (h < 0 ? 1 : 0);
+  const int32_t v = (h >> right) + ((h & mask) > threshold ? 1 : 0);
+  return ClampToInt8(v + o.output_offset, o.act_min, o.act_max);
+}
+
+#endif
+
 #if BOARDLAB_HAVE_AVX2_PATHS
 
 // MultiplyByQuantizedMultiplier on eight lanes (multipliers >= 0). AVX2 has the signed 32x32 ->
@@ -189,6 +209,13 @@ void requantize_channels_s8(const int32_t* acc, const int32_t* bias, const int32
     __m128i v = _mm_adds_epi16(_mm_packs_epi32(v0, v1), zp);
     v = _mm_min_epi16(_mm_max_epi16(v, lo), hi);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(y + c), _mm_packs_epi16(v, v));
+  }
+#endif
+#if !defined(__SSE2__)
+  for (; c < n; ++c) {
+    const int32_t b = bias != nullptr ? bias[c] : 0;
+    y[c] = mult[c] >= 0 ? RequantizeOneNonNegative(acc[c], b, mult[c], shift[c], o, saturate_bias)
+                        : RequantizeOne(acc[c], b, mult[c], shift[c], o, saturate_bias);
   }
 #endif
   for (; c < n; ++c) {
