@@ -28,7 +28,8 @@ absl::StatusOr<InputArgument> ParseInputArgument(absl::string_view text) {
   constexpr absl::string_view kRandom = "random:";
   if (!absl::StartsWith(text, kRandom)) {
     if (text.empty()) return absl::InvalidArgumentError("--input '': expected FILE or random:SEED");
-    return InputArgument(std::string(text));
+    // Built in place: moving the variant into the StatusOr trips GCC 12's -Wmaybe-uninitialized.
+    return absl::StatusOr<InputArgument>(absl::in_place, std::in_place_type<std::string>, text);
   }
   const absl::string_view seed = text.substr(kRandom.size());
   RandomInput random;
@@ -37,7 +38,7 @@ absl::StatusOr<InputArgument> ParseInputArgument(absl::string_view text) {
     return absl::InvalidArgumentError(
         absl::StrCat("--input '", text, "': SEED must be a decimal number, e.g. random:7"));
   }
-  return InputArgument(random);
+  return absl::StatusOr<InputArgument>(absl::in_place, std::in_place_type<RandomInput>, random);
 }
 
 absl::StatusOr<v1::JobState> ParseJobState(absl::string_view text) {
