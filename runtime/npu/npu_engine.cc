@@ -331,10 +331,9 @@ struct BlockedConv {
 };
 
 // Patches of at most kRowBlocks blocks: kConvTilePixels output pixels are widened at once and
-// every DotTile call covers kConvTileRows channels of all of them (a small GEMM tile).
+// one DotTiles call covers a chunk of output channels of all of them (small GEMM tiles).
 void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
-  constexpr int32_t kP = kernels::kConvTilePixels, kR = kernels::kConvTileRows;
-  static_assert(kBlock % kR == 0, "tile rows must divide the block");
+  constexpr int32_t kP = kernels::kConvTilePixels;
   const int32_t out_w = v.out.dims[2], out_c = v.out.dims[3];
   const int32_t pixels = v.out.dims[1] * out_w;
   const int32_t stride = v.patch_blocks * kBlock;
@@ -350,13 +349,8 @@ void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
       for (int32_t ob0 = 0; ob0 < v.out_blocks; ob0 += kChunkBlocks) {
         const int32_t n_blocks =
             v.out_blocks - ob0 < kChunkBlocks ? v.out_blocks - ob0 : kChunkBlocks;
-        for (int32_t ob = 0; ob < n_blocks; ++ob) {
-          const int8_t* wb = w + (ob0 + ob) * v.ob_stride;
-          for (int32_t r0 = 0; r0 < kBlock; r0 += kR) {
-            kernels::DotTile(wb + r0 * kBlock, kBlock, kBlockBytes, kR, rows, stride, np, stride,
-                             &acc[0][ob * kBlock + r0], kChunk);
-          }
-        }
+        kernels::DotTiles(w + ob0 * v.ob_stride, v.ob_stride, kBlock, kBlockBytes,
+                          n_blocks * kBlock, rows, stride, np, stride, stride, &acc[0][0], kChunk);
         const int32_t oc0 = ob0 * kBlock;
         const int32_t n = out_c - oc0 < kChunk ? out_c - oc0 : kChunk;
         for (int32_t i = 0; i < np; ++i) params.Store(acc[i], oc0, n, v.OutPixel(b, px0 + i) + oc0);

@@ -62,6 +62,51 @@ TEST(KernelInnerLoops, DotTileMatchesScalarOnEveryTileAndTail) {
   }
 }
 
+// DotTiles on plain rows (k_last < k, as the conv's padded rows use it) and on 8x8 blocks.
+TEST(KernelInnerLoops, DotTilesMatchesScalarOnPlainAndBlockedRows) {
+  std::mt19937 rng(9);
+  for (const bool blocked : {false, true}) {
+    for (const int32_t k_last : {1, 8, 27, 40, 72}) {
+      const int32_t k = blocked ? (k_last + 7) / 8 * 8 : k_last + 5;
+      for (const int32_t rows : {1, 2, 3, 8, 9, 16, 17}) {
+        const int32_t row_stride = blocked ? 8 : k_last;
+        const int32_t chunk_stride = blocked ? 64 : 8;
+        const int32_t chunks = (k + 7) / 8;
+        const int32_t block_stride = blocked ? chunks * 64 : 8 * row_stride;
+        const auto w = RandomS8(rng, static_cast<size_t>((rows + 8) * (k + 8) + chunks * 64));
+        const int32_t x_stride = k + 8;
+        auto x = RandomWidened(rng, static_cast<size_t>(kDotMaxPixels * x_stride));
+        // Past k_last the inputs are zero (the conv's padding), so every row may read up to k.
+        for (int32_t p = 0; p < kDotMaxPixels; ++p) {
+          for (int32_t i = k_last; i < x_stride; ++i) x[p * x_stride + i] = 0;
+        }
+        auto paired = x;
+        for (int32_t p = 0; p < kDotMaxPixels; ++p) {
+          PairQuadsForDot(paired.data() + p * x_stride, k_last);
+        }
+        for (int32_t pixels = 1; pixels <= kDotMaxPixels; ++pixels) {
+          std::vector<int32_t> out(static_cast<size_t>(pixels * (rows + 1)));
+          DotTiles(w.data(), block_stride, row_stride, chunk_stride, rows, paired.data(), x_stride,
+                   pixels, kDotPairsQuads ? k_last : k, k_last, out.data(), rows + 1);
+          for (int32_t p = 0; p < pixels; ++p) {
+            for (int32_t r = 0; r < rows; ++r) {
+              int32_t want = 0;
+              for (int32_t i = 0; i < k_last; ++i) {
+                want += w[(r / 8) * block_stride + (r % 8) * row_stride + (i / 8) * chunk_stride +
+                          i % 8] *
+                        x[p * x_stride + i];
+              }
+              ASSERT_EQ(out[p * (rows + 1) + r], want)
+                  << "blocked " << blocked << " k_last " << k_last << " rows " << rows << " pixels "
+                  << pixels;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(KernelInnerLoops, DepthwiseDotTapsMatchesScalar) {
   std::mt19937 rng(11);
   for (const int32_t channels : {1, 7, 8, 16, 24, 31, 32, 40, 57, 96}) {

@@ -34,26 +34,34 @@ Error CheckConv(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
 int32_t PatchStride(const Dims4& f) { return (f.h * f.w * f.c + 7) / 8 * 8; }
 
 // Widens output pixel (oy, ox)'s input patch into `row` (KH * KW * Cin int16, input offset
-// added, zero for taps outside the input).
+// added, zero for taps outside the input). The patch's channels are all the input's (ungrouped),
+// so with dilation 1 a kernel row's taps inside the input are one contiguous run of the input:
+// one widening pass per kernel row instead of one per tap (a few channels each in first layers).
 void FillRow(const ConvParams& p, const Dims4& in, const int8_t* in_b, const Dims4& f, int32_t oy,
              int32_t ox, int16_t* row) {
-  const int32_t kc = f.c;
+  const int32_t kc = f.c, span = f.w * kc, dw = p.dilation_w;
   const int32_t y0 = oy * p.stride_h - p.pad_top, x0 = ox * p.stride_w - p.pad_left;
-  if (f.h == 1 && f.w == 1 && y0 >= 0 && y0 < in.h && x0 >= 0 && x0 < in.w) {
-    WidenWithOffset(in_b + (static_cast<int64_t>(y0) * in.w + x0) * in.c, kc, p.input_offset, row);
-    return;
-  }
-  int16_t* r = row;
-  for (int32_t ky = 0; ky < f.h; ++ky) {
+  // Taps kx in [kx0, kx1) fall inside the input horizontally.
+  int32_t kx0 = 0, kx1 = f.w;
+  while (kx0 < kx1 && x0 + kx0 * dw < 0) ++kx0;
+  while (kx1 > kx0 && x0 + (kx1 - 1) * dw >= in.w) --kx1;
+  for (int32_t ky = 0; ky < f.h; ++ky, row += span) {
     const int32_t y = y0 + ky * p.dilation_h;
-    for (int32_t kx = 0; kx < f.w; ++kx, r += kc) {
-      const int32_t x = x0 + kx * p.dilation_w;
-      if (y < 0 || y >= in.h || x < 0 || x >= in.w) {
-        for (int32_t ic = 0; ic < kc; ++ic) r[ic] = 0;
-      } else {
-        WidenWithOffset(in_b + (static_cast<int64_t>(y) * in.w + x) * in.c, kc, p.input_offset, r);
+    if (y < 0 || y >= in.h || kx0 == kx1) {
+      for (int32_t i = 0; i < span; ++i) row[i] = 0;
+      continue;
+    }
+    for (int32_t i = 0; i < kx0 * kc; ++i) row[i] = 0;
+    const int8_t* src = in_b + (static_cast<int64_t>(y) * in.w + x0 + kx0 * dw) * in.c;
+    if (dw == 1) {
+      WidenWithOffset(src, (kx1 - kx0) * kc, p.input_offset, row + kx0 * kc);
+    } else {
+      for (int32_t kx = kx0; kx < kx1; ++kx) {
+        WidenWithOffset(src + static_cast<int64_t>(kx - kx0) * dw * in.c, kc, p.input_offset,
+                        row + kx * kc);
       }
     }
+    for (int32_t i = kx1 * kc; i < span; ++i) row[i] = 0;
   }
 }
 
@@ -72,9 +80,9 @@ void RequantizePixel(const ChannelQuant& q, const int32_t* bias, const OutputSta
 }
 
 // Ungrouped convolution as a GEMM over widened im2col rows: kConvTilePixels output pixels are
-// widened into `rows` (PatchStride int16 each) and DotTile computes kConvTileRows output channels
-// of all of them per call, straight into the accumulators, so weights and inputs are each loaded
-// once per tile.
+// widened into `rows` (PatchStride int16 each) and DotTiles computes every output channel of all
+// of them in tiles of kConvTileRows channels, straight into the accumulators, so weights and
+// inputs are each loaded once per tile.
 void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const int8_t* input,
                   const Dims4& f, const int8_t* filter, const int32_t* bias, const Dims4& out,
                   int8_t* output, int16_t* rows, int32_t* acc) {
@@ -98,12 +106,8 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
         PairQuadsForDot(rows + i * stride, k_len);
       }
       int8_t* out_px = out_b + static_cast<int64_t>(px0) * out_c;
-      for (int32_t oc = 0; oc < out_c; oc += kConvTileRows) {
-        const int32_t nr = out_c - oc < kConvTileRows ? out_c - oc : kConvTileRows;
-        const int32_t k = !kDotPairsQuads && oc + nr < out_c ? stride : k_len;
-        DotTile(filter + static_cast<int64_t>(oc) * k_len, k_len, 8, nr, rows, stride, np, k,
-                acc + oc, out_c);
-      }
+      DotTiles(filter, ptrdiff_t{8} * k_len, k_len, 8, out_c, rows, stride, np,
+               kDotPairsQuads ? k_len : stride, k_len, acc, out_c);
       for (int32_t i = 0; i < np; ++i) {
         RequantizePixel(q, bias, p.out, acc + i * out_c, out_c, out_px + int64_t{i} * out_c);
       }

@@ -206,6 +206,65 @@ BOARDLAB_TARGET_AVX2 void DotTileAvx2(const int8_t* w, ptrdiff_t row_stride, ptr
   }
 }
 
+// Row r's weights in DotTiles' addressing (tiles never cross a group of 8 rows: 8 % R == 0).
+inline const int8_t* RowAt(const int8_t* w, ptrdiff_t block_stride, ptrdiff_t row_stride,
+                           int32_t r) {
+  return w + (r / 8) * block_stride + (r % 8) * row_stride;
+}
+
+template <int P, bool kAdjacent>
+BOARDLAB_TARGET_AVX2 void DotTilesAvx2Impl(const int8_t* w, ptrdiff_t block_stride,
+                                           ptrdiff_t row_stride, ptrdiff_t chunk_stride,
+                                           int32_t rows, const int16_t* x, ptrdiff_t x_stride,
+                                           int32_t k, int32_t k_last, int32_t* out,
+                                           ptrdiff_t out_stride) {
+  int32_t r = 0;
+  for (; r + 2 <= rows; r += 2) {
+    DotTileAvx2Impl<2, P, kAdjacent>(RowAt(w, block_stride, row_stride, r), row_stride,
+                                     chunk_stride, x, x_stride, r + 2 == rows ? k_last : k, out + r,
+                                     out_stride);
+  }
+  if (r < rows) {
+    DotTileAvx2Impl<1, P, kAdjacent>(RowAt(w, block_stride, row_stride, r), row_stride,
+                                     chunk_stride, x, x_stride, k_last, out + r, out_stride);
+  }
+}
+
+template <int P>
+BOARDLAB_TARGET_AVX2 void DotTilesAvx2Layout(const int8_t* w, ptrdiff_t block_stride,
+                                             ptrdiff_t row_stride, ptrdiff_t chunk_stride,
+                                             int32_t rows, const int16_t* x, ptrdiff_t x_stride,
+                                             int32_t k, int32_t k_last, int32_t* out,
+                                             ptrdiff_t out_stride) {
+  if (chunk_stride == 8) {
+    return DotTilesAvx2Impl<P, true>(w, block_stride, row_stride, chunk_stride, rows, x, x_stride,
+                                     k, k_last, out, out_stride);
+  }
+  DotTilesAvx2Impl<P, false>(w, block_stride, row_stride, chunk_stride, rows, x, x_stride, k,
+                             k_last, out, out_stride);
+}
+
+BOARDLAB_TARGET_AVX2 void DotTilesAvx2(const int8_t* w, ptrdiff_t block_stride,
+                                       ptrdiff_t row_stride, ptrdiff_t chunk_stride, int32_t rows,
+                                       const int16_t* x, ptrdiff_t x_stride, int32_t pixels,
+                                       int32_t k, int32_t k_last, int32_t* out,
+                                       ptrdiff_t out_stride) {
+  switch (pixels) {
+    case 1:
+      return DotTilesAvx2Layout<1>(w, block_stride, row_stride, chunk_stride, rows, x, x_stride, k,
+                                   k_last, out, out_stride);
+    case 2:
+      return DotTilesAvx2Layout<2>(w, block_stride, row_stride, chunk_stride, rows, x, x_stride, k,
+                                   k_last, out, out_stride);
+    case 3:
+      return DotTilesAvx2Layout<3>(w, block_stride, row_stride, chunk_stride, rows, x, x_stride, k,
+                                   k_last, out, out_stride);
+    default:
+      return DotTilesAvx2Layout<4>(w, block_stride, row_stride, chunk_stride, rows, x, x_stride, k,
+                                   k_last, out, out_stride);
+  }
+}
+
 // n channels (a multiple of 8) of x[t] + offset sign-extended to int16, times the weights, with
 // the products (exact in int16, see the header) widened into int32 accumulators.
 BOARDLAB_TARGET_AVX2 inline __m256i WidenedProducts16(const int8_t* x, const int8_t* w,
@@ -445,6 +504,23 @@ void DotTile(const int8_t* w, ptrdiff_t row_stride, ptrdiff_t chunk_stride, int3
       return DotTileRows<3>(w, row_stride, chunk_stride, x, x_stride, pixels, k, out, out_stride);
     default:
       return DotTileRows<4>(w, row_stride, chunk_stride, x, x_stride, pixels, k, out, out_stride);
+  }
+}
+
+void DotTiles(const int8_t* w, ptrdiff_t block_stride, ptrdiff_t row_stride, ptrdiff_t chunk_stride,
+              int32_t rows, const int16_t* x, ptrdiff_t x_stride, int32_t pixels, int32_t k,
+              int32_t k_last, int32_t* out, ptrdiff_t out_stride) {
+  static_assert(8 % kConvTileRows == 0, "a tile must not cross a group of 8 rows");
+#if BOARDLAB_HAVE_AVX2_PATHS
+  if (UseAvx2()) {
+    return DotTilesAvx2(w, block_stride, row_stride, chunk_stride, rows, x, x_stride, pixels, k,
+                        k_last, out, out_stride);
+  }
+#endif
+  for (int32_t r = 0; r < rows; r += kConvTileRows) {
+    const int32_t n = rows - r < kConvTileRows ? rows - r : kConvTileRows;
+    DotTile(w + (r / 8) * block_stride + (r % 8) * row_stride, row_stride, chunk_stride, n, x,
+            x_stride, pixels, r + n == rows ? k_last : k, out + r, out_stride);
   }
 }
 

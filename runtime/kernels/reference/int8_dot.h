@@ -75,6 +75,19 @@ void DotTile(const int8_t* w, ptrdiff_t row_stride, ptrdiff_t chunk_stride, int3
              const int16_t* x, ptrdiff_t x_stride, int32_t pixels, int32_t k, int32_t* out,
              ptrdiff_t out_stride);
 
+/// Every output channel of `pixels` input vectors, in tiles of kConvTileRows channels: one call
+/// per pixel group, so the kernel choice and the call are paid once, not once per tile.
+///   out[p * out_stride + r] = sum_{i < k_r} W(r, i) * x[p * x_stride + i]   for r < rows
+/// where rows come in groups of 8, W(r, i) = w[(r / 8) * block_stride + (r % 8) * row_stride +
+/// (i / 8) * chunk_stride + i % 8] (block_stride = 8 * row_stride for a plain matrix, the output
+/// block's bytes for the NPU's 8x8 blocks), and k_r = k except in the tile holding the last row,
+/// which uses k_last <= k. (Plain rows whose inputs are zero-padded up to k may let the dot
+/// products run over the padding into the next row's weights, times zero; the last row has no
+/// next row.) rows >= 1, pixels in [1, kDotMaxPixels]. Inputs as for DotTile.
+void DotTiles(const int8_t* w, ptrdiff_t block_stride, ptrdiff_t row_stride, ptrdiff_t chunk_stride,
+              int32_t rows, const int16_t* x, ptrdiff_t x_stride, int32_t pixels, int32_t k,
+              int32_t k_last, int32_t* out, ptrdiff_t out_stride);
+
 /// Depthwise taps of one output pixel, channel-innermost: for c < channels,
 ///   acc[c] = sum_{t < taps} w[t][c] * (x[t][c] + offset)
 /// with offset in [-127, 128] (so every product fits int16; any int8 zero point qualifies).
