@@ -82,10 +82,15 @@ Error Conv2DEval(KernelContext& ctx, Args args) {
   const int32_t* bias = args[2]->is_tensor() ? args[2]->tensor->As<const int32_t>() : nullptr;
   const TensorView& out = *args[12]->tensor;
   const Dims4 in_dims = ToDims4(in), w_dims = ToDims4(w);
-  // The widened input patch of the fast path, from the per-kernel temp arena; without it (a
-  // small temp arena) the kernel runs its plain loop.
-  const size_t bytes = conv2d_s8_get_buffer_size(in_dims, w_dims);
+  // The widened input patch of the fast path (and, where it exists and the temp arena has room,
+  // the widened filter of the packed path), from the per-kernel temp arena; without it (a small
+  // temp arena) the kernel runs its plain loop.
+  size_t bytes = conv2d_s8_get_buffer_size_packed(in_dims, w_dims);
   void* scratch = bytes > 0 && ctx.temp != nullptr ? ctx.temp->Allocate(bytes, 16) : nullptr;
+  if (scratch == nullptr) {
+    bytes = conv2d_s8_get_buffer_size(in_dims, w_dims);
+    scratch = bytes > 0 && ctx.temp != nullptr ? ctx.temp->Allocate(bytes, 16) : nullptr;
+  }
   return conv2d_s8(d->params.conv, d->quant, in_dims, in.As<const int8_t>(), w_dims,
                    w.As<const int8_t>(), bias, ToDims4(out), out.As<int8_t>(), scratch,
                    scratch != nullptr ? bytes : 0);

@@ -107,6 +107,32 @@ TEST(KernelInnerLoops, DotTilesMatchesScalarOnPlainAndBlockedRows) {
   }
 }
 
+TEST(KernelInnerLoops, DotTilesPackedMatchesScalar) {
+  std::mt19937 rng(13);
+  for (const int32_t k : {1, 2, 7, 8, 9, 16, 27, 33, 64}) {
+    for (const int32_t rows : {1, 7, 8, 9, 16, 17, 24, 40}) {
+      const int32_t row_stride = k + 3;
+      const auto w = RandomS8(rng, static_cast<size_t>(rows * row_stride));
+      std::vector<int16_t> packed(PackedRowsElements(rows, k));
+      PackRowsForDot(w.data(), row_stride, rows, k, packed.data());
+      const int32_t x_stride = k + 1;  // x[k] readable for odd k
+      const auto x = RandomWidened(rng, static_cast<size_t>(kDotMaxPixels * x_stride));
+      for (int32_t pixels = 1; pixels <= kDotMaxPixels; ++pixels) {
+        std::vector<int32_t> out(static_cast<size_t>(pixels * (rows + 1)), -1);
+        DotTilesPacked(packed.data(), rows, k, x.data(), x_stride, pixels, out.data(), rows + 1);
+        for (int32_t p = 0; p < pixels; ++p) {
+          for (int32_t r = 0; r < rows; ++r) {
+            int32_t want = 0;
+            for (int32_t i = 0; i < k; ++i) want += w[r * row_stride + i] * x[p * x_stride + i];
+            ASSERT_EQ(out[p * (rows + 1) + r], want) << "k " << k << " rows " << rows;
+          }
+          ASSERT_EQ(out[p * (rows + 1) + rows], -1) << "wrote past the rows";
+        }
+      }
+    }
+  }
+}
+
 TEST(KernelInnerLoops, DepthwiseDotTapsMatchesScalar) {
   std::mt19937 rng(11);
   for (const int32_t channels : {1, 7, 8, 16, 24, 31, 32, 40, 57, 96}) {

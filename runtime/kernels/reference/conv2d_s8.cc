@@ -85,7 +85,7 @@ void RequantizePixel(const ChannelQuant& q, const int32_t* bias, const OutputSta
 // inputs are each loaded once per tile.
 void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const int8_t* input,
                   const Dims4& f, const int8_t* filter, const int32_t* bias, const Dims4& out,
-                  int8_t* output, int16_t* rows, int32_t* acc) {
+                  int8_t* output, int16_t* rows, int32_t* acc, const int16_t* packed) {
   const int32_t k_len = f.h * f.w * f.c;
   const int32_t stride = PatchStride(f);
   const int32_t out_c = out.c, pixels = out.h * out.w;
@@ -106,8 +106,12 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
         PairQuadsForDot(rows + i * stride, k_len);
       }
       int8_t* out_px = out_b + static_cast<int64_t>(px0) * out_c;
-      DotTiles(filter, ptrdiff_t{8} * k_len, k_len, 8, out_c, rows, stride, np,
-               kDotPairsQuads ? k_len : stride, k_len, acc, out_c);
+      if (packed != nullptr) {
+        DotTilesPacked(packed, out_c, k_len, rows, stride, np, acc, out_c);
+      } else {
+        DotTiles(filter, ptrdiff_t{8} * k_len, k_len, 8, out_c, rows, stride, np,
+                 kDotPairsQuads ? k_len : stride, k_len, acc, out_c);
+      }
       for (int32_t i = 0; i < np; ++i) {
         RequantizePixel(q, bias, p.out, acc + i * out_c, out_c, out_px + int64_t{i} * out_c);
       }
@@ -133,7 +137,14 @@ Error conv2d_s8(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
   if (bytes > 0 && small_offset && scratch != nullptr && scratch_bytes >= bytes) {
     int16_t* rows = static_cast<int16_t*>(scratch);
     int32_t* acc = reinterpret_cast<int32_t*>(rows + kConvTilePixels * PatchStride(f));
-    Conv2DIm2Row(p, q, in, input, f, filter, bias, out, output, rows, acc);
+    int16_t* packed = nullptr;
+    const size_t packed_bytes = conv2d_s8_get_buffer_size_packed(in, f);
+    if (packed_bytes > 0 && scratch_bytes >= packed_bytes) {
+      packed = reinterpret_cast<int16_t*>(static_cast<uint8_t*>(scratch) + bytes);
+      const int32_t k_len = f.h * f.w * f.c;
+      PackRowsForDot(filter, k_len, f.n, k_len, packed);
+    }
+    Conv2DIm2Row(p, q, in, input, f, filter, bias, out, output, rows, acc, packed);
     return Error::kOk;
   }
   const int32_t groups = in.c / f.c;
@@ -185,6 +196,13 @@ size_t conv2d_s8_get_buffer_size(const Dims4& input_dims, const Dims4& filter_di
   return static_cast<size_t>(kConvTilePixels) *
          (static_cast<size_t>(PatchStride(filter_dims)) * sizeof(int16_t) +
           static_cast<size_t>(filter_dims.n) * sizeof(int32_t));
+}
+
+size_t conv2d_s8_get_buffer_size_packed(const Dims4& input_dims, const Dims4& filter_dims) {
+  const size_t bytes = conv2d_s8_get_buffer_size(input_dims, filter_dims);
+  if (bytes == 0 || !HavePackedDot()) return 0;
+  return bytes + PackedRowsElements(filter_dims.n, filter_dims.h * filter_dims.w * filter_dims.c) *
+                     sizeof(int16_t);
 }
 
 }  // namespace boardlab::runtime::kernels

@@ -50,4 +50,10 @@ struct ConvParams {
 /// ones (reference loop).
 size_t conv2d_s8_get_buffer_size(const Dims4& input_dims, const Dims4& filter_dims);
 
+/// Scratch bytes of the widened-filter path, 0 where it does not exist (it needs
+/// HavePackedDot(): x86-64 with AVX2). Given at least this much scratch, conv2d_s8 also widens the
+/// filter into DotTilesPacked's layout once per call (all output channels of a pixel group are
+/// then summed without horizontal reductions: 1x1 and few-channel convolutions gain most).
+size_t conv2d_s8_get_buffer_size_packed(const Dims4& input_dims, const Dims4& filter_dims);
+
 }  // namespace boardlab::runtime::kernels

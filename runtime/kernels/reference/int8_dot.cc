@@ -2,14 +2,14 @@
 
 #include "runtime/kernels/reference/cpu_features.h"
 
+#include <cstring>
+
 #if BOARDLAB_HAVE_AVX2_PATHS
 #include <immintrin.h>
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 #elif defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
-
-#include <cstring>
 #endif
 
 namespace boardlab::runtime::kernels {
@@ -265,6 +265,96 @@ BOARDLAB_TARGET_AVX2 void DotTilesAvx2(const int8_t* w, ptrdiff_t block_stride,
   }
 }
 
+// DotTilesPacked's tile: P pixels x G groups of 8 channels. Per column pair, G weight loads and
+// one broadcast per pixel feed P * G multiply-adds into accumulators that already hold whole
+// channel sums.
+template <int P, int G>
+BOARDLAB_TARGET_AVX2 void PackedTileAvx2(const int16_t* wp, ptrdiff_t group_stride, int32_t pairs,
+                                         const int16_t* x, ptrdiff_t x_stride, int32_t rows_left,
+                                         int32_t* out, ptrdiff_t out_stride) {
+  __m256i acc[P * G];
+  for (int i = 0; i < P * G; ++i) acc[i] = _mm256_setzero_si256();
+  for (int32_t j = 0; j < pairs; ++j) {
+    __m256i wv[G];
+    for (int g = 0; g < G; ++g) {
+      wv[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + g * group_stride + j * 16));
+    }
+    for (int p = 0; p < P; ++p) {
+      int32_t pair;
+      std::memcpy(&pair, x + p * x_stride + 2 * j, 4);
+      const __m256i xb = _mm256_set1_epi32(pair);
+      for (int g = 0; g < G; ++g) {
+        acc[p * G + g] = _mm256_add_epi32(acc[p * G + g], _mm256_madd_epi16(xb, wv[g]));
+      }
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    const int32_t n = rows_left - 8 * g;
+    for (int p = 0; p < P; ++p) {
+      int32_t* o = out + p * out_stride + 8 * g;
+      if (n >= 8) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), acc[p * G + g]);
+      } else {
+        int32_t lanes[8];
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), acc[p * G + g]);
+        for (int32_t i = 0; i < n; ++i) o[i] = lanes[i];
+      }
+    }
+  }
+}
+
+template <int P>
+BOARDLAB_TARGET_AVX2 void DotTilesPackedAvx2Impl(const int16_t* packed, int32_t rows, int32_t k,
+                                                 const int16_t* x, ptrdiff_t x_stride, int32_t* out,
+                                                 ptrdiff_t out_stride) {
+  const int32_t pairs = (k + 1) / 2;
+  const ptrdiff_t group_stride = ptrdiff_t{pairs} * 16;
+  int32_t r = 0;
+  for (; r + 8 < rows; r += 16) {
+    PackedTileAvx2<P, 2>(packed + (r / 8) * group_stride, group_stride, pairs, x, x_stride,
+                         rows - r, out + r, out_stride);
+  }
+  if (r < rows) {
+    PackedTileAvx2<P, 1>(packed + (r / 8) * group_stride, group_stride, pairs, x, x_stride,
+                         rows - r, out + r, out_stride);
+  }
+}
+
+BOARDLAB_TARGET_AVX2 void DotTilesPackedAvx2(const int16_t* packed, int32_t rows, int32_t k,
+                                             const int16_t* x, ptrdiff_t x_stride, int32_t pixels,
+                                             int32_t* out, ptrdiff_t out_stride) {
+  switch (pixels) {
+    case 1:
+      return DotTilesPackedAvx2Impl<1>(packed, rows, k, x, x_stride, out, out_stride);
+    case 2:
+      return DotTilesPackedAvx2Impl<2>(packed, rows, k, x, x_stride, out, out_stride);
+    case 3:
+      return DotTilesPackedAvx2Impl<3>(packed, rows, k, x, x_stride, out, out_stride);
+    default:
+      return DotTilesPackedAvx2Impl<4>(packed, rows, k, x, x_stride, out, out_stride);
+  }
+}
+
+// Eight whole rows by eight columns of PackRowsForDot: widened, then the rows' column pairs
+// (int32 lanes) transposed 4x4 twice, so each pair's 8 rows land in one 32-byte run.
+inline void PackBlock8x8(const int8_t* w, ptrdiff_t row_stride, int16_t* dst, ptrdiff_t pair_step) {
+  __m128i v[8];
+  for (int r = 0; r < 8; ++r) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w + r * row_stride));
+    v[r] = _mm_srai_epi16(_mm_unpacklo_epi8(b, b), 8);
+  }
+  for (int h = 0; h < 2; ++h) {
+    const __m128i* q = v + 4 * h;
+    const __m128i a = _mm_unpacklo_epi32(q[0], q[1]), b = _mm_unpackhi_epi32(q[0], q[1]);
+    const __m128i c = _mm_unpacklo_epi32(q[2], q[3]), d = _mm_unpackhi_epi32(q[2], q[3]);
+    const __m128i t[4] = {_mm_unpacklo_epi64(a, c), _mm_unpackhi_epi64(a, c),
+                          _mm_unpacklo_epi64(b, d), _mm_unpackhi_epi64(b, d)};
+    for (int j = 0; j < 4; ++j) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * pair_step + 8 * h), t[j]);
+    }
+  }
+}
+
 // n channels (a multiple of 8) of x[t] + offset sign-extended to int16, times the weights, with
 // the products (exact in int16, see the header) widened into int32 accumulators.
 BOARDLAB_TARGET_AVX2 inline __m256i WidenedProducts16(const int8_t* x, const int8_t* w,
@@ -504,6 +594,56 @@ void DotTile(const int8_t* w, ptrdiff_t row_stride, ptrdiff_t chunk_stride, int3
       return DotTileRows<3>(w, row_stride, chunk_stride, x, x_stride, pixels, k, out, out_stride);
     default:
       return DotTileRows<4>(w, row_stride, chunk_stride, x, x_stride, pixels, k, out, out_stride);
+  }
+}
+
+bool HavePackedDot() {
+#if BOARDLAB_HAVE_AVX2_PATHS
+  return UseAvx2();
+#else
+  return false;
+#endif
+}
+
+size_t PackedRowsElements(int32_t rows, int32_t k) {
+  return static_cast<size_t>((rows + 7) / 8 * 8) * static_cast<size_t>((k + 1) / 2 * 2);
+}
+
+void PackRowsForDot(const int8_t* w, ptrdiff_t row_stride, int32_t rows, int32_t k,
+                    int16_t* packed) {
+  const int32_t pairs = (k + 1) / 2;
+  const ptrdiff_t group_stride = ptrdiff_t{pairs} * 16;
+  for (int32_t r0 = 0; r0 < rows; r0 += 8) {
+    int16_t* g = packed + (r0 / 8) * group_stride;
+    int32_t c0 = 0;
+#if BOARDLAB_HAVE_AVX2_PATHS
+    if (r0 + 8 <= rows) {
+      for (; c0 + 8 <= k; c0 += 8)
+        PackBlock8x8(w + r0 * row_stride + c0, row_stride, g + c0 * 8, 16);
+    }
+#endif
+    for (int32_t i = c0; i < pairs * 2; ++i) {
+      for (int32_t r = 0; r < 8; ++r) {
+        const bool inside = r0 + r < rows && i < k;
+        g[(i / 2) * 16 + r * 2 + i % 2] = inside ? w[(r0 + r) * row_stride + i] : 0;
+      }
+    }
+  }
+}
+
+void DotTilesPacked(const int16_t* packed, int32_t rows, int32_t k, const int16_t* x,
+                    ptrdiff_t x_stride, int32_t pixels, int32_t* out, ptrdiff_t out_stride) {
+#if BOARDLAB_HAVE_AVX2_PATHS
+  if (UseAvx2()) return DotTilesPackedAvx2(packed, rows, k, x, x_stride, pixels, out, out_stride);
+#endif
+  const int32_t pairs = (k + 1) / 2;
+  for (int32_t p = 0; p < pixels; ++p) {
+    for (int32_t r = 0; r < rows; ++r) {
+      const int16_t* g = packed + (r / 8) * ptrdiff_t{pairs} * 16 + (r % 8) * 2;
+      int32_t s = 0;
+      for (int32_t i = 0; i < k; ++i) s += g[(i / 2) * 16 + i % 2] * x[p * x_stride + i];
+      out[p * out_stride + r] = s;
+    }
   }
 }
 

@@ -88,6 +88,27 @@ void DotTiles(const int8_t* w, ptrdiff_t block_stride, ptrdiff_t row_stride, ptr
               int32_t rows, const int16_t* x, ptrdiff_t x_stride, int32_t pixels, int32_t k,
               int32_t k_last, int32_t* out, ptrdiff_t out_stride);
 
+/// True where DotTilesPacked has a fast kernel (x86-64 with AVX2 at run time); elsewhere the
+/// packed functions below are plain loops, there for tests, and callers keep DotTiles.
+bool HavePackedDot();
+
+/// int16 elements PackRowsForDot writes: rows rounded up to 8 times k rounded up to 2.
+size_t PackedRowsElements(int32_t rows, int32_t k);
+
+/// Widens `rows` int8 rows of k weights (row r at w + r * row_stride) into DotTilesPacked's
+/// layout: groups of 8 rows, each group ceil(k / 2) column pairs, each pair the 8 rows' two
+/// weights as int16 (32 bytes), so that one multiply-add of a broadcast input pair gives partial
+/// sums of 8 output channels at once (no horizontal sums). Rows past `rows` and the column past
+/// an odd k are zero. No alignment needed.
+void PackRowsForDot(const int8_t* w, ptrdiff_t row_stride, int32_t rows, int32_t k,
+                    int16_t* packed);
+
+/// DotTiles on packed rows: out[p * out_stride + r] = sum_{i < k} W(r, i) * x[p * x_stride + i]
+/// for r < rows, p < pixels (pixels in [1, kDotMaxPixels]). x[p * x_stride + k] must be readable
+/// when k is odd (it meets a zero weight).
+void DotTilesPacked(const int16_t* packed, int32_t rows, int32_t k, const int16_t* x,
+                    ptrdiff_t x_stride, int32_t pixels, int32_t* out, ptrdiff_t out_stride);
+
 /// Depthwise taps of one output pixel, channel-innermost: for c < channels,
 ///   acc[c] = sum_{t < taps} w[t][c] * (x[t][c] + offset)
 /// with offset in [-127, 128] (so every product fits int16; any int8 zero point qualifies).
