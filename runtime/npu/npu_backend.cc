@@ -49,8 +49,8 @@ Result<void*> NpuBackend::Init(Span<const uint8_t> processed, BackendContext& ct
 Error NpuBackend::Execute(void* handle, Span<TensorView* const> args, BackendContext& ctx) {
   RT_CHECK_OR_RETURN_ERROR(handle != nullptr, kDelegateInvalidHandle, "NPU backend: null handle");
   Handle& h = *static_cast<Handle*>(handle);
-  const NpuExecEnv env{args, ctx.arena, ctx.arena_size, ctx.weight_scratch,
-                       ctx.weight_scratch_size};
+  const NpuExecEnv env{
+      args, ctx.arena, ctx.arena_size, ctx.weight_scratch, ctx.weight_scratch_size, ctx.temp};
   // The argument binding comes from the executor at every call, so it is checked here (cheap:
   // one comparison per IO tensor); the program itself was verified at Init.
   RT_RETURN_IF_ERROR(BindingsFit(h.payload, env));
@@ -65,6 +65,8 @@ Error NpuBackend::Execute(void* handle, Span<TensorView* const> args, BackendCon
     }
     const uint32_t k = static_cast<const fb::RunKernel*>(commands->Get(i))->kernel();
     RT_RETURN_IF_ERROR(ExecuteKernel(h.payload, k, env));
+    // Kernel scratch lives for one kernel (the executor resets temp only after the whole call).
+    if (ctx.temp != nullptr) ctx.temp->Reset();
     const uint64_t cycles = h.kernel_cycles[k];
     h.last_cycles += cycles;
     Ticks start, end;

@@ -330,8 +330,20 @@ struct BlockedConv {
   }
 };
 
+// The blocked weights widened into DotTilesPacked's layout in the temp pool, or null (no packed
+// kernel on this machine, no temp pool, or not enough room).
+const int16_t* PackWeights(const Ctx& c, const BlockedConv& v, const int8_t* w) {
+  if (!kernels::HavePackedDot() || c.env.temp == nullptr) return nullptr;
+  const int32_t rows = v.out_blocks * kBlock, k = v.patch_blocks * kBlock;
+  auto* packed = static_cast<int16_t*>(
+      c.env.temp->Allocate(kernels::PackedRowsElements(rows, k) * sizeof(int16_t), 32));
+  if (packed != nullptr)
+    kernels::PackRowsForDot(w, v.ob_stride, kBlock, kBlockBytes, rows, k, packed);
+  return packed;
+}
+
 // Patches of at most kRowBlocks blocks: kConvTilePixels output pixels are widened at once and
-// one DotTiles call covers a chunk of output channels of all of them (small GEMM tiles).
+// one DotTiles (or DotTilesPacked) call covers a chunk of output channels of all of them.
 void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
   constexpr int32_t kP = kernels::kConvTilePixels;
   const int32_t out_w = v.out.dims[2], out_c = v.out.dims[3];
@@ -340,6 +352,8 @@ void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
   int16_t rows[kP * kRowBlocks * kBlock];
   int32_t acc[kP][kChunk];
   ChannelParams params(c, out_c);
+  const int16_t* packed = PackWeights(c, v, w);
+  const ptrdiff_t packed_block = ptrdiff_t{stride} / 2 * 16;  // one output block's pairs
   for (int32_t b = 0; b < v.out.dims[0]; ++b) {
     for (int32_t px0 = 0; px0 < pixels; px0 += kP) {
       const int32_t np = pixels - px0 < kP ? pixels - px0 : kP;
@@ -349,8 +363,14 @@ void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
       for (int32_t ob0 = 0; ob0 < v.out_blocks; ob0 += kChunkBlocks) {
         const int32_t n_blocks =
             v.out_blocks - ob0 < kChunkBlocks ? v.out_blocks - ob0 : kChunkBlocks;
-        kernels::DotTiles(w + ob0 * v.ob_stride, v.ob_stride, kBlock, kBlockBytes,
-                          n_blocks * kBlock, rows, stride, np, stride, stride, &acc[0][0], kChunk);
+        if (packed != nullptr) {
+          kernels::DotTilesPacked(packed + ob0 * packed_block, n_blocks * kBlock, stride, rows,
+                                  stride, np, &acc[0][0], kChunk);
+        } else {
+          kernels::DotTiles(w + ob0 * v.ob_stride, v.ob_stride, kBlock, kBlockBytes,
+                            n_blocks * kBlock, rows, stride, np, stride, stride, &acc[0][0],
+                            kChunk);
+        }
         const int32_t oc0 = ob0 * kBlock;
         const int32_t n = out_c - oc0 < kChunk ? out_c - oc0 : kChunk;
         for (int32_t i = 0; i < np; ++i) params.Store(acc[i], oc0, n, v.OutPixel(b, px0 + i) + oc0);

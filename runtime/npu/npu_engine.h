@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "runtime/core/error.h"
+#include "runtime/core/memory_allocator.h"
 #include "runtime/core/span.h"
 #include "runtime/core/tensor_view.h"
 #include "runtime/npu/npu_payload.h"
@@ -29,6 +30,9 @@ struct NpuExecEnv {
   size_t arena_size = 0;
   uint8_t* weight_scratch = nullptr;  // prefetch slots (slot i at i * slot_size)
   size_t weight_scratch_size = 0;
+  // Optional kernel scratch (the Method's temp pool): a kernel may take memory from it for its
+  // own run; the caller resets it after each ExecuteKernel. Null: kernels use their stack paths.
+  MemoryAllocator* temp = nullptr;
 };
 
 /// Checks that `env` can hold the program: every intermediate inside the arena, the weight

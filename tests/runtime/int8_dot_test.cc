@@ -114,7 +114,7 @@ TEST(KernelInnerLoops, DotTilesPackedMatchesScalar) {
       const int32_t row_stride = k + 3;
       const auto w = RandomS8(rng, static_cast<size_t>(rows * row_stride));
       std::vector<int16_t> packed(PackedRowsElements(rows, k));
-      PackRowsForDot(w.data(), row_stride, rows, k, packed.data());
+      PackRowsForDot(w.data(), 8 * row_stride, row_stride, 8, rows, k, packed.data());
       const int32_t x_stride = k + 1;  // x[k] readable for odd k
       const auto x = RandomWidened(rng, static_cast<size_t>(kDotMaxPixels * x_stride));
       for (int32_t pixels = 1; pixels <= kDotMaxPixels; ++pixels) {

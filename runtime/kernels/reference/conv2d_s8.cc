@@ -142,7 +142,7 @@ Error conv2d_s8(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
     if (packed_bytes > 0 && scratch_bytes >= packed_bytes) {
       packed = reinterpret_cast<int16_t*>(static_cast<uint8_t*>(scratch) + bytes);
       const int32_t k_len = f.h * f.w * f.c;
-      PackRowsForDot(filter, k_len, f.n, k_len, packed);
+      PackRowsForDot(filter, ptrdiff_t{8} * k_len, k_len, 8, f.n, k_len, packed);
     }
     Conv2DIm2Row(p, q, in, input, f, filter, bias, out, output, rows, acc, packed);
     return Error::kOk;

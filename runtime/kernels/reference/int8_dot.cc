@@ -609,23 +609,26 @@ size_t PackedRowsElements(int32_t rows, int32_t k) {
   return static_cast<size_t>((rows + 7) / 8 * 8) * static_cast<size_t>((k + 1) / 2 * 2);
 }
 
-void PackRowsForDot(const int8_t* w, ptrdiff_t row_stride, int32_t rows, int32_t k,
-                    int16_t* packed) {
+void PackRowsForDot(const int8_t* w, ptrdiff_t block_stride, ptrdiff_t row_stride,
+                    ptrdiff_t chunk_stride, int32_t rows, int32_t k, int16_t* packed) {
   const int32_t pairs = (k + 1) / 2;
   const ptrdiff_t group_stride = ptrdiff_t{pairs} * 16;
   for (int32_t r0 = 0; r0 < rows; r0 += 8) {
+    const int8_t* wg = w + (r0 / 8) * block_stride;
     int16_t* g = packed + (r0 / 8) * group_stride;
     int32_t c0 = 0;
 #if BOARDLAB_HAVE_AVX2_PATHS
     if (r0 + 8 <= rows) {
-      for (; c0 + 8 <= k; c0 += 8)
-        PackBlock8x8(w + r0 * row_stride + c0, row_stride, g + c0 * 8, 16);
+      for (; c0 + 8 <= k; c0 += 8) {
+        PackBlock8x8(wg + (c0 / 8) * chunk_stride, row_stride, g + c0 * 8, 16);
+      }
     }
 #endif
     for (int32_t i = c0; i < pairs * 2; ++i) {
       for (int32_t r = 0; r < 8; ++r) {
         const bool inside = r0 + r < rows && i < k;
-        g[(i / 2) * 16 + r * 2 + i % 2] = inside ? w[(r0 + r) * row_stride + i] : 0;
+        g[(i / 2) * 16 + r * 2 + i % 2] =
+            inside ? wg[r * row_stride + (i / 8) * chunk_stride + i % 8] : 0;
       }
     }
   }

@@ -95,13 +95,14 @@ bool HavePackedDot();
 /// int16 elements PackRowsForDot writes: rows rounded up to 8 times k rounded up to 2.
 size_t PackedRowsElements(int32_t rows, int32_t k);
 
-/// Widens `rows` int8 rows of k weights (row r at w + r * row_stride) into DotTilesPacked's
+/// Widens `rows` int8 rows of k weights, addressed as in DotTiles (W(r, i) = w[(r / 8) *
+/// block_stride + (r % 8) * row_stride + (i / 8) * chunk_stride + i % 8]), into DotTilesPacked's
 /// layout: groups of 8 rows, each group ceil(k / 2) column pairs, each pair the 8 rows' two
 /// weights as int16 (32 bytes), so that one multiply-add of a broadcast input pair gives partial
 /// sums of 8 output channels at once (no horizontal sums). Rows past `rows` and the column past
 /// an odd k are zero. No alignment needed.
-void PackRowsForDot(const int8_t* w, ptrdiff_t row_stride, int32_t rows, int32_t k,
-                    int16_t* packed);
+void PackRowsForDot(const int8_t* w, ptrdiff_t block_stride, ptrdiff_t row_stride,
+                    ptrdiff_t chunk_stride, int32_t rows, int32_t k, int16_t* packed);
 
 /// DotTiles on packed rows: out[p * out_stride + r] = sum_{i < k} W(r, i) * x[p * x_stride + i]
 /// for r < rows, p < pixels (pixels in [1, kDotMaxPixels]). x[p * x_stride + k] must be readable
