@@ -164,6 +164,13 @@ class ChannelParams {
 
   // Requantizes acc[0..n) for output channels oc0.. and stores them at out.
   void Store(const int32_t* acc, int32_t oc0, int32_t n, int8_t* out) {
+    StorePixels(acc, 0, oc0, n, 1, out, 0);
+  }
+
+  // Store for `pixels` pixels, pixel p's accumulators at acc + p * acc_stride and its outputs at
+  // out + p * out_stride.
+  void StorePixels(const int32_t* acc, ptrdiff_t acc_stride, int32_t oc0, int32_t n, int32_t pixels,
+                   int8_t* out, ptrdiff_t out_stride) {
     if (oc0 < base_ || oc0 + n > base_ + count_) {
       // Loaded lazily (nothing is read for a kernel that stores nothing), as wide as fits.
       const int32_t rest = channels_ - oc0 > n ? channels_ - oc0 : n;
@@ -176,8 +183,8 @@ class ChannelParams {
     stage.act_max = k.activation_max();
     const int32_t i0 = oc0 - base_;
     // acc + bias saturates exactly as Ctx::AddBias.
-    kernels::requantize_channels_s8(acc, bias_ + i0, mult_ + i0, shift_ + i0, n, stage,
-                                    /*saturate_bias=*/true, out);
+    kernels::requantize_pixels_s8(acc, acc_stride, bias_ + i0, mult_ + i0, shift_ + i0, n, pixels,
+                                  stage, /*saturate_bias=*/true, out, out_stride);
   }
 
  private:
@@ -373,7 +380,8 @@ void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
         }
         const int32_t oc0 = ob0 * kBlock;
         const int32_t n = out_c - oc0 < kChunk ? out_c - oc0 : kChunk;
-        for (int32_t i = 0; i < np; ++i) params.Store(acc[i], oc0, n, v.OutPixel(b, px0 + i) + oc0);
+        // The group's pixels are consecutive in the output: out_c apart.
+        params.StorePixels(acc[0], kChunk, oc0, n, np, v.OutPixel(b, px0) + oc0, out_c);
       }
     }
   }

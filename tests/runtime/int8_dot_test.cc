@@ -202,5 +202,38 @@ TEST(KernelInnerLoops, RequantizeChannelsMatchesScalarOnExtremes) {
   }
 }
 
+// requantize_pixels_s8 equals requantize_channels_s8 per pixel (strided input and output).
+TEST(KernelInnerLoops, RequantizePixelsMatchesPerPixelCalls) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int32_t> acc_d(-(1 << 22), 1 << 22);
+  std::uniform_int_distribution<int32_t> mult_d(1 << 30, kInt32Max);
+  std::uniform_int_distribution<int32_t> shift_d(-12, 2);
+  for (const int32_t n : {1, 8, 13, 16, 35}) {
+    for (const int32_t pixels : {1, 3, 4}) {
+      const int32_t acc_stride = n + 5, y_stride = n + 2;
+      std::vector<int32_t> acc(static_cast<size_t>(pixels * acc_stride)), bias(n), mult(n),
+          shift(n);
+      for (auto& a : acc) a = acc_d(rng);
+      for (int32_t c = 0; c < n; ++c) {
+        bias[c] = acc_d(rng);
+        mult[c] = c == n / 2 && n > 8 ? -mult_d(rng) : mult_d(rng);  // one scalar fallback
+        shift[c] = shift_d(rng);
+      }
+      OutputStage o;
+      o.output_offset = -3;
+      o.act_min = -100;
+      o.act_max = 120;
+      std::vector<int8_t> got(static_cast<size_t>(pixels * y_stride), 7), want = got;
+      requantize_pixels_s8(acc.data(), acc_stride, bias.data(), mult.data(), shift.data(), n,
+                           pixels, o, true, got.data(), y_stride);
+      for (int32_t p = 0; p < pixels; ++p) {
+        requantize_channels_s8(acc.data() + p * acc_stride, bias.data(), mult.data(), shift.data(),
+                               n, o, true, want.data() + p * y_stride);
+      }
+      ASSERT_EQ(got, want) << "n " << n << " pixels " << pixels;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace boardlab::runtime::kernels

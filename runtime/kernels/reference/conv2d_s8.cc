@@ -65,15 +65,18 @@ void FillRow(const ConvParams& p, const Dims4& in, const int8_t* in_b, const Dim
   }
 }
 
-// Requantizes one output pixel's accumulators (bias not yet added).
-void RequantizePixel(const ChannelQuant& q, const int32_t* bias, const OutputStage& o,
-                     const int32_t* acc, int32_t channels, int8_t* y) {
+// Requantizes `pixels` consecutive output pixels' accumulators (bias not yet added); both the
+// accumulators and the outputs are `channels` apart per pixel.
+void RequantizePixels(const ChannelQuant& q, const int32_t* bias, const OutputStage& o,
+                      const int32_t* acc, int32_t channels, int32_t pixels, int8_t* y) {
   if (q.count == channels) {
-    requantize_channels_s8(acc, bias, q.multiplier, q.shift, channels, o, false, y);
+    requantize_pixels_s8(acc, channels, bias, q.multiplier, q.shift, channels, pixels, o, false, y,
+                         channels);
     return;
   }
-  for (int32_t c = 0; c < channels; ++c) {
-    const int32_t a = MultiplyByQuantizedMultiplier(acc[c] + (bias != nullptr ? bias[c] : 0),
+  for (int32_t c = 0; c < channels * pixels; ++c) {
+    const int32_t ch = c % channels;
+    const int32_t a = MultiplyByQuantizedMultiplier(acc[c] + (bias != nullptr ? bias[ch] : 0),
                                                     q.multiplier[0], q.shift[0]);
     y[c] = ClampToInt8(a + o.output_offset, o.act_min, o.act_max);
   }
@@ -112,9 +115,7 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
         DotTiles(filter, ptrdiff_t{8} * k_len, k_len, 8, out_c, rows, stride, np,
                  kDotPairsQuads ? k_len : stride, k_len, acc, out_c);
       }
-      for (int32_t i = 0; i < np; ++i) {
-        RequantizePixel(q, bias, p.out, acc + i * out_c, out_c, out_px + int64_t{i} * out_c);
-      }
+      RequantizePixels(q, bias, p.out, acc, out_c, np, out_px);
     }
   }
 }

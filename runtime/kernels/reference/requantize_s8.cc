@@ -154,15 +154,23 @@ BOARDLAB_TARGET_AVX2 inline __m256i SaturatingAdd8(__m256i a, __m256i b) {
   return _mm256_blendv_epi8(sum, limit, overflow);
 }
 
+// The output stage's offset and clamp bounds as int16 lanes.
+struct StageLanes {
+  __m128i zp, lo, hi;
+  explicit StageLanes(const OutputStage& o)
+      : zp(_mm_set1_epi16(static_cast<int16_t>(o.output_offset))),
+        lo(_mm_set1_epi16(static_cast<int16_t>(o.act_min))),
+        hi(_mm_set1_epi16(static_cast<int16_t>(o.act_max))) {}
+};
+
 // Eight channels per pass; returns how many channels were done (stops at the first group of eight
 // with a negative multiplier, which the scalar loop handles).
-BOARDLAB_TARGET_AVX2 int32_t RequantizeChannelsAvx2(const int32_t* acc, const int32_t* bias,
-                                                    const int32_t* mult, const int32_t* shift,
-                                                    int32_t n, const OutputStage& o,
-                                                    bool saturate_bias, int8_t* y) {
-  const __m128i zp = _mm_set1_epi16(static_cast<int16_t>(o.output_offset));
-  const __m128i lo = _mm_set1_epi16(static_cast<int16_t>(o.act_min));
-  const __m128i hi = _mm_set1_epi16(static_cast<int16_t>(o.act_max));
+BOARDLAB_TARGET_AVX2 inline int32_t RequantizeChannelsAvx2(const int32_t* acc, const int32_t* bias,
+                                                           const int32_t* mult,
+                                                           const int32_t* shift, int32_t n,
+                                                           const StageLanes& s, bool saturate_bias,
+                                                           int8_t* y) {
+  const __m128i zp = s.zp, lo = s.lo, hi = s.hi;
   int32_t c = 0;
   for (; c + 8 <= n; c += 8) {
     const __m256i m = Load8(mult + c);
@@ -180,16 +188,48 @@ BOARDLAB_TARGET_AVX2 int32_t RequantizeChannelsAvx2(const int32_t* acc, const in
   return c;
 }
 
+BOARDLAB_TARGET_AVX2 void RequantizePixelsAvx2(const int32_t* acc, ptrdiff_t acc_stride,
+                                               const int32_t* bias, const int32_t* mult,
+                                               const int32_t* shift, int32_t n, int32_t pixels,
+                                               const OutputStage& o, bool saturate_bias, int8_t* y,
+                                               ptrdiff_t y_stride) {
+  const StageLanes lanes(o);
+  for (int32_t p = 0; p < pixels; ++p, acc += acc_stride, y += y_stride) {
+    int32_t c = RequantizeChannelsAvx2(acc, bias, mult, shift, n, lanes, saturate_bias, y);
+    for (; c < n; ++c) {
+      y[c] =
+          RequantizeOne(acc[c], bias != nullptr ? bias[c] : 0, mult[c], shift[c], o, saturate_bias);
+    }
+  }
+}
+
 #endif  // BOARDLAB_HAVE_AVX2_PATHS
 
 }  // namespace
+
+void requantize_pixels_s8(const int32_t* acc, ptrdiff_t acc_stride, const int32_t* bias,
+                          const int32_t* mult, const int32_t* shift, int32_t n, int32_t pixels,
+                          const OutputStage& o, bool saturate_bias, int8_t* y, ptrdiff_t y_stride) {
+#if BOARDLAB_HAVE_AVX2_PATHS
+  if (UseAvx2()) {
+    return RequantizePixelsAvx2(acc, acc_stride, bias, mult, shift, n, pixels, o, saturate_bias, y,
+                                y_stride);
+  }
+#endif
+  for (int32_t p = 0; p < pixels; ++p) {
+    requantize_channels_s8(acc + p * acc_stride, bias, mult, shift, n, o, saturate_bias,
+                           y + p * y_stride);
+  }
+}
 
 void requantize_channels_s8(const int32_t* acc, const int32_t* bias, const int32_t* mult,
                             const int32_t* shift, int32_t n, const OutputStage& o,
                             bool saturate_bias, int8_t* y) {
   int32_t c = 0;
 #if BOARDLAB_HAVE_AVX2_PATHS
-  if (UseAvx2()) c = RequantizeChannelsAvx2(acc, bias, mult, shift, n, o, saturate_bias, y);
+  if (UseAvx2()) {
+    c = RequantizeChannelsAvx2(acc, bias, mult, shift, n, StageLanes(o), saturate_bias, y);
+  }
 #endif
 #if defined(__SSE2__)
   // Saturating packs make the int16 offset add and clamp exact: any value outside int16 is far

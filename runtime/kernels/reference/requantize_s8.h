@@ -10,6 +10,7 @@
 // Usage:
 //   requantize_channels_s8(acc, bias, mult, shift, n, output_stage, /*saturate_bias=*/false, y);
 
+#include <cstddef>
 #include <cstdint>
 
 #include "runtime/kernels/reference/types.h"
@@ -23,5 +24,14 @@ namespace boardlab::runtime::kernels {
 void requantize_channels_s8(const int32_t* acc, const int32_t* bias, const int32_t* mult,
                             const int32_t* shift, int32_t n, const OutputStage& out,
                             bool saturate_bias, int8_t* y);
+
+/// requantize_channels_s8 on `pixels` output pixels at once: pixel p's accumulators at
+/// acc + p * acc_stride, its outputs at y + p * y_stride, all with the same n channels' bias,
+/// multipliers and shifts. One call per pixel group: the kernel choice and the vector constants
+/// are paid once, which matters for layers with few channels.
+void requantize_pixels_s8(const int32_t* acc, ptrdiff_t acc_stride, const int32_t* bias,
+                          const int32_t* mult, const int32_t* shift, int32_t n, int32_t pixels,
+                          const OutputStage& out, bool saturate_bias, int8_t* y,
+                          ptrdiff_t y_stride);
 
 }  // namespace boardlab::runtime::kernels
