@@ -133,6 +133,24 @@ bool SmallOffset(int32_t offset) { return offset >= -127 && offset <= 128; }
 void FillPatch(const int8_t* in_b, int32_t in_h, int32_t in_w, int32_t in_c, int32_t in_blocks,
                int32_t kw, int32_t y0, int32_t x0, int32_t dh, int32_t dw, int32_t offset,
                int32_t t0, int32_t t1, int16_t* row) {
+  if (t0 == 0 && t1 % (in_blocks * kw) == 0) {
+    // Whole kernel rows (every patch of the tiled conv): tap by tap, no index divisions.
+    const int32_t width = in_blocks * kBlock;
+    int16_t* r = row;
+    for (int32_t ky = 0; ky < t1 / (in_blocks * kw); ++ky) {
+      const int32_t y = y0 + ky * dh;
+      for (int32_t kx = 0, x = x0; kx < kw; ++kx, x += dw, r += width) {
+        int32_t valid = 0;
+        if (y >= 0 && y < in_h && x >= 0 && x < in_w) {
+          valid = in_c;
+          kernels::WidenWithOffset(in_b + (int64_t{y} * in_w + x) * in_c, in_c, offset, r);
+        }
+        for (int32_t i = valid; i < width; ++i) r[i] = 0;
+      }
+    }
+    kernels::PairQuadsForDot(row, t1 * kBlock);
+    return;
+  }
   int32_t t = t0;
   while (t < t1) {
     const int32_t tap = t / in_blocks, ib0 = t % in_blocks;
