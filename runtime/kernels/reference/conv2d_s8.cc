@@ -41,6 +41,10 @@ void FillRow(const ConvParams& p, const Dims4& in, const int8_t* in_b, const Dim
              int32_t ox, int16_t* row) {
   const int32_t kc = f.c, span = f.w * kc, dw = p.dilation_w;
   const int32_t y0 = oy * p.stride_h - p.pad_top, x0 = ox * p.stride_w - p.pad_left;
+  if (f.h == 1 && f.w == 1 && y0 >= 0 && y0 < in.h && x0 >= 0 && x0 < in.w) {
+    WidenWithOffset(in_b + (static_cast<int64_t>(y0) * in.w + x0) * in.c, kc, p.input_offset, row);
+    return;
+  }
   // Taps kx in [kx0, kx1) fall inside the input horizontally.
   int32_t kx0 = 0, kx1 = f.w;
   while (kx0 < kx1 && x0 + kx0 * dw < 0) ++kx0;
