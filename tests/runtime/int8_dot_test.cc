@@ -1,4 +1,5 @@
-// The inner loops shared by the conv-like kernels (int8_dot.h, requantize_s8.h) against plain
+// The inner loops shared by the conv-like kernels (int8_dot.h, requantize_s8.h) and ADD's element
+// loop (add_s8.h) against plain
 // scalar definitions, on shapes that reach every tail and on extreme values. The AVX2 paths run
 // when the CPU has AVX2; ctest also runs this suite with BOARDLAB_NO_AVX2=1 (the SSE2 baseline).
 
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/kernels/reference/add_s8.h"
 #include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/quantized_math.h"
 #include "runtime/kernels/reference/requantize_s8.h"
@@ -231,6 +233,44 @@ TEST(KernelInnerLoops, RequantizePixelsMatchesPerPixelCalls) {
                                n, o, true, want.data() + p * y_stride);
       }
       ASSERT_EQ(got, want) << "n " << n << " pixels " << pixels;
+    }
+  }
+}
+
+TEST(KernelInnerLoops, ElementwiseAddMatchesScalar) {
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int32_t> mult_d(1 << 30, kInt32Max);
+  for (int round = 0; round < 40; ++round) {
+    const int64_t n = 1 + round * 7;
+    const auto a = RandomS8(rng, static_cast<size_t>(n));
+    const auto b = RandomS8(rng, static_cast<size_t>(n));
+    AddParams p;
+    // In range as for real models: the scaled-up inputs and the sum fit int32.
+    const bool wide = round % 5 == 0;
+    p.input1_offset = wide ? 0 : (round % 3 == 0 ? 128 : -5);
+    p.input2_offset = wide ? 0 : (round % 4 == 0 ? -127 : 17);
+    p.left_shift = wide ? 24 : 20;
+    p.input1_multiplier = mult_d(rng);
+    p.input1_shift = -(round % 7) - 1;
+    p.input2_multiplier = mult_d(rng);
+    p.input2_shift = -(round % 5) - 1;
+    p.output_multiplier = round % 9 == 8 ? -mult_d(rng) : mult_d(rng);  // the scalar fallback
+    p.output_shift = round % 2 == 0 ? -19 : -21 + round % 3;
+    p.out.output_offset = round % 2 == 0 ? -128 : 3;
+    p.out.act_min = round % 3 == 0 ? -128 : -60;
+    p.out.act_max = round % 3 == 0 ? 127 : 70;
+    const bool subtract = round % 2 != 0;
+    std::vector<int8_t> out(static_cast<size_t>(n));
+    elementwise_add_s8(p, subtract, a.data(), b.data(), n, out.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t sx = MultiplyByQuantizedMultiplier((a[i] + p.input1_offset) << p.left_shift,
+                                                       p.input1_multiplier, p.input1_shift);
+      const int32_t sy = MultiplyByQuantizedMultiplier((b[i] + p.input2_offset) << p.left_shift,
+                                                       p.input2_multiplier, p.input2_shift);
+      const int32_t r = MultiplyByQuantizedMultiplier(subtract ? sx - sy : sx + sy,
+                                                      p.output_multiplier, p.output_shift);
+      ASSERT_EQ(out[i], ClampToInt8(r + p.out.output_offset, p.out.act_min, p.out.act_max))
+          << "round " << round << " element " << i;
     }
   }
 }

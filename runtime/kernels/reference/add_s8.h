@@ -33,4 +33,10 @@ struct AddParams {
                            const ShapeN& b_shape, const int8_t* b, const ShapeN& out_shape,
                            int8_t* out);
 
+/// The element loop of add_s8 / sub_s8 for two same-shape tensors of n elements (no broadcast),
+/// for callers that have checked p.left_shift (in [0, 24]). On x86-64 with AVX2 eight elements per
+/// step when every multiplier is >= 0 and the output stage is int8 (the scalar loop otherwise).
+void elementwise_add_s8(const AddParams& p, bool subtract, const int8_t* a, const int8_t* b,
+                        int64_t n, int8_t* out);
+
 }  // namespace boardlab::runtime::kernels
