@@ -12,6 +12,8 @@
 // random:SEED inputs are bytes of the splitmix64 stream seeded with SEED (each 64-bit output
 // taken little-endian), so any tool can reproduce them.
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdint>
@@ -78,6 +80,7 @@ struct Args {
   std::string board = "sim";
   double timeout_seconds = 300;
   std::string icount = "0";
+  bool serve = false;
 };
 
 int Fail(int code, const std::string& message) {
@@ -321,6 +324,9 @@ void AddOptions(CLI::App& app, Args& args) {
   app.add_option("--persistent-bytes", args.persistent_bytes, "persistent memory pool size");
   app.add_option("--temp-bytes", args.temp_bytes, "kernel scratch pool size");
   app.add_option("--etdump-bytes", args.etdump_bytes, "ETDump buffer size");
+  app.add_flag("--serve", args.serve,
+               "run many artifacts: one JSON request per line on stdin, one result line on "
+               "stdout (docs/agent.md, the sim driver)");
   app.add_option("--inspect", args.inspect,
                  "print the profile of an ETDump (.etdp) file instead of running an artifact");
   app.add_option("--debug-map", args.debug_map,
@@ -369,98 +375,45 @@ int Inspect(const Args& args) {
   return kExitPass;
 }
 
-// The runtime library is built without RTTI, so NpuBackend and EtdumpWriter have no typeinfo
-// for UBSan's vptr check to reference; the check is off for the code that owns them.
-__attribute__((no_sanitize("vptr"))) int Run(const Args& args) {
-  rt_pal_init();
-  std::vector<uint8_t> file;
-  if (!ReadFile(args.artifact, file)) {
-    return Fail(kExitUsage, "reading artifact '" + args.artifact + "': cannot open it");
-  }
-  Buffer artifact(file.size());
-  std::copy(file.begin(), file.end(), artifact.data());
-  rt::Result<rt::Program> program = rt::Program::Load({artifact.data(), artifact.size()});
-  if (!program.ok()) {
-    return Fail(kExitInvalidArtifact,
-                "invalid artifact '" + args.artifact + "': " + RuntimeError(program.error()));
-  }
+// What one run produced: the message of a failed run (exit codes 2-4), or its verdict, the
+// outputs' summary and the profile. Nothing is printed while it runs (--serve answers in JSON).
+struct RunOutput {
+  std::string error;
+  std::string verdict;  // pass, fail or unverified
+  json outputs = json::array();
+  Profile profile;
+  size_t persistent_bytes = 0;
 
-  rt::timing::TimingParams params;
-  if (std::string error; !ReadTimingParams(args.target, params, error)) {
-    return Fail(kExitUsage, error);
+  int Fail(int code, std::string message) {
+    error = std::move(message);
+    return code;
   }
-  const bool sim = args.clock == "sim";
-  boardlab::runtime::sim::SimClock sim_clock(params);
-  rt::KernelLookupFn lookup = rt::FindKernel;
-  rt::MethodOptions options;
-  if (sim) {
-    rt::sim::SimClock::Install(&sim_clock);
-    rt::sim::SimKernelLookup::SetBase(rt::FindKernel);
-    lookup = &rt::sim::SimKernelLookup::Find;
-    options.clock = &rt::sim::SimClock::Read;
-  }
-  rt::npu::NpuBackend npu(params, sim ? &sim_clock : nullptr);
-  rt::BackendRegistry backends;
-  if (rt::Error e = backends.Register(&npu); e != rt::Error::kOk) {
-    return Fail(kExitRuntime, RuntimeError(e));
-  }
+};
 
-  // Memory: planned buffers exactly as the artifact says, pools as the options say.
-  rt::Result<size_t> num_planned = program->NumPlannedBuffers("forward");
-  if (!num_planned.ok()) {
-    return Fail(kExitInvalidArtifact, "invalid artifact: " + RuntimeError(num_planned.error()));
+// The sim clock is process-wide; a run installs its own and removes it on every return, so that
+// no later run (--serve) reads a clock that no longer exists.
+class SimClockInstallation {
+ public:
+  explicit SimClockInstallation(rt::sim::SimClock* clock) : installed_(clock != nullptr) {
+    if (installed_) rt::sim::SimClock::Install(clock);
   }
-  std::vector<std::unique_ptr<Buffer>> planned_storage;
-  std::vector<rt::Span<uint8_t>> planned;
-  for (size_t i = 0; i < *num_planned; ++i) {
-    rt::Result<size_t> size = program->PlannedBufferSize("forward", i);
-    if (!size.ok()) {
-      return Fail(kExitInvalidArtifact, "invalid artifact: " + RuntimeError(size.error()));
-    }
-    planned_storage.push_back(std::make_unique<Buffer>(*size));
-    planned.emplace_back(planned_storage.back()->data(), *size);
+  ~SimClockInstallation() {
+    if (installed_) rt::sim::SimClock::Install(nullptr);
   }
-  Buffer persistent_pool(args.persistent_bytes);
-  Buffer temp_pool(args.temp_bytes);
-  rt::MemoryAllocator persistent(persistent_pool.data(), persistent_pool.size());
-  rt::MemoryAllocator temp(temp_pool.data(), temp_pool.size());
-  rt::MemoryManager memory(&persistent, {planned.data(), planned.size()}, &temp);
+  SimClockInstallation(const SimClockInstallation&) = delete;
+  SimClockInstallation& operator=(const SimClockInstallation&) = delete;
 
-  std::unique_ptr<Buffer> etdump_buffer;
-  std::unique_ptr<rt::etdump::EtdumpWriter> etdump;
-  if (!args.etdump.empty()) {
-    etdump_buffer = std::make_unique<Buffer>(args.etdump_bytes);
-    etdump =
-        std::make_unique<rt::etdump::EtdumpWriter>(etdump_buffer->data(), etdump_buffer->size());
-  }
-  boardlab::run::ProfileCollector collector(etdump.get());
+ private:
+  bool installed_;
+};
 
-  rt::Result<rt::Method> method =
-      program->LoadMethod("forward", memory, backends, &collector, lookup, options);
-  if (!method.ok()) {
-    const rt::Error e = method.error();
-    const bool bad_artifact =
-        e == rt::Error::kInvalidProgram || e == rt::Error::kIncompatibleVersion;
-    return Fail(bad_artifact ? kExitInvalidArtifact : kExitRuntime,
-                "loading method 'forward': " + RuntimeError(e));
-  }
-
-  // The tick rates, recorded in the "Default" block (boardlab::run::InspectEtdump reads them).
-  if (etdump != nullptr) {
-    const double wall_rate = 1e15 / static_cast<double>(rt_pal_ticks_to_ns(1000000));
-    const auto rate_event = [&](const char* name, double ticks_per_second) {
-      etdump->LogProfileEvent(name, -1, -1, 0, static_cast<rt::Ticks>(ticks_per_second + 0.5));
-    };
-    rate_event(sim ? boardlab::run::kSimRateEvent : boardlab::run::kWallRateEvent,
-               sim ? params.cpu_clock_hz : wall_rate);
-    rate_event(boardlab::run::kDelegateRateEvent, sim ? params.cpu_clock_hz : params.npu_clock_hz);
-  }
-
-  // Inputs. They are set again before every iteration: the memory plan may reuse an input's
-  // arena bytes once the input has been read, as TFLite Micro's does.
-  std::vector<std::vector<uint8_t>> input_data(method->num_inputs());
-  for (size_t i = 0; i < method->num_inputs(); ++i) {
-    const rt::TensorView& t = *method->input(i);
+// The inputs (FILE.bin or random:SEED, sized as the tensors) and the expected outputs' bytes.
+int ReadInputs(const Args& args, const rt::Method& method,
+               std::vector<std::vector<uint8_t>>& input_data,
+               std::vector<std::vector<uint8_t>>& expected, RunOutput& out) {
+  input_data.assign(method.num_inputs(), {});
+  for (size_t i = 0; i < method.num_inputs(); ++i) {
+    const rt::TensorView& t = *method.input(i);
     const size_t bytes = static_cast<size_t>(t.NumBytes());
     const std::string spec =
         i < args.inputs.size() ? args.inputs[i] : "random:" + std::to_string(i);
@@ -470,53 +423,46 @@ __attribute__((no_sanitize("vptr"))) int Run(const Args& args) {
       try {
         seed = std::stoull(spec.substr(7));
       } catch (const std::exception&) {
-        return Fail(kExitUsage, "input " + std::to_string(i) + ": bad seed in '" + spec + "'");
+        return out.Fail(kExitUsage, "input " + std::to_string(i) + ": bad seed in '" + spec + "'");
       }
       data = RandomBytes(seed, bytes);
     } else if (!ReadFile(spec, data)) {
-      return Fail(kExitUsage, "reading input file '" + spec + "': cannot open it");
+      return out.Fail(kExitUsage, "reading input file '" + spec + "': cannot open it");
     }
     if (data.size() != bytes) {
-      return Fail(kExitUsage, "input " + std::to_string(i) + " '" + spec + "' has " +
-                                  std::to_string(data.size()) + " bytes, the tensor " +
-                                  TypeName(t.type) + ShapeString(t) + " takes " +
-                                  std::to_string(bytes));
+      return out.Fail(kExitUsage, "input " + std::to_string(i) + " '" + spec + "' has " +
+                                      std::to_string(data.size()) + " bytes, the tensor " +
+                                      TypeName(t.type) + ShapeString(t) + " takes " +
+                                      std::to_string(bytes));
     }
     input_data[i] = std::move(data);
   }
-  if (args.inputs.size() > method->num_inputs()) {
-    return Fail(kExitUsage, std::to_string(args.inputs.size()) + " --input given, the model has " +
-                                std::to_string(method->num_inputs()) + " inputs");
+  if (args.inputs.size() > method.num_inputs()) {
+    return out.Fail(kExitUsage, std::to_string(args.inputs.size()) +
+                                    " --input given, the model has " +
+                                    std::to_string(method.num_inputs()) + " inputs");
   }
-  if (args.expected.size() > method->num_outputs()) {
-    return Fail(kExitUsage, std::to_string(args.expected.size()) +
-                                " --expected given, the model has " +
-                                std::to_string(method->num_outputs()) + " outputs");
+  if (args.expected.size() > method.num_outputs()) {
+    return out.Fail(kExitUsage, std::to_string(args.expected.size()) +
+                                    " --expected given, the model has " +
+                                    std::to_string(method.num_outputs()) + " outputs");
   }
-  std::vector<std::vector<uint8_t>> expected(args.expected.size());
+  expected.assign(args.expected.size(), {});
   for (size_t i = 0; i < args.expected.size(); ++i) {
     if (!ReadFile(args.expected[i], expected[i])) {
-      return Fail(kExitUsage, "reading expected file '" + args.expected[i] + "': cannot open it");
+      return out.Fail(kExitUsage,
+                      "reading expected file '" + args.expected[i] + "': cannot open it");
     }
   }
+  return kExitPass;
+}
 
-  for (int it = 0; it < args.iterations; ++it) {
-    for (size_t i = 0; i < input_data.size(); ++i) {
-      const std::vector<uint8_t>& data = input_data[i];
-      if (rt::Error e = method->SetInput(i, data.data(), data.size()); e != rt::Error::kOk) {
-        return Fail(kExitRuntime, RuntimeError(e));
-      }
-    }
-    if (rt::Error e = method->Execute(); e != rt::Error::kOk) {
-      return Fail(kExitRuntime, "execute: " + RuntimeError(e));
-    }
-  }
-
-  // Outputs, verification.
-  json outputs = json::array();
+// Each output's summary, checked against `expected` and written to --outputs when asked.
+int CollectOutputs(const Args& args, rt::Method& method,
+                   const std::vector<std::vector<uint8_t>>& expected, RunOutput& out) {
   bool all_pass = true;
-  for (size_t i = 0; i < method->num_outputs(); ++i) {
-    const rt::TensorView& t = *method->GetOutput(i);
+  for (size_t i = 0; i < method.num_outputs(); ++i) {
+    const rt::TensorView& t = *method.GetOutput(i);
     const size_t bytes = static_cast<size_t>(t.NumBytes());
     const auto* data = static_cast<const uint8_t*>(t.data);
     char checksum[16];
@@ -545,60 +491,256 @@ __attribute__((no_sanitize("vptr"))) int Run(const Args& args) {
           (std::filesystem::path(args.outputs_dir) / ("output" + std::to_string(i) + ".bin"))
               .string();
       if (!WriteFile(path, data, bytes)) {
-        return Fail(kExitRuntime, "writing output file '" + path + "' failed");
+        return out.Fail(kExitRuntime, "writing output file '" + path + "' failed");
       }
       o["path"] = path;
     }
-    outputs.push_back(o);
+    out.outputs.push_back(o);
   }
-  const std::string verdict = expected.empty() ? "unverified" : all_pass ? "pass" : "fail";
+  out.verdict = expected.empty() ? "unverified" : all_pass ? "pass" : "fail";
+  return kExitPass;
+}
 
+// The runtime library is built without RTTI, so NpuBackend and EtdumpWriter have no typeinfo
+// for UBSan's vptr check to reference; the check is off for the code that owns them.
+__attribute__((no_sanitize("vptr"))) int RunArtifact(const Args& args, RunOutput& out) {
+  rt_pal_init();
+  std::vector<uint8_t> file;
+  if (!ReadFile(args.artifact, file)) {
+    return out.Fail(kExitUsage, "reading artifact '" + args.artifact + "': cannot open it");
+  }
+  Buffer artifact(file.size());
+  std::copy(file.begin(), file.end(), artifact.data());
+  rt::Result<rt::Program> program = rt::Program::Load({artifact.data(), artifact.size()});
+  if (!program.ok()) {
+    return out.Fail(kExitInvalidArtifact,
+                    "invalid artifact '" + args.artifact + "': " + RuntimeError(program.error()));
+  }
+
+  rt::timing::TimingParams params;
+  if (std::string error; !ReadTimingParams(args.target, params, error)) {
+    return out.Fail(kExitUsage, error);
+  }
+  const bool sim = args.clock == "sim";
+  boardlab::runtime::sim::SimClock sim_clock(params);
+  rt::KernelLookupFn lookup = rt::FindKernel;
+  rt::MethodOptions options;
+  // Uninstalled on every return: --serve runs many artifacts in this process.
+  const SimClockInstallation installation(sim ? &sim_clock : nullptr);
+  if (sim) {
+    rt::sim::SimKernelLookup::SetBase(rt::FindKernel);
+    lookup = &rt::sim::SimKernelLookup::Find;
+    options.clock = &rt::sim::SimClock::Read;
+  }
+  rt::npu::NpuBackend npu(params, sim ? &sim_clock : nullptr);
+  rt::BackendRegistry backends;
+  if (rt::Error e = backends.Register(&npu); e != rt::Error::kOk) {
+    return out.Fail(kExitRuntime, RuntimeError(e));
+  }
+
+  // Memory: planned buffers exactly as the artifact says, pools as the options say.
+  rt::Result<size_t> num_planned = program->NumPlannedBuffers("forward");
+  if (!num_planned.ok()) {
+    return out.Fail(kExitInvalidArtifact, "invalid artifact: " + RuntimeError(num_planned.error()));
+  }
+  std::vector<std::unique_ptr<Buffer>> planned_storage;
+  std::vector<rt::Span<uint8_t>> planned;
+  for (size_t i = 0; i < *num_planned; ++i) {
+    rt::Result<size_t> size = program->PlannedBufferSize("forward", i);
+    if (!size.ok()) {
+      return out.Fail(kExitInvalidArtifact, "invalid artifact: " + RuntimeError(size.error()));
+    }
+    planned_storage.push_back(std::make_unique<Buffer>(*size));
+    planned.emplace_back(planned_storage.back()->data(), *size);
+  }
+  Buffer persistent_pool(args.persistent_bytes);
+  Buffer temp_pool(args.temp_bytes);
+  rt::MemoryAllocator persistent(persistent_pool.data(), persistent_pool.size());
+  rt::MemoryAllocator temp(temp_pool.data(), temp_pool.size());
+  rt::MemoryManager memory(&persistent, {planned.data(), planned.size()}, &temp);
+
+  std::unique_ptr<Buffer> etdump_buffer;
+  std::unique_ptr<rt::etdump::EtdumpWriter> etdump;
+  if (!args.etdump.empty()) {
+    etdump_buffer = std::make_unique<Buffer>(args.etdump_bytes);
+    etdump =
+        std::make_unique<rt::etdump::EtdumpWriter>(etdump_buffer->data(), etdump_buffer->size());
+  }
+  boardlab::run::ProfileCollector collector(etdump.get());
+
+  rt::Result<rt::Method> method =
+      program->LoadMethod("forward", memory, backends, &collector, lookup, options);
+  if (!method.ok()) {
+    const rt::Error e = method.error();
+    const bool bad_artifact =
+        e == rt::Error::kInvalidProgram || e == rt::Error::kIncompatibleVersion;
+    return out.Fail(bad_artifact ? kExitInvalidArtifact : kExitRuntime,
+                    "loading method 'forward': " + RuntimeError(e));
+  }
+
+  // The tick rates, recorded in the "Default" block (boardlab::run::InspectEtdump reads them).
+  if (etdump != nullptr) {
+    const double wall_rate = 1e15 / static_cast<double>(rt_pal_ticks_to_ns(1000000));
+    const auto rate_event = [&](const char* name, double ticks_per_second) {
+      etdump->LogProfileEvent(name, -1, -1, 0, static_cast<rt::Ticks>(ticks_per_second + 0.5));
+    };
+    rate_event(sim ? boardlab::run::kSimRateEvent : boardlab::run::kWallRateEvent,
+               sim ? params.cpu_clock_hz : wall_rate);
+    rate_event(boardlab::run::kDelegateRateEvent, sim ? params.cpu_clock_hz : params.npu_clock_hz);
+  }
+
+  // Inputs. They are set again before every iteration: the memory plan may reuse an input's
+  // arena bytes once the input has been read, as TFLite Micro's does.
+  std::vector<std::vector<uint8_t>> input_data;
+  std::vector<std::vector<uint8_t>> expected;
+  if (int code = ReadInputs(args, *method, input_data, expected, out); code != kExitPass) {
+    return code;
+  }
+  for (int it = 0; it < args.iterations; ++it) {
+    for (size_t i = 0; i < input_data.size(); ++i) {
+      const std::vector<uint8_t>& data = input_data[i];
+      if (rt::Error e = method->SetInput(i, data.data(), data.size()); e != rt::Error::kOk) {
+        return out.Fail(kExitRuntime, RuntimeError(e));
+      }
+    }
+    if (rt::Error e = method->Execute(); e != rt::Error::kOk) {
+      return out.Fail(kExitRuntime, "execute: " + RuntimeError(e));
+    }
+  }
+
+  if (int code = CollectOutputs(args, *method, expected, out); code != kExitPass) return code;
   if (etdump != nullptr) {
     rt::Result<rt::Span<const uint8_t>> bytes = etdump->Finish();
     if (!bytes.ok())
-      return Fail(kExitRuntime, "finishing the ETDump: " + RuntimeError(bytes.error()));
+      return out.Fail(kExitRuntime, "finishing the ETDump: " + RuntimeError(bytes.error()));
     if (!WriteFile(args.etdump, bytes->data(), bytes->size())) {
-      return Fail(kExitRuntime, "writing ETDump '" + args.etdump + "' failed");
+      return out.Fail(kExitRuntime, "writing ETDump '" + args.etdump + "' failed");
     }
   }
 
-  const Profile profile = BuildProfile(*method, collector, sim, params, args.iterations);
-  if (args.profile == "json") {
-    json doc = {{"artifact", args.artifact}, {"verdict", verdict},
-                {"atol", args.atol},         {"persistent_bytes", method->persistent_bytes()},
-                {"outputs", outputs},        {"profile", boardlab::run::ProfileJson(profile)}};
-    std::cout << doc.dump(2) << "\n";
+  out.profile = BuildProfile(*method, collector, sim, params, args.iterations);
+  out.persistent_bytes = method->persistent_bytes();
+  return out.verdict == "fail" ? kExitMismatch : kExitPass;
+}
+
+// The --profile json document of a run.
+json RunDocument(const Args& args, const RunOutput& out) {
+  return {{"artifact", args.artifact}, {"verdict", out.verdict},
+          {"atol", args.atol},         {"persistent_bytes", out.persistent_bytes},
+          {"outputs", out.outputs},    {"profile", boardlab::run::ProfileJson(out.profile)}};
+}
+
+void PrintRunTable(const Args& args, const RunOutput& out) {
+  if (out.verdict == "unverified") {
+    std::printf("verdict: UNVERIFIED (no --expected outputs)\n");
   } else {
-    if (verdict == "unverified") {
-      std::printf("verdict: UNVERIFIED (no --expected outputs)\n");
-    } else {
-      std::printf("verdict: %s (atol %g)\n", verdict == "pass" ? "PASS" : "FAIL", args.atol);
+    std::printf("verdict: %s (atol %g)\n", out.verdict == "pass" ? "PASS" : "FAIL", args.atol);
+  }
+  std::printf("outputs:\n");
+  for (const json& o : out.outputs) {
+    std::string first;
+    for (const json& v : o["first"]) {
+      if (!first.empty()) first += ' ';
+      first += v.dump();
     }
-    std::printf("outputs:\n");
-    for (const json& o : outputs) {
-      std::string first;
-      for (const json& v : o["first"]) first += (first.empty() ? "" : " ") + v.dump();
-      std::printf("  output %zu: %s %s first [%s%s] fnv1a32 %s\n", o["index"].get<size_t>(),
-                  o["type"].get<std::string>().c_str(), o["shape"].dump().c_str(), first.c_str(),
-                  o["first"].size() < o["bytes"].get<size_t>() ? " ..." : "",
-                  o["fnv1a32"].get<std::string>().c_str());
-      if (o.contains("verification")) {
-        const json& v = o["verification"];
-        if (v.contains("error")) {
-          std::printf("    FAIL: %s\n", v["error"].get<std::string>().c_str());
-        } else {
-          std::printf("    %s: max abs diff %g, %zu of %zu elements outside atol\n",
-                      v["pass"].get<bool>() ? "pass" : "FAIL", v["max_abs_diff"].get<double>(),
-                      v["mismatches"].get<size_t>(), v["elements"].get<size_t>());
-        }
+    std::printf("  output %zu: %s %s first [%s%s] fnv1a32 %s\n", o["index"].get<size_t>(),
+                o["type"].get<std::string>().c_str(), o["shape"].dump().c_str(), first.c_str(),
+                o["first"].size() < o["bytes"].get<size_t>() ? " ..." : "",
+                o["fnv1a32"].get<std::string>().c_str());
+    if (o.contains("verification")) {
+      const json& v = o["verification"];
+      if (v.contains("error")) {
+        std::printf("    FAIL: %s\n", v["error"].get<std::string>().c_str());
+      } else {
+        std::printf("    %s: max abs diff %g, %zu of %zu elements outside atol\n",
+                    v["pass"].get<bool>() ? "pass" : "FAIL", v["max_abs_diff"].get<double>(),
+                    v["mismatches"].get<size_t>(), v["elements"].get<size_t>());
       }
     }
-    boardlab::run::PrintProfileTable(profile, "profile (" + profile.clock + " clock, average of " +
-                                                  std::to_string(args.iterations) + " iteration" +
-                                                  (args.iterations == 1 ? "" : "s") + "):");
   }
-  if (sim) rt::sim::SimClock::Install(nullptr);
-  return verdict == "fail" ? kExitMismatch : kExitPass;
+  boardlab::run::PrintProfileTable(out.profile, "profile (" + out.profile.clock +
+                                                    " clock, average of " +
+                                                    std::to_string(args.iterations) + " iteration" +
+                                                    (args.iterations == 1 ? "" : "s") + "):");
+}
+
+int Run(const Args& args) {
+  RunOutput out;
+  const int code = RunArtifact(args, out);
+  if (!out.error.empty()) return Fail(code, out.error);
+  if (args.profile == "json") {
+    std::cout << RunDocument(args, out).dump(2) << "\n";
+  } else {
+    PrintRunTable(args, out);
+  }
+  return code;
+}
+
+// One --serve request: a JSON object with the run's options, e.g. {"artifact": "m.pte",
+// "inputs": ["random:0"], "expected": ["o.bin"], "atol": 1, "iterations": 1, "etdump": "r.etdp",
+// "outputs": "dir"}. Unknown keys are usage errors, so that an agent's typo is not ignored.
+int ParseServeRequest(const std::string& line, Args& args, RunOutput& out) {
+  try {
+    const json request = json::parse(line);
+    if (!request.is_object()) return out.Fail(kExitUsage, "request: not a JSON object");
+    for (const auto& [key, value] : request.items()) {
+      if (key == "artifact") {
+        args.artifact = value.get<std::string>();
+      } else if (key == "inputs") {
+        args.inputs = value.get<std::vector<std::string>>();
+      } else if (key == "expected") {
+        args.expected = value.get<std::vector<std::string>>();
+      } else if (key == "atol") {
+        args.atol = value.get<double>();
+      } else if (key == "iterations") {
+        args.iterations = value.get<int>();
+      } else if (key == "etdump") {
+        args.etdump = value.get<std::string>();
+      } else if (key == "outputs") {
+        args.outputs_dir = value.get<std::string>();
+      } else {
+        return out.Fail(kExitUsage, "request: unknown key '" + key +
+                                        "' (known: artifact, inputs, expected, atol, "
+                                        "iterations, etdump, outputs)");
+      }
+    }
+  } catch (const json::exception& e) {
+    return out.Fail(kExitUsage, std::string("request: ") + e.what());
+  }
+  if (args.artifact.empty()) return out.Fail(kExitUsage, "request: no artifact");
+  if (args.iterations < 1 || args.atol < 0) {
+    return out.Fail(kExitUsage, "request: iterations must be >= 1 and atol >= 0");
+  }
+  return kExitPass;
+}
+
+// --serve: the sim driver's persistent runner (the agent saves a process start per job). Each
+// request line is answered by one line `result {"exit": CODE, "document": {--profile json}}`, or
+// `result {"exit": CODE, "error": MESSAGE}` for exit codes 2-4. stderr goes to stdout, so that a
+// run's log lines (the runtime's, the error) come before its result in one ordered stream. A
+// crash or a hang ends only this process; the agent starts another. Returns at the end of stdin.
+int Serve(const Args& defaults) {
+  ::dup2(STDOUT_FILENO, STDERR_FILENO);
+  for (std::string line; std::getline(std::cin, line);) {
+    if (line.empty()) continue;
+    Args args = defaults;
+    RunOutput out;
+    int code = ParseServeRequest(line, args, out);
+    if (code == kExitPass) code = RunArtifact(args, out);
+    json result = {{"exit", code}};
+    if (out.error.empty()) {
+      result["document"] = RunDocument(args, out);
+    } else {
+      std::fprintf(stderr, "boardlab-run: %s\n", out.error.c_str());
+      result["error"] = out.error;
+    }
+    // Paths and messages need not be UTF-8; the line must stay JSON.
+    const std::string text =
+        "result " + result.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+  return kExitPass;
 }
 
 }  // namespace
@@ -614,6 +756,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitUsage;
+  }
+  if (args.serve) {
+    if (!args.artifact.empty() || !args.inspect.empty() || args.board != "sim") {
+      return Fail(kExitUsage, "--serve reads its runs from stdin; no artifact, --inspect or qemu");
+    }
+    return Serve(args);
   }
   if (!args.inspect.empty()) {
     if (!args.artifact.empty()) {

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -159,6 +161,51 @@ TEST_F(RunCli, WritesEtdump) {
   const std::vector<uint8_t> bytes = boardlab::testing::ReadFile(etdp);
   ASSERT_GT(bytes.size(), 12u);
   EXPECT_EQ(std::string(bytes.begin() + 8, bytes.begin() + 12), "ED00");
+}
+
+TEST_F(RunCli, ServeAnswersEveryRequestLineInOrder) {
+  const std::string pte = ConvArtifact();
+  const std::string garbage = Write("bad.pte", std::vector<uint8_t>(100, 0x41));
+  const std::string outputs = (dir_ / "out").string();
+  const std::string requests = dir_ / "requests";
+  std::ofstream(requests) << "{\"artifact\": \"" << pte << "\", \"outputs\": \"" << outputs
+                          << "\", \"iterations\": 2}\n"
+                          << "{\"artifact\": \"" << garbage << "\"}\n"
+                          << "{\"artifact\": \"" << pte << "\", \"colour\": 1}\n"
+                          << "{\"artifact\": \"" << pte << "\", \"inputs\": [\"random:3\"]}\n";
+  const RunResult r = Run("--serve < " + requests);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<nlohmann::json> results;
+  std::vector<std::string> lines;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("result ", 0) != 0) {
+      lines.push_back(line);
+      continue;
+    }
+    results.push_back(nlohmann::json::parse(line.substr(7)));
+    lines.push_back("result");
+  }
+  ASSERT_EQ(results.size(), 4u) << r.output;
+  EXPECT_EQ(results[0]["exit"], 0);
+  EXPECT_EQ(results[0]["document"]["profile"]["iterations"], 2);
+  EXPECT_EQ(results[0]["document"]["outputs"][0]["path"], outputs + "/output0.bin");
+  EXPECT_TRUE(fs::exists(outputs + "/output0.bin"));
+  EXPECT_EQ(results[1]["exit"], 3);
+  EXPECT_NE(results[1]["error"].get<std::string>().find("invalid artifact"), std::string::npos);
+  EXPECT_EQ(results[2]["exit"], 2);
+  EXPECT_NE(results[2]["error"].get<std::string>().find("unknown key 'colour'"), std::string::npos);
+  EXPECT_EQ(results[3]["exit"], 0);
+  EXPECT_EQ(results[3]["document"]["verdict"], "unverified");
+  // A failed run's message comes before its answer (stderr and stdout are one stream).
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_EQ(lines[1].rfind("boardlab-run: invalid artifact", 0), 0u) << r.output;
+  EXPECT_EQ(lines[2], "result");
+}
+
+TEST_F(RunCli, ServeTakesNoArtifact) {
+  EXPECT_EQ(Run("--serve " + ConvArtifact() + " < /dev/null").exit_code, 2);
+  EXPECT_EQ(Run("--serve --board qemu < /dev/null").exit_code, 2);
 }
 
 }  // namespace
