@@ -63,6 +63,10 @@ std::vector<AgentEffect> AgentCore::TakeEffects() {
 
 absl::Status AgentCore::SaveJournal() {
   if (options_.journal_path.empty()) return absl::OkStatus();
+  if (options_.write_journal) {
+    options_.write_journal(entries());
+    return absl::OkStatus();
+  }
   return agent::SaveJournal(options_.journal_path, entries());
 }
 

@@ -19,6 +19,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -92,6 +93,9 @@ class AgentCore {
     std::string version;
     std::vector<BoardConfig> boards;
     std::string journal_path;  // empty: no journal (tests)
+    /// Where snapshots of the journal go; empty: SaveJournal(journal_path) at once. The agent
+    /// hands them to a JournalWriter (its thread does the fsync).
+    std::function<void(std::vector<JournalEntry> entries)> write_journal;
   };
 
   /// Reads the journal. Jobs it lists as running died with the previous agent process: they

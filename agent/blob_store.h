@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "boardlab/v1/types.pb.h"
@@ -25,6 +26,19 @@ class BlobStore {
   virtual absl::StatusOr<std::string> Get(const v1::Digest& digest) = 0;
   /// Stores `bytes` (uploading only when the store lacks them) and returns their digest.
   virtual absl::StatusOr<v1::Digest> Put(std::string_view bytes) = 0;
+  /// Stores several blobs and returns their digests in order. The gRPC store asks which are
+  /// missing in one call (a job's outputs, ETDump and profile are often stored already); this
+  /// default puts them one by one.
+  virtual absl::StatusOr<std::vector<v1::Digest>> PutAll(
+      const std::vector<std::string_view>& blobs) {
+    std::vector<v1::Digest> digests;
+    for (std::string_view bytes : blobs) {
+      absl::StatusOr<v1::Digest> digest = Put(bytes);
+      if (!digest.ok()) return digest.status();
+      digests.push_back(*std::move(digest));
+    }
+    return digests;
+  }
 };
 
 using BlobStorePtr = std::unique_ptr<BlobStore>;

@@ -8,8 +8,10 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 
@@ -21,12 +23,18 @@ constexpr auto kPollInterval = std::chrono::milliseconds(50);
 // before the agent stops reading.
 constexpr auto kPipeGrace = std::chrono::seconds(1);
 
+void IgnoreSigpipe() {
+  static std::once_flag once;
+  std::call_once(once, [] { ::signal(SIGPIPE, SIG_IGN); });
+}
+
 }  // namespace
 
 ChildProcess::ChildProcess(boost::asio::io_context& io)
     : io_(io),
       out_(io),
       err_(io),
+      in_(io),
       poll_timer_(io),
       deadline_timer_(io),
       grace_timer_(io),
@@ -68,15 +76,30 @@ void ChildProcess::Spawn(const ChildOptions& options) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
+  int in[2] = {-1, -1};
+  if (options.stdin_pipe) {
+    IgnoreSigpipe();
+    if (::pipe2(in, O_CLOEXEC) != 0) return fail(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  const auto close_in = [&in] {
+    for (int fd : in) {
+      if (fd >= 0) ::close(fd);
+    }
+  };
   int out[2], err[2], status_pipe[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return fail(absl::StrCat("pipe: ", std::strerror(errno)));
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    close_in();
+    return fail(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
   if (::pipe2(err, O_CLOEXEC) != 0) {
     ::close(out[0]);
     ::close(out[1]);
+    close_in();
     return fail(absl::StrCat("pipe: ", std::strerror(errno)));
   }
   if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
     for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    close_in();
     return fail(absl::StrCat("pipe: ", std::strerror(errno)));
   }
   const pid_t parent = ::getpid();
@@ -85,8 +108,8 @@ void ChildProcess::Spawn(const ChildOptions& options) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // the agent died before prctl took effect
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    const int stdin_fd = in[0] >= 0 ? in[0] : ::open("/dev/null", O_RDONLY);
+    if (stdin_fd >= 0) ::dup2(stdin_fd, STDIN_FILENO);
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(err[1], STDERR_FILENO);
     // Signals the agent ignores or handles must not be inherited that way.
@@ -103,8 +126,11 @@ void ChildProcess::Spawn(const ChildOptions& options) {
   ::close(out[1]);
   ::close(err[1]);
   ::close(status_pipe[1]);
+  if (in[0] >= 0) ::close(in[0]);
+  in[0] = -1;
   if (pid < 0) {
     for (int fd : {out[0], err[0], status_pipe[0]}) ::close(fd);
+    close_in();
     return fail(absl::StrCat("fork: ", std::strerror(errno)));
   }
   pid_ = pid;
@@ -121,6 +147,7 @@ void ChildProcess::Spawn(const ChildOptions& options) {
     ::waitpid(pid, &status, 0);
     ::close(out[0]);
     ::close(err[0]);
+    close_in();
     exited_ = true;
     exit_.kind = ChildExit::Kind::kStartFailed;
     exit_.error = absl::StrCat("cannot run '", options.argv[0], "': ", std::strerror(exec_errno));
@@ -129,6 +156,8 @@ void ChildProcess::Spawn(const ChildOptions& options) {
   }
   out_.assign(out[0]);
   err_.assign(err[0]);
+  if (in[1] >= 0) in_.assign(in[1]);
+  max_line_[0] = std::max<size_t>(1, options.max_stdout_line);
   open_[0] = open_[1] = true;
   ReadMore(0);
   ReadMore(1);
@@ -139,6 +168,26 @@ void ChildProcess::Spawn(const ChildOptions& options) {
       if (!ec && !self->exited_) self->KillGroup(ChildExit::Kind::kTimedOut);
     });
   }
+}
+
+void ChildProcess::Write(std::string data) {
+  if (!in_.is_open() || exited_) return;
+  writes_.push_back(std::move(data));
+  if (writes_.size() == 1) WriteMore();
+}
+
+void ChildProcess::WriteMore() {
+  boost::asio::async_write(
+      in_, boost::asio::buffer(writes_.front()),
+      [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+        // A child that stopped reading (EPIPE) ends on its own; on_exit says how.
+        if (ec) {
+          self->writes_.clear();
+          return;
+        }
+        self->writes_.pop_front();
+        if (!self->writes_.empty()) self->WriteMore();
+      });
 }
 
 void ChildProcess::ReadMore(int which) {
@@ -165,7 +214,7 @@ void ChildProcess::OnData(int which, const char* data, size_t size) {
   std::string& partial = partial_[which];
   for (size_t i = 0; i < size; ++i) {
     const char c = data[i];
-    if (c == '\n' || partial.size() >= kMaxLineBytes) {
+    if (c == '\n' || partial.size() >= max_line_[which]) {
       if (!partial.empty() && partial.back() == '\r') partial.pop_back();
       std::string line = std::move(partial);
       partial.clear();
@@ -198,6 +247,8 @@ void ChildProcess::PollExit() {
     }
     // Whatever the child left in its group goes with it.
     ::kill(-pid_, SIGKILL);
+    boost::system::error_code ignored;
+    in_.close(ignored);
     grace_timer_.expires_after(kPipeGrace);
     grace_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (ec) return;

@@ -10,7 +10,8 @@
 //       [](const ChildExit& exit) { ... });                   // once, at the end
 //   child->Kill();   // SIGKILL to the group; on_exit follows with kind kKilled
 //
-// The child runs in its own process group with stdin from /dev/null and dies with the agent
+// The child runs in its own process group with stdin from /dev/null (or a pipe fed by Write(),
+// for a runner that takes requests: boardlab-run --serve) and dies with the agent
 // (PR_SET_PDEATHSIG; it fires when the *thread* that forked exits, which is why children are
 // only started from the io_context thread, the agent's main thread). Exit is noticed by polling
 // waitpid every 50 ms (no SIGCHLD handler, which would steal other children's exits from libraries
@@ -22,6 +23,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,9 +31,14 @@
 
 namespace boardlab::agent {
 
+/// Lines longer than this are split (a runaway child cannot grow the agent's memory).
+inline constexpr size_t kMaxLineBytes = 4096;
+
 struct ChildOptions {
-  std::vector<std::string> argv;         // argv[0] is the program path (no PATH lookup)
-  std::chrono::milliseconds timeout{0};  // 0 = none
+  std::vector<std::string> argv;           // argv[0] is the program path (no PATH lookup)
+  std::chrono::milliseconds timeout{0};    // 0 = none
+  bool stdin_pipe = false;                 // stdin is a pipe fed by Write(), not /dev/null
+  size_t max_stdout_line = kMaxLineBytes;  // a runner's one-line JSON answer may be longer
 };
 
 struct ChildExit {
@@ -49,9 +56,6 @@ struct ChildExit {
   double seconds = 0;  // from start to exit
 };
 
-/// Lines longer than this are split (a runaway child cannot grow the agent's memory).
-inline constexpr size_t kMaxLineBytes = 4096;
-
 class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
  public:
   using LineFn = std::function<void(std::string line)>;
@@ -68,12 +72,17 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   void Kill();
   /// Kills the child and drops the callbacks: nothing is called any more.
   void Detach();
+  /// Queues `data` for the child's stdin (ChildOptions::stdin_pipe). Data for a child that has
+  /// exited is dropped: its exit is reported through on_exit. SIGPIPE is ignored in this process
+  /// once a child has a stdin pipe (a write to a dead child must fail, not kill the agent).
+  void Write(std::string data);
 
   pid_t pid() const { return pid_; }
 
  private:
   explicit ChildProcess(boost::asio::io_context& io);
   void Spawn(const ChildOptions& options);
+  void WriteMore();
   void ReadMore(int which);
   void OnData(int which, const char* data, size_t size);
   void PollExit();
@@ -83,6 +92,9 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   boost::asio::io_context& io_;
   boost::asio::posix::stream_descriptor out_;
   boost::asio::posix::stream_descriptor err_;
+  boost::asio::posix::stream_descriptor in_;
+  std::deque<std::string> writes_;  // front() is being written
+  size_t max_line_[2] = {kMaxLineBytes, kMaxLineBytes};
   boost::asio::steady_timer poll_timer_;
   boost::asio::steady_timer deadline_timer_;
   boost::asio::steady_timer grace_timer_;

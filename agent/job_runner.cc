@@ -20,6 +20,29 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
   return s.str();
 }
 
+// Creates the board's work directory, or empties what the previous run left in it (its outputs
+// directory is kept). Reusing it spares the event loop a mkdir and a recursive removal per job;
+// emptying it keeps an old run's outputs or ETDump from being taken for this run's.
+absl::Status PrepareWorkDir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code removed;
+    if (it->is_directory(removed)) {
+      for (fs::directory_iterator in(it->path(), ec); !ec && in != end; in.increment(ec)) {
+        fs::remove_all(in->path(), removed);
+      }
+    } else {
+      fs::remove(it->path(), removed);
+    }
+  }
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("cannot prepare the work directory '", dir, "': ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 JobRunner::JobRunner(JobEnvironment env, v1::Assignment assignment, BoardConfig board,
@@ -32,8 +55,9 @@ JobRunner::JobRunner(JobEnvironment env, v1::Assignment assignment, BoardConfig 
       log_timer_(*env_.io) {}
 
 std::string JobRunner::work_dir() const {
-  // Job ids come from the server; only safe characters reach the file system.
-  std::string name = absl::StrCat(key_.job_id, "-", key_.attempt);
+  // One per board, reused from run to run (a board runs one job at a time). Ids come from the
+  // configuration and the server; only safe characters reach the file system.
+  std::string name = board_.id;
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
   }
@@ -60,7 +84,12 @@ void JobRunner::Start() {
       path = *p;
       return true;
     };
-    bool ok = fetch(self->assignment_.artifact(), "the artifact", fetched.artifact);
+    bool ok = true;
+    if (absl::Status prepared = PrepareWorkDir(self->work_dir()); !prepared.ok()) {
+      fetched.status = prepared;
+      ok = false;
+    }
+    ok = ok && fetch(self->assignment_.artifact(), "the artifact", fetched.artifact);
     for (int i = 0; ok && i < self->assignment_.inputs_size(); ++i) {
       const v1::InputSpec& input = self->assignment_.inputs(i);
       std::string value;
@@ -99,17 +128,6 @@ void JobRunner::OnFetched(Fetched fetched) {
     OnLine(absl::StrCat("boardlab-agent: ", fetched.status.message()));
     return Finish(std::move(result));
   }
-  std::error_code ec;
-  fs::remove_all(work_dir(), ec);
-  fs::create_directories(work_dir(), ec);
-  if (ec) {
-    v1::RunResult result;
-    result.set_outcome(v1::RUN_OUTCOME_BOARD_ERROR);
-    result.set_message(
-        absl::StrCat("cannot create the work directory '", work_dir(), "': ", ec.message()));
-    return Finish(std::move(result));
-  }
-
   BoardRunRequest request;
   request.board_id = board_.id;
   request.artifact_path = fetched.artifact;
@@ -193,36 +211,7 @@ void JobRunner::OnBoardDone(BoardReport report) {
     for (const v1::OutputCheck& check : report.checks) *result.add_checks() = check;
     result.set_inference_us(report.inference_us);
     result.set_inference_cycles(report.inference_cycles);
-    absl::Status status;
-    const auto put = [&](std::string_view bytes, const char* what, v1::Digest* digest) {
-      if (!status.ok()) return;
-      absl::StatusOr<v1::Digest> d = self->env_.blobs->Put(bytes);
-      if (!d.ok()) {
-        status = absl::Status(d.status().code(),
-                              absl::StrCat("Failed to upload ", what, ": ", d.status().message()));
-        return;
-      }
-      *digest = *d;
-    };
-    for (const std::string& path : report.output_paths) {
-      absl::StatusOr<std::string> bytes = ReadFileBytes(path);
-      if (!bytes.ok()) {
-        status = bytes.status();
-        break;
-      }
-      put(*bytes, "an output", result.add_outputs());
-    }
-    if (!report.etdump_path.empty() && status.ok()) {
-      absl::StatusOr<std::string> bytes = ReadFileBytes(report.etdump_path);
-      if (bytes.ok()) {
-        put(*bytes, "the ETDump", result.mutable_etdump());
-      } else {
-        status = bytes.status();
-      }
-    }
-    if (!report.profile_json.empty())
-      put(report.profile_json, "the profile", result.mutable_profile());
-    put(log, "the log", result.mutable_log());
+    absl::Status status = self->UploadResults(report, log, result);
     if (!status.ok()) {
       // The board ran, but its results did not reach the store: an infrastructure failure.
       result.set_outcome(v1::RUN_OUTCOME_BOARD_ERROR);
@@ -234,6 +223,37 @@ void JobRunner::OnBoardDone(BoardReport report) {
   });
 }
 
+absl::Status JobRunner::UploadResults(const BoardReport& report, const std::string& log,
+                                      v1::RunResult& result) {
+  // Files first, then every blob in one PutAll: one question to the store for all of them.
+  std::vector<std::string> files;
+  for (const std::string& path : report.output_paths) {
+    absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+    if (!bytes.ok()) return bytes.status();
+    files.push_back(*std::move(bytes));
+  }
+  if (!report.etdump_path.empty()) {
+    absl::StatusOr<std::string> bytes = ReadFileBytes(report.etdump_path);
+    if (!bytes.ok()) return bytes.status();
+    files.push_back(*std::move(bytes));
+  }
+  std::vector<std::string_view> blobs(files.begin(), files.end());
+  if (!report.profile_json.empty()) blobs.push_back(report.profile_json);
+  blobs.push_back(log);
+  absl::StatusOr<std::vector<v1::Digest>> digests = env_.blobs->PutAll(blobs);
+  if (!digests.ok()) {
+    return absl::Status(digests.status().code(),
+                        absl::StrCat("Failed to upload the results: ", digests.status().message()));
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < report.output_paths.size(); ++i)
+    *result.add_outputs() = (*digests)[next++];
+  if (!report.etdump_path.empty()) *result.mutable_etdump() = (*digests)[next++];
+  if (!report.profile_json.empty()) *result.mutable_profile() = (*digests)[next++];
+  *result.mutable_log() = (*digests)[next];
+  return absl::OkStatus();
+}
+
 void JobRunner::Finish(v1::RunResult result) {
   if (finished_) return;
   finished_ = true;
@@ -242,8 +262,6 @@ void JobRunner::Finish(v1::RunResult result) {
   result.set_run_seconds(run_seconds_);
   if (collecting_) result.set_collect_seconds(SecondsSince(stage_start_));
   run_.reset();
-  std::error_code ec;
-  fs::remove_all(work_dir(), ec);
   report_(JobDone{key_, std::move(result)});
 }
 

@@ -35,7 +35,7 @@ struct JobEnvironment {
   ArtifactCache* cache = nullptr;
   BlobStore* blobs = nullptr;
   BoardExecutor* executor = nullptr;
-  std::string work_root;  // <state_dir>/work; each job gets a directory below it
+  std::string work_root;  // <state_dir>/work; each board has a directory below it
 };
 
 /// Lines are sent in batches of at most this many, at most this long after the first one.
@@ -69,6 +69,10 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   void OnLine(std::string line);
   void FlushLogs();
   void OnBoardDone(BoardReport report);
+  /// Blocking (transfer thread): uploads the run's files, profile and `log`; their digests go
+  /// into `result`.
+  absl::Status UploadResults(const BoardReport& report, const std::string& log,
+                             v1::RunResult& result);
   void Finish(v1::RunResult result);
   std::string work_dir() const;
   double SecondsSince(std::chrono::steady_clock::time_point start) const;

@@ -105,4 +105,52 @@ absl::Status SaveJournal(const std::string& path, const std::vector<JournalEntry
   return WriteFileAtomically(path, json{{"version", kJournalVersion}, {"jobs", jobs}}.dump(2));
 }
 
+JournalWriter::JournalWriter(std::string path, ErrorFn on_error)
+    : path_(std::move(path)), on_error_(std::move(on_error)), thread_([this] { Loop(); }) {}
+
+JournalWriter::~JournalWriter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void JournalWriter::Write(std::vector<JournalEntry> entries) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_ = std::move(entries);
+  }
+  wake_.notify_all();
+}
+
+void JournalWriter::Flush() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [this] { return !pending_.has_value() && !writing_; });
+}
+
+int JournalWriter::writes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return writes_;
+}
+
+void JournalWriter::Loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+    if (!pending_.has_value()) return;  // stopping with nothing left to write
+    std::vector<JournalEntry> entries = std::move(*pending_);
+    pending_.reset();
+    writing_ = true;
+    lock.unlock();
+    const absl::Status saved = SaveJournal(path_, entries);
+    if (!saved.ok() && on_error_) on_error_(saved);
+    lock.lock();
+    writing_ = false;
+    ++writes_;
+    if (!pending_.has_value()) idle_.notify_all();
+  }
+}
+
 }  // namespace boardlab::agent

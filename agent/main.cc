@@ -21,8 +21,10 @@
 #include "agent/agent_core.h"
 #include "agent/blob_store.h"
 #include "agent/config.h"
+#include "agent/journal.h"
 #include "agent/process_board_executor.h"
 #include "agent/retrying_blob_store.h"
+#include "agent/serving_board_executor.h"
 #include "proto/support/grpc_util.h"
 
 #ifndef BOARDLAB_RUN_PATH
@@ -126,15 +128,27 @@ int main(int argc, char** argv) {
   core_options.version = BOARDLAB_VERSION;
   core_options.boards = config.boards;
   core_options.journal_path = (std::filesystem::path(config.state_dir) / "journal").string();
+  // Declared before the core and the agent, so that it outlives them and writes their last
+  // snapshot when main returns.
+  ba::JournalWriter journal(core_options.journal_path, [](const absl::Status& error) {
+    std::cerr << "boardlab-agent: " << error.message() << std::endl;
+  });
+  core_options.write_journal = [&journal](std::vector<ba::JournalEntry> entries) {
+    journal.Write(std::move(entries));
+  };
   absl::StatusOr<std::unique_ptr<ba::AgentCore>> core = ba::AgentCore::Create(core_options);
   if (!core.ok()) return Fail(kExitRuntime, std::string(core.status().message()));
 
   boost::asio::io_context io;
   std::map<std::string, ba::BoardExecutorPtr> executors;
   for (const ba::BoardConfig& board : config.boards) {
-    executors[board.id] = std::make_unique<ba::ProcessBoardExecutor>(
-        io, config.boardlab_run,
-        board.driver == "qemu" ? ba::RunnerBoard::kQemu : ba::RunnerBoard::kSim);
+    // sim: a persistent boardlab-run --serve per board; qemu: one boardlab-run per job.
+    if (board.driver == "qemu") {
+      executors[board.id] = std::make_unique<ba::ProcessBoardExecutor>(io, config.boardlab_run,
+                                                                       ba::RunnerBoard::kQemu);
+    } else {
+      executors[board.id] = std::make_unique<ba::ServingBoardExecutor>(io, config.boardlab_run);
+    }
   }
   auto stub = boardlab::v1::AgentService::NewStub(*channel);
   ba::Agent::Options options;

@@ -19,6 +19,10 @@ class RetryingBlobStore : public BlobStore {
   absl::StatusOr<v1::Digest> Put(std::string_view bytes) override {
     return Retry([&] { return base_->Put(bytes); });
   }
+  absl::StatusOr<std::vector<v1::Digest>> PutAll(
+      const std::vector<std::string_view>& blobs) override {
+    return Retry([&] { return base_->PutAll(blobs); });
+  }
 
  private:
   template <typename Call>

@@ -63,11 +63,10 @@ void CollectFiles(const BoardRunRequest& request, BoardReport& report) {
   if (fs::is_regular_file(EtdumpPath(request), ec)) report.etdump_path = EtdumpPath(request);
 }
 
-// Sim: boardlab-run --profile json prints one document on stdout (runtime/cli/main.cc Run()).
-void ReadSimJson(const std::string& stdout_text, BoardReport& report, std::string& error) {
-  json doc;
+// Sim: checks and timing from the --profile json document (runtime/cli/main.cc RunDocument()),
+// whose text is the profile blob.
+void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
   try {
-    doc = json::parse(stdout_text);
     if (doc.contains("outputs")) {
       for (const json& o : doc.at("outputs")) {
         if (!o.contains("verification")) continue;
@@ -88,9 +87,18 @@ void ReadSimJson(const std::string& stdout_text, BoardReport& report, std::strin
     }
   } catch (const json::exception& e) {
     error = absl::StrCat("cannot read boardlab-run's profile JSON: ", e.what());
+  }
+}
+
+// Sim, one process per run: boardlab-run --profile json prints the document on stdout.
+void ReadSimJson(const std::string& stdout_text, BoardReport& report, std::string& error) {
+  try {
+    ReadSimDocument(json::parse(stdout_text), report, error);
+  } catch (const json::exception& e) {
+    error = absl::StrCat("cannot read boardlab-run's profile JSON: ", e.what());
     return;
   }
-  report.profile_json = stdout_text;
+  if (error.empty()) report.profile_json = stdout_text;
 }
 
 // Qemu: the firmware console (firmware/main.cc):
@@ -126,6 +134,52 @@ std::string FailMessage(const BoardReport& report, const BoardRunRequest& reques
                     " differs: max abs diff ", c.max_abs_diff(), " > ", AtolText(request));
   }
   return message.empty() ? "outputs differ from the expected ones" : message;
+}
+
+// Outcome and message of a runner that exited with `exit_code`; `runner_error` is its own error
+// message, `console_error` the qemu firmware's last console line (empty for sim).
+void InterpretExitCode(RunnerBoard board, const BoardRunRequest& request, int exit_code,
+                       const std::string& runner_error, const std::string& console_error,
+                       const std::string& json_error, BoardReport& report) {
+  report.outcome = v1::RUN_OUTCOME_BOARD_ERROR;
+  switch (exit_code) {
+    case 0:
+      report.outcome = v1::RUN_OUTCOME_PASS;
+      report.message = request.expected.empty()
+                           ? "ran; no expected outputs to compare"
+                           : absl::StrCat("outputs match (", AtolText(request), ")");
+      break;
+    case 1:
+      report.outcome = v1::RUN_OUTCOME_FAIL;
+      report.message = FailMessage(report, request);
+      break;
+    case 2:
+      report.message =
+          absl::StrCat("boardlab-run rejected the run (agent or download problem): ", runner_error);
+      break;
+    case 3:
+      report.outcome = v1::RUN_OUTCOME_MODEL_ERROR;
+      report.message = runner_error.empty() ? "invalid artifact" : runner_error;
+      break;
+    case 4:
+      if (StartsWith(runner_error, kBoardErrorPrefix)) {
+        report.message = runner_error;
+      } else {
+        report.outcome = v1::RUN_OUTCOME_MODEL_ERROR;
+        report.message = runner_error;
+        if (board == RunnerBoard::kQemu && !console_error.empty()) report.message = console_error;
+        if (report.message.empty()) report.message = "the model failed at run time";
+      }
+      break;
+    default:
+      report.message = absl::StrCat("boardlab-run exited with status ", exit_code,
+                                    runner_error.empty() ? "" : ": ", runner_error);
+      break;
+  }
+  if (!json_error.empty() && report.outcome == v1::RUN_OUTCOME_PASS) {
+    report.outcome = v1::RUN_OUTCOME_BOARD_ERROR;
+    report.message = json_error;
+  }
 }
 
 }  // namespace
@@ -172,6 +226,49 @@ std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBo
   return argv;
 }
 
+std::string ServeRequestLine(const BoardRunRequest& request) {
+  const json line = {{"artifact", request.artifact_path},
+                     {"inputs", request.inputs},
+                     {"expected", request.expected},
+                     {"atol", request.atol},
+                     {"iterations", std::max(1, request.iterations)},
+                     {"etdump", EtdumpPath(request)},
+                     {"outputs", OutputsDir(request)}};
+  return line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+BoardReport InterpretServeResult(const BoardRunRequest& request, const std::string& line) {
+  int exit_code = -1;
+  std::string error;
+  json document;
+  try {
+    json result = json::parse(line.substr(std::min(line.size(), sizeof(kServeResultPrefix) - 1)));
+    exit_code = result.at("exit").get<int>();
+    if (result.contains("error")) error = result.at("error").get<std::string>();
+    if (result.contains("document")) document = std::move(result.at("document"));
+  } catch (const json::exception& e) {
+    BoardReport report;
+    report.message = absl::StrCat("cannot read boardlab-run --serve's answer: ", e.what());
+    return report;
+  }
+  BoardReport report;
+  std::string json_error;
+  if (exit_code == 0 || exit_code == 1) {
+    if (!document.is_object()) {
+      json_error = "boardlab-run --serve answered without its profile JSON";
+    } else {
+      ReadSimDocument(document, report, json_error);
+      // The same bytes as a one-shot run's stdout, so that equal runs store one profile blob.
+      if (json_error.empty()) {
+        report.profile_json = document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+      }
+    }
+  }
+  CollectFiles(request, report);
+  InterpretExitCode(RunnerBoard::kSim, request, exit_code, error, "", json_error, report);
+  return report;
+}
+
 BoardReport InterpretRunnerExit(RunnerBoard board, const BoardRunRequest& request,
                                 const ChildExit& exit, const std::string& stdout_text,
                                 const std::vector<std::string>& stderr_lines) {
@@ -207,48 +304,9 @@ BoardReport InterpretRunnerExit(RunnerBoard board, const BoardRunRequest& reques
     ReadQemuConsole(stdout_text, report);
   }
   CollectFiles(request, report);
-  const std::string runner_error = RunnerError(stderr_lines);
-  switch (exit.exit_code) {
-    case 0:
-      report.outcome = v1::RUN_OUTCOME_PASS;
-      report.message = request.expected.empty()
-                           ? "ran; no expected outputs to compare"
-                           : absl::StrCat("outputs match (", AtolText(request), ")");
-      break;
-    case 1:
-      report.outcome = v1::RUN_OUTCOME_FAIL;
-      report.message = FailMessage(report, request);
-      break;
-    case 2:
-      report.message =
-          absl::StrCat("boardlab-run rejected the run (agent or download problem): ", runner_error);
-      break;
-    case 3:
-      report.outcome = v1::RUN_OUTCOME_MODEL_ERROR;
-      report.message = runner_error.empty() ? "invalid artifact" : runner_error;
-      break;
-    case 4:
-      if (StartsWith(runner_error, kBoardErrorPrefix)) {
-        report.message = runner_error;
-      } else {
-        report.outcome = v1::RUN_OUTCOME_MODEL_ERROR;
-        report.message = runner_error;
-        if (board == RunnerBoard::kQemu) {
-          const std::string console = LastNonEmpty(SplitLines(stdout_text));
-          if (!console.empty()) report.message = console;
-        }
-        if (report.message.empty()) report.message = "the model failed at run time";
-      }
-      break;
-    default:
-      report.message = absl::StrCat("boardlab-run exited with status ", exit.exit_code,
-                                    runner_error.empty() ? "" : ": ", runner_error);
-      break;
-  }
-  if (!json_error.empty() && report.outcome == v1::RUN_OUTCOME_PASS) {
-    report.outcome = v1::RUN_OUTCOME_BOARD_ERROR;
-    report.message = json_error;
-  }
+  InterpretExitCode(board, request, exit.exit_code, RunnerError(stderr_lines),
+                    board == RunnerBoard::kQemu ? LastNonEmpty(SplitLines(stdout_text)) : "",
+                    json_error, report);
   return report;
 }
 

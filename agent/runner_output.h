@@ -2,7 +2,8 @@
 
 // How the agent talks to boardlab-run: the command line it builds for a board run, and how it
 // reads the run's exit status, its --profile json document (sim) or the firmware console (qemu)
-// back into a BoardReport. Pure functions, so that every mapping is unit tested.
+// back into a BoardReport; for the persistent `boardlab-run --serve` (sim), the request line and
+// the reading of its result line. Pure functions, so that every mapping is unit tested.
 //
 // Exit codes (runtime/cli/main.cc): 0 pass, 1 mismatch, 2 usage, 3 invalid artifact, 4 runtime
 // error. 2 means the agent handed over bad files (a bug or a broken download): BOARD_ERROR.
@@ -26,6 +27,16 @@ std::string EtdumpPath(const BoardRunRequest& request);  // work_dir/run.etdp
 /// argv for `boardlab_run` running `request` on `board`.
 std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBoard board,
                                        const BoardRunRequest& request);
+
+/// The `boardlab-run --serve` request line (JSON and '\n') for `request`.
+std::string ServeRequestLine(const BoardRunRequest& request);
+
+/// A --serve answer starts with this; other lines on its stdout are log lines.
+inline constexpr char kServeResultPrefix[] = "result ";
+
+/// The report of a --serve answer (`line` starts with kServeResultPrefix): the same mapping as
+/// InterpretRunnerExit with the answer's "exit" as the exit code.
+BoardReport InterpretServeResult(const BoardRunRequest& request, const std::string& line);
 
 /// The report of a finished runner. `stdout_text` is the runner's whole stdout (the JSON
 /// document for sim, the console for qemu); `stderr_lines` its stderr.

@@ -6,19 +6,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "agent/blob_store.h"
+#include "agent/board_executor.h"
 #include "compiler/driver.h"
 #include "gtest/gtest.h"
 #include "proto/support/digest.h"
 #include "tests/support/test_models.h"
+#include "tests/support/test_paths.h"
 
 namespace boardlab::agent::testing {
 
@@ -59,6 +66,48 @@ inline std::string WriteScript(const std::string& path, const std::string& body)
   return path;
 }
 
+/// A fixture for board drivers: a request in a scratch directory, a run driven to its report on
+/// a local io_context, the log lines it produced.
+class ExecutorTest : public ::testing::Test {
+ protected:
+  BoardRunRequest Request() {
+    BoardRunRequest r;
+    r.board_id = "sim-0";
+    r.artifact_path = dir_ / "model.pte";
+    r.timeout_seconds = 30;
+    r.work_dir = dir_ / "work";
+    std::filesystem::create_directories(r.work_dir);
+    return r;
+  }
+
+  // Runs `request` on `executor` until on_done; `during` is called once the run started.
+  BoardReport RunOn(BoardExecutor& executor, const BoardRunRequest& request,
+                    std::function<void(BoardRun&)> during = nullptr) {
+    std::optional<BoardReport> report;
+    lines_.clear();
+    std::unique_ptr<BoardRun> run = executor.Start(
+        request, [&](std::string line) { lines_.push_back(line); },
+        [&](BoardReport r) { report = std::move(r); });
+    if (during) during(*run);
+    io_.restart();
+    while (!report.has_value() && io_.run_one_for(std::chrono::seconds(60)) > 0) {
+    }
+    EXPECT_TRUE(report.has_value());
+    return report.value_or(BoardReport{});
+  }
+
+  bool HasLine(const std::string& text) const {
+    for (const std::string& l : lines_) {
+      if (l.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  ScratchDir dir_;
+  boost::asio::io_context io_;
+  std::vector<std::string> lines_;
+};
+
 /// A single-conv model (NPU) compiled to .pte bytes; input [1,8,8,3] int8, output [1,8,8,4].
 inline std::string ConvPte() {
   absl::StatusOr<compiler::CompileResult> r =
@@ -66,6 +115,15 @@ inline std::string ConvPte() {
   EXPECT_TRUE(r.ok()) << r.status();
   if (!r.ok()) return "";
   return std::string(r->pte.begin(), r->pte.end());
+}
+
+/// The built boardlab-run, with a compiled single-conv model written to dir/model.pte; empty when
+/// boardlab-run is not built (the caller skips).
+inline std::string RealRunnerWithModel(const ScratchDir& dir) {
+  const std::string runner = boardlab::testing::RunBinary();
+  if (runner.empty() || !std::filesystem::exists(runner)) return "";
+  WriteText(dir / "model.pte", ConvPte());
+  return runner;
 }
 
 /// The artifact store in memory. Thread-safe.

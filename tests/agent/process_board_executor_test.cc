@@ -16,46 +16,14 @@ namespace {
 
 using std::chrono::steady_clock;
 
-class ProcessExecutorTest : public ::testing::Test {
+class ProcessExecutorTest : public testing::ExecutorTest {
  protected:
-  BoardRunRequest Request() {
-    BoardRunRequest r;
-    r.board_id = "sim-0";
-    r.artifact_path = dir_ / "model.pte";
-    r.timeout_seconds = 30;
-    r.work_dir = dir_ / "work";
-    std::filesystem::create_directories(r.work_dir);
-    return r;
-  }
-
-  // Runs `request` on `runner` until on_done; `during` is called once the run started.
   BoardReport Run(const std::string& runner, const BoardRunRequest& request,
                   RunnerBoard board = RunnerBoard::kSim,
                   std::function<void(BoardRun&)> during = nullptr) {
     ProcessBoardExecutor executor(io_, runner, board);
-    std::optional<BoardReport> report;
-    lines_.clear();
-    std::unique_ptr<BoardRun> run = executor.Start(
-        request, [&](std::string line) { lines_.push_back(line); },
-        [&](BoardReport r) { report = std::move(r); });
-    if (during) during(*run);
-    io_.restart();
-    while (!report.has_value() && io_.run_one_for(std::chrono::seconds(60)) > 0) {
-    }
-    EXPECT_TRUE(report.has_value());
-    return report.value_or(BoardReport{});
+    return RunOn(executor, request, std::move(during));
   }
-
-  bool HasLine(const std::string& text) const {
-    for (const std::string& l : lines_) {
-      if (l.find(text) != std::string::npos) return true;
-    }
-    return false;
-  }
-
-  testing::ScratchDir dir_;
-  boost::asio::io_context io_;
-  std::vector<std::string> lines_;
 };
 
 TEST_F(ProcessExecutorTest, StreamsStderrAndKeepsSimStdout) {
@@ -139,11 +107,8 @@ TEST_F(ProcessExecutorTest, QemuStreamsTheConsole) {
 class RealRunnerTest : public ProcessExecutorTest {
  protected:
   void SetUp() override {
-    runner_ = boardlab::testing::RunBinary();
-    if (runner_.empty() || !std::filesystem::exists(runner_)) {
-      GTEST_SKIP() << "boardlab-run is not built";
-    }
-    testing::WriteText(dir_ / "model.pte", testing::ConvPte());
+    runner_ = testing::RealRunnerWithModel(dir_);
+    if (runner_.empty()) GTEST_SKIP() << "boardlab-run is not built";
   }
   std::string runner_;
 };
