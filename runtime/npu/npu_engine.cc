@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/kernels/reference/add_s8.h"
+#include "runtime/kernels/reference/conv2d_s8.h"
 #include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/mean_s8.h"
 #include "runtime/kernels/reference/requantize_s8.h"
@@ -436,6 +437,61 @@ void Conv2DSegmented(const Ctx& c, const BlockedConv& v, const int8_t* w) {
   }
 }
 
+// The blocked weights of output channels [0, out_c) back in TFLite's OHWI order (the padding
+// channels and columns dropped).
+void UnblockWeights(const BlockedConv& v, int32_t kh, const int8_t* w, int8_t* ohwi) {
+  const int32_t in_c = v.in.dims[3], out_c = v.out.dims[3], taps = kh * v.kw;
+  for (int32_t oc = 0; oc < out_c; ++oc) {
+    const int8_t* w_oc = w + (oc / kBlock) * v.ob_stride + (oc % kBlock) * kBlock;
+    for (int32_t t = 0; t < taps; ++t) {
+      for (int32_t ic = 0; ic < in_c; ++ic) {
+        *ohwi++ = w_oc[(int64_t{t} * v.in_blocks + ic / kBlock) * kBlockBytes + ic % kBlock];
+      }
+    }
+  }
+}
+
+// Where the packed kernel exists (x86-64 hosts) and the input channels are not a multiple of 8:
+// the conv run by the CPU kernel, conv2d_s8, on weights unblocked into the temp pool. Patches then
+// hold only the real input channels (a 3-channel first layer multiplies 27 values per 3x3 patch,
+// not 72) and are widened a kernel row at a time. With whole blocks of channels nothing is padded
+// and the blocked path is as fast without the extra pass over the weights. False (nothing
+// written) when not taken.
+bool Conv2DAsCpuKernel(const Ctx& c, const BlockedConv& v, const fb::Geometry& g) {
+  if (!kernels::HavePackedDot() || c.env.temp == nullptr || v.in.dims[3] % kBlock == 0) {
+    return false;
+  }
+  const int32_t out_c = v.out.dims[3];
+  const kernels::Dims4 in{v.in.dims[0], v.in.dims[1], v.in.dims[2], v.in.dims[3]};
+  const kernels::Dims4 f{out_c, g.kernel_h(), g.kernel_w(), v.in.dims[3]};
+  const kernels::Dims4 out{v.out.dims[0], v.out.dims[1], v.out.dims[2], out_c};
+  const size_t scratch_bytes = kernels::conv2d_s8_get_buffer_size_packed(in, f);
+  auto* filter = static_cast<int8_t*>(c.env.temp->Allocate(static_cast<size_t>(f.Size()), 16));
+  auto* bias = c.env.temp->AllocateArray<int32_t>(static_cast<size_t>(out_c));
+  void* scratch = c.env.temp->Allocate(scratch_bytes, 16);
+  if (scratch_bytes == 0 || filter == nullptr || bias == nullptr || scratch == nullptr) {
+    return false;
+  }
+  UnblockWeights(v, g.kernel_h(), c.Weights(), filter);
+  std::memcpy(bias, c.constants_base + c.k.bias()->offset(), 4 * static_cast<size_t>(out_c));
+  kernels::ConvParams p;
+  p.stride_h = v.sh;
+  p.stride_w = v.sw;
+  p.pad_top = v.pt;
+  p.pad_left = v.pl;
+  p.dilation_h = v.dh;
+  p.dilation_w = v.dw;
+  p.input_offset = v.input_offset;
+  p.out.output_offset = c.k.output_zero_point();
+  p.out.act_min = c.k.activation_min();
+  p.out.act_max = c.k.activation_max();
+  p.saturate_bias = true;  // as Ctx::AddBias
+  const kernels::ChannelQuant q{c.k.output_multipliers()->data(), c.k.output_shifts()->data(),
+                                out_c};
+  return kernels::conv2d_s8(p, q, in, v.in.s8(), f, filter, bias, out, v.out.s8(), scratch,
+                            scratch_bytes) == Error::kOk;
+}
+
 void Conv2D(const Ctx& c) {
   if (!Blocked8x8(c) || !SmallOffset(-c.k.input_zero_point())) return Conv2DGeneric(c);
   const fb::Geometry& g = *c.k.geometry();
@@ -455,6 +511,7 @@ void Conv2D(const Ctx& c) {
   v.pt = g.pad_top();
   v.pl = g.pad_left();
   v.input_offset = -c.k.input_zero_point();
+  if (Conv2DAsCpuKernel(c, v, g)) return;
   if (v.patch_blocks <= kRowBlocks) return Conv2DTiled(c, v, c.Weights());
   Conv2DSegmented(c, v, c.Weights());
 }

@@ -69,18 +69,28 @@ void FillRow(const ConvParams& p, const Dims4& in, const int8_t* in_b, const Dim
   }
 }
 
+// acc + bias, saturated or wrapping (ConvParams::saturate_bias).
+int32_t AddBias(int32_t acc, int32_t bias, bool saturate) {
+  if (!saturate) {
+    return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
+  }
+  const int64_t sum = int64_t{acc} + bias;
+  return static_cast<int32_t>(sum < kInt32Min ? kInt32Min : sum > kInt32Max ? kInt32Max : sum);
+}
+
 // Requantizes `pixels` consecutive output pixels' accumulators (bias not yet added); both the
 // accumulators and the outputs are `channels` apart per pixel.
-void RequantizePixels(const ChannelQuant& q, const int32_t* bias, const OutputStage& o,
+void RequantizePixels(const ConvParams& p, const ChannelQuant& q, const int32_t* bias,
                       const int32_t* acc, int32_t channels, int32_t pixels, int8_t* y) {
+  const OutputStage& o = p.out;
   if (q.count == channels) {
-    requantize_pixels_s8(acc, channels, bias, q.multiplier, q.shift, channels, pixels, o, false, y,
-                         channels);
+    requantize_pixels_s8(acc, channels, bias, q.multiplier, q.shift, channels, pixels, o,
+                         p.saturate_bias, y, channels);
     return;
   }
   for (int32_t c = 0; c < channels * pixels; ++c) {
-    const int32_t ch = c % channels;
-    const int32_t a = MultiplyByQuantizedMultiplier(acc[c] + (bias != nullptr ? bias[ch] : 0),
+    const int32_t b = bias != nullptr ? bias[c % channels] : 0;
+    const int32_t a = MultiplyByQuantizedMultiplier(AddBias(acc[c], b, p.saturate_bias),
                                                     q.multiplier[0], q.shift[0]);
     y[c] = ClampToInt8(a + o.output_offset, o.act_min, o.act_max);
   }
@@ -119,7 +129,7 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
         DotTiles(filter, ptrdiff_t{8} * k_len, k_len, 8, out_c, rows, stride, np,
                  kDotPairsQuads ? k_len : stride, k_len, acc, out_c);
       }
-      RequantizePixels(q, bias, p.out, acc, out_c, np, out_px);
+      RequantizePixels(p, q, bias, acc, out_c, np, out_px);
     }
   }
 }
@@ -183,7 +193,7 @@ Error conv2d_s8(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
               }
             }
           }
-          if (bias != nullptr) acc += bias[oc];
+          if (bias != nullptr) acc = AddBias(acc, bias[oc], p.saturate_bias);
           const int32_t qi = oc * per_channel;
           acc = MultiplyByQuantizedMultiplier(acc, q.multiplier[qi], q.shift[qi]);
           out_px[oc] = ClampToInt8(acc + p.out.output_offset, p.out.act_min, p.out.act_max);

@@ -25,6 +25,9 @@ struct ConvParams {
   int32_t dilation_h = 1, dilation_w = 1;
   int32_t input_offset = 0;  // -input zero point
   OutputStage out;
+  // acc + bias saturates to int32 instead of wrapping (the NPU engine's rule for hostile
+  // payloads; equal for every valid model).
+  bool saturate_bias = false;
 };
 
 /// Returns kInvalidArgument for null pointers, non-positive strides/dilations, mismatched
