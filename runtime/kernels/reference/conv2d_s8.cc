@@ -37,12 +37,13 @@ int32_t PatchStride(const Dims4& f) { return (f.h * f.w * f.c + 7) / 8 * 8; }
 // added, zero for taps outside the input). The patch's channels are all the input's (ungrouped),
 // so with dilation 1 a kernel row's taps inside the input are one contiguous run of the input:
 // one widening pass per kernel row instead of one per tap (a few channels each in first layers).
+template <void (*Widen)(const int8_t*, int32_t, int32_t, int16_t*)>
 void FillRow(const ConvParams& p, const Dims4& in, const int8_t* in_b, const Dims4& f, int32_t oy,
              int32_t ox, int16_t* row) {
   const int32_t kc = f.c, span = f.w * kc, dw = p.dilation_w;
   const int32_t y0 = oy * p.stride_h - p.pad_top, x0 = ox * p.stride_w - p.pad_left;
   if (f.h == 1 && f.w == 1 && y0 >= 0 && y0 < in.h && x0 >= 0 && x0 < in.w) {
-    WidenWithOffset(in_b + (static_cast<int64_t>(y0) * in.w + x0) * in.c, kc, p.input_offset, row);
+    Widen(in_b + (static_cast<int64_t>(y0) * in.w + x0) * in.c, kc, p.input_offset, row);
     return;
   }
   // Taps kx in [kx0, kx1) fall inside the input horizontally.
@@ -58,11 +59,10 @@ void FillRow(const ConvParams& p, const Dims4& in, const int8_t* in_b, const Dim
     for (int32_t i = 0; i < kx0 * kc; ++i) row[i] = 0;
     const int8_t* src = in_b + (static_cast<int64_t>(y) * in.w + x0 + kx0 * dw) * in.c;
     if (dw == 1) {
-      WidenWithOffset(src, (kx1 - kx0) * kc, p.input_offset, row + kx0 * kc);
+      Widen(src, (kx1 - kx0) * kc, p.input_offset, row + kx0 * kc);
     } else {
       for (int32_t kx = kx0; kx < kx1; ++kx) {
-        WidenWithOffset(src + static_cast<int64_t>(kx - kx0) * dw * in.c, kc, p.input_offset,
-                        row + kx * kc);
+        Widen(src + static_cast<int64_t>(kx - kx0) * dw * in.c, kc, p.input_offset, row + kx * kc);
       }
     }
     for (int32_t i = kx1 * kc; i < span; ++i) row[i] = 0;
@@ -106,6 +106,9 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
   const int32_t k_len = f.h * f.w * f.c;
   const int32_t stride = PatchStride(f);
   const int32_t out_c = out.c, pixels = out.h * out.w;
+  // With whole quads of channels every run FillRow widens starts at a multiple of 4 in the row
+  // and spans whole quads, so widening and pairing take one pass.
+  const bool paired_runs = kDotPairsQuads && f.c % 4 == 0;
   // The rows' padding up to the stride stays zero, so a tile may run the dot products over the
   // whole stride (no scalar tail): the weights read past a filter row's end are the next row's,
   // times zero. Only the last tile, whose next row does not exist, stops at k_len (and every
@@ -119,8 +122,13 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
     for (int32_t px0 = 0; px0 < pixels; px0 += kConvTilePixels) {
       const int32_t np = pixels - px0 < kConvTilePixels ? pixels - px0 : kConvTilePixels;
       for (int32_t i = 0; i < np; ++i) {
-        FillRow(p, in, in_b, f, (px0 + i) / out.w, (px0 + i) % out.w, rows + i * stride);
-        PairQuadsForDot(rows + i * stride, k_len);
+        int16_t* row = rows + i * stride;
+        if (paired_runs) {
+          FillRow<WidenPairedForDot>(p, in, in_b, f, (px0 + i) / out.w, (px0 + i) % out.w, row);
+        } else {
+          FillRow<WidenWithOffset>(p, in, in_b, f, (px0 + i) / out.w, (px0 + i) % out.w, row);
+          PairQuadsForDot(row, k_len);
+        }
       }
       int8_t* out_px = out_b + static_cast<int64_t>(px0) * out_c;
       if (packed != nullptr) {

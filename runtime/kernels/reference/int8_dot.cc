@@ -728,6 +728,19 @@ void DepthwiseDotTaps(const int8_t* const* x, const int8_t* const* w, int32_t ta
 }
 
 #if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+void WidenPairedForDot(const int8_t* x, int32_t n, int32_t offset, int16_t* out) {
+  const uint32_t off = static_cast<uint16_t>(offset);
+  const int32_t off2 = static_cast<int32_t>(off | (off << 16));
+  for (int32_t i = 0; i < n; i += 4) {
+    const uint32_t v = Load32(x + i);
+    // (x0 + off, x2 + off) and (x1 + off, x3 + off): PairQuadsForDot's order.
+    const int32_t x02 = __sxtab16(off2, static_cast<int32_t>(v));
+    const int32_t x13 = Sxtab16Ror8(off2, v);
+    std::memcpy(out + i, &x02, 4);
+    std::memcpy(out + i + 2, &x13, 4);
+  }
+}
+
 void PairQuadsForDot(int16_t* x, int32_t n) {
   for (int32_t i = 0; i + 4 <= n; i += 4) {
     const uint32_t x01 = Load32(x + i), x23 = Load32(x + i + 2);

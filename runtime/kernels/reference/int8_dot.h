@@ -86,6 +86,18 @@ void PairQuadsForDot(int16_t* x, int32_t n);
 inline void PairQuadsForDot(int16_t*, int32_t) {}
 #endif
 
+/// WidenWithOffset and PairQuadsForDot in one pass (SXTAB16 on Cortex-M: four values widened,
+/// offset and put in pair order by two instructions), for n a multiple of 4. A row built from such
+/// runs, each starting at a multiple of 4 in the row, equals the widened row after
+/// PairQuadsForDot. Elsewhere the same as WidenWithOffset.
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+void WidenPairedForDot(const int8_t* x, int32_t n, int32_t offset, int16_t* out);
+#else
+inline void WidenPairedForDot(const int8_t* x, int32_t n, int32_t offset, int16_t* out) {
+  WidenWithOffset(x, n, offset, out);
+}
+#endif
+
 /// Dot products of `rows` int8 weight rows with `pixels` int16 input vectors of length k:
 ///   out[p * out_stride + r] = sum_{i < k} W(r, i) * x[p * x_stride + i]
 /// where W(r, i) = w[r * row_stride + (i / 8) * chunk_stride + i % 8], i.e. each row is read in
