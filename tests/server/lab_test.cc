@@ -435,5 +435,46 @@ TEST_F(LabTest, PinnedJobsWaitForTheirBoard) {
   EXPECT_EQ(second->board_id(), "a-b1");
 }
 
+TEST_F(LabTest, AQuarantinedBoardReturnsWhenItsHealthCheckPasses) {
+  config_.quarantine_after = 1;
+  config_.retry_budget = 0;
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  v1::Job job = Submit(Request(PutModel()));
+  auto first = agent->WaitAssignment(1);
+  ASSERT_TRUE(first);
+  Result(session, *first, v1::RUN_OUTCOME_BOARD_ERROR, "board hung");
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_QUARANTINED);
+
+  // The golden model: any compiled artifact with an input and its expected output.
+  CompileRecord golden;
+  golden.artifact = first->artifact();
+  lab_->SetHealthCheck(golden, PutBlob(std::vector<uint8_t>(16, 1)),
+                       PutBlob(std::vector<uint8_t>(10, 2)));
+  lab_->Tick();
+  auto check = agent->WaitAssignment(2);
+  ASSERT_TRUE(check);
+  EXPECT_TRUE(check->health_check());
+  EXPECT_EQ(check->board_id(), "a-b0");
+  EXPECT_EQ(check->expected_size(), 1);
+  // A failed check keeps it out; a passing one brings it back.
+  Result(session, *check, v1::RUN_OUTCOME_FAIL, "outputs differ");
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_QUARANTINED);
+  EXPECT_TRUE(absl::StrContains(lab_->GetBoard("a-b0")->reason(), "health check failed"));
+  v1::SetMaintenanceRequest off;  // an admin asks for it back: checked again at once
+  off.set_board_id("a-b0");
+  ASSERT_TRUE(lab_->SetMaintenance(off).ok());
+  lab_->Tick();
+  auto again = agent->WaitAssignment(3);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->health_check());
+  Result(session, *again, v1::RUN_OUTCOME_PASS);
+  auto board = lab_->GetBoard("a-b0");
+  EXPECT_EQ(board->state(), v1::BOARD_STATE_IDLE);
+  EXPECT_EQ(board->consecutive_failures(), 0);
+  EXPECT_EQ(Get(job.id()).result(), v1::JOB_RESULT_INFRA_ERROR);  // the job itself was not retried
+}
+
 }  // namespace
 }  // namespace boardlab::server::testing
