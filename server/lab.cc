@@ -21,8 +21,10 @@ constexpr int kMaxPriority = 1000;
 constexpr int kMaxIterations = 100000;
 constexpr int kFairShareScan = 512;  // queued jobs looked at per pick beyond the first match
 constexpr int64_t kHealthCheckRetryMs = 30000;
-// After a server restart, agents need a moment to notice and reconnect.
-constexpr int64_t kRestartGraceMs = 5000;
+// After a server restart, agents need a moment to notice and reconnect: an agent's own backoff
+// grows to 5 s and the gRPC channel's to 2 s, so a job waits this long (plus one lease) for its
+// agent before it is retried elsewhere.
+constexpr int64_t kRestartGraceMs = 15000;
 
 std::string StateName(v1::JobState state) {
   std::string name = v1::JobState_Name(state);
