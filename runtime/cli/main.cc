@@ -31,6 +31,7 @@
 #include "CLI/CLI.hpp"
 #include "compiler/target_spec.h"
 #include "nlohmann/json.hpp"
+#include "runtime/cli/aligned_buffer.h"
 #include "runtime/cli/inspect.h"
 #include "runtime/cli/profile_collector.h"
 #include "runtime/cli/profile_table.h"
@@ -105,23 +106,7 @@ bool WriteFile(const std::string& path, const void* data, size_t size) {
   return static_cast<bool>(out);
 }
 
-// Heap memory at a 64-byte boundary (Program::Load needs max_align_t, kernels like 16). Not
-// zero-filled: the pools are sized for the largest models, and touching every page of them cost
-// small models most of their run time (the agent starts one boardlab-run per job).
-class Buffer {
- public:
-  explicit Buffer(size_t size) : storage_(new uint8_t[size + 64]), size_(size) {
-    const auto p = reinterpret_cast<uintptr_t>(storage_.get());
-    data_ = storage_.get() + ((64 - p % 64) % 64);
-  }
-  uint8_t* data() { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  std::unique_ptr<uint8_t[]> storage_;
-  uint8_t* data_;
-  size_t size_;
-};
+using Buffer = boardlab::run::AlignedBuffer;
 
 uint64_t SplitMix64(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);

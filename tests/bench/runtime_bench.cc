@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "compiler/driver.h"
+#include "runtime/cli/aligned_buffer.h"
 #include "runtime/executor/backend_registry.h"
 #include "runtime/executor/kernel.h"
 #include "runtime/executor/memory_manager.h"
@@ -47,22 +48,7 @@ namespace rt = boardlab::runtime;
 
 constexpr double kOverheadLimitMiB = 16.0;
 
-// Heap memory at a 64-byte boundary (Program::Load needs max_align_t, kernels like 16). Left
-// uninitialised so that only the pages the runtime touches count in the resident set.
-class Buffer {
- public:
-  explicit Buffer(size_t size) : storage_(new uint8_t[size + 64]), size_(size) {
-    const auto p = reinterpret_cast<uintptr_t>(storage_.get());
-    data_ = storage_.get() + ((64 - p % 64) % 64);
-  }
-  uint8_t* data() { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  std::unique_ptr<uint8_t[]> storage_;
-  uint8_t* data_;
-  size_t size_;
-};
+using Buffer = boardlab::run::AlignedBuffer;
 
 // A /proc/self/status field in KiB (VmRSS, VmHWM); -1 when absent.
 long StatusKiB(const char* field) {
