@@ -5,6 +5,8 @@
 
 #include "runtime/kernels/reference/add_s8.h"
 #include "runtime/kernels/reference/conv2d_s8.h"
+#include "runtime/kernels/reference/data_movement_s8.h"
+#include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 #include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/mean_s8.h"
 #include "runtime/kernels/reference/requantize_s8.h"
@@ -450,13 +452,37 @@ void UnblockWeights(const BlockedConv& v, int32_t kh, const int8_t* w, int8_t* o
     }
   }
 }
+// The CPU conv kernel's parameters for this kernel (bias added with saturation, as
+// Ctx::AddBias).
+kernels::ConvParams CpuConvParams(const Ctx& c, const fb::Geometry& g) {
+  kernels::ConvParams p;
+  p.stride_h = g.stride_h();
+  p.stride_w = g.stride_w();
+  p.pad_top = g.pad_top();
+  p.pad_left = g.pad_left();
+  p.dilation_h = g.dilation_h();
+  p.dilation_w = g.dilation_w();
+  p.input_offset = -c.k.input_zero_point();
+  p.out.output_offset = c.k.output_zero_point();
+  p.out.act_min = c.k.activation_min();
+  p.out.act_max = c.k.activation_max();
+  p.saturate_bias = true;
+  return p;
+}
+
+// The bias copied into the temp pool (the payload's need not be 4-byte aligned), or null.
+const int32_t* BiasInTemp(const Ctx& c, int32_t out_c) {
+  auto* bias = c.env.temp->AllocateArray<int32_t>(static_cast<size_t>(out_c));
+  if (bias != nullptr) {
+    std::memcpy(bias, c.constants_base + c.k.bias()->offset(), 4 * static_cast<size_t>(out_c));
+  }
+  return bias;
+}
 
 // Where the packed kernel exists (x86-64 hosts) and the input channels are not a multiple of 8:
 // the conv run by the CPU kernel, conv2d_s8, on weights unblocked into the temp pool. Patches then
 // hold only the real input channels (a 3-channel first layer multiplies 27 values per 3x3 patch,
-// not 72) and are widened a kernel row at a time. With whole blocks of channels nothing is padded
-// and the blocked path is as fast without the extra pass over the weights. False (nothing
-// written) when not taken.
+// not 72) and are widened a kernel row at a time. False (nothing written) when not taken.
 bool Conv2DAsCpuKernel(const Ctx& c, const BlockedConv& v, const fb::Geometry& g) {
   if (!kernels::HavePackedDot() || c.env.temp == nullptr || v.in.dims[3] % kBlock == 0) {
     return false;
@@ -467,29 +493,41 @@ bool Conv2DAsCpuKernel(const Ctx& c, const BlockedConv& v, const fb::Geometry& g
   const kernels::Dims4 out{v.out.dims[0], v.out.dims[1], v.out.dims[2], out_c};
   const size_t scratch_bytes = kernels::conv2d_s8_get_buffer_size_packed(in, f);
   auto* filter = static_cast<int8_t*>(c.env.temp->Allocate(static_cast<size_t>(f.Size()), 16));
-  auto* bias = c.env.temp->AllocateArray<int32_t>(static_cast<size_t>(out_c));
+  const int32_t* bias = BiasInTemp(c, out_c);
   void* scratch = c.env.temp->Allocate(scratch_bytes, 16);
   if (scratch_bytes == 0 || filter == nullptr || bias == nullptr || scratch == nullptr) {
     return false;
   }
   UnblockWeights(v, g.kernel_h(), c.Weights(), filter);
-  std::memcpy(bias, c.constants_base + c.k.bias()->offset(), 4 * static_cast<size_t>(out_c));
-  kernels::ConvParams p;
-  p.stride_h = v.sh;
-  p.stride_w = v.sw;
-  p.pad_top = v.pt;
-  p.pad_left = v.pl;
-  p.dilation_h = v.dh;
-  p.dilation_w = v.dw;
-  p.input_offset = v.input_offset;
-  p.out.output_offset = c.k.output_zero_point();
-  p.out.act_min = c.k.activation_min();
-  p.out.act_max = c.k.activation_max();
-  p.saturate_bias = true;  // as Ctx::AddBias
   const kernels::ChannelQuant q{c.k.output_multipliers()->data(), c.k.output_shifts()->data(),
                                 out_c};
-  return kernels::conv2d_s8(p, q, in, v.in.s8(), f, filter, bias, out, v.out.s8(), scratch,
-                            scratch_bytes) == Error::kOk;
+  return kernels::conv2d_s8(CpuConvParams(c, g), q, in, v.in.s8(), f, filter, bias, out, v.out.s8(),
+                            scratch, scratch_bytes) == Error::kOk;
+}
+
+// Whole blocks of input channels: each output block's weights run over the patch in (ky, kx, ic)
+// order, so PackWeights gives exactly the packed OHWI filter and the CPU kernel's packed path
+// (all output channels of a pixel group per pass, one requantization call) runs on it. False
+// (nothing written) when not taken.
+bool Conv2DPackedAsCpuKernel(const Ctx& c, const BlockedConv& v, const fb::Geometry& g) {
+  if (!kernels::HavePackedDot() || c.env.temp == nullptr || v.in.dims[3] % kBlock != 0) {
+    return false;
+  }
+  const int32_t out_c = v.out.dims[3];
+  const kernels::Dims4 in{v.in.dims[0], v.in.dims[1], v.in.dims[2], v.in.dims[3]};
+  const kernels::Dims4 f{out_c, g.kernel_h(), g.kernel_w(), v.in.dims[3]};
+  const kernels::Dims4 out{v.out.dims[0], v.out.dims[1], v.out.dims[2], out_c};
+  const size_t scratch_bytes = kernels::conv2d_s8_get_buffer_size(in, f);
+  const int16_t* packed = PackWeights(c, v, c.Weights());
+  const int32_t* bias = BiasInTemp(c, out_c);
+  void* scratch = c.env.temp->Allocate(scratch_bytes, 16);
+  if (scratch_bytes == 0 || packed == nullptr || bias == nullptr || scratch == nullptr) {
+    return false;
+  }
+  const kernels::ChannelQuant q{c.k.output_multipliers()->data(), c.k.output_shifts()->data(),
+                                out_c};
+  return kernels::conv2d_s8_prepacked(CpuConvParams(c, g), q, in, v.in.s8(), f, packed, bias, out,
+                                      v.out.s8(), scratch, scratch_bytes) == Error::kOk;
 }
 
 void Conv2D(const Ctx& c) {
@@ -511,7 +549,7 @@ void Conv2D(const Ctx& c) {
   v.pt = g.pad_top();
   v.pl = g.pad_left();
   v.input_offset = -c.k.input_zero_point();
-  if (Conv2DAsCpuKernel(c, v, g)) return;
+  if (Conv2DAsCpuKernel(c, v, g) || Conv2DPackedAsCpuKernel(c, v, g)) return;
   if (v.patch_blocks <= kRowBlocks) return Conv2DTiled(c, v, c.Weights());
   Conv2DSegmented(c, v, c.Weights());
 }
@@ -519,9 +557,36 @@ void Conv2D(const Ctx& c) {
 // Taps gathered per output pixel by the depthwise fast path (kernels up to 8x8).
 constexpr int32_t kMaxDepthwiseTaps = 64;
 
+// With unpadded channels (a multiple of the weight block) the NPU's depthwise weights are
+// TFLite's [1, KH, KW, C] already: the CPU kernel runs on them in place, its accumulators and the
+// bias copy (the payload's bias need not be 4-byte aligned) in the temp pool. False (nothing
+// written) when not taken.
+bool DepthwiseAsCpuKernel(const Ctx& c, const fb::Geometry& g) {
+  const View in = c.In(0), out = c.Out();
+  const int32_t out_c = out.dims[3];
+  if (c.env.temp == nullptr || g.depth_multiplier() != 1 ||
+      out_c % c.payload.program->weight_block_out() != 0) {
+    return false;
+  }
+  const kernels::Dims4 in_dims{in.dims[0], in.dims[1], in.dims[2], in.dims[3]};
+  const kernels::Dims4 f{1, g.kernel_h(), g.kernel_w(), out_c};
+  const kernels::Dims4 out_dims{out.dims[0], out.dims[1], out.dims[2], out_c};
+  const size_t scratch_bytes = kernels::depthwise_conv2d_s8_get_buffer_size(out_dims);
+  const int32_t* bias = BiasInTemp(c, out_c);
+  void* scratch = c.env.temp->Allocate(scratch_bytes, 16);
+  if (bias == nullptr || scratch == nullptr) return false;
+  kernels::DepthwiseConvParams p;
+  p.conv = CpuConvParams(c, g);
+  const kernels::ChannelQuant q{c.k.output_multipliers()->data(), c.k.output_shifts()->data(),
+                                out_c};
+  return kernels::depthwise_conv2d_s8(p, q, in_dims, in.s8(), f, c.Weights(), bias, out_dims,
+                                      out.s8(), scratch, scratch_bytes) == Error::kOk;
+}
+
 void DepthwiseConv2D(const Ctx& c) {
   const fb::Geometry& g = *c.k.geometry();
   if (g.depth_multiplier() != 1) return DepthwiseConv2DGeneric(c);
+  if (DepthwiseAsCpuKernel(c, g)) return;
   const View in = c.In(0), out = c.Out();
   const int32_t batches = in.dims[0], in_h = in.dims[1], in_w = in.dims[2], in_c = in.dims[3];
   const int32_t out_h = out.dims[1], out_w = out.dims[2], out_c = out.dims[3];
@@ -950,6 +1015,14 @@ void Gather(const View& in, const View& out, const int64_t* start, const int64_t
   }
 }
 
+// The view's shape for the CPU's layout kernels, when they can take it (rank <= 6).
+bool ToShapeN(const View& v, kernels::ShapeN* shape) {
+  if (v.rank > kernels::kMaxDims) return false;
+  shape->rank = v.rank;
+  for (int32_t d = 0; d < v.rank; ++d) shape->dims[d] = v.dims[d];
+  return true;
+}
+
 void Transpose(const Ctx& c) {
   const View in = c.In(0), perm = c.In(1), out = c.Out();
   const int es = ElementSize(out);
@@ -958,6 +1031,13 @@ void Transpose(const Ctx& c) {
   for (int32_t d = 0; d < out.rank; ++d) {
     dim_of[d] = static_cast<int32_t>(ReadIndex(perm, d));
     step[d] = 1;
+  }
+  kernels::ShapeN shape;
+  // Bytes are bytes: the CPU kernel's row-wise gather serves every one-byte element type (the
+  // format conversions around NPU partitions are int8).
+  if (es == 1 && ToShapeN(in, &shape) &&
+      kernels::transpose_s8(shape, in.s8(), dim_of, out.s8()) == Error::kOk) {
+    return;
   }
   Gather(in, out, start, step, dim_of,
          [&](int64_t o, int64_t i) { std::memcpy(out.data + o * es, in.data + i * es, es); });
@@ -1041,6 +1121,22 @@ void PadElementwise(const View& in, const View& out, const int64_t* before,
   }
 }
 
+// One-byte elements with non-negative pads: the CPU's pad kernel (one fill, then row copies).
+bool PadAsCpuKernel(const View& in, const View& out, const int64_t* before, const uint8_t* fill,
+                    int es) {
+  kernels::ShapeN shape;
+  if (es != 1 || !ToShapeN(in, &shape)) return false;
+  int32_t lo[kernels::kMaxDims], hi[kernels::kMaxDims];
+  for (int32_t d = 0; d < in.rank; ++d) {
+    const int64_t after = int64_t{out.dims[d]} - in.dims[d] - before[d];
+    if (before[d] < 0 || after < 0 || before[d] > out.dims[d]) return false;
+    lo[d] = static_cast<int32_t>(before[d]);
+    hi[d] = static_cast<int32_t>(after);
+  }
+  return kernels::pad_s8(shape, in.s8(), lo, hi, static_cast<int8_t>(fill[0]), out.s8()) ==
+         Error::kOk;
+}
+
 void Pad(const Ctx& c, bool v2) {
   const View in = c.In(0), pads = c.In(1), out = c.Out();
   const int es = ElementSize(out);
@@ -1059,6 +1155,7 @@ void Pad(const Ctx& c, bool v2) {
     in_strides[d] = s;
     s *= in.dims[d];
   }
+  if (PadAsCpuKernel(in, out, before, fill, es)) return;
   const int32_t last = out.rank - 1;
   const int64_t lead = last >= 0 ? before[last] : 0;
   if (last < 0 || out.dims[last] == 0 || lead < 0 || lead + in.dims[last] > out.dims[last]) {

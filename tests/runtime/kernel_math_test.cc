@@ -14,6 +14,7 @@
 #include "runtime/kernels/reference/conv2d_s8.h"
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 #include "runtime/kernels/reference/fully_connected_s8.h"
+#include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/mean_s8.h"
 #include "runtime/kernels/reference/pooling_s8.h"
 #include "runtime/kernels/reference/quantized_math.h"
@@ -110,6 +111,68 @@ TEST(KernelReference, DepthwiseMultiplier2) {
   EXPECT_EQ(out[3], 4);
   EXPECT_EQ(depthwise_conv2d_s8(p, {mult, shift, 1}, {1, 1, 1, 2}, input, {1, 1, 1, 4}, filter,
                                 nullptr, {1, 1, 1, 4}, out, scratch, 8),
+            Error::kInvalidArgument);
+}
+
+TEST(KernelReference, DepthwiseSaturatingBiasClampsInsteadOfWrapping) {
+  // 8 channels (the per-channel fast path): acc = 127 * 127 each, bias 100 below INT32_MAX.
+  std::vector<int8_t> input(8, 127), filter(8, 127);
+  const std::vector<int32_t> bias(8, 2147483647 - 100);
+  const std::vector<int32_t> mult(8, 1 << 30), shift(8, 0);  // x0.5
+  DepthwiseConvParams p;
+  std::vector<int8_t> out(8);
+  int32_t scratch[8];
+  for (const int32_t channels : {8, 1}) {  // per-channel table, then per-tensor
+    SCOPED_TRACE(channels);
+    for (const bool saturate : {false, true}) {
+      p.conv.saturate_bias = saturate;
+      ASSERT_EQ(depthwise_conv2d_s8(p, {mult.data(), shift.data(), channels}, {1, 1, 1, 8},
+                                    input.data(), {1, 1, 1, 8}, filter.data(), bias.data(),
+                                    {1, 1, 1, 8}, out.data(), scratch, sizeof(scratch)),
+                Error::kOk);
+      // Saturated: INT32_MAX x0.5 clamps to 127. Wrapped: about -2^31 x0.5 clamps to -128.
+      EXPECT_EQ(out, std::vector<int8_t>(8, saturate ? 127 : -128));
+    }
+  }
+}
+
+TEST(KernelReference, Conv2DPrepackedEqualsConv2D) {
+  if (!HavePackedDot()) GTEST_SKIP() << "no packed dot kernel on this machine (needs AVX2)";
+  // 2x5x5x8 input, 13 filters of 3x3x8, stride 2, SAME-like padding, per-channel requantization.
+  const Dims4 in{2, 5, 5, 8}, f{13, 3, 3, 8}, out{2, 3, 3, 13};
+  std::vector<int8_t> input(static_cast<size_t>(in.Size())), filter(static_cast<size_t>(f.Size()));
+  uint32_t state = 12345;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<int8_t>(state >> 24);
+  };
+  for (int8_t& v : input) v = next();
+  for (int8_t& v : filter) v = next();
+  std::vector<int32_t> bias(13), mult(13), shift(13);
+  for (int32_t c = 0; c < 13; ++c) {
+    bias[static_cast<size_t>(c)] = (c - 6) * 997;
+    mult[static_cast<size_t>(c)] = (1 << 30) + c * 4099;
+    shift[static_cast<size_t>(c)] = -7 - c % 3;
+  }
+  ConvParams p;
+  p.stride_h = p.stride_w = 2;
+  p.pad_top = p.pad_left = 1;
+  p.input_offset = 5;
+  p.out.output_offset = -3;
+  const ChannelQuant q{mult.data(), shift.data(), 13};
+  std::vector<uint8_t> scratch(conv2d_s8_get_buffer_size_packed(in, f));
+  std::vector<int8_t> expected(static_cast<size_t>(out.Size())), actual(expected.size());
+  ASSERT_EQ(conv2d_s8(p, q, in, input.data(), f, filter.data(), bias.data(), out, expected.data()),
+            Error::kOk);
+  const int32_t k = f.h * f.w * f.c;
+  std::vector<int16_t> packed(PackedRowsElements(f.n, k));
+  PackRowsForDot(filter.data(), ptrdiff_t{8} * k, k, 8, f.n, k, packed.data());
+  ASSERT_EQ(conv2d_s8_prepacked(p, q, in, input.data(), f, packed.data(), bias.data(), out,
+                                actual.data(), scratch.data(), scratch.size()),
+            Error::kOk);
+  EXPECT_EQ(actual, expected);
+  EXPECT_EQ(conv2d_s8_prepacked(p, q, in, input.data(), f, packed.data(), bias.data(), out,
+                                actual.data(), scratch.data(), 16),
             Error::kInvalidArgument);
 }
 

@@ -212,6 +212,24 @@ Error conv2d_s8(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
   return Error::kOk;
 }
 
+Error conv2d_s8_prepacked(const ConvParams& p, const ChannelQuant& q, const Dims4& in,
+                          const int8_t* input, const Dims4& f, const int16_t* packed,
+                          const int32_t* bias, const Dims4& out, int8_t* output, void* scratch,
+                          size_t scratch_bytes) {
+  // CheckConv only tests the filter pointer for null: the packed rows stand in for it.
+  RT_RETURN_IF_ERROR(
+      CheckConv(p, q, in, input, f, reinterpret_cast<const int8_t*>(packed), out, output));
+  const size_t bytes = conv2d_s8_get_buffer_size(in, f);
+  RT_CHECK_OR_RETURN_ERROR(HavePackedDot() && bytes > 0 && scratch != nullptr &&
+                               scratch_bytes >= bytes && p.input_offset >= -127 &&
+                               p.input_offset <= 128,
+                           kInvalidArgument, "conv2d_s8_prepacked: path not available");
+  int16_t* rows = static_cast<int16_t*>(scratch);
+  int32_t* acc = reinterpret_cast<int32_t*>(rows + kConvTilePixels * PatchStride(f));
+  Conv2DIm2Row(p, q, in, input, f, nullptr, bias, out, output, rows, acc, packed);
+  return Error::kOk;
+}
+
 size_t conv2d_s8_get_buffer_size(const Dims4& input_dims, const Dims4& filter_dims) {
   if (filter_dims.c <= 0 || input_dims.c != filter_dims.c) return 0;
   // The widened patches, then one int32 accumulator per output channel and pixel (the patch

@@ -48,6 +48,17 @@ struct ConvParams {
                               const Dims4& output_dims, int8_t* output, void* scratch,
                               size_t scratch_bytes);
 
+/// conv2d_s8's widened-filter path on a filter the caller has already put through
+/// PackRowsForDot (rows = Cout, k = KH * KW * Cin, in (ky, kx, ic) order), for callers that keep
+/// it in another layout or reuse it (the NPU engine packs its blocked weights). Needs
+/// HavePackedDot(), an ungrouped convolution, an int8 input offset and `scratch` of
+/// conv2d_s8_get_buffer_size() bytes; kInvalidArgument otherwise. Results equal conv2d_s8's.
+[[nodiscard]] Error conv2d_s8_prepacked(const ConvParams& params, const ChannelQuant& quant,
+                                        const Dims4& input_dims, const int8_t* input,
+                                        const Dims4& filter_dims, const int16_t* packed,
+                                        const int32_t* bias, const Dims4& output_dims,
+                                        int8_t* output, void* scratch, size_t scratch_bytes);
+
 /// Scratch bytes the fast path of conv2d_s8 uses: kConvTilePixels widened input patches of
 /// KH * KW * Cin int16 each (padded to a multiple of 8) for ungrouped convolutions, 0 for grouped
 /// ones (reference loop).

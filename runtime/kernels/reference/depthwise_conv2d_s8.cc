@@ -10,6 +10,11 @@ namespace {
 // Filter taps gathered per output pixel for the register-blocked path (8x8 kernels and below).
 constexpr int32_t kMaxTaps = 64;
 
+int32_t SaturatingAdd(int32_t a, int32_t b) {
+  const int64_t sum = int64_t{a} + b;
+  return static_cast<int32_t>(sum < kInt32Min ? kInt32Min : sum > kInt32Max ? kInt32Max : sum);
+}
+
 }  // namespace
 
 size_t depthwise_conv2d_s8_get_buffer_size(const Dims4& output_dims) {
@@ -68,11 +73,13 @@ Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, 
             }
           }
           DepthwiseDotTaps(xs, ws, taps, out_c, input_offset, acc);
-          if (bias != nullptr) {
+          if (bias != nullptr && !p.saturate_bias) {
             for (int32_t oc = 0; oc < out_c; ++oc) acc[oc] += bias[oc];
           }
         } else {
-          for (int32_t oc = 0; oc < out_c; ++oc) acc[oc] = bias != nullptr ? bias[oc] : 0;
+          for (int32_t oc = 0; oc < out_c; ++oc) {
+            acc[oc] = bias != nullptr && !p.saturate_bias ? bias[oc] : 0;
+          }
           for (int32_t ky = 0; ky < f.h; ++ky) {
             const int32_t y = y0 + ky * p.dilation_h;
             if (y < 0 || y >= in.h) continue;
@@ -106,13 +113,17 @@ Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, 
           }
         }
         int8_t* out_px = output + ((static_cast<int64_t>(b) * out.h + oy) * out.w + ox) * out.c;
+        // A saturating bias is added by the requantization (the plain one is in acc already).
+        const int32_t* late_bias = p.saturate_bias ? bias : nullptr;
         if (per_channel) {
-          requantize_channels_s8(acc, nullptr, q.multiplier, q.shift, out_c, p.out, false, out_px);
+          requantize_channels_s8(acc, late_bias, q.multiplier, q.shift, out_c, p.out,
+                                 p.saturate_bias, out_px);
           continue;
         }
         for (int32_t oc = 0; oc < out_c; ++oc) {
           const int32_t qi = oc * per_channel;
-          const int32_t r = MultiplyByQuantizedMultiplier(acc[oc], q.multiplier[qi], q.shift[qi]);
+          const int32_t a = late_bias != nullptr ? SaturatingAdd(acc[oc], late_bias[oc]) : acc[oc];
+          const int32_t r = MultiplyByQuantizedMultiplier(a, q.multiplier[qi], q.shift[qi]);
           out_px[oc] = ClampToInt8(r + p.out.output_offset, p.out.act_min, p.out.act_max);
         }
       }

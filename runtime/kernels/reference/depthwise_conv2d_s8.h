@@ -18,7 +18,7 @@
 namespace boardlab::runtime::kernels {
 
 struct DepthwiseConvParams {
-  ConvParams conv;
+  ConvParams conv;  // conv.saturate_bias applies as for conv2d_s8
   int32_t depth_multiplier = 1;
 };
 
