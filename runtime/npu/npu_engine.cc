@@ -452,6 +452,7 @@ void UnblockWeights(const BlockedConv& v, int32_t kh, const int8_t* w, int8_t* o
     }
   }
 }
+
 // The CPU conv kernel's parameters for this kernel (bias added with saturation, as
 // Ctx::AddBias).
 kernels::ConvParams CpuConvParams(const Ctx& c, const fb::Geometry& g) {
