@@ -10,8 +10,66 @@ namespace {
 // Filter taps gathered per output pixel for the register-blocked path (8x8 kernels and below).
 constexpr int32_t kMaxTaps = 64;
 
-int32_t SaturatingAdd(int32_t a, int32_t b) {
-  const int64_t sum = int64_t{a} + b;
+// The valid taps of one output pixel for the register-blocked path: pointers to their input
+// pixels and filter taps. Interior pixels (every tap inside the input; most of them) share one
+// table of input offsets and the full filter, so gathering costs one add per tap instead of
+// bounds checks and an address computation.
+class TapGatherer {
+ public:
+  TapGatherer(const ConvParams& p, const Dims4& in, const Dims4& f, const int8_t* filter)
+      : p_(p), in_(in), f_(f), filter_(filter) {
+    if (static_cast<int64_t>(f.h) * f.w > kMaxTaps) return;  // not the register-blocked path
+    for (int32_t ky = 0; ky < f.h; ++ky) {
+      for (int32_t kx = 0; kx < f.w; ++kx, ++all_) {
+        offset_[all_] = (static_cast<int64_t>(ky) * p.dilation_h * in.w + kx * p.dilation_w) * in.c;
+        all_w_[all_] = filter + static_cast<int64_t>(all_) * f.c;
+      }
+    }
+  }
+
+  // Fills xs with the taps of the pixel whose first tap is (y0, x0) in batch in_b; *ws is set
+  // to the matching filter taps. Returns their count.
+  int32_t Gather(const int8_t* in_b, int32_t y0, int32_t x0, const int8_t** xs,
+                 const int8_t* const** ws) {
+    if (y0 >= 0 && x0 >= 0 && y0 + (f_.h - 1) * p_.dilation_h < in_.h &&
+        x0 + (f_.w - 1) * p_.dilation_w < in_.w) {
+      const int8_t* base = in_b + (static_cast<int64_t>(y0) * in_.w + x0) * in_.c;
+      for (int32_t t = 0; t < all_; ++t) xs[t] = base + offset_[t];
+      *ws = all_w_;
+      return all_;
+    }
+    int32_t taps = 0;
+    for (int32_t ky = 0; ky < f_.h; ++ky) {
+      const int32_t y = y0 + ky * p_.dilation_h;
+      if (y < 0 || y >= in_.h) continue;
+      for (int32_t kx = 0; kx < f_.w; ++kx) {
+        const int32_t x = x0 + kx * p_.dilation_w;
+        if (x < 0 || x >= in_.w) continue;
+        xs[taps] = in_b + (static_cast<int64_t>(y) * in_.w + x) * in_.c;
+        border_w_[taps++] = filter_ + static_cast<int64_t>(ky * f_.w + kx) * f_.c;
+      }
+    }
+    *ws = border_w_;
+    return taps;
+  }
+
+ private:
+  const ConvParams& p_;
+  const Dims4& in_;
+  const Dims4& f_;
+  const int8_t* filter_;
+  int32_t all_ = 0;
+  int64_t offset_[kMaxTaps];
+  const int8_t* all_w_[kMaxTaps];
+  const int8_t* border_w_[kMaxTaps];
+};
+
+// acc + bias, saturated or wrapping (ConvParams::saturate_bias).
+int32_t AddBias(int32_t acc, int32_t bias, bool saturate) {
+  if (!saturate) {
+    return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
+  }
+  const int64_t sum = int64_t{acc} + bias;
   return static_cast<int32_t>(sum < kInt32Min ? kInt32Min : sum > kInt32Max ? kInt32Max : sum);
 }
 
@@ -51,6 +109,7 @@ Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, 
   // Local copies: the accumulator stores could otherwise alias the dimension structs, which
   // would keep the compiler from vectorising the channel loops.
   const int32_t out_c = out.c, in_c = in.c;
+  TapGatherer gatherer(p, in, f, filter);
   for (int32_t b = 0; b < out.n; ++b) {
     const int8_t* in_b = input + static_cast<int64_t>(b) * in.h * in.w * in.c;
     for (int32_t oy = 0; oy < out.h; ++oy) {
@@ -58,28 +117,14 @@ Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, 
       for (int32_t ox = 0; ox < out.w; ++ox) {
         const int32_t x0 = ox * p.stride_w - p.pad_left;
         if (m == 1 && small_offset && f.h * f.w <= kMaxTaps) {
-          // Register-blocked path: collect the pixel's valid taps, then all channels at once.
+          // Register-blocked path: collect the pixel's valid taps, then all channels at once
+          // (the bias is added by the requantization below).
           const int8_t* xs[kMaxTaps];
-          const int8_t* ws[kMaxTaps];
-          int32_t taps = 0;
-          for (int32_t ky = 0; ky < f.h; ++ky) {
-            const int32_t y = y0 + ky * p.dilation_h;
-            if (y < 0 || y >= in.h) continue;
-            for (int32_t kx = 0; kx < f.w; ++kx) {
-              const int32_t x = x0 + kx * p.dilation_w;
-              if (x < 0 || x >= in.w) continue;
-              xs[taps] = in_b + (static_cast<int64_t>(y) * in.w + x) * in.c;
-              ws[taps++] = filter + static_cast<int64_t>(ky * f.w + kx) * f.c;
-            }
-          }
+          const int8_t* const* ws;
+          const int32_t taps = gatherer.Gather(in_b, y0, x0, xs, &ws);
           DepthwiseDotTaps(xs, ws, taps, out_c, input_offset, acc);
-          if (bias != nullptr && !p.saturate_bias) {
-            for (int32_t oc = 0; oc < out_c; ++oc) acc[oc] += bias[oc];
-          }
         } else {
-          for (int32_t oc = 0; oc < out_c; ++oc) {
-            acc[oc] = bias != nullptr && !p.saturate_bias ? bias[oc] : 0;
-          }
+          for (int32_t oc = 0; oc < out_c; ++oc) acc[oc] = 0;
           for (int32_t ky = 0; ky < f.h; ++ky) {
             const int32_t y = y0 + ky * p.dilation_h;
             if (y < 0 || y >= in.h) continue;
@@ -113,16 +158,14 @@ Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, 
           }
         }
         int8_t* out_px = output + ((static_cast<int64_t>(b) * out.h + oy) * out.w + ox) * out.c;
-        // A saturating bias is added by the requantization (the plain one is in acc already).
-        const int32_t* late_bias = p.saturate_bias ? bias : nullptr;
         if (per_channel) {
-          requantize_channels_s8(acc, late_bias, q.multiplier, q.shift, out_c, p.out,
-                                 p.saturate_bias, out_px);
+          requantize_channels_s8(acc, bias, q.multiplier, q.shift, out_c, p.out, p.saturate_bias,
+                                 out_px);
           continue;
         }
         for (int32_t oc = 0; oc < out_c; ++oc) {
           const int32_t qi = oc * per_channel;
-          const int32_t a = late_bias != nullptr ? SaturatingAdd(acc[oc], late_bias[oc]) : acc[oc];
+          const int32_t a = bias == nullptr ? acc[oc] : AddBias(acc[oc], bias[oc], p.saturate_bias);
           const int32_t r = MultiplyByQuantizedMultiplier(a, q.multiplier[qi], q.shift[qi]);
           out_px[oc] = ClampToInt8(r + p.out.output_offset, p.out.act_min, p.out.act_max);
         }
