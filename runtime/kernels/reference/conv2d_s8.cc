@@ -69,15 +69,6 @@ void FillRow(const ConvParams& p, const Dims4& in, const int8_t* in_b, const Dim
   }
 }
 
-// acc + bias, saturated or wrapping (ConvParams::saturate_bias).
-int32_t AddBias(int32_t acc, int32_t bias, bool saturate) {
-  if (!saturate) {
-    return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
-  }
-  const int64_t sum = int64_t{acc} + bias;
-  return static_cast<int32_t>(sum < kInt32Min ? kInt32Min : sum > kInt32Max ? kInt32Max : sum);
-}
-
 // Requantizes `pixels` consecutive output pixels' accumulators (bias not yet added); both the
 // accumulators and the outputs are `channels` apart per pixel.
 void RequantizePixels(const ConvParams& p, const ChannelQuant& q, const int32_t* bias,

@@ -64,15 +64,6 @@ class TapGatherer {
   const int8_t* border_w_[kMaxTaps];
 };
 
-// acc + bias, saturated or wrapping (ConvParams::saturate_bias).
-int32_t AddBias(int32_t acc, int32_t bias, bool saturate) {
-  if (!saturate) {
-    return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
-  }
-  const int64_t sum = int64_t{acc} + bias;
-  return static_cast<int32_t>(sum < kInt32Min ? kInt32Min : sum > kInt32Max ? kInt32Max : sum);
-}
-
 }  // namespace
 
 size_t depthwise_conv2d_s8_get_buffer_size(const Dims4& output_dims) {

@@ -71,6 +71,17 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int 
       right);
 }
 
+// acc + bias as the conv-like kernels add it: wrapping like TFLite Micro's int32 addition, or
+// saturated (ConvParams::saturate_bias, the NPU engine's rule for hostile payloads); the two
+// differ only where the sum overflows.
+inline int32_t AddBias(int32_t acc, int32_t bias, bool saturate) {
+  if (!saturate) {
+    return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
+  }
+  const int64_t sum = int64_t{acc} + bias;
+  return static_cast<int32_t>(sum < kInt32Min ? kInt32Min : sum > kInt32Max ? kInt32Max : sum);
+}
+
 /// Number of leading zero bits of a 32-bit value (32 for 0).
 inline int CountLeadingZeros32(uint32_t x) {
   if (x == 0) return 32;

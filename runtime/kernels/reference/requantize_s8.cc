@@ -13,13 +13,6 @@
 namespace boardlab::runtime::kernels {
 namespace {
 
-int32_t AddBias(int32_t acc, int32_t bias, bool saturate) {
-  if (!saturate)
-    return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
-  const int64_t sum = int64_t{acc} + bias;
-  return static_cast<int32_t>(sum < kInt32Min ? kInt32Min : sum > kInt32Max ? kInt32Max : sum);
-}
-
 int8_t RequantizeOne(int32_t acc, int32_t bias, int32_t mult, int32_t shift, const OutputStage& o,
                      bool saturate) {
   const int32_t v = MultiplyByQuantizedMultiplier(AddBias(acc, bias, saturate), mult, shift);
