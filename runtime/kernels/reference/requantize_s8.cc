@@ -133,42 +133,34 @@ struct StageLanes {
         hi(_mm_set1_epi16(static_cast<int16_t>(o.act_max))) {}
 };
 
-// Eight channels per pass; returns how many channels were done (stops at the first group of eight
-// with a negative multiplier, which the scalar loop handles).
-BOARDLAB_TARGET_AVX2 inline int32_t RequantizeChannelsAvx2(const int32_t* acc, const int32_t* bias,
-                                                           const int32_t* mult,
-                                                           const int32_t* shift, int32_t n,
-                                                           const StageLanes& s, bool saturate_bias,
-                                                           int8_t* y) {
-  const __m128i zp = s.zp, lo = s.lo, hi = s.hi;
-  int32_t c = 0;
-  for (; c + 8 <= n; c += 8) {
-    const __m256i m = Load8(mult + c);
-    if (_mm256_movemask_ps(_mm256_castsi256_ps(m)) != 0) break;
-    __m256i x = Load8(acc + c);
-    if (bias != nullptr) {
-      x = saturate_bias ? SaturatingAdd8(x, Load8(bias + c)) : _mm256_add_epi32(x, Load8(bias + c));
-    }
-    const __m256i v32 = MultiplyByQuantizedMultiplier8(x, m, Load8(shift + c));
-    // Saturating packs keep the int16 offset add and clamp exact (see the SSE2 loop).
-    __m128i v = _mm_packs_epi32(_mm256_castsi256_si128(v32), _mm256_extracti128_si256(v32, 1));
-    v = _mm_min_epi16(_mm_max_epi16(_mm_adds_epi16(v, zp), lo), hi);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + c), _mm_packs_epi16(v, v));
-  }
-  return c;
-}
-
+// Eight channels (one QuantizedMultiplier8) at a time over every pixel, then the channels past
+// the last whole group and any group with a negative multiplier (the vector form needs m >= 0)
+// one by one.
 BOARDLAB_TARGET_AVX2 void RequantizePixelsAvx2(const int32_t* acc, ptrdiff_t acc_stride,
                                                const int32_t* bias, const int32_t* mult,
                                                const int32_t* shift, int32_t n, int32_t pixels,
                                                const OutputStage& o, bool saturate_bias, int8_t* y,
                                                ptrdiff_t y_stride) {
-  const StageLanes lanes(o);
-  for (int32_t p = 0; p < pixels; ++p, acc += acc_stride, y += y_stride) {
-    int32_t c = RequantizeChannelsAvx2(acc, bias, mult, shift, n, lanes, saturate_bias, y);
-    for (; c < n; ++c) {
-      y[c] =
-          RequantizeOne(acc[c], bias != nullptr ? bias[c] : 0, mult[c], shift[c], o, saturate_bias);
+  const StageLanes s(o);
+  int32_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    const __m256i m = Load8(mult + c);
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(m)) != 0) break;
+    const QuantizedMultiplier8 q(m, Load8(shift + c));
+    const __m256i b = bias != nullptr ? Load8(bias + c) : _mm256_setzero_si256();
+    for (int32_t p = 0; p < pixels; ++p) {
+      const __m256i x = Load8(acc + p * acc_stride + c);
+      const __m256i v32 = q.Apply(saturate_bias ? SaturatingAdd8(x, b) : _mm256_add_epi32(x, b));
+      // Saturating packs keep the int16 offset add and clamp exact (see the SSE2 loop).
+      __m128i v = _mm_packs_epi32(_mm256_castsi256_si128(v32), _mm256_extracti128_si256(v32, 1));
+      v = _mm_min_epi16(_mm_max_epi16(_mm_adds_epi16(v, s.zp), s.lo), s.hi);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(y + p * y_stride + c), _mm_packs_epi16(v, v));
+    }
+  }
+  for (int32_t p = 0; p < pixels; ++p) {
+    for (int32_t r = c; r < n; ++r) {
+      y[p * y_stride + r] = RequantizeOne(acc[p * acc_stride + r], bias != nullptr ? bias[r] : 0,
+                                          mult[r], shift[r], o, saturate_bias);
     }
   }
 }
@@ -195,12 +187,12 @@ void requantize_pixels_s8(const int32_t* acc, ptrdiff_t acc_stride, const int32_
 void requantize_channels_s8(const int32_t* acc, const int32_t* bias, const int32_t* mult,
                             const int32_t* shift, int32_t n, const OutputStage& o,
                             bool saturate_bias, int8_t* y) {
-  int32_t c = 0;
 #if BOARDLAB_HAVE_AVX2_PATHS
   if (UseAvx2()) {
-    c = RequantizeChannelsAvx2(acc, bias, mult, shift, n, StageLanes(o), saturate_bias, y);
+    return RequantizePixelsAvx2(acc, 0, bias, mult, shift, n, 1, o, saturate_bias, y, 0);
   }
 #endif
+  int32_t c = 0;
 #if defined(__SSE2__)
   // Saturating packs make the int16 offset add and clamp exact: any value outside int16 is far
   // outside [act_min, act_max] either way.
