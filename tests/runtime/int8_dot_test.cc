@@ -204,6 +204,64 @@ TEST(KernelInnerLoops, RequantizeChannelsMatchesScalarOnExtremes) {
   }
 }
 
+// DotRowsX4 reads four patches interleaved by (paired) quads.
+TEST(KernelInnerLoops, DotRowsX4MatchesScalar) {
+  std::mt19937 rng(13);
+  for (const int32_t quads : {1, 2, 7, 16}) {
+    for (const int32_t rows : {1, 3, 8}) {
+      const int32_t k = 4 * quads;
+      const auto w = RandomS8(rng, static_cast<size_t>(rows * k));
+      const auto x = RandomWidened(rng, static_cast<size_t>(kDotX4Pixels * k));
+      std::vector<int16_t> x4(x.size());
+      for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+        std::vector<int16_t> row(x.begin() + p * k, x.begin() + (p + 1) * k);
+        PairQuadsForDot(row.data(), k);
+        for (int32_t q = 0; q < quads; ++q) {
+          for (int32_t j = 0; j < 4; ++j) x4[(q * kDotX4Pixels + p) * 4 + j] = row[q * 4 + j];
+        }
+      }
+      std::vector<int32_t> acc(static_cast<size_t>(rows * kDotX4Pixels));
+      DotRowsX4(w.data(), x4.data(), quads, rows, acc.data());
+      for (int32_t r = 0; r < rows; ++r) {
+        for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+          int32_t want = 0;
+          for (int32_t i = 0; i < k; ++i) want += w[r * k + i] * x[p * k + i];
+          ASSERT_EQ(acc[r * kDotX4Pixels + p], want) << "quads " << quads << " row " << r;
+        }
+      }
+    }
+  }
+}
+
+// The folded constant of RightShiftRequant equals the reference's two roundings plus the offset
+// for every accumulator, including ties of both roundings and the int32 extremes.
+TEST(KernelInnerLoops, RightShiftRequantMatchesReference) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int32_t> any(kInt32Min, kInt32Max);
+  std::uniform_int_distribution<int32_t> small(-(1 << 16), 1 << 16);
+  std::uniform_int_distribution<int32_t> mult_d(0, kInt32Max);
+  const int32_t edges[] = {kInt32Min, kInt32Min + 1, -1, 0, 1, kInt32Max - 1, kInt32Max};
+  RightShiftRequant q;
+  EXPECT_FALSE(MakeRightShiftRequant(1 << 30, 0, 0, &q));
+  EXPECT_FALSE(MakeRightShiftRequant(1 << 30, -24, 0, &q));
+  EXPECT_FALSE(MakeRightShiftRequant(-5, -3, 0, &q));
+  for (int round = 0; round < 4000; ++round) {
+    const int32_t shift = -1 - round % 23;
+    const int32_t mult = round % 50 == 0 ? 0 : round % 7 == 0 ? 1 << 30 : mult_d(rng);
+    const int32_t zp = round % 256 - 128;
+    ASSERT_TRUE(MakeRightShiftRequant(mult, shift, zp, &q));
+    for (int i = 0; i < 64; ++i) {
+      int32_t acc = i < 7 ? edges[i] : (i % 2 != 0 ? any(rng) : small(rng));
+      // Exact ties of the final shift: acc * mult / 2^31 lands on a half.
+      if (i == 8 && mult == 1 << 30) acc = (2 * (round % 100) + 1) << -shift;
+      if (i == 9 && mult == 1 << 30) acc = -((2 * (round % 100) + 1) << -shift);
+      const int64_t want = int64_t{MultiplyByQuantizedMultiplier(acc, mult, shift)} + zp;
+      ASSERT_EQ(ApplyRightShiftRequant(acc, q), want)
+          << "acc " << acc << " mult " << mult << " shift " << shift << " zp " << zp;
+    }
+  }
+}
+
 // requantize_pixels_s8 equals requantize_channels_s8 per pixel (strided input and output).
 TEST(KernelInnerLoops, RequantizePixelsMatchesPerPixelCalls) {
   std::mt19937 rng(5);

@@ -1,5 +1,7 @@
 #include "runtime/kernels/reference/conv2d_s8.h"
 
+#include <cstring>
+
 #include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/quantized_math.h"
 #include "runtime/kernels/reference/requantize_s8.h"
@@ -32,6 +34,15 @@ Error CheckConv(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
 
 // Patch length padded so that every pixel's widened patch starts 16-byte aligned.
 int32_t PatchStride(const Dims4& f) { return (f.h * f.w * f.c + 7) / 8 * 8; }
+
+// Scratch of Conv2DIm2Row: the widened patches, then one int32 accumulator per output channel
+// and pixel (the patch stride is a multiple of 8, so the accumulators are 16-byte aligned).
+size_t Im2RowBytes(const Dims4& input_dims, const Dims4& filter_dims) {
+  if (filter_dims.c <= 0 || input_dims.c != filter_dims.c) return 0;
+  return static_cast<size_t>(kConvTilePixels) *
+         (static_cast<size_t>(PatchStride(filter_dims)) * sizeof(int16_t) +
+          static_cast<size_t>(filter_dims.n) * sizeof(int32_t));
+}
 
 // Widens output pixel (oy, ox)'s input patch into `row` (KH * KW * Cin int16, input offset
 // added, zero for taps outside the input). The patch's channels are all the input's (ungrouped),
@@ -142,6 +153,127 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
   }
 }
 
+// Scratch of the four-pixel path (Cortex-M): byte offsets of its parts, all 8-byte aligned.
+struct X4Scratch {
+  int32_t quads = 0;   // patch length in quads, rounded up
+  size_t row = 0;      // one widened patch, int16[4 * quads]
+  size_t inputs = 0;   // four patches interleaved by quads, int16[16 * quads]
+  size_t acc = 0;      // int32[Cout * 4]
+  size_t requant = 0;  // RightShiftRequant[Cout]
+  size_t weights = 0;  // rows padded to whole quads (patch length not a multiple of 4)
+  size_t total = 0;
+};
+
+X4Scratch LayoutX4(const Dims4& f) {
+  X4Scratch l;
+  const int32_t k_len = f.h * f.w * f.c;
+  l.quads = (k_len + 3) / 4;
+  const size_t quads = static_cast<size_t>(l.quads), rows = static_cast<size_t>(f.n);
+  l.inputs = quads * 8;
+  l.acc = l.inputs + quads * 32;
+  l.requant = l.acc + rows * 16;
+  l.weights = l.requant + rows * sizeof(RightShiftRequant);
+  l.total = l.weights + (k_len % 4 != 0 ? (rows * quads * 4 + 7) / 8 * 8 : 0);
+  return l;
+}
+
+// The per-channel constants of the four-pixel path; false if a channel's requantization does not
+// fit RightShiftRequant (the caller then takes another path).
+bool MakeRequantTable(const ChannelQuant& q, const OutputStage& o, int32_t channels,
+                      RightShiftRequant* table) {
+  const int32_t per_channel = q.count == 1 ? 0 : 1;
+  for (int32_t c = 0; c < channels; ++c) {
+    const int32_t i = c * per_channel;
+    if (!MakeRightShiftRequant(q.multiplier[i], q.shift[i], o.output_offset, &table[c])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Requantizes DotRowsX4's sums (row r's four pixels at acc + 4r) into `np` output pixels,
+// `y_stride` bytes apart. kFullRange: the activation range is all of int8 (one saturation).
+template <bool kFullRange, int32_t kPixels>
+void RequantizeX4(const int32_t* acc, const int32_t* bias, const RightShiftRequant* table,
+                  int32_t rows, int32_t np, const OutputStage& o, int8_t* y, int32_t y_stride) {
+  const int32_t n = kPixels > 0 ? kPixels : np;
+  const int32_t lo = kFullRange ? -128 : o.act_min, hi = kFullRange ? 127 : o.act_max;
+  for (int32_t r = 0; r < rows; ++r, acc += kDotX4Pixels) {
+    const uint32_t b = bias != nullptr ? static_cast<uint32_t>(bias[r]) : 0u;
+    const RightShiftRequant t = table[r];
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + b);  // wraps
+      y[i * y_stride + r] = ClampToInt8(ApplyRightShiftRequant(a, t), lo, hi);
+    }
+  }
+}
+
+template <bool kFullRange>
+void RequantizeX4Pixels(const int32_t* acc, const int32_t* bias, const RightShiftRequant* table,
+                        int32_t rows, int32_t np, const OutputStage& o, int8_t* y) {
+  if (np == kDotX4Pixels) {
+    return RequantizeX4<kFullRange, kDotX4Pixels>(acc, bias, table, rows, np, o, y, rows);
+  }
+  RequantizeX4<kFullRange, 0>(acc, bias, table, rows, np, o, y, rows);
+}
+
+// Ungrouped convolution on Cortex-M, four output pixels at a time: their patches are widened
+// (input offset added, pair order) and interleaved by quads, DotRowsX4 sums every output channel
+// of all four, and the sums are requantized with the folded constants of RightShiftRequant. The
+// patch length is rounded up to whole quads: the inputs' padding is zero, the weights' comes from
+// a padded copy when needed. Returns false (nothing written) where it does not apply.
+bool Conv2DX4(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const int8_t* input,
+              const Dims4& f, const int8_t* filter, const int32_t* bias, const Dims4& out,
+              int8_t* output, uint8_t* scratch) {
+  const X4Scratch l = LayoutX4(f);
+  auto* table = reinterpret_cast<RightShiftRequant*>(scratch + l.requant);
+  if (p.saturate_bias || !MakeRequantTable(q, p.out, out.c, table)) return false;
+  const int32_t k_len = f.h * f.w * f.c, k4 = l.quads * 4;
+  const int8_t* w = filter;
+  if (k_len != k4) {
+    auto* padded = reinterpret_cast<int8_t*>(scratch + l.weights);
+    for (int32_t r = 0; r < f.n; ++r) {
+      for (int32_t i = 0; i < k4; ++i) padded[r * k4 + i] = i < k_len ? filter[r * k_len + i] : 0;
+    }
+    w = padded;
+  }
+  auto* row = reinterpret_cast<int16_t*>(scratch + l.row);
+  auto* x4 = reinterpret_cast<int16_t*>(scratch + l.inputs);
+  auto* acc = reinterpret_cast<int32_t*>(scratch + l.acc);
+  for (int32_t i = k_len; i < k4; ++i) row[i] = 0;
+  const bool paired_runs = f.c % 4 == 0;
+  const bool full_range = p.out.act_min == -128 && p.out.act_max == 127;
+  const int32_t pixels = out.h * out.w;
+  for (int32_t b = 0; b < out.n; ++b) {
+    const int8_t* in_b = input + static_cast<int64_t>(b) * in.h * in.w * in.c;
+    int8_t* out_b = output + static_cast<int64_t>(b) * pixels * out.c;
+    for (int32_t px0 = 0; px0 < pixels; px0 += kDotX4Pixels) {
+      const int32_t np = Min32(pixels - px0, kDotX4Pixels);
+      for (int32_t i = 0; i < kDotX4Pixels; ++i) {
+        if (i >= np) {
+          for (int32_t j = 0; j < k4; ++j) row[j] = 0;  // a last, partial group's unused slots
+        } else if (paired_runs) {
+          FillRow<WidenPairedForDot>(p, in, in_b, f, (px0 + i) / out.w, (px0 + i) % out.w, row);
+        } else {
+          FillRow<WidenWithOffset>(p, in, in_b, f, (px0 + i) / out.w, (px0 + i) % out.w, row);
+          PairQuadsForDot(row, k4);
+        }
+        for (int32_t j = 0; j < l.quads; ++j) {
+          std::memcpy(x4 + (j * kDotX4Pixels + i) * 4, row + j * 4, 4 * sizeof(int16_t));
+        }
+      }
+      DotRowsX4(w, x4, l.quads, out.c, acc);
+      int8_t* y = out_b + static_cast<int64_t>(px0) * out.c;
+      if (full_range) {
+        RequantizeX4Pixels<true>(acc, bias, table, out.c, np, p.out, y);
+      } else {
+        RequantizeX4Pixels<false>(acc, bias, table, out.c, np, p.out, y);
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Error conv2d_s8(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const int8_t* input,
@@ -154,9 +286,14 @@ Error conv2d_s8(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
                 const Dims4& f, const int8_t* filter, const int32_t* bias, const Dims4& out,
                 int8_t* output, void* scratch, size_t scratch_bytes) {
   RT_RETURN_IF_ERROR(CheckConv(p, q, in, input, f, filter, out, output));
-  const size_t bytes = conv2d_s8_get_buffer_size(in, f);
+  const size_t bytes = Im2RowBytes(in, f);
   // Any int8 zero point keeps input + offset within [-255, 255] (int16).
   const bool small_offset = p.input_offset >= -127 && p.input_offset <= 128;
+  if (kDotPairsQuads && bytes > 0 && small_offset && scratch != nullptr &&
+      scratch_bytes >= LayoutX4(f).total &&
+      Conv2DX4(p, q, in, input, f, filter, bias, out, output, static_cast<uint8_t*>(scratch))) {
+    return Error::kOk;
+  }
   if (bytes > 0 && small_offset && scratch != nullptr && scratch_bytes >= bytes) {
     int16_t* rows = static_cast<int16_t*>(scratch);
     int32_t* acc = reinterpret_cast<int32_t*>(rows + kConvTilePixels * PatchStride(f));
@@ -213,16 +350,14 @@ Error conv2d_s8(const ConvParams& p, const ChannelQuant& q, const Dims4& in, con
 }
 
 size_t conv2d_s8_get_buffer_size(const Dims4& input_dims, const Dims4& filter_dims) {
-  if (filter_dims.c <= 0 || input_dims.c != filter_dims.c) return 0;
-  // The widened patches, then one int32 accumulator per output channel and pixel (the patch
-  // stride is a multiple of 8, so the accumulators are 16-byte aligned).
-  return static_cast<size_t>(kConvTilePixels) *
-         (static_cast<size_t>(PatchStride(filter_dims)) * sizeof(int16_t) +
-          static_cast<size_t>(filter_dims.n) * sizeof(int32_t));
+  const size_t bytes = Im2RowBytes(input_dims, filter_dims);
+  if (!kDotPairsQuads || bytes == 0) return bytes;
+  const size_t x4 = LayoutX4(filter_dims).total;
+  return x4 > bytes ? x4 : bytes;
 }
 
 size_t conv2d_s8_get_buffer_size_packed(const Dims4& input_dims, const Dims4& filter_dims) {
-  const size_t bytes = conv2d_s8_get_buffer_size(input_dims, filter_dims);
+  const size_t bytes = Im2RowBytes(input_dims, filter_dims);
   if (bytes == 0 || !HavePackedDot()) return 0;
   return bytes + PackedRowsElements(filter_dims.n, filter_dims.h * filter_dims.w * filter_dims.c) *
                      sizeof(int16_t);

@@ -527,6 +527,59 @@ void DotTile2x2Plain(const int8_t* w, ptrdiff_t row_stride, const int16_t* x, pt
   out[out_stride + 1] = a11;
 }
 
+// DotRowsX4's loop. Registers: r0 weights, r1 the inputs' start, r2 their end, r3 the weight word
+// and its odd pair, r12 its even pair, r4-r7 the four pixels' sums, r8-r11 two pixels' input
+// words, lr the input pointer; the row count and the output pointer live on the stack (touched
+// once per row). 14 registers: no compiler keeps this without spilling, hence assembly.
+extern "C" void boardlab_dot_rows_x4_m33(const int8_t* w, const int16_t* x, int32_t quads,
+                                         int32_t rows, int32_t* acc);
+__asm__(R"(
+  .section .text.boardlab_dot_rows_x4_m33,"ax",%progbits
+  .global boardlab_dot_rows_x4_m33
+  .type boardlab_dot_rows_x4_m33, %function
+  .syntax unified
+  .thumb
+  .thumb_func
+  .p2align 2
+boardlab_dot_rows_x4_m33:
+  push {r4-r11, lr}
+  ldr r12, [sp, #36]
+  add r2, r1, r2, lsl #5
+  push {r3, r12}
+.Lboardlab_x4_row:
+  movs r4, #0
+  movs r5, #0
+  movs r6, #0
+  movs r7, #0
+  mov lr, r1
+.Lboardlab_x4_quad:
+  ldr r3, [r0], #4
+  ldmia lr!, {r8-r11}
+  sxtb16 r12, r3
+  sxtb16 r3, r3, ror #8
+  smlad r4, r12, r8, r4
+  smlad r4, r3, r9, r4
+  smlad r5, r12, r10, r5
+  smlad r5, r3, r11, r5
+  ldmia lr!, {r8-r11}
+  smlad r6, r12, r8, r6
+  smlad r6, r3, r9, r6
+  smlad r7, r12, r10, r7
+  smlad r7, r3, r11, r7
+  cmp lr, r2
+  bne .Lboardlab_x4_quad
+  ldr r3, [sp, #4]
+  stmia r3!, {r4-r7}
+  str r3, [sp, #4]
+  ldr r3, [sp]
+  subs r3, #1
+  str r3, [sp]
+  bne .Lboardlab_x4_row
+  add sp, #8
+  pop {r4-r11, pc}
+  .size boardlab_dot_rows_x4_m33, .-boardlab_dot_rows_x4_m33
+)");
+
 #elif !defined(__SSE2__)
 
 template <int R, int P>
@@ -595,6 +648,25 @@ void DotTile(const int8_t* w, ptrdiff_t row_stride, ptrdiff_t chunk_stride, int3
     default:
       return DotTileRows<4>(w, row_stride, chunk_stride, x, x_stride, pixels, k, out, out_stride);
   }
+}
+
+void DotRowsX4(const int8_t* w, const int16_t* x, int32_t quads, int32_t rows, int32_t* acc) {
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+  boardlab_dot_rows_x4_m33(w, x, quads, rows, acc);
+#else
+  // Where quads are paired, value 4q + j sits at position kAt[j] of its quad.
+  static constexpr int32_t kPaired[4] = {0, 2, 1, 3}, kPlain[4] = {0, 1, 2, 3};
+  const int32_t* at = kDotPairsQuads ? kPaired : kPlain;
+  for (int32_t r = 0; r < rows; ++r, w += 4 * quads) {
+    for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+      int32_t s = 0;
+      for (int32_t q = 0; q < quads; ++q) {
+        for (int32_t j = 0; j < 4; ++j) s += w[4 * q + j] * x[(q * kDotX4Pixels + p) * 4 + at[j]];
+      }
+      acc[r * kDotX4Pixels + p] = s;
+    }
+  }
+#endif
 }
 
 bool HavePackedDot() {

@@ -17,6 +17,36 @@
 
 namespace boardlab::runtime::kernels {
 
+/// One channel's requantization folded into a 64-bit rounding constant, for 32-bit cores without
+/// a rounding shift: for a multiplier >= 0 and a right shift r in [1, 23] (shift in [-23, -1]),
+///   MultiplyByQuantizedMultiplier(acc, mult, shift) + output_offset
+///     = floor((acc * mult + 2^30 + 2^(30 + r) - [acc < 0] * 2^31 + zp * 2^(31 + r)) / 2^(31 + r))
+/// exactly. The two roundings (the doubling high multiply's half up, the shift's half away from
+/// zero) compose because nested floors of divisions by powers of two are one floor; the shift's
+/// correction for negative values uses the accumulator's sign, which differs from the high
+/// product's only where both give 0. On Cortex-M33: ASR, ADDS, ADC, SMLAL and one ASR of the high
+/// word per output.
+struct RightShiftRequant {
+  int32_t multiplier = 0;
+  uint32_t round_lo = 0;  // the constant's low word
+  int32_t round_hi = 0;   // its high word (output offset included)
+  int32_t shift = 0;      // r - 1: the shift applied to the high word
+};
+
+/// Fills `q` and returns true when mult >= 0, shift in [-23, -1] and output_offset in
+/// [-128, 127] (every conv of the shared models); false leaves the reference path to the caller.
+bool MakeRightShiftRequant(int32_t mult, int32_t shift, int32_t output_offset,
+                           RightShiftRequant* q);
+
+/// MultiplyByQuantizedMultiplier(acc, mult, shift) + output_offset for q made from them.
+inline int32_t ApplyRightShiftRequant(int32_t acc, const RightShiftRequant& q) {
+  const int64_t negative = acc >> 31;  // -1 or 0
+  const uint64_t round = ((uint64_t{static_cast<uint32_t>(q.round_hi)} << 32) | q.round_lo) +
+                         (static_cast<uint64_t>(negative) << 31);
+  const int64_t s = static_cast<int64_t>(round) + int64_t{acc} * q.multiplier;
+  return static_cast<int32_t>(s >> 32) >> q.shift;
+}
+
 /// Requantizes acc[0..n) into y[0..n). bias may be null (no bias). mult, shift: n entries each
 /// (one per channel; callers with a per-tensor table use the scalar functions). With
 /// `saturate_bias` acc + bias saturates to int32 (the NPU engine's rule for hostile payloads);
