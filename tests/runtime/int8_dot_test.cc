@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/kernels/reference/add_s8.h"
+#include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 #include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/quantized_math.h"
 #include "runtime/kernels/reference/requantize_s8.h"
@@ -229,6 +230,63 @@ TEST(KernelInnerLoops, DotRowsX4MatchesScalar) {
           ASSERT_EQ(acc[r * kDotX4Pixels + p], want) << "quads " << quads << " row " << r;
         }
       }
+    }
+  }
+}
+
+// The Cortex-M depthwise path (SMLAD on pairs of horizontal taps, portable DSP emulation here)
+// equals the reference loop: strides, padding on every side, odd and even kernel widths, batches,
+// with and without bias, full and clamped activation ranges.
+TEST(KernelInnerLoops, DepthwisePairedMatchesReference) {
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int32_t> mult_d(1 << 30, kInt32Max);
+  std::uniform_int_distribution<int32_t> shift_d(-12, -1);
+  std::uniform_int_distribution<int32_t> bias_d(-5000, 5000);
+  struct Shape {
+    int32_t h, w, c, kh, kw, stride, pad_top, pad_left;
+  };
+  const Shape shapes[] = {{5, 5, 4, 3, 3, 1, 1, 1},  {25, 5, 64, 3, 3, 1, 1, 1},
+                          {9, 8, 8, 3, 3, 2, 0, 0},  {9, 8, 8, 3, 3, 2, 1, 1},
+                          {6, 7, 12, 5, 5, 1, 2, 2}, {4, 6, 4, 2, 2, 1, 0, 0},
+                          {7, 3, 8, 1, 3, 1, 0, 1},  {3, 3, 4, 3, 3, 1, 1, 1}};
+  int round = 0;
+  for (const Shape& s : shapes) {
+    for (int variant = 0; variant < 4; ++variant, ++round) {
+      const Dims4 in{variant == 3 ? 2 : 1, s.h, s.w, s.c};
+      const Dims4 f{1, s.kh, s.kw, s.c};
+      DepthwiseConvParams dp;
+      ConvParams& p = dp.conv;
+      p.stride_h = p.stride_w = s.stride;
+      p.pad_top = s.pad_top;
+      p.pad_left = s.pad_left;
+      p.input_offset = variant == 1 ? -127 : (variant == 2 ? 128 : 5);
+      p.out.output_offset = variant == 0 ? -128 : 9;
+      p.out.act_min = variant % 2 == 0 ? -128 : -100;
+      p.out.act_max = variant % 2 == 0 ? 127 : 90;
+      const int32_t oh = (s.h + 2 * s.pad_top - s.kh) / s.stride + 1;
+      const int32_t ow = (s.w + 2 * s.pad_left - s.kw) / s.stride + 1;
+      const Dims4 out{in.n, oh, ow, s.c};
+      const auto input = RandomS8(rng, static_cast<size_t>(in.Size()));
+      const auto filter = RandomS8(rng, static_cast<size_t>(f.Size()));
+      std::vector<int32_t> bias(s.c), mult(s.c), shift(s.c);
+      for (int32_t c = 0; c < s.c; ++c) {
+        bias[c] = bias_d(rng);
+        mult[c] = mult_d(rng);
+        shift[c] = shift_d(rng) - 4;
+      }
+      const ChannelQuant q{mult.data(), shift.data(), variant == 2 ? 1 : s.c};
+      const int32_t* b = variant == 1 ? nullptr : bias.data();
+      std::vector<int8_t> want(static_cast<size_t>(out.Size())), got(want.size(), 7);
+      std::vector<int32_t> acc(static_cast<size_t>(s.c));
+      ASSERT_EQ(depthwise_conv2d_s8(dp, q, in, input.data(), f, filter.data(), b, out, want.data(),
+                                    acc.data(), acc.size() * 4),
+                Error::kOk);
+      std::vector<uint64_t> scratch(1 << 16);
+      ASSERT_EQ(DepthwiseConv2DPairedForTest(dp, q, in, input.data(), f, filter.data(), b, out,
+                                             got.data(), scratch.data(), scratch.size() * 8),
+                Error::kOk);
+      ASSERT_EQ(got, want) << "shape " << s.h << "x" << s.w << "x" << s.c << " kernel " << s.kh
+                           << "x" << s.kw << " variant " << variant;
     }
   }
 }

@@ -1,5 +1,7 @@
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 
+#include "runtime/kernels/reference/dsp_ops.h"
+
 #include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/quantized_math.h"
 #include "runtime/kernels/reference/requantize_s8.h"
@@ -10,10 +12,211 @@ namespace {
 // Filter taps gathered per output pixel for the register-blocked path (8x8 kernels and below).
 constexpr int32_t kMaxTaps = 64;
 
+// The paired path (Cortex-M): SMLAD multiplies two horizontally adjacent taps of one channel at
+// once. Each input row the outputs need is widened once into "pair rows" of one int32 word per
+// (column, channel): (x[col][c] + offset, x[col + 1][c] + offset), zero outside the input; the
+// filter into words (w[ky][2j][c], w[ky][2j + 1][c]) (zero past the kernel's width). An output's
+// taps (ky, 2j) and (ky, 2j + 1) of four channels are then four words of a pair row times four
+// filter words: four SMLADs, no repacking per output. The last KH pair rows are kept in a ring,
+// so each input row is widened once (stride 1) however many output rows read it.
+struct PairedScratch {
+  int32_t pairs = 0;                        // filter pairs per kernel row: ceil(KW / 2)
+  int32_t row_words = 0;                    // words per pair row: columns * channels
+  size_t requant = 0, rows = 0, total = 0;  // byte offsets (the filter words at 0)
+};
+
+PairedScratch LayoutPaired(const ConvParams& p, const Dims4& f, const Dims4& out) {
+  PairedScratch l;
+  l.pairs = (f.w + 1) / 2;
+  // Columns from the leftmost tap of output 0 to the last pair's start of the last output.
+  const int32_t columns = (out.w - 1) * p.stride_w + 2 * l.pairs - 1;
+  l.row_words = columns * out.c;
+  const size_t c = static_cast<size_t>(out.c);
+  l.requant = static_cast<size_t>(f.h) * static_cast<size_t>(l.pairs) * c * 4;
+  l.rows = l.requant + c * sizeof(RightShiftRequant);
+  l.total = l.rows + static_cast<size_t>(f.h) * static_cast<size_t>(l.row_words) * 4;
+  return l;
+}
+
+bool PairedApplies(const DepthwiseConvParams& dp, const Dims4& f, const Dims4& out) {
+  const ConvParams& p = dp.conv;
+  return dp.depth_multiplier == 1 && out.c % 4 == 0 && p.dilation_w == 1 && p.dilation_h == 1 &&
+         p.input_offset >= -127 && p.input_offset <= 128 && !p.saturate_bias && f.h <= 8 &&
+         f.w <= 8;
+}
+
+void PairFilter(const Dims4& f, int32_t pairs, const int8_t* filter, int32_t* words) {
+  const int32_t c = f.c;
+  for (int32_t ky = 0; ky < f.h; ++ky) {
+    for (int32_t j = 0; j < pairs; ++j) {
+      const int8_t* w0 = filter + (ky * f.w + 2 * j) * c;
+      for (int32_t i = 0; i < c; ++i) {
+        const int32_t w1 = 2 * j + 1 < f.w ? w0[c + i] : 0;
+        words[(ky * pairs + j) * c + i] = static_cast<int32_t>(
+            (static_cast<uint32_t>(w0[i]) & 0xffffu) | (static_cast<uint32_t>(w1) << 16));
+      }
+    }
+  }
+}
+
+// Widens input row `in_row` (w pixels of c channels) into a pair row of `columns` columns, column
+// 0 being input column -pad_left. Channels four at a time: SXTAB16 widens and offsets a word's
+// channels (0, 2) and (1, 3), PKHBT / PKHTB pair each with the next column's.
+void PairRow(const int8_t* in_row, int32_t w, int32_t c, int32_t pad_left, int32_t columns,
+             int32_t offset, int32_t* out) {
+  const uint32_t off = static_cast<uint16_t>(offset);
+  const int32_t off2 = static_cast<int32_t>(off | (off << 16));
+  for (int32_t g = 0; g < c; g += 4) {
+    int32_t* o = out + g;
+    int32_t a02 = 0, a13 = 0;  // column -pad_left's widened channels (zero outside the input)
+    int32_t x = -pad_left;
+    if (x >= 0 && x < w) {
+      const uint32_t v = dsp::Load32(in_row + x * c + g);
+      a02 = dsp::Sxtab16(off2, v);
+      a13 = dsp::Sxtab16Ror8(off2, v);
+    }
+    for (int32_t col = 0; col < columns; ++col, ++x, o += c) {
+      int32_t b02 = 0, b13 = 0;
+      if (x + 1 >= 0 && x + 1 < w) {
+        const uint32_t v = dsp::Load32(in_row + (x + 1) * c + g);
+        b02 = dsp::Sxtab16(off2, v);
+        b13 = dsp::Sxtab16Ror8(off2, v);
+      }
+      o[0] = dsp::PackLowHalves(a02, b02);
+      o[1] = dsp::PackLowHalves(a13, b13);
+      o[2] = dsp::PackHighHalves(a02, b02);
+      o[3] = dsp::PackHighHalves(a13, b13);
+      a02 = b02;
+      a13 = b13;
+    }
+  }
+}
+
+// One output pixel's channels: rows[ky] is kernel row ky's pair row at the pixel's first column
+// (null outside the input). kRows / kPairs: the kernel's shape when known at compile time.
+template <int32_t kRows, int32_t kPairs, bool kFullRange>
+void PairedPixel(const int32_t* const* rows, const int32_t* wp, int32_t n_rows, int32_t n_pairs,
+                 int32_t c, const int32_t* bias, const RightShiftRequant* table,
+                 const OutputStage& o, int8_t* y) {
+  const int32_t kh = kRows > 0 ? kRows : n_rows, pairs = kPairs > 0 ? kPairs : n_pairs;
+  const int32_t lo = kFullRange ? -128 : o.act_min, hi = kFullRange ? 127 : o.act_max;
+  for (int32_t g = 0; g < c; g += 4) {
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (int32_t ky = 0; ky < kh; ++ky) {
+      if (rows[ky] == nullptr) continue;
+      const int32_t* x = rows[ky] + g;
+      const int32_t* w = wp + ky * pairs * c + g;
+      for (int32_t j = 0; j < pairs; ++j, x += 2 * c, w += c) {
+        a0 = dsp::Smlad(x[0], w[0], a0);
+        a1 = dsp::Smlad(x[1], w[1], a1);
+        a2 = dsp::Smlad(x[2], w[2], a2);
+        a3 = dsp::Smlad(x[3], w[3], a3);
+      }
+    }
+    const int32_t acc[4] = {a0, a1, a2, a3};
+    for (int32_t i = 0; i < 4; ++i) {
+      const uint32_t b = bias != nullptr ? static_cast<uint32_t>(bias[g + i]) : 0u;
+      const int32_t v = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + b);
+      y[g + i] = ClampToInt8(ApplyRightShiftRequant(v, table[g + i]), lo, hi);
+    }
+  }
+}
+
+template <bool kFullRange>
+void PairedPixelAnyShape(const int32_t* const* rows, const int32_t* wp, int32_t kh, int32_t pairs,
+                         int32_t c, const int32_t* bias, const RightShiftRequant* table,
+                         const OutputStage& o, int8_t* y) {
+  if (kh == 3 && pairs == 2) {
+    return PairedPixel<3, 2, kFullRange>(rows, wp, kh, pairs, c, bias, table, o, y);
+  }
+  PairedPixel<0, 0, kFullRange>(rows, wp, kh, pairs, c, bias, table, o, y);
+}
+
+// The paired path; false (nothing written) where a channel's requantization does not fit
+// RightShiftRequant.
+bool DepthwisePaired(const ConvParams& p, const ChannelQuant& q, const Dims4& in,
+                     const int8_t* input, const Dims4& f, const int8_t* filter, const int32_t* bias,
+                     const Dims4& out, int8_t* output, uint8_t* scratch) {
+  const PairedScratch l = LayoutPaired(p, f, out);
+  auto* table = reinterpret_cast<RightShiftRequant*>(scratch + l.requant);
+  const int32_t per_channel = q.count == 1 ? 0 : 1;
+  for (int32_t c = 0; c < out.c; ++c) {
+    const int32_t i = c * per_channel;
+    if (!MakeRightShiftRequant(q.multiplier[i], q.shift[i], p.out.output_offset, &table[c])) {
+      return false;
+    }
+  }
+  auto* wp = reinterpret_cast<int32_t*>(scratch);
+  PairFilter(f, l.pairs, filter, wp);
+  auto* ring = reinterpret_cast<int32_t*>(scratch + l.rows);
+  const int32_t kh = f.h, c = out.c, columns = l.row_words / c;
+  const bool full_range = p.out.act_min == -128 && p.out.act_max == 127;
+  for (int32_t b = 0; b < out.n; ++b) {
+    const int8_t* in_b = input + static_cast<int64_t>(b) * in.h * in.w * in.c;
+    int32_t ring_row[8];  // the input row each ring slot holds (-1: none)
+    for (int32_t i = 0; i < kh; ++i) ring_row[i] = -1;
+    for (int32_t oy = 0; oy < out.h; ++oy) {
+      const int32_t y0 = oy * p.stride_h - p.pad_top;
+      const int32_t* rows[8];
+      for (int32_t ky = 0; ky < kh; ++ky) {
+        const int32_t y = y0 + ky;
+        rows[ky] = nullptr;
+        if (y < 0 || y >= in.h) continue;
+        // kh consecutive rows fall in distinct slots.
+        int32_t* slot = ring + static_cast<int64_t>(y % kh) * l.row_words;
+        if (ring_row[y % kh] != y) {
+          PairRow(in_b + static_cast<int64_t>(y) * in.w * c, in.w, c, p.pad_left, columns,
+                  p.input_offset, slot);
+          ring_row[y % kh] = y;
+        }
+        rows[ky] = slot;
+      }
+      int8_t* y_row = output + ((static_cast<int64_t>(b) * out.h + oy) * out.w) * c;
+      for (int32_t ox = 0; ox < out.w; ++ox) {
+        const int32_t* px_rows[8];
+        const int32_t col0 = ox * p.stride_w;
+        for (int32_t ky = 0; ky < kh; ++ky) {
+          px_rows[ky] = rows[ky] != nullptr ? rows[ky] + col0 * c : nullptr;
+        }
+        int8_t* y = y_row + static_cast<int64_t>(ox) * c;
+        if (full_range) {
+          PairedPixelAnyShape<true>(px_rows, wp, kh, l.pairs, c, bias, table, p.out, y);
+        } else {
+          PairedPixelAnyShape<false>(px_rows, wp, kh, l.pairs, c, bias, table, p.out, y);
+        }
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 size_t depthwise_conv2d_s8_get_buffer_size(const Dims4& output_dims) {
   return static_cast<size_t>(output_dims.c) * sizeof(int32_t);
+}
+
+size_t depthwise_conv2d_s8_get_buffer_size_paired(const DepthwiseConvParams& params,
+                                                  const Dims4& filter_dims,
+                                                  const Dims4& output_dims) {
+  if (!kDepthwisePaired || !PairedApplies(params, filter_dims, output_dims)) return 0;
+  return LayoutPaired(params.conv, filter_dims, output_dims).total;
+}
+
+Error DepthwiseConv2DPairedForTest(const DepthwiseConvParams& params, const ChannelQuant& quant,
+                                   const Dims4& input_dims, const int8_t* input,
+                                   const Dims4& filter_dims, const int8_t* filter,
+                                   const int32_t* bias, const Dims4& output_dims, int8_t* output,
+                                   void* scratch, size_t scratch_bytes) {
+  RT_CHECK_OR_RETURN_ERROR(
+      PairedApplies(params, filter_dims, output_dims) && scratch != nullptr &&
+          scratch_bytes >= LayoutPaired(params.conv, filter_dims, output_dims).total,
+      kInvalidArgument, "depthwise paired path: not applicable or scratch too small");
+  RT_CHECK_OR_RETURN_ERROR(
+      DepthwisePaired(params.conv, quant, input_dims, input, filter_dims, filter, bias, output_dims,
+                      output, static_cast<uint8_t*>(scratch)),
+      kInvalidArgument, "depthwise paired path: requantization unsupported");
+  return Error::kOk;
 }
 
 Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, const Dims4& in,
@@ -38,6 +241,12 @@ Error depthwise_conv2d_s8(const DepthwiseConvParams& dp, const ChannelQuant& q, 
   RT_CHECK_OR_RETURN_ERROR(
       scratch != nullptr && scratch_bytes >= depthwise_conv2d_s8_get_buffer_size(out),
       kInvalidArgument, "depthwise_conv2d_s8: scratch too small");
+  if (kDepthwisePaired && PairedApplies(dp, f, out) &&
+      scratch_bytes >= LayoutPaired(p, f, out).total &&
+      DepthwisePaired(p, q, in, input, f, filter, bias, out, output,
+                      static_cast<uint8_t*>(scratch))) {
+    return Error::kOk;
+  }
   int32_t* acc = static_cast<int32_t*>(scratch);
   const int32_t input_offset = p.input_offset;
   const int32_t per_channel = q.count == 1 ? 0 : 1;
