@@ -203,7 +203,8 @@ void RequantizeX4(const int32_t* acc, const int32_t* bias, const RightShiftRequa
     const RightShiftRequant t = table[r];
     for (int32_t i = 0; i < n; ++i) {
       const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + b);  // wraps
-      y[i * y_stride + r] = ClampToInt8(ApplyRightShiftRequant(a, t), lo, hi);
+      const int32_t v = ApplyRightShiftRequant(a, t);
+      y[i * y_stride + r] = kFullRange ? SaturateToInt8(v) : ClampToInt8(v, lo, hi);
     }
   }
 }

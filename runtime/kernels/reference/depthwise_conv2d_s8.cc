@@ -52,7 +52,7 @@ void PairFilter(const Dims4& f, int32_t pairs, const int8_t* filter, int32_t* wo
       const int8_t* w0 = filter + (ky * f.w + 2 * j) * c;
       for (int32_t i = 0; i < c; ++i) {
         const int32_t w1 = 2 * j + 1 < f.w ? w0[c + i] : 0;
-        words[(ky * pairs + j) * c + i] = static_cast<int32_t>(
+        words[((i / 4 * f.h + ky) * pairs + j) * 4 + i % 4] = static_cast<int32_t>(
             (static_cast<uint32_t>(w0[i]) & 0xffffu) | (static_cast<uint32_t>(w1) << 16));
       }
     }
@@ -67,7 +67,7 @@ void PairRow(const int8_t* in_row, int32_t w, int32_t c, int32_t pad_left, int32
   const uint32_t off = static_cast<uint16_t>(offset);
   const int32_t off2 = static_cast<int32_t>(off | (off << 16));
   for (int32_t g = 0; g < c; g += 4) {
-    int32_t* o = out + g;
+    int32_t* o = out + g * columns;
     int32_t a02 = 0, a13 = 0;  // column -pad_left's widened channels (zero outside the input)
     int32_t x = -pad_left;
     if (x >= 0 && x < w) {
@@ -75,7 +75,7 @@ void PairRow(const int8_t* in_row, int32_t w, int32_t c, int32_t pad_left, int32
       a02 = dsp::Sxtab16(off2, v);
       a13 = dsp::Sxtab16Ror8(off2, v);
     }
-    for (int32_t col = 0; col < columns; ++col, ++x, o += c) {
+    for (int32_t col = 0; col < columns; ++col, ++x, o += 4) {
       int32_t b02 = 0, b13 = 0;
       if (x + 1 >= 0 && x + 1 < w) {
         const uint32_t v = dsp::Load32(in_row + (x + 1) * c + g);
@@ -92,44 +92,47 @@ void PairRow(const int8_t* in_row, int32_t w, int32_t c, int32_t pad_left, int32
   }
 }
 
-// One output pixel's channels: rows[ky] is kernel row ky's pair row at the pixel's first column
-// (null outside the input). kRows / kPairs: the kernel's shape when known at compile time.
+// One output row of one group of four channels: rows[ky] is kernel row ky's pair row at the
+// group's first column (null outside the input), wq the group's filter words, y the output row at
+// the group's first channel. kRows / kPairs: the kernel's shape when known at compile time. The
+// group's bias and requantization constants are loaded once per row, not once per pixel.
 template <int32_t kRows, int32_t kPairs, bool kFullRange>
-void PairedPixel(const int32_t* const* rows, const int32_t* wp, int32_t n_rows, int32_t n_pairs,
-                 int32_t c, const int32_t* bias, const RightShiftRequant* table,
-                 const OutputStage& o, int8_t* y) {
+void PairedQuadRow(const int32_t* const* rows, const int32_t* wq, int32_t n_rows, int32_t n_pairs,
+                   int32_t ow, int32_t stride, const int32_t* bias, const RightShiftRequant* table,
+                   const OutputStage& o, int32_t c, int8_t* y) {
   const int32_t kh = kRows > 0 ? kRows : n_rows, pairs = kPairs > 0 ? kPairs : n_pairs;
-  const int32_t lo = kFullRange ? -128 : o.act_min, hi = kFullRange ? 127 : o.act_max;
-  for (int32_t g = 0; g < c; g += 4) {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    for (int32_t ky = 0; ky < kh; ++ky) {
+  const int32_t b0 = bias[0], b1 = bias[1], b2 = bias[2], b3 = bias[3];
+  for (int32_t ox = 0; ox < ow; ++ox, y += c) {
+    // Starting from the bias: the same int32 sum as adding it last (wrapping either way).
+    int32_t a0 = b0, a1 = b1, a2 = b2, a3 = b3;
+    const int32_t* w = wq;
+    for (int32_t ky = 0; ky < kh; ++ky, w += 4 * pairs) {
       if (rows[ky] == nullptr) continue;
-      const int32_t* x = rows[ky] + g;
-      const int32_t* w = wp + ky * pairs * c + g;
-      for (int32_t j = 0; j < pairs; ++j, x += 2 * c, w += c) {
-        a0 = dsp::Smlad(x[0], w[0], a0);
-        a1 = dsp::Smlad(x[1], w[1], a1);
-        a2 = dsp::Smlad(x[2], w[2], a2);
-        a3 = dsp::Smlad(x[3], w[3], a3);
+      const int32_t* x = rows[ky] + ox * stride * 4;
+      for (int32_t j = 0; j < pairs; ++j) {
+        a0 = dsp::Smlad(x[8 * j], w[4 * j], a0);
+        a1 = dsp::Smlad(x[8 * j + 1], w[4 * j + 1], a1);
+        a2 = dsp::Smlad(x[8 * j + 2], w[4 * j + 2], a2);
+        a3 = dsp::Smlad(x[8 * j + 3], w[4 * j + 3], a3);
       }
     }
     const int32_t acc[4] = {a0, a1, a2, a3};
     for (int32_t i = 0; i < 4; ++i) {
-      const uint32_t b = bias != nullptr ? static_cast<uint32_t>(bias[g + i]) : 0u;
-      const int32_t v = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + b);
-      y[g + i] = ClampToInt8(ApplyRightShiftRequant(v, table[g + i]), lo, hi);
+      const int32_t v = ApplyRightShiftRequant(acc[i], table[i]);
+      y[i] = kFullRange ? SaturateToInt8(v) : ClampToInt8(v, o.act_min, o.act_max);
     }
   }
 }
 
 template <bool kFullRange>
-void PairedPixelAnyShape(const int32_t* const* rows, const int32_t* wp, int32_t kh, int32_t pairs,
-                         int32_t c, const int32_t* bias, const RightShiftRequant* table,
-                         const OutputStage& o, int8_t* y) {
+void PairedQuadRowAnyShape(const int32_t* const* rows, const int32_t* wq, int32_t kh, int32_t pairs,
+                           int32_t ow, int32_t stride, const int32_t* bias,
+                           const RightShiftRequant* table, const OutputStage& o, int32_t c,
+                           int8_t* y) {
   if (kh == 3 && pairs == 2) {
-    return PairedPixel<3, 2, kFullRange>(rows, wp, kh, pairs, c, bias, table, o, y);
+    return PairedQuadRow<3, 2, kFullRange>(rows, wq, kh, pairs, ow, stride, bias, table, o, c, y);
   }
-  PairedPixel<0, 0, kFullRange>(rows, wp, kh, pairs, c, bias, table, o, y);
+  PairedQuadRow<0, 0, kFullRange>(rows, wq, kh, pairs, ow, stride, bias, table, o, c, y);
 }
 
 // The paired path; false (nothing written) where a channel's requantization does not fit
@@ -172,17 +175,21 @@ bool DepthwisePaired(const ConvParams& p, const ChannelQuant& q, const Dims4& in
         rows[ky] = slot;
       }
       int8_t* y_row = output + ((static_cast<int64_t>(b) * out.h + oy) * out.w) * c;
-      for (int32_t ox = 0; ox < out.w; ++ox) {
-        const int32_t* px_rows[8];
-        const int32_t col0 = ox * p.stride_w;
+      for (int32_t g = 0; g < c; g += 4) {
+        const int32_t* quad_rows[8];
         for (int32_t ky = 0; ky < kh; ++ky) {
-          px_rows[ky] = rows[ky] != nullptr ? rows[ky] + col0 * c : nullptr;
+          quad_rows[ky] = rows[ky] != nullptr ? rows[ky] + g * columns : nullptr;
         }
-        int8_t* y = y_row + static_cast<int64_t>(ox) * c;
+        const int32_t quad_bias[4] = {
+            bias != nullptr ? bias[g] : 0, bias != nullptr ? bias[g + 1] : 0,
+            bias != nullptr ? bias[g + 2] : 0, bias != nullptr ? bias[g + 3] : 0};
+        const int32_t* wq = wp + g * kh * l.pairs;
         if (full_range) {
-          PairedPixelAnyShape<true>(px_rows, wp, kh, l.pairs, c, bias, table, p.out, y);
+          PairedQuadRowAnyShape<true>(quad_rows, wq, kh, l.pairs, out.w, p.stride_w, quad_bias,
+                                      table + g, p.out, c, y_row + g);
         } else {
-          PairedPixelAnyShape<false>(px_rows, wp, kh, l.pairs, c, bias, table, p.out, y);
+          PairedQuadRowAnyShape<false>(quad_rows, wq, kh, l.pairs, out.w, p.stride_w, quad_bias,
+                                       table + g, p.out, c, y_row + g);
         }
       }
     }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/kernels/reference/quantized_math.h"
 #include "runtime/kernels/reference/types.h"
 
 namespace boardlab::runtime::kernels {
@@ -40,11 +41,37 @@ bool MakeRightShiftRequant(int32_t mult, int32_t shift, int32_t output_offset,
 
 /// MultiplyByQuantizedMultiplier(acc, mult, shift) + output_offset for q made from them.
 inline int32_t ApplyRightShiftRequant(int32_t acc, const RightShiftRequant& q) {
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+  // Written out: GCC builds the 64-bit constant with five instructions instead of ADDS / ADC
+  // with the sign word shifted in place.
+  int32_t lo, hi, sign;
+  __asm__(
+      "asr %[sign], %[acc], #31\n\t"
+      "adds %[lo], %[rlo], %[sign], lsl #31\n\t"
+      "adc %[hi], %[rhi], %[sign]\n\t"
+      "smlal %[lo], %[hi], %[acc], %[m]"
+      : [lo] "=&r"(lo), [hi] "=&r"(hi), [sign] "=&r"(sign)
+      : [acc] "r"(acc), [m] "r"(q.multiplier), [rlo] "r"(q.round_lo), [rhi] "r"(q.round_hi)
+      : "cc");
+  return hi >> q.shift;
+#else
   const int64_t negative = acc >> 31;  // -1 or 0
   const uint64_t round = ((uint64_t{static_cast<uint32_t>(q.round_hi)} << 32) | q.round_lo) +
                          (static_cast<uint64_t>(negative) << 31);
   const int64_t s = static_cast<int64_t>(round) + int64_t{acc} * q.multiplier;
   return static_cast<int32_t>(s >> 32) >> q.shift;
+#endif
+}
+
+/// ClampToInt8(v, -128, 127) in one SSAT on Cortex-M.
+inline int8_t SaturateToInt8(int32_t v) {
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+  int32_t r;
+  __asm__("ssat %0, #8, %1" : "=r"(r) : "r"(v));
+  return static_cast<int8_t>(r);
+#else
+  return ClampToInt8(v, -128, 127);
+#endif
 }
 
 /// Requantizes acc[0..n) into y[0..n). bias may be null (no bias). mult, shift: n entries each
