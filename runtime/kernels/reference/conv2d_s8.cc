@@ -177,30 +177,44 @@ X4Scratch LayoutX4(const Dims4& f) {
   return l;
 }
 
-// The per-channel constants of the four-pixel path; false if a channel's requantization does not
-// fit RightShiftRequant (the caller then takes another path).
+// The per-channel constants of the four-pixel path. A channel whose requantization does not fit
+// RightShiftRequant (a tiny scale, shift below -23: vww has such channels) gets shift -1 and is
+// requantized by the reference function. Returns whether every channel fits.
 bool MakeRequantTable(const ChannelQuant& q, const OutputStage& o, int32_t channels,
                       RightShiftRequant* table) {
   const int32_t per_channel = q.count == 1 ? 0 : 1;
+  bool all = true;
   for (int32_t c = 0; c < channels; ++c) {
     const int32_t i = c * per_channel;
     if (!MakeRightShiftRequant(q.multiplier[i], q.shift[i], o.output_offset, &table[c])) {
-      return false;
+      table[c].shift = -1;
+      all = false;
     }
   }
-  return true;
+  return all;
 }
 
 // Requantizes DotRowsX4's sums (row r's four pixels at acc + 4r) into `np` output pixels,
 // `y_stride` bytes apart. kFullRange: the activation range is all of int8 (one saturation).
-template <bool kFullRange, int32_t kPixels>
+// kMixed: some channels are marked for the reference function (checked once per channel).
+template <bool kFullRange, bool kMixed, int32_t kPixels>
 void RequantizeX4(const int32_t* acc, const int32_t* bias, const RightShiftRequant* table,
-                  int32_t rows, int32_t np, const OutputStage& o, int8_t* y, int32_t y_stride) {
+                  const ChannelQuant& q, int32_t rows, int32_t np, const OutputStage& o, int8_t* y,
+                  int32_t y_stride) {
   const int32_t n = kPixels > 0 ? kPixels : np;
   const int32_t lo = kFullRange ? -128 : o.act_min, hi = kFullRange ? 127 : o.act_max;
   for (int32_t r = 0; r < rows; ++r, acc += kDotX4Pixels) {
     const uint32_t b = bias != nullptr ? static_cast<uint32_t>(bias[r]) : 0u;
     const RightShiftRequant t = table[r];
+    if (kMixed && t.shift < 0) {
+      const int32_t i = q.count == 1 ? 0 : r;
+      for (int32_t p = 0; p < n; ++p) {
+        const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[p]) + b);
+        const int32_t v = MultiplyByQuantizedMultiplier(a, q.multiplier[i], q.shift[i]);
+        y[p * y_stride + r] = ClampToInt8(v + o.output_offset, lo, hi);
+      }
+      continue;
+    }
     for (int32_t i = 0; i < n; ++i) {
       const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + b);  // wraps
       const int32_t v = ApplyRightShiftRequant(a, t);
@@ -209,13 +223,27 @@ void RequantizeX4(const int32_t* acc, const int32_t* bias, const RightShiftRequa
   }
 }
 
-template <bool kFullRange>
+template <bool kFullRange, bool kMixed>
 void RequantizeX4Pixels(const int32_t* acc, const int32_t* bias, const RightShiftRequant* table,
-                        int32_t rows, int32_t np, const OutputStage& o, int8_t* y) {
+                        const ChannelQuant& q, int32_t rows, int32_t np, const OutputStage& o,
+                        int8_t* y) {
   if (np == kDotX4Pixels) {
-    return RequantizeX4<kFullRange, kDotX4Pixels>(acc, bias, table, rows, np, o, y, rows);
+    return RequantizeX4<kFullRange, kMixed, kDotX4Pixels>(acc, bias, table, q, rows, np, o, y,
+                                                          rows);
   }
-  RequantizeX4<kFullRange, 0>(acc, bias, table, rows, np, o, y, rows);
+  RequantizeX4<kFullRange, kMixed, 0>(acc, bias, table, q, rows, np, o, y, rows);
+}
+
+// The four requantization variants, chosen once per call.
+void RequantizeX4Any(bool full_range, bool mixed, const int32_t* acc, const int32_t* bias,
+                     const RightShiftRequant* table, const ChannelQuant& q, int32_t rows,
+                     int32_t np, const OutputStage& o, int8_t* y) {
+  if (mixed) {
+    return full_range ? RequantizeX4Pixels<true, true>(acc, bias, table, q, rows, np, o, y)
+                      : RequantizeX4Pixels<false, true>(acc, bias, table, q, rows, np, o, y);
+  }
+  return full_range ? RequantizeX4Pixels<true, false>(acc, bias, table, q, rows, np, o, y)
+                    : RequantizeX4Pixels<false, false>(acc, bias, table, q, rows, np, o, y);
 }
 
 // Ungrouped convolution on Cortex-M, four output pixels at a time: their patches are widened
@@ -228,7 +256,8 @@ bool Conv2DX4(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const
               int8_t* output, uint8_t* scratch) {
   const X4Scratch l = LayoutX4(f);
   auto* table = reinterpret_cast<RightShiftRequant*>(scratch + l.requant);
-  if (p.saturate_bias || !MakeRequantTable(q, p.out, out.c, table)) return false;
+  if (p.saturate_bias) return false;
+  const bool mixed = !MakeRequantTable(q, p.out, out.c, table);
   const int32_t k_len = f.h * f.w * f.c, k4 = l.quads * 4;
   const int8_t* w = filter;
   if (k_len != k4) {
@@ -265,11 +294,7 @@ bool Conv2DX4(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const
       }
       DotRowsX4(w, x4, l.quads, out.c, acc);
       int8_t* y = out_b + static_cast<int64_t>(px0) * out.c;
-      if (full_range) {
-        RequantizeX4Pixels<true>(acc, bias, table, out.c, np, p.out, y);
-      } else {
-        RequantizeX4Pixels<false>(acc, bias, table, out.c, np, p.out, y);
-      }
+      RequantizeX4Any(full_range, mixed, acc, bias, table, q, out.c, np, p.out, y);
     }
   }
   return true;

@@ -96,10 +96,12 @@ void PairRow(const int8_t* in_row, int32_t w, int32_t c, int32_t pad_left, int32
 // group's first column (null outside the input), wq the group's filter words, y the output row at
 // the group's first channel. kRows / kPairs: the kernel's shape when known at compile time. The
 // group's bias and requantization constants are loaded once per row, not once per pixel.
-template <int32_t kRows, int32_t kPairs, bool kFullRange>
+// A channel whose table entry has shift -1 (outside RightShiftRequant's range) is requantized by
+// the reference function from `q` (kMixed: the group has one; `g` is its first channel).
+template <int32_t kRows, int32_t kPairs, bool kFullRange, bool kMixed>
 void PairedQuadRow(const int32_t* const* rows, const int32_t* wq, int32_t n_rows, int32_t n_pairs,
                    int32_t ow, int32_t stride, const int32_t* bias, const RightShiftRequant* table,
-                   const OutputStage& o, int32_t c, int8_t* y) {
+                   const ChannelQuant& q, int32_t g, const OutputStage& o, int32_t c, int8_t* y) {
   const int32_t kh = kRows > 0 ? kRows : n_rows, pairs = kPairs > 0 ? kPairs : n_pairs;
   const int32_t b0 = bias[0], b1 = bias[1], b2 = bias[2], b3 = bias[3];
   for (int32_t ox = 0; ox < ow; ++ox, y += c) {
@@ -118,6 +120,12 @@ void PairedQuadRow(const int32_t* const* rows, const int32_t* wq, int32_t n_rows
     }
     const int32_t acc[4] = {a0, a1, a2, a3};
     for (int32_t i = 0; i < 4; ++i) {
+      if (kMixed && table[i].shift < 0) {
+        const int32_t k = q.count == 1 ? 0 : g + i;
+        const int32_t v = MultiplyByQuantizedMultiplier(acc[i], q.multiplier[k], q.shift[k]);
+        y[i] = ClampToInt8(v + o.output_offset, o.act_min, o.act_max);
+        continue;
+      }
       const int32_t v = ApplyRightShiftRequant(acc[i], table[i]);
       y[i] = kFullRange ? SaturateToInt8(v) : ClampToInt8(v, o.act_min, o.act_max);
     }
@@ -127,16 +135,22 @@ void PairedQuadRow(const int32_t* const* rows, const int32_t* wq, int32_t n_rows
 template <bool kFullRange>
 void PairedQuadRowAnyShape(const int32_t* const* rows, const int32_t* wq, int32_t kh, int32_t pairs,
                            int32_t ow, int32_t stride, const int32_t* bias,
-                           const RightShiftRequant* table, const OutputStage& o, int32_t c,
-                           int8_t* y) {
-  if (kh == 3 && pairs == 2) {
-    return PairedQuadRow<3, 2, kFullRange>(rows, wq, kh, pairs, ow, stride, bias, table, o, c, y);
+                           const RightShiftRequant* table, const ChannelQuant& q, int32_t g,
+                           const OutputStage& o, int32_t c, int8_t* y) {
+  if (table[0].shift < 0 || table[1].shift < 0 || table[2].shift < 0 || table[3].shift < 0) {
+    return PairedQuadRow<0, 0, kFullRange, true>(rows, wq, kh, pairs, ow, stride, bias, table, q, g,
+                                                 o, c, y);
   }
-  PairedQuadRow<0, 0, kFullRange>(rows, wq, kh, pairs, ow, stride, bias, table, o, c, y);
+  if (kh == 3 && pairs == 2) {
+    return PairedQuadRow<3, 2, kFullRange, false>(rows, wq, kh, pairs, ow, stride, bias, table, q,
+                                                  g, o, c, y);
+  }
+  PairedQuadRow<0, 0, kFullRange, false>(rows, wq, kh, pairs, ow, stride, bias, table, q, g, o, c,
+                                         y);
 }
 
-// The paired path; false (nothing written) where a channel's requantization does not fit
-// RightShiftRequant.
+// The paired path (returns true: channels outside RightShiftRequant's range take the reference
+// requantization).
 bool DepthwisePaired(const ConvParams& p, const ChannelQuant& q, const Dims4& in,
                      const int8_t* input, const Dims4& f, const int8_t* filter, const int32_t* bias,
                      const Dims4& out, int8_t* output, uint8_t* scratch) {
@@ -146,7 +160,7 @@ bool DepthwisePaired(const ConvParams& p, const ChannelQuant& q, const Dims4& in
   for (int32_t c = 0; c < out.c; ++c) {
     const int32_t i = c * per_channel;
     if (!MakeRightShiftRequant(q.multiplier[i], q.shift[i], p.out.output_offset, &table[c])) {
-      return false;
+      table[c].shift = -1;  // the reference function for this channel
     }
   }
   auto* wp = reinterpret_cast<int32_t*>(scratch);
@@ -186,10 +200,10 @@ bool DepthwisePaired(const ConvParams& p, const ChannelQuant& q, const Dims4& in
         const int32_t* wq = wp + g * kh * l.pairs;
         if (full_range) {
           PairedQuadRowAnyShape<true>(quad_rows, wq, kh, l.pairs, out.w, p.stride_w, quad_bias,
-                                      table + g, p.out, c, y_row + g);
+                                      table + g, q, g, p.out, c, y_row + g);
         } else {
           PairedQuadRowAnyShape<false>(quad_rows, wq, kh, l.pairs, out.w, p.stride_w, quad_bias,
-                                       table + g, p.out, c, y_row + g);
+                                       table + g, q, g, p.out, c, y_row + g);
         }
       }
     }
