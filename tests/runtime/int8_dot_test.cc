@@ -292,6 +292,36 @@ TEST(KernelInnerLoops, DepthwisePairedMatchesReference) {
   }
 }
 
+// DotRowsX4Requant equals DotRowsX4, the bias and RightShiftRequant with int8 saturation.
+TEST(KernelInnerLoops, DotRowsX4RequantMatchesUnfused) {
+  std::mt19937 rng(19);
+  std::uniform_int_distribution<int32_t> mult_d(1 << 30, kInt32Max);
+  std::uniform_int_distribution<int32_t> shift_d(-12, -1);
+  std::uniform_int_distribution<int32_t> bias_d(-20000, 20000);
+  for (const int32_t quads : {1, 2, 16}) {
+    const int32_t rows = 12, k = 4 * quads, y_stride = rows + 3;
+    const auto w = RandomS8(rng, static_cast<size_t>(rows * k));
+    const auto x4 = RandomWidened(rng, static_cast<size_t>(kDotX4Pixels * k));
+    std::vector<X4RowRequant> table(rows);
+    std::vector<RightShiftRequant> q(rows);
+    for (int32_t r = 0; r < rows; ++r) {
+      ASSERT_TRUE(MakeRightShiftRequant(mult_d(rng), shift_d(rng), r * 20 - 128, &q[r]));
+      table[r] = {bias_d(rng), q[r].multiplier, q[r].round_lo, q[r].round_hi, q[r].shift};
+    }
+    std::vector<int32_t> acc(static_cast<size_t>(rows * kDotX4Pixels));
+    DotRowsX4(w.data(), x4.data(), quads, rows, acc.data());
+    std::vector<int8_t> got(static_cast<size_t>(kDotX4Pixels * y_stride), 7), want = got;
+    DotRowsX4Requant(w.data(), x4.data(), quads, rows, table.data(), got.data(), y_stride);
+    for (int32_t r = 0; r < rows; ++r) {
+      for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+        const int32_t a = acc[r * kDotX4Pixels + p] + table[r].bias;
+        want[p * y_stride + r] = ClampToInt8(ApplyRightShiftRequant(a, q[r]), -128, 127);
+      }
+    }
+    ASSERT_EQ(got, want) << "quads " << quads;
+  }
+}
+
 // The folded constant of RightShiftRequant equals the reference's two roundings plus the offset
 // for every accumulator, including ties of both roundings and the int32 extremes.
 TEST(KernelInnerLoops, RightShiftRequantMatchesReference) {

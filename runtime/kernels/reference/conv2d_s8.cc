@@ -160,6 +160,7 @@ struct X4Scratch {
   size_t inputs = 0;   // four patches interleaved by quads, int16[16 * quads]
   size_t acc = 0;      // int32[Cout * 4]
   size_t requant = 0;  // RightShiftRequant[Cout]
+  size_t fused = 0;    // X4RowRequant[Cout]
   size_t weights = 0;  // rows padded to whole quads (patch length not a multiple of 4)
   size_t total = 0;
 };
@@ -172,7 +173,8 @@ X4Scratch LayoutX4(const Dims4& f) {
   l.inputs = quads * 8;
   l.acc = l.inputs + quads * 32;
   l.requant = l.acc + rows * 16;
-  l.weights = l.requant + rows * sizeof(RightShiftRequant);
+  l.fused = l.requant + rows * sizeof(RightShiftRequant);
+  l.weights = l.fused + (rows * sizeof(X4RowRequant) + 7) / 8 * 8;
   l.total = l.weights + (k_len % 4 != 0 ? (rows * quads * 4 + 7) / 8 * 8 : 0);
   return l;
 }
@@ -273,6 +275,19 @@ bool Conv2DX4(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const
   for (int32_t i = k_len; i < k4; ++i) row[i] = 0;
   const bool paired_runs = f.c % 4 == 0;
   const bool full_range = p.out.act_min == -128 && p.out.act_max == 127;
+  // Full groups of four pixels with every channel in RightShiftRequant's range and no clamp
+  // besides int8's: the requantization runs inside the dot-product kernel.
+  auto* fused = reinterpret_cast<X4RowRequant*>(scratch + l.fused);
+  const bool use_fused = full_range && !mixed;
+  if (use_fused) {
+    for (int32_t c = 0; c < out.c; ++c) {
+      fused[c].bias = bias != nullptr ? bias[c] : 0;
+      fused[c].multiplier = table[c].multiplier;
+      fused[c].round_lo = table[c].round_lo;
+      fused[c].round_hi = table[c].round_hi;
+      fused[c].shift = table[c].shift;
+    }
+  }
   const int32_t pixels = out.h * out.w;
   for (int32_t b = 0; b < out.n; ++b) {
     const int8_t* in_b = input + static_cast<int64_t>(b) * in.h * in.w * in.c;
@@ -292,8 +307,12 @@ bool Conv2DX4(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const
           std::memcpy(x4 + (j * kDotX4Pixels + i) * 4, row + j * 4, 4 * sizeof(int16_t));
         }
       }
-      DotRowsX4(w, x4, l.quads, out.c, acc);
       int8_t* y = out_b + static_cast<int64_t>(px0) * out.c;
+      if (use_fused && np == kDotX4Pixels) {
+        DotRowsX4Requant(w, x4, l.quads, out.c, fused, y, out.c);
+        continue;
+      }
+      DotRowsX4(w, x4, l.quads, out.c, acc);
       RequantizeX4Any(full_range, mixed, acc, bias, table, q, out.c, np, p.out, y);
     }
   }

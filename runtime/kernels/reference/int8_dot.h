@@ -133,6 +133,24 @@ inline constexpr int32_t kDotX4Pixels = 4;
 /// two LDMs, so 16 multiply-accumulates cost 15 instructions. Elsewhere plain C++ (for tests).
 void DotRowsX4(const int8_t* w, const int16_t* x, int32_t quads, int32_t rows, int32_t* acc);
 
+/// One output channel's bias and RightShiftRequant constants (requantize_s8.h), as
+/// DotRowsX4Requant reads them (one LDR and one LDM per channel).
+struct X4RowRequant {
+  int32_t bias = 0;
+  int32_t multiplier = 0;
+  uint32_t round_lo = 0;
+  int32_t round_hi = 0;
+  int32_t shift = 0;
+};
+
+/// DotRowsX4 with the requantization fused in, for outputs whose activation range is all of int8:
+///   y[p * y_stride + r] = saturate_int8(ApplyRightShiftRequant(acc(r, p) + table[r].bias, ...))
+/// for r < rows and all four pixels p. Saves storing and reloading the sums and keeps the
+/// constants in registers for a channel's four outputs (small patches, e.g. 8 input channels,
+/// spend as much on requantizing as on multiplying). Inputs as for DotRowsX4.
+void DotRowsX4Requant(const int8_t* w, const int16_t* x, int32_t quads, int32_t rows,
+                      const X4RowRequant* table, int8_t* y, int32_t y_stride);
+
 /// True where DotTilesPacked has a fast kernel (x86-64 with AVX2 at run time); elsewhere the
 /// packed functions below are plain loops, there for tests, and callers keep DotTiles.
 bool HavePackedDot();
