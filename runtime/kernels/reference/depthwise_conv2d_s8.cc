@@ -20,9 +20,24 @@ constexpr int32_t kMaxTaps = 64;
 // filter words: four SMLADs, no repacking per output. The last KH pair rows are kept in a ring,
 // so each input row is widened once (stride 1) however many output rows read it.
 struct PairedScratch {
-  int32_t pairs = 0;                        // filter pairs per kernel row: ceil(KW / 2)
-  int32_t row_words = 0;                    // words per pair row: columns * channels
-  size_t requant = 0, rows = 0, total = 0;  // byte offsets (the filter words at 0)
+  int32_t pairs = 0;      // filter pairs per kernel row: ceil(KW / 2)
+  int32_t row_words = 0;  // words per pair row: columns * channels
+  // Byte offsets (the filter words at 0): RightShiftRequant per channel, QuadConstants per group
+  // of four channels, one pair row of one group that stays zero (rows outside the input), the
+  // ring of KH pair rows.
+  size_t requant = 0, quads = 0, zero = 0, rows = 0, total = 0;
+};
+
+// A group of four channels' biases and RightShiftRequant constants as the 3x3 kernel loads them
+// (one LDM for the biases, one per channel for multiplier, constant words and shift).
+struct QuadConstants {
+  int32_t bias[4];
+  struct {
+    int32_t multiplier;
+    uint32_t round_lo;
+    int32_t round_hi;
+    int32_t shift;
+  } ch[4];
 };
 
 PairedScratch LayoutPaired(const ConvParams& p, const Dims4& f, const Dims4& out) {
@@ -33,7 +48,9 @@ PairedScratch LayoutPaired(const ConvParams& p, const Dims4& f, const Dims4& out
   l.row_words = columns * out.c;
   const size_t c = static_cast<size_t>(out.c);
   l.requant = static_cast<size_t>(f.h) * static_cast<size_t>(l.pairs) * c * 4;
-  l.rows = l.requant + c * sizeof(RightShiftRequant);
+  l.quads = l.requant + c * sizeof(RightShiftRequant);
+  l.zero = l.quads + c / 4 * sizeof(QuadConstants);
+  l.rows = l.zero + static_cast<size_t>(columns) * 16;
   l.total = l.rows + static_cast<size_t>(f.h) * static_cast<size_t>(l.row_words) * 4;
   return l;
 }
@@ -132,6 +149,128 @@ void PairedQuadRow(const int32_t* const* rows, const int32_t* wq, int32_t n_rows
   }
 }
 
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+
+// QuadRow3x3's loop, one output pixel per iteration (boardlab_dw_taps: four channels' two taps
+// from the input words in r8-r11 and the next four filter words). Registers: lr, r2, r3 the three
+// pair rows at the pixel's column, r12 the filter words (ascending through all 24), r4-r7 the sums
+// (from the biases), r8-r11 a row's input words, r0-r1 two filter words; then, per channel, r1 and
+// r8-r10 its constants, r11 the sign word, r0 the constants' pointer, r12 the output. Stack:
+// [sp] the constants, [sp, #4] the filter, [sp, #8] the output pixel, [sp, #12] the output
+// stride, [sp, #16] the column stride, [sp, #20] pixels left; arguments from [sp, #60].
+extern "C" void boardlab_dw3x3_quad_row_m33(const int32_t* const* rows, const int32_t* wq,
+                                            int32_t ow, int32_t column_stride_bytes,
+                                            const QuadConstants* k, int8_t* y, int32_t y_stride);
+__asm__(R"(
+  .syntax unified
+  .macro boardlab_dw_taps
+  ldrd r0, r1, [r12], #8
+  smlad r4, r8, r0, r4
+  smlad r5, r9, r1, r5
+  ldrd r0, r1, [r12], #8
+  smlad r6, r10, r0, r6
+  smlad r7, r11, r1, r7
+  .endm
+  .macro boardlab_dw_row ptr
+  ldm \ptr, {r8-r11}
+  boardlab_dw_taps
+  ldrd r8, r9, [\ptr, #32]
+  ldrd r10, r11, [\ptr, #40]
+  boardlab_dw_taps
+  .endm
+  .macro boardlab_dw_requant acc, offset
+  ldmia r0!, {r1, r8, r9, r10}
+  asr r11, \acc, #31
+  adds r8, r8, r11, lsl #31
+  adc r9, r9, r11
+  smlal r8, r9, \acc, r1
+  asr r9, r9, r10
+  ssat r9, #8, r9
+  strb r9, [r12, #\offset]
+  .endm
+
+  .section .text.boardlab_dw3x3_quad_row_m33,"ax",%progbits
+  .global boardlab_dw3x3_quad_row_m33
+  .type boardlab_dw3x3_quad_row_m33, %function
+  .thumb
+  .thumb_func
+  .p2align 2
+boardlab_dw3x3_quad_row_m33:
+  push {r4-r11, lr}
+  sub sp, #24
+  str r1, [sp, #4]
+  str r2, [sp, #20]
+  str r3, [sp, #16]
+  ldr lr, [r0]
+  ldr r2, [r0, #4]
+  ldr r3, [r0, #8]
+  ldr r0, [sp, #60]
+  str r0, [sp]
+  ldr r0, [sp, #64]
+  str r0, [sp, #8]
+  ldr r0, [sp, #68]
+  str r0, [sp, #12]
+.Lboardlab_dw_pixel:
+  ldr r0, [sp]
+  ldm r0, {r4-r7}
+  ldr r12, [sp, #4]
+  boardlab_dw_row lr
+  boardlab_dw_row r2
+  boardlab_dw_row r3
+  ldr r0, [sp]
+  adds r0, #16
+  ldr r12, [sp, #8]
+  boardlab_dw_requant r4, 0
+  boardlab_dw_requant r5, 1
+  boardlab_dw_requant r6, 2
+  boardlab_dw_requant r7, 3
+  ldr r1, [sp, #12]
+  add r12, r1
+  str r12, [sp, #8]
+  ldr r1, [sp, #16]
+  add lr, r1
+  add r2, r1
+  add r3, r1
+  ldr r1, [sp, #20]
+  subs r1, #1
+  str r1, [sp, #20]
+  bne .Lboardlab_dw_pixel
+  add sp, #24
+  pop {r4-r11, pc}
+  .size boardlab_dw3x3_quad_row_m33, .-boardlab_dw3x3_quad_row_m33
+)");
+
+#endif
+
+// One output row of a group of four channels for 3x3 kernels with int8's full activation range
+// and every channel in RightShiftRequant's range: the 36 multiply-accumulates of a pixel as 18
+// SMLADs with all operands loaded in pairs, the requantization with the constants in registers
+// (assembly on Cortex-M; the same arithmetic in C++ elsewhere). rows: three pair rows (the zero
+// row for rows outside the input) at the group's column 0.
+void QuadRow3x3(const int32_t* const* rows, const int32_t* wq, int32_t ow, int32_t stride,
+                const QuadConstants& k, int8_t* y, int32_t y_stride) {
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+  boardlab_dw3x3_quad_row_m33(rows, wq, ow, stride * 16, &k, y, y_stride);
+#else
+  for (int32_t ox = 0; ox < ow; ++ox, y += y_stride) {
+    for (int32_t i = 0; i < 4; ++i) {
+      int32_t a = k.bias[i];
+      for (int32_t ky = 0; ky < 3; ++ky) {
+        const int32_t* x = rows[ky] + ox * stride * 4;
+        a = dsp::Smlad(x[i], wq[ky * 8 + i], a);
+        a = dsp::Smlad(x[8 + i], wq[ky * 8 + 4 + i], a);
+      }
+      RightShiftRequant q;
+      q.multiplier = k.ch[i].multiplier;
+      q.round_lo = k.ch[i].round_lo;
+      q.round_hi = k.ch[i].round_hi;
+      q.shift = k.ch[i].shift;
+      y[i] = SaturateToInt8(ApplyRightShiftRequant(a, q));
+    }
+  }
+#endif
+}
+
 template <bool kFullRange>
 void PairedQuadRowAnyShape(const int32_t* const* rows, const int32_t* wq, int32_t kh, int32_t pairs,
                            int32_t ow, int32_t stride, const int32_t* bias,
@@ -166,6 +305,15 @@ bool DepthwisePaired(const ConvParams& p, const ChannelQuant& q, const Dims4& in
   auto* wp = reinterpret_cast<int32_t*>(scratch);
   PairFilter(f, l.pairs, filter, wp);
   auto* ring = reinterpret_cast<int32_t*>(scratch + l.rows);
+  auto* zero = reinterpret_cast<int32_t*>(scratch + l.zero);
+  auto* quads = reinterpret_cast<QuadConstants*>(scratch + l.quads);
+  for (size_t i = 0; i < (l.rows - l.zero) / 4; ++i) zero[i] = 0;
+  for (int32_t c = 0; c < out.c; ++c) {
+    QuadConstants& k = quads[c / 4];
+    k.bias[c % 4] = bias != nullptr ? bias[c] : 0;
+    k.ch[c % 4] = {table[c].multiplier, table[c].round_lo, table[c].round_hi, table[c].shift};
+  }
+  const bool kernel3x3 = f.h == 3 && l.pairs == 2;
   const int32_t kh = f.h, c = out.c, columns = l.row_words / c;
   const bool full_range = p.out.act_min == -128 && p.out.act_max == 127;
   for (int32_t b = 0; b < out.n; ++b) {
@@ -198,7 +346,14 @@ bool DepthwisePaired(const ConvParams& p, const ChannelQuant& q, const Dims4& in
             bias != nullptr ? bias[g] : 0, bias != nullptr ? bias[g + 1] : 0,
             bias != nullptr ? bias[g + 2] : 0, bias != nullptr ? bias[g + 3] : 0};
         const int32_t* wq = wp + g * kh * l.pairs;
-        if (full_range) {
+        const RightShiftRequant* t = table + g;
+        if (kernel3x3 && full_range && t[0].shift >= 0 && t[1].shift >= 0 && t[2].shift >= 0 &&
+            t[3].shift >= 0) {
+          for (int32_t ky = 0; ky < kh; ++ky) {
+            if (quad_rows[ky] == nullptr) quad_rows[ky] = zero;
+          }
+          QuadRow3x3(quad_rows, wq, out.w, p.stride_w, quads[g / 4], y_row + g, c);
+        } else if (full_range) {
           PairedQuadRowAnyShape<true>(quad_rows, wq, kh, l.pairs, out.w, p.stride_w, quad_bias,
                                       table + g, q, g, p.out, c, y_row + g);
         } else {
