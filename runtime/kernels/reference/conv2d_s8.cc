@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "runtime/kernels/reference/dsp_ops.h"
+
 #include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/quantized_math.h"
 #include "runtime/kernels/reference/requantize_s8.h"
@@ -44,6 +46,18 @@ size_t Im2RowBytes(const Dims4& input_dims, const Dims4& filter_dims) {
           static_cast<size_t>(filter_dims.n) * sizeof(int32_t));
 }
 
+// The taps kx in [lo, hi) of a kernel row starting at input column x0 that fall inside the
+// input's `width` columns.
+struct TapRange {
+  int32_t lo, hi;
+};
+inline TapRange TapsInside(int32_t x0, int32_t dilation, int32_t taps, int32_t width) {
+  TapRange r{0, taps};
+  while (r.lo < r.hi && x0 + r.lo * dilation < 0) ++r.lo;
+  while (r.hi > r.lo && x0 + (r.hi - 1) * dilation >= width) --r.hi;
+  return r;
+}
+
 // Widens output pixel (oy, ox)'s input patch into `row` (KH * KW * Cin int16, input offset
 // added, zero for taps outside the input). The patch's channels are all the input's (ungrouped),
 // so with dilation 1 a kernel row's taps inside the input are one contiguous run of the input:
@@ -57,10 +71,8 @@ void FillRow(const ConvParams& p, const Dims4& in, const int8_t* in_b, const Dim
     Widen(in_b + (static_cast<int64_t>(y0) * in.w + x0) * in.c, kc, p.input_offset, row);
     return;
   }
-  // Taps kx in [kx0, kx1) fall inside the input horizontally.
-  int32_t kx0 = 0, kx1 = f.w;
-  while (kx0 < kx1 && x0 + kx0 * dw < 0) ++kx0;
-  while (kx1 > kx0 && x0 + (kx1 - 1) * dw >= in.w) --kx1;
+  const TapRange inside = TapsInside(x0, dw, f.w, in.w);
+  const int32_t kx0 = inside.lo, kx1 = inside.hi;
   for (int32_t ky = 0; ky < f.h; ++ky, row += span) {
     const int32_t y = y0 + ky * p.dilation_h;
     if (y < 0 || y >= in.h || kx0 == kx1) {
@@ -153,10 +165,61 @@ void Conv2DIm2Row(const ConvParams& p, const ChannelQuant& q, const Dims4& in, c
   }
 }
 
+// n bytes from src to dst, words first (unaligned word access is fine on Cortex-M33).
+void CopyBytes(const int8_t* src, int32_t n, int8_t* dst) {
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4) dsp::Store32(dst + i, static_cast<int32_t>(dsp::Load32(src + i)));
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+void FillBytes(int8_t* dst, int32_t n, int8_t v) {
+  for (int32_t i = 0; i < n; ++i) dst[i] = v;
+}
+
+// Output pixel (oy, ox)'s input patch as int8 (KH * KW * Cin, ungrouped), taps outside the input
+// holding the input zero point `zp`. With dilation 1 a kernel row's taps inside the input are one
+// contiguous run of the input (one copy per kernel row, as in FillRow).
+void GatherPatch(const ConvParams& p, const Dims4& in, const int8_t* in_b, const Dims4& f,
+                 int32_t oy, int32_t ox, int8_t zp, int8_t* patch) {
+  const int32_t kc = f.c, span = f.w * kc, dw = p.dilation_w;
+  const int32_t y0 = oy * p.stride_h - p.pad_top, x0 = ox * p.stride_w - p.pad_left;
+  const TapRange inside = TapsInside(x0, dw, f.w, in.w);
+  const int32_t kx0 = inside.lo, kx1 = inside.hi;
+  for (int32_t ky = 0; ky < f.h; ++ky, patch += span) {
+    const int32_t y = y0 + ky * p.dilation_h;
+    if (y < 0 || y >= in.h || kx0 == kx1) {
+      FillBytes(patch, span, zp);
+      continue;
+    }
+    FillBytes(patch, kx0 * kc, zp);
+    const int8_t* src = in_b + (static_cast<int64_t>(y) * in.w + x0 + kx0 * dw) * in.c;
+    if (dw == 1) {
+      CopyBytes(src, (kx1 - kx0) * kc, patch + kx0 * kc);
+    } else {
+      for (int32_t kx = kx0; kx < kx1; ++kx) {
+        CopyBytes(src + static_cast<int64_t>(kx - kx0) * dw * in.c, kc, patch + kx * kc);
+      }
+    }
+    FillBytes(patch + kx1 * kc, span - kx1 * kc, zp);
+  }
+}
+
+// Widens a patch of `quads` int8 quads (input offset added, PairQuadsForDot's order) into one
+// pixel's slots of DotRowsX4's interleaved inputs (quad q at out + 16q): SXTAB16 twice per quad.
+void WidenInterleaved(const int8_t* patch, int32_t quads, int32_t offset, int16_t* out) {
+  const uint32_t off = static_cast<uint16_t>(offset);
+  const int32_t off2 = static_cast<int32_t>(off | (off << 16));
+  for (int32_t q = 0; q < quads; ++q, patch += 4, out += 4 * kDotX4Pixels) {
+    const uint32_t v = dsp::Load32(patch);
+    dsp::Store32(out, dsp::Sxtab16(off2, v));
+    dsp::Store32(out + 2, dsp::Sxtab16Ror8(off2, v));
+  }
+}
+
 // Scratch of the four-pixel path (Cortex-M): byte offsets of its parts, all 8-byte aligned.
 struct X4Scratch {
   int32_t quads = 0;   // patch length in quads, rounded up
-  size_t row = 0;      // one widened patch, int16[4 * quads]
+  size_t row = 0;      // one int8 patch, padded to whole quads (int16[4 * quads] of room)
   size_t inputs = 0;   // four patches interleaved by quads, int16[16 * quads]
   size_t acc = 0;      // int32[Cout * 4]
   size_t requant = 0;  // RightShiftRequant[Cout]
@@ -269,11 +332,12 @@ bool Conv2DX4(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const
     }
     w = padded;
   }
-  auto* row = reinterpret_cast<int16_t*>(scratch + l.row);
+  auto* patch = reinterpret_cast<int8_t*>(scratch + l.row);
   auto* x4 = reinterpret_cast<int16_t*>(scratch + l.inputs);
   auto* acc = reinterpret_cast<int32_t*>(scratch + l.acc);
-  for (int32_t i = k_len; i < k4; ++i) row[i] = 0;
-  const bool paired_runs = f.c % 4 == 0;
+  // The patch as int8, padded with the input zero point, which the widening turns into 0.
+  const int8_t zp = static_cast<int8_t>(-p.input_offset);
+  for (int32_t i = k_len; i < k4; ++i) patch[i] = zp;
   const bool full_range = p.out.act_min == -128 && p.out.act_max == 127;
   // Full groups of four pixels with every channel in RightShiftRequant's range and no clamp
   // besides int8's: the requantization runs inside the dot-product kernel.
@@ -296,15 +360,12 @@ bool Conv2DX4(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const
       const int32_t np = Min32(pixels - px0, kDotX4Pixels);
       for (int32_t i = 0; i < kDotX4Pixels; ++i) {
         if (i >= np) {
-          for (int32_t j = 0; j < k4; ++j) row[j] = 0;  // a last, partial group's unused slots
-        } else if (paired_runs) {
-          FillRow<WidenPairedForDot>(p, in, in_b, f, (px0 + i) / out.w, (px0 + i) % out.w, row);
+          for (int32_t j = 0; j < l.quads; ++j) {  // a last, partial group's unused slots
+            std::memset(x4 + (j * kDotX4Pixels + i) * 4, 0, 4 * sizeof(int16_t));
+          }
         } else {
-          FillRow<WidenWithOffset>(p, in, in_b, f, (px0 + i) / out.w, (px0 + i) % out.w, row);
-          PairQuadsForDot(row, k4);
-        }
-        for (int32_t j = 0; j < l.quads; ++j) {
-          std::memcpy(x4 + (j * kDotX4Pixels + i) * 4, row + j * 4, 4 * sizeof(int16_t));
+          GatherPatch(p, in, in_b, f, (px0 + i) / out.w, (px0 + i) % out.w, zp, patch);
+          WidenInterleaved(patch, l.quads, p.input_offset, x4 + i * 4);
         }
       }
       int8_t* y = out_b + static_cast<int64_t>(px0) * out.c;
