@@ -319,6 +319,20 @@ TEST(KernelInnerLoops, DotRowsX4RequantMatchesUnfused) {
       }
     }
     ASSERT_EQ(got, want) << "quads " << quads;
+    // The late offset, with shifts down to -31 (tiny scales).
+    for (int32_t r = 0; r < rows; ++r) {
+      const int32_t shift = r % 3 == 0 ? -24 - r % 8 : shift_d(rng);
+      ASSERT_TRUE(MakeRightShiftRequant(q[r].multiplier, shift, 0, &q[r], false));
+      table[r] = {table[r].bias, q[r].multiplier, q[r].round_lo, q[r].round_hi, q[r].shift};
+      for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+        const int32_t a = acc[r * kDotX4Pixels + p] + table[r].bias;
+        want[p * y_stride + r] =
+            ClampToInt8(MultiplyByQuantizedMultiplier(a, q[r].multiplier, shift) + 37, -128, 127);
+      }
+    }
+    DotRowsX4Requant(w.data(), x4.data(), quads, rows, table.data(), got.data(), y_stride, true,
+                     37);
+    ASSERT_EQ(got, want) << "late offset, quads " << quads;
   }
 }
 

@@ -259,6 +259,20 @@ bool MakeRequantTable(const ChannelQuant& q, const OutputStage& o, int32_t chann
   return all;
 }
 
+// DotRowsX4Requant's per-channel constants; false if a channel does not fit.
+bool MakeFusedTable(const ChannelQuant& q, const int32_t* bias, int32_t output_offset,
+                    int32_t channels, bool fold_offset, X4RowRequant* fused) {
+  for (int32_t c = 0; c < channels; ++c) {
+    const int32_t i = q.count == 1 ? 0 : c;
+    RightShiftRequant t;
+    if (!MakeRightShiftRequant(q.multiplier[i], q.shift[i], output_offset, &t, fold_offset)) {
+      return false;
+    }
+    fused[c] = {bias != nullptr ? bias[c] : 0, t.multiplier, t.round_lo, t.round_hi, t.shift};
+  }
+  return true;
+}
+
 // Requantizes DotRowsX4's sums (row r's four pixels at acc + 4r) into `np` output pixels,
 // `y_stride` bytes apart. kFullRange: the activation range is all of int8 (one saturation).
 // kMixed: some channels are marked for the reference function (checked once per channel).
@@ -339,19 +353,13 @@ bool Conv2DX4(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const
   const int8_t zp = static_cast<int8_t>(-p.input_offset);
   for (int32_t i = k_len; i < k4; ++i) patch[i] = zp;
   const bool full_range = p.out.act_min == -128 && p.out.act_max == 127;
-  // Full groups of four pixels with every channel in RightShiftRequant's range and no clamp
-  // besides int8's: the requantization runs inside the dot-product kernel.
+  // Full groups of four pixels with no clamp besides int8's: the requantization runs inside the
+  // dot-product kernel, with the output offset folded into the constants or, where a channel's
+  // tiny scale does not allow that (vww), added to every result.
   auto* fused = reinterpret_cast<X4RowRequant*>(scratch + l.fused);
-  const bool use_fused = full_range && !mixed;
-  if (use_fused) {
-    for (int32_t c = 0; c < out.c; ++c) {
-      fused[c].bias = bias != nullptr ? bias[c] : 0;
-      fused[c].multiplier = table[c].multiplier;
-      fused[c].round_lo = table[c].round_lo;
-      fused[c].round_hi = table[c].round_hi;
-      fused[c].shift = table[c].shift;
-    }
-  }
+  const bool late_offset = mixed;
+  const bool use_fused =
+      full_range && MakeFusedTable(q, bias, p.out.output_offset, out.c, !late_offset, fused);
   const int32_t pixels = out.h * out.w;
   for (int32_t b = 0; b < out.n; ++b) {
     const int8_t* in_b = input + static_cast<int64_t>(b) * in.h * in.w * in.c;
@@ -370,7 +378,7 @@ bool Conv2DX4(const ConvParams& p, const ChannelQuant& q, const Dims4& in, const
       }
       int8_t* y = out_b + static_cast<int64_t>(px0) * out.c;
       if (use_fused && np == kDotX4Pixels) {
-        DotRowsX4Requant(w, x4, l.quads, out.c, fused, y, out.c);
+        DotRowsX4Requant(w, x4, l.quads, out.c, fused, y, out.c, late_offset, p.out.output_offset);
         continue;
       }
       DotRowsX4(w, x4, l.quads, out.c, acc);

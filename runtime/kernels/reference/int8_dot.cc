@@ -591,47 +591,61 @@ boardlab_dot_rows_x4_m33:
 )");
 
 // One sum (the macro's argument) requantized into r12: ApplyRightShiftRequant with the channel's
-// multiplier, constant words and shift in r8-r11, then SSAT to int8. Clobbers r2, r3.
+// multiplier, constant words and shift in r8-r11, plus r1 when `late` (an output offset not
+// folded into the constant), then SSAT to int8. Clobbers r2, r3.
 __asm__(R"(
-  .macro boardlab_x4_requant acc
+  .macro boardlab_x4_requant acc, late
   asr r2, \acc, #31
   adds r3, r9, r2, lsl #31
   adc r12, r10, r2
   smlal r3, r12, \acc, r8
   asr r12, r12, r11
+  .if \late
+  add r12, r12, r1
+  .endif
   ssat r12, #8, r12
   .endm
 )");
 
-// DotRowsX4Requant's loop: DotRowsX4's quad loop with the sums starting from the bias, then per
-// channel the constants in r8-r11 (multiplier, constant low / high word, shift), four times
-// ASR, ADDS, ADC, SMLAL, ASR, SSAT and a byte store. Stack: [sp] the inputs' start, [sp, #4]
-// their end, [sp, #8] rows left, [sp, #12] the output of the current channel, pixel 0, [sp, #16]
-// the output stride, [sp, #20] the weights while r0 holds the stride; arguments from [sp, #60].
+// DotRowsX4Requant's loop, as a macro instantiated with and without the late offset: DotRowsX4's
+// quad loop with the sums starting from the bias, then per channel the constants in r8-r11
+// (multiplier, constant low / high word, shift) and the four outputs. Stack: [sp] the inputs'
+// start, [sp, #4] their end, [sp, #8] rows left, [sp, #12] the output of the current channel,
+// pixel 0, [sp, #16] the output stride, [sp, #20] the weights while r0 holds the stride,
+// [sp, #24] the constants while r1 holds the late offset; arguments from [sp, #68].
 extern "C" void boardlab_dot_rows_x4_requant_m33(const int8_t* w, const int16_t* x, int32_t quads,
                                                  int32_t rows, const X4RowRequant* table, int8_t* y,
-                                                 int32_t y_stride);
+                                                 int32_t y_stride, int32_t offset);
+extern "C" void boardlab_dot_rows_x4_requant_late_m33(const int8_t* w, const int16_t* x,
+                                                      int32_t quads, int32_t rows,
+                                                      const X4RowRequant* table, int8_t* y,
+                                                      int32_t y_stride, int32_t offset);
 __asm__(R"(
-  .section .text.boardlab_dot_rows_x4_requant_m33,"ax",%progbits
-  .global boardlab_dot_rows_x4_requant_m33
-  .type boardlab_dot_rows_x4_requant_m33, %function
+  .macro boardlab_x4_fused name, late
+  .section .text.\name,"ax",%progbits
+  .global \name
+  .type \name, %function
   .syntax unified
   .thumb
   .thumb_func
   .p2align 2
-boardlab_dot_rows_x4_requant_m33:
+\name:
   push {r4-r11, lr}
-  sub sp, #24
+  sub sp, #32
   str r1, [sp]
   add r2, r1, r2, lsl #5
   str r2, [sp, #4]
   str r3, [sp, #8]
-  ldr r1, [sp, #60]
-  ldr r3, [sp, #64]
+  ldr r1, [sp, #68]
+  ldr r3, [sp, #72]
   str r3, [sp, #12]
-  ldr r3, [sp, #68]
+  ldr r3, [sp, #76]
   str r3, [sp, #16]
-.Lboardlab_x4q_row:
+  str r1, [sp, #24]
+2:
+  .if \late
+  ldr r1, [sp, #24]
+  .endif
   ldr r4, [r1], #4
   mov r5, r4
   mov r6, r4
@@ -641,16 +655,20 @@ boardlab_dot_rows_x4_requant_m33:
   boardlab_x4_quad_loop
   str r0, [sp, #20]
   ldmia r1!, {r8-r11}
+  .if \late
+  str r1, [sp, #24]
+  ldr r1, [sp, #80]
+  .endif
   ldr r0, [sp, #16]
   ldr lr, [sp, #12]
-  boardlab_x4_requant r4
+  boardlab_x4_requant r4, \late
   strb r12, [lr]
-  boardlab_x4_requant r5
+  boardlab_x4_requant r5, \late
   strb r12, [lr, r0]
   add r4, lr, r0, lsl #1
-  boardlab_x4_requant r6
+  boardlab_x4_requant r6, \late
   strb r12, [r4]
-  boardlab_x4_requant r7
+  boardlab_x4_requant r7, \late
   strb r12, [r4, r0]
   add lr, lr, #1
   str lr, [sp, #12]
@@ -658,10 +676,14 @@ boardlab_dot_rows_x4_requant_m33:
   ldr r2, [sp, #8]
   subs r2, #1
   str r2, [sp, #8]
-  bne .Lboardlab_x4q_row
-  add sp, #24
+  bne 2b
+  add sp, #32
   pop {r4-r11, pc}
-  .size boardlab_dot_rows_x4_requant_m33, .-boardlab_dot_rows_x4_requant_m33
+  .size \name, .-\name
+  .endm
+
+  boardlab_x4_fused boardlab_dot_rows_x4_requant_m33, 0
+  boardlab_x4_fused boardlab_dot_rows_x4_requant_late_m33, 1
 )");
 
 #elif !defined(__SSE2__)
@@ -754,9 +776,13 @@ void DotRowsX4(const int8_t* w, const int16_t* x, int32_t quads, int32_t rows, i
 }
 
 void DotRowsX4Requant(const int8_t* w, const int16_t* x, int32_t quads, int32_t rows,
-                      const X4RowRequant* table, int8_t* y, int32_t y_stride) {
+                      const X4RowRequant* table, int8_t* y, int32_t y_stride, bool late_offset,
+                      int32_t offset) {
 #if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
-  boardlab_dot_rows_x4_requant_m33(w, x, quads, rows, table, y, y_stride);
+  if (late_offset) {
+    return boardlab_dot_rows_x4_requant_late_m33(w, x, quads, rows, table, y, y_stride, offset);
+  }
+  boardlab_dot_rows_x4_requant_m33(w, x, quads, rows, table, y, y_stride, 0);
 #else
   for (int32_t r = 0; r < rows; ++r, w += 4 * quads) {
     int32_t acc[kDotX4Pixels];
@@ -770,7 +796,8 @@ void DotRowsX4Requant(const int8_t* w, const int16_t* x, int32_t quads, int32_t 
     for (int32_t p = 0; p < kDotX4Pixels; ++p) {
       const int32_t a =
           static_cast<int32_t>(static_cast<uint32_t>(acc[p]) + static_cast<uint32_t>(t.bias));
-      y[p * y_stride + r] = SaturateToInt8(ApplyRightShiftRequant(a, q));
+      const int32_t v = ApplyRightShiftRequant(a, q);
+      y[p * y_stride + r] = SaturateToInt8(late_offset ? v + offset : v);
     }
   }
 #endif

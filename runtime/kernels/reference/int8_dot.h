@@ -147,9 +147,12 @@ struct X4RowRequant {
 ///   y[p * y_stride + r] = saturate_int8(ApplyRightShiftRequant(acc(r, p) + table[r].bias, ...))
 /// for r < rows and all four pixels p. Saves storing and reloading the sums and keeps the
 /// constants in registers for a channel's four outputs (small patches, e.g. 8 input channels,
-/// spend as much on requantizing as on multiplying). Inputs as for DotRowsX4.
+/// spend as much on requantizing as on multiplying). Inputs as for DotRowsX4. With
+/// `late_offset` the constants do not include the output offset (MakeRightShiftRequant with
+/// fold_offset false) and `offset` is added after the shift, one instruction more per output.
 void DotRowsX4Requant(const int8_t* w, const int16_t* x, int32_t quads, int32_t rows,
-                      const X4RowRequant* table, int8_t* y, int32_t y_stride);
+                      const X4RowRequant* table, int8_t* y, int32_t y_stride,
+                      bool late_offset = false, int32_t offset = 0);
 
 /// True where DotTilesPacked has a fast kernel (x86-64 with AVX2 at run time); elsewhere the
 /// packed functions below are plain loops, there for tests, and callers keep DotTiles.

@@ -184,15 +184,17 @@ BOARDLAB_TARGET_AVX2 void RequantizePixelsAvx2(const int32_t* acc, ptrdiff_t acc
 
 }  // namespace
 
-bool MakeRightShiftRequant(int32_t mult, int32_t shift, int32_t output_offset,
-                           RightShiftRequant* q) {
-  if (mult < 0 || shift > -1 || shift < -23 || output_offset < -128 || output_offset > 127) {
+bool MakeRightShiftRequant(int32_t mult, int32_t shift, int32_t output_offset, RightShiftRequant* q,
+                           bool fold_offset) {
+  if (mult < 0 || shift > -1 || shift < (fold_offset ? -23 : -31) || output_offset < -128 ||
+      output_offset > 127) {
     return false;
   }
   const int32_t r = -shift;
   // |acc * mult| < 2^62 and |constant| < 2^62: the 64-bit sum cannot overflow.
-  const int64_t c = (int64_t{1} << 30) + (int64_t{1} << (30 + r)) +
-                    int64_t{output_offset} * (int64_t{1} << (31 + r));
+  const int64_t offset = fold_offset ? output_offset : 0;
+  const int64_t c =
+      (int64_t{1} << 30) + (int64_t{1} << (30 + r)) + offset * (int64_t{1} << (31 + r));
   q->multiplier = mult;
   q->round_lo = static_cast<uint32_t>(static_cast<uint64_t>(c));
   q->round_hi = static_cast<int32_t>(c >> 32);

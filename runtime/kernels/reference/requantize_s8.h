@@ -35,9 +35,11 @@ struct RightShiftRequant {
 };
 
 /// Fills `q` and returns true when mult >= 0, shift in [-23, -1] and output_offset in
-/// [-128, 127] (every conv of the shared models); false leaves the reference path to the caller.
-bool MakeRightShiftRequant(int32_t mult, int32_t shift, int32_t output_offset,
-                           RightShiftRequant* q);
+/// [-128, 127] (most convs of the shared models); false leaves the reference path to the caller.
+/// With fold_offset false the constant leaves the offset out (the caller adds it to the result)
+/// and shifts down to -31 fit: the offset's term is what limits the 64-bit sum.
+bool MakeRightShiftRequant(int32_t mult, int32_t shift, int32_t output_offset, RightShiftRequant* q,
+                           bool fold_offset = true);
 
 /// MultiplyByQuantizedMultiplier(acc, mult, shift) + output_offset for q made from them.
 inline int32_t ApplyRightShiftRequant(int32_t acc, const RightShiftRequant& q) {
