@@ -76,6 +76,15 @@ void PairFilter(const Dims4& f, int32_t pairs, const int8_t* filter, int32_t* wo
   }
 }
 
+// Writes one pair-row column of four channels from the widened (0, 2) / (1, 3) halves of a
+// column and of the next.
+inline void PutPairs(int32_t a02, int32_t a13, int32_t b02, int32_t b13, int32_t* o) {
+  o[0] = dsp::PackLowHalves(a02, b02);
+  o[1] = dsp::PackLowHalves(a13, b13);
+  o[2] = dsp::PackHighHalves(a02, b02);
+  o[3] = dsp::PackHighHalves(a13, b13);
+}
+
 // Widens input row `in_row` (w pixels of c channels) into a pair row of `columns` columns, column
 // 0 being input column -pad_left. Channels four at a time: SXTAB16 widens and offsets a word's
 // channels (0, 2) and (1, 3), PKHBT / PKHTB pair each with the next column's.
@@ -83,28 +92,35 @@ void PairRow(const int8_t* in_row, int32_t w, int32_t c, int32_t pad_left, int32
              int32_t offset, int32_t* out) {
   const uint32_t off = static_cast<uint16_t>(offset);
   const int32_t off2 = static_cast<int32_t>(off | (off << 16));
+  // Column col holds input columns x = col - pad_left and x + 1. For col in [begin, end) the
+  // next one, x + 1, lies inside the input; elsewhere it pairs with zeros. The interior loop then
+  // runs without bounds checks.
+  const int32_t begin = Min32(Max32(pad_left - 1, 0), columns);
+  const int32_t end = Max32(Min32(w + pad_left - 1, columns), begin);
   for (int32_t g = 0; g < c; g += 4) {
     int32_t* o = out + g * columns;
     int32_t a02 = 0, a13 = 0;  // column -pad_left's widened channels (zero outside the input)
-    int32_t x = -pad_left;
-    if (x >= 0 && x < w) {
-      const uint32_t v = dsp::Load32(in_row + x * c + g);
+    if (-pad_left >= 0 && -pad_left < w) {
+      const uint32_t v = dsp::Load32(in_row + g);
       a02 = dsp::Sxtab16(off2, v);
       a13 = dsp::Sxtab16Ror8(off2, v);
     }
-    for (int32_t col = 0; col < columns; ++col, ++x, o += 4) {
-      int32_t b02 = 0, b13 = 0;
-      if (x + 1 >= 0 && x + 1 < w) {
-        const uint32_t v = dsp::Load32(in_row + (x + 1) * c + g);
-        b02 = dsp::Sxtab16(off2, v);
-        b13 = dsp::Sxtab16Ror8(off2, v);
-      }
-      o[0] = dsp::PackLowHalves(a02, b02);
-      o[1] = dsp::PackLowHalves(a13, b13);
-      o[2] = dsp::PackHighHalves(a02, b02);
-      o[3] = dsp::PackHighHalves(a13, b13);
+    int32_t col = 0;
+    for (; col < begin; ++col, o += 4) {
+      PutPairs(a02, a13, 0, 0, o);
+      a02 = a13 = 0;
+    }
+    const int8_t* next = in_row + (col - pad_left + 1) * c + g;
+    for (; col < end; ++col, o += 4, next += c) {
+      const uint32_t v = dsp::Load32(next);
+      const int32_t b02 = dsp::Sxtab16(off2, v), b13 = dsp::Sxtab16Ror8(off2, v);
+      PutPairs(a02, a13, b02, b13, o);
       a02 = b02;
       a13 = b13;
+    }
+    for (; col < columns; ++col, o += 4) {
+      PutPairs(a02, a13, 0, 0, o);
+      a02 = a13 = 0;
     }
   }
 }

@@ -529,11 +529,20 @@ void DotTile2x2Plain(const int8_t* w, ptrdiff_t row_stride, const int16_t* x, pt
 }
 
 // The quad loop of both DotRowsX4 kernels (an assembler macro): four pixels' sums in r4-r7 over
-// the weights at r0 (advanced) and the interleaved inputs from lr up to r2.
+// the weights at r0 (advanced) and the interleaved inputs from lr up to r2. With unroll 2 two
+// quads per iteration (an even number of quads): one compare and branch less per two quads.
 __asm__(R"(
   .syntax unified
-  .macro boardlab_x4_quad_loop
+  .macro boardlab_x4_quad_loop unroll=1
 1:
+  boardlab_x4_quad
+  .if \unroll == 2
+  boardlab_x4_quad
+  .endif
+  cmp lr, r2
+  bne 1b
+  .endm
+  .macro boardlab_x4_quad
   ldr r3, [r0], #4
   ldmia lr!, {r8-r11}
   sxtb16 r12, r3
@@ -547,8 +556,6 @@ __asm__(R"(
   smlad r6, r3, r9, r6
   smlad r7, r12, r10, r7
   smlad r7, r3, r11, r7
-  cmp lr, r2
-  bne 1b
   .endm
 )");
 
@@ -620,8 +627,17 @@ extern "C" void boardlab_dot_rows_x4_requant_late_m33(const int8_t* w, const int
                                                       int32_t quads, int32_t rows,
                                                       const X4RowRequant* table, int8_t* y,
                                                       int32_t y_stride, int32_t offset);
+// The same two for an even number of quads, two per loop iteration.
+extern "C" void boardlab_dot_rows_x4_requant_even_m33(const int8_t* w, const int16_t* x,
+                                                      int32_t quads, int32_t rows,
+                                                      const X4RowRequant* table, int8_t* y,
+                                                      int32_t y_stride, int32_t offset);
+extern "C" void boardlab_dot_rows_x4_requant_late_even_m33(const int8_t* w, const int16_t* x,
+                                                           int32_t quads, int32_t rows,
+                                                           const X4RowRequant* table, int8_t* y,
+                                                           int32_t y_stride, int32_t offset);
 __asm__(R"(
-  .macro boardlab_x4_fused name, late
+  .macro boardlab_x4_fused name, late, unroll
   .section .text.\name,"ax",%progbits
   .global \name
   .type \name, %function
@@ -652,7 +668,7 @@ __asm__(R"(
   mov r7, r4
   ldr lr, [sp]
   ldr r2, [sp, #4]
-  boardlab_x4_quad_loop
+  boardlab_x4_quad_loop \unroll
   str r0, [sp, #20]
   ldmia r1!, {r8-r11}
   .if \late
@@ -682,8 +698,10 @@ __asm__(R"(
   .size \name, .-\name
   .endm
 
-  boardlab_x4_fused boardlab_dot_rows_x4_requant_m33, 0
-  boardlab_x4_fused boardlab_dot_rows_x4_requant_late_m33, 1
+  boardlab_x4_fused boardlab_dot_rows_x4_requant_m33, 0, 1
+  boardlab_x4_fused boardlab_dot_rows_x4_requant_late_m33, 1, 1
+  boardlab_x4_fused boardlab_dot_rows_x4_requant_even_m33, 0, 2
+  boardlab_x4_fused boardlab_dot_rows_x4_requant_late_even_m33, 1, 2
 )");
 
 #elif !defined(__SSE2__)
@@ -779,10 +797,13 @@ void DotRowsX4Requant(const int8_t* w, const int16_t* x, int32_t quads, int32_t 
                       const X4RowRequant* table, int8_t* y, int32_t y_stride, bool late_offset,
                       int32_t offset) {
 #if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
-  if (late_offset) {
-    return boardlab_dot_rows_x4_requant_late_m33(w, x, quads, rows, table, y, y_stride, offset);
-  }
-  boardlab_dot_rows_x4_requant_m33(w, x, quads, rows, table, y, y_stride, 0);
+  using Kernel = void (*)(const int8_t*, const int16_t*, int32_t, int32_t, const X4RowRequant*,
+                          int8_t*, int32_t, int32_t);
+  static constexpr Kernel kKernels[2][2] = {
+      {boardlab_dot_rows_x4_requant_m33, boardlab_dot_rows_x4_requant_late_m33},
+      {boardlab_dot_rows_x4_requant_even_m33, boardlab_dot_rows_x4_requant_late_even_m33}};
+  kKernels[quads % 2 == 0 ? 1 : 0][late_offset ? 1 : 0](w, x, quads, rows, table, y, y_stride,
+                                                        offset);
 #else
   for (int32_t r = 0; r < rows; ++r, w += 4 * quads) {
     int32_t acc[kDotX4Pixels];
