@@ -15,13 +15,19 @@ Error DepthwiseConv2DEval(KernelContext& ctx, Args args) {
   const int32_t* bias = args[2]->is_tensor() ? args[2]->tensor->As<const int32_t>() : nullptr;
   const TensorView& out = *args[13]->tensor;
   const Dims4 out_dims = ToDims4(out);
-  // One int32 accumulator per output channel, from the per-kernel temp arena.
-  const size_t bytes = depthwise_conv2d_s8_get_buffer_size(out_dims);
-  void* scratch = ctx.temp != nullptr ? ctx.temp->Allocate(bytes, alignof(int32_t)) : nullptr;
+  // One int32 accumulator per output channel, from the per-kernel temp arena; on Cortex-M the
+  // paired path's widened rows instead when the arena has room for them.
+  const Dims4 w_dims = ToDims4(w);
+  size_t bytes = depthwise_conv2d_s8_get_buffer_size_paired(d->params, w_dims, out_dims);
+  void* scratch = bytes > 0 && ctx.temp != nullptr ? ctx.temp->Allocate(bytes, 8) : nullptr;
+  if (scratch == nullptr) {
+    bytes = depthwise_conv2d_s8_get_buffer_size(out_dims);
+    scratch = ctx.temp != nullptr ? ctx.temp->Allocate(bytes, alignof(int32_t)) : nullptr;
+  }
   RT_CHECK_OR_RETURN_ERROR(scratch != nullptr, kMemoryAllocationFailed,
                            "depthwise_conv_2d: %lu bytes of temp memory unavailable",
                            static_cast<unsigned long>(bytes));
-  return depthwise_conv2d_s8(d->params, d->quant, ToDims4(in), in.As<const int8_t>(), ToDims4(w),
+  return depthwise_conv2d_s8(d->params, d->quant, ToDims4(in), in.As<const int8_t>(), w_dims,
                              w.As<const int8_t>(), bias, out_dims, out.As<int8_t>(), scratch,
                              bytes);
 }

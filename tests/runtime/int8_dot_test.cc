@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/kernels/reference/add_s8.h"
+#include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 #include "runtime/kernels/reference/int8_dot.h"
 #include "runtime/kernels/reference/quantized_math.h"
 #include "runtime/kernels/reference/requantize_s8.h"
@@ -200,6 +201,166 @@ TEST(KernelInnerLoops, RequantizeChannelsMatchesScalarOnExtremes) {
                                                               : z);
       ASSERT_EQ(y[c], want) << "round " << round << " channel " << c << " acc " << acc[c]
                             << " bias " << b << " mult " << mult[c] << " shift " << shift[c];
+    }
+  }
+}
+
+// DotRowsX4 reads four patches interleaved by (paired) quads.
+TEST(KernelInnerLoops, DotRowsX4MatchesScalar) {
+  std::mt19937 rng(13);
+  for (const int32_t quads : {1, 2, 7, 16}) {
+    for (const int32_t rows : {1, 3, 8}) {
+      const int32_t k = 4 * quads;
+      const auto w = RandomS8(rng, static_cast<size_t>(rows * k));
+      const auto x = RandomWidened(rng, static_cast<size_t>(kDotX4Pixels * k));
+      std::vector<int16_t> x4(x.size());
+      for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+        std::vector<int16_t> row(x.begin() + p * k, x.begin() + (p + 1) * k);
+        PairQuadsForDot(row.data(), k);
+        for (int32_t q = 0; q < quads; ++q) {
+          for (int32_t j = 0; j < 4; ++j) x4[(q * kDotX4Pixels + p) * 4 + j] = row[q * 4 + j];
+        }
+      }
+      std::vector<int32_t> acc(static_cast<size_t>(rows * kDotX4Pixels));
+      DotRowsX4(w.data(), x4.data(), quads, rows, acc.data());
+      for (int32_t r = 0; r < rows; ++r) {
+        for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+          int32_t want = 0;
+          for (int32_t i = 0; i < k; ++i) want += w[r * k + i] * x[p * k + i];
+          ASSERT_EQ(acc[r * kDotX4Pixels + p], want) << "quads " << quads << " row " << r;
+        }
+      }
+    }
+  }
+}
+
+// The Cortex-M depthwise path (SMLAD on pairs of horizontal taps, portable DSP emulation here)
+// equals the reference loop: strides, padding on every side, odd and even kernel widths, batches,
+// with and without bias, full and clamped activation ranges.
+TEST(KernelInnerLoops, DepthwisePairedMatchesReference) {
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int32_t> mult_d(1 << 30, kInt32Max);
+  std::uniform_int_distribution<int32_t> shift_d(-12, -1);
+  std::uniform_int_distribution<int32_t> bias_d(-5000, 5000);
+  struct Shape {
+    int32_t h, w, c, kh, kw, stride, pad_top, pad_left;
+  };
+  const Shape shapes[] = {{5, 5, 4, 3, 3, 1, 1, 1},  {25, 5, 64, 3, 3, 1, 1, 1},
+                          {9, 8, 8, 3, 3, 2, 0, 0},  {9, 8, 8, 3, 3, 2, 1, 1},
+                          {6, 7, 12, 5, 5, 1, 2, 2}, {4, 6, 4, 2, 2, 1, 0, 0},
+                          {7, 3, 8, 1, 3, 1, 0, 1},  {3, 3, 4, 3, 3, 1, 1, 1}};
+  int round = 0;
+  for (const Shape& s : shapes) {
+    for (int variant = 0; variant < 4; ++variant, ++round) {
+      const Dims4 in{variant == 3 ? 2 : 1, s.h, s.w, s.c};
+      const Dims4 f{1, s.kh, s.kw, s.c};
+      DepthwiseConvParams dp;
+      ConvParams& p = dp.conv;
+      p.stride_h = p.stride_w = s.stride;
+      p.pad_top = s.pad_top;
+      p.pad_left = s.pad_left;
+      p.input_offset = variant == 1 ? -127 : (variant == 2 ? 128 : 5);
+      p.out.output_offset = variant == 0 ? -128 : 9;
+      p.out.act_min = variant % 2 == 0 ? -128 : -100;
+      p.out.act_max = variant % 2 == 0 ? 127 : 90;
+      const int32_t oh = (s.h + 2 * s.pad_top - s.kh) / s.stride + 1;
+      const int32_t ow = (s.w + 2 * s.pad_left - s.kw) / s.stride + 1;
+      const Dims4 out{in.n, oh, ow, s.c};
+      const auto input = RandomS8(rng, static_cast<size_t>(in.Size()));
+      const auto filter = RandomS8(rng, static_cast<size_t>(f.Size()));
+      std::vector<int32_t> bias(s.c), mult(s.c), shift(s.c);
+      for (int32_t c = 0; c < s.c; ++c) {
+        bias[c] = bias_d(rng);
+        mult[c] = mult_d(rng);
+        // Channel 6 of every third round: a tiny scale, outside RightShiftRequant's range.
+        shift[c] = c == 6 && round % 3 == 0 ? -28 : shift_d(rng) - 4;
+      }
+      const ChannelQuant q{mult.data(), shift.data(), variant == 2 ? 1 : s.c};
+      const int32_t* b = variant == 1 ? nullptr : bias.data();
+      std::vector<int8_t> want(static_cast<size_t>(out.Size())), got(want.size(), 7);
+      std::vector<int32_t> acc(static_cast<size_t>(s.c));
+      ASSERT_EQ(depthwise_conv2d_s8(dp, q, in, input.data(), f, filter.data(), b, out, want.data(),
+                                    acc.data(), acc.size() * 4),
+                Error::kOk);
+      std::vector<uint64_t> scratch(1 << 16);
+      ASSERT_EQ(DepthwiseConv2DPairedForTest(dp, q, in, input.data(), f, filter.data(), b, out,
+                                             got.data(), scratch.data(), scratch.size() * 8),
+                Error::kOk);
+      ASSERT_EQ(got, want) << "shape " << s.h << "x" << s.w << "x" << s.c << " kernel " << s.kh
+                           << "x" << s.kw << " variant " << variant;
+    }
+  }
+}
+
+// DotRowsX4Requant equals DotRowsX4, the bias and RightShiftRequant with int8 saturation.
+TEST(KernelInnerLoops, DotRowsX4RequantMatchesUnfused) {
+  std::mt19937 rng(19);
+  std::uniform_int_distribution<int32_t> mult_d(1 << 30, kInt32Max);
+  std::uniform_int_distribution<int32_t> shift_d(-12, -1);
+  std::uniform_int_distribution<int32_t> bias_d(-20000, 20000);
+  for (const int32_t quads : {1, 2, 16}) {
+    const int32_t rows = 12, k = 4 * quads, y_stride = rows + 3;
+    const auto w = RandomS8(rng, static_cast<size_t>(rows * k));
+    const auto x4 = RandomWidened(rng, static_cast<size_t>(kDotX4Pixels * k));
+    std::vector<X4RowRequant> table(rows);
+    std::vector<RightShiftRequant> q(rows);
+    for (int32_t r = 0; r < rows; ++r) {
+      ASSERT_TRUE(MakeRightShiftRequant(mult_d(rng), shift_d(rng), r * 20 - 128, &q[r]));
+      table[r] = {bias_d(rng), q[r].multiplier, q[r].round_lo, q[r].round_hi, q[r].shift};
+    }
+    std::vector<int32_t> acc(static_cast<size_t>(rows * kDotX4Pixels));
+    DotRowsX4(w.data(), x4.data(), quads, rows, acc.data());
+    std::vector<int8_t> got(static_cast<size_t>(kDotX4Pixels * y_stride), 7), want = got;
+    DotRowsX4Requant(w.data(), x4.data(), quads, rows, table.data(), got.data(), y_stride);
+    for (int32_t r = 0; r < rows; ++r) {
+      for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+        const int32_t a = acc[r * kDotX4Pixels + p] + table[r].bias;
+        want[p * y_stride + r] = ClampToInt8(ApplyRightShiftRequant(a, q[r]), -128, 127);
+      }
+    }
+    ASSERT_EQ(got, want) << "quads " << quads;
+    // The late offset, with shifts down to -31 (tiny scales).
+    for (int32_t r = 0; r < rows; ++r) {
+      const int32_t shift = r % 3 == 0 ? -24 - r % 8 : shift_d(rng);
+      ASSERT_TRUE(MakeRightShiftRequant(q[r].multiplier, shift, 0, &q[r], false));
+      table[r] = {table[r].bias, q[r].multiplier, q[r].round_lo, q[r].round_hi, q[r].shift};
+      for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+        const int32_t a = acc[r * kDotX4Pixels + p] + table[r].bias;
+        want[p * y_stride + r] =
+            ClampToInt8(MultiplyByQuantizedMultiplier(a, q[r].multiplier, shift) + 37, -128, 127);
+      }
+    }
+    DotRowsX4Requant(w.data(), x4.data(), quads, rows, table.data(), got.data(), y_stride, true,
+                     37);
+    ASSERT_EQ(got, want) << "late offset, quads " << quads;
+  }
+}
+
+// The folded constant of RightShiftRequant equals the reference's two roundings plus the offset
+// for every accumulator, including ties of both roundings and the int32 extremes.
+TEST(KernelInnerLoops, RightShiftRequantMatchesReference) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int32_t> any(kInt32Min, kInt32Max);
+  std::uniform_int_distribution<int32_t> small(-(1 << 16), 1 << 16);
+  std::uniform_int_distribution<int32_t> mult_d(0, kInt32Max);
+  const int32_t edges[] = {kInt32Min, kInt32Min + 1, -1, 0, 1, kInt32Max - 1, kInt32Max};
+  RightShiftRequant q;
+  EXPECT_FALSE(MakeRightShiftRequant(1 << 30, 0, 0, &q));
+  EXPECT_FALSE(MakeRightShiftRequant(1 << 30, -24, 0, &q));
+  EXPECT_FALSE(MakeRightShiftRequant(-5, -3, 0, &q));
+  for (int round = 0; round < 4000; ++round) {
+    const int32_t shift = -1 - round % 23;
+    const int32_t mult = round % 50 == 0 ? 0 : round % 7 == 0 ? 1 << 30 : mult_d(rng);
+    const int32_t zp = round % 256 - 128;
+    ASSERT_TRUE(MakeRightShiftRequant(mult, shift, zp, &q));
+    for (int i = 0; i < 64; ++i) {
+      int32_t acc = i < 7 ? edges[i] : (i % 2 != 0 ? any(rng) : small(rng));
+      // Exact ties of the final shift: acc * mult / 2^31 lands on a half.
+      if (i == 8 && mult == 1 << 30) acc = (2 * (round % 100) + 1) << -shift;
+      if (i == 9 && mult == 1 << 30) acc = -((2 * (round % 100) + 1) << -shift);
+      const int64_t want = int64_t{MultiplyByQuantizedMultiplier(acc, mult, shift)} + zp;
+      ASSERT_EQ(ApplyRightShiftRequant(acc, q), want)
+          << "acc " << acc << " mult " << mult << " shift " << shift << " zp " << zp;
     }
   }
 }

@@ -61,7 +61,9 @@ struct ConvParams {
 
 /// Scratch bytes the fast path of conv2d_s8 uses: kConvTilePixels widened input patches of
 /// KH * KW * Cin int16 each (padded to a multiple of 8) for ungrouped convolutions, 0 for grouped
-/// ones (reference loop).
+/// ones (reference loop). On Cortex-M with DSP at least what the four-pixel path needs: four
+/// interleaved patches, four int32 sums and 16 bytes of requantization constants per output
+/// channel, and the filter padded to whole quads when KH * KW * Cin is not a multiple of 4.
 size_t conv2d_s8_get_buffer_size(const Dims4& input_dims, const Dims4& filter_dims);
 
 /// Scratch bytes of the widened-filter path, 0 where it does not exist (it needs

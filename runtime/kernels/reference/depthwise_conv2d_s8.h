@@ -33,4 +33,32 @@ struct DepthwiseConvParams {
 
 size_t depthwise_conv2d_s8_get_buffer_size(const Dims4& output_dims);
 
+/// True where depthwise_conv2d_s8 has the paired path (Cortex-M with the DSP extension): SMLAD
+/// on pairs of horizontally adjacent taps of one channel, from input rows widened once into
+/// (column, column + 1) pairs and requantized through RightShiftRequant.
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+inline constexpr bool kDepthwisePaired = true;
+#else
+inline constexpr bool kDepthwisePaired = false;
+#endif
+
+/// Scratch bytes of the paired path (the filter as pairs, the requantization constants, KH
+/// widened input rows of 4 * OW * stride_w * Cout bytes or so), 0 where it does not exist or
+/// does not apply (depth multiplier 1, channels a multiple of 4, no dilation, kernels up to
+/// 8x8). Given this much scratch (or more), depthwise_conv2d_s8 takes the paired path; the
+/// results are equal.
+size_t depthwise_conv2d_s8_get_buffer_size_paired(const DepthwiseConvParams& params,
+                                                  const Dims4& filter_dims,
+                                                  const Dims4& output_dims);
+
+/// The paired path on any target (portable DSP emulation off Cortex-M), for tests; needs
+/// LayoutPaired's bytes of scratch (the Cortex-M size above). kInvalidArgument where it does
+/// not apply.
+[[nodiscard]] Error DepthwiseConv2DPairedForTest(const DepthwiseConvParams& params,
+                                                 const ChannelQuant& quant, const Dims4& input_dims,
+                                                 const int8_t* input, const Dims4& filter_dims,
+                                                 const int8_t* filter, const int32_t* bias,
+                                                 const Dims4& output_dims, int8_t* output,
+                                                 void* scratch, size_t scratch_bytes);
+
 }  // namespace boardlab::runtime::kernels

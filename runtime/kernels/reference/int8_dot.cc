@@ -1,6 +1,7 @@
 #include "runtime/kernels/reference/int8_dot.h"
 
 #include "runtime/kernels/reference/cpu_features.h"
+#include "runtime/kernels/reference/requantize_s8.h"
 
 #include <cstring>
 
@@ -527,6 +528,182 @@ void DotTile2x2Plain(const int8_t* w, ptrdiff_t row_stride, const int16_t* x, pt
   out[out_stride + 1] = a11;
 }
 
+// The quad loop of both DotRowsX4 kernels (an assembler macro): four pixels' sums in r4-r7 over
+// the weights at r0 (advanced) and the interleaved inputs from lr up to r2. With unroll 2 two
+// quads per iteration (an even number of quads): one compare and branch less per two quads.
+__asm__(R"(
+  .syntax unified
+  .macro boardlab_x4_quad_loop unroll=1
+1:
+  boardlab_x4_quad
+  .if \unroll == 2
+  boardlab_x4_quad
+  .endif
+  cmp lr, r2
+  bne 1b
+  .endm
+  .macro boardlab_x4_quad
+  ldr r3, [r0], #4
+  ldmia lr!, {r8-r11}
+  sxtb16 r12, r3
+  sxtb16 r3, r3, ror #8
+  smlad r4, r12, r8, r4
+  smlad r4, r3, r9, r4
+  smlad r5, r12, r10, r5
+  smlad r5, r3, r11, r5
+  ldmia lr!, {r8-r11}
+  smlad r6, r12, r8, r6
+  smlad r6, r3, r9, r6
+  smlad r7, r12, r10, r7
+  smlad r7, r3, r11, r7
+  .endm
+)");
+
+// DotRowsX4's loop. Registers: r0 weights, r1 the inputs' start, r2 their end, r3 the weight word
+// and its odd pair, r12 its even pair, r4-r7 the four pixels' sums, r8-r11 two pixels' input
+// words, lr the input pointer; the row count and the output pointer live on the stack (touched
+// once per row). 14 registers: no compiler keeps this without spilling, hence assembly.
+extern "C" void boardlab_dot_rows_x4_m33(const int8_t* w, const int16_t* x, int32_t quads,
+                                         int32_t rows, int32_t* acc);
+__asm__(R"(
+  .section .text.boardlab_dot_rows_x4_m33,"ax",%progbits
+  .global boardlab_dot_rows_x4_m33
+  .type boardlab_dot_rows_x4_m33, %function
+  .syntax unified
+  .thumb
+  .thumb_func
+  .p2align 2
+boardlab_dot_rows_x4_m33:
+  push {r4-r11, lr}
+  ldr r12, [sp, #36]
+  add r2, r1, r2, lsl #5
+  push {r3, r12}
+.Lboardlab_x4_row:
+  movs r4, #0
+  movs r5, #0
+  movs r6, #0
+  movs r7, #0
+  mov lr, r1
+  boardlab_x4_quad_loop
+  ldr r3, [sp, #4]
+  stmia r3!, {r4-r7}
+  str r3, [sp, #4]
+  ldr r3, [sp]
+  subs r3, #1
+  str r3, [sp]
+  bne .Lboardlab_x4_row
+  add sp, #8
+  pop {r4-r11, pc}
+  .size boardlab_dot_rows_x4_m33, .-boardlab_dot_rows_x4_m33
+)");
+
+// One sum (the macro's argument) requantized into r12: ApplyRightShiftRequant with the channel's
+// multiplier, constant words and shift in r8-r11, plus r1 when `late` (an output offset not
+// folded into the constant), then SSAT to int8. Clobbers r2, r3.
+__asm__(R"(
+  .macro boardlab_x4_requant acc, late
+  asr r2, \acc, #31
+  adds r3, r9, r2, lsl #31
+  adc r12, r10, r2
+  smlal r3, r12, \acc, r8
+  asr r12, r12, r11
+  .if \late
+  add r12, r12, r1
+  .endif
+  ssat r12, #8, r12
+  .endm
+)");
+
+// DotRowsX4Requant's loop, as a macro instantiated with and without the late offset: DotRowsX4's
+// quad loop with the sums starting from the bias, then per channel the constants in r8-r11
+// (multiplier, constant low / high word, shift) and the four outputs. Stack: [sp] the inputs'
+// start, [sp, #4] their end, [sp, #8] rows left, [sp, #12] the output of the current channel,
+// pixel 0, [sp, #16] the output stride, [sp, #20] the weights while r0 holds the stride,
+// [sp, #24] the constants while r1 holds the late offset; arguments from [sp, #68].
+extern "C" void boardlab_dot_rows_x4_requant_m33(const int8_t* w, const int16_t* x, int32_t quads,
+                                                 int32_t rows, const X4RowRequant* table, int8_t* y,
+                                                 int32_t y_stride, int32_t offset);
+extern "C" void boardlab_dot_rows_x4_requant_late_m33(const int8_t* w, const int16_t* x,
+                                                      int32_t quads, int32_t rows,
+                                                      const X4RowRequant* table, int8_t* y,
+                                                      int32_t y_stride, int32_t offset);
+// The same two for an even number of quads, two per loop iteration.
+extern "C" void boardlab_dot_rows_x4_requant_even_m33(const int8_t* w, const int16_t* x,
+                                                      int32_t quads, int32_t rows,
+                                                      const X4RowRequant* table, int8_t* y,
+                                                      int32_t y_stride, int32_t offset);
+extern "C" void boardlab_dot_rows_x4_requant_late_even_m33(const int8_t* w, const int16_t* x,
+                                                           int32_t quads, int32_t rows,
+                                                           const X4RowRequant* table, int8_t* y,
+                                                           int32_t y_stride, int32_t offset);
+__asm__(R"(
+  .macro boardlab_x4_fused name, late, unroll
+  .section .text.\name,"ax",%progbits
+  .global \name
+  .type \name, %function
+  .syntax unified
+  .thumb
+  .thumb_func
+  .p2align 2
+\name:
+  push {r4-r11, lr}
+  sub sp, #32
+  str r1, [sp]
+  add r2, r1, r2, lsl #5
+  str r2, [sp, #4]
+  str r3, [sp, #8]
+  ldr r1, [sp, #68]
+  ldr r3, [sp, #72]
+  str r3, [sp, #12]
+  ldr r3, [sp, #76]
+  str r3, [sp, #16]
+  str r1, [sp, #24]
+2:
+  .if \late
+  ldr r1, [sp, #24]
+  .endif
+  ldr r4, [r1], #4
+  mov r5, r4
+  mov r6, r4
+  mov r7, r4
+  ldr lr, [sp]
+  ldr r2, [sp, #4]
+  boardlab_x4_quad_loop \unroll
+  str r0, [sp, #20]
+  ldmia r1!, {r8-r11}
+  .if \late
+  str r1, [sp, #24]
+  ldr r1, [sp, #80]
+  .endif
+  ldr r0, [sp, #16]
+  ldr lr, [sp, #12]
+  boardlab_x4_requant r4, \late
+  strb r12, [lr]
+  boardlab_x4_requant r5, \late
+  strb r12, [lr, r0]
+  add r4, lr, r0, lsl #1
+  boardlab_x4_requant r6, \late
+  strb r12, [r4]
+  boardlab_x4_requant r7, \late
+  strb r12, [r4, r0]
+  add lr, lr, #1
+  str lr, [sp, #12]
+  ldr r0, [sp, #20]
+  ldr r2, [sp, #8]
+  subs r2, #1
+  str r2, [sp, #8]
+  bne 2b
+  add sp, #32
+  pop {r4-r11, pc}
+  .size \name, .-\name
+  .endm
+
+  boardlab_x4_fused boardlab_dot_rows_x4_requant_m33, 0, 1
+  boardlab_x4_fused boardlab_dot_rows_x4_requant_late_m33, 1, 1
+  boardlab_x4_fused boardlab_dot_rows_x4_requant_even_m33, 0, 2
+  boardlab_x4_fused boardlab_dot_rows_x4_requant_late_even_m33, 1, 2
+)");
+
 #elif !defined(__SSE2__)
 
 template <int R, int P>
@@ -595,6 +772,56 @@ void DotTile(const int8_t* w, ptrdiff_t row_stride, ptrdiff_t chunk_stride, int3
     default:
       return DotTileRows<4>(w, row_stride, chunk_stride, x, x_stride, pixels, k, out, out_stride);
   }
+}
+
+void DotRowsX4(const int8_t* w, const int16_t* x, int32_t quads, int32_t rows, int32_t* acc) {
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+  boardlab_dot_rows_x4_m33(w, x, quads, rows, acc);
+#else
+  // Where quads are paired, value 4q + j sits at position kAt[j] of its quad.
+  static constexpr int32_t kPaired[4] = {0, 2, 1, 3}, kPlain[4] = {0, 1, 2, 3};
+  const int32_t* at = kDotPairsQuads ? kPaired : kPlain;
+  for (int32_t r = 0; r < rows; ++r, w += 4 * quads) {
+    for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+      int32_t s = 0;
+      for (int32_t q = 0; q < quads; ++q) {
+        for (int32_t j = 0; j < 4; ++j) s += w[4 * q + j] * x[(q * kDotX4Pixels + p) * 4 + at[j]];
+      }
+      acc[r * kDotX4Pixels + p] = s;
+    }
+  }
+#endif
+}
+
+void DotRowsX4Requant(const int8_t* w, const int16_t* x, int32_t quads, int32_t rows,
+                      const X4RowRequant* table, int8_t* y, int32_t y_stride, bool late_offset,
+                      int32_t offset) {
+#if defined(__ARM_FEATURE_DSP) && !defined(__SSE2__)
+  using Kernel = void (*)(const int8_t*, const int16_t*, int32_t, int32_t, const X4RowRequant*,
+                          int8_t*, int32_t, int32_t);
+  static constexpr Kernel kKernels[2][2] = {
+      {boardlab_dot_rows_x4_requant_m33, boardlab_dot_rows_x4_requant_late_m33},
+      {boardlab_dot_rows_x4_requant_even_m33, boardlab_dot_rows_x4_requant_late_even_m33}};
+  kKernels[quads % 2 == 0 ? 1 : 0][late_offset ? 1 : 0](w, x, quads, rows, table, y, y_stride,
+                                                        offset);
+#else
+  for (int32_t r = 0; r < rows; ++r, w += 4 * quads) {
+    int32_t acc[kDotX4Pixels];
+    DotRowsX4(w, x, quads, 1, acc);
+    const X4RowRequant& t = table[r];
+    RightShiftRequant q;
+    q.multiplier = t.multiplier;
+    q.round_lo = t.round_lo;
+    q.round_hi = t.round_hi;
+    q.shift = t.shift;
+    for (int32_t p = 0; p < kDotX4Pixels; ++p) {
+      const int32_t a =
+          static_cast<int32_t>(static_cast<uint32_t>(acc[p]) + static_cast<uint32_t>(t.bias));
+      const int32_t v = ApplyRightShiftRequant(a, q);
+      y[p * y_stride + r] = SaturateToInt8(late_offset ? v + offset : v);
+    }
+  }
+#endif
 }
 
 bool HavePackedDot() {

@@ -121,6 +121,39 @@ void DotTiles(const int8_t* w, ptrdiff_t block_stride, ptrdiff_t row_stride, ptr
               int32_t rows, const int16_t* x, ptrdiff_t x_stride, int32_t pixels, int32_t k,
               int32_t k_last, int32_t* out, ptrdiff_t out_stride);
 
+/// Pixels DotRowsX4 computes at once.
+inline constexpr int32_t kDotX4Pixels = 4;
+
+/// Every weight row times four input vectors, for the Cortex-M conv path. The rows hold 4 * quads
+/// int8 weights each, one after the other; the four vectors are interleaved by quads:
+/// x[(q * 4 + p) * 4 + j] is pixel p's value 4q + j, each quad in PairQuadsForDot's order.
+///   acc[r * 4 + p] = sum_{i < 4 * quads} w[r * 4 * quads + i] * X(p, i)
+/// rows >= 1, quads >= 1, no alignment needed. On Cortex-M with the DSP extension a hand-scheduled
+/// loop: per quad one weight word (two SXTB16) serves four pixels, whose eight input words come in
+/// two LDMs, so 16 multiply-accumulates cost 15 instructions. Elsewhere plain C++ (for tests).
+void DotRowsX4(const int8_t* w, const int16_t* x, int32_t quads, int32_t rows, int32_t* acc);
+
+/// One output channel's bias and RightShiftRequant constants (requantize_s8.h), as
+/// DotRowsX4Requant reads them (one LDR and one LDM per channel).
+struct X4RowRequant {
+  int32_t bias = 0;
+  int32_t multiplier = 0;
+  uint32_t round_lo = 0;
+  int32_t round_hi = 0;
+  int32_t shift = 0;
+};
+
+/// DotRowsX4 with the requantization fused in, for outputs whose activation range is all of int8:
+///   y[p * y_stride + r] = saturate_int8(ApplyRightShiftRequant(acc(r, p) + table[r].bias, ...))
+/// for r < rows and all four pixels p. Saves storing and reloading the sums and keeps the
+/// constants in registers for a channel's four outputs (small patches, e.g. 8 input channels,
+/// spend as much on requantizing as on multiplying). Inputs as for DotRowsX4. With
+/// `late_offset` the constants do not include the output offset (MakeRightShiftRequant with
+/// fold_offset false) and `offset` is added after the shift, one instruction more per output.
+void DotRowsX4Requant(const int8_t* w, const int16_t* x, int32_t quads, int32_t rows,
+                      const X4RowRequant* table, int8_t* y, int32_t y_stride,
+                      bool late_offset = false, int32_t offset = 0);
+
 /// True where DotTilesPacked has a fast kernel (x86-64 with AVX2 at run time); elsewhere the
 /// packed functions below are plain loops, there for tests, and callers keep DotTiles.
 bool HavePackedDot();

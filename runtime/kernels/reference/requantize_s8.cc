@@ -169,6 +169,24 @@ BOARDLAB_TARGET_AVX2 void RequantizePixelsAvx2(const int32_t* acc, ptrdiff_t acc
 
 }  // namespace
 
+bool MakeRightShiftRequant(int32_t mult, int32_t shift, int32_t output_offset, RightShiftRequant* q,
+                           bool fold_offset) {
+  if (mult < 0 || shift > -1 || shift < (fold_offset ? -23 : -31) || output_offset < -128 ||
+      output_offset > 127) {
+    return false;
+  }
+  const int32_t r = -shift;
+  // |acc * mult| < 2^62 and |constant| < 2^62: the 64-bit sum cannot overflow.
+  const int64_t offset = fold_offset ? output_offset : 0;
+  const int64_t c =
+      (int64_t{1} << 30) + (int64_t{1} << (30 + r)) + offset * (int64_t{1} << (31 + r));
+  q->multiplier = mult;
+  q->round_lo = static_cast<uint32_t>(static_cast<uint64_t>(c));
+  q->round_hi = static_cast<int32_t>(c >> 32);
+  q->shift = r - 1;
+  return true;
+}
+
 void requantize_pixels_s8(const int32_t* acc, ptrdiff_t acc_stride, const int32_t* bias,
                           const int32_t* mult, const int32_t* shift, int32_t n, int32_t pixels,
                           const OutputStage& o, bool saturate_bias, int8_t* y, ptrdiff_t y_stride) {
