@@ -21,11 +21,13 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
 }
 
 // Creates the board's work directory, or empties what the previous run left in it (its outputs
-// directory is kept). Reusing it spares the event loop a mkdir and a recursive removal per job;
-// emptying it keeps an old run's outputs or ETDump from being taken for this run's.
-absl::Status PrepareWorkDir(const std::string& dir) {
+// directory is kept) unless the executor tells its own files from leftovers. Reusing it spares
+// the event loop a mkdir and a recursive removal per job; emptying it keeps an old run's outputs
+// or ETDump from being taken for this run's.
+absl::Status PrepareWorkDir(const std::string& dir, bool keep_files) {
   std::error_code ec;
   fs::create_directories(dir, ec);
+  if (keep_files && !ec) return absl::OkStatus();
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code removed;
     if (it->is_directory(removed)) {
@@ -85,7 +87,8 @@ void JobRunner::Start() {
       return true;
     };
     bool ok = true;
-    if (absl::Status prepared = PrepareWorkDir(self->work_dir()); !prepared.ok()) {
+    const bool keep_files = self->env_.executor->ReportsOnlyItsOwnFiles();
+    if (absl::Status prepared = PrepareWorkDir(self->work_dir(), keep_files); !prepared.ok()) {
       fetched.status = prepared;
       ok = false;
     }
