@@ -170,9 +170,7 @@ absl::StatusOr<Lab::JobEntry*> Lab::RestoreJob(v1::Job job) {
   }
   if (!e.compiled.artifact.size_bytes()) return &e;  // recompiled by the caller
   if (e.job.state() == v1::JOB_STATE_QUEUED) {
-    const std::string& type = e.job.spec().selector().board_type();
-    queues_[type].insert({-e.job.spec().priority(), e.number});
-    UpdateQueueMetrics(type);
+    AddToQueue(e);
   } else if (OnBoard(e.job.state())) {
     auto board = boards_.find(e.job.board_id());
     if (board != boards_.end() && board->second.board.job_id().empty()) {
@@ -453,14 +451,22 @@ void Lab::SetState(JobEntry& entry, v1::JobState state) {
 void Lab::Enqueue(JobEntry& entry) {
   entry.job.set_board_id("");
   SetState(entry, v1::JOB_STATE_QUEUED);
+  AddToQueue(entry);
+}
+
+void Lab::AddToQueue(const JobEntry& entry) {
   const std::string& type = entry.job.spec().selector().board_type();
   queues_[type].insert({-entry.job.spec().priority(), entry.number});
+  queued_tenants_[type][entry.job.tenant()]++;
   UpdateQueueMetrics(type);
 }
 
 void Lab::Dequeue(JobEntry& entry) {
   const std::string& type = entry.job.spec().selector().board_type();
-  queues_[type].erase({-entry.job.spec().priority(), entry.number});
+  if (queues_[type].erase({-entry.job.spec().priority(), entry.number}) > 0) {
+    auto& tenants = queued_tenants_[type];
+    if (--tenants[entry.job.tenant()] <= 0) tenants.erase(entry.job.tenant());
+  }
   UpdateQueueMetrics(type);
 }
 
@@ -668,6 +674,9 @@ bool Lab::Matches(const JobEntry& entry, const BoardEntry& board) const {
 Lab::JobEntry* Lab::PickJob(const BoardEntry& board) {
   auto queue = queues_.find(board.board.type());
   if (queue == queues_.end()) return nullptr;
+  // With one tenant queued, the first match is the pick: no other tenant can have fewer running
+  // jobs, and the scan for one would look at up to kFairShareScan jobs per board and pass.
+  const bool one_tenant = queued_tenants_[board.board.type()].size() <= 1;
   JobEntry* best = nullptr;
   int64_t best_priority = 0;
   int best_running = 0;
@@ -687,6 +696,7 @@ Lab::JobEntry* Lab::PickJob(const BoardEntry& board) {
       best = candidate;
       best_running = running;
     }
+    if (one_tenant) break;
   }
   return best;
 }

@@ -139,6 +139,7 @@ class Lab {
   void Persist(JobEntry& entry);
   void PersistBoard(BoardEntry& board);
   void Enqueue(JobEntry& entry);
+  void AddToQueue(const JobEntry& entry);  // into its type's queue, no state change
   void Dequeue(JobEntry& entry);
   void Finish(JobEntry& entry, v1::JobResult result, const std::string& message);
   void RetryOrFail(JobEntry& entry, const std::string& why);
@@ -185,6 +186,7 @@ class Lab {
   std::map<std::string, std::unique_ptr<JobEntry>> jobs_;                   // unfinished jobs
   std::map<std::pair<std::string, std::string>, std::string> request_ids_;  // unfinished only
   std::map<std::string, std::set<std::pair<int64_t, int64_t>>> queues_;     // (-priority, number)
+  std::map<std::string, std::map<std::string, int>> queued_tenants_;  // type -> tenant -> jobs
   std::map<int64_t, std::string> job_by_number_;
   std::map<std::string, int> running_by_tenant_;
   std::map<std::string, BoardEntry> boards_;
