@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS events (
   PRIMARY KEY (job_id, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS boards (id TEXT PRIMARY KEY, record BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS compile_cache (key TEXT PRIMARY KEY, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS small_blobs (sha256 TEXT PRIMARY KEY, data BLOB NOT NULL);
 )sql";
 
 // One use of a statement from the store's cache: prepared on first use and kept until the store
@@ -63,7 +64,7 @@ class Statement {
                                    SQLITE_TRANSIENT) == SQLITE_OK;
     return *this;
   }
-  Statement& BindBlob(int index, const std::string& bytes) {
+  Statement& BindBlob(int index, std::string_view bytes) {
     ok_ = ok_ && sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
                                    SQLITE_TRANSIENT) == SQLITE_OK;
     return *this;
@@ -321,6 +322,42 @@ absl::StatusOr<std::optional<CompileRecord>> SqliteStore::GetCompile(const std::
   record.error = json.value("error", "");
   record.error_code = json.value("error_code", 0);
   return std::optional<CompileRecord>(record);
+}
+
+absl::Status SqliteStore::PutBlob(const std::string& sha256, std::string_view bytes) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_,
+                 "INSERT OR IGNORE INTO small_blobs (sha256, data) VALUES (?, ?)");
+  stmt.Bind(1, sha256).BindBlob(2, bytes);
+  if (stmt.Step() != SQLITE_DONE) return Error("storing a blob");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> SqliteStore::GetBlob(const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_, "SELECT data FROM small_blobs WHERE sha256 = ?");
+  stmt.Bind(1, sha256);
+  int rc = stmt.Step();
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  if (rc != SQLITE_ROW) return Error("reading a blob");
+  return std::optional<std::string>(stmt.Blob(0));
+}
+
+absl::StatusOr<int64_t> SqliteStore::BlobSize(const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_, "SELECT length(data) FROM small_blobs WHERE sha256 = ?");
+  stmt.Bind(1, sha256);
+  int rc = stmt.Step();
+  if (rc == SQLITE_DONE) return -1;
+  if (rc != SQLITE_ROW) return Error("looking up a blob");
+  return stmt.Int(0);
+}
+
+absl::StatusOr<int64_t> SqliteStore::BlobBytes() {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_, "SELECT COALESCE(SUM(length(data)), 0) FROM small_blobs");
+  if (stmt.Step() != SQLITE_ROW) return Error("summing the blobs");
+  return stmt.Int(0);
 }
 
 }  // namespace boardlab::server

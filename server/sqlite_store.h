@@ -33,6 +33,10 @@ class SqliteStore : public Store {
   absl::StatusOr<std::vector<v1::Board>> LoadBoards() override;
   absl::Status PutCompile(const std::string& key, const CompileRecord& record) override;
   absl::StatusOr<std::optional<CompileRecord>> GetCompile(const std::string& key) override;
+  absl::Status PutBlob(const std::string& sha256, std::string_view bytes) override;
+  absl::StatusOr<std::optional<std::string>> GetBlob(const std::string& sha256) override;
+  absl::StatusOr<int64_t> BlobSize(const std::string& sha256) override;
+  absl::StatusOr<int64_t> BlobBytes() override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}

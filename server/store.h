@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -64,6 +65,15 @@ class Store {
 
   virtual absl::Status PutCompile(const std::string& key, const CompileRecord& record) = 0;
   virtual absl::StatusOr<std::optional<CompileRecord>> GetCompile(const std::string& key) = 0;
+
+  /// Small blobs by SHA-256 (TieredBlobStore keeps them here rather than in a file each). The
+  /// caller has checked the bytes against the digest.
+  virtual absl::Status PutBlob(const std::string& sha256, std::string_view bytes) = 0;
+  virtual absl::StatusOr<std::optional<std::string>> GetBlob(const std::string& sha256) = 0;
+  /// The stored blob's size; -1 when it is not here.
+  virtual absl::StatusOr<int64_t> BlobSize(const std::string& sha256) = 0;
+  /// The bytes of all small blobs.
+  virtual absl::StatusOr<int64_t> BlobBytes() = 0;
 };
 
 using StorePtr = std::unique_ptr<Store>;
