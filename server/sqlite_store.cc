@@ -154,8 +154,34 @@ absl::Status SqliteStore::Error(const char* what) const {
   return absl::InternalError(absl::StrCat("database: ", what, ": ", sqlite3_errmsg(db_)));
 }
 
+absl::Status SqliteStore::Commit(const StoreBatch& batch) {
+  std::lock_guard lock(mutex_);
+  if (absl::Status ok = Exec("BEGIN"); !ok.ok()) return ok;
+  absl::Status written = CommitLocked(batch);
+  if (written.ok()) written = Exec("COMMIT");
+  if (!written.ok()) Exec("ROLLBACK").IgnoreError();  // nothing of the batch stays
+  return written;
+}
+
+absl::Status SqliteStore::CommitLocked(const StoreBatch& batch) {
+  for (const auto& [number, job] : batch.jobs) {
+    if (absl::Status ok = PutJobLocked(number, job); !ok.ok()) return ok;
+  }
+  for (const v1::JobEvent& event : batch.events) {
+    if (absl::Status ok = AppendEventLocked(event); !ok.ok()) return ok;
+  }
+  for (const auto& [id, board] : batch.boards) {
+    if (absl::Status ok = PutBoardLocked(board); !ok.ok()) return ok;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SqliteStore::PutJob(int64_t number, const v1::Job& job) {
   std::lock_guard lock(mutex_);
+  return PutJobLocked(number, job);
+}
+
+absl::Status SqliteStore::PutJobLocked(int64_t number, const v1::Job& job) {
   Statement stmt(db_, statements_,
                  "INSERT OR REPLACE INTO jobs (number, id, tenant, request_id, state, board_type, "
                  "record) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -241,6 +267,10 @@ absl::StatusOr<int64_t> SqliteStore::MaxJobNumber() {
 
 absl::Status SqliteStore::AppendEvent(const v1::JobEvent& event) {
   std::lock_guard lock(mutex_);
+  return AppendEventLocked(event);
+}
+
+absl::Status SqliteStore::AppendEventLocked(const v1::JobEvent& event) {
   Statement stmt(db_, statements_,
                  "INSERT OR REPLACE INTO events (job_id, seq, record) VALUES (?, ?, ?)");
   stmt.Bind(1, event.job_id()).Bind(2, event.seq()).BindBlob(3, event.SerializeAsString());
@@ -267,6 +297,10 @@ absl::StatusOr<std::vector<v1::JobEvent>> SqliteStore::Events(const std::string&
 
 absl::Status SqliteStore::PutBoard(const v1::Board& board) {
   std::lock_guard lock(mutex_);
+  return PutBoardLocked(board);
+}
+
+absl::Status SqliteStore::PutBoardLocked(const v1::Board& board) {
   Statement stmt(db_, statements_, "INSERT OR REPLACE INTO boards (id, record) VALUES (?, ?)");
   stmt.Bind(1, board.id()).BindBlob(2, board.SerializeAsString());
   if (stmt.Step() != SQLITE_DONE) return Error("storing a board");

@@ -19,6 +19,7 @@ class SqliteStore : public Store {
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
 
+  absl::Status Commit(const StoreBatch& batch) override;
   absl::Status PutJob(int64_t number, const v1::Job& job) override;
   absl::StatusOr<std::optional<v1::Job>> GetJob(const std::string& id) override;
   absl::StatusOr<std::optional<v1::Job>> FindJobByRequestId(const std::string& tenant,
@@ -42,6 +43,11 @@ class SqliteStore : public Store {
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   absl::Status Exec(const char* sql);
   absl::Status Error(const char* what) const;
+  // The writes, under mutex_.
+  absl::Status PutJobLocked(int64_t number, const v1::Job& job);
+  absl::Status AppendEventLocked(const v1::JobEvent& event);
+  absl::Status PutBoardLocked(const v1::Board& board);
+  absl::Status CommitLocked(const StoreBatch& batch);
 
   std::mutex mutex_;
   sqlite3* db_;

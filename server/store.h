@@ -6,6 +6,7 @@
 // SqliteStore implements it; a PostgreSQL store can serve several replicas later.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,9 +41,26 @@ struct CompileRecord {
   int error_code = 0;  // absl::StatusCode of the rejection
 };
 
+/// Writes that reach the disk together: one transaction, so that a series of changes costs one
+/// commit (the Lab gathers what one call changes and commits it before anyone is told).
+struct StoreBatch {
+  std::map<int64_t, v1::Job> jobs;          // by job number; the last version of each
+  std::vector<v1::JobEvent> events;         // in order
+  std::map<std::string, v1::Board> boards;  // by id; the last version of each
+  bool empty() const { return jobs.empty() && events.empty() && boards.empty(); }
+  void clear() {
+    jobs.clear();
+    events.clear();
+    boards.clear();
+  }
+};
+
 class Store {
  public:
   virtual ~Store() = default;
+
+  /// Applies a batch of PutJob, AppendEvent and PutBoard writes atomically: all or none.
+  virtual absl::Status Commit(const StoreBatch& batch) = 0;
 
   /// Inserts or replaces a job (its number is the numeric part of its id).
   virtual absl::Status PutJob(int64_t number, const v1::Job& job) = 0;
