@@ -91,10 +91,9 @@ void Agent::Dispatch(AgentEvent event) {
     }
     if (done.has_value()) {
       runners_.erase(*done);
-      for (const JournalEntry& e : core_->entries()) {
-        if (e.job_id != done->job_id || e.attempt != done->attempt || !e.result) continue;
-        Log(absl::StrCat("job ", ToString(*done), ": ", v1::RunOutcome_Name(e.result->outcome()),
-                         ": ", e.result->message()));
+      if (const JournalEntry* e = core_->entry(*done); e != nullptr && e->result) {
+        Log(absl::StrCat("job ", ToString(*done), ": ", v1::RunOutcome_Name(e->result->outcome()),
+                         ": ", e->result->message()));
       }
     }
   }

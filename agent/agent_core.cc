@@ -55,6 +55,11 @@ std::vector<JournalEntry> AgentCore::entries() const {
   return out;
 }
 
+const JournalEntry* AgentCore::entry(const JobKey& key) const {
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
 std::vector<AgentEffect> AgentCore::TakeEffects() {
   std::vector<AgentEffect> out;
   out.swap(effects_);

@@ -119,6 +119,8 @@ class AgentCore {
   size_t unacked_results() const;
   /// The journal entries, in job order (tests, logs).
   std::vector<JournalEntry> entries() const;
+  /// The entry of one job attempt, nullptr when there is none; valid until the next Step().
+  const JournalEntry* entry(const JobKey& key) const;
 
  private:
   enum class Session { kDown, kHelloSent, kWelcomed };
