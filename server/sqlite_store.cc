@@ -156,9 +156,13 @@ absl::Status SqliteStore::Error(const char* what) const {
 
 absl::Status SqliteStore::Commit(const StoreBatch& batch) {
   std::lock_guard lock(mutex_);
-  if (absl::Status ok = Exec("BEGIN"); !ok.ok()) return ok;
+  if (Statement(db_, statements_, "BEGIN").Step() != SQLITE_DONE) {
+    return Error("starting a transaction");
+  }
   absl::Status written = CommitLocked(batch);
-  if (written.ok()) written = Exec("COMMIT");
+  if (written.ok() && Statement(db_, statements_, "COMMIT").Step() != SQLITE_DONE) {
+    written = Error("committing a transaction");
+  }
   if (!written.ok()) Exec("ROLLBACK").IgnoreError();  // nothing of the batch stays
   return written;
 }
@@ -182,9 +186,12 @@ absl::Status SqliteStore::PutJob(int64_t number, const v1::Job& job) {
 }
 
 absl::Status SqliteStore::PutJobLocked(int64_t number, const v1::Job& job) {
+  // An update of a known job sets only the columns that change, so that SQLite leaves the
+  // indexes on id and request id alone: a REPLACE rewrote their pages (WAL frames) every time.
   Statement stmt(db_, statements_,
-                 "INSERT OR REPLACE INTO jobs (number, id, tenant, request_id, state, board_type, "
-                 "record) VALUES (?, ?, ?, ?, ?, ?, ?)");
+                 "INSERT INTO jobs (number, id, tenant, request_id, state, board_type, record) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (number) DO UPDATE SET "
+                 "state = excluded.state, record = excluded.record");
   stmt.Bind(1, number).Bind(2, job.id()).Bind(3, job.tenant()).Bind(4, job.request_id());
   stmt.Bind(5, static_cast<int64_t>(job.state())).Bind(6, job.spec().selector().board_type());
   stmt.BindBlob(7, job.SerializeAsString());
