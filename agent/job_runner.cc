@@ -242,8 +242,14 @@ absl::Status JobRunner::UploadResults(const BoardReport& report, const std::stri
   }
   std::vector<std::string_view> blobs(files.begin(), files.end());
   if (!report.profile_json.empty()) blobs.push_back(report.profile_json);
-  blobs.push_back(log);
-  absl::StatusOr<std::vector<v1::Digest>> digests = env_.blobs->PutAll(blobs);
+  const bool inline_log = env_.inline_logs && log.size() <= kMaxInlineLogBytes;
+  if (inline_log) {
+    result.set_log_text(log);
+  } else {
+    blobs.push_back(log);
+  }
+  absl::StatusOr<std::vector<v1::Digest>> digests =
+      blobs.empty() ? std::vector<v1::Digest>() : env_.blobs->PutAll(blobs);
   if (!digests.ok()) {
     return absl::Status(digests.status().code(),
                         absl::StrCat("Failed to upload the results: ", digests.status().message()));
@@ -253,7 +259,7 @@ absl::Status JobRunner::UploadResults(const BoardReport& report, const std::stri
     *result.add_outputs() = (*digests)[next++];
   if (!report.etdump_path.empty()) *result.mutable_etdump() = (*digests)[next++];
   if (!report.profile_json.empty()) *result.mutable_profile() = (*digests)[next++];
-  *result.mutable_log() = (*digests)[next];
+  if (!inline_log) *result.mutable_log() = (*digests)[next];
   return absl::OkStatus();
 }
 

@@ -938,6 +938,7 @@ absl::StatusOr<std::string> Lab::AgentHello(const v1::Hello& hello, AgentSession
   v1::ServerMessage welcome;
   welcome.mutable_welcome()->set_session_id(session_id);
   welcome.mutable_welcome()->set_heartbeat_interval_ms(config_.heartbeat_interval_ms);
+  welcome.mutable_welcome()->set_inline_logs(true);
   Send(entry.session, welcome);
   Schedule();
   return session_id;
@@ -1058,6 +1059,14 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
   *files->mutable_etdump() = result.etdump();
   *files->mutable_profile() = result.profile();
   *files->mutable_log() = result.log();
+  if (!result.log_text().empty()) {
+    absl::StatusOr<v1::Digest> log = blobs_.Put(result.log_text());
+    if (log.ok()) {
+      *files->mutable_log() = *log;
+    } else {
+      LogError(absl::StrCat("storing the log of job ", job.id(), ": ", log.status().message()));
+    }
+  }
   *job.mutable_checks() = result.checks();
   job.set_inference_us(result.inference_us());
   job.set_inference_cycles(result.inference_cycles());
