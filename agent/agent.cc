@@ -91,10 +91,9 @@ void Agent::Dispatch(AgentEvent event) {
     }
     if (done.has_value()) {
       runners_.erase(*done);
-      for (const JournalEntry& e : core_->entries()) {
-        if (e.job_id != done->job_id || e.attempt != done->attempt || !e.result) continue;
-        Log(absl::StrCat("job ", ToString(*done), ": ", v1::RunOutcome_Name(e.result->outcome()),
-                         ": ", e.result->message()));
+      if (const JournalEntry* e = core_->entry(*done); e != nullptr && e->result) {
+        Log(absl::StrCat("job ", ToString(*done), ": ", v1::RunOutcome_Name(e->result->outcome()),
+                         ": ", e->result->message()));
       }
     }
   }
@@ -125,6 +124,7 @@ void Agent::Apply(AgentEffect& effect) {
     env.blobs = blobs_.get();
     env.executor = executor->second.get();
     env.work_root = (std::filesystem::path(options_.state_dir) / "work").string();
+    env.inline_logs = core_->inline_logs();
     auto runner =
         std::make_shared<JobRunner>(std::move(env), start->assignment, start->board,
                                     [this](AgentEvent event) { Dispatch(std::move(event)); });

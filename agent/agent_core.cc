@@ -55,6 +55,11 @@ std::vector<JournalEntry> AgentCore::entries() const {
   return out;
 }
 
+const JournalEntry* AgentCore::entry(const JobKey& key) const {
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
 std::vector<AgentEffect> AgentCore::TakeEffects() {
   std::vector<AgentEffect> out;
   out.swap(effects_);
@@ -154,6 +159,7 @@ absl::Status AgentCore::OnServerMessage(const v1::ServerMessage& message) {
   switch (message.kind_case()) {
     case v1::ServerMessage::kWelcome: {
       session_ = Session::kWelcomed;
+      inline_logs_ = message.welcome().inline_logs();
       const int interval = message.welcome().heartbeat_interval_ms();
       heartbeat_interval_ms_ =
           interval <= 0 ? kDefaultHeartbeatIntervalMs : std::max(interval, kMinHeartbeatIntervalMs);

@@ -112,6 +112,8 @@ class AgentCore {
 
   bool welcomed() const { return session_ == Session::kWelcomed; }
   int heartbeat_interval_ms() const { return heartbeat_interval_ms_; }
+  /// The server takes a run's log inline (Welcome.inline_logs).
+  bool inline_logs() const { return inline_logs_; }
   bool shutting_down() const { return shutting_down_; }
   /// Runs not finished yet.
   size_t running_jobs() const;
@@ -119,6 +121,8 @@ class AgentCore {
   size_t unacked_results() const;
   /// The journal entries, in job order (tests, logs).
   std::vector<JournalEntry> entries() const;
+  /// The entry of one job attempt, nullptr when there is none; valid until the next Step().
+  const JournalEntry* entry(const JobKey& key) const;
 
  private:
   enum class Session { kDown, kHelloSent, kWelcomed };
@@ -141,6 +145,7 @@ class AgentCore {
   std::map<JobKey, JournalEntry> jobs_;
   Session session_ = Session::kDown;
   int heartbeat_interval_ms_ = kDefaultHeartbeatIntervalMs;
+  bool inline_logs_ = false;
   bool shutting_down_ = false;
   std::set<JobKey> cancelled_by_server_;  // CancelRun received
   std::set<JobKey> stopped_by_shutdown_;  // cancelled because the agent stops

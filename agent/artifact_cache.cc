@@ -1,5 +1,6 @@
 #include "agent/artifact_cache.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -25,6 +26,12 @@ bool ReadAll(const std::string& path, std::string& out) {
 
 }  // namespace
 
+std::optional<ArtifactCache::FileStamp> ArtifactCache::StampOf(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileStamp{st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
+}
+
 ArtifactCache::ArtifactCache(std::string dir, BlobStore& store)
     : dir_(std::move(dir)), store_(store) {}
 
@@ -34,8 +41,12 @@ absl::StatusOr<std::string> ArtifactCache::Fetch(const v1::Digest& digest) {
         absl::StrCat("Failed to obtain blob: '", digest.sha256(), "' is not a SHA-256 digest"));
   }
   const std::string path = (fs::path(dir_) / digest.sha256()).string();
+  if (StillVerified(digest.sha256(), path)) return path;
   std::string bytes;
-  if (ReadAll(path, bytes) && api::Sha256Hex(bytes) == digest.sha256()) return path;
+  if (ReadAll(path, bytes) && api::Sha256Hex(bytes) == digest.sha256()) {
+    Verified(digest.sha256(), path);
+    return path;
+  }
 
   absl::StatusOr<std::string> fetched = store_.Get(digest);
   if (!fetched.ok()) {
@@ -62,7 +73,25 @@ absl::StatusOr<std::string> ArtifactCache::Fetch(const v1::Digest& digest) {
     return absl::InternalError(absl::StrCat("Failed to store blob in the cache: renaming to '",
                                             path, "': ", ec.message()));
   }
+  Verified(digest.sha256(), path);
   return path;
+}
+
+void ArtifactCache::Verified(const std::string& sha256, const std::string& path) {
+  std::optional<FileStamp> stamp = StampOf(path);
+  std::lock_guard lock(mutex_);
+  if (stamp) {
+    verified_[sha256] = *stamp;
+  } else {
+    verified_.erase(sha256);
+  }
+}
+
+bool ArtifactCache::StillVerified(const std::string& sha256, const std::string& path) const {
+  std::optional<FileStamp> stamp = StampOf(path);
+  std::lock_guard lock(mutex_);
+  auto it = verified_.find(sha256);
+  return stamp && it != verified_.end() && it->second == *stamp;
 }
 
 }  // namespace boardlab::agent

@@ -29,7 +29,7 @@ struct BoardRunRequest {
   int atol = 0;
   int iterations = 1;
   int timeout_seconds = 300;  // the run is killed after this long: BOARD_ERROR
-  std::string work_dir;       // exists, empty, owned by this run
+  std::string work_dir;       // exists, owned by this run; empty (see ReportsOnlyItsOwnFiles)
 };
 
 /// How a run ended and what it left behind.
@@ -64,6 +64,10 @@ class BoardExecutor {
   /// io_context thread, never from inside Start().
   virtual std::unique_ptr<BoardRun> Start(const BoardRunRequest& request, LineCallback on_line,
                                           DoneCallback on_done) = 0;
+  /// True when a report names only files its run wrote, so that a board's work directory may
+  /// keep the previous run's files (overwritten in place) instead of being emptied before each
+  /// run; BoardRunRequest::work_dir then exists but need not be empty.
+  virtual bool ReportsOnlyItsOwnFiles() const { return false; }
 };
 
 using BoardExecutorPtr = std::unique_ptr<BoardExecutor>;

@@ -21,11 +21,13 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
 }
 
 // Creates the board's work directory, or empties what the previous run left in it (its outputs
-// directory is kept). Reusing it spares the event loop a mkdir and a recursive removal per job;
-// emptying it keeps an old run's outputs or ETDump from being taken for this run's.
-absl::Status PrepareWorkDir(const std::string& dir) {
+// directory is kept) unless the executor tells its own files from leftovers. Reusing it spares
+// the event loop a mkdir and a recursive removal per job; emptying it keeps an old run's outputs
+// or ETDump from being taken for this run's.
+absl::Status PrepareWorkDir(const std::string& dir, bool keep_files) {
   std::error_code ec;
   fs::create_directories(dir, ec);
+  if (keep_files && !ec) return absl::OkStatus();
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code removed;
     if (it->is_directory(removed)) {
@@ -85,7 +87,8 @@ void JobRunner::Start() {
       return true;
     };
     bool ok = true;
-    if (absl::Status prepared = PrepareWorkDir(self->work_dir()); !prepared.ok()) {
+    const bool keep_files = self->env_.executor->ReportsOnlyItsOwnFiles();
+    if (absl::Status prepared = PrepareWorkDir(self->work_dir(), keep_files); !prepared.ok()) {
       fetched.status = prepared;
       ok = false;
     }
@@ -239,8 +242,14 @@ absl::Status JobRunner::UploadResults(const BoardReport& report, const std::stri
   }
   std::vector<std::string_view> blobs(files.begin(), files.end());
   if (!report.profile_json.empty()) blobs.push_back(report.profile_json);
-  blobs.push_back(log);
-  absl::StatusOr<std::vector<v1::Digest>> digests = env_.blobs->PutAll(blobs);
+  const bool inline_log = env_.inline_logs && log.size() <= kMaxInlineLogBytes;
+  if (inline_log) {
+    result.set_log_text(log);
+  } else {
+    blobs.push_back(log);
+  }
+  absl::StatusOr<std::vector<v1::Digest>> digests =
+      blobs.empty() ? std::vector<v1::Digest>() : env_.blobs->PutAll(blobs);
   if (!digests.ok()) {
     return absl::Status(digests.status().code(),
                         absl::StrCat("Failed to upload the results: ", digests.status().message()));
@@ -250,7 +259,7 @@ absl::Status JobRunner::UploadResults(const BoardReport& report, const std::stri
     *result.add_outputs() = (*digests)[next++];
   if (!report.etdump_path.empty()) *result.mutable_etdump() = (*digests)[next++];
   if (!report.profile_json.empty()) *result.mutable_profile() = (*digests)[next++];
-  *result.mutable_log() = (*digests)[next];
+  if (!inline_log) *result.mutable_log() = (*digests)[next];
   return absl::OkStatus();
 }
 

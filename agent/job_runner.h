@@ -35,7 +35,8 @@ struct JobEnvironment {
   ArtifactCache* cache = nullptr;
   BlobStore* blobs = nullptr;
   BoardExecutor* executor = nullptr;
-  std::string work_root;  // <state_dir>/work; each board has a directory below it
+  std::string work_root;     // <state_dir>/work; each board has a directory below it
+  bool inline_logs = false;  // the server takes small logs in the RunResult (no upload)
 };
 
 /// Lines are sent in batches of at most this many, at most this long after the first one.
@@ -43,6 +44,8 @@ inline constexpr size_t kLogBatchLines = 64;
 inline constexpr auto kLogBatchDelay = std::chrono::milliseconds(200);
 /// The full log kept for upload is cut here (the rest is counted, not kept).
 inline constexpr size_t kMaxLogBytes = 8u << 20;
+/// Logs up to this size go inline in the RunResult when the server takes them.
+inline constexpr size_t kMaxInlineLogBytes = 64u << 10;
 
 class JobRunner : public std::enable_shared_from_this<JobRunner> {
  public:

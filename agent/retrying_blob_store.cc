@@ -1,5 +1,6 @@
 #include "agent/retrying_blob_store.h"
 
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -27,7 +28,8 @@ class RetryingBlobStore : public BlobStore {
  private:
   template <typename Call>
   auto Retry(Call call) -> decltype(call()) {
-    Backoff backoff(policy_.initial_delay, policy_.max_delay);
+    // Made for the first retry only: seeding its generator costs more than a successful call.
+    std::optional<Backoff> backoff;
     for (int attempt = 1;; ++attempt) {
       auto result = call();
       if (result.ok() || result.status().code() != absl::StatusCode::kUnavailable ||
@@ -39,7 +41,8 @@ class RetryingBlobStore : public BlobStore {
         }
         return result;
       }
-      std::this_thread::sleep_for(backoff.Next());
+      if (!backoff) backoff.emplace(policy_.initial_delay, policy_.max_delay);
+      std::this_thread::sleep_for(backoff->Next());
     }
   }
 

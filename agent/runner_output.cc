@@ -63,6 +63,22 @@ void CollectFiles(const BoardRunRequest& request, BoardReport& report) {
   if (fs::is_regular_file(EtdumpPath(request), ec)) report.etdump_path = EtdumpPath(request);
 }
 
+// The files a --serve run wrote, as its answer names them: the runner overwrites the previous
+// run's files in place (the agent does not empty the work directory between served runs, which
+// spares the file system a create and a delete per file and run), so only the answer tells this
+// run's files from leftovers. A completed run (exit 0 or 1) has written its ETDump.
+void CollectServedFiles(const BoardRunRequest& request, const json& document, BoardReport& report) {
+  if (document.contains("outputs")) {
+    for (const json& o : document.at("outputs")) {
+      if (o.contains("path") && o.at("path").is_string()) {
+        report.output_paths.push_back(o.at("path").get<std::string>());
+      }
+    }
+  }
+  std::error_code ec;
+  if (fs::is_regular_file(EtdumpPath(request), ec)) report.etdump_path = EtdumpPath(request);
+}
+
 // Sim: checks and timing from the --profile json document (runtime/cli/main.cc RunDocument()),
 // whose text is the profile blob.
 void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
@@ -261,10 +277,10 @@ BoardReport InterpretServeResult(const BoardRunRequest& request, const std::stri
       // The same bytes as a one-shot run's stdout, so that equal runs store one profile blob.
       if (json_error.empty()) {
         report.profile_json = document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+        CollectServedFiles(request, document, report);
       }
     }
   }
-  CollectFiles(request, report);
   InterpretExitCode(RunnerBoard::kSim, request, exit_code, error, "", json_error, report);
   return report;
 }

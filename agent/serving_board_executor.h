@@ -32,6 +32,8 @@ class ServingBoardExecutor : public BoardExecutor {
 
   std::unique_ptr<BoardRun> Start(const BoardRunRequest& request, LineCallback on_line,
                                   DoneCallback on_done) override;
+  /// Its reports name the files listed in the runner's answer.
+  bool ReportsOnlyItsOwnFiles() const override { return true; }
 
   /// The current runner's pid, -1 when there is none (tests: one runner serves many runs).
   pid_t runner_pid() const;

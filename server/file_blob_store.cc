@@ -15,6 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+}  // namespace
+
 absl::Status CheckDigest(const v1::Digest& digest) {
   if (!api::IsValidSha256Hex(digest.sha256())) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -26,11 +28,40 @@ absl::Status CheckDigest(const v1::Digest& digest) {
   return absl::OkStatus();
 }
 
-class FileBlobWriter : public BlobWriter {
+CheckedBlobWriter::CheckedBlobWriter(v1::Digest digest) : digest_(std::move(digest)) {}
+
+absl::Status CheckedBlobWriter::Append(std::string_view bytes) {
+  written_ += static_cast<int64_t>(bytes.size());
+  if (written_ > digest_.size_bytes()) {
+    return absl::ResourceExhaustedError(absl::StrCat("upload of ", digest_.sha256(),
+                                                     ": more than the announced ",
+                                                     digest_.size_bytes(), " bytes"));
+  }
+  hash_.Update(bytes);
+  return Keep(bytes);
+}
+
+absl::Status CheckedBlobWriter::Commit() {
+  if (written_ != digest_.size_bytes()) {
+    return absl::InvalidArgumentError(absl::StrCat("upload of ", digest_.sha256(), ": got ",
+                                                   written_, " bytes, the digest says ",
+                                                   digest_.size_bytes()));
+  }
+  std::string actual = hash_.FinishHex();
+  if (actual != digest_.sha256()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "upload of ", digest_.sha256(), ": the bytes hash to ", actual, " (corrupt upload)"));
+  }
+  return Store();
+}
+
+namespace {
+
+class FileBlobWriter : public CheckedBlobWriter {
  public:
   FileBlobWriter(FileBlobStore& store, v1::Digest digest, std::string temp_path)
-      : store_(store),
-        digest_(std::move(digest)),
+      : CheckedBlobWriter(std::move(digest)),
+        store_(store),
         temp_path_(std::move(temp_path)),
         out_(temp_path_, std::ios::binary | std::ios::trunc) {}
 
@@ -41,52 +72,33 @@ class FileBlobWriter : public BlobWriter {
     }
   }
 
-  absl::Status Append(std::string_view bytes) override {
-    written_ += static_cast<int64_t>(bytes.size());
-    if (written_ > digest_.size_bytes()) {
-      return absl::ResourceExhaustedError(absl::StrCat("upload of ", digest_.sha256(),
-                                                       ": more than the announced ",
-                                                       digest_.size_bytes(), " bytes"));
-    }
-    hash_.Update(bytes);
+ private:
+  absl::Status Keep(std::string_view bytes) override {
     out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!out_) return absl::InternalError(absl::StrCat("writing '", temp_path_, "' failed"));
     return absl::OkStatus();
   }
 
-  absl::Status Commit() override {
-    if (written_ != digest_.size_bytes()) {
-      return absl::InvalidArgumentError(absl::StrCat("upload of ", digest_.sha256(), ": got ",
-                                                     written_, " bytes, the digest says ",
-                                                     digest_.size_bytes()));
-    }
-    std::string actual = hash_.FinishHex();
-    if (actual != digest_.sha256()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "upload of ", digest_.sha256(), ": the bytes hash to ", actual, " (corrupt upload)"));
-    }
+  absl::Status Store() override {
     out_.flush();
     out_.close();
     if (!out_) return absl::InternalError(absl::StrCat("writing '", temp_path_, "' failed"));
-    std::string final_path = store_.FinalPath(digest_.sha256());
+    const std::string& sha256 = digest().sha256();
+    std::string final_path = store_.FinalPath(sha256);
     std::error_code error;
     fs::create_directories(fs::path(final_path).parent_path(), error);
     bool existed = fs::exists(final_path);
     if (std::rename(temp_path_.c_str(), final_path.c_str()) != 0) {
-      return absl::InternalError(absl::StrCat("storing blob ", digest_.sha256(), " failed"));
+      return absl::InternalError(absl::StrCat("storing blob ", sha256, " failed"));
     }
     committed_ = true;
-    if (!existed) store_.AddBytes(written_);
+    if (!existed) store_.AddBytes(digest().size_bytes());
     return absl::OkStatus();
   }
 
- private:
   FileBlobStore& store_;
-  v1::Digest digest_;
   std::string temp_path_;
   std::ofstream out_;
-  api::Sha256 hash_;
-  int64_t written_ = 0;
   bool committed_ = false;
 };
 

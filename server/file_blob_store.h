@@ -3,9 +3,35 @@
 #include <atomic>
 #include <string>
 
+#include "proto/support/digest.h"
 #include "server/blob_store.h"
 
 namespace boardlab::server {
+
+/// InvalidArgument unless `digest` names a SHA-256 (64 lowercase hex characters, a file name
+/// that cannot escape the store) and a size that is not negative.
+absl::Status CheckDigest(const v1::Digest& digest);
+
+/// A BlobWriter that counts and hashes the bytes it is given and checks both against the
+/// announced digest at Commit(); subclasses keep the bytes and store them once checked.
+class CheckedBlobWriter : public BlobWriter {
+ public:
+  explicit CheckedBlobWriter(v1::Digest digest);
+  absl::Status Append(std::string_view bytes) final;
+  absl::Status Commit() final;
+
+ protected:
+  const v1::Digest& digest() const { return digest_; }
+
+ private:
+  virtual absl::Status Keep(std::string_view bytes) = 0;
+  /// Called once the size and hash matched.
+  virtual absl::Status Store() = 0;
+
+  v1::Digest digest_;
+  api::Sha256 hash_;
+  int64_t written_ = 0;
+};
 
 /// Blobs as files `<root>/<first two hex digits>/<sha256>`; writes go to `<root>/tmp` and are
 /// renamed into place, so a crash never leaves a partial blob under a real name.

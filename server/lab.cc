@@ -98,6 +98,7 @@ absl::Status Lab::Recover() {
 
   std::vector<std::string> to_compile;
   std::lock_guard lock(mutex_);
+  Flusher flush(*this);
   next_job_number_ = *max_number + 1;
   for (const v1::Board& stored : *boards) RestoreBoard(stored);
   for (v1::Job& job : *unfinished) {
@@ -170,9 +171,7 @@ absl::StatusOr<Lab::JobEntry*> Lab::RestoreJob(v1::Job job) {
   }
   if (!e.compiled.artifact.size_bytes()) return &e;  // recompiled by the caller
   if (e.job.state() == v1::JOB_STATE_QUEUED) {
-    const std::string& type = e.job.spec().selector().board_type();
-    queues_[type].insert({-e.job.spec().priority(), e.number});
-    UpdateQueueMetrics(type);
+    AddToQueue(e);
   } else if (OnBoard(e.job.state())) {
     auto board = boards_.find(e.job.board_id());
     if (board != boards_.end() && board->second.board.job_id().empty()) {
@@ -298,6 +297,7 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   v1::SubmitJobResponse response;
   *response.mutable_job() = e.job;
   std::string id = e.job.id();
+  Flush();
   lock.unlock();
 
   RequestCompile(id, spec);
@@ -334,6 +334,7 @@ void Lab::OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec
   v1::JobSpec with_expected = spec;
   {
     std::lock_guard lock(mutex_);
+    Flusher flush(*this);
     JobEntry* entry = FindJob(job_id);
     if (!entry || entry->job.state() != v1::JOB_STATE_COMPILING) return;
     if (!record.error.empty()) {
@@ -359,6 +360,7 @@ void Lab::OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec
 
 void Lab::OnCompiled(const std::string& job_id, const CompileRecord& record, CompileSource source) {
   std::lock_guard lock(mutex_);
+  Flusher flush(*this);
   JobEntry* entry = FindJob(job_id);
   if (!entry || entry->job.state() != v1::JOB_STATE_COMPILING) return;  // cancelled meanwhile
   metrics_.StageDuration("compile", (NowMs() - entry->state_since_ms) / 1000.0);
@@ -419,9 +421,7 @@ void Lab::AddEvent(JobEntry& entry, v1::JobEvent event) {
   event.set_time_ms(NowMs());
   event.set_attempt(entry.job.attempt());
   event.set_board_id(entry.job.board_id());
-  if (absl::Status ok = store_.AppendEvent(event); !ok.ok()) {
-    LogError(std::string(ok.message()));
-  }
+  pending_.events.push_back(event);
   entry.events.push_back(std::move(event));
   events_changed_.notify_all();
 }
@@ -432,10 +432,21 @@ void Lab::AddLog(JobEntry& entry, const std::string& line) {
   AddEvent(entry, std::move(event));
 }
 
-void Lab::Persist(JobEntry& entry) {
-  if (absl::Status ok = store_.PutJob(entry.number, entry.job); !ok.ok()) {
-    LogError(std::string(ok.message()));
+void Lab::Persist(JobEntry& entry) { pending_.jobs[entry.number] = entry.job; }
+
+void Lab::Send(const AgentSessionPtr& session, const v1::ServerMessage& message) {
+  outbox_.emplace_back(session, message);
+}
+
+// One commit for everything the call changed, then the messages that tell agents about it: a
+// state is on disk before anyone hears of it, as with a write per change, at a commit per call.
+void Lab::Flush() {
+  if (!pending_.empty()) {
+    if (absl::Status ok = store_.Commit(pending_); !ok.ok()) LogError(std::string(ok.message()));
+    pending_.clear();
   }
+  for (auto& [session, message] : outbox_) session->Send(message);
+  outbox_.clear();
 }
 
 void Lab::SetState(JobEntry& entry, v1::JobState state) {
@@ -453,14 +464,22 @@ void Lab::SetState(JobEntry& entry, v1::JobState state) {
 void Lab::Enqueue(JobEntry& entry) {
   entry.job.set_board_id("");
   SetState(entry, v1::JOB_STATE_QUEUED);
+  AddToQueue(entry);
+}
+
+void Lab::AddToQueue(const JobEntry& entry) {
   const std::string& type = entry.job.spec().selector().board_type();
   queues_[type].insert({-entry.job.spec().priority(), entry.number});
+  queued_tenants_[type][entry.job.tenant()]++;
   UpdateQueueMetrics(type);
 }
 
 void Lab::Dequeue(JobEntry& entry) {
   const std::string& type = entry.job.spec().selector().board_type();
-  queues_[type].erase({-entry.job.spec().priority(), entry.number});
+  if (queues_[type].erase({-entry.job.spec().priority(), entry.number}) > 0) {
+    auto& tenants = queued_tenants_[type];
+    if (--tenants[entry.job.tenant()] <= 0) tenants.erase(entry.job.tenant());
+  }
   UpdateQueueMetrics(type);
 }
 
@@ -546,11 +565,13 @@ absl::StatusOr<v1::Job> Lab::Cancel(const Caller& caller, const std::string& job
   auto job = GetJob(caller, job_id);
   if (!job.ok()) return job.status();
   std::lock_guard lock(mutex_);
+  Flusher flush(*this);
   JobEntry* entry = FindJob(job_id);
   if (!entry) return *job;  // already finished: cancelling is a no-op
   v1::JobState state = entry->job.state();
   if (!OnBoard(state)) {
     Finish(*entry, v1::JOB_RESULT_CANCELLED, "cancelled before it ran");
+    Flush();  // the finished job is read back from the store
     auto stored = store_.GetJob(job_id);
     if (stored.ok() && stored->has_value()) return **stored;
     return *job;
@@ -568,6 +589,7 @@ absl::StatusOr<v1::Job> Lab::Cancel(const Caller& caller, const std::string& job
     SendTo(board->second, message);
     return entry->job;
   }
+  Flush();  // the finished job is read back from the store
   auto stored = store_.GetJob(job_id);
   if (stored.ok() && stored->has_value()) return **stored;
   return *job;
@@ -668,6 +690,9 @@ bool Lab::Matches(const JobEntry& entry, const BoardEntry& board) const {
 Lab::JobEntry* Lab::PickJob(const BoardEntry& board) {
   auto queue = queues_.find(board.board.type());
   if (queue == queues_.end()) return nullptr;
+  // With one tenant queued, the first match is the pick: no other tenant can have fewer running
+  // jobs, and the scan for one would look at up to kFairShareScan jobs per board and pass.
+  const bool one_tenant = queued_tenants_[board.board.type()].size() <= 1;
   JobEntry* best = nullptr;
   int64_t best_priority = 0;
   int best_running = 0;
@@ -687,6 +712,7 @@ Lab::JobEntry* Lab::PickJob(const BoardEntry& board) {
       best = candidate;
       best_running = running;
     }
+    if (one_tenant) break;
   }
   return best;
 }
@@ -700,7 +726,7 @@ void Lab::Schedule() {
 
 void Lab::SendTo(const BoardEntry& board, const v1::ServerMessage& message) {
   auto session = sessions_.find(board.session_id);
-  if (session != sessions_.end()) session->second.session->Send(message);
+  if (session != sessions_.end()) Send(session->second.session, message);
 }
 
 void Lab::Assign(JobEntry& entry, BoardEntry& board) {
@@ -740,12 +766,7 @@ void Lab::Assign(JobEntry& entry, BoardEntry& board) {
 // ---------------------------------------------------------------------------------------------
 // Boards.
 
-void Lab::PersistBoard(BoardEntry& board) {
-  v1::Board view = BoardView(board);
-  if (absl::Status ok = store_.PutBoard(view); !ok.ok()) {
-    LogError(std::string(ok.message()));
-  }
-}
+void Lab::PersistBoard(BoardEntry& board) { pending_.boards[board.board.id()] = BoardView(board); }
 
 v1::Board Lab::BoardView(const BoardEntry& board) const {
   v1::Board view = board.board;
@@ -791,6 +812,7 @@ absl::StatusOr<v1::Board> Lab::GetBoard(const std::string& board_id) {
 absl::StatusOr<v1::ReserveResponse> Lab::Reserve(const Caller& caller,
                                                  const v1::ReserveRequest& request) {
   std::lock_guard lock(mutex_);
+  Flusher flush(*this);
   auto it = boards_.find(request.board_id());
   if (it == boards_.end()) {
     return absl::NotFoundError(absl::StrCat("board '", request.board_id(), "' does not exist"));
@@ -823,6 +845,7 @@ absl::StatusOr<v1::ReserveResponse> Lab::Reserve(const Caller& caller,
 
 absl::StatusOr<v1::Board> Lab::Release(const Caller& caller, const v1::ReleaseRequest& request) {
   std::lock_guard lock(mutex_);
+  Flusher flush(*this);
   auto it = boards_.find(request.board_id());
   if (it == boards_.end()) {
     return absl::NotFoundError(absl::StrCat("board '", request.board_id(), "' does not exist"));
@@ -842,6 +865,7 @@ absl::StatusOr<v1::Board> Lab::Release(const Caller& caller, const v1::ReleaseRe
 
 absl::StatusOr<v1::Board> Lab::SetMaintenance(const v1::SetMaintenanceRequest& request) {
   std::lock_guard lock(mutex_);
+  Flusher flush(*this);
   auto it = boards_.find(request.board_id());
   if (it == boards_.end()) {
     return absl::NotFoundError(absl::StrCat("board '", request.board_id(), "' does not exist"));
@@ -873,6 +897,7 @@ absl::StatusOr<v1::Board> Lab::SetMaintenance(const v1::SetMaintenanceRequest& r
 absl::StatusOr<std::string> Lab::AgentHello(const v1::Hello& hello, AgentSessionPtr session) {
   if (hello.agent_id().empty()) return absl::InvalidArgumentError("hello: agent_id is empty");
   std::lock_guard lock(mutex_);
+  Flusher flush(*this);
   for (const auto& info : hello.boards()) {
     auto it = boards_.find(info.id());
     if (it != boards_.end() && !it->second.board.agent_id().empty() &&
@@ -913,7 +938,8 @@ absl::StatusOr<std::string> Lab::AgentHello(const v1::Hello& hello, AgentSession
   v1::ServerMessage welcome;
   welcome.mutable_welcome()->set_session_id(session_id);
   welcome.mutable_welcome()->set_heartbeat_interval_ms(config_.heartbeat_interval_ms);
-  entry.session->Send(welcome);
+  welcome.mutable_welcome()->set_inline_logs(true);
+  Send(entry.session, welcome);
   Schedule();
   return session_id;
 }
@@ -946,13 +972,14 @@ void Lab::ReconcileInFlight(const v1::Hello& hello) {
       v1::ServerMessage cancel;
       cancel.mutable_cancel()->set_job_id(job.job_id());
       cancel.mutable_cancel()->set_attempt(job.attempt());
-      sessions_[session_by_agent_[hello.agent_id()]].session->Send(cancel);
+      Send(sessions_[session_by_agent_[hello.agent_id()]].session, cancel);
     }
   }
 }
 
 void Lab::AgentMessage(const std::string& session_id, const v1::AgentMessage& message) {
   std::lock_guard lock(mutex_);
+  Flusher flush(*this);
   auto session = sessions_.find(session_id);
   if (session == sessions_.end()) return;  // replaced or expired
   session->second.last_seen_ms = NowMs();
@@ -1006,7 +1033,7 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
   v1::ServerMessage ack;
   ack.mutable_ack()->set_job_id(result.job_id());
   ack.mutable_ack()->set_attempt(result.attempt());
-  sessions_[session_id].session->Send(ack);
+  Send(sessions_[session_id].session, ack);
 
   auto board_it = boards_.find(result.board_id());
   if (board_it != boards_.end() && board_it->second.health_check_running &&
@@ -1032,6 +1059,14 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
   *files->mutable_etdump() = result.etdump();
   *files->mutable_profile() = result.profile();
   *files->mutable_log() = result.log();
+  if (!result.log_text().empty()) {
+    absl::StatusOr<v1::Digest> log = blobs_.Put(result.log_text());
+    if (log.ok()) {
+      *files->mutable_log() = *log;
+    } else {
+      LogError(absl::StrCat("storing the log of job ", job.id(), ": ", log.status().message()));
+    }
+  }
   *job.mutable_checks() = result.checks();
   job.set_inference_us(result.inference_us());
   job.set_inference_cycles(result.inference_cycles());
@@ -1102,6 +1137,7 @@ void Lab::DetachSession(const std::string& session_id, bool lease_expired) {
 
 void Lab::AgentGone(const std::string& session_id) {
   std::lock_guard lock(mutex_);
+  Flusher flush(*this);
   DetachSession(session_id, /*lease_expired=*/false);
   Schedule();
 }
@@ -1111,6 +1147,7 @@ void Lab::AgentGone(const std::string& session_id) {
 
 void Lab::Tick() {
   std::lock_guard lock(mutex_);
+  Flusher flush(*this);
   int64_t now = NowMs();
   std::vector<std::string> silent;
   for (const auto& [id, session] : sessions_) {

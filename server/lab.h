@@ -120,6 +120,23 @@ class Lab {
     std::vector<std::string> boards;
   };
 
+  // Every call that changes state holds a Flusher (declared after its lock, so that it runs
+  // before the lock is released): the call's writes are committed together, then its messages
+  // to agents are sent.
+  class Flusher {
+   public:
+    explicit Flusher(Lab& lab) : lab_(lab) {}
+    ~Flusher() { lab_.Flush(); }
+    Flusher(const Flusher&) = delete;
+    Flusher& operator=(const Flusher&) = delete;
+
+   private:
+    Lab& lab_;
+  };
+  void Flush();
+  /// Queues `message` for `session` until the call's writes are committed.
+  void Send(const AgentSessionPtr& session, const v1::ServerMessage& message);
+
   void RestoreBoard(const v1::Board& stored);
   absl::StatusOr<JobEntry*> RestoreJob(v1::Job job);
 
@@ -139,6 +156,7 @@ class Lab {
   void Persist(JobEntry& entry);
   void PersistBoard(BoardEntry& board);
   void Enqueue(JobEntry& entry);
+  void AddToQueue(const JobEntry& entry);  // into its type's queue, no state change
   void Dequeue(JobEntry& entry);
   void Finish(JobEntry& entry, v1::JobResult result, const std::string& message);
   void RetryOrFail(JobEntry& entry, const std::string& why);
@@ -185,12 +203,15 @@ class Lab {
   std::map<std::string, std::unique_ptr<JobEntry>> jobs_;                   // unfinished jobs
   std::map<std::pair<std::string, std::string>, std::string> request_ids_;  // unfinished only
   std::map<std::string, std::set<std::pair<int64_t, int64_t>>> queues_;     // (-priority, number)
+  std::map<std::string, std::map<std::string, int>> queued_tenants_;  // type -> tenant -> jobs
   std::map<int64_t, std::string> job_by_number_;
   std::map<std::string, int> running_by_tenant_;
   std::map<std::string, BoardEntry> boards_;
   std::map<std::string, SessionEntry> sessions_;
   std::map<std::string, std::string> session_by_agent_;
 
+  StoreBatch pending_;  // this call's writes, committed by Flush()
+  std::vector<std::pair<AgentSessionPtr, v1::ServerMessage>> outbox_;  // sent after the commit
   std::vector<std::string> recovered_compiles_;
   bool health_check_ready_ = false;
   CompileRecord health_artifact_;

@@ -26,6 +26,7 @@
 #include "server/reference_runner.h"
 #include "server/services.h"
 #include "server/sqlite_store.h"
+#include "server/tiered_blob_store.h"
 
 namespace boardlab::server {
 namespace {
@@ -128,11 +129,12 @@ int Serve(const ServerConfig& config) {
     LogError(std::string(store.status().message()));
     return kExitStartup;
   }
-  auto blobs = FileBlobStore::Open(config.data_dir + "/blobs");
-  if (!blobs.ok()) {
-    LogError(std::string(blobs.status().message()));
+  auto files = FileBlobStore::Open(config.data_dir + "/blobs");
+  if (!files.ok()) {
+    LogError(std::string(files.status().message()));
     return kExitStartup;
   }
+  auto blobs = std::make_unique<TieredBlobStore>(*std::move(files), **store);
   Metrics metrics;
   std::unique_ptr<prometheus::Exposer> exposer;
   if (!config.metrics_listen.empty()) {
@@ -144,23 +146,23 @@ int Serve(const ServerConfig& config) {
     }
     exposer->RegisterCollectable(metrics.registry());
   }
-  CompileService compiles(config.compile_workers, **store, **blobs, metrics);
+  CompileService compiles(config.compile_workers, **store, *blobs, metrics);
   ReferenceRunner reference(
       config.boardlab_run.empty() ? DefaultBoardlabRun() : config.boardlab_run,
-      (std::filesystem::path(config.data_dir) / "tmp").string(), **blobs);
-  Lab lab(config, **store, **blobs, compiles, metrics, &reference);
+      (std::filesystem::path(config.data_dir) / "tmp").string(), *blobs);
+  Lab lab(config, **store, *blobs, compiles, metrics, &reference);
   if (absl::Status ok = lab.Recover(); !ok.ok()) {
     LogError("recovering state failed", {{"error", std::string(ok.message())}});
     return kExitStartup;
   }
   lab.RequestRecoveredCompiles();
-  if (absl::Status ok = PrepareHealthCheck(config, **blobs, compiles, lab); !ok.ok()) {
+  if (absl::Status ok = PrepareHealthCheck(config, *blobs, compiles, lab); !ok.ok()) {
     LogError(std::string(ok.message()));
     return kExitStartup;
   }
 
   Authenticator auth(config.tokens);
-  ServiceContext context{lab, **blobs, auth, metrics, config};
+  ServiceContext context{lab, *blobs, auth, metrics, config};
   JobServiceImpl jobs(context);
   ArtifactServiceImpl artifacts(context);
   BoardServiceImpl boards(context);

@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS events (
   PRIMARY KEY (job_id, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS boards (id TEXT PRIMARY KEY, record BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS compile_cache (key TEXT PRIMARY KEY, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS small_blobs (sha256 TEXT PRIMARY KEY, data BLOB NOT NULL);
 )sql";
 
 // One use of a statement from the store's cache: prepared on first use and kept until the store
@@ -63,7 +64,7 @@ class Statement {
                                    SQLITE_TRANSIENT) == SQLITE_OK;
     return *this;
   }
-  Statement& BindBlob(int index, const std::string& bytes) {
+  Statement& BindBlob(int index, std::string_view bytes) {
     ok_ = ok_ && sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
                                    SQLITE_TRANSIENT) == SQLITE_OK;
     return *this;
@@ -153,11 +154,44 @@ absl::Status SqliteStore::Error(const char* what) const {
   return absl::InternalError(absl::StrCat("database: ", what, ": ", sqlite3_errmsg(db_)));
 }
 
+absl::Status SqliteStore::Commit(const StoreBatch& batch) {
+  std::lock_guard lock(mutex_);
+  if (Statement(db_, statements_, "BEGIN").Step() != SQLITE_DONE) {
+    return Error("starting a transaction");
+  }
+  absl::Status written = CommitLocked(batch);
+  if (written.ok() && Statement(db_, statements_, "COMMIT").Step() != SQLITE_DONE) {
+    written = Error("committing a transaction");
+  }
+  if (!written.ok()) Exec("ROLLBACK").IgnoreError();  // nothing of the batch stays
+  return written;
+}
+
+absl::Status SqliteStore::CommitLocked(const StoreBatch& batch) {
+  for (const auto& [number, job] : batch.jobs) {
+    if (absl::Status ok = PutJobLocked(number, job); !ok.ok()) return ok;
+  }
+  for (const v1::JobEvent& event : batch.events) {
+    if (absl::Status ok = AppendEventLocked(event); !ok.ok()) return ok;
+  }
+  for (const auto& [id, board] : batch.boards) {
+    if (absl::Status ok = PutBoardLocked(board); !ok.ok()) return ok;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SqliteStore::PutJob(int64_t number, const v1::Job& job) {
   std::lock_guard lock(mutex_);
+  return PutJobLocked(number, job);
+}
+
+absl::Status SqliteStore::PutJobLocked(int64_t number, const v1::Job& job) {
+  // An update of a known job sets only the columns that change, so that SQLite leaves the
+  // indexes on id and request id alone: a REPLACE rewrote their pages (WAL frames) every time.
   Statement stmt(db_, statements_,
-                 "INSERT OR REPLACE INTO jobs (number, id, tenant, request_id, state, board_type, "
-                 "record) VALUES (?, ?, ?, ?, ?, ?, ?)");
+                 "INSERT INTO jobs (number, id, tenant, request_id, state, board_type, record) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (number) DO UPDATE SET "
+                 "state = excluded.state, record = excluded.record");
   stmt.Bind(1, number).Bind(2, job.id()).Bind(3, job.tenant()).Bind(4, job.request_id());
   stmt.Bind(5, static_cast<int64_t>(job.state())).Bind(6, job.spec().selector().board_type());
   stmt.BindBlob(7, job.SerializeAsString());
@@ -240,6 +274,10 @@ absl::StatusOr<int64_t> SqliteStore::MaxJobNumber() {
 
 absl::Status SqliteStore::AppendEvent(const v1::JobEvent& event) {
   std::lock_guard lock(mutex_);
+  return AppendEventLocked(event);
+}
+
+absl::Status SqliteStore::AppendEventLocked(const v1::JobEvent& event) {
   Statement stmt(db_, statements_,
                  "INSERT OR REPLACE INTO events (job_id, seq, record) VALUES (?, ?, ?)");
   stmt.Bind(1, event.job_id()).Bind(2, event.seq()).BindBlob(3, event.SerializeAsString());
@@ -266,6 +304,10 @@ absl::StatusOr<std::vector<v1::JobEvent>> SqliteStore::Events(const std::string&
 
 absl::Status SqliteStore::PutBoard(const v1::Board& board) {
   std::lock_guard lock(mutex_);
+  return PutBoardLocked(board);
+}
+
+absl::Status SqliteStore::PutBoardLocked(const v1::Board& board) {
   Statement stmt(db_, statements_, "INSERT OR REPLACE INTO boards (id, record) VALUES (?, ?)");
   stmt.Bind(1, board.id()).BindBlob(2, board.SerializeAsString());
   if (stmt.Step() != SQLITE_DONE) return Error("storing a board");
@@ -321,6 +363,42 @@ absl::StatusOr<std::optional<CompileRecord>> SqliteStore::GetCompile(const std::
   record.error = json.value("error", "");
   record.error_code = json.value("error_code", 0);
   return std::optional<CompileRecord>(record);
+}
+
+absl::Status SqliteStore::PutBlob(const std::string& sha256, std::string_view bytes) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_,
+                 "INSERT OR IGNORE INTO small_blobs (sha256, data) VALUES (?, ?)");
+  stmt.Bind(1, sha256).BindBlob(2, bytes);
+  if (stmt.Step() != SQLITE_DONE) return Error("storing a blob");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> SqliteStore::GetBlob(const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_, "SELECT data FROM small_blobs WHERE sha256 = ?");
+  stmt.Bind(1, sha256);
+  int rc = stmt.Step();
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  if (rc != SQLITE_ROW) return Error("reading a blob");
+  return std::optional<std::string>(stmt.Blob(0));
+}
+
+absl::StatusOr<int64_t> SqliteStore::BlobSize(const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_, "SELECT length(data) FROM small_blobs WHERE sha256 = ?");
+  stmt.Bind(1, sha256);
+  int rc = stmt.Step();
+  if (rc == SQLITE_DONE) return -1;
+  if (rc != SQLITE_ROW) return Error("looking up a blob");
+  return stmt.Int(0);
+}
+
+absl::StatusOr<int64_t> SqliteStore::BlobBytes() {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_, "SELECT COALESCE(SUM(length(data)), 0) FROM small_blobs");
+  if (stmt.Step() != SQLITE_ROW) return Error("summing the blobs");
+  return stmt.Int(0);
 }
 
 }  // namespace boardlab::server

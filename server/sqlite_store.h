@@ -19,6 +19,7 @@ class SqliteStore : public Store {
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
 
+  absl::Status Commit(const StoreBatch& batch) override;
   absl::Status PutJob(int64_t number, const v1::Job& job) override;
   absl::StatusOr<std::optional<v1::Job>> GetJob(const std::string& id) override;
   absl::StatusOr<std::optional<v1::Job>> FindJobByRequestId(const std::string& tenant,
@@ -33,11 +34,20 @@ class SqliteStore : public Store {
   absl::StatusOr<std::vector<v1::Board>> LoadBoards() override;
   absl::Status PutCompile(const std::string& key, const CompileRecord& record) override;
   absl::StatusOr<std::optional<CompileRecord>> GetCompile(const std::string& key) override;
+  absl::Status PutBlob(const std::string& sha256, std::string_view bytes) override;
+  absl::StatusOr<std::optional<std::string>> GetBlob(const std::string& sha256) override;
+  absl::StatusOr<int64_t> BlobSize(const std::string& sha256) override;
+  absl::StatusOr<int64_t> BlobBytes() override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   absl::Status Exec(const char* sql);
   absl::Status Error(const char* what) const;
+  // The writes, under mutex_.
+  absl::Status PutJobLocked(int64_t number, const v1::Job& job);
+  absl::Status AppendEventLocked(const v1::JobEvent& event);
+  absl::Status PutBoardLocked(const v1::Board& board);
+  absl::Status CommitLocked(const StoreBatch& batch);
 
   std::mutex mutex_;
   sqlite3* db_;

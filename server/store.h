@@ -6,9 +6,11 @@
 // SqliteStore implements it; a PostgreSQL store can serve several replicas later.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -39,9 +41,26 @@ struct CompileRecord {
   int error_code = 0;  // absl::StatusCode of the rejection
 };
 
+/// Writes that reach the disk together: one transaction, so that a series of changes costs one
+/// commit (the Lab gathers what one call changes and commits it before anyone is told).
+struct StoreBatch {
+  std::map<int64_t, v1::Job> jobs;          // by job number; the last version of each
+  std::vector<v1::JobEvent> events;         // in order
+  std::map<std::string, v1::Board> boards;  // by id; the last version of each
+  bool empty() const { return jobs.empty() && events.empty() && boards.empty(); }
+  void clear() {
+    jobs.clear();
+    events.clear();
+    boards.clear();
+  }
+};
+
 class Store {
  public:
   virtual ~Store() = default;
+
+  /// Applies a batch of PutJob, AppendEvent and PutBoard writes atomically: all or none.
+  virtual absl::Status Commit(const StoreBatch& batch) = 0;
 
   /// Inserts or replaces a job (its number is the numeric part of its id).
   virtual absl::Status PutJob(int64_t number, const v1::Job& job) = 0;
@@ -64,6 +83,15 @@ class Store {
 
   virtual absl::Status PutCompile(const std::string& key, const CompileRecord& record) = 0;
   virtual absl::StatusOr<std::optional<CompileRecord>> GetCompile(const std::string& key) = 0;
+
+  /// Small blobs by SHA-256 (TieredBlobStore keeps them here rather than in a file each). The
+  /// caller has checked the bytes against the digest.
+  virtual absl::Status PutBlob(const std::string& sha256, std::string_view bytes) = 0;
+  virtual absl::StatusOr<std::optional<std::string>> GetBlob(const std::string& sha256) = 0;
+  /// The stored blob's size; -1 when it is not here.
+  virtual absl::StatusOr<int64_t> BlobSize(const std::string& sha256) = 0;
+  /// The bytes of all small blobs.
+  virtual absl::StatusOr<int64_t> BlobBytes() = 0;
 };
 
 using StorePtr = std::unique_ptr<Store>;

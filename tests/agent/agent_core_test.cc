@@ -352,6 +352,32 @@ TEST_F(AgentCoreTest, MissingJournalIsEmptyAndACorruptOneIsAnError) {
   EXPECT_FALSE(AgentCore::Create(Options()).ok());
 }
 
+// Saves alternate between two files; a save cut short (its file unreadable) leaves the one
+// before it, and a series of saves creates no further files.
+TEST_F(AgentCoreTest, JournalSurvivesASaveCutShort) {
+  const std::string path = (dir_ / "journal").string();
+  JournalEntry entry;
+  entry.job_id = "a";
+  entry.attempt = 1;
+  entry.board_id = "sim-0";
+  JournalFile file(path);
+  ASSERT_TRUE(file.Save({entry}).ok());
+  entry.attempt = 2;
+  ASSERT_TRUE(file.Save({entry}).ok());
+  absl::StatusOr<std::vector<JournalEntry>> loaded = LoadJournal(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->size(), 1u);
+  EXPECT_EQ((*loaded)[0].attempt, 2);
+  entry.attempt = 3;
+  ASSERT_TRUE(JournalFile(path).Save({entry}).ok());  // a new writer goes on from the newest
+  EXPECT_EQ(LoadJournal(path)->at(0).attempt, 3);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 2);
+  std::ofstream(path + ".1") << "{\"version\": 1, \"seq\": 3, \"jo";  // attempt 3's save, cut
+  loaded = LoadJournal(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->at(0).attempt, 2);
+}
+
 TEST_F(AgentCoreTest, JournalWriterSavesTheLastSnapshotOffTheCallersThread) {
   const std::string path = (dir_ / "journal").string();
   std::vector<std::string> errors;

@@ -65,6 +65,7 @@ class FakeServer final : public v1::AgentService::Service, public v1::ArtifactSe
         v1::ServerMessage welcome;
         welcome.mutable_welcome()->set_session_id("s");
         welcome.mutable_welcome()->set_heartbeat_interval_ms(100);
+        welcome.mutable_welcome()->set_inline_logs(inline_logs_);
         stream->Write(welcome);
       }
       if (message.has_result() && auto_ack_) {
@@ -139,6 +140,11 @@ class FakeServer final : public v1::AgentService::Service, public v1::ArtifactSe
     std::lock_guard<std::mutex> lock(mutex_);
     auto_ack_ = on;
   }
+  // Whether Welcome says the server takes logs inline (set before the agent connects).
+  void set_inline_logs(bool on) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    inline_logs_ = on;
+  }
   testing::FakeBlobStore& blobs() { return blobs_; }
 
  private:
@@ -149,6 +155,7 @@ class FakeServer final : public v1::AgentService::Service, public v1::ArtifactSe
   std::vector<v1::AgentMessage> messages_;
   grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream_ = nullptr;
   bool auto_ack_ = true;
+  bool inline_logs_ = false;
   testing::FakeBlobStore blobs_;
 };
 
@@ -282,6 +289,25 @@ TEST_F(AgentTest, RunsAJobWithTheRealRunner) {
   EXPECT_EQ(result->outcome(), v1::RUN_OUTCOME_PASS) << result->message();
   EXPECT_EQ(server.blobs().gets(), gets_before);
   (void)heartbeats;
+}
+
+// A server whose Welcome says inline_logs gets the log in the result instead of an upload.
+TEST_F(AgentTest, LogGoesInlineWhenTheServerTakesIt) {
+  const std::string runner = boardlab::testing::RunBinary();
+  if (runner.empty() || !std::filesystem::exists(runner)) GTEST_SKIP() << "no boardlab-run";
+  FakeServer server;
+  server.set_inline_logs(true);
+  const v1::Digest artifact = server.blobs().Add(testing::ConvPte());
+  StartAgent(server.address(), runner);
+  ASSERT_TRUE(server.WaitFor(HasHello));
+  ASSERT_TRUE(server.Push(Assignment("j1", artifact)));
+  std::optional<v1::RunResult> result = server.WaitForResult("j1");
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->outcome(), v1::RUN_OUTCOME_PASS) << result->message();
+  EXPECT_NE(result->log_text().find("running on t-sim-0"), std::string::npos);
+  EXPECT_FALSE(result->has_log());
+  ASSERT_EQ(result->outputs_size(), 1);  // the other files are uploaded as before
+  EXPECT_EQ(server.blobs().Bytes(result->outputs(0)).size(), 8u * 8u * 4u);
 }
 
 TEST_F(AgentTest, MissingArtifactIsABoardError) {

@@ -60,12 +60,17 @@ constexpr char kSimJson[] = R"({
   "profile": {"clock": "sim", "iterations": 3, "total_us": 12.5, "total_cycles": 4321, "ops": []}
 })";
 
-TEST(RunnerOutput, SimJsonGivesChecksAndFigures) {
-  testing::ScratchDir dir;
+// Two outputs and an ETDump, as a run leaves them in its work directory.
+void WriteRunFiles(const testing::ScratchDir& dir) {
   std::filesystem::create_directories(dir / "outputs");
   testing::WriteText(dir / "outputs/output0.bin", "x");
   testing::WriteText(dir / "outputs/output1.bin", "y");
   testing::WriteText(dir / "run.etdp", "e");
+}
+
+TEST(RunnerOutput, SimJsonGivesChecksAndFigures) {
+  testing::ScratchDir dir;
+  WriteRunFiles(dir);
   const BoardReport r =
       InterpretRunnerExit(RunnerBoard::kSim, Request(dir.path().string()), Exited(1), kSimJson, {});
   EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_FAIL);
@@ -81,6 +86,26 @@ TEST(RunnerOutput, SimJsonGivesChecksAndFigures) {
   ASSERT_EQ(r.output_paths.size(), 2u);
   EXPECT_EQ(r.output_paths[1], dir / "outputs/output1.bin");
   EXPECT_EQ(r.etdump_path, dir / "run.etdp");
+}
+
+// A served run's work directory keeps the previous run's files: only those the answer names
+// are this run's, and an answer without a completed run names none.
+TEST(RunnerOutput, ServeAnswerNamesItsOwnFiles) {
+  testing::ScratchDir dir;
+  WriteRunFiles(dir);  // output1.bin is a leftover of an earlier run
+  const BoardRunRequest request = Request(dir.path().string());
+  const std::string output0 = dir / "outputs/output0.bin";
+  const BoardReport pass = InterpretServeResult(
+      request, "result {\"exit\": 0, \"document\": {\"outputs\": [{\"index\": 0, \"path\": \"" +
+                   output0 + "\"}], \"profile\": {}}}");
+  EXPECT_EQ(pass.outcome, v1::RUN_OUTCOME_PASS) << pass.message;
+  EXPECT_EQ(pass.output_paths, std::vector<std::string>{output0});
+  EXPECT_EQ(pass.etdump_path, dir / "run.etdp");
+  const BoardReport failed =
+      InterpretServeResult(request, "result {\"exit\": 4, \"error\": \"execute: kernel failed\"}");
+  EXPECT_EQ(failed.outcome, v1::RUN_OUTCOME_MODEL_ERROR);
+  EXPECT_TRUE(failed.output_paths.empty());
+  EXPECT_TRUE(failed.etdump_path.empty());
 }
 
 TEST(RunnerOutput, ExitCodesMapToOutcomes) {

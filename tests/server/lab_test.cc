@@ -97,11 +97,13 @@ TEST_F(LabTest, AJobRunsOnAnIdleBoardAndPasses) {
     Stage(session, *assignment, stage);
     EXPECT_EQ(Get(job.id()).state(), stage);
   }
-  Result(session, *assignment, v1::RUN_OUTCOME_PASS);
+  // The log comes inline (the agent was told inline_logs) and becomes the job's log blob.
+  Result(session, *assignment, v1::RUN_OUTCOME_PASS, "", "the board's log\n");
   v1::Job done = Get(job.id());
   EXPECT_EQ(done.state(), v1::JOB_STATE_DONE);
   EXPECT_EQ(done.result(), v1::JOB_RESULT_PASS);
   EXPECT_EQ(done.inference_us(), 12.5);
+  EXPECT_EQ(*blobs_->Read(done.files().log()), "the board's log\n");
   EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_IDLE);
 
   // The event log: dense sequence numbers, every state in order, the final record last.

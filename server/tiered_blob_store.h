@@ -1,0 +1,47 @@
+#pragma once
+
+// A blob store that keeps small blobs in the Store's database and the rest in files.
+//
+//   TieredBlobStore blobs(*std::move(file_store), *sqlite_store);
+//   blobs.Put(log_text);   // a row in the database, no file
+//
+// A job leaves a few small blobs (its log, and outputs, ETDump and profile when they are new). A
+// file each cost more CPU than the rest of the job's bookkeeping on ext4, where allocating an
+// inode scans for recently deleted ones; a row in the WAL-journalled database costs a page
+// write. Blobs written as files before this store existed are still found there. PathOf() writes
+// a small blob out as a file once, for callers that hand a path to another program.
+
+#include <atomic>
+#include <memory>
+
+#include "server/blob_store.h"
+#include "server/file_blob_store.h"
+#include "server/store.h"
+
+namespace boardlab::server {
+
+class TieredBlobStore : public BlobStore {
+ public:
+  /// Blobs up to this size go to the database.
+  static constexpr int64_t kSmallBlobBytes = 64 << 10;
+
+  /// `store` must outlive this. Counts the small blobs' bytes.
+  TieredBlobStore(std::unique_ptr<FileBlobStore> files, Store& store);
+
+  bool Has(const v1::Digest& digest) const override;
+  absl::StatusOr<std::unique_ptr<BlobWriter>> StartWrite(const v1::Digest& digest) override;
+  absl::StatusOr<v1::Digest> Put(std::string_view bytes) override;
+  absl::StatusOr<std::string> Read(const v1::Digest& digest) const override;
+  absl::StatusOr<std::string> PathOf(const v1::Digest& digest) const override;
+  int64_t TotalBytes() const override;
+
+  /// Stores checked bytes of a small blob (its writer's Commit).
+  absl::Status PutSmall(const std::string& sha256, std::string_view bytes);
+
+ private:
+  std::unique_ptr<FileBlobStore> files_;
+  Store& store_;
+  std::atomic<int64_t> small_bytes_{0};
+};
+
+}  // namespace boardlab::server

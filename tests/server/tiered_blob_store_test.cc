@@ -1,0 +1,120 @@
+// server/tiered_blob_store.h: small blobs in the database, large ones and old ones in files.
+
+#include "server/tiered_blob_store.h"
+
+#include <filesystem>
+
+#include "gtest/gtest.h"
+#include "proto/support/digest.h"
+#include "server/sqlite_store.h"
+
+namespace boardlab::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TieredBlobStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("tiered_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto store = SqliteStore::Open((dir_ / "boardlab.db").string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    Reopen();
+  }
+  void TearDown() override {
+    blobs_.reset();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+  void Reopen() {
+    blobs_.reset();
+    auto files = FileBlobStore::Open((dir_ / "blobs").string());
+    ASSERT_TRUE(files.ok()) << files.status();
+    blobs_ = std::make_unique<TieredBlobStore>(*std::move(files), *store_);
+  }
+  // Regular files below blobs/ (the temporary directory aside).
+  int BlobFiles() const {
+    int n = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(dir_ / "blobs")) {
+      n += entry.is_regular_file() ? 1 : 0;
+    }
+    return n;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<TieredBlobStore> blobs_;
+};
+
+TEST_F(TieredBlobStoreTest, SmallBlobsAreRowsLargeOnesFiles) {
+  const std::string small = "a run log\n";
+  const std::string large(TieredBlobStore::kSmallBlobBytes + 1, 'x');
+  auto small_digest = blobs_->Put(small);
+  ASSERT_TRUE(small_digest.ok()) << small_digest.status();
+  EXPECT_EQ(BlobFiles(), 0);
+  auto large_digest = blobs_->Put(large);
+  ASSERT_TRUE(large_digest.ok()) << large_digest.status();
+  EXPECT_EQ(BlobFiles(), 1);
+  EXPECT_EQ(blobs_->TotalBytes(), static_cast<int64_t>(small.size() + large.size()));
+  Reopen();  // both are durable and counted again
+  EXPECT_EQ(blobs_->TotalBytes(), static_cast<int64_t>(small.size() + large.size()));
+  EXPECT_TRUE(blobs_->Has(*small_digest));
+  EXPECT_EQ(*blobs_->Read(*small_digest), small);
+  EXPECT_EQ(*blobs_->Read(*large_digest), large);
+  v1::Digest unsized = *small_digest;
+  unsized.set_size_bytes(0);
+  EXPECT_TRUE(blobs_->Has(unsized));
+  v1::Digest wrong_size = *small_digest;
+  wrong_size.set_size_bytes(3);
+  EXPECT_FALSE(blobs_->Has(wrong_size));
+}
+
+TEST_F(TieredBlobStoreTest, StreamedSmallUploadIsChecked) {
+  const std::string bytes = "0123456789";
+  const v1::Digest digest = api::DigestOf(bytes);
+  auto writer = blobs_->StartWrite(digest);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Append(bytes.substr(0, 4)).ok());
+  ASSERT_TRUE((*writer)->Append(bytes.substr(4)).ok());
+  ASSERT_TRUE((*writer)->Commit().ok());
+  EXPECT_TRUE(blobs_->Has(digest));
+
+  v1::Digest lying = api::DigestOf("something else");
+  lying.set_size_bytes(static_cast<int64_t>(bytes.size()));
+  writer = blobs_->StartWrite(lying);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Append(bytes).ok());
+  EXPECT_EQ((*writer)->Commit().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*writer)->Append("more").code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_FALSE(blobs_->Has(lying));
+  EXPECT_EQ(blobs_->StartWrite(v1::Digest()).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A program that needs a path (the reference runner) gets the small blob written out once.
+TEST_F(TieredBlobStoreTest, PathOfWritesASmallBlobOut) {
+  auto digest = blobs_->Put("input bytes");
+  ASSERT_TRUE(digest.ok());
+  auto path = blobs_->PathOf(*digest);
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_EQ(fs::file_size(*path), 11u);
+  EXPECT_EQ(*blobs_->PathOf(*digest), *path);
+  EXPECT_EQ(blobs_->PathOf(api::DigestOf("absent")).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Blobs stored as files before the database tier existed are still found.
+TEST_F(TieredBlobStoreTest, OldSmallBlobFilesAreFound) {
+  auto files = FileBlobStore::Open((dir_ / "blobs").string());
+  ASSERT_TRUE(files.ok());
+  auto digest = (*files)->Put("an old log");
+  ASSERT_TRUE(digest.ok());
+  EXPECT_TRUE(blobs_->Has(*digest));
+  EXPECT_EQ(*blobs_->Read(*digest), "an old log");
+}
+
+}  // namespace
+}  // namespace boardlab::server
