@@ -361,18 +361,19 @@ struct BlockedConv {
 
 // The blocked weights widened into DotTilesPacked's layout in the temp pool, or null (no packed
 // kernel on this machine, no temp pool, or not enough room).
-const int16_t* PackWeights(const Ctx& c, const BlockedConv& v, const int8_t* w) {
+const int16_t* PackWeights(const Ctx& c, const BlockedConv& v) {
   if (!kernels::HavePackedDot() || c.env.temp == nullptr) return nullptr;
   const int32_t rows = v.out_blocks * kBlock, k = v.patch_blocks * kBlock;
   auto* packed = static_cast<int16_t*>(
       c.env.temp->Allocate(kernels::PackedRowsElements(rows, k) * sizeof(int16_t), 32));
   if (packed != nullptr)
-    kernels::PackRowsForDot(w, v.ob_stride, kBlock, kBlockBytes, rows, k, packed);
+    kernels::PackRowsForDot(c.Weights(), v.ob_stride, kBlock, kBlockBytes, rows, k, packed);
   return packed;
 }
 
 // Patches of at most kRowBlocks blocks: kConvTilePixels output pixels are widened at once and
-// one DotTiles (or DotTilesPacked) call covers a chunk of output channels of all of them.
+// one DotTiles call covers a chunk of output channels of all of them. (Where the packed kernel
+// exists, Conv2DPackedAsCpuKernel runs instead.)
 void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
   constexpr int32_t kP = kernels::kConvTilePixels;
   const int32_t out_w = v.out.dims[2], out_c = v.out.dims[3];
@@ -381,8 +382,6 @@ void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
   int16_t rows[kP * kRowBlocks * kBlock];
   int32_t acc[kP][kChunk];
   ChannelParams params(c, out_c);
-  const int16_t* packed = PackWeights(c, v, w);
-  const ptrdiff_t packed_block = ptrdiff_t{stride} / 2 * 16;  // one output block's pairs
   for (int32_t b = 0; b < v.out.dims[0]; ++b) {
     for (int32_t px0 = 0; px0 < pixels; px0 += kP) {
       const int32_t np = pixels - px0 < kP ? pixels - px0 : kP;
@@ -392,14 +391,8 @@ void Conv2DTiled(const Ctx& c, const BlockedConv& v, const int8_t* w) {
       for (int32_t ob0 = 0; ob0 < v.out_blocks; ob0 += kChunkBlocks) {
         const int32_t n_blocks =
             v.out_blocks - ob0 < kChunkBlocks ? v.out_blocks - ob0 : kChunkBlocks;
-        if (packed != nullptr) {
-          kernels::DotTilesPacked(packed + ob0 * packed_block, n_blocks * kBlock, stride, rows,
-                                  stride, np, &acc[0][0], kChunk);
-        } else {
-          kernels::DotTiles(w + ob0 * v.ob_stride, v.ob_stride, kBlock, kBlockBytes,
-                            n_blocks * kBlock, rows, stride, np, stride, stride, &acc[0][0],
-                            kChunk);
-        }
+        kernels::DotTiles(w + ob0 * v.ob_stride, v.ob_stride, kBlock, kBlockBytes,
+                          n_blocks * kBlock, rows, stride, np, stride, stride, &acc[0][0], kChunk);
         const int32_t oc0 = ob0 * kBlock;
         const int32_t n = out_c - oc0 < kChunk ? out_c - oc0 : kChunk;
         // The group's pixels are consecutive in the output: out_c apart.
@@ -471,6 +464,13 @@ kernels::ConvParams CpuConvParams(const Ctx& c, const fb::Geometry& g) {
   return p;
 }
 
+kernels::Dims4 ToDims4(const View& v) { return {v.dims[0], v.dims[1], v.dims[2], v.dims[3]}; }
+
+// The kernel's per-channel requantization table as the CPU kernels take it.
+kernels::ChannelQuant CpuQuant(const Ctx& c, int32_t channels) {
+  return {c.k.output_multipliers()->data(), c.k.output_shifts()->data(), channels};
+}
+
 // The bias copied into the temp pool (the payload's need not be 4-byte aligned), or null.
 const int32_t* BiasInTemp(const Ctx& c, int32_t out_c) {
   auto* bias = c.env.temp->AllocateArray<int32_t>(static_cast<size_t>(out_c));
@@ -489,9 +489,8 @@ bool Conv2DAsCpuKernel(const Ctx& c, const BlockedConv& v, const fb::Geometry& g
     return false;
   }
   const int32_t out_c = v.out.dims[3];
-  const kernels::Dims4 in{v.in.dims[0], v.in.dims[1], v.in.dims[2], v.in.dims[3]};
-  const kernels::Dims4 f{out_c, g.kernel_h(), g.kernel_w(), v.in.dims[3]};
-  const kernels::Dims4 out{v.out.dims[0], v.out.dims[1], v.out.dims[2], out_c};
+  const kernels::Dims4 in = ToDims4(v.in), out = ToDims4(v.out);
+  const kernels::Dims4 f{out_c, g.kernel_h(), g.kernel_w(), in.c};
   const size_t scratch_bytes = kernels::conv2d_s8_get_buffer_size_packed(in, f);
   auto* filter = static_cast<int8_t*>(c.env.temp->Allocate(static_cast<size_t>(f.Size()), 16));
   const int32_t* bias = BiasInTemp(c, out_c);
@@ -500,10 +499,8 @@ bool Conv2DAsCpuKernel(const Ctx& c, const BlockedConv& v, const fb::Geometry& g
     return false;
   }
   UnblockWeights(v, g.kernel_h(), c.Weights(), filter);
-  const kernels::ChannelQuant q{c.k.output_multipliers()->data(), c.k.output_shifts()->data(),
-                                out_c};
-  return kernels::conv2d_s8(CpuConvParams(c, g), q, in, v.in.s8(), f, filter, bias, out, v.out.s8(),
-                            scratch, scratch_bytes) == Error::kOk;
+  return kernels::conv2d_s8(CpuConvParams(c, g), CpuQuant(c, out_c), in, v.in.s8(), f, filter, bias,
+                            out, v.out.s8(), scratch, scratch_bytes) == Error::kOk;
 }
 
 // Whole blocks of input channels: each output block's weights run over the patch in (ky, kx, ic)
@@ -515,20 +512,18 @@ bool Conv2DPackedAsCpuKernel(const Ctx& c, const BlockedConv& v, const fb::Geome
     return false;
   }
   const int32_t out_c = v.out.dims[3];
-  const kernels::Dims4 in{v.in.dims[0], v.in.dims[1], v.in.dims[2], v.in.dims[3]};
-  const kernels::Dims4 f{out_c, g.kernel_h(), g.kernel_w(), v.in.dims[3]};
-  const kernels::Dims4 out{v.out.dims[0], v.out.dims[1], v.out.dims[2], out_c};
+  const kernels::Dims4 in = ToDims4(v.in), out = ToDims4(v.out);
+  const kernels::Dims4 f{out_c, g.kernel_h(), g.kernel_w(), in.c};
   const size_t scratch_bytes = kernels::conv2d_s8_get_buffer_size(in, f);
-  const int16_t* packed = PackWeights(c, v, c.Weights());
   const int32_t* bias = BiasInTemp(c, out_c);
   void* scratch = c.env.temp->Allocate(scratch_bytes, 16);
-  if (scratch_bytes == 0 || packed == nullptr || bias == nullptr || scratch == nullptr) {
-    return false;
-  }
-  const kernels::ChannelQuant q{c.k.output_multipliers()->data(), c.k.output_shifts()->data(),
-                                out_c};
-  return kernels::conv2d_s8_prepacked(CpuConvParams(c, g), q, in, v.in.s8(), f, packed, bias, out,
-                                      v.out.s8(), scratch, scratch_bytes) == Error::kOk;
+  // Packed last: no pass over the weights unless the kernel runs.
+  const int16_t* packed =
+      scratch_bytes == 0 || bias == nullptr || scratch == nullptr ? nullptr : PackWeights(c, v);
+  if (packed == nullptr) return false;
+  return kernels::conv2d_s8_prepacked(CpuConvParams(c, g), CpuQuant(c, out_c), in, v.in.s8(), f,
+                                      packed, bias, out, v.out.s8(), scratch,
+                                      scratch_bytes) == Error::kOk;
 }
 
 void Conv2D(const Ctx& c) {
@@ -569,19 +564,16 @@ bool DepthwiseAsCpuKernel(const Ctx& c, const fb::Geometry& g) {
       out_c % c.payload.program->weight_block_out() != 0) {
     return false;
   }
-  const kernels::Dims4 in_dims{in.dims[0], in.dims[1], in.dims[2], in.dims[3]};
+  const kernels::Dims4 in_dims = ToDims4(in), out_dims = ToDims4(out);
   const kernels::Dims4 f{1, g.kernel_h(), g.kernel_w(), out_c};
-  const kernels::Dims4 out_dims{out.dims[0], out.dims[1], out.dims[2], out_c};
   const size_t scratch_bytes = kernels::depthwise_conv2d_s8_get_buffer_size(out_dims);
   const int32_t* bias = BiasInTemp(c, out_c);
   void* scratch = c.env.temp->Allocate(scratch_bytes, 16);
   if (bias == nullptr || scratch == nullptr) return false;
   kernels::DepthwiseConvParams p;
   p.conv = CpuConvParams(c, g);
-  const kernels::ChannelQuant q{c.k.output_multipliers()->data(), c.k.output_shifts()->data(),
-                                out_c};
-  return kernels::depthwise_conv2d_s8(p, q, in_dims, in.s8(), f, c.Weights(), bias, out_dims,
-                                      out.s8(), scratch, scratch_bytes) == Error::kOk;
+  return kernels::depthwise_conv2d_s8(p, CpuQuant(c, out_c), in_dims, in.s8(), f, c.Weights(), bias,
+                                      out_dims, out.s8(), scratch, scratch_bytes) == Error::kOk;
 }
 
 void DepthwiseConv2D(const Ctx& c) {
