@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -74,7 +75,14 @@ class FileBlobWriter : public CheckedBlobWriter {
 
  private:
   absl::Status Keep(std::string_view bytes) override {
-    out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    // Measured on our CI VM: writes of 2 MiB and more into a new file ran at about 400 MB/s,
+    // 1 MiB writes at about 3 GB/s (most likely larger page-cache folios, whose memory the host
+    // has to fault in). Smaller writes cost nothing measurable elsewhere.
+    constexpr size_t kWritePiece = 1 << 20;
+    for (size_t offset = 0; offset < bytes.size() && out_; offset += kWritePiece) {
+      const size_t n = std::min(kWritePiece, bytes.size() - offset);
+      out_.write(bytes.data() + offset, static_cast<std::streamsize>(n));
+    }
     if (!out_) return absl::InternalError(absl::StrCat("writing '", temp_path_, "' failed"));
     return absl::OkStatus();
   }

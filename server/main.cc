@@ -5,6 +5,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <malloc.h>
 #include <prometheus/exposer.h>
 #include <signal.h>
 
@@ -212,11 +213,22 @@ int Serve(const ServerConfig& config) {
   return kExitOk;
 }
 
+// By default glibc hands freed heap back to the kernel once 128 KiB (adapting: a few MiB) are free
+// at its top, so 4 MiB upload chunks and gRPC read buffers kept coming back as fresh pages to
+// fault in and zero (about 15 % of the server's perf samples during an upload). Keeping up to
+// 64 MiB made uploads about 20 % faster (service_bench, 64 MiB blobs, three runs each way); the
+// price is at most that much resident memory.
+void KeepFreedHeapForReuse() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+
 }  // namespace
 }  // namespace boardlab::server
 
 int main(int argc, char** argv) {
   using namespace boardlab::server;
+  KeepFreedHeapForReuse();
   CLI::App app{"boardlab-server: compiles models and runs them on the lab's boards"};
   Flags flags;
   app.add_option("--config", flags.config, "YAML configuration file (docs/server.md)");

@@ -29,9 +29,12 @@ absl::Status BlobClient::Upload(const v1::Digest& digest, std::string_view bytes
   v1::UploadResponse response;
   auto writer = stub_->Upload(&context, &response);
   size_t offset = 0;
+  // One message for every chunk: its data buffer is reused instead of freshly allocated (and
+  // page-faulted in) 4 MiB at a time.
+  v1::UploadChunk chunk;
+  *chunk.mutable_digest() = digest;
   do {
-    v1::UploadChunk chunk;
-    if (offset == 0) *chunk.mutable_digest() = digest;
+    if (offset != 0) chunk.clear_digest();
     size_t n = std::min(kBlobChunkBytes, bytes.size() - offset);
     chunk.set_data(bytes.data() + offset, n);
     offset += n;

@@ -179,3 +179,43 @@ TEST_F(BadRequestTest, UnknownBoardTypeIsFailedPreconditionExitTwo) {
 
 }  // namespace
 }  // namespace boardlab::testing::service
+
+namespace boardlab::testing::service {
+namespace {
+
+// Uploads of several chunks take the server's pipelined receive (hashing and writing on a second
+// thread): they round-trip intact, and a corrupt or overlong one is refused the same way.
+TEST(LargeUploadTest, RoundTripsAndRefusesCorruptOrOverlongUploads) {
+  ServiceLab lab;
+  ASSERT_TRUE(lab.StartServer());
+  api::BlobClient blobs(lab.Channel(), "");
+  std::string bytes(9 << 20, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 167) ^ (i >> 11));
+  const v1::Digest digest = api::DigestOf(bytes);
+
+  std::string corrupt = bytes;
+  corrupt[5 << 20] ^= 1;  // in the second chunk
+  absl::Status status = blobs.Upload(digest, corrupt);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(api::Sha256Hex(corrupt)));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("corrupt"));
+
+  v1::Digest short_digest = digest;
+  short_digest.set_size_bytes(2 << 20);
+  status = blobs.Upload(short_digest, bytes);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr(absl::StrCat("more than the announced ", 2 << 20, " bytes")));
+
+  absl::StatusOr<std::vector<v1::Digest>> missing = blobs.FindMissing({digest});
+  ASSERT_TRUE(missing.ok()) << missing.status();
+  EXPECT_EQ(missing->size(), 1u) << "a corrupt or overlong upload was stored";
+
+  ASSERT_TRUE(blobs.Upload(digest, bytes).ok());
+  absl::StatusOr<std::string> downloaded = blobs.Get(digest);
+  ASSERT_TRUE(downloaded.ok()) << downloaded.status();
+  EXPECT_TRUE(*downloaded == bytes) << "the downloaded blob differs from the uploaded one";
+}
+
+}  // namespace
+}  // namespace boardlab::testing::service
