@@ -36,8 +36,9 @@ absl::Status ReceivePipelined(grpc::ServerReader<v1::UploadChunk>& reader, v1::U
                               std::unique_ptr<BlobWriter> writer, Metrics& metrics) {
   PipelinedBlobWriter pipeline(std::move(writer));
   do {
-    metrics.BlobsUploaded(static_cast<double>(chunk.data().size()));
+    const size_t size = chunk.data().size();  // Append() takes the bytes away
     if (absl::Status ok = pipeline.Append(*chunk.mutable_data()); !ok.ok()) return ok;
+    metrics.BlobsUploaded(static_cast<double>(size));
   } while (reader.Read(&chunk));
   return pipeline.Commit();
 }
