@@ -6,7 +6,7 @@
 // Usage:
 //   BlobStorePtr blobs = std::make_unique<FileBlobStore>("/var/lib/boardlab/blobs");
 //   auto writer = blobs->StartWrite(digest);   // streamed upload, checked at Commit()
-//   writer->Append(chunk); ... RETURN_IF_ERROR(writer->Commit());
+//   writer->Append(chunk); ... RETURN_IF_ERROR(writer->Commit());   // or Take(chunk)
 
 #include <cstdint>
 #include <memory>
@@ -25,6 +25,13 @@ class BlobWriter {
   virtual ~BlobWriter() = default;
   /// Errors: ResourceExhausted when the bytes exceed the announced size.
   virtual absl::Status Append(std::string_view bytes) = 0;
+  /// Append() for a chunk the caller gives up: a writer may keep its bytes (and hash them on
+  /// another thread) rather than copy them. Leaves `chunk` empty, possibly holding a spare buffer.
+  virtual absl::Status Take(std::string& chunk) {
+    absl::Status ok = Append(chunk);
+    chunk.clear();
+    return ok;
+  }
   /// Errors: InvalidArgument when the size or the SHA-256 differ from the announced digest.
   virtual absl::Status Commit() = 0;
 };

@@ -16,6 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Below this, a blob is one chunk or two and a thread would cost more than the overlap saves.
+constexpr int64_t kBackgroundHashBytes = 1 << 20;
+
 }  // namespace
 
 absl::Status CheckDigest(const v1::Digest& digest) {
@@ -29,17 +32,44 @@ absl::Status CheckDigest(const v1::Digest& digest) {
   return absl::OkStatus();
 }
 
-CheckedBlobWriter::CheckedBlobWriter(v1::Digest digest) : digest_(std::move(digest)) {}
+CheckedBlobWriter::CheckedBlobWriter(v1::Digest digest) : digest_(std::move(digest)) {
+  if (digest_.size_bytes() > kBackgroundHashBytes) {
+    background_ = std::make_unique<BackgroundSha256>();
+  }
+}
 
-absl::Status CheckedBlobWriter::Append(std::string_view bytes) {
-  written_ += static_cast<int64_t>(bytes.size());
+absl::Status CheckedBlobWriter::Count(size_t size) {
+  written_ += static_cast<int64_t>(size);
   if (written_ > digest_.size_bytes()) {
     return absl::ResourceExhaustedError(absl::StrCat("upload of ", digest_.sha256(),
                                                      ": more than the announced ",
                                                      digest_.size_bytes(), " bytes"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status CheckedBlobWriter::Append(std::string_view bytes) {
+  if (background_ != nullptr) {
+    std::string chunk(bytes);
+    return Take(chunk);
+  }
+  if (absl::Status ok = Count(bytes.size()); !ok.ok()) return ok;
   hash_.Update(bytes);
   return Keep(bytes);
+}
+
+// The bytes are kept (written) here and hashed on the background thread: hashing is the larger
+// half, and a thread that both hashed and wrote would be the bottleneck of the pair.
+absl::Status CheckedBlobWriter::Take(std::string& chunk) {
+  if (background_ == nullptr) {
+    absl::Status ok = Append(chunk);
+    chunk.clear();
+    return ok;
+  }
+  if (absl::Status ok = Count(chunk.size()); !ok.ok()) return ok;
+  if (absl::Status ok = Keep(chunk); !ok.ok()) return ok;
+  background_->Update(chunk);
+  return absl::OkStatus();
 }
 
 absl::Status CheckedBlobWriter::Commit() {
@@ -48,7 +78,7 @@ absl::Status CheckedBlobWriter::Commit() {
                                                    written_, " bytes, the digest says ",
                                                    digest_.size_bytes()));
   }
-  std::string actual = hash_.FinishHex();
+  std::string actual = background_ != nullptr ? background_->FinishHex() : hash_.FinishHex();
   if (actual != digest_.sha256()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "upload of ", digest_.sha256(), ": the bytes hash to ", actual, " (corrupt upload)"));

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <string>
 
 #include "proto/support/digest.h"
+#include "server/background_sha256.h"
 #include "server/blob_store.h"
 
 namespace boardlab::server {
@@ -13,11 +15,13 @@ namespace boardlab::server {
 absl::Status CheckDigest(const v1::Digest& digest);
 
 /// A BlobWriter that counts and hashes the bytes it is given and checks both against the
-/// announced digest at Commit(); subclasses keep the bytes and store them once checked.
+/// announced digest at Commit(); subclasses keep the bytes and store them once checked. Blobs
+/// above 1 MiB are hashed on a second thread while the caller keeps the bytes and receives more.
 class CheckedBlobWriter : public BlobWriter {
  public:
   explicit CheckedBlobWriter(v1::Digest digest);
   absl::Status Append(std::string_view bytes) final;
+  absl::Status Take(std::string& chunk) final;
   absl::Status Commit() final;
 
  protected:
@@ -28,8 +32,12 @@ class CheckedBlobWriter : public BlobWriter {
   /// Called once the size and hash matched.
   virtual absl::Status Store() = 0;
 
+  /// Counts `size` more bytes; ResourceExhausted past the announced size.
+  absl::Status Count(size_t size);
+
   v1::Digest digest_;
-  api::Sha256 hash_;
+  api::Sha256 hash_;                              // small blobs
+  std::unique_ptr<BackgroundSha256> background_;  // large ones
   int64_t written_ = 0;
 };
 

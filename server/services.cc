@@ -9,7 +9,6 @@
 #include "proto/support/digest.h"
 #include "proto/support/grpc_util.h"
 #include "server/clock.h"
-#include "server/pipelined_blob_writer.h"
 
 namespace boardlab::server {
 namespace {
@@ -18,29 +17,16 @@ using api::ToGrpcStatus;
 
 constexpr int64_t kWatchPollMs = 1000;
 constexpr size_t kDownloadChunkBytes = 1 << 20;
-// Larger uploads are hashed and written on a second thread while the next chunk arrives; for
-// smaller ones (mostly one chunk) the thread would cost more than it saves.
-constexpr int64_t kPipelinedUploadBytes = 1 << 20;
-
-// Feeds the upload's chunks, starting with `chunk` (already read), to `writer`; commits.
+// Feeds the upload's chunks, starting with `chunk` (already read), to `writer`; commits. The
+// writer takes each chunk's bytes over (a large blob's are hashed on a second thread).
 absl::Status Receive(grpc::ServerReader<v1::UploadChunk>& reader, v1::UploadChunk& chunk,
                      BlobWriter& writer, Metrics& metrics) {
   do {
-    if (absl::Status ok = writer.Append(chunk.data()); !ok.ok()) return ok;
-    metrics.BlobsUploaded(static_cast<double>(chunk.data().size()));
-  } while (reader.Read(&chunk));
-  return writer.Commit();
-}
-
-absl::Status ReceivePipelined(grpc::ServerReader<v1::UploadChunk>& reader, v1::UploadChunk& chunk,
-                              std::unique_ptr<BlobWriter> writer, Metrics& metrics) {
-  PipelinedBlobWriter pipeline(std::move(writer));
-  do {
-    const size_t size = chunk.data().size();  // Append() takes the bytes away
-    if (absl::Status ok = pipeline.Append(*chunk.mutable_data()); !ok.ok()) return ok;
+    const size_t size = chunk.data().size();  // Take() leaves the chunk empty
+    if (absl::Status ok = writer.Take(*chunk.mutable_data()); !ok.ok()) return ok;
     metrics.BlobsUploaded(static_cast<double>(size));
   } while (reader.Read(&chunk));
-  return pipeline.Commit();
+  return writer.Commit();
 }
 
 absl::StatusOr<Caller> Authenticate(const ServiceContext& c, const grpc::ServerContext& context,
@@ -220,9 +206,7 @@ grpc::Status ArtifactServiceImpl::Upload(grpc::ServerContext* context,
   }
   auto writer = c_.blobs.StartWrite(digest);
   if (!writer.ok()) return ToGrpcStatus(writer.status());
-  absl::Status stored = digest.size_bytes() > kPipelinedUploadBytes
-                            ? ReceivePipelined(*reader, chunk, std::move(*writer), c_.metrics)
-                            : Receive(*reader, chunk, **writer, c_.metrics);
+  absl::Status stored = Receive(*reader, chunk, **writer, c_.metrics);
   if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "upload cancelled");
   if (!stored.ok()) return ToGrpcStatus(stored);
   c_.metrics.BlobStoreBytes(static_cast<double>(c_.blobs.TotalBytes()));

@@ -43,6 +43,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <semaphore>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -67,7 +68,7 @@ namespace v1 = boardlab::v1;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kBoards = 8;
-constexpr int kUploadRounds = 4;  // upload first in even rounds, the raw copy first in odd ones
+constexpr int kUploadRounds = 6;  // each of the three copies goes first in two rounds
 
 double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -655,11 +656,8 @@ std::string RandomBytes(size_t size, uint64_t seed) {
   return bytes;
 }
 
-// Copies `bytes` through a TCP connection over 127.0.0.1 with plain write/read in 1 MiB
-// pieces; with `file` set, the receiver writes what it reads into that file (what `nc -l > file`
-// does: the raw peer of an upload that must land on disk). The file is left in place, as an
-// uploaded blob is. Returns MB/s (10^6 bytes), or a negative value when the sockets fail.
-double RawLoopbackMBps(const std::string& bytes, const std::string& file = "") {
+// A connected pair of TCP sockets over 127.0.0.1; false when the sockets fail.
+bool LoopbackPair(int& sender, int& receiver) {
   int listener = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -669,36 +667,104 @@ double RawLoopbackMBps(const std::string& bytes, const std::string& file = "") {
       listen(listener, 1) != 0 ||
       getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
     close(listener);
-    return -1;
+    return false;
   }
-  int sender = socket(AF_INET, SOCK_STREAM, 0);
+  sender = socket(AF_INET, SOCK_STREAM, 0);
   if (connect(sender, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     close(listener);
     close(sender);
-    return -1;
+    return false;
   }
-  int receiver = accept(listener, nullptr, nullptr);
+  receiver = accept(listener, nullptr, nullptr);
   close(listener);
-  constexpr size_t kPiece = 1 << 20;
-  const auto start = Clock::now();
-  std::thread writer([&] {
-    size_t offset = 0;
-    while (offset < bytes.size()) {
-      ssize_t n = write(sender, bytes.data() + offset, std::min(kPiece, bytes.size() - offset));
-      if (n <= 0) break;
-      offset += static_cast<size_t>(n);
-    }
-    shutdown(sender, SHUT_WR);
-  });
-  std::vector<char> buffer(kPiece);
+  return receiver >= 0;
+}
+
+constexpr size_t kRawPiece = 1 << 20;
+
+// Reads the stream into memory, or into `out` when it is open; the bytes received.
+size_t ReceiveRaw(int receiver, int out) {
+  std::vector<char> buffer(kRawPiece);
   size_t received = 0;
-  int out = file.empty() ? -1 : open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   for (;;) {
     ssize_t n = read(receiver, buffer.data(), buffer.size());
     if (n <= 0) break;
     if (out >= 0 && write(out, buffer.data(), static_cast<size_t>(n)) != n) break;
     received += static_cast<size_t>(n);
   }
+  return received;
+}
+
+// Reads into `slot` until it is full or the stream ends, writing each piece to `out` at once;
+// the bytes read (0 at the end of the stream or on an error).
+size_t FillSlot(int receiver, int out, std::vector<char>& slot) {
+  size_t filled = 0;
+  while (filled < slot.size()) {
+    ssize_t n = read(receiver, slot.data() + filled, std::min(kRawPiece, slot.size() - filled));
+    if (n <= 0 || write(out, slot.data() + filled, static_cast<size_t>(n)) != n) break;
+    filled += static_cast<size_t>(n);
+  }
+  return filled;
+}
+
+// ReceiveRaw into `out` that also checks the bytes against `sha256`, as any receiver that
+// verifies what it stores must: each 4 MiB read goes to a second thread that hashes it, through
+// a ring of three buffers. The bytes received, or 0 when the hash differs.
+size_t ReceiveRawVerified(int receiver, int out, const std::string& sha256) {
+  constexpr int kSlots = 3;
+  std::vector<std::vector<char>> slots(kSlots, std::vector<char>(4 * kRawPiece));
+  std::vector<size_t> filled(kSlots, 0);
+  std::counting_semaphore<kSlots> free_slots(kSlots);
+  std::counting_semaphore<kSlots> full_slots(0);
+  boardlab::api::Sha256 hash;
+  std::thread hasher([&] {
+    for (int i = 0;; i = (i + 1) % kSlots) {
+      full_slots.acquire();
+      if (filled[i] == 0) return;  // the end
+      hash.Update(std::string_view(slots[i].data(), filled[i]));
+      free_slots.release();
+    }
+  });
+  size_t received = 0;
+  for (int i = 0;; i = (i + 1) % kSlots) {
+    free_slots.acquire();
+    filled[i] = FillSlot(receiver, out, slots[i]);
+    received += filled[i];
+    full_slots.release();
+    if (filled[i] == 0) break;
+  }
+  hasher.join();
+  return hash.FinishHex() == sha256 ? received : 0;
+}
+
+// How the raw peer's receiver treats the bytes.
+enum class RawSink {
+  kMemory,        // reads them and drops them
+  kFile,          // writes them to a file (what `nc -l > file` does)
+  kVerifiedFile,  // writes them to a file and checks their SHA-256 on a second thread
+};
+
+// Copies `bytes` through a TCP connection over 127.0.0.1 with plain write/read in 1 MiB
+// pieces into `sink`: the raw peer of an upload. A file is left in place, as an uploaded blob
+// is. Returns MB/s (10^6 bytes), or a negative value when the sockets fail or the hash differs.
+double RawLoopbackMBps(const std::string& bytes, RawSink sink, const std::string& file = "",
+                       const std::string& sha256 = "") {
+  int sender = -1;
+  int receiver = -1;
+  if (!LoopbackPair(sender, receiver)) return -1;
+  const auto start = Clock::now();
+  std::thread writer([&] {
+    size_t offset = 0;
+    while (offset < bytes.size()) {
+      ssize_t n = write(sender, bytes.data() + offset, std::min(kRawPiece, bytes.size() - offset));
+      if (n <= 0) break;
+      offset += static_cast<size_t>(n);
+    }
+    shutdown(sender, SHUT_WR);
+  });
+  int out = sink == RawSink::kMemory ? -1 : open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  size_t received = sink == RawSink::kVerifiedFile ? ReceiveRawVerified(receiver, out, sha256)
+                                                   : ReceiveRaw(receiver, out);
   if (out >= 0) close(out);
   const double seconds = MsSince(start) / 1000.0;
   writer.join();
@@ -729,6 +795,7 @@ struct Upload {
   std::vector<double> upload_mbps;
   std::vector<double> raw_mbps;
   std::vector<double> raw_file_mbps;  // raw TCP copy written to a file beside the server's data
+  std::vector<double> verified_mbps;  // the same, hashed on a second thread and checked
   std::vector<double> disk_mbps;      // the same bytes written to a file next to the server's data
   std::vector<double> upload_s;
   std::vector<double> server_cpu_s;  // during each upload
@@ -739,7 +806,7 @@ struct Upload {
 // Every copy keeps its file to the end, as the blob store keeps each blob: a file deleted at
 // once hands its page-cache pages straight to the next writer, and on a VM whose freed memory
 // goes back to the host (virtio-balloon free page reporting) fresh pages cost several times
-// more to fill than recycled ones. Rounds alternate which of upload and raw copy goes first.
+// more to fill than recycled ones. Rounds rotate which of the copies goes first.
 absl::StatusOr<Upload> MeasureUpload(const ServerProcess& server, size_t size, int rounds) {
   Upload figures;
   boardlab::api::BlobClient blobs(server.channel, "");
@@ -763,17 +830,27 @@ absl::StatusOr<Upload> MeasureUpload(const ServerProcess& server, size_t size, i
       figures.upload_mbps.push_back(size / 1e6 / figures.upload_s.back());
       return absl::OkStatus();
     };
-    auto raw_copy_into_file = [&]() -> absl::Status {
-      kept_files.push_back(absl::StrCat(server.dir, "/raw-copy-", r));
-      double raw_file = RawLoopbackMBps(bytes, kept_files.back());
-      if (raw_file < 0) return absl::InternalError("the raw loopback copy into a file failed");
-      figures.raw_file_mbps.push_back(raw_file);
+    auto raw_copy = [&](RawSink sink, const char* name, std::vector<double>& mbps) {
+      kept_files.push_back(absl::StrCat(server.dir, "/", name, "-", r));
+      double figure = RawLoopbackMBps(bytes, sink, kept_files.back(), digest.sha256());
+      if (figure < 0) return absl::InternalError(absl::StrCat("the ", name, " failed"));
+      mbps.push_back(figure);
       return absl::OkStatus();
     };
-    const bool upload_first = r % 2 == 0;
-    if (absl::Status ok = upload_first ? upload() : raw_copy_into_file(); !ok.ok()) return ok;
-    if (absl::Status ok = upload_first ? raw_copy_into_file() : upload(); !ok.ok()) return ok;
-    double raw = RawLoopbackMBps(bytes);
+    std::vector<std::function<absl::Status()>> copies = {
+        upload,
+        [&] { return raw_copy(RawSink::kFile, "raw-copy", figures.raw_file_mbps); },
+        [&] {
+          return raw_copy(RawSink::kVerifiedFile, "verified-raw-copy", figures.verified_mbps);
+        },
+    };
+    // The copy that goes first in a round fills the memory the previous round freed: each goes
+    // first in turn.
+    std::rotate(copies.begin(), copies.begin() + r % copies.size(), copies.end());
+    for (const auto& copy : copies) {
+      if (absl::Status ok = copy(); !ok.ok()) return ok;
+    }
+    double raw = RawLoopbackMBps(bytes, RawSink::kMemory);
     if (raw < 0) return absl::InternalError("the raw loopback copy failed");
     figures.raw_mbps.push_back(raw);
     kept_files.push_back(absl::StrCat(server.dir, "/write-test-", r));
@@ -1077,7 +1154,8 @@ int main(int argc, char** argv) {
     std::printf(
         "\n[3] upload: a %zu MiB random blob through ArtifactService.Upload (BlobClient, "
         "4 MiB chunks) vs a raw TCP copy over 127.0.0.1 (write/read, 1 MiB pieces) of the "
-        "same bytes; %d rounds, a new blob each, every file kept to the end as the blob is\n",
+        "same bytes; %d rounds, a new blob each, each copy first in turn, every file kept to the "
+        "end as the blob is\n",
         upload_mib, kUploadRounds);
     const std::string figure = "upload / raw loopback copy to file";
     const std::string target = ">= 50 %";
@@ -1098,6 +1176,14 @@ int main(int argc, char** argv) {
           "  raw TCP into a file MB/s: %s (the peer: the same bytes over a plain socket, "
           "written to a file beside the server's data, as `nc -l > file` would)\n",
           Join(upload->raw_file_mbps, "%.0f").c_str());
+      double best_verified =
+          *std::max_element(upload->verified_mbps.begin(), upload->verified_mbps.end());
+      std::printf(
+          "  verified raw TCP into a file MB/s: %s (the same raw copy, its SHA-256 computed on a "
+          "second thread and checked, as any store that verifies what it keeps must: %.1f %% of "
+          "the raw copy into a file; upload / this = %.1f %%)\n",
+          Join(upload->verified_mbps, "%.0f").c_str(), 100 * best_verified / best_raw,
+          100 * best_upload / best_verified);
       std::printf("  raw TCP to memory MB/s: %s (no disk; upload / this = %.1f %%)\n",
                   Join(upload->raw_mbps, "%.0f").c_str(), 100 * best_upload / best_raw_memory);
       std::printf(
