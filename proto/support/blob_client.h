@@ -8,6 +8,8 @@
 //   ASSIGN_OR_RETURN(v1::Digest model, blobs.Put(model_bytes));   // uploads only when missing
 //   ASSIGN_OR_RETURN(std::string pte, blobs.Get(job.files().artifact()));
 
+#include <grpcpp/generic/generic_stub.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -39,6 +41,7 @@ class BlobClient {
 
  private:
   std::unique_ptr<v1::ArtifactService::Stub> stub_;
+  std::unique_ptr<grpc::GenericStub> generic_stub_;  // Upload() sends bytes without copies
   std::string token_;
 };
 

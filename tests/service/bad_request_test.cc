@@ -183,8 +183,8 @@ TEST_F(BadRequestTest, UnknownBoardTypeIsFailedPreconditionExitTwo) {
 namespace boardlab::testing::service {
 namespace {
 
-// Uploads of several chunks take the server's pipelined receive (hashing and writing on a second
-// thread): they round-trip intact, and a corrupt or overlong one is refused the same way.
+// Uploads of several chunks are hashed on a second thread of the server: they round-trip intact,
+// and a corrupt or overlong one is refused the same way.
 TEST(LargeUploadTest, RoundTripsAndRefusesCorruptOrOverlongUploads) {
   ServiceLab lab;
   ASSERT_TRUE(lab.StartServer());
@@ -215,6 +215,34 @@ TEST(LargeUploadTest, RoundTripsAndRefusesCorruptOrOverlongUploads) {
   absl::StatusOr<std::string> downloaded = blobs.Get(digest);
   ASSERT_TRUE(downloaded.ok()) << downloaded.status();
   EXPECT_TRUE(*downloaded == bytes) << "the downloaded blob differs from the uploaded one";
+}
+
+// BlobClient sends each chunk's bytes from the caller's buffer through a hand-framed message:
+// empty blobs, one byte, exactly one chunk and one byte more all arrive as they were sent.
+TEST(LargeUploadTest, BlobsOfEveryShapeRoundTrip) {
+  ServiceLab lab;
+  ASSERT_TRUE(lab.StartServer());
+  api::BlobClient blobs(lab.Channel(), "");
+  for (size_t size : {size_t{0}, size_t{1}, api::kBlobChunkBytes, api::kBlobChunkBytes + 1}) {
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(i * 31 + size);
+    const v1::Digest digest = api::DigestOf(bytes);
+    ASSERT_TRUE(blobs.Upload(digest, bytes).ok()) << size << " bytes";
+    absl::StatusOr<std::string> downloaded = blobs.Get(digest);
+    ASSERT_TRUE(downloaded.ok()) << size << " bytes: " << downloaded.status();
+    EXPECT_TRUE(*downloaded == bytes) << size << " bytes came back different";
+  }
+}
+
+TEST(LargeUploadTest, AnUploadToNoServerIsUnavailable) {
+  ServiceLab lab;
+  ASSERT_TRUE(lab.StartServer());
+  auto channel = lab.Channel();
+  lab.KillServer();
+  api::BlobClient blobs(channel, "");
+  const std::string bytes(100, 'x');
+  absl::Status status = blobs.Upload(api::DigestOf(bytes), bytes);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
 }
 
 }  // namespace
