@@ -9,6 +9,7 @@
 //   writer->Append(chunk); ... RETURN_IF_ERROR(writer->Commit());   // or Take(chunk)
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,9 +37,21 @@ class BlobWriter {
   virtual absl::Status Commit() = 0;
 };
 
+/// What a retention sweep deleted.
+struct BlobSweep {
+  int64_t blobs = 0;
+  int64_t bytes = 0;
+};
+
+/// Says whether retention must keep the blob with this SHA-256 (a kept job refers to it).
+using KeepBlob = std::function<bool(const std::string& sha256)>;
+
 class BlobStore {
  public:
   virtual ~BlobStore() = default;
+  /// Marks a blob as in use now, for stores that delete blobs unused for long (a client that found
+  /// a blob present relies on it staying for its submit).
+  virtual void Touch(const v1::Digest& /*digest*/) {}
   virtual bool Has(const v1::Digest& digest) const = 0;
   /// Errors: InvalidArgument for a malformed digest.
   virtual absl::StatusOr<std::unique_ptr<BlobWriter>> StartWrite(const v1::Digest& digest) = 0;

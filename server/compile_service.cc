@@ -82,6 +82,11 @@ std::optional<CompileRecord> CompileService::CachedRecord(const std::string& key
                                !blobs_.Has(record.debug_map))) {
     return std::nullopt;
   }
+  if (record.error.empty()) {  // a job is about to refer to them: retention must keep them
+    for (const v1::Digest* digest : {&record.artifact, &record.report, &record.debug_map}) {
+      blobs_.Touch(*digest);
+    }
+  }
   return record;
 }
 

@@ -35,29 +35,43 @@ absl::Status ReadTokens(const YAML::Node& node, ServerConfig& config) {
   return absl::OkStatus();
 }
 
-absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
-  if (!root.IsMap()) return absl::InvalidArgumentError("the file is not a YAML mapping");
-  static const char* kKnown[] = {"listen",
-                                 "metrics_listen",
-                                 "data_dir",
-                                 "compile_workers",
-                                 "heartbeat_interval_ms",
-                                 "missed_heartbeats",
-                                 "retry_budget",
-                                 "quarantine_after",
-                                 "default_queue_timeout_seconds",
-                                 "default_run_timeout_seconds",
-                                 "max_blob_bytes",
-                                 "boardlab_run",
-                                 "tls",
-                                 "tokens",
-                                 "health_check"};
-  for (const auto& item : root) {
-    std::string key = item.first.as<std::string>();
-    if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown key '", key, "'"));
+// InvalidArgument naming the first key of `node` (a mapping; `section` names it, "" at the top)
+// that is not in `known`.
+absl::Status CheckKeys(const YAML::Node& node, const std::string& section,
+                       std::initializer_list<const char*> known) {
+  if (!node.IsMap()) {
+    return absl::InvalidArgumentError(section.empty()
+                                          ? "the file is not a YAML mapping"
+                                          : absl::StrCat(section, " must be a mapping"));
+  }
+  for (const auto& item : node) {
+    const std::string key = item.first.as<std::string>();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown key '", section.empty() ? "" : section + ".", key, "'"));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
+  absl::Status known =
+      CheckKeys(root, "",
+                {"listen", "metrics_listen", "data_dir", "compile_workers", "heartbeat_interval_ms",
+                 "missed_heartbeats", "retry_budget", "quarantine_after",
+                 "default_queue_timeout_seconds", "default_run_timeout_seconds", "max_blob_bytes",
+                 "boardlab_run", "tls", "tokens", "health_check", "retention"});
+  if (known.ok() && root["tls"]) {
+    known = CheckKeys(root["tls"], "tls", {"cert", "key", "client_ca"});
+  }
+  if (known.ok() && root["health_check"]) {
+    known = CheckKeys(root["health_check"], "health_check", {"model", "input", "expected"});
+  }
+  if (known.ok() && root["retention"]) {
+    known = CheckKeys(root["retention"], "retention",
+                      {"finished_jobs_seconds", "unused_blobs_seconds", "sweep_interval_seconds"});
+  }
+  if (!known.ok()) return known;
   ReadKey(root, "listen", config.listen);
   ReadKey(root, "metrics_listen", config.metrics_listen);
   ReadKey(root, "data_dir", config.data_dir);
@@ -79,6 +93,11 @@ absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
     ReadKey(health, "model", config.health_check.model);
     ReadKey(health, "input", config.health_check.input);
     ReadKey(health, "expected", config.health_check.expected);
+  }
+  if (const auto retention = root["retention"]) {
+    ReadKey(retention, "finished_jobs_seconds", config.retention.finished_jobs_seconds);
+    ReadKey(retention, "unused_blobs_seconds", config.retention.unused_blobs_seconds);
+    ReadKey(retention, "sweep_interval_seconds", config.retention.sweep_interval_seconds);
   }
   return ReadTokens(root["tokens"], config);
 }
@@ -116,6 +135,16 @@ absl::Status ValidateServerConfig(const ServerConfig& c) {
   }
   if (c.retry_budget < 0)
     return absl::InvalidArgumentError("invalid configuration of retry_budget (must be >= 0)");
+  if (c.retention.finished_jobs_seconds < 0 || c.retention.unused_blobs_seconds < 0) {
+    return absl::InvalidArgumentError(
+        "invalid configuration of retention: finished_jobs_seconds and unused_blobs_seconds must "
+        "be >= 0 (0 keeps forever)");
+  }
+  if (absl::Status ok =
+          positive("retention.sweep_interval_seconds", c.retention.sweep_interval_seconds);
+      !ok.ok()) {
+    return ok;
+  }
   if (c.tls_cert.empty() != c.tls_key.empty()) {
     return absl::InvalidArgumentError("invalid configuration of tls: cert and key go together");
   }

@@ -27,6 +27,13 @@ struct HealthCheckConfig {
   std::string expected;  // raw expected output bytes
 };
 
+/// How long finished jobs and unused blobs are kept; a sweep deletes what has expired.
+struct RetentionConfig {
+  int64_t finished_jobs_seconds = 30 * 86400;  // after a job's end; 0 = keep jobs forever
+  int64_t unused_blobs_seconds = 86400;  // blobs no kept job refers to; 0 = keep blobs forever
+  int64_t sweep_interval_seconds = 3600;
+};
+
 struct ServerConfig {
   std::string listen = "127.0.0.1:7400";
   std::string metrics_listen = "127.0.0.1:9400";  // empty = no /metrics endpoint
@@ -45,6 +52,7 @@ struct ServerConfig {
   std::string tls_client_ca;        // when set, clients must present a certificate (mTLS)
   std::vector<TokenConfig> tokens;  // empty = open server, every caller is tenant "default"
   HealthCheckConfig health_check;
+  RetentionConfig retention;
 };
 
 /// Reads a YAML config file. Errors: InvalidArgument naming the file and the bad key.

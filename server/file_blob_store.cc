@@ -1,9 +1,12 @@
 #include "server/file_blob_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -186,7 +189,10 @@ absl::StatusOr<std::unique_ptr<BlobWriter>> FileBlobStore::StartWrite(const v1::
 
 absl::StatusOr<v1::Digest> FileBlobStore::Put(std::string_view bytes) {
   v1::Digest digest = api::DigestOf(bytes);
-  if (Has(digest)) return digest;
+  if (Has(digest)) {
+    Touch(digest);
+    return digest;
+  }
   auto writer = StartWrite(digest);
   if (!writer.ok()) return writer.status();
   if (absl::Status ok = (*writer)->Append(bytes); !ok.ok()) return ok;
@@ -210,6 +216,51 @@ absl::StatusOr<std::string> FileBlobStore::Read(const v1::Digest& digest) const 
   bytes << in.rdbuf();
   if (!in) return absl::InternalError(absl::StrCat("reading blob ", digest.sha256(), " failed"));
   return bytes.str();
+}
+
+void FileBlobStore::Touch(const v1::Digest& digest) {
+  if (!CheckDigest(digest).ok()) return;
+  const std::string path = FinalPath(digest.sha256());
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) return;
+  // Used within the last minute: no inode write for every submit of a model.
+  if (info.st_mtime + 60 > time(nullptr)) return;
+  utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+}
+
+namespace {
+
+int64_t ModifiedMs(const struct stat& info) {
+  return int64_t{info.st_mtim.tv_sec} * 1000 + info.st_mtim.tv_nsec / 1'000'000;
+}
+
+}  // namespace
+
+BlobSweep FileBlobStore::DeleteUnused(const KeepBlob& keep, int64_t unused_since_ms) {
+  BlobSweep sweep;
+  std::error_code error;
+  for (const auto& shard : fs::directory_iterator(root_, error)) {
+    if (shard.path().filename() == "tmp" || !shard.is_directory(error)) continue;
+    for (const auto& entry : fs::directory_iterator(shard.path(), error)) {
+      const std::string sha256 = entry.path().filename().string();
+      if (!api::IsValidSha256Hex(sha256) || keep(sha256)) continue;
+      struct stat info;
+      if (stat(entry.path().c_str(), &info) != 0 || ModifiedMs(info) >= unused_since_ms) continue;
+      // Moved aside before the last look, so that an upload landing this very moment (a new
+      // file renamed over the old one) is either what we look at or untouched by us.
+      const std::string doomed = TempPath();
+      if (rename(entry.path().c_str(), doomed.c_str()) != 0) continue;
+      if (stat(doomed.c_str(), &info) != 0 || ModifiedMs(info) >= unused_since_ms) {
+        rename(doomed.c_str(), entry.path().c_str());
+        continue;
+      }
+      unlink(doomed.c_str());
+      total_bytes_ -= info.st_size;
+      sweep.blobs++;
+      sweep.bytes += info.st_size;
+    }
+  }
+  return sweep;
 }
 
 }  // namespace boardlab::server

@@ -54,6 +54,11 @@ class FileBlobStore : public BlobStore {
   absl::StatusOr<std::string> Read(const v1::Digest& digest) const override;
   absl::StatusOr<std::string> PathOf(const v1::Digest& digest) const override;
   int64_t TotalBytes() const override { return total_bytes_.load(); }
+  /// Sets the blob file's modification time, retention's "last used", to now.
+  void Touch(const v1::Digest& digest) override;
+  /// Deletes the blobs `keep` does not claim whose files were last modified before
+  /// `unused_since_ms`.
+  BlobSweep DeleteUnused(const KeepBlob& keep, int64_t unused_since_ms);
 
   /// Called by writers when a new blob lands.
   void AddBytes(int64_t bytes) { total_bytes_ += bytes; }

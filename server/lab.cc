@@ -56,7 +56,8 @@ bool HasTags(const v1::Board& board, const google::protobuf::RepeatedPtrField<v1
   return true;
 }
 
-absl::Status CheckBlob(const BlobStore& blobs, const v1::Digest& digest, const char* what) {
+// A blob a submit refers to is touched: retention must not delete it under the new job.
+absl::Status CheckBlob(BlobStore& blobs, const v1::Digest& digest, const char* what) {
   if (!api::IsValidSha256Hex(digest.sha256())) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": '", digest.sha256(), "' is not a SHA-256 digest"));
@@ -65,6 +66,7 @@ absl::Status CheckBlob(const BlobStore& blobs, const v1::Digest& digest, const c
     return absl::NotFoundError(absl::StrCat(what, " ", api::DigestString(digest),
                                             " is not in the artifact store: upload it first"));
   }
+  blobs.Touch(digest);
   return absl::OkStatus();
 }
 

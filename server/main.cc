@@ -25,6 +25,7 @@
 #include "server/lab.h"
 #include "server/log.h"
 #include "server/reference_runner.h"
+#include "server/retention.h"
 #include "server/services.h"
 #include "server/sqlite_store.h"
 #include "server/tiered_blob_store.h"
@@ -95,7 +96,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Serve
 
 // The golden model quarantined boards must pass: stored and compiled once at start-up.
 absl::Status PrepareHealthCheck(const ServerConfig& config, BlobStore& blobs,
-                                CompileService& compiles, Lab& lab) {
+                                CompileService& compiles, Lab& lab, Retention& retention) {
   const HealthCheckConfig& health = config.health_check;
   if (health.model.empty()) return absl::OkStatus();
   v1::Digest digests[3];
@@ -107,17 +108,22 @@ absl::Status PrepareHealthCheck(const ServerConfig& config, BlobStore& blobs,
     auto digest = blobs.Put(*bytes);
     if (!digest.ok()) return digest.status();
     digests[i] = *digest;
+    retention.Pin(*digest);
   }
   v1::Digest input = digests[1];
   v1::Digest expected = digests[2];
-  compiles.Request(digests[0], v1::CompileOptions(),
-                   [&lab, input, expected](const CompileRecord& record, CompileSource) {
-                     if (!record.error.empty()) {
-                       LogError("health-check model does not compile", {{"error", record.error}});
-                       return;
-                     }
-                     lab.SetHealthCheck(record, input, expected);
-                   });
+  compiles.Request(
+      digests[0], v1::CompileOptions(),
+      [&lab, &retention, input, expected](const CompileRecord& record, CompileSource) {
+        if (!record.error.empty()) {
+          LogError("health-check model does not compile", {{"error", record.error}});
+          return;
+        }
+        for (const v1::Digest* digest : {&record.artifact, &record.report, &record.debug_map}) {
+          retention.Pin(*digest);
+        }
+        lab.SetHealthCheck(record, input, expected);
+      });
   return absl::OkStatus();
 }
 
@@ -157,7 +163,8 @@ int Serve(const ServerConfig& config) {
     return kExitStartup;
   }
   lab.RequestRecoveredCompiles();
-  if (absl::Status ok = PrepareHealthCheck(config, *blobs, compiles, lab); !ok.ok()) {
+  Retention retention(config.retention, **store, *blobs, metrics);
+  if (absl::Status ok = PrepareHealthCheck(config, *blobs, compiles, lab, retention); !ok.ok()) {
     LogError(std::string(ok.message()));
     return kExitStartup;
   }
@@ -200,6 +207,7 @@ int Serve(const ServerConfig& config) {
          metrics_port.c_str());
   fflush(stdout);
 
+  retention.Start();
   signal(SIGINT, OnSignal);
   signal(SIGTERM, OnSignal);
   while (!g_stop) {
@@ -209,6 +217,7 @@ int Serve(const ServerConfig& config) {
   LogInfo("shutting down");
   // Open streams (agents, watchers) are cut after a grace period; the state is already on disk.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  retention.Stop();
   compiles.Stop();  // before the Lab its callbacks report to
   return kExitOk;
 }

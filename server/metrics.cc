@@ -77,7 +77,23 @@ Metrics::Metrics()
                           .Name("boardlab_blob_uploaded_bytes_total")
                           .Help("Bytes received by ArtifactService.Upload")
                           .Register(*registry_)
-                          .Add({})) {}
+                          .Add({})),
+      retention_jobs_(BuildCounter()
+                          .Name("boardlab_retention_deleted_jobs_total")
+                          .Help("Finished jobs deleted, with their events, past their retention")
+                          .Register(*registry_)
+                          .Add({})),
+      retention_blobs_(BuildCounter()
+                           .Name("boardlab_retention_deleted_blobs_total")
+                           .Help("Blobs deleted because no kept job refers to them and they "
+                                 "went unused past their retention")
+                           .Register(*registry_)
+                           .Add({})),
+      retention_bytes_(BuildCounter()
+                           .Name("boardlab_retention_deleted_bytes_total")
+                           .Help("Bytes of the blobs retention deleted")
+                           .Register(*registry_)
+                           .Add({})) {}
 
 void Metrics::JobSubmitted(const std::string& board_type) {
   submitted_.Add({{"board_type", board_type}}).Increment();
@@ -127,5 +143,11 @@ void Metrics::Quarantined(const std::string& board_type) {
 void Metrics::BlobStoreBytes(double bytes) { blob_bytes_.Set(bytes); }
 
 void Metrics::BlobsUploaded(double bytes) { uploaded_bytes_.Increment(bytes); }
+
+void Metrics::RetentionDeleted(double jobs, double blobs, double blob_bytes) {
+  retention_jobs_.Increment(jobs);
+  retention_blobs_.Increment(blobs);
+  retention_bytes_.Increment(blob_bytes);
+}
 
 }  // namespace boardlab::server

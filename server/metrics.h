@@ -33,6 +33,8 @@ class Metrics {
   void Quarantined(const std::string& board_type);
   void BlobStoreBytes(double bytes);
   void BlobsUploaded(double bytes);
+  /// One retention sweep's deletions.
+  void RetentionDeleted(double jobs, double blobs, double blob_bytes);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -50,6 +52,9 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& quarantines_;
   prometheus::Gauge& blob_bytes_;
   prometheus::Counter& uploaded_bytes_;
+  prometheus::Counter& retention_jobs_;
+  prometheus::Counter& retention_blobs_;
+  prometheus::Counter& retention_bytes_;
 };
 
 }  // namespace boardlab::server

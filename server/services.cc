@@ -177,7 +177,11 @@ grpc::Status ArtifactServiceImpl::FindMissing(grpc::ServerContext* context,
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           absl::StrCat("'", digest.sha256(), "' is not a SHA-256 digest"));
     }
-    if (!c_.blobs.Has(digest)) *response->add_missing() = digest;
+    if (!c_.blobs.Has(digest)) {
+      *response->add_missing() = digest;
+    } else {
+      c_.blobs.Touch(digest);  // the caller counts on it staying for its submit
+    }
   }
   return grpc::Status::OK;
 }
@@ -201,6 +205,7 @@ grpc::Status ArtifactServiceImpl::Upload(grpc::ServerContext* context,
   }
   *response->mutable_digest() = digest;
   if (c_.blobs.Has(digest)) {
+    c_.blobs.Touch(digest);
     response->set_already_present(true);
     return grpc::Status::OK;
   }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "server/clock.h"
 
 namespace boardlab::server {
 namespace {
@@ -29,8 +30,15 @@ CREATE TABLE IF NOT EXISTS events (
   PRIMARY KEY (job_id, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS boards (id TEXT PRIMARY KEY, record BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS compile_cache (key TEXT PRIMARY KEY, record TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS small_blobs (sha256 TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS small_blobs (
+  sha256 TEXT PRIMARY KEY,
+  data BLOB NOT NULL,
+  used_ms INTEGER NOT NULL DEFAULT 0);
 )sql";
+
+// Jobs are scanned and deleted this many at a time, so that the Lab's writes are held up for
+// one page at most.
+constexpr int kRetentionPageJobs = 500;
 
 // One use of a statement from the store's cache: prepared on first use and kept until the store
 // closes; reset and unbound when this goes out of scope. Use under the store's mutex.
@@ -129,7 +137,9 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
   }
   sqlite3_busy_timeout(db, 5000);
   auto store = std::unique_ptr<SqliteStore>(new SqliteStore(db));
-  if (absl::Status ok = store->Exec(kSchema); !ok.ok()) {
+  absl::Status ok = store->Exec(kSchema);
+  if (ok.ok()) ok = store->Migrate();
+  if (!ok.ok()) {
     return absl::UnavailableError(absl::StrCat("opening database '", path, "': ", ok.message()));
   }
   return store;
@@ -147,6 +157,35 @@ absl::Status SqliteStore::Exec(const char* sql) {
     sqlite3_free(message);
     return absl::InternalError(text);
   }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::Migrate() {
+  // Databases from before retention have no small_blobs.used_ms: they get it, and their blobs
+  // count as used now (they get a full grace period, not an immediate deletion).
+  bool has_column = false;
+  {
+    Statement column(
+        db_, statements_,
+        "SELECT COUNT(*) FROM pragma_table_info('small_blobs') WHERE name = 'used_ms'");
+    if (column.Step() != SQLITE_ROW) return Error("reading the schema");
+    has_column = column.Int(0) > 0;
+  }  // reset before the schema changes
+  if (!has_column) {
+    if (absl::Status ok =
+            Exec("ALTER TABLE small_blobs ADD COLUMN used_ms INTEGER NOT NULL DEFAULT 0");
+        !ok.ok()) {
+      return ok;
+    }
+  }
+  if (absl::Status ok =
+          Exec("CREATE INDEX IF NOT EXISTS small_blobs_by_use ON small_blobs (used_ms)");
+      !ok.ok()) {
+    return ok;
+  }
+  Statement backfill(db_, statements_, "UPDATE small_blobs SET used_ms = ? WHERE used_ms = 0");
+  backfill.Bind(1, NowMs());
+  if (backfill.Step() != SQLITE_DONE) return Error("dating the stored blobs");
   return absl::OkStatus();
 }
 
@@ -272,6 +311,88 @@ absl::StatusOr<int64_t> SqliteStore::MaxJobNumber() {
   return stmt.Int(0);
 }
 
+absl::StatusOr<std::vector<std::pair<int64_t, v1::Job>>> SqliteStore::JobsAfter(int64_t after,
+                                                                                int limit) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_,
+                 "SELECT number, record FROM jobs WHERE number > ? ORDER BY number LIMIT ?");
+  stmt.Bind(1, after).Bind(2, limit);
+  std::vector<std::pair<int64_t, v1::Job>> jobs;
+  int rc;
+  while ((rc = stmt.Step()) == SQLITE_ROW) {
+    auto job = Parse<v1::Job>(stmt.Blob(1), "job");
+    if (!job.ok()) return job.status();
+    jobs.emplace_back(stmt.Int(0), *std::move(job));
+  }
+  if (rc != SQLITE_DONE) return Error("reading jobs");
+  return jobs;
+}
+
+absl::StatusOr<int64_t> SqliteStore::DeleteFinishedJobs(int64_t ended_before_ms) {
+  int64_t deleted = 0;
+  int64_t after = 0;
+  for (bool more = true; more;) {
+    auto page = DeleteFinishedPage(ended_before_ms, after, more);
+    if (!page.ok()) return page.status();
+    deleted += *page;
+  }
+  return deleted;
+}
+
+absl::StatusOr<int64_t> SqliteStore::DeleteFinishedPage(int64_t ended_before_ms, int64_t& after,
+                                                        bool& more) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> expired;  // job ids
+  more = false;
+  {
+    Statement stmt(db_, statements_,
+                   "SELECT number, record FROM jobs WHERE state = ? AND number > ? "
+                   "ORDER BY number LIMIT ?");
+    stmt.Bind(1, static_cast<int64_t>(v1::JOB_STATE_DONE)).Bind(2, after);
+    stmt.Bind(3, kRetentionPageJobs);
+    int rc = SQLITE_DONE;
+    int rows = 0;
+    bool past_cutoff = false;
+    while (!past_cutoff && (rc = stmt.Step()) == SQLITE_ROW) {
+      ++rows;
+      after = stmt.Int(0);
+      auto job = Parse<v1::Job>(stmt.Blob(1), "job");
+      if (!job.ok()) return job.status();
+      // Numbers follow submit times: from a job submitted after the cutoff on, none has ended
+      // before it.
+      past_cutoff = job->submit_time_ms() >= ended_before_ms;
+      if (!past_cutoff && job->end_time_ms() < ended_before_ms) expired.push_back(job->id());
+    }
+    if (!past_cutoff && rc != SQLITE_DONE) return Error("reading finished jobs");
+    more = !past_cutoff && rows == kRetentionPageJobs;
+  }
+  if (expired.empty()) return 0;
+  if (Statement(db_, statements_, "BEGIN").Step() != SQLITE_DONE) {
+    return Error("starting a transaction");
+  }
+  absl::Status deleted = DeleteJobsLocked(expired);
+  if (deleted.ok() && Statement(db_, statements_, "COMMIT").Step() != SQLITE_DONE) {
+    deleted = Error("committing a transaction");
+  }
+  if (!deleted.ok()) {
+    Exec("ROLLBACK").IgnoreError();
+    return deleted;
+  }
+  return static_cast<int64_t>(expired.size());
+}
+
+absl::Status SqliteStore::DeleteJobsLocked(const std::vector<std::string>& ids) {
+  for (const std::string& id : ids) {
+    Statement events(db_, statements_, "DELETE FROM events WHERE job_id = ?");
+    events.Bind(1, id);
+    if (events.Step() != SQLITE_DONE) return Error("deleting job events");
+    Statement job(db_, statements_, "DELETE FROM jobs WHERE id = ?");
+    job.Bind(1, id);
+    if (job.Step() != SQLITE_DONE) return Error("deleting a job");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SqliteStore::AppendEvent(const v1::JobEvent& event) {
   std::lock_guard lock(mutex_);
   return AppendEventLocked(event);
@@ -367,9 +488,11 @@ absl::StatusOr<std::optional<CompileRecord>> SqliteStore::GetCompile(const std::
 
 absl::Status SqliteStore::PutBlob(const std::string& sha256, std::string_view bytes) {
   std::lock_guard lock(mutex_);
+  // Storing a blob again counts as a use.
   Statement stmt(db_, statements_,
-                 "INSERT OR IGNORE INTO small_blobs (sha256, data) VALUES (?, ?)");
-  stmt.Bind(1, sha256).BindBlob(2, bytes);
+                 "INSERT INTO small_blobs (sha256, data, used_ms) VALUES (?, ?, ?) "
+                 "ON CONFLICT (sha256) DO UPDATE SET used_ms = excluded.used_ms");
+  stmt.Bind(1, sha256).BindBlob(2, bytes).Bind(3, NowMs());
   if (stmt.Step() != SQLITE_DONE) return Error("storing a blob");
   return absl::OkStatus();
 }
@@ -399,6 +522,42 @@ absl::StatusOr<int64_t> SqliteStore::BlobBytes() {
   Statement stmt(db_, statements_, "SELECT COALESCE(SUM(length(data)), 0) FROM small_blobs");
   if (stmt.Step() != SQLITE_ROW) return Error("summing the blobs");
   return stmt.Int(0);
+}
+
+absl::Status SqliteStore::TouchBlob(const std::string& sha256, int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  // A blob used within the last minute is left alone: no write for every submit of a model.
+  Statement stmt(db_, statements_,
+                 "UPDATE small_blobs SET used_ms = ? WHERE sha256 = ? AND used_ms < ?");
+  stmt.Bind(1, now_ms).Bind(2, sha256).Bind(3, now_ms - 60'000);
+  if (stmt.Step() != SQLITE_DONE) return Error("marking a blob used");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteStore::BlobsUnusedSince(int64_t ms) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_, "SELECT sha256 FROM small_blobs WHERE used_ms < ?");
+  stmt.Bind(1, ms);
+  std::vector<std::string> unused;
+  int rc;
+  while ((rc = stmt.Step()) == SQLITE_ROW) unused.push_back(stmt.Blob(0));
+  if (rc != SQLITE_DONE) return Error("listing unused blobs");
+  return unused;
+}
+
+absl::StatusOr<int64_t> SqliteStore::DeleteBlobUnusedSince(const std::string& sha256, int64_t ms) {
+  std::lock_guard lock(mutex_);
+  Statement size(db_, statements_,
+                 "SELECT length(data) FROM small_blobs WHERE sha256 = ? AND used_ms < ?");
+  size.Bind(1, sha256).Bind(2, ms);
+  int rc = size.Step();
+  if (rc == SQLITE_DONE) return -1;
+  if (rc != SQLITE_ROW) return Error("looking up a blob");
+  const int64_t bytes = size.Int(0);
+  Statement remove(db_, statements_, "DELETE FROM small_blobs WHERE sha256 = ? AND used_ms < ?");
+  remove.Bind(1, sha256).Bind(2, ms);
+  if (remove.Step() != SQLITE_DONE) return Error("deleting a blob");
+  return bytes;
 }
 
 }  // namespace boardlab::server

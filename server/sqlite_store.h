@@ -27,6 +27,9 @@ class SqliteStore : public Store {
   absl::StatusOr<std::vector<v1::Job>> LoadUnfinishedJobs() override;
   absl::StatusOr<JobPage> ListJobs(const JobFilter& filter, int64_t before, int page_size) override;
   absl::StatusOr<int64_t> MaxJobNumber() override;
+  absl::StatusOr<std::vector<std::pair<int64_t, v1::Job>>> JobsAfter(int64_t after,
+                                                                     int limit) override;
+  absl::StatusOr<int64_t> DeleteFinishedJobs(int64_t ended_before_ms) override;
   absl::Status AppendEvent(const v1::JobEvent& event) override;
   absl::StatusOr<std::vector<v1::JobEvent>> Events(const std::string& job_id,
                                                    int64_t after_seq) override;
@@ -38,16 +41,24 @@ class SqliteStore : public Store {
   absl::StatusOr<std::optional<std::string>> GetBlob(const std::string& sha256) override;
   absl::StatusOr<int64_t> BlobSize(const std::string& sha256) override;
   absl::StatusOr<int64_t> BlobBytes() override;
+  absl::Status TouchBlob(const std::string& sha256, int64_t now_ms) override;
+  absl::StatusOr<std::vector<std::string>> BlobsUnusedSince(int64_t ms) override;
+  absl::StatusOr<int64_t> DeleteBlobUnusedSince(const std::string& sha256, int64_t ms) override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   absl::Status Exec(const char* sql);
+  /// Brings a database written by an older server up to the current schema.
+  absl::Status Migrate();
+  /// One page of DeleteFinishedJobs: from job number `after`; false in `more` at the end.
+  absl::StatusOr<int64_t> DeleteFinishedPage(int64_t ended_before_ms, int64_t& after, bool& more);
   absl::Status Error(const char* what) const;
   // The writes, under mutex_.
   absl::Status PutJobLocked(int64_t number, const v1::Job& job);
   absl::Status AppendEventLocked(const v1::JobEvent& event);
   absl::Status PutBoardLocked(const v1::Board& board);
   absl::Status CommitLocked(const StoreBatch& batch);
+  absl::Status DeleteJobsLocked(const std::vector<std::string>& ids);
 
   std::mutex mutex_;
   sqlite3* db_;

@@ -73,6 +73,11 @@ class Store {
   virtual absl::StatusOr<JobPage> ListJobs(const JobFilter& filter, int64_t before,
                                            int page_size) = 0;
   virtual absl::StatusOr<int64_t> MaxJobNumber() = 0;
+  /// Up to `limit` jobs numbered above `after`, in number order (for scans in pages).
+  virtual absl::StatusOr<std::vector<std::pair<int64_t, v1::Job>>> JobsAfter(int64_t after,
+                                                                             int limit) = 0;
+  /// Deletes finished jobs that ended before `ended_before_ms`, with their events; how many.
+  virtual absl::StatusOr<int64_t> DeleteFinishedJobs(int64_t ended_before_ms) = 0;
 
   virtual absl::Status AppendEvent(const v1::JobEvent& event) = 0;
   virtual absl::StatusOr<std::vector<v1::JobEvent>> Events(const std::string& job_id,
@@ -92,6 +97,12 @@ class Store {
   virtual absl::StatusOr<int64_t> BlobSize(const std::string& sha256) = 0;
   /// The bytes of all small blobs.
   virtual absl::StatusOr<int64_t> BlobBytes() = 0;
+  /// Marks a small blob as used at `now_ms` (retention keeps blobs in use).
+  virtual absl::Status TouchBlob(const std::string& sha256, int64_t now_ms) = 0;
+  /// The small blobs last used (stored or touched) before `ms`.
+  virtual absl::StatusOr<std::vector<std::string>> BlobsUnusedSince(int64_t ms) = 0;
+  /// Deletes a small blob unless it was used since `ms`; its size, or -1 when it stays.
+  virtual absl::StatusOr<int64_t> DeleteBlobUnusedSince(const std::string& sha256, int64_t ms) = 0;
 };
 
 using StorePtr = std::unique_ptr<Store>;

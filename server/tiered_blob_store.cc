@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/support/digest.h"
+#include "server/clock.h"
 
 namespace boardlab::server {
 namespace {
@@ -55,7 +56,10 @@ absl::StatusOr<std::unique_ptr<BlobWriter>> TieredBlobStore::StartWrite(const v1
 absl::StatusOr<v1::Digest> TieredBlobStore::Put(std::string_view bytes) {
   if (static_cast<int64_t>(bytes.size()) > kSmallBlobBytes) return files_->Put(bytes);
   v1::Digest digest = api::DigestOf(bytes);
-  if (Has(digest)) return digest;
+  if (Has(digest)) {
+    Touch(digest);
+    return digest;
+  }
   if (absl::Status ok = PutSmall(digest.sha256(), bytes); !ok.ok()) return ok;
   return digest;
 }
@@ -90,5 +94,33 @@ absl::StatusOr<std::string> TieredBlobStore::PathOf(const v1::Digest& digest) co
 }
 
 int64_t TieredBlobStore::TotalBytes() const { return files_->TotalBytes() + small_bytes_.load(); }
+
+void TieredBlobStore::Touch(const v1::Digest& digest) {
+  if (!CheckDigest(digest).ok()) return;
+  if (MaybeSmall(digest))
+    store_.TouchBlob(digest.sha256(), NowMs()).IgnoreError();  // a metric's worth
+  files_->Touch(digest);
+}
+
+absl::StatusOr<BlobSweep> TieredBlobStore::DeleteUnused(const KeepBlob& keep,
+                                                        int64_t unused_since_ms) {
+  absl::StatusOr<std::vector<std::string>> unused = store_.BlobsUnusedSince(unused_since_ms);
+  if (!unused.ok()) return unused.status();
+  BlobSweep sweep;
+  for (const std::string& sha256 : *unused) {
+    if (keep(sha256)) continue;
+    // Checked again as it is deleted: a touch since the listing keeps it.
+    absl::StatusOr<int64_t> bytes = store_.DeleteBlobUnusedSince(sha256, unused_since_ms);
+    if (!bytes.ok()) return bytes.status();
+    if (*bytes < 0) continue;
+    small_bytes_ -= *bytes;
+    sweep.blobs++;
+    sweep.bytes += *bytes;
+  }
+  BlobSweep files = files_->DeleteUnused(keep, unused_since_ms);
+  sweep.blobs += files.blobs;
+  sweep.bytes += files.bytes;
+  return sweep;
+}
 
 }  // namespace boardlab::server

@@ -34,6 +34,10 @@ class TieredBlobStore : public BlobStore {
   absl::StatusOr<std::string> Read(const v1::Digest& digest) const override;
   absl::StatusOr<std::string> PathOf(const v1::Digest& digest) const override;
   int64_t TotalBytes() const override;
+  void Touch(const v1::Digest& digest) override;
+  /// Deletes the blobs, small and large, that `keep` does not claim and nobody stored or touched
+  /// since `unused_since_ms`.
+  absl::StatusOr<BlobSweep> DeleteUnused(const KeepBlob& keep, int64_t unused_since_ms);
 
   /// Stores checked bytes of a small blob (its writer's Commit).
   absl::Status PutSmall(const std::string& sha256, std::string_view bytes);

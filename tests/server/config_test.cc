@@ -1,0 +1,77 @@
+// server/config.h: the shipped example config loads and validates; bad keys and values are named.
+
+#include "server/config.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/test_paths.h"
+
+namespace boardlab::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string WriteConfig(const std::string& yaml) {
+  const std::string path =
+      (std::filesystem::path(::testing::TempDir()) /
+       ("config_" + std::to_string(::getpid()) + "_" +
+        ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml"))
+          .string();
+  std::ofstream(path) << yaml;
+  return path;
+}
+
+TEST(ServerConfigTest, TheShippedExampleLoadsAndValidates) {
+  auto config = LoadServerConfig(boardlab::testing::RepoDir() + "/deploy/config/server.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(ValidateServerConfig(*config).ok()) << ValidateServerConfig(*config);
+  EXPECT_EQ(config->data_dir, "/var/lib/boardlab");
+  EXPECT_EQ(config->tokens.size(), 3u);
+  EXPECT_EQ(config->retention.finished_jobs_seconds, 30 * 86400);
+  EXPECT_EQ(config->retention.unused_blobs_seconds, 86400);
+  EXPECT_EQ(config->retention.sweep_interval_seconds, 3600);
+}
+
+TEST(ServerConfigTest, RetentionDefaultsKeepAMonthOfJobsAndADayOfUnusedBlobs) {
+  auto config = LoadServerConfig(WriteConfig("listen: 127.0.0.1:0\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->retention.finished_jobs_seconds, 30 * 86400);
+  EXPECT_EQ(config->retention.unused_blobs_seconds, 86400);
+}
+
+TEST(ServerConfigTest, UnknownKeysAreNamed) {
+  auto config = LoadServerConfig(WriteConfig("listen: 127.0.0.1:0\nretension: {}\n"));
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()), HasSubstr("unknown key 'retension'"));
+  config = LoadServerConfig(WriteConfig("retention: {finished_job_seconds: 60}\n"));
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("unknown key 'retention.finished_job_seconds'"));
+  config = LoadServerConfig(WriteConfig("tls: {certificate: a.crt}\n"));
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()), HasSubstr("unknown key 'tls.certificate'"));
+}
+
+TEST(ServerConfigTest, BadRetentionValuesAreNamed) {
+  auto negative = LoadServerConfig(WriteConfig("retention: {finished_jobs_seconds: -1}\n"));
+  ASSERT_TRUE(negative.ok()) << negative.status();
+  absl::Status checked = ValidateServerConfig(*negative);
+  EXPECT_EQ(checked.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(checked.message()), HasSubstr("finished_jobs_seconds"));
+
+  auto never = LoadServerConfig(WriteConfig("retention: {sweep_interval_seconds: 0}\n"));
+  ASSERT_TRUE(never.ok()) << never.status();
+  checked = ValidateServerConfig(*never);
+  EXPECT_THAT(std::string(checked.message()), HasSubstr("retention.sweep_interval_seconds"));
+
+  auto typo = LoadServerConfig(WriteConfig("retention: {finished_jobs_seconds: soon}\n"));
+  EXPECT_FALSE(typo.ok());
+}
+
+}  // namespace
+}  // namespace boardlab::server
