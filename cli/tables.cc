@@ -126,6 +126,10 @@ void PrintJobSummary(const v1::Job& job, std::ostream& out) {
       "  board       %s (type %s, attempt %d)\n", job.board_id().empty() ? "-" : job.board_id(),
       job.spec().selector().board_type().empty() ? "default" : job.spec().selector().board_type(),
       job.attempt());
+  if (job.queue_position() > 0) {
+    out << absl::StrFormat("  queue       %d of %d (next: 1; fair share may reorder)\n",
+                           job.queue_position(), job.queue_length());
+  }
   out << absl::StrFormat("  submitted   %s\n", TimeText(job.submit_time_ms()));
   out << absl::StrFormat("  started     %s\n", TimeText(job.start_time_ms()));
   out << absl::StrFormat("  ended       %s\n", TimeText(job.end_time_ms()));

@@ -407,6 +407,7 @@ void Lab::OnCompiled(const std::string& job_id, const CompileRecord& record, Com
                               record.artifact.size_bytes(), " bytes"));
   Enqueue(*entry);
   Schedule();
+  if (entry->job.state() == v1::JOB_STATE_QUEUED) LogWaiting(*entry);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -474,6 +475,30 @@ void Lab::AddToQueue(const JobEntry& entry) {
   queues_[type].insert({-entry.job.spec().priority(), entry.number});
   queued_tenants_[type][entry.job.tenant()]++;
   UpdateQueueMetrics(type);
+}
+
+void Lab::SetQueuePlace(const JobEntry& entry, v1::Job& job) const {
+  auto queue = queues_.find(entry.job.spec().selector().board_type());
+  if (queue == queues_.end()) return;
+  auto place = queue->second.find({-entry.job.spec().priority(), entry.number});
+  if (place == queue->second.end()) return;
+  job.set_queue_position(static_cast<int32_t>(std::distance(queue->second.begin(), place)) + 1);
+  job.set_queue_length(static_cast<int32_t>(queue->second.size()));
+}
+
+void Lab::LogWaiting(JobEntry& entry) {
+  v1::Job place;
+  SetQueuePlace(entry, place);
+  const std::string& type = entry.job.spec().selector().board_type();
+  std::map<std::string, int> boards_by_state;
+  for (const auto& [id, board] : boards_) {
+    if (board.board.type() == type) boards_by_state[BoardStateName(StateOf(board))]++;
+  }
+  std::vector<std::string> counts;
+  for (const auto& [state, n] : boards_by_state) counts.push_back(absl::StrCat(n, " ", state));
+  AddLog(entry, absl::StrCat("waiting for a board of type ", type, ": ", place.queue_position(),
+                             " of ", place.queue_length(), " in the queue; boards: ",
+                             counts.empty() ? "none connected" : absl::StrJoin(counts, ", ")));
 }
 
 void Lab::Dequeue(JobEntry& entry) {
@@ -550,7 +575,10 @@ absl::StatusOr<v1::Job> Lab::GetJob(const Caller& caller, const std::string& job
   std::optional<v1::Job> job;
   {
     std::lock_guard lock(mutex_);
-    if (JobEntry* entry = FindJob(job_id)) job = entry->job;
+    if (JobEntry* entry = FindJob(job_id)) {
+      job = entry->job;
+      if (job->state() == v1::JOB_STATE_QUEUED) SetQueuePlace(*entry, *job);
+    }
   }
   if (!job) {
     auto stored = store_.GetJob(job_id);

@@ -98,5 +98,21 @@ TEST(PrintVerdict, VerdictChecksAndInference) {
             "inference: 10.2 us (mean of 5 iterations)\n");
 }
 
+TEST(PrintJobSummary, AQueuedJobShowsItsPlaceInTheQueue) {
+  v1::Job job;
+  job.set_id("j3");
+  job.set_state(v1::JOB_STATE_QUEUED);
+  job.set_queue_position(3);
+  job.set_queue_length(7);
+  std::ostringstream out;
+  PrintJobSummary(job, out);
+  EXPECT_THAT(out.str(), HasSubstr("  queue       3 of 7 (next: 1; fair share may reorder)\n"));
+  job.set_state(v1::JOB_STATE_RUNNING);
+  job.set_queue_position(0);
+  std::ostringstream running;
+  PrintJobSummary(job, running);
+  EXPECT_THAT(running.str(), ::testing::Not(HasSubstr("queue ")));
+}
+
 }  // namespace
 }  // namespace boardlab::cli

@@ -161,7 +161,9 @@ TEST_F(LabTest, ARepeatedModelIsServedFromTheCompileCache) {
   EXPECT_FALSE(Get(ids[0]).compile_cache_hit());
 }
 
-TEST_F(LabTest, HigherPriorityRunsFirst) {
+// The queued jobs know their place (higher priority first) and why they wait; the higher
+// priority then runs first.
+TEST_F(LabTest, HigherPriorityGoesFirstInTheQueueAndOnTheBoard) {
   StartLab();
   std::shared_ptr<FakeSession> agent;
   std::string session = Connect("a", 1, agent);
@@ -169,10 +171,27 @@ TEST_F(LabTest, HigherPriorityRunsFirst) {
   v1::Job first = Submit(Request(model));
   auto running = agent->WaitAssignment(1);
   ASSERT_TRUE(running);
+  EXPECT_EQ(Get(first.id()).queue_position(), 0) << "a job on a board has no queue place";
   v1::Job low = Submit(Request(model, 0));
-  v1::Job high = Submit(Request(model, 5));
   WaitState(low.id(), v1::JOB_STATE_QUEUED);
+  v1::Job high = Submit(Request(model, 5));
   WaitState(high.id(), v1::JOB_STATE_QUEUED);
+
+  v1::Job low_now = Get(low.id());
+  v1::Job high_now = Get(high.id());
+  EXPECT_EQ(high_now.queue_position(), 1);
+  EXPECT_EQ(low_now.queue_position(), 2);
+  EXPECT_EQ(low_now.queue_length(), 2);
+  EXPECT_EQ(high_now.queue_length(), 2);
+  auto events = store_->Events(low.id(), 0);
+  ASSERT_TRUE(events.ok()) << events.status();
+  std::string waiting;
+  for (const v1::JobEvent& event : *events) {
+    if (event.has_log() && absl::StrContains(event.log(), "waiting")) waiting = event.log();
+  }
+  EXPECT_EQ(waiting,
+            "waiting for a board of type imxrt700-sim: 1 of 1 in the queue; boards: 1 busy");
+
   Result(session, *running, v1::RUN_OUTCOME_PASS);
   auto next = agent->WaitAssignment(2);
   ASSERT_TRUE(next);
