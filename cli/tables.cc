@@ -152,7 +152,10 @@ void PrintJobsTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, std
   for (const v1::Job& job : jobs) {
     const std::string& type = job.spec().selector().board_type();
     out << absl::StrFormat(
-        "%-24s %-14s %-28s %-16s %-12s %-19s %s\n", job.id(), StateOrVerdict(job),
+        "%-24s %-14s %-28s %-16s %-12s %-19s %s\n", job.id(),
+        job.queue_position() > 0
+            ? absl::StrFormat("queued %d/%d", job.queue_position(), job.queue_length())
+            : StateOrVerdict(job),
         job.spec().name().empty() ? "-" : Fit(job.spec().name(), 28),
         type.empty() ? "default" : type, job.board_id().empty() ? "-" : job.board_id(),
         TimeText(job.submit_time_ms()), JobDuration(job));

@@ -653,6 +653,11 @@ absl::StatusOr<v1::ListJobsResponse> Lab::ListJobs(const Caller& caller,
   if (!page.ok()) return page.status();
   v1::ListJobsResponse response;
   for (auto& job : page->jobs) *response.add_jobs() = std::move(job);
+  std::lock_guard lock(mutex_);
+  for (v1::Job& job : *response.mutable_jobs()) {
+    if (job.state() != v1::JOB_STATE_QUEUED) continue;
+    if (const JobEntry* entry = FindJob(job.id())) SetQueuePlace(*entry, job);
+  }
   if (page->next_before > 0) response.set_next_page_token(std::to_string(page->next_before));
   return response;
 }

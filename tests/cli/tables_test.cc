@@ -58,7 +58,7 @@ TEST(PrintBoardsTable, SaysWhatHoldsEachBoard) {
   EXPECT_THAT(third, HasSubstr("maintenance  cable swap"));
 }
 
-TEST(PrintJobsTable, ShowsTheVerdictOfDoneJobsAndFitsLongNames) {
+TEST(PrintJobsTable, ShowsVerdictsQueuePlacesAndFitsLongNames) {
   google::protobuf::RepeatedPtrField<v1::Job> jobs;
   v1::Job* running = jobs.Add();
   running->set_id("j2");
@@ -71,9 +71,15 @@ TEST(PrintJobsTable, ShowsTheVerdictOfDoneJobsAndFitsLongNames) {
   done->mutable_spec()->set_name("mobilenet_v2_int8_1x3x224x224.tflite");
   done->set_submit_time_ms(1'000'000);
   done->set_end_time_ms(1'002'500);
+  v1::Job* queued = jobs.Add();
+  queued->set_id("j3");
+  queued->set_state(v1::JOB_STATE_QUEUED);
+  queued->set_queue_position(2);
+  queued->set_queue_length(5);
   std::ostringstream out;
   PrintJobsTable(jobs, out);
   EXPECT_THAT(out.str(), HasSubstr("\nj2                       running        kws.tflite"));
+  EXPECT_THAT(out.str(), HasSubstr("\nj3                       queued 2/5     -"));
   EXPECT_THAT(out.str(), HasSubstr("COMPILE_ERROR  mobilenet_v2_int8_1x3x224... default"));
   EXPECT_THAT(out.str(), HasSubstr("2.5s\n"));
 }

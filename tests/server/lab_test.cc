@@ -183,6 +183,14 @@ TEST_F(LabTest, HigherPriorityGoesFirstInTheQueueAndOnTheBoard) {
   EXPECT_EQ(low_now.queue_position(), 2);
   EXPECT_EQ(low_now.queue_length(), 2);
   EXPECT_EQ(high_now.queue_length(), 2);
+  v1::ListJobsRequest queued_jobs;
+  queued_jobs.add_states(v1::JOB_STATE_QUEUED);
+  auto listed = lab_->ListJobs(Caller{"default", Role::kAdmin}, queued_jobs);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->jobs_size(), 2);
+  EXPECT_EQ(listed->jobs(0).id(), high.id());  // newest first
+  EXPECT_EQ(listed->jobs(0).queue_position(), 1);
+  EXPECT_EQ(listed->jobs(1).queue_position(), 2);
   auto events = store_->Events(low.id(), 0);
   ASSERT_TRUE(events.ok()) << events.status();
   std::string waiting;
