@@ -487,8 +487,8 @@ void Lab::SetQueuePlace(const JobEntry& entry, v1::Job& job) const {
 }
 
 void Lab::LogWaiting(JobEntry& entry) {
-  v1::Job place;
-  SetQueuePlace(entry, place);
+  // The queue's length, not the job's place in it: the place costs a walk of the queue, too
+  // much for every job while thousands wait (GetJob computes it when asked).
   const std::string& type = entry.job.spec().selector().board_type();
   std::map<std::string, int> boards_by_state;
   for (const auto& [id, board] : boards_) {
@@ -496,8 +496,8 @@ void Lab::LogWaiting(JobEntry& entry) {
   }
   std::vector<std::string> counts;
   for (const auto& [state, n] : boards_by_state) counts.push_back(absl::StrCat(n, " ", state));
-  AddLog(entry, absl::StrCat("waiting for a board of type ", type, ": ", place.queue_position(),
-                             " of ", place.queue_length(), " in the queue; boards: ",
+  AddLog(entry, absl::StrCat("waiting for a board of type ", type, ": ", queues_[type].size(),
+                             " queued; boards: ",
                              counts.empty() ? "none connected" : absl::StrJoin(counts, ", ")));
 }
 

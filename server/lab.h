@@ -159,7 +159,7 @@ class Lab {
   void AddToQueue(const JobEntry& entry);  // into its type's queue, no state change
   /// Sets job.queue_position and queue_length from the entry's place in its queue.
   void SetQueuePlace(const JobEntry& entry, v1::Job& job) const;
-  /// For a job that stays queued: a log line on where it stands and what its boards are doing.
+  /// For a job that stays queued: a log line on how many wait and what its boards are doing.
   void LogWaiting(JobEntry& entry);
   void Dequeue(JobEntry& entry);
   void Finish(JobEntry& entry, v1::JobResult result, const std::string& message);

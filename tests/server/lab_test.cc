@@ -197,8 +197,7 @@ TEST_F(LabTest, HigherPriorityGoesFirstInTheQueueAndOnTheBoard) {
   for (const v1::JobEvent& event : *events) {
     if (event.has_log() && absl::StrContains(event.log(), "waiting")) waiting = event.log();
   }
-  EXPECT_EQ(waiting,
-            "waiting for a board of type imxrt700-sim: 1 of 1 in the queue; boards: 1 busy");
+  EXPECT_EQ(waiting, "waiting for a board of type imxrt700-sim: 1 queued; boards: 1 busy");
 
   Result(session, *running, v1::RUN_OUTCOME_PASS);
   auto next = agent->WaitAssignment(2);
