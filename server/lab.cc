@@ -477,13 +477,26 @@ void Lab::AddToQueue(const JobEntry& entry) {
   UpdateQueueMetrics(type);
 }
 
-void Lab::SetQueuePlace(const JobEntry& entry, v1::Job& job) const {
-  auto queue = queues_.find(entry.job.spec().selector().board_type());
-  if (queue == queues_.end()) return;
-  auto place = queue->second.find({-entry.job.spec().priority(), entry.number});
-  if (place == queue->second.end()) return;
-  job.set_queue_position(static_cast<int32_t>(std::distance(queue->second.begin(), place)) + 1);
-  job.set_queue_length(static_cast<int32_t>(queue->second.size()));
+void Lab::SetQueuePlaces(const std::vector<v1::Job*>& jobs) {
+  // One walk per board type, however many of its jobs are asked about.
+  std::map<std::string, std::map<int64_t, v1::Job*>> wanted;  // type -> job number -> job
+  for (v1::Job* job : jobs) {
+    const JobEntry* entry = job->state() == v1::JOB_STATE_QUEUED ? FindJob(job->id()) : nullptr;
+    if (entry != nullptr) wanted[entry->job.spec().selector().board_type()][entry->number] = job;
+  }
+  for (auto& [type, by_number] : wanted) {
+    const auto& queue = queues_[type];
+    int32_t position = 0;
+    size_t found = 0;
+    for (auto it = queue.begin(); it != queue.end() && found < by_number.size(); ++it) {
+      ++position;
+      auto job = by_number.find(it->second);
+      if (job == by_number.end()) continue;
+      job->second->set_queue_position(position);
+      job->second->set_queue_length(static_cast<int32_t>(queue.size()));
+      ++found;
+    }
+  }
 }
 
 void Lab::LogWaiting(JobEntry& entry) {
@@ -577,7 +590,7 @@ absl::StatusOr<v1::Job> Lab::GetJob(const Caller& caller, const std::string& job
     std::lock_guard lock(mutex_);
     if (JobEntry* entry = FindJob(job_id)) {
       job = entry->job;
-      if (job->state() == v1::JOB_STATE_QUEUED) SetQueuePlace(*entry, *job);
+      SetQueuePlaces({&*job});
     }
   }
   if (!job) {
@@ -653,11 +666,10 @@ absl::StatusOr<v1::ListJobsResponse> Lab::ListJobs(const Caller& caller,
   if (!page.ok()) return page.status();
   v1::ListJobsResponse response;
   for (auto& job : page->jobs) *response.add_jobs() = std::move(job);
+  std::vector<v1::Job*> jobs;
+  for (v1::Job& job : *response.mutable_jobs()) jobs.push_back(&job);
   std::lock_guard lock(mutex_);
-  for (v1::Job& job : *response.mutable_jobs()) {
-    if (job.state() != v1::JOB_STATE_QUEUED) continue;
-    if (const JobEntry* entry = FindJob(job.id())) SetQueuePlace(*entry, job);
-  }
+  SetQueuePlaces(jobs);
   if (page->next_before > 0) response.set_next_page_token(std::to_string(page->next_before));
   return response;
 }

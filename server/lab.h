@@ -157,8 +157,8 @@ class Lab {
   void PersistBoard(BoardEntry& board);
   void Enqueue(JobEntry& entry);
   void AddToQueue(const JobEntry& entry);  // into its type's queue, no state change
-  /// Sets job.queue_position and queue_length from the entry's place in its queue.
-  void SetQueuePlace(const JobEntry& entry, v1::Job& job) const;
+  /// Sets queue_position and queue_length of those of `jobs` that are queued.
+  void SetQueuePlaces(const std::vector<v1::Job*>& jobs);
   /// For a job that stays queued: a log line on how many wait and what its boards are doing.
   void LogWaiting(JobEntry& entry);
   void Dequeue(JobEntry& entry);
