@@ -55,12 +55,12 @@ absl::Status CheckKeys(const YAML::Node& node, const std::string& section,
 }
 
 absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
-  absl::Status known =
-      CheckKeys(root, "",
-                {"listen", "metrics_listen", "data_dir", "compile_workers", "heartbeat_interval_ms",
-                 "missed_heartbeats", "retry_budget", "quarantine_after",
-                 "default_queue_timeout_seconds", "default_run_timeout_seconds", "max_blob_bytes",
-                 "boardlab_run", "tls", "tokens", "health_check", "retention"});
+  absl::Status known = CheckKeys(
+      root, "",
+      {"listen", "metrics_listen", "data_dir", "compile_workers", "heartbeat_interval_ms",
+       "missed_heartbeats", "retry_budget", "quarantine_after", "default_queue_timeout_seconds",
+       "default_run_timeout_seconds", "max_blob_bytes", "max_unfinished_jobs_per_tenant",
+       "boardlab_run", "tls", "tokens", "health_check", "retention"});
   if (known.ok() && root["tls"]) {
     known = CheckKeys(root["tls"], "tls", {"cert", "key", "client_ca"});
   }
@@ -83,6 +83,7 @@ absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
   ReadKey(root, "default_queue_timeout_seconds", config.default_queue_timeout_seconds);
   ReadKey(root, "default_run_timeout_seconds", config.default_run_timeout_seconds);
   ReadKey(root, "max_blob_bytes", config.max_blob_bytes);
+  ReadKey(root, "max_unfinished_jobs_per_tenant", config.max_unfinished_jobs_per_tenant);
   ReadKey(root, "boardlab_run", config.boardlab_run);
   if (const auto tls = root["tls"]) {
     ReadKey(tls, "cert", config.tls_cert);
@@ -132,6 +133,10 @@ absl::Status ValidateServerConfig(const ServerConfig& c) {
                             {"default_run_timeout_seconds", c.default_run_timeout_seconds},
                             {"max_blob_bytes", c.max_blob_bytes}}) {
     if (absl::Status ok = positive(key, value); !ok.ok()) return ok;
+  }
+  if (c.max_unfinished_jobs_per_tenant < 0) {
+    return absl::InvalidArgumentError(
+        "invalid configuration of max_unfinished_jobs_per_tenant (must be >= 0; 0 = no limit)");
   }
   if (c.retry_budget < 0)
     return absl::InvalidArgumentError("invalid configuration of retry_budget (must be >= 0)");

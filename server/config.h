@@ -46,6 +46,7 @@ struct ServerConfig {
   int default_queue_timeout_seconds = 3600;
   int default_run_timeout_seconds = 300;
   int64_t max_blob_bytes = int64_t{512} << 20;
+  int64_t max_unfinished_jobs_per_tenant = 10000;  // 0 = no limit
   std::string boardlab_run;  // runs reference outputs; empty = the build's own
   std::string tls_cert;      // TLS server certificate + key; empty = plaintext
   std::string tls_key;

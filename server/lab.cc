@@ -160,6 +160,7 @@ absl::StatusOr<Lab::JobEntry*> Lab::RestoreJob(v1::Job job) {
   auto events = store_.Events(e.job.id(), 0);
   if (!events.ok()) return events.status();
   e.events = *std::move(events);
+  unfinished_by_tenant_[e.job.tenant()]++;
   jobs_[e.job.id()] = std::move(owned);
   job_by_number_[e.number] = e.job.id();
   if (!e.job.request_id().empty()) request_ids_[{e.job.tenant(), e.job.request_id()}] = e.job.id();
@@ -281,6 +282,7 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
     }
   }
   if (absl::Status ok = CheckSomeBoardCanRun(spec); !ok.ok()) return ok;
+  if (absl::Status ok = CheckTenantLimit(caller.tenant); !ok.ok()) return ok;
 
   auto entry = std::make_unique<JobEntry>();
   entry->number = next_job_number_++;
@@ -291,6 +293,7 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   *job.mutable_spec() = spec;
   job.set_submit_time_ms(NowMs());
   JobEntry& e = *entry;
+  unfinished_by_tenant_[caller.tenant]++;
   jobs_[job.id()] = std::move(entry);
   job_by_number_[e.number] = e.job.id();
   if (!e.job.request_id().empty()) request_ids_[{caller.tenant, e.job.request_id()}] = e.job.id();
@@ -304,6 +307,19 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
 
   RequestCompile(id, spec);
   return response;
+}
+
+// One CI pipeline gone wild must not fill the server's memory and queues for everyone.
+absl::Status Lab::CheckTenantLimit(const std::string& tenant) const {
+  const int64_t limit = config_.max_unfinished_jobs_per_tenant;
+  auto it = unfinished_by_tenant_.find(tenant);
+  if (limit == 0 || it == unfinished_by_tenant_.end() || it->second < limit) {
+    return absl::OkStatus();
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "tenant '", tenant, "' has ", it->second,
+      " unfinished jobs, the server's limit (max_unfinished_jobs_per_tenant): wait for some to "
+      "finish or cancel them"));
 }
 
 void Lab::RequestCompile(const std::string& job_id, const v1::JobSpec& spec) {
@@ -543,6 +559,8 @@ void Lab::Finish(JobEntry& entry, v1::JobResult result, const std::string& messa
   // Finished jobs live in the store only; watchers and GetJob read them there.
   request_ids_.erase({entry.job.tenant(), entry.job.request_id()});
   job_by_number_.erase(entry.number);
+  if (--unfinished_by_tenant_[entry.job.tenant()] <= 0)
+    unfinished_by_tenant_.erase(entry.job.tenant());
   std::string id = entry.job.id();  // erasing destroys `entry`
   jobs_.erase(id);
 }

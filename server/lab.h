@@ -156,6 +156,8 @@ class Lab {
   void Persist(JobEntry& entry);
   void PersistBoard(BoardEntry& board);
   void Enqueue(JobEntry& entry);
+  /// ResourceExhausted when `tenant` already has its limit of unfinished jobs.
+  absl::Status CheckTenantLimit(const std::string& tenant) const;
   void AddToQueue(const JobEntry& entry);  // into its type's queue, no state change
   /// Sets queue_position and queue_length of those of `jobs` that are queued.
   void SetQueuePlaces(const std::vector<v1::Job*>& jobs);
@@ -205,6 +207,7 @@ class Lab {
   int64_t next_job_number_ = 1;
   int64_t next_session_ = 1;
   std::map<std::string, std::unique_ptr<JobEntry>> jobs_;                   // unfinished jobs
+  std::map<std::string, int> unfinished_by_tenant_;                         // jobs_ per tenant
   std::map<std::pair<std::string, std::string>, std::string> request_ids_;  // unfinished only
   std::map<std::string, std::set<std::pair<int64_t, int64_t>>> queues_;     // (-priority, number)
   std::map<std::string, std::map<std::string, int>> queued_tenants_;  // type -> tenant -> jobs

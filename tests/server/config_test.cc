@@ -32,6 +32,7 @@ TEST(ServerConfigTest, TheShippedExampleLoadsAndValidates) {
   EXPECT_TRUE(ValidateServerConfig(*config).ok()) << ValidateServerConfig(*config);
   EXPECT_EQ(config->data_dir, "/var/lib/boardlab");
   EXPECT_EQ(config->tokens.size(), 3u);
+  EXPECT_EQ(config->max_unfinished_jobs_per_tenant, 10000);
   EXPECT_EQ(config->retention.finished_jobs_seconds, 30 * 86400);
   EXPECT_EQ(config->retention.unused_blobs_seconds, 86400);
   EXPECT_EQ(config->retention.sweep_interval_seconds, 3600);

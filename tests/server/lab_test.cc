@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/match.h"
+#include "gmock/gmock.h"
 #include "tests/server/lab_fixture.h"
 
 namespace boardlab::server::testing {
@@ -77,6 +78,34 @@ TEST_F(LabTest, ARequestIdIsSubmittedOnce) {
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->deduplicated());
   EXPECT_NE(other->job().id(), first.id());
+}
+
+TEST_F(LabTest, ATenantAtItsLimitOfUnfinishedJobsIsRefusedUntilOneFinishes) {
+  config_.max_unfinished_jobs_per_tenant = 2;
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  v1::Digest model = PutModel();
+  auto request = Request(model);
+  request.set_request_id("ci-run-7");
+  Submit(request, "team");
+  auto running = agent->WaitAssignment(1);
+  ASSERT_TRUE(running);
+  Submit(Request(model), "team");
+
+  auto refused = lab_->Submit(Caller{"team", Role::kClient}, Request(model));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::HasSubstr("tenant 'team' has 2 unfinished jobs"));
+  // A retried submit of a known request id is an answer, not a new job; other tenants go on.
+  auto again = lab_->Submit(Caller{"team", Role::kClient}, request);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->deduplicated());
+  EXPECT_TRUE(lab_->Submit(Caller{"other", Role::kClient}, Request(model)).ok());
+
+  Result(session, *running, v1::RUN_OUTCOME_PASS);
+  WaitState(running->job_id(), v1::JOB_STATE_DONE);
+  EXPECT_TRUE(lab_->Submit(Caller{"team", Role::kClient}, Request(model)).ok());
 }
 
 TEST_F(LabTest, AJobRunsOnAnIdleBoardAndPasses) {
