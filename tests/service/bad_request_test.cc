@@ -177,6 +177,27 @@ TEST_F(BadRequestTest, UnknownBoardTypeIsFailedPreconditionExitTwo) {
   EXPECT_THAT(r.err, HasSubstr("nosuch-sim-9")) << r;
 }
 
+// A tenant at its limit of unfinished jobs: RESOURCE_EXHAUSTED naming the limit, exit 2.
+TEST(TenantLimitTest, ASubmitOverTheLimitIsRefusedWithItsReason) {
+  ServiceLab lab;
+  ASSERT_TRUE(lab.StartServer({.config_yaml = "max_unfinished_jobs_per_tenant: 1\n"}));
+  ASSERT_TRUE(lab.StartAgent("a", 1));
+  ClientResult hold = lab.RunClient({"board", "maintenance", "a-sim-0", "on"});
+  ASSERT_EQ(hold.exit_code, 0) << hold;
+  const std::string model = lab.WriteFile("fc.tflite", FastModel());
+  ClientResult waiting = lab.RunClient({"submit", model});  // stays queued: no board serves
+  ASSERT_EQ(waiting.exit_code, 0) << waiting;
+
+  ClientResult refused = lab.RunClient({"submit", model});
+  EXPECT_EQ(refused.exit_code, 2) << refused;
+  EXPECT_THAT(refused.err, HasSubstr("max_unfinished_jobs_per_tenant")) << refused;
+
+  ASSERT_EQ(lab.RunClient({"board", "maintenance", "a-sim-0", "off"}).exit_code, 0);
+  ASSERT_TRUE(lab.WaitForJobs(1, v1::JOB_STATE_DONE, std::chrono::seconds(30)));
+  ClientResult after = lab.RunClient({"submit", model, "--wait"});
+  EXPECT_EQ(after.exit_code, 0) << after;
+}
+
 }  // namespace
 }  // namespace boardlab::testing::service
 
