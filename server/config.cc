@@ -105,6 +105,18 @@ absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
 
 }  // namespace
 
+const char* RoleName(Role role) {
+  switch (role) {
+    case Role::kAdmin:
+      return "admin";
+    case Role::kAgent:
+      return "agent";
+    case Role::kClient:
+      break;
+  }
+  return "client";
+}
+
 absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path) {
   ServerConfig config;
   try {

@@ -13,6 +13,9 @@ namespace boardlab::server {
 
 enum class Role { kClient, kAgent, kAdmin };
 
+/// "client", "agent" or "admin", as in the config file's tokens.
+const char* RoleName(Role role);
+
 /// A bearer token, stored as the SHA-256 of the token so that the config file holds no secret.
 struct TokenConfig {
   std::string sha256;

@@ -9,6 +9,7 @@
 #include "proto/support/digest.h"
 #include "proto/support/grpc_util.h"
 #include "server/clock.h"
+#include "server/log.h"
 
 namespace boardlab::server {
 namespace {
@@ -27,6 +28,17 @@ absl::Status Receive(grpc::ServerReader<v1::UploadChunk>& reader, v1::UploadChun
     metrics.BlobsUploaded(static_cast<double>(size));
   } while (reader.Read(&chunk));
   return writer.Commit();
+}
+
+// The audit trail of a shared lab: one structured log line ("msg":"audit") per change a caller
+// makes to jobs and boards, saying who (tenant and role), what and on which object.
+void Audit(const Caller& caller, const std::string& action, const std::string& object,
+           const std::string& detail = "") {
+  LogInfo("audit", {{"action", action},
+                    {"tenant", caller.tenant},
+                    {"role", RoleName(caller.role)},
+                    {"object", object},
+                    {"detail", detail}});
 }
 
 absl::StatusOr<Caller> Authenticate(const ServiceContext& c, const grpc::ServerContext& context,
@@ -110,6 +122,12 @@ grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext* context,
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto submitted = c_.lab.Submit(*caller, *request);
   if (!submitted.ok()) return ToGrpcStatus(submitted.status());
+  if (!submitted->deduplicated()) {
+    const v1::JobSpec& spec = submitted->job().spec();
+    Audit(*caller, "submit", submitted->job().id(),
+          absl::StrCat("model ", spec.model().sha256().substr(0, 12), ", board type ",
+                       spec.selector().board_type(), ", priority ", spec.priority()));
+  }
   *response = *std::move(submitted);
   return grpc::Status::OK;
 }
@@ -149,6 +167,7 @@ grpc::Status JobServiceImpl::CancelJob(grpc::ServerContext* context,
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto job = c_.lab.Cancel(*caller, request->job_id());
   if (!job.ok()) return ToGrpcStatus(job.status());
+  Audit(*caller, "cancel", request->job_id());
   *response = *std::move(job);
   return grpc::Status::OK;
 }
@@ -272,6 +291,9 @@ grpc::Status BoardServiceImpl::Reserve(grpc::ServerContext* context,
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto reserved = c_.lab.Reserve(*caller, *request);
   if (!reserved.ok()) return ToGrpcStatus(reserved.status());
+  Audit(*caller, request->lease_id().empty() ? "reserve" : "renew", request->board_id(),
+        absl::StrCat("lease ", reserved->lease_id(), " until ",
+                     reserved->board().lease_expires_ms(), " ms"));
   *response = *std::move(reserved);
   return grpc::Status::OK;
 }
@@ -282,6 +304,7 @@ grpc::Status BoardServiceImpl::Release(grpc::ServerContext* context,
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto board = c_.lab.Release(*caller, *request);
   if (!board.ok()) return ToGrpcStatus(board.status());
+  Audit(*caller, "release", request->board_id(), absl::StrCat("lease ", request->lease_id()));
   *response = *std::move(board);
   return grpc::Status::OK;
 }
@@ -293,6 +316,8 @@ grpc::Status BoardServiceImpl::SetMaintenance(grpc::ServerContext* context,
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto board = c_.lab.SetMaintenance(*request);
   if (!board.ok()) return ToGrpcStatus(board.status());
+  Audit(*caller, request->on() ? "maintenance on" : "maintenance off", request->board_id(),
+        request->reason());
   *response = *std::move(board);
   return grpc::Status::OK;
 }
