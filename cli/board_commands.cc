@@ -37,6 +37,8 @@ int RunBoards(const Connection& connection, const std::string& board_type, bool 
     std::cout << MessageJson(response) << "\n";
   } else {
     PrintBoardsTable(response.boards(), std::cout);
+    std::cout << "\n";
+    PrintBoardTypeSummary(response, std::cout);
   }
   return kExitPass;
 }

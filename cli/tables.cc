@@ -3,6 +3,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
@@ -174,6 +175,28 @@ void PrintBoardsTable(const google::protobuf::RepeatedPtrField<v1::Board>& board
     out << absl::StrFormat("%-16s %-16s %-12s %-28s %-24s %d\n", board.id(), board.type(),
                            BoardStateName(board.state()), holder.empty() ? "-" : holder,
                            tags.empty() ? "-" : tags, board.jobs_run());
+  }
+}
+
+void PrintBoardTypeSummary(const v1::ListBoardsResponse& response, std::ostream& out) {
+  std::map<std::string, std::map<std::string, int>> states_by_type;
+  for (const v1::Board& board : response.boards()) {
+    states_by_type[board.type()][BoardStateName(board.state())]++;
+  }
+  for (const auto& [type, n] : response.queued_jobs()) states_by_type.try_emplace(type);
+  for (const auto& [type, states] : states_by_type) {
+    int boards = 0;
+    std::vector<std::string> counts;
+    for (const auto& [state, n] : states) {
+      boards += n;
+      counts.push_back(absl::StrCat(n, " ", state));
+    }
+    auto queued = response.queued_jobs().find(type);
+    out << absl::StrFormat(
+        "%-16s %d board%s%s%s; %d job%s queued\n", type, boards, boards == 1 ? "" : "s",
+        counts.empty() ? "" : ": ", absl::StrJoin(counts, ", "),
+        queued == response.queued_jobs().end() ? 0 : queued->second,
+        queued != response.queued_jobs().end() && queued->second == 1 ? "" : "s");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 
+#include "boardlab/v1/board_service.pb.h"
 #include "boardlab/v1/job_service.pb.h"
 #include "boardlab/v1/types.pb.h"
 #include "cli/profile_view.h"
@@ -46,5 +47,7 @@ void PrintJobsTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, std
 /// One line per board: id, type, state, what holds it, tags, jobs run.
 void PrintBoardsTable(const google::protobuf::RepeatedPtrField<v1::Board>& boards,
                       std::ostream& out);
+/// One line per board type: its boards by state and the jobs queued for it ("what can run now").
+void PrintBoardTypeSummary(const v1::ListBoardsResponse& response, std::ostream& out);
 
 }  // namespace boardlab::cli

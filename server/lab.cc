@@ -865,6 +865,17 @@ std::vector<v1::Board> Lab::ListBoards(const std::string& board_type) {
   return boards;
 }
 
+std::map<std::string, int> Lab::QueuedJobs(const std::string& board_type) {
+  std::lock_guard lock(mutex_);
+  std::map<std::string, int> queued;
+  for (const auto& [type, queue] : queues_) {
+    if (!queue.empty() && (board_type.empty() || type == board_type)) {
+      queued[type] = static_cast<int>(queue.size());
+    }
+  }
+  return queued;
+}
+
 absl::StatusOr<v1::Board> Lab::GetBoard(const std::string& board_id) {
   std::lock_guard lock(mutex_);
   auto it = boards_.find(board_id);

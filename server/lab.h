@@ -68,6 +68,8 @@ class Lab {
 
   // BoardService.
   std::vector<v1::Board> ListBoards(const std::string& board_type);
+  /// Queued jobs by board type (all types when `board_type` is empty); empty queues left out.
+  std::map<std::string, int> QueuedJobs(const std::string& board_type);
   absl::StatusOr<v1::Board> GetBoard(const std::string& board_id);
   absl::StatusOr<v1::ReserveResponse> Reserve(const Caller& caller,
                                               const v1::ReserveRequest& request);

@@ -271,6 +271,9 @@ grpc::Status BoardServiceImpl::ListBoards(grpc::ServerContext* context,
   auto caller = Authenticate(c_, *context, Role::kClient);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   for (auto& board : c_.lab.ListBoards(request->board_type())) *response->add_boards() = board;
+  for (const auto& [type, n] : c_.lab.QueuedJobs(request->board_type())) {
+    (*response->mutable_queued_jobs())[type] = n;
+  }
   return grpc::Status::OK;
 }
 

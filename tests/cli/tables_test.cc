@@ -120,5 +120,22 @@ TEST(PrintJobSummary, AQueuedJobShowsItsPlaceInTheQueue) {
   EXPECT_THAT(running.str(), ::testing::Not(HasSubstr("queue ")));
 }
 
+TEST(PrintBoardTypeSummary, BoardsByStateAndQueuedJobsPerType) {
+  v1::ListBoardsResponse response;
+  for (v1::BoardState state : {v1::BOARD_STATE_IDLE, v1::BOARD_STATE_BUSY, v1::BOARD_STATE_BUSY,
+                               v1::BOARD_STATE_OFFLINE}) {
+    v1::Board* board = response.add_boards();
+    board->set_type("imxrt700-sim");
+    board->set_state(state);
+  }
+  (*response.mutable_queued_jobs())["imxrt700-sim"] = 5;
+  (*response.mutable_queued_jobs())["imxrt700-evk"] = 1;  // a type whose boards are all gone
+  std::ostringstream out;
+  PrintBoardTypeSummary(response, out);
+  EXPECT_EQ(out.str(),
+            "imxrt700-evk     0 boards; 1 job queued\n"
+            "imxrt700-sim     4 boards: 2 busy, 1 idle, 1 offline; 5 jobs queued\n");
+}
+
 }  // namespace
 }  // namespace boardlab::cli

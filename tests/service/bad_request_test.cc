@@ -191,6 +191,11 @@ TEST(TenantLimitTest, ASubmitOverTheLimitIsRefusedWithItsReason) {
   ClientResult refused = lab.RunClient({"submit", model});
   EXPECT_EQ(refused.exit_code, 2) << refused;
   EXPECT_THAT(refused.err, HasSubstr("max_unfinished_jobs_per_tenant")) << refused;
+  // What can run now: the board is in maintenance and one job waits for its type.
+  ASSERT_TRUE(lab.WaitForJobs(1, v1::JOB_STATE_QUEUED, std::chrono::seconds(30)));
+  ClientResult boards = lab.RunClient({"boards"});
+  EXPECT_THAT(boards.out, HasSubstr("imxrt700-sim     1 board: 1 maintenance; 1 job queued"))
+      << boards;
 
   ASSERT_EQ(lab.RunClient({"board", "maintenance", "a-sim-0", "off"}).exit_code, 0);
   ASSERT_TRUE(lab.WaitForJobs(1, v1::JOB_STATE_DONE, std::chrono::seconds(30)));
