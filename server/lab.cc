@@ -501,7 +501,10 @@ void Lab::SetQueuePlaces(const std::vector<v1::Job*>& jobs) {
     if (entry != nullptr) wanted[entry->job.spec().selector().board_type()][entry->number] = job;
   }
   for (auto& [type, by_number] : wanted) {
-    const auto& queue = queues_[type];
+    // A job restored as QUEUED whose artifact must be compiled again is not in a queue yet.
+    auto queue_of_type = queues_.find(type);
+    if (queue_of_type == queues_.end()) continue;
+    const auto& queue = queue_of_type->second;
     int32_t position = 0;
     size_t found = 0;
     for (auto it = queue.begin(); it != queue.end() && found < by_number.size(); ++it) {
@@ -559,8 +562,9 @@ void Lab::Finish(JobEntry& entry, v1::JobResult result, const std::string& messa
   // Finished jobs live in the store only; watchers and GetJob read them there.
   request_ids_.erase({entry.job.tenant(), entry.job.request_id()});
   job_by_number_.erase(entry.number);
-  if (--unfinished_by_tenant_[entry.job.tenant()] <= 0)
+  if (--unfinished_by_tenant_[entry.job.tenant()] <= 0) {
     unfinished_by_tenant_.erase(entry.job.tenant());
+  }
   std::string id = entry.job.id();  // erasing destroys `entry`
   jobs_.erase(id);
 }
