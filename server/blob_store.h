@@ -37,6 +37,10 @@ class BlobWriter {
   virtual absl::Status Commit() = 0;
 };
 
+/// A use of a blob is recorded with this precision (Touch() within it writes nothing), so that
+/// every submit of the same model does not cost a write.
+inline constexpr int64_t kTouchPrecisionMs = 60'000;
+
 /// What a retention sweep deleted.
 struct BlobSweep {
   int64_t blobs = 0;

@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "proto/support/digest.h"
+#include "server/clock.h"
 
 namespace boardlab::server {
 namespace {
@@ -64,11 +64,7 @@ absl::Status CheckedBlobWriter::Append(std::string_view bytes) {
 // The bytes are kept (written) here and hashed on the background thread: hashing is the larger
 // half, and a thread that both hashed and wrote would be the bottleneck of the pair.
 absl::Status CheckedBlobWriter::Take(std::string& chunk) {
-  if (background_ == nullptr) {
-    absl::Status ok = Append(chunk);
-    chunk.clear();
-    return ok;
-  }
+  if (background_ == nullptr) return BlobWriter::Take(chunk);  // hashed inline by Append()
   if (absl::Status ok = Count(chunk.size()); !ok.ok()) return ok;
   if (absl::Status ok = Keep(chunk); !ok.ok()) return ok;
   background_->Update(chunk);
@@ -223,8 +219,8 @@ void FileBlobStore::Touch(const v1::Digest& digest) {
   const std::string path = FinalPath(digest.sha256());
   struct stat info;
   if (stat(path.c_str(), &info) != 0) return;
-  // Used within the last minute: no inode write for every submit of a model.
-  if (info.st_mtime + 60 > time(nullptr)) return;
+  // Used recently: no inode write for every submit of a model.
+  if (int64_t{info.st_mtime} * 1000 + kTouchPrecisionMs > NowMs()) return;
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
 }
 

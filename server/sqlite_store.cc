@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "server/blob_store.h"
 #include "server/clock.h"
 
 namespace boardlab::server {
@@ -526,10 +527,10 @@ absl::StatusOr<int64_t> SqliteStore::BlobBytes() {
 
 absl::Status SqliteStore::TouchBlob(const std::string& sha256, int64_t now_ms) {
   std::lock_guard lock(mutex_);
-  // A blob used within the last minute is left alone: no write for every submit of a model.
+  // A blob used recently is left alone: no write for every submit of a model.
   Statement stmt(db_, statements_,
                  "UPDATE small_blobs SET used_ms = ? WHERE sha256 = ? AND used_ms < ?");
-  stmt.Bind(1, now_ms).Bind(2, sha256).Bind(3, now_ms - 60'000);
+  stmt.Bind(1, now_ms).Bind(2, sha256).Bind(3, now_ms - kTouchPrecisionMs);
   if (stmt.Step() != SQLITE_DONE) return Error("marking a blob used");
   return absl::OkStatus();
 }
