@@ -42,7 +42,9 @@ class WatchTest : public ::testing::Test {
  protected:
   WatchTest() {
     model_ = testing::WriteTestFile("watch_model.tflite", "model bytes");
-    connection_ = *Connect({server_.address(), "", ""});
+    GlobalOptions options;
+    options.server = server_.address();
+    connection_ = *Connect(options);
   }
 
   // A finished job with a verdict, checks, timing and files in the fake's store.
