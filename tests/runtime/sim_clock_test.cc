@@ -17,14 +17,13 @@
 namespace boardlab::runtime::sim {
 namespace {
 
-// Runs every NPU partition of TinyDsCnn once on `clock`, tracing into `tracer`.
-uint64_t RunOnce(const compiler::CompileResult& r, SimClock& clock, EventTracer* tracer) {
+// Runs every NPU partition of TinyDsCnn once on `backend`, tracing into `tracer`.
+void RunPartitions(const compiler::CompileResult& r, npu::NpuBackend& backend,
+                   EventTracer* tracer) {
   auto blobs = compiler::LowerNpuPartitions(r.compilation);
   EXPECT_TRUE(blobs.ok());
-  npu::NpuBackend backend(clock.params(), &clock);
   std::vector<uint8_t> arena(static_cast<size_t>(r.compilation.memory.arena_bytes) + 16);
   std::vector<uint8_t> persistent(1 << 16);
-  const Ticks before = clock.now();
   for (const auto& blob : *blobs) {
     MemoryAllocator allocator(persistent.data(), persistent.size());
     std::vector<uint8_t> scratch(static_cast<size_t>(blob.weight_scratch_bytes) + 16);
@@ -55,7 +54,25 @@ uint64_t RunOnce(const compiler::CompileResult& r, SimClock& clock, EventTracer*
     EXPECT_EQ(backend.Execute(*handle, Span<TensorView* const>(args.data(), args.size()), ctx),
               Error::kOk);
   }
+}
+
+// Runs every NPU partition of TinyDsCnn once on `clock`; returns the ticks it advanced.
+uint64_t RunOnce(const compiler::CompileResult& r, SimClock& clock, EventTracer* tracer) {
+  npu::NpuBackend backend(clock.params(), &clock);
+  const Ticks before = clock.now();
+  RunPartitions(r, backend, tracer);
   return clock.now() - before;
+}
+
+// The delegate events of an ETDump, in file order.
+std::vector<etdump::ProfileRow> DelegateRows(etdump::EtdumpWriter& writer) {
+  auto bytes = writer.Finish();
+  EXPECT_TRUE(bytes.ok());
+  auto reader = etdump::EtdumpReader::Open(*bytes);
+  EXPECT_TRUE(reader.ok());
+  std::vector<etdump::ProfileRow> rows(reader->NumProfileEvents());
+  rows.resize(reader->ReadRows({rows.data(), rows.size()}));
+  return rows;
 }
 
 TEST(SimClockTest, SameArtifactAndInputsGiveTheSameCycles) {
@@ -90,9 +107,51 @@ TEST(SimClockTest, DelegateEventsTileTheSimulatedTime) {
     EXPECT_EQ(rows[i].name, nullptr);
     EXPECT_EQ(rows[i].start, t);  // back to back, starting at the clock's time
     EXPECT_TRUE(rows[i].mapped) << rows[i].delegate_debug_id;
+    EXPECT_EQ(rows[i].ran_on, ExecutionUnit::kNpu);  // the NPU timing model
     t = rows[i].end;
   }
   EXPECT_EQ(t, 1000 + cycles);
+}
+
+// A board clock that moves 7 ticks per read, so that every kernel event spans exactly one read.
+Ticks g_core_ticks = 0;
+Ticks FakeCoreClock() { return g_core_ticks += 7; }
+
+// On a board the engine runs the NPU kernels on the Cortex-M33: their events are the core clock
+// read around each kernel, and say so; the model's NPU cycles are still known.
+TEST(SimClockTest, KernelsEmulatedOnTheCoreAreTimedByItsClockAndSaySo) {
+  auto r = compiler::Compile(testing::TinyDsCnn(), {});
+  ASSERT_TRUE(r.ok());
+  npu::NpuBackend backend(r->compilation.target.timing, npu::EmulatedOnCore{&FakeCoreClock});
+  EXPECT_EQ(backend.ran_on(), ExecutionUnit::kNpuEmulatedCortexM33);
+  std::vector<uint8_t> buffer(64 * 1024);
+  etdump::EtdumpWriter writer(buffer.data(), buffer.size());
+  g_core_ticks = 0;
+  RunPartitions(*r, backend, &writer);
+  const std::vector<etdump::ProfileRow> rows = DelegateRows(writer);
+  ASSERT_FALSE(rows.empty());
+  Ticks previous_end = 0;
+  for (const etdump::ProfileRow& row : rows) {
+    EXPECT_EQ(row.ran_on, ExecutionUnit::kNpuEmulatedCortexM33) << row.delegate_debug_id;
+    EXPECT_EQ(row.duration(), 7u) << "one core clock read before and one after the kernel";
+    EXPECT_GT(row.start, previous_end);
+    previous_end = row.end;
+  }
+  EXPECT_EQ(g_core_ticks, 7u * 2 * rows.size());
+}
+
+// The simulator's backend without a SimClock (boardlab-run --clock wall) is the model as well.
+TEST(SimClockTest, ModelledKernelsWithoutAClockSayNpu) {
+  auto r = compiler::Compile(testing::TinyDsCnn(), {});
+  ASSERT_TRUE(r.ok());
+  npu::NpuBackend backend(r->compilation.target.timing);
+  std::vector<uint8_t> buffer(64 * 1024);
+  etdump::EtdumpWriter writer(buffer.data(), buffer.size());
+  RunPartitions(*r, backend, &writer);
+  for (const etdump::ProfileRow& row : DelegateRows(writer)) {
+    EXPECT_EQ(row.ran_on, ExecutionUnit::kNpu);
+    EXPECT_GT(row.duration(), 0u);
+  }
 }
 
 TEST(SimClockTest, InstalledClockIsTheExecutorClock) {

@@ -185,6 +185,20 @@ void CopyEntry(const Entry& e, bool kernel, ProfileRow* row) {
   row->layer = kernel ? e.first_name : e.name;
 }
 
+// Where a delegate event's kernel ran: metadata byte 1 as NpuBackend writes it.
+ExecutionUnit DelegateUnit(const ::etdump::ProfileEvent& pe) {
+  const auto* metadata = pe.delegate_debug_metadata();
+  if (metadata == nullptr || metadata->size() < 2) return ExecutionUnit::kUnknown;
+  const uint8_t unit = metadata->Get(1);
+  return unit <= static_cast<uint8_t>(ExecutionUnit::kNpuEmulatedCortexM33)
+             ? static_cast<ExecutionUnit>(unit)
+             : ExecutionUnit::kUnknown;
+}
+
+bool IsNativeCall(const char* name) {
+  return name != nullptr && std::strncmp(name, "native_call_", 12) == 0;
+}
+
 }  // namespace
 
 bool LookupDelegateKernel(const char* json, size_t size, int32_t id, ProfileRow* row) {
@@ -240,10 +254,15 @@ size_t EtdumpReader::ReadRows(Span<ProfileRow> rows, const char* json, size_t js
       row.delegate_debug_id = pe->delegate_debug_id_int();
       row.start = pe->start_time();
       row.end = pe->end_time();
+      if (row.delegate_debug_id != -1) {
+        row.ran_on = DelegateUnit(*pe);
+      } else if (IsNativeCall(row.name)) {
+        row.ran_on = ExecutionUnit::kCpu;
+      }
       if (json == nullptr) continue;
       if (row.delegate_debug_id != -1) {
         LookupDelegateKernel(json, json_size, row.delegate_debug_id, &row);
-      } else if (row.name != nullptr && std::strncmp(row.name, "native_call_", 12) == 0) {
+      } else if (IsNativeCall(row.name)) {
         LookupCpuOp(json, json_size, row.instruction, &row);
       }
     }

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "boardlab/schema/etdump_generated.h"
+#include "runtime/core/event_tracer.h"
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
 
@@ -36,6 +37,9 @@ struct ProfileRow {
   uint64_t start = 0;
   uint64_t end = 0;
   uint64_t duration() const { return end >= start ? end - start : 0; }
+  // Where the kernel ran: a delegate event's metadata byte 1 (NpuBackend), kCpu for a
+  // "native_call_*" event, kUnknown otherwise (and for delegate events without that byte).
+  ExecutionUnit ran_on = ExecutionUnit::kUnknown;
   // From the debug map (when given and matched): NPU kernel (delegate id -> kernels[].id) or CPU
   // op (a "native_call_*" event's instruction -> cpu_ops[].instruction).
   bool mapped = false;
