@@ -109,7 +109,7 @@ ProfileRow KernelRow(const KernelSum& k, size_t instruction, double runs,
   return kr;
 }
 
-// A delegate row runs where all of its kernels ran.
+// A delegate row runs where all of its kernels ran ("mixed" if they differ).
 std::string CommonRanOn(const std::vector<ProfileRow>& kernels) {
   if (kernels.empty()) return runtime::ExecutionUnitName(runtime::ExecutionUnit::kUnknown);
   for (const ProfileRow& k : kernels) {
@@ -132,8 +132,9 @@ ProfileRow InstructionRow(int32_t instruction, const InstructionSum& s, double r
     return row;
   }
   row.op = "DELEGATE_CALL";
-  for (const KernelSum& k : s.kernels)
+  for (const KernelSum& k : s.kernels) {
     row.kernels.push_back(KernelRow(k, row.instruction, runs, clock));
+  }
   row.ran_on = CommonRanOn(row.kernels);
   return row;
 }
@@ -178,13 +179,7 @@ std::optional<Inspection> InspectEtdump(runtime::Span<const uint8_t> etdp, const
     if (instruction >= 0) p.rows.push_back(InstructionRow(instruction, s, runs, p.clock));
   }
   NameFromDebugMap(debug_map, p);
-  ProfileRow total;
-  total.ticks = sums.total_ticks / runs;
-  SetCounts(p.clock, /*delegate=*/false, total);
-  p.total_ticks = total.ticks;
-  p.total_us = total.us;
-  p.total_cycles = total.cycles;
-  p.total_instructions = total.instructions;
+  SetTotal(sums.total_ticks / runs, p);
 
   out.header = "profile from ETDump (average of " + std::to_string(sums.runs) + " Execute run" +
                (sums.runs == 1 ? "" : "s") + (debug_map.is_object() ? "" : ", no debug map") + "):";

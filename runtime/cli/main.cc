@@ -290,12 +290,7 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
     }
     profile.rows.push_back(row);
   }
-  ProfileRow total;
-  total.ticks = total_ticks / n;
-  boardlab::run::SetCounts(clock, /*delegate=*/false, total);
-  profile.total_ticks = total.ticks;
-  profile.total_us = total.us;
-  profile.total_cycles = total.cycles;
+  boardlab::run::SetTotal(total_ticks / n, profile);
   return profile;
 }
 

@@ -117,6 +117,16 @@ void SetCounts(const ProfileClock& clock, bool delegate, ProfileRow& row) {
   }
 }
 
+void SetTotal(double ticks, Profile& profile) {
+  ProfileRow total;
+  total.ticks = ticks;
+  SetCounts(profile.clock, /*delegate=*/false, total);
+  profile.total_ticks = total.ticks;
+  profile.total_us = total.us;
+  profile.total_cycles = total.cycles;
+  profile.total_instructions = total.instructions;
+}
+
 void PrintProfileTable(const Profile& profile, const std::string& header) {
   const bool by_time = SharesByTime(profile);
   const double sum = RowsTotal(profile, by_time);

@@ -66,6 +66,9 @@ struct Profile {
 /// clock for NPU kernel rows when `delegate` is true).
 void SetCounts(const ProfileClock& clock, bool delegate, ProfileRow& row);
 
+/// Sets the profile's totals from the average Method::execute `ticks` on its clock.
+void SetTotal(double ticks, Profile& profile);
+
 /// Prints `header` then the table (instruction, op, ran on, count, us, % of the rows' total).
 void PrintProfileTable(const Profile& profile, const std::string& header);
 
