@@ -39,7 +39,10 @@ std::vector<int32_t> Ops(const json& entry) {
 
 std::string OpsLabel(const std::vector<int32_t>& ops) {
   std::string s;
-  for (int32_t op : ops) s += (s.empty() ? "" : ",") + std::to_string(op);
+  for (int32_t op : ops) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(op);  // appended on its own: GCC 12 -O3 misreads "," + string as overlap
+  }
   return s;
 }
 
