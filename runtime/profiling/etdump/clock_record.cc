@@ -40,15 +40,17 @@ bool IntEntry(const ::etdump::DebugEvent& e, int64_t* value) {
   return true;
 }
 
-// Applies one named integer of a clock record; returns whether it was one.
-bool ApplyRecordEntry(const char* name, int64_t value, ClockRecord* clock) {
+// Applies one named integer of a clock record (`name` holds `size` characters); returns whether
+// it was one. Lengths come from the FlatBuffers string, not strlen: GCC's -Wstringop-overread
+// misjudges strlen on a pointer into a FlatBuffers table.
+bool ApplyRecordEntry(const char* name, size_t size, int64_t value, ClockRecord* clock) {
+  const size_t clock_prefix = std::strlen(kClockPrefix);
+  const size_t delegate_prefix = std::strlen(kDelegateClockPrefix);
   if (StartsWith(name, kClockPrefix)) {
-    const char* kind = name + std::strlen(kClockPrefix);
-    clock->kind = ClockKindFromName(kind, std::strlen(kind));
+    clock->kind = ClockKindFromName(name + clock_prefix, size - clock_prefix);
     clock->ticks_per_second = NonNegative(value);
   } else if (StartsWith(name, kDelegateClockPrefix)) {
-    const char* kind = name + std::strlen(kDelegateClockPrefix);
-    clock->delegate_kind = ClockKindFromName(kind, std::strlen(kind));
+    clock->delegate_kind = ClockKindFromName(name + delegate_prefix, size - delegate_prefix);
     clock->delegate_ticks_per_second = NonNegative(value);
   } else if (std::strcmp(name, kIcountShift) == 0) {
     clock->icount_shift = static_cast<int32_t>(value);
@@ -143,7 +145,7 @@ ClockRecord ReadClockRecord(const ::etdump::ETDump& etdump) {
       const ::etdump::DebugEvent* d = e->debug_event();
       int64_t value = 0;
       if (d == nullptr || d->name() == nullptr || !IntEntry(*d, &value)) continue;
-      found = ApplyRecordEntry(d->name()->c_str(), value, &clock) || found;
+      found = ApplyRecordEntry(d->name()->c_str(), d->name()->size(), value, &clock) || found;
     }
   }
   if (found || runs->size() == 0 || runs->Get(0)->events() == nullptr) return clock;
