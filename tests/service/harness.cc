@@ -263,7 +263,8 @@ absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
   }
   const std::string status_line = response.substr(0, response.find("\r\n"));
   if (status_line.find(" 200") == std::string::npos) {
-    return absl::UnavailableError(absl::StrCat("GET ", path, ": ", status_line));
+    return absl::UnavailableError(absl::StrCat("GET ", path, ": ", status_line, ": ",
+                                               Tail(response.substr(header_end + 4), 300)));
   }
   return response.substr(header_end + 4);
 }
