@@ -211,9 +211,15 @@ TEST_F(RunCliQemuTest, BoardErrorsAndUnsupportedOptions) {
   EXPECT_EQ(Run("--board qemu " + pte + " --clock wall").exit_code, 2);
   const CommandResult map_alone = Run("--board qemu " + pte + " --debug-map x.json");
   EXPECT_EQ(map_alone.exit_code, 2) << map_alone.output;
-  EXPECT_NE(map_alone.output.find("--debug-map is only used with --inspect or --profile"),
+  EXPECT_NE(map_alone.output.find(
+                "--debug-map is only used with --inspect, --profile, --trace or --timeline"),
             std::string::npos)
       << map_alone.output;
+  // A timeline that could not be written is refused before QEMU starts.
+  const CommandResult no_dir =
+      Run("--board qemu " + pte + " --trace " + (dir_ / "missing" / "t.json").string());
+  EXPECT_EQ(no_dir.exit_code, 2) << no_dir.output;
+  EXPECT_EQ(no_dir.output.find("board qemu:"), std::string::npos) << no_dir.output;
   // A bad debug map is refused before QEMU starts.
   const std::string bad_map = (dir_ / "bad.json").string();
   ASSERT_TRUE(testing::WriteFile(bad_map, std::vector<uint8_t>{'[', '1', ']'}));
