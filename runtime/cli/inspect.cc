@@ -17,10 +17,6 @@ namespace {
 namespace et = runtime::etdump;
 using nlohmann::json;
 
-bool NameIs(const et::ProfileRow& r, const char* name) {
-  return r.name != nullptr && std::strcmp(r.name, name) == 0;
-}
-
 // One NPU kernel of one delegate call, summed over the runs.
 struct KernelSum {
   int32_t id = -1;
@@ -65,15 +61,15 @@ ExecuteSums SumExecuteBlocks(const std::vector<et::ProfileRow>& rows, const Prof
     const double ticks = static_cast<double>(r.duration());
     if (r.delegate_debug_id != -1) {
       AddDelegateEvent(r, clock, sums.instructions[r.instruction]);
-    } else if (NameIs(r, "OPERATOR_CALL")) {
+    } else if (EventNamed(r, "OPERATOR_CALL")) {
       sums.instructions[r.instruction].ticks += ticks;
-    } else if (NameIs(r, "DELEGATE_CALL")) {
+    } else if (EventNamed(r, "DELEGATE_CALL")) {
       InstructionSum& s = sums.instructions[r.instruction];
       s.delegate = true;
       s.ticks += ticks;
     } else if (r.name != nullptr && std::strncmp(r.name, "native_call_", 12) == 0) {
       sums.instructions[r.instruction].native_op = NativeCallOp(r.name);
-    } else if (NameIs(r, "Method::execute")) {
+    } else if (EventNamed(r, "Method::execute")) {
       sums.total_ticks += ticks;
     }
   }
@@ -124,6 +120,10 @@ ProfileRow InstructionRow(int32_t instruction, const InstructionSum& s, double r
 }
 
 }  // namespace
+
+bool EventNamed(const et::ProfileRow& r, const char* name) {
+  return r.name != nullptr && std::strcmp(r.name, name) == 0;
+}
 
 std::string NativeCallOp(const char* name) {
   std::string op = name + std::strlen("native_call_");

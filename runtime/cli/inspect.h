@@ -41,6 +41,9 @@ struct Inspection {
   std::string header;  // one line describing the source and the runs (the clock has its own)
 };
 
+/// Whether profile event `r` is named `name` (delegate events have no name).
+bool EventNamed(const runtime::etdump::ProfileRow& r, const char* name);
+
 /// The op of a "native_call_<op>.out" event name: "native_call_conv_2d.out" -> "conv_2d".
 std::string NativeCallOp(const char* name);
 

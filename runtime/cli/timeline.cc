@@ -22,10 +22,6 @@ namespace {
 namespace et = runtime::etdump;
 using nlohmann::json;
 
-bool NameIs(const et::ProfileRow& r, const char* name) {
-  return r.name != nullptr && std::strcmp(r.name, name) == 0;
-}
-
 bool IsDelegateEvent(const et::ProfileRow& r) {
   return r.delegate_debug_id != -1 || r.delegate_debug_name != nullptr;
 }
@@ -60,7 +56,7 @@ std::vector<ExecuteRun> CompleteExecuteRuns(const std::vector<et::ProfileRow>& r
   std::vector<ExecuteRun> complete;
   for (auto& [index, events] : blocks) {
     const auto method = std::find_if(events.begin(), events.end(), [](const et::ProfileRow& r) {
-      return NameIs(r, "Method::execute");
+      return EventNamed(r, "Method::execute");
     });
     if (method == events.end()) continue;
     const size_t at = static_cast<size_t>(method - events.begin());
@@ -79,7 +75,7 @@ class DelegatePlacement {
       ratio_ = clock.ticks_per_second / clock.delegate_ticks_per_second;
     }
     for (const et::ProfileRow& r : run.events) {
-      if (NameIs(r, "DELEGATE_CALL")) call_start_.emplace(r.instruction, r.start);
+      if (EventNamed(r, "DELEGATE_CALL")) call_start_.emplace(r.instruction, r.start);
       if (!IsDelegateEvent(r)) continue;
       const auto first = first_event_.emplace(r.instruction, r.start).first;
       first->second = std::min(first->second, r.start);
@@ -140,13 +136,13 @@ std::vector<TimelineSlice> SlicesOf(const ExecuteRun& run, const ProfileClock& c
   std::vector<TimelineSlice> slices;
   for (const et::ProfileRow& r : run.events) {
     if (r.instruction < 0) continue;
-    if (NameIs(r, "OPERATOR_CALL")) {
+    if (EventNamed(r, "OPERATOR_CALL")) {
       TimelineSlice s = MakeSlice(Lane::kCortexM33, SliceKind::kCpuOp, r, place, clock);
       const auto op = native_ops.find(r.instruction);
       s.row.op = op == native_ops.end() ? "OPERATOR_CALL" : op->second;
       s.row.ran_on = cpu;
       slices.push_back(std::move(s));
-    } else if (NameIs(r, "DELEGATE_CALL")) {
+    } else if (EventNamed(r, "DELEGATE_CALL")) {
       TimelineSlice s = MakeSlice(Lane::kCortexM33, SliceKind::kDelegateCall, r, place, clock);
       s.row.op = "DELEGATE_CALL";
       s.row.ran_on = cpu;  // the core's own time in the call

@@ -21,7 +21,7 @@ constexpr double kLaneBarHeight = 30;
 constexpr double kLaneGap = 10;
 constexpr double kAxisHeight = 44;
 constexpr double kLegendRow = 18;
-constexpr double kCharWidth = 6.6;  // average advance of an 11 px sans-serif character
+constexpr double kCharWidth = 6.6;      // average advance of an 11 px sans-serif character
 constexpr double kMinSliceWidth = 1.5;  // so that no slice disappears
 
 // The characters of `text`, each as its UTF-8 bytes; a byte that starts no valid sequence and

@@ -248,7 +248,6 @@ TEST(SimClockTest, WrappedKernelsAdvanceTheInstalledClock) {
   SimClock::Install(nullptr);
 }
 
-
 // What the payloads of an artifact say about its weight prefetches: per loading kernel's debug
 // id, the Prefetch's bytes and the model's DMA cycles for that kernel.
 struct PrefetchFacts {
@@ -302,6 +301,20 @@ uint32_t MetadataBytes(const etdump::ProfileRow& row) {
   return m[3] | m[4] << 8 | m[5] << 16 | static_cast<uint32_t>(m[6]) << 24;
 }
 
+// An ETDump's NPU kernel events by debug id, and its weight prefetch events.
+struct DelegateEvents {
+  std::map<int32_t, etdump::ProfileRow> kernels;
+  std::vector<etdump::ProfileRow> prefetches;
+};
+DelegateEvents SplitDelegateRows(etdump::EtdumpWriter& writer) {
+  DelegateEvents events;
+  for (const etdump::ProfileRow& row : DelegateRows(writer)) {
+    if (row.delegate_debug_id != -1) events.kernels[row.delegate_debug_id] = row;
+    if (row.delegate_debug_name != nullptr) events.prefetches.push_back(row);
+  }
+  return events;
+}
+
 // Under the timing model a kernel costs max(compute, SRAM traffic, prefetch): its own weight
 // transfer overlaps it. Each Prefetch is one named delegate event starting with the kernel that
 // reads it, lasting the model's DMA cycles, on the DMA.
@@ -315,12 +328,9 @@ TEST(SimClockTest, ModelledWeightPrefetchesOverlapTheKernelThatReadsThem) {
   std::vector<uint8_t> buffer(64 * 1024);
   etdump::EtdumpWriter writer(buffer.data(), buffer.size());
   RunOnce(*r, clock, &writer);
-  std::map<int32_t, etdump::ProfileRow> kernels;
-  std::vector<etdump::ProfileRow> prefetches;
-  for (const etdump::ProfileRow& row : DelegateRows(writer)) {
-    if (row.delegate_debug_id != -1) kernels[row.delegate_debug_id] = row;
-    if (row.delegate_debug_name != nullptr) prefetches.push_back(row);
-  }
+  const DelegateEvents events = SplitDelegateRows(writer);
+  const std::map<int32_t, etdump::ProfileRow>& kernels = events.kernels;
+  const std::vector<etdump::ProfileRow>& prefetches = events.prefetches;
   ASSERT_EQ(prefetches.size(), facts.size());
   for (const etdump::ProfileRow& p : prefetches) {
     const int32_t id = LoadedKernel(p);
@@ -348,12 +358,9 @@ TEST(SimClockTest, WeightCopiesOnTheCoreAreTimedWhereTheyHappen) {
   etdump::EtdumpWriter writer(buffer.data(), buffer.size());
   g_core_ticks = 0;
   RunPartitions(*r, backend, &writer);
-  std::map<int32_t, etdump::ProfileRow> kernels;
-  std::vector<etdump::ProfileRow> prefetches;
-  for (const etdump::ProfileRow& row : DelegateRows(writer)) {
-    if (row.delegate_debug_id != -1) kernels[row.delegate_debug_id] = row;
-    if (row.delegate_debug_name != nullptr) prefetches.push_back(row);
-  }
+  const DelegateEvents events = SplitDelegateRows(writer);
+  const std::map<int32_t, etdump::ProfileRow>& kernels = events.kernels;
+  const std::vector<etdump::ProfileRow>& prefetches = events.prefetches;
   ASSERT_EQ(prefetches.size(), facts.size());
   for (const etdump::ProfileRow& p : prefetches) {
     EXPECT_EQ(p.ran_on, ExecutionUnit::kDmaEmulatedCortexM33);

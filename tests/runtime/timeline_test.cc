@@ -21,6 +21,7 @@
 #include "runtime/npu/npu_payload.h"
 #include "runtime/profiling/etdump/clock_record.h"
 #include "runtime/profiling/etdump/etdump_writer.h"
+#include "tests/runtime/boardlab_run_test_base.h"
 #include "tests/runtime/executor_test_support.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
@@ -320,24 +321,9 @@ TEST(TimelineSvgTest, WellFormedWithOneRectPerSliceAndEscapedNames) {
 
 // ---- boardlab-run --trace / --timeline ----------------------------------------------------
 
-class TimelineCli : public ::testing::Test {
+class TimelineCli : public testing::BoardlabRunTest {
  protected:
-  void SetUp() override {
-    binary_ = boardlab::testing::RunBinary();
-    if (binary_.empty() || !fs::exists(binary_)) {
-      GTEST_SKIP() << "boardlab-run is not built (" << binary_ << ")";
-    }
-    dir_ = fs::temp_directory_path() /
-           ("boardlab_timeline_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
-  }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  CommandResult Run(const std::string& args) { return RunCommand(binary_ + " " + args); }
+  TimelineCli() : BoardlabRunTest("boardlab_timeline") {}
 
   // Tiny DS-CNN with its depthwise convs on the CPU and its weights in flash: CPU ops, NPU
   // kernels and weight prefetches. Returns the number of Prefetch commands in its payloads.
@@ -378,8 +364,6 @@ class TimelineCli : public ::testing::Test {
     return map_[list].size();
   }
 
-  std::string binary_;
-  fs::path dir_;
   json map_;
 };
 

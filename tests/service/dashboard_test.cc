@@ -269,14 +269,9 @@ TEST(DashboardTest, EveryPanelExpressionReturnsDataFromALiveServer) {
   }
   EXPECT_TRUE(std::filesystem::exists(lab.Path("out/trace.json")));
   EXPECT_TRUE(std::filesystem::exists(lab.Path("out/timeline.svg")));
-  std::string wrong = ReadText(lab.Path("out/output0.bin"));
-  ASSERT_FALSE(wrong.empty());
-  for (char& b : wrong) b = static_cast<char>(b ^ 0x55);
-  ClientResult fail = lab.RunClient({"submit", model, "--input", "random:0", "--expected",
-                                     lab.WriteFile("wrong.bin", wrong), "--wait"});
+  ClientResult fail = SubmitWithWrongExpectedOutput(lab, model, lab.Path("out/output0.bin"));
   ASSERT_EQ(fail.exit_code, 1) << fail;
-  ClientResult broken =
-      lab.RunClient({"submit", lab.WriteFile("broken.tflite", std::string(64, '\0')), "--wait"});
+  ClientResult broken = SubmitModelThatDoesNotCompile(lab);
   ASSERT_EQ(broken.exit_code, 3) << broken;
   // The dead runner's board: a retry, a quarantine, then the job times out in the queue.
   ClientResult infra = lab.RunClient(
