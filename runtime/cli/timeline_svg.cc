@@ -24,29 +24,38 @@ constexpr double kLegendRow = 18;
 constexpr double kCharWidth = 6.6;      // average advance of an 11 px sans-serif character
 constexpr double kMinSliceWidth = 1.5;  // so that no slice disappears
 
-// The characters of `text`, each as its UTF-8 bytes; a byte that starts no valid sequence and
-// control characters (not allowed in XML 1.0) become "?".
+// The length of the UTF-8 sequence at text[i] when it encodes a character XML 1.0 allows, else
+// 0: no stray continuation bytes, no overlong forms, surrogates, U+FFFE/U+FFFF or control
+// characters other than tab, newline and carriage return.
+size_t XmlCharLength(std::string_view text, size_t i) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned char lead = at(0);
+  if (lead < 0x80) return lead >= 0x20 || lead == '\t' || lead == '\n' || lead == '\r' ? 1 : 0;
+  const size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                        : lead >= 0xE0 && lead <= 0xEF ? 3
+                        : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                       : 0;
+  if (length == 0 || i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((at(k) & 0xC0) != 0x80) return 0;
+  }
+  const unsigned char second = at(1);
+  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second >= 0xA0) ||
+      (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second >= 0x90)) {
+    return 0;  // overlong, surrogate or beyond U+10FFFF
+  }
+  if (lead == 0xEF && second == 0xBF && at(2) >= 0xBE) return 0;  // U+FFFE, U+FFFF
+  return length;
+}
+
+// The characters of `text`, each as its UTF-8 bytes; a byte that starts no character XML
+// allows becomes "?".
 std::vector<std::string> Utf8Chars(std::string_view text) {
   std::vector<std::string> chars;
   for (size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    size_t length = byte < 0x80                    ? 1
-                    : byte >= 0xC2 && byte <= 0xDF ? 2
-                    : byte >= 0xE0 && byte <= 0xEF ? 3
-                    : byte >= 0xF0 && byte <= 0xF4 ? 4
-                                                   : 0;
-    for (size_t k = 1; k < length; ++k) {
-      if (i + k >= text.size() || (static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) {
-        length = 0;
-      }
-    }
-    if (length == 0 || (length == 1 && byte < 0x20)) {
-      chars.push_back("?");
-      ++i;
-      continue;
-    }
-    chars.emplace_back(text.substr(i, length));
-    i += length;
+    const size_t length = XmlCharLength(text, i);
+    chars.emplace_back(length == 0 ? std::string_view("?") : text.substr(i, length));
+    i += length == 0 ? 1 : length;
   }
   return chars;
 }

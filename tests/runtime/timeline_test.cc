@@ -296,7 +296,9 @@ TEST(TimelineSvgTest, WellFormedWithOneRectPerSliceAndEscapedNames) {
   json map = kMap;
   // Names come from the model file: markup characters, a control character and bytes that are
   // not UTF-8 must not break the document.
-  map["cpu_ops"][0]["name"] = std::string("SOFTMAX <&\"> \x01 \xff\xfe #3");
+  map["cpu_ops"][0]["name"] =
+      std::string("SOFTMAX <&\"> \x01 \xff\xfe \xe0\x80\x80 \xed\xa0\x80 \xef\xbf\xbe \xc3 #3");
+  map["delegates"][0]["kernels"][0]["name"] = "CONV_2D \u00e9\u4e2d\U0001F600 #0";  // kept
   const Timeline t = MustRead(SyntheticEtdump(SimClockRecord(), 1, false), map);
   const std::string svg = run::TimelineSvg(t, "a <b> & \"c\"");
   absl::StatusOr<lab::SvgSlices> slices = lab::ReadSvgSlices(svg);
@@ -317,6 +319,7 @@ TEST(TimelineSvgTest, WellFormedWithOneRectPerSliceAndEscapedNames) {
   EXPECT_TRUE(has_text("weight DMA (simulator timing model)"));
   EXPECT_TRUE(has_text("NPU kernel (simulator timing model)"));  // the legend
   EXPECT_TRUE(has_text("CPU op on the Cortex-M33"));
+  EXPECT_TRUE(has_text("CONV_2D \u00e9\u4e2d\U0001F600 #0"));  // valid UTF-8 stays as it is
 }
 
 // ---- boardlab-run --trace / --timeline ----------------------------------------------------
