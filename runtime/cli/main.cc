@@ -434,8 +434,9 @@ int Inspect(const CLI::App& app, const Args& args) {
   } else {
     boardlab::run::PrintProfileTable(inspection.profile, inspection.header);
   }
-  if (WantsTimeline(args))
+  if (WantsTimeline(args)) {
     return WriteTimeline(args, args.inspect, map, args.inspect, kExitInvalidArtifact);
+  }
   return kExitPass;
 }
 
