@@ -40,6 +40,7 @@
 #include "runtime/cli/profile_collector.h"
 #include "runtime/cli/profile_table.h"
 #include "runtime/cli/qemu_board.h"
+#include "runtime/cli/timeline_files.h"
 #include "runtime/core/error.h"
 #include "runtime/executor/backend_registry.h"
 #include "runtime/executor/kernel.h"
@@ -87,6 +88,8 @@ struct Args {
   double timeout_seconds = 300;
   std::string icount = "0";
   bool serve = false;
+  std::string trace;     // Chrome trace JSON of the run's timeline
+  std::string timeline;  // SVG picture of it
 };
 
 int Fail(int code, const std::string& message) {
@@ -334,6 +337,9 @@ void AddOptions(CLI::App& app, Args& args) {
                "stdout (docs/agent.md, the sim driver)");
   app.add_option("--inspect", args.inspect,
                  "print the profile of an ETDump (.etdp) file instead of running an artifact");
+  app.add_option("--trace", args.trace,
+                 "write the run's timeline as a Chrome trace (Perfetto UI, chrome://tracing)");
+  app.add_option("--timeline", args.timeline, "write the run's timeline as an SVG picture");
   app.add_option("--debug-map", args.debug_map,
                  "the compiler's debug map (boardlab-compile --debug-map): the profile names CPU "
                  "ops and NPU kernels after their TFLite source ops (not with --serve)");
@@ -379,6 +385,25 @@ int ReadEtdumpProfile(const std::string& etdump_path, const json& map,
   return kExitPass;
 }
 
+bool WantsTimeline(const Args& args) { return !args.trace.empty() || !args.timeline.empty(); }
+
+// --trace / --timeline (runtime/cli/timeline_files.h): a bad path is a usage error before any run.
+bool TimelinePathsWritable(const Args& args) {
+  const std::string error = boardlab::run::UnwritableTimelinePath({args.trace, args.timeline});
+  if (!error.empty()) Fail(kExitUsage, error);
+  return error.empty();
+}
+
+int WriteTimeline(const Args& args, const std::string& etdump_path, const json& map,
+                  const std::string& source, int failure_code) {
+  std::string error;
+  if (!boardlab::run::WriteTimelineFilesOf(etdump_path, map, source, {args.trace, args.timeline},
+                                           &error)) {
+    return Fail(failure_code, "timeline: " + error);
+  }
+  return kExitPass;
+}
+
 // --inspect: the profile of an ETDump file, named through the debug map when given. A file that
 // records no clock shows raw ticks; an explicit --target supplies a rate to assume for it.
 int Inspect(const CLI::App& app, const Args& args) {
@@ -408,6 +433,9 @@ int Inspect(const CLI::App& app, const Args& args) {
     std::cout << doc.dump(2) << "\n";
   } else {
     boardlab::run::PrintProfileTable(inspection.profile, inspection.header);
+  }
+  if (WantsTimeline(args)) {
+    return WriteTimeline(args, args.inspect, map, args.inspect, kExitInvalidArtifact);
   }
   return kExitPass;
 }
@@ -460,9 +488,11 @@ int RunQemu(const CLI::App& app, const Args& args) {
     return Fail(kExitUsage, "--icount takes a shift (0-10) or off");
   }
   const bool profile = app.count("--profile") > 0;
-  if (!args.debug_map.empty() && !profile) {
-    return Fail(kExitUsage, "--debug-map is only used with --inspect or --profile");
+  if (!args.debug_map.empty() && !profile && !WantsTimeline(args)) {
+    return Fail(kExitUsage,
+                "--debug-map is only used with --inspect, --profile, --trace or --timeline");
   }
+  if (!TimelinePathsWritable(args)) return kExitUsage;
   json map;
   if (!ReadRunDebugMap(args, map)) return kExitUsage;
   boardlab::run::QemuRunOptions options;
@@ -477,7 +507,7 @@ int RunQemu(const CLI::App& app, const Args& args) {
   options.timeout_seconds = args.timeout_seconds;
   options.console_to_stderr = profile && args.profile == "json";
   const TemporaryEtdump temporary;
-  if (profile && options.etdump.empty()) {
+  if ((profile || WantsTimeline(args)) && options.etdump.empty()) {
     if (temporary.path().empty()) {
       return Fail(kExitRuntime, "cannot create a temporary file for the firmware's ETDump");
     }
@@ -485,7 +515,12 @@ int RunQemu(const CLI::App& app, const Args& args) {
   }
   const int code = boardlab::run::RunOnQemu(options);
   // Only a finished run (pass, unverified or mismatch) has a profile.
-  if (!profile || (code != kExitPass && code != kExitMismatch)) return code;
+  if (code != kExitPass && code != kExitMismatch) return code;
+  if (WantsTimeline(args) && WriteTimeline(args, options.etdump, map, args.artifact + " on qemu",
+                                           kExitRuntime) != kExitPass) {
+    return kExitRuntime;
+  }
+  if (!profile) return code;
   boardlab::run::Inspection inspection;
   std::string error;
   if (ReadEtdumpProfile(options.etdump, map, {}, inspection, error) != kExitPass) {
@@ -791,15 +826,26 @@ void PrintRunTable(const Args& args, const RunOutput& out) {
 
 int Run(const Args& args) {
   json map;
-  if (!ReadRunDebugMap(args, map)) return kExitUsage;
+  if (!ReadRunDebugMap(args, map) || !TimelinePathsWritable(args)) return kExitUsage;
+  // A timeline is drawn from the run's ETDump: a temporary one when --etdump was not given.
+  const TemporaryEtdump temporary;
+  Args run_args = args;
+  if (WantsTimeline(args) && run_args.etdump.empty()) {
+    if (temporary.path().empty()) return Fail(kExitRuntime, "cannot create a temporary ETDump");
+    run_args.etdump = temporary.path();
+  }
   RunOutput out;
-  const int code = RunArtifact(args, out);
+  const int code = RunArtifact(run_args, out);
   if (!out.error.empty()) return Fail(code, out.error);
   boardlab::run::NameFromDebugMap(map, out.profile);
   if (args.profile == "json") {
     std::cout << RunDocument(args, out).dump(2) << "\n";
   } else {
     PrintRunTable(args, out);
+  }
+  if (WantsTimeline(args) && WriteTimeline(args, run_args.etdump, map, args.artifact + " on sim",
+                                           kExitRuntime) != kExitPass) {
+    return kExitRuntime;
   }
   return code;
 }
@@ -887,9 +933,10 @@ int main(int argc, char** argv) {
   }
   if (args.serve) {
     if (!args.artifact.empty() || !args.inspect.empty() || args.board != "sim" ||
-        !args.debug_map.empty()) {
+        !args.debug_map.empty() || WantsTimeline(args)) {
       return Fail(kExitUsage,
-                  "--serve reads its runs from stdin; no artifact, --inspect, --debug-map or qemu");
+                  "--serve reads its runs from stdin; no artifact, --inspect, --debug-map, "
+                  "--trace, --timeline or qemu");
     }
     return Serve(args);
   }
@@ -897,6 +944,7 @@ int main(int argc, char** argv) {
     if (!args.artifact.empty()) {
       return Fail(kExitUsage, "--inspect reads an ETDump; it takes no artifact");
     }
+    if (!TimelinePathsWritable(args)) return kExitUsage;
     return Inspect(app, args);
   }
   if (args.artifact.empty()) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -17,6 +18,7 @@
 #include "tests/support/shared_data.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/trace_checks.h"
 
 namespace boardlab::firmware {
 namespace {
@@ -209,9 +211,15 @@ TEST_F(RunCliQemuTest, BoardErrorsAndUnsupportedOptions) {
   EXPECT_EQ(Run("--board qemu " + pte + " --clock wall").exit_code, 2);
   const CommandResult map_alone = Run("--board qemu " + pte + " --debug-map x.json");
   EXPECT_EQ(map_alone.exit_code, 2) << map_alone.output;
-  EXPECT_NE(map_alone.output.find("--debug-map is only used with --inspect or --profile"),
+  EXPECT_NE(map_alone.output.find(
+                "--debug-map is only used with --inspect, --profile, --trace or --timeline"),
             std::string::npos)
       << map_alone.output;
+  // A timeline that could not be written is refused before QEMU starts.
+  const CommandResult no_dir =
+      Run("--board qemu " + pte + " --trace " + (dir_ / "missing" / "t.json").string());
+  EXPECT_EQ(no_dir.exit_code, 2) << no_dir.output;
+  EXPECT_EQ(no_dir.output.find("board qemu:"), std::string::npos) << no_dir.output;
   // A bad debug map is refused before QEMU starts.
   const std::string bad_map = (dir_ / "bad.json").string();
   ASSERT_TRUE(testing::WriteFile(bad_map, std::vector<uint8_t>{'[', '1', ']'}));
@@ -372,6 +380,61 @@ TEST_F(QemuProfileTest, NoViewLabelsQemuTicksAsNpuTiming) {
       EXPECT_EQ(k["ran_on"], "npu-emulated-cortex-m33") << k;
     }
   }
+}
+
+// Issue 14: the timeline of a firmware run counts QEMU instructions and says that the NPU kernels
+// and the weight copies ran on the Cortex-M33: they share the core, so no two of them overlap.
+TEST_F(RunCliQemuTest, TimelineOfAFirmwareRunSaysTheCoreDidEverything) {
+  compiler::CompileOptions options;
+  options.no_npu = {compiler::OpType::kDepthwiseConv2D};
+  options.weights = compiler::WeightsPlacement::kFlash;
+  absl::StatusOr<compiler::CompileResult> compiled =
+      compiler::Compile(testing::TinyDsCnn(), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const std::string pte = (dir_ / "tiny.pte").string();
+  const std::string map = (dir_ / "tiny.json").string();
+  ASSERT_TRUE(testing::WriteFile(pte, compiled->pte));
+  ASSERT_TRUE(testing::WriteFile(
+      map, std::vector<uint8_t>(compiled->debug_map_json.begin(), compiled->debug_map_json.end())));
+  const std::string trace = (dir_ / "trace.json").string();
+  const std::string svg = (dir_ / "timeline.svg").string();
+  const CommandResult run = Run("--board qemu " + pte + " --debug-map " + map + " --trace " +
+                                trace + " --timeline " + svg);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  const std::vector<uint8_t> bytes = testing::ReadFile(trace);
+  absl::StatusOr<testing::TraceLanes> lanes =
+      testing::ReadTrace(std::string(bytes.begin(), bytes.end()));
+  ASSERT_TRUE(lanes.ok()) << lanes.status();
+  EXPECT_EQ(lanes->other_data["clock"], "qemu-icount");
+  EXPECT_EQ(lanes->other_data["ts_unit"], "instructions");
+  EXPECT_EQ(lanes->thread_names[2], "NPU kernels run on the Cortex-M33 (software engine)");
+  EXPECT_EQ(lanes->thread_names[3], "weight copies by the Cortex-M33 (memcpy)");
+  ASSERT_FALSE(lanes->slices[2].empty());
+  ASSERT_FALSE(lanes->slices[3].empty());
+  EXPECT_TRUE(testing::SlicesDoNotOverlap(*lanes));
+  std::vector<testing::TraceSlice> on_core = lanes->slices[2];
+  on_core.insert(on_core.end(), lanes->slices[3].begin(), lanes->slices[3].end());
+  std::sort(on_core.begin(), on_core.end(),
+            [](const testing::TraceSlice& a, const testing::TraceSlice& b) { return a.ts < b.ts; });
+  for (size_t i = 1; i < on_core.size(); ++i) {
+    EXPECT_LE(on_core[i - 1].ts + on_core[i - 1].dur, on_core[i].ts) << on_core[i].name;
+  }
+  for (const testing::TraceSlice& s : lanes->slices[2]) {
+    EXPECT_EQ(s.args["ran_on"], "npu-emulated-cortex-m33") << s.name;
+    EXPECT_FALSE(s.args.contains("cycles")) << s.name;
+    EXPECT_FALSE(s.args.contains("us")) << s.name;
+  }
+  for (const testing::TraceSlice& s : lanes->slices[3]) {
+    EXPECT_EQ(s.args["ran_on"], "dma-emulated-cortex-m33") << s.name;
+  }
+  const std::vector<uint8_t> picture = testing::ReadFile(svg);
+  absl::StatusOr<testing::SvgSlices> slices =
+      testing::ReadSvgSlices(std::string(picture.begin(), picture.end()));
+  ASSERT_TRUE(slices.ok()) << slices.status();
+  EXPECT_EQ(slices->per_lane[1], static_cast<int>(lanes->slices[2].size()));
+  EXPECT_EQ(slices->per_lane[2], static_cast<int>(lanes->slices[3].size()));
+  EXPECT_TRUE(testing::RenderSvgToPng(svg, (dir_ / "timeline.png").string()));
 }
 
 }  // namespace
