@@ -17,6 +17,11 @@
 // silent past its lease) is retried on another board while the job's retry budget lasts; model
 // failures are verdicts. A board with `quarantine_after` consecutive infrastructure failures is
 // quarantined until its golden-model health check passes.
+//
+// The Lab's code is split by concern (one class, one lock): lab.cc (recovery), lab_jobs.cc (job
+// life cycle), lab_scheduler.cc (queues and picks, over JobQueues), lab_boards.cc (boards,
+// reservations over board_leases.h, maintenance, health over BoardHealth), lab_agents.cc (agent
+// sessions, results, periodic work).
 
 #include <condition_variable>
 #include <map>
@@ -33,8 +38,11 @@
 #include "server/agent_session.h"
 #include "server/auth.h"
 #include "server/blob_store.h"
+#include "server/board_health.h"
 #include "server/compile_service.h"
 #include "server/config.h"
+#include "server/job_queues.h"
+#include "server/lab_board.h"
 #include "server/metrics.h"
 #include "server/reference_runner.h"
 #include "server/store.h"
@@ -108,16 +116,6 @@ class Lab {
     int64_t lease_deadline_ms = 0;  // on a board whose agent is away: requeue after this
     bool on_board = false;          // holds a board (counted in running_by_tenant_)
   };
-  struct BoardEntry {
-    v1::Board board;
-    std::string session_id;  // "" = no agent connected
-    bool maintenance = false;
-    bool quarantined = false;
-    std::string lease_id;
-    int64_t reserved_until_ms = 0;
-    bool health_check_running = false;
-    int64_t next_health_check_ms = 0;
-  };
   struct SessionEntry {
     std::string agent_id;
     AgentSessionPtr session;
@@ -142,66 +140,66 @@ class Lab {
   /// Queues `message` for `session` until the call's writes are committed.
   void Send(const AgentSessionPtr& session, const v1::ServerMessage& message);
 
+  // lab.cc: recovery after a restart and the shared lookups.
   void RestoreBoard(const v1::Board& stored);
   absl::StatusOr<JobEntry*> RestoreJob(v1::Job job);
+  JobEntry* FindJob(const std::string& job_id);
+  std::string JobId(int64_t number) const;
+  int64_t LeaseMs() const;
 
-  // Submission and compile.
+  // lab_jobs.cc: a job's life cycle, submission to verdict (all under mutex_ unless noted).
   absl::Status ValidateSpec(const Caller& caller, const v1::JobSpec& spec);
   /// InvalidArgument when the compile cache knows the model and the run does not fit it.
   absl::Status CheckAgainstCachedCompile(const v1::JobSpec& spec);
   absl::Status CheckSomeBoardCanRun(const v1::JobSpec& spec);
+  /// ResourceExhausted when `tenant` already has its limit of unfinished jobs.
+  absl::Status CheckTenantLimit(const std::string& tenant) const;
   /// Call without holding mutex_.
   void RequestCompile(const std::string& job_id, const v1::JobSpec& spec);
   void OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec,
                            const CompileRecord& record);
   void OnCompiled(const std::string& job_id, const CompileRecord& record, CompileSource source);
-
-  // State changes (all under mutex_).
   void SetState(JobEntry& entry, v1::JobState state);
   void AddEvent(JobEntry& entry, v1::JobEvent event);
   void AddLog(JobEntry& entry, const std::string& line);
   void Persist(JobEntry& entry);
-  void PersistBoard(BoardEntry& board);
   void Enqueue(JobEntry& entry);
-  /// ResourceExhausted when `tenant` already has its limit of unfinished jobs.
-  absl::Status CheckTenantLimit(const std::string& tenant) const;
-  void AddToQueue(const JobEntry& entry);  // into its type's queue, no state change
-  /// Sets queue_position and queue_length of those of `jobs` that are queued.
-  void SetQueuePlaces(const std::vector<v1::Job*>& jobs);
-  /// For a job that stays queued: a log line on how many wait and what its boards are doing.
-  void LogWaiting(JobEntry& entry);
-  void Dequeue(JobEntry& entry);
   void Finish(JobEntry& entry, v1::JobResult result, const std::string& message);
   void RetryOrFail(JobEntry& entry, const std::string& why);
   void LeaveBoard(JobEntry& entry);
   void GrantToTenant(const JobEntry& entry, const v1::Digest& digest);
-  void FreeBoard(const std::string& board_id);
+  /// Jobs whose agent did not come back within the lease are retried; queued jobs past their
+  /// queue timeout end.
+  void ExpireJobs(int64_t now);
 
-  // Scheduling.
+  // lab_scheduler.cc: the queues and which job a free board runs next.
   void Schedule();
-  bool Schedulable(const BoardEntry& board) const;
-  JobEntry* PickJob(const BoardEntry& board);
-  bool Matches(const JobEntry& entry, const BoardEntry& board) const;
-  void Assign(JobEntry& entry, BoardEntry& board);
-  void SendTo(const BoardEntry& board, const v1::ServerMessage& message);
+  bool Schedulable(const LabBoard& board) const;
+  JobEntry* PickJob(const LabBoard& board);
+  bool Matches(const JobEntry& entry, const LabBoard& board) const;
+  void Assign(JobEntry& entry, LabBoard& board);
+  void AddToQueue(const JobEntry& entry);  // into its type's queue, no state change
+  void Dequeue(JobEntry& entry);
+  /// Sets queue_position and queue_length of those of `jobs` that are queued.
+  void SetQueuePlaces(const std::vector<v1::Job*>& jobs);
+  /// For a job that stays queued: a log line on how many wait and what its boards are doing.
+  void LogWaiting(JobEntry& entry);
+  void UpdateQueueMetrics(const std::string& board_type);
 
-  // Agents.
+  // lab_boards.cc: boards, their reservations, maintenance and health.
+  void PersistBoard(LabBoard& board);
+  void FreeBoard(const std::string& board_id);
+  void SendTo(const LabBoard& board, const v1::ServerMessage& message);
+  void StartHealthChecks(int64_t now);
+  void UpdateBoardMetrics();
+
+  // lab_agents.cc: agent sessions and what agents report.
   void OnStage(const v1::StageEvent& stage);
   void OnLogs(const v1::LogLines& logs);
   void OnResult(const std::string& session_id, const v1::RunResult& result);
-  void OnHealthCheckResult(BoardEntry& board, const v1::RunResult& result);
-  void CountBoardFailure(BoardEntry& board, bool failed, const std::string& message);
   void DetachSession(const std::string& session_id, bool lease_expired);
   void ReconcileInFlight(const v1::Hello& hello);
-  void StartHealthChecks(int64_t now);
-
-  JobEntry* FindJob(const std::string& job_id);
-  v1::BoardState StateOf(const BoardEntry& board) const;
-  v1::Board BoardView(const BoardEntry& board) const;
-  void UpdateBoardMetrics();
-  void UpdateQueueMetrics(const std::string& board_type);
-  std::string JobId(int64_t number) const;
-  int64_t LeaseMs() const;
+  void ExpireSilentAgents(int64_t now);
 
   const ServerConfig& config_;
   Store& store_;
@@ -217,22 +215,17 @@ class Lab {
   std::map<std::string, std::unique_ptr<JobEntry>> jobs_;                   // unfinished jobs
   std::map<std::string, int> unfinished_by_tenant_;                         // jobs_ per tenant
   std::map<std::pair<std::string, std::string>, std::string> request_ids_;  // unfinished only
-  std::map<std::string, std::set<std::pair<int64_t, int64_t>>> queues_;     // (-priority, number)
-  std::map<std::string, std::map<std::string, int>> queued_tenants_;  // type -> tenant -> jobs
+  JobQueues queues_;
   std::map<int64_t, std::string> job_by_number_;
   std::map<std::string, int> running_by_tenant_;
-  std::map<std::string, BoardEntry> boards_;
+  std::map<std::string, LabBoard> boards_;
   std::map<std::string, SessionEntry> sessions_;
   std::map<std::string, std::string> session_by_agent_;
 
   StoreBatch pending_;  // this call's writes, committed by Flush()
   std::vector<std::pair<AgentSessionPtr, v1::ServerMessage>> outbox_;  // sent after the commit
   std::vector<std::string> recovered_compiles_;
-  bool health_check_ready_ = false;
-  CompileRecord health_artifact_;
-  v1::Digest health_input_;
-  v1::Digest health_expected_;
-  int64_t health_attempt_ = 0;
+  BoardHealth health_;
 };
 
 }  // namespace boardlab::server

@@ -1,0 +1,246 @@
+#include "server/lab.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/clock.h"
+#include "server/lab_internal.h"
+#include "server/log.h"
+
+namespace boardlab::server {
+
+using lab_internal::OnBoard;
+
+absl::StatusOr<std::string> Lab::AgentHello(const v1::Hello& hello, AgentSessionPtr session) {
+  if (hello.agent_id().empty()) return absl::InvalidArgumentError("hello: agent_id is empty");
+  std::lock_guard lock(mutex_);
+  Flusher flush(*this);
+  for (const auto& info : hello.boards()) {
+    auto it = boards_.find(info.id());
+    if (it != boards_.end() && !it->second.board.agent_id().empty() &&
+        it->second.board.agent_id() != hello.agent_id() && !it->second.session_id.empty()) {
+      return absl::AlreadyExistsError(absl::StrCat("board '", info.id(), "' belongs to agent '",
+                                                   it->second.board.agent_id(), "'"));
+    }
+  }
+  if (auto old = session_by_agent_.find(hello.agent_id()); old != session_by_agent_.end()) {
+    // A reconnecting agent replaces its old session; its jobs stay where they are.
+    std::string old_id = old->second;
+    sessions_[old_id].session->Close();
+    DetachSession(old_id, /*lease_expired=*/false);
+  }
+  std::string session_id = absl::StrCat(hello.agent_id(), "#", next_session_++);
+  SessionEntry& entry = sessions_[session_id];
+  entry.agent_id = hello.agent_id();
+  entry.session = std::move(session);
+  entry.last_seen_ms = NowMs();
+  session_by_agent_[hello.agent_id()] = session_id;
+  for (const auto& info : hello.boards()) {
+    LabBoard& board = boards_[info.id()];
+    board.board.set_id(info.id());
+    board.board.set_type(info.type());
+    *board.board.mutable_tags() = info.tags();
+    board.board.set_agent_id(hello.agent_id());
+    board.session_id = session_id;
+    entry.boards.push_back(info.id());
+    PersistBoard(board);
+  }
+  metrics_.AgentsConnected(static_cast<double>(sessions_.size()));
+  LogInfo("agent connected", {{"agent", hello.agent_id()},
+                              {"session", session_id},
+                              {"boards", std::to_string(hello.boards_size())},
+                              {"in_flight", std::to_string(hello.in_flight_size())}});
+  ReconcileInFlight(hello);
+  UpdateBoardMetrics();
+  v1::ServerMessage welcome;
+  welcome.mutable_welcome()->set_session_id(session_id);
+  welcome.mutable_welcome()->set_heartbeat_interval_ms(config_.heartbeat_interval_ms);
+  welcome.mutable_welcome()->set_inline_logs(true);
+  Send(entry.session, welcome);
+  Schedule();
+  return session_id;
+}
+
+// The agent's journal against ours: jobs we think run on its boards but it does not know were
+// lost with an agent restart; jobs it runs that we gave to someone else must stop.
+void Lab::ReconcileInFlight(const v1::Hello& hello) {
+  std::map<std::string, const v1::InFlightJob*> reported;
+  for (const auto& job : hello.in_flight()) reported[job.job_id()] = &job;
+  for (const auto& info : hello.boards()) {
+    LabBoard& board = boards_[info.id()];
+    if (board.board.job_id().empty()) continue;
+    JobEntry* entry = FindJob(board.board.job_id());
+    if (!entry) {
+      board.board.clear_job_id();
+      continue;
+    }
+    auto it = reported.find(entry->job.id());
+    if (it != reported.end() && it->second->attempt() == entry->job.attempt()) {
+      entry->lease_deadline_ms = 0;  // still there (a result may follow right away)
+      continue;
+    }
+    RetryOrFail(*entry, "the agent reconnected without the job (it restarted mid-run)");
+  }
+  for (const auto& job : hello.in_flight()) {
+    JobEntry* entry = FindJob(job.job_id());
+    bool current = entry && entry->job.attempt() == job.attempt() &&
+                   entry->job.board_id() == job.board_id() && OnBoard(entry->job.state());
+    if (!current && job.still_running()) {
+      v1::ServerMessage cancel;
+      cancel.mutable_cancel()->set_job_id(job.job_id());
+      cancel.mutable_cancel()->set_attempt(job.attempt());
+      Send(sessions_[session_by_agent_[hello.agent_id()]].session, cancel);
+    }
+  }
+}
+
+void Lab::AgentMessage(const std::string& session_id, const v1::AgentMessage& message) {
+  std::lock_guard lock(mutex_);
+  Flusher flush(*this);
+  auto session = sessions_.find(session_id);
+  if (session == sessions_.end()) return;  // replaced or expired
+  session->second.last_seen_ms = NowMs();
+  switch (message.kind_case()) {
+    case v1::AgentMessage::kStage:
+      OnStage(message.stage());
+      break;
+    case v1::AgentMessage::kLogs:
+      OnLogs(message.logs());
+      break;
+    case v1::AgentMessage::kResult:
+      OnResult(session_id, message.result());
+      break;
+    default:
+      break;  // heartbeats only refresh last_seen_ms
+  }
+}
+
+void Lab::OnStage(const v1::StageEvent& stage) {
+  JobEntry* entry = FindJob(stage.job_id());
+  if (!entry || entry->job.attempt() != stage.attempt() || !OnBoard(entry->job.state())) return;
+  if (!OnBoard(stage.stage()) || stage.stage() <= entry->job.state()) return;
+  SetState(*entry, stage.stage());
+}
+
+void Lab::OnLogs(const v1::LogLines& logs) {
+  JobEntry* entry = FindJob(logs.job_id());
+  if (!entry || entry->job.attempt() != logs.attempt() || !OnBoard(entry->job.state())) return;
+  // One event per batch: the store writes one row, however chatty the board.
+  if (logs.lines_size() > 0) AddLog(*entry, absl::StrJoin(logs.lines(), "\n"));
+}
+
+void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
+  v1::ServerMessage ack;
+  ack.mutable_ack()->set_job_id(result.job_id());
+  ack.mutable_ack()->set_attempt(result.attempt());
+  Send(sessions_[session_id].session, ack);
+
+  auto board_it = boards_.find(result.board_id());
+  if (board_it != boards_.end() && BoardHealth::IsCheckResult(board_it->second, result)) {
+    health_.OnCheckResult(board_it->second, result, NowMs());
+    PersistBoard(board_it->second);
+    UpdateBoardMetrics();
+    Schedule();
+    return;
+  }
+  JobEntry* entry = FindJob(result.job_id());
+  if (!entry || entry->job.attempt() != result.attempt() || !OnBoard(entry->job.state()) ||
+      entry->job.board_id() != result.board_id()) {
+    return;  // a stale attempt: the job was retried elsewhere or finished; recorded once
+  }
+  if (board_it != boards_.end()) {
+    health_.CountRun(board_it->second, result.outcome() == v1::RUN_OUTCOME_BOARD_ERROR,
+                     result.message(), NowMs());
+  }
+  metrics_.StageDuration("load", result.load_seconds());
+  metrics_.StageDuration("run", result.run_seconds());
+  metrics_.StageDuration("collect", result.collect_seconds());
+  v1::Job& job = entry->job;
+  v1::JobFiles* files = job.mutable_files();
+  *files->mutable_outputs() = result.outputs();
+  *files->mutable_etdump() = result.etdump();
+  *files->mutable_profile() = result.profile();
+  *files->mutable_log() = result.log();
+  if (!result.log_text().empty()) {
+    absl::StatusOr<v1::Digest> log = blobs_.Put(result.log_text());
+    if (log.ok()) {
+      *files->mutable_log() = *log;
+    } else {
+      LogError(absl::StrCat("storing the log of job ", job.id(), ": ", log.status().message()));
+    }
+  }
+  for (const v1::Digest& output : files->outputs()) GrantToTenant(*entry, output);
+  for (const v1::Digest* made : {&files->etdump(), &files->profile(), &files->log()}) {
+    GrantToTenant(*entry, *made);
+  }
+  *job.mutable_checks() = result.checks();
+  job.set_inference_us(result.inference_us());
+  job.set_inference_cycles(result.inference_cycles());
+  switch (result.outcome()) {
+    case v1::RUN_OUTCOME_PASS:
+      Finish(*entry, v1::JOB_RESULT_PASS, result.message());
+      break;
+    case v1::RUN_OUTCOME_FAIL:
+      Finish(*entry, v1::JOB_RESULT_FAIL, result.message());
+      break;
+    case v1::RUN_OUTCOME_MODEL_ERROR:
+      Finish(*entry, v1::JOB_RESULT_RUN_ERROR, result.message());
+      break;
+    case v1::RUN_OUTCOME_CANCELLED:
+      Finish(*entry, v1::JOB_RESULT_CANCELLED,
+             entry->cancel_requested ? "cancelled" : result.message());
+      break;
+    default:
+      RetryOrFail(*entry, result.message().empty() ? "board error" : result.message());
+      break;
+  }
+  Schedule();
+}
+
+void Lab::DetachSession(const std::string& session_id, bool lease_expired) {
+  auto session = sessions_.find(session_id);
+  if (session == sessions_.end()) return;
+  int64_t now = NowMs();
+  for (const std::string& board_id : session->second.boards) {
+    LabBoard& board = boards_[board_id];
+    if (board.session_id != session_id) continue;
+    board.session_id.clear();
+    board.health_check_running = false;
+    if (JobEntry* entry = FindJob(board.board.job_id())) {
+      if (lease_expired) {
+        metrics_.LeaseExpired();
+        RetryOrFail(*entry, "the board's agent went silent (lease expired)");
+      } else if (entry->lease_deadline_ms == 0) {
+        entry->lease_deadline_ms = now + LeaseMs();  // room to reconnect and report
+      }
+    }
+    PersistBoard(board);
+  }
+  LogInfo(lease_expired ? "agent lease expired" : "agent disconnected",
+          {{"agent", session->second.agent_id}, {"session", session_id}});
+  if (session_by_agent_[session->second.agent_id] == session_id) {
+    session_by_agent_.erase(session->second.agent_id);
+  }
+  sessions_.erase(session);
+  metrics_.AgentsConnected(static_cast<double>(sessions_.size()));
+  UpdateBoardMetrics();
+}
+
+void Lab::AgentGone(const std::string& session_id) {
+  std::lock_guard lock(mutex_);
+  Flusher flush(*this);
+  DetachSession(session_id, /*lease_expired=*/false);
+  Schedule();
+}
+
+void Lab::ExpireSilentAgents(int64_t now) {
+  std::vector<std::string> silent;
+  for (const auto& [id, session] : sessions_) {
+    if (now - session.last_seen_ms > LeaseMs()) silent.push_back(id);
+  }
+  for (const auto& id : silent) {
+    sessions_[id].session->Close();
+    DetachSession(id, /*lease_expired=*/true);
+  }
+}
+
+}  // namespace boardlab::server

@@ -1,0 +1,34 @@
+#pragma once
+
+// A board as the Lab keeps it: what the API shows (v1::Board) and what only the server knows
+// (its agent session, maintenance and quarantine flags, its reservation, its health checks).
+
+#include <cstdint>
+#include <string>
+
+#include "boardlab/v1/board_service.pb.h"
+
+namespace boardlab::server {
+
+struct LabBoard {
+  v1::Board board;
+  std::string session_id;  // "" = no agent connected
+  bool maintenance = false;
+  bool quarantined = false;
+  std::string lease_id;  // "" = not reserved
+  int64_t reserved_until_ms = 0;
+  bool health_check_running = false;
+  int64_t next_health_check_ms = 0;
+
+  /// One state for the API, in this order: a board with no agent is offline whatever else holds,
+  /// a board with a job is busy even when quarantine or maintenance waits for the job to end.
+  v1::BoardState State() const;
+  /// The API's view, with its state (maintenance and quarantine outlive a busy or offline spell,
+  /// so the store must keep them).
+  v1::Board View() const;
+};
+
+/// "idle", "busy", ... for logs, metrics labels and messages.
+std::string BoardStateName(v1::BoardState state);
+
+}  // namespace boardlab::server
