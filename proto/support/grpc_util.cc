@@ -65,7 +65,11 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions&
   // Reconnect fast after a server restart: the default backoff grows to two minutes.
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-  arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+  // gRPC takes this as the least time a connection attempt gets to finish its TCP and HTTP/2
+  // handshakes (connection-backoff.md's MIN_CONNECT_TIMEOUT), not as a backoff: at 200 ms, a busy
+  // server or client machine failed connects with "tcp handshaker shutdown". A refused connection
+  // still fails at once.
+  arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinConnectTimeoutMs);
   // Pings find a connection that died without a reset (a pulled cable, a dead NAT entry) in
   // seconds rather than at TCP's retransmission timeout; the server permits them (kKeepalive*).
   arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);

@@ -27,6 +27,9 @@ void AddBearerToken(grpc::ClientContext& context, const std::string& token);
 /// The bearer token of an incoming call, or "" when there is none.
 std::string BearerToken(const grpc::ServerContext& context);
 
+/// The least time a client connection attempt gets for its handshakes (gRPC's default).
+inline constexpr int kMinConnectTimeoutMs = 20000;
+
 /// Clients ping an idle connection every kKeepaliveTimeMs and drop it when a ping is not answered
 /// within kKeepaliveTimeoutMs. Servers must allow pings that often (ServerKeepaliveArguments).
 inline constexpr int kKeepaliveTimeMs = 10000;
