@@ -351,6 +351,36 @@ TEST(ImportBadInputTest, CustomOpIsNamed) {
                       {"operator 1 is CUSTOM 'NeutronGraph'"});
 }
 
+// A model with several problems gets one message naming every one of them, each where it is.
+TEST(ImportBadInputTest, EveryUnsupportedThingIsListedInOneMessage) {
+  TfliteBuilder b;
+  const QuantParams q = PerTensor(0.1f, 0);
+  const int a = b.AddTensor("a", {1, 8}, TflType::kInt8, q);
+  const int c = b.AddTensor("c", {1, 8}, TflType::kInt8, q);
+  const int d = b.AddTensor("d", {1, 8}, TflType::kInt8, q);
+  const int e = b.AddTensor("e", {1, 8}, TflType::kInt8, q);
+  const int half = b.AddTensor("half", {1, 8}, TflType::kFloat16);
+  const int wide = b.AddTensor("wide", {1, 8}, TflType::kInt16, PerTensor(0.1f, 0));
+  b.AddOperator(Code(OpType::kRelu), {a}, {c});
+  b.AddOperator(kBuiltinSvdf, {c}, {d});
+  b.AddCustomOperator("ethos-u", {d}, {e});
+  b.AddOperator(Code(OpType::kRelu), {e}, {wide});
+  b.SetInputs({a, half});
+  b.SetOutputs({wide});
+  ExpectUnimplemented(
+      b, {"unsupported model: 4 problems: ", "tensor 4 'half' has TensorType 1 (FLOAT16)",
+          "operator 1 is SVDF, which boardlab does not support",
+          "operator 2 is CUSTOM 'ethos-u', which boardlab does not support",
+          "RELU #3: output 'wide' is int16", "supported: ADD"});
+}
+
+// Only what is unsupported is listed; a model that is also malformed is reported as malformed.
+TEST(ImportBadInputTest, MalformedOperandWinsOverUnsupportedOperators) {
+  TfliteBuilder b = ReluChainWithOp(kBuiltinSvdf);
+  b.mutable_operator(0).inputs[0] = 9;
+  ExpectInvalid(b, {"RELU #0", "tensor index 9 out of range"});
+}
+
 TEST(ImportBadInputTest, SeveralSubgraphsAreUnimplemented) {
   TfliteBuilder b = SingleConv2DBuilder();
   b.set_subgraph_count(2);
