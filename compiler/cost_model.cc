@@ -37,6 +37,11 @@ NpuKernelClass NpuClassOf(OpType type) {
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
     case OpType::kMean:
+    case OpType::kSum:
+    case OpType::kReduceMax:
+    case OpType::kReduceMin:
+    case OpType::kArgMax:
+    case OpType::kArgMin:
       return NpuKernelClass::kPool;
     case OpType::kAdd:
     case OpType::kSub:
@@ -51,6 +56,19 @@ NpuKernelClass NpuClassOf(OpType type) {
     case OpType::kHardSwish:
     case OpType::kQuantize:
     case OpType::kDequantize:
+    case OpType::kEqual:
+    case OpType::kNotEqual:
+    case OpType::kGreater:
+    case OpType::kGreaterEqual:
+    case OpType::kLess:
+    case OpType::kLessEqual:
+    case OpType::kLogicalAnd:
+    case OpType::kLogicalOr:
+    case OpType::kLogicalNot:
+    case OpType::kSelectV2:
+    case OpType::kAbs:
+    case OpType::kNeg:
+    case OpType::kCast:
       return NpuKernelClass::kElementwise;
     case OpType::kSoftmax:
       return NpuKernelClass::kSoftmax;
@@ -85,7 +103,12 @@ void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
       shape.kernel_taps = int64_t{opt.filter_w} * opt.filter_h;
       break;
     }
-    case OpType::kMean: {
+    case OpType::kMean:
+    case OpType::kSum:
+    case OpType::kReduceMax:
+    case OpType::kReduceMin:
+    case OpType::kArgMax:
+    case OpType::kArgMin: {
       const int64_t out_elements = graph.output(op).NumElements();
       shape.kernel_taps = out_elements > 0 ? graph.input(op, 0).NumElements() / out_elements : 1;
       break;
@@ -110,7 +133,7 @@ CpuKernelClass CpuClassOf(OpType type) {
       if (type == OpType::kLogistic || type == OpType::kTanh || type == OpType::kHardSwish) {
         return CpuKernelClass::kLut;
       }
-      if (type == OpType::kQuantize || type == OpType::kDequantize) {
+      if (type == OpType::kQuantize || type == OpType::kDequantize || type == OpType::kCast) {
         return CpuKernelClass::kDataMovement;
       }
       return CpuKernelClass::kElementwise;
@@ -155,8 +178,7 @@ CpuKernelShape CpuShapeFor(const Graph& graph, const Op& op) {
       break;
     case CpuKernelClass::kElementwise:
       // Window reads of pools and reductions; plain element-wise ops cost per output only.
-      if (op.type == OpType::kAveragePool2D || op.type == OpType::kMaxPool2D ||
-          op.type == OpType::kMean) {
+      if (NpuClassOf(op.type) == NpuKernelClass::kPool) {
         NpuKernelShape window;
         SetReduction(graph, op, window);
         shape.macs = shape.elements * window.kernel_taps;

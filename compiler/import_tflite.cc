@@ -88,6 +88,8 @@ class Importer {
   absl::Status ImportOperators(const tflite::SubGraph& subgraph);
   absl::StatusOr<std::optional<OpType>> ResolveOpType(int op_index, const tflite::Operator& op);
   absl::Status ImportOptions(const tflite::Operator& src, Op& op, const std::string& where);
+  absl::Status ImportDataMovementOptions(const tflite::Operator& src, Op& op,
+                                         const std::string& where);
   absl::Status ImportIndices(const flatbuffers::Vector<int32_t>* src, bool allow_optional,
                              const std::string& where, std::vector<int>& out);
   absl::Status CheckTopologicalOrder();
@@ -415,7 +417,10 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       op.options = s;
       return absl::OkStatus();
     }
-    case OpType::kMean: {
+    case OpType::kMean:
+    case OpType::kSum:
+    case OpType::kReduceMax:
+    case OpType::kReduceMin: {
       ReducerOptions r;
       if (const auto* o = src.builtin_options_as_ReducerOptions()) r.keep_dims = o->keep_dims();
       op.options = r;
@@ -464,6 +469,68 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
         b.adj_y = o->adj_y();
       }
       op.options = b;
+      return absl::OkStatus();
+    }
+    default:
+      return ImportDataMovementOptions(src, op, where);
+  }
+}
+
+// Options of the layout and data movement ops; monostate for ops without options.
+absl::Status Importer::ImportDataMovementOptions(const tflite::Operator& src, Op& op,
+                                                 const std::string& where) {
+  switch (op.type) {
+    case OpType::kGather: {
+      GatherOptions g;
+      if (const auto* o = src.builtin_options_as_GatherOptions()) {
+        g.axis = o->axis();
+        g.batch_dims = o->batch_dims();
+      }
+      op.options = g;
+      return absl::OkStatus();
+    }
+    case OpType::kPack:
+    case OpType::kUnpack: {
+      PackOptions p;
+      if (const auto* o = src.builtin_options_as_PackOptions()) {
+        p.count = o->values_count();
+        p.axis = o->axis();
+      } else if (const auto* u = src.builtin_options_as_UnpackOptions()) {
+        p.count = u->num();
+        p.axis = u->axis();
+      }
+      op.options = p;
+      return absl::OkStatus();
+    }
+    case OpType::kSplit:
+    case OpType::kSplitV: {
+      SplitOptions p;
+      if (const auto* o = src.builtin_options_as_SplitOptions()) p.num_splits = o->num_splits();
+      if (const auto* o = src.builtin_options_as_SplitVOptions()) p.num_splits = o->num_splits();
+      op.options = p;
+      return absl::OkStatus();
+    }
+    case OpType::kDepthToSpace:
+    case OpType::kSpaceToDepth: {
+      BlockOptions b;
+      if (const auto* o = src.builtin_options_as_DepthToSpaceOptions()) {
+        b.block_size = o->block_size();
+      }
+      if (const auto* o = src.builtin_options_as_SpaceToDepthOptions()) {
+        b.block_size = o->block_size();
+      }
+      op.options = b;
+      return absl::OkStatus();
+    }
+    case OpType::kMirrorPad: {
+      MirrorPadOptions m;
+      if (const auto* o = src.builtin_options_as_MirrorPadOptions()) {
+        if (o->mode() != 0 && o->mode() != 1) {
+          return Invalid(absl::StrCat(where, ": unknown mirror pad mode ", o->mode()));
+        }
+        m.mode = static_cast<MirrorPadMode>(o->mode());
+      }
+      op.options = m;
       return absl::OkStatus();
     }
     default:

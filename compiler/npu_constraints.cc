@@ -419,6 +419,7 @@ std::vector<std::pair<OpType, std::vector<NpuConstraint>>> NpuOpRules() {
          PadValueIsZeroPoint}}},
       {OpType::kReshape, {kSharedQuant}},
       {OpType::kSqueeze, {kSharedQuant}},
+      {OpType::kExpandDims, {kSharedQuant, kConstOperands}},
       {OpType::kSlice, moves},
       {OpType::kStridedSlice, moves},
       {OpType::kTranspose, moves},
@@ -454,6 +455,17 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
     t[static_cast<size_t>(OpType::kDequantize)].constraints = {
         {"dequantize_not_on_npu", "DEQUANTIZE converts int8 to float; the NPU computes int8 only",
          TypeConversion}};
+    t[static_cast<size_t>(OpType::kCast)].constraints = {
+        {"cast_not_on_npu", "CAST converts between element types; the NPU computes int8 only",
+         TypeConversion}};
+    t[static_cast<size_t>(OpType::kNeg)].constraints = {
+        {"neg_not_on_npu",
+         "NEG is float32 (TFLite Micro has no int8 NEG); the NPU computes int8 only", NeverOnNpu}};
+    // The Neutron-C flow runs these (neutron-rt700.md section 4), boardlab's lowering does not.
+    for (OpType type : {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum,
+                        OpType::kMirrorPad, OpType::kSplit, OpType::kSplitV}) {
+      t[static_cast<size_t>(type)].constraints = {NpuNotLoweredConstraint()};
+    }
     return t;
   }();
   return table;
@@ -485,6 +497,15 @@ const NpuConstraint& NpuNotSupportedConstraint() {
   static constexpr NpuConstraint kNotSupported = {"not_supported",
                                                   "not supported by the Neutron NPU", NeverOnNpu};
   return kNotSupported;
+}
+
+const NpuConstraint& NpuNotLoweredConstraint() {
+  static constexpr NpuConstraint kNotLowered = {
+      "not_lowered",
+      "the Neutron-C flow can run this op (neutron-rt700.md section 4), but boardlab's NPU "
+      "lowering has no kernel for it yet",
+      NeverOnNpu};
+  return kNotLowered;
 }
 
 const std::vector<NpuConstraint>& ConstraintsFor(OpType type) {

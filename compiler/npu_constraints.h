@@ -52,6 +52,10 @@ const std::vector<NpuConstraint>& ConstraintsFor(OpType type);
 /// NPU"), so that a newly added op type stays on the CPU until someone writes its rules.
 const NpuConstraint& NpuNotSupportedConstraint();
 
+/// The entry of an op type that the Neutron-C flow runs but boardlab does not lower to the NPU
+/// (ABS, reductions, MIRROR_PAD, SPLIT): it always fails and says so.
+const NpuConstraint& NpuNotLoweredConstraint();
+
 /// False for op types the Neutron NPU cannot run at all (QUANTIZE, DEQUANTIZE, ...).
 bool NpuSupportsOpType(OpType type);
 

@@ -67,6 +67,8 @@ absl::StatusOr<fb::KernelKind> KernelKindOf(OpType type) {
       return fb::KernelKind::Reshape;
     case OpType::kSqueeze:
       return fb::KernelKind::Squeeze;
+    case OpType::kExpandDims:  // a reshape: the bytes do not move
+      return fb::KernelKind::Reshape;
     case OpType::kPad:
       return fb::KernelKind::Pad;
     case OpType::kPadV2:
@@ -91,8 +93,11 @@ absl::StatusOr<fb::KernelKind> KernelKindOf(OpType type) {
       return fb::KernelKind::Dequantize;
     case OpType::kBatchMatMul:
       return fb::KernelKind::BatchMatMul;
+    default:
+      break;
   }
-  return absl::UnimplementedError("NPU lowering: unknown op type");
+  return absl::UnimplementedError(
+      absl::StrCat("NPU lowering: ", OpTypeName(type), " has no NPU kernel"));
 }
 
 absl::StatusOr<fb::ElementType> ElementTypeOf(DataType type) {
@@ -615,8 +620,7 @@ std::vector<uint8_t> PartitionLowering::AssembleBlob() {
   PutU32(blob.data() + 12, static_cast<uint32_t>(weights_.size()));
   std::memcpy(blob.data() + kNpuPayloadHeaderBytes, fb_data, fb_size);
   if (!weights_.empty()) {
-    std::memcpy(blob.data() + kNpuPayloadHeaderBytes + fb_padded, weights_.data(),
-                weights_.size());
+    std::memcpy(blob.data() + kNpuPayloadHeaderBytes + fb_padded, weights_.data(), weights_.size());
   }
   return blob;
 }

@@ -37,7 +37,42 @@
   X(leaky_relu, LeakyRelu, OpDataLeakyRelu)                       \
   X(quantize, Quantize, OpDataQuantize)                           \
   X(hard_swish, HardSwish, OpDataHardSwish)                       \
-  X(batch_matmul, BatchMatMul, OpDataBatchMatMul)
+  X(batch_matmul, BatchMatMul, OpDataBatchMatMul)                 \
+  X(expand_dims, ExpandDims, OpDataNone)                          \
+  X(shape, Shape, OpDataNone)                                     \
+  X(fill, Fill, OpDataNone)                                       \
+  X(zeros_like, ZerosLike, OpDataNone)                            \
+  X(broadcast_to, BroadcastTo, OpDataNone)                        \
+  X(pack, Pack, OpDataSplit)                                      \
+  X(unpack, Unpack, OpDataSplit)                                  \
+  X(split, Split, OpDataSplit)                                    \
+  X(split_v, SplitV, OpDataSplit)                                 \
+  X(gather, Gather, OpDataGather)                                 \
+  X(gather_nd, GatherNd, OpDataNone)                              \
+  X(reverse_v2, ReverseV2, OpDataReverse)                         \
+  X(mirror_pad, MirrorPad, OpDataMirrorPad)                       \
+  X(depth_to_space, DepthToSpace, OpDataBlock)                    \
+  X(space_to_depth, SpaceToDepth, OpDataBlock)                    \
+  X(batch_to_space_nd, BatchToSpaceNd, OpDataBatchSpace)          \
+  X(space_to_batch_nd, SpaceToBatchNd, OpDataBatchSpace)          \
+  X(equal, Equal, OpDataCompare)                                  \
+  X(not_equal, NotEqual, OpDataCompare)                           \
+  X(greater, Greater, OpDataCompare)                              \
+  X(greater_equal, GreaterEqual, OpDataCompare)                   \
+  X(less, Less, OpDataCompare)                                    \
+  X(less_equal, LessEqual, OpDataCompare)                         \
+  X(logical_and, LogicalAnd, OpDataLogical)                       \
+  X(logical_or, LogicalOr, OpDataLogical)                         \
+  X(logical_not, LogicalNot, OpDataNone)                          \
+  X(select_v2, SelectV2, OpDataNone)                              \
+  X(reduce_max, ReduceMax, OpDataReduce)                          \
+  X(reduce_min, ReduceMin, OpDataReduce)                          \
+  X(sum, Sum, OpDataReduce)                                       \
+  X(arg_max, ArgMax, OpDataArg)                                   \
+  X(arg_min, ArgMin, OpDataArg)                                   \
+  X(cast, Cast, OpDataNone)                                       \
+  X(abs, Abs, OpDataAbs)                                          \
+  X(neg, Neg, OpDataNone)
 
 namespace boardlab::runtime::kernels {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/supported_ops_doc.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "absl/strings/str_cat.h"
 
 namespace boardlab::compiler {
 namespace {
@@ -136,6 +136,9 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "batch_matmul_zero_points_0",
                                                "quantize_not_on_npu",
                                                "dequantize_not_on_npu",
+                                               "cast_not_on_npu",
+                                               "neg_not_on_npu",
+                                               "not_lowered",
                                                "not_supported"};
 
 TEST(NpuConstraintTables, EveryConstraintIsTested) {
@@ -150,11 +153,40 @@ TEST(NpuConstraintTables, EveryConstraintIsTested) {
   for (std::string_view id : ids) EXPECT_TRUE(kTestedIds.count(id)) << id << " has no test";
 }
 
-TEST(NpuConstraintTables, OnlyFloatConversionsAreNeverOnTheNpu) {
+// The op types the NPU may run: those of neutron-rt700.md section 4 that boardlab lowers.
+TEST(NpuConstraintTables, NpuOpTypesAreTheLoweredNeutronOps) {
+  const std::set<OpType> npu = {OpType::kAdd,
+                                OpType::kAveragePool2D,
+                                OpType::kConcatenation,
+                                OpType::kConv2D,
+                                OpType::kDepthwiseConv2D,
+                                OpType::kFullyConnected,
+                                OpType::kLogistic,
+                                OpType::kMaxPool2D,
+                                OpType::kMul,
+                                OpType::kRelu,
+                                OpType::kRelu6,
+                                OpType::kReshape,
+                                OpType::kSoftmax,
+                                OpType::kTanh,
+                                OpType::kPad,
+                                OpType::kTranspose,
+                                OpType::kMean,
+                                OpType::kSub,
+                                OpType::kSqueeze,
+                                OpType::kStridedSlice,
+                                OpType::kMaximum,
+                                OpType::kMinimum,
+                                OpType::kPadV2,
+                                OpType::kSlice,
+                                OpType::kResizeNearestNeighbor,
+                                OpType::kLeakyRelu,
+                                OpType::kHardSwish,
+                                OpType::kBatchMatMul,
+                                OpType::kExpandDims};
   for (int i = 0; i < kNumOpTypes; ++i) {
     const OpType type = static_cast<OpType>(i);
-    const bool conversion = type == OpType::kQuantize || type == OpType::kDequantize;
-    EXPECT_EQ(NpuSupportsOpType(type), !conversion) << OpTypeName(type);
+    EXPECT_EQ(NpuSupportsOpType(type), npu.count(type) == 1) << OpTypeName(type);
   }
 }
 
@@ -459,6 +491,36 @@ TEST(NpuConstraint, DequantizeNotOnNpu) {
   const int dq = b.AddOp(OpType::kDequantize, {in}, {out});
   EXPECT_FALSE(Check(b, dq, "dequantize_not_on_npu").ok);
   EXPECT_EQ(Check(b, dq, "dequantize_not_on_npu").detail, "int8 -> float32");
+}
+
+TEST(NpuConstraint, CastNotOnNpu) {
+  Builder b;
+  const int in = b.Act({1, 8});
+  const int out = b.Act({1, 8}, 0, 0, DataType::kInt32);
+  const int cast = b.AddOp(OpType::kCast, {in}, {out});
+  EXPECT_EQ(Check(b, cast, "cast_not_on_npu").detail, "int8 -> int32");
+}
+
+TEST(NpuConstraint, NegNotOnNpu) {
+  Builder b;
+  const int in = b.Act({1, 8}, 0, 0, DataType::kFloat32);
+  const int out = b.Act({1, 8}, 0, 0, DataType::kFloat32);
+  const int neg = b.AddOp(OpType::kNeg, {in}, {out});
+  EXPECT_FALSE(Check(b, neg, "neg_not_on_npu").ok);
+  EXPECT_THAT(CheckNpuSupport(b.g, b.op(neg), {}).front(), HasSubstr("TFLite Micro has no int8"));
+}
+
+// ABS, the reductions, MIRROR_PAD and SPLIT are Neutron ops boardlab does not lower: the reason
+// says so rather than blaming the hardware.
+TEST(NpuConstraint, NotLowered) {
+  for (OpType type : {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum,
+                      OpType::kMirrorPad, OpType::kSplit, OpType::kSplitV}) {
+    Builder b;
+    const int op = Unary(b, type, {1, 4});
+    EXPECT_FALSE(Check(b, op, "not_lowered").ok) << OpTypeName(type);
+    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+                ::testing::ElementsAre(HasSubstr("boardlab's NPU lowering has no kernel")));
+  }
 }
 
 TEST(NpuConstraint, NotSupported) {

@@ -1,5 +1,7 @@
 #include "tests/support/test_models.h"
 
+#include "tests/support/op_cases.h"
+
 #include <algorithm>
 #include <random>
 #include <string>
@@ -380,8 +382,13 @@ TfliteBuilder SingleOpBuilder(OpType type) {
     case OpType::kBatchMatMul:
       return BatchMatMulBuilder();
     default:
-      return OperandOpBuilder(type);
+      break;
   }
+  // The layout and selection ops: the first of their generated cases.
+  if (std::vector<OpCase> cases = CasesOf(type); !cases.empty()) {
+    return SingleCaseModel(cases.front()).builder;
+  }
+  return OperandOpBuilder(type);
 }
 
 std::vector<uint8_t> SingleOpModel(OpType type) { return SingleOpBuilder(type).Finish(); }

@@ -38,4 +38,19 @@ std::optional<std::string> TfliteOracleUnavailable();
 bool RunTfliteOracle(const std::vector<OracleCase>& cases,
                      std::vector<std::vector<uint8_t>>* outputs, std::string* error);
 
+/// A case whose tensors are described by TFLite type name ("int8", "int32", "int64", "float32",
+/// "bool"): for models with non-int8 tensors or several outputs.
+struct TypedOracleCase {
+  std::vector<uint8_t> model;
+  std::vector<std::string> input_types;
+  std::vector<std::vector<int32_t>> input_shapes;  // the interpreter reports scalars as [0]
+  std::vector<std::vector<uint8_t>> inputs;        // raw little-endian bytes per model input
+  std::vector<std::string> output_types;           // one per model output
+};
+
+/// Runs every case in one node process; `outputs[case][k]` receives output k's bytes in its type.
+bool RunTfliteOracleTyped(const std::vector<TypedOracleCase>& cases,
+                          std::vector<std::vector<std::vector<uint8_t>>>* outputs,
+                          std::string* error);
+
 }  // namespace boardlab::testing
