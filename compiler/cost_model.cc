@@ -1,5 +1,7 @@
 #include "compiler/cost_model.h"
 
+#include "compiler/npu_constraints.h"
+
 #include "absl/strings/str_cat.h"
 
 namespace boardlab::compiler {
@@ -26,6 +28,7 @@ OutputGeometry GeometryOf(const Tensor& out) {
 }
 
 NpuKernelClass NpuClassOf(OpType type) {
+  if (IsComparisonOp(type)) return NpuKernelClass::kElementwise;
   switch (type) {
     case OpType::kConv2D:
     case OpType::kFullyConnected:
@@ -56,12 +59,6 @@ NpuKernelClass NpuClassOf(OpType type) {
     case OpType::kHardSwish:
     case OpType::kQuantize:
     case OpType::kDequantize:
-    case OpType::kEqual:
-    case OpType::kNotEqual:
-    case OpType::kGreater:
-    case OpType::kGreaterEqual:
-    case OpType::kLess:
-    case OpType::kLessEqual:
     case OpType::kLogicalAnd:
     case OpType::kLogicalOr:
     case OpType::kLogicalNot:
@@ -155,6 +152,10 @@ NpuKernelShape NpuShapeFor(const Graph& graph, const Op& op, bool weights_in_fla
   shape.out_cols = g.cols;
   shape.out_channels = g.channels;
   SetReduction(graph, op, shape);
+  if (IsSingleChannelDepthwise(graph, op)) {
+    shape.kind = NpuKernelClass::kConv;  // lowered as a convolution over one input channel
+    shape.in_channels = 1;
+  }
   for (int t : op.inputs) {
     if (t == kNoTensor) continue;
     const Tensor& tensor = graph.tensors[t];

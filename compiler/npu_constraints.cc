@@ -188,6 +188,18 @@ ConstraintResult ConvDilation(const Graph&, const Op& op, const NpuLimits& limit
   return AxisLimit("dilation", o.dilation_h, o.dilation_w, limits.conv_max_dilation);
 }
 
+// A grouped convolution reaches the NPU split (compiler/split_group_conv.h): as one depthwise
+// when every group has one input and one output channel, else as at most conv_max_groups
+// convolutions.
+ConstraintResult ConvGroupsRule(const Graph& g, const Op& op, const NpuLimits& limits) {
+  const int32_t groups = ConvGroups(g, op);
+  const bool depthwise = groups == g.input(op, 0).shape[3] && groups == g.output(op).shape[3];
+  if (groups == 1 || depthwise || groups <= limits.conv_max_groups) return Ok();
+  return Fail(absl::StrCat("groups=", groups, " > ", limits.conv_max_groups, " (input ",
+                           g.input(op, 0).shape[3], " channels, output ", g.output(op).shape[3],
+                           ")"));
+}
+
 ConstraintResult ConvKernelMacs(const Graph& g, const Op& op, const NpuLimits& limits) {
   auto [h, w] = KernelHw(g, op);
   const int64_t cin = g.input(op, 1).shape[3];
@@ -198,10 +210,21 @@ ConstraintResult ConvKernelMacs(const Graph& g, const Op& op, const NpuLimits& l
                            limits.conv_max_kernel_macs));
 }
 
-ConstraintResult DepthMultiplierOne(const Graph&, const Op& op, const NpuLimits&) {
+ConstraintResult DepthMultiplierOne(const Graph& g, const Op& op, const NpuLimits&) {
   const int32_t m = op.opts<ConvOptions>().depth_multiplier;
-  if (m == 1) return Ok();
-  return Fail(absl::StrCat("depth_multiplier=", m, " (a group convolution)"));
+  if (m == 1 || IsSingleChannelDepthwise(g, op)) return Ok();
+  return Fail(absl::StrCat("depth_multiplier=", m, " over ", g.input(op, 0).shape[3],
+                           " input channels (a group convolution)"));
+}
+
+// A one-channel depthwise runs as a convolution: the convolution's dot-product rule applies.
+ConstraintResult SingleChannelDepthwiseMacs(const Graph& g, const Op& op, const NpuLimits& limits) {
+  if (!IsSingleChannelDepthwise(g, op)) return Ok();
+  auto [h, w] = KernelHw(g, op);
+  const int64_t macs = int64_t{h} * w * limits.num_macs;
+  if (macs <= limits.conv_max_kernel_macs) return Ok();
+  return Fail(absl::StrCat("kernel_h*kernel_w*ceil", limits.num_macs, "(1)=", macs, " > ",
+                           limits.conv_max_kernel_macs));
 }
 
 ConstraintResult WeightsRank2(const Graph& g, const Op& op, const NpuLimits&) {
@@ -375,14 +398,25 @@ std::vector<std::pair<OpType, std::vector<NpuConstraint>>> NpuOpRules() {
                                                   kConvStride, kConvDilation, kBiasScale};
   std::vector<NpuConstraint> conv = conv_common;
   conv.push_back({"conv_kernel_macs",
-                  "kernel_h * kernel_w * round_up(Cin, num_macs) <= conv_max_kernel_macs",
+                  "kernel_h * kernel_w * round_up(Cin, num_macs) <= conv_max_kernel_macs (Cin of "
+                  "one group for a grouped convolution)",
                   ConvKernelMacs});
+  conv.push_back({"conv_groups",
+                  "ungrouped; or grouped with one input and one output channel per group (run as "
+                  "a depthwise convolution), or with at most conv_max_groups groups (run as one "
+                  "convolution per group)",
+                  ConvGroupsRule});
   std::vector<NpuConstraint> depthwise = conv_common;
   depthwise.insert(depthwise.begin(),
                    {"depth_multiplier_1",
-                    "depth_multiplier is 1 (a multiplier > 1 is a group convolution, which "
-                    "boardlab does not split for the NPU)",
+                    "depth_multiplier is 1, or the input has one channel (then it is lowered as "
+                    "a convolution with depth_multiplier output channels); a multiplier > 1 over "
+                    "several channels is a group convolution the Neutron flow does not take",
                     DepthMultiplierOne});
+  depthwise.push_back({"single_channel_depthwise_kernel_macs",
+                       "a one-channel depthwise lowered as a convolution meets its rule: "
+                       "kernel_h * kernel_w * round_up(1, num_macs) <= conv_max_kernel_macs",
+                       SingleChannelDepthwiseMacs});
   const std::vector<NpuConstraint> pool = {
       kSharedQuant,
       {"pool_kernel", "filter_h, filter_w <= pool_max_kernel", PoolKernel},
@@ -528,6 +562,17 @@ std::vector<std::string> CheckNpuSupport(const Graph& graph, const Op& op,
   if (NpuSupportsOpType(op.type)) run(GenericNpuConstraints());
   run(ConstraintsFor(op.type));
   return failures;
+}
+
+int32_t ConvGroups(const Graph& graph, const Op& op) {
+  if (op.type != OpType::kConv2D) return 1;
+  const int32_t depth = graph.input(op, 1).shape[3];
+  return depth > 0 ? graph.input(op, 0).shape[3] / depth : 1;
+}
+
+bool IsSingleChannelDepthwise(const Graph& graph, const Op& op) {
+  return op.type == OpType::kDepthwiseConv2D && graph.input(op, 0).shape.size() == 4 &&
+         graph.input(op, 0).shape[3] == 1 && graph.output(op).shape.back() > 1;
 }
 
 std::optional<std::vector<int64_t>> ConstantIntegers(const Tensor& tensor) {

@@ -200,6 +200,11 @@ std::optional<OpType> OpTypeFromTfliteCode(int32_t code) {
   return std::nullopt;
 }
 
+bool IsComparisonOp(OpType type) {
+  return type == OpType::kEqual || type == OpType::kNotEqual || type == OpType::kGreater ||
+         type == OpType::kGreaterEqual || type == OpType::kLess || type == OpType::kLessEqual;
+}
+
 std::optional<OpType> OpTypeFromName(std::string_view name) {
   for (const OpInfo& info : kOps) {
     if (info.name == name) return info.type;

@@ -96,6 +96,9 @@ int32_t OpTypeTfliteCode(OpType type);
 /// Maps a TFLite BuiltinOperator code to our op type; nullopt when boardlab does not support it.
 std::optional<OpType> OpTypeFromTfliteCode(int32_t code);
 
+/// EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS and LESS_EQUAL.
+bool IsComparisonOp(OpType type);
+
 /// Parses a TFLite op name ("CONV_2D"); nullopt when unknown. Used by `--no-npu`.
 std::optional<OpType> OpTypeFromName(std::string_view name);
 

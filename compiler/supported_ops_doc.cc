@@ -29,6 +29,7 @@ void AppendLimits(const NpuLimits& l, std::string* out) {
       {"conv_max_stride", absl::StrCat(l.conv_max_stride)},
       {"conv_max_dilation", absl::StrCat(l.conv_max_dilation)},
       {"conv_max_kernel_macs", absl::StrCat(l.conv_max_kernel_macs)},
+      {"conv_max_groups", absl::StrCat(l.conv_max_groups)},
       {"pool_max_kernel", absl::StrCat(l.pool_max_kernel)},
       {"pool_max_stride", absl::StrCat(l.pool_max_stride)},
       {"softmax_max_channels", absl::StrCat(l.softmax_max_channels)},
@@ -52,6 +53,11 @@ void AppendConstraints(const std::vector<NpuConstraint>& constraints, std::strin
 // Micro's types for each op, and every copyable type for pure data movement).
 std::string CpuTypes(OpType type) {
   constexpr const char* kCopy = "any: int8, uint8, int16, int32, int64, float32, bool";
+  if (IsComparisonOp(type)) {
+    const bool equality = type == OpType::kEqual || type == OpType::kNotEqual;
+    return absl::StrCat("int8 (rescaled), int32, int64, float32", equality ? ", bool" : "",
+                        "; output bool");
+  }
   switch (type) {
     case OpType::kExpandDims:
     case OpType::kBroadcastTo:
@@ -75,14 +81,7 @@ std::string CpuTypes(OpType type) {
       return "int8, int32, float32 (value and output); dims int32, int64";
     case OpType::kZerosLike:
       return "int8, int32, int64, float32";
-    case OpType::kEqual:
-    case OpType::kNotEqual:
-      return "int8 (rescaled), int32, int64, float32, bool; output bool";
-    case OpType::kGreater:
-    case OpType::kGreaterEqual:
-    case OpType::kLess:
-    case OpType::kLessEqual:
-      return "int8 (rescaled), int32, int64, float32; output bool";
+
     case OpType::kLogicalAnd:
     case OpType::kLogicalOr:
     case OpType::kLogicalNot:

@@ -160,10 +160,16 @@ absl::Status ValidateUnpack(const OpChecker& c) {
   return SplitOutputs(c, in, axis, std::vector<int64_t>(o.count, 1), /*keep_axis=*/false);
 }
 
-absl::Status ValidateSplit(const OpChecker& c) {
-  const int32_t n = c.op().opts<SplitOptions>().num_splits;
+// num_splits, and the operator's arity: `inputs` inputs and one output per split.
+absl::Status NumSplits(const OpChecker& c, size_t inputs, int32_t& n) {
+  n = c.op().opts<SplitOptions>().num_splits;
   if (n < 1) return c.Invalid(absl::StrCat("num_splits ", n, " must be at least 1"));
-  RETURN_IF_ERROR(c.Arity(2, 2, static_cast<size_t>(n)));
+  return c.Arity(inputs, inputs, static_cast<size_t>(n));
+}
+
+absl::Status ValidateSplit(const OpChecker& c) {
+  int32_t n = 0;
+  RETURN_IF_ERROR(NumSplits(c, 2, n));
   const Tensor& in = c.In(1);  // SPLIT takes (axis, input)
   RETURN_IF_ERROR(c.TypeIn(in, "input", kCopyTypes, kCopyTypesText));
   int32_t axis = 0;
@@ -176,9 +182,8 @@ absl::Status ValidateSplit(const OpChecker& c) {
 }
 
 absl::Status ValidateSplitV(const OpChecker& c) {
-  const int32_t n = c.op().opts<SplitOptions>().num_splits;
-  if (n < 1) return c.Invalid(absl::StrCat("num_splits ", n, " must be at least 1"));
-  RETURN_IF_ERROR(c.Arity(3, 3, static_cast<size_t>(n)));
+  int32_t n = 0;
+  RETURN_IF_ERROR(NumSplits(c, 3, n));
   const Tensor& in = c.In(0);
   RETURN_IF_ERROR(c.TypeIn(in, "input", kCopyTypes, kCopyTypesText));
   int32_t axis = 0;

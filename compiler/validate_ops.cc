@@ -83,13 +83,18 @@ absl::Status ValidateConv(const OpChecker& c) {
   const auto& o = c.op().opts<ConvOptions>();
   RETURN_IF_ERROR(
       CheckWindow(c, o.stride_h, o.stride_w, o.dilation_h, o.dilation_w, w.shape[1], w.shape[2]));
-  if (w.shape[3] != c.In(0).shape[3]) {
-    if (c.In(0).shape[3] % w.shape[3] == 0) {
-      return c.Unsupported(absl::StrCat("grouped convolution (input has ", c.In(0).shape[3],
-                                        " channels, weights ", w.shape[3], ")"));
-    }
+  // Grouped convolution (TFLite Micro's ConvPerChannel): the weights' depth divides the input
+  // channels into groups, and each group owns an equal share of the output channels.
+  const int32_t in_c = c.In(0).shape[3];
+  if (in_c % w.shape[3] != 0) {
     return c.Invalid(absl::StrCat("weights expect ", w.shape[3], " input channels, input has ",
-                                  c.In(0).shape[3]));
+                                  in_c, " (not a whole number of groups)"));
+  }
+  const int32_t groups = in_c / w.shape[3];
+  if (w.shape[0] % groups != 0) {
+    return c.Invalid(absl::StrCat(groups, " groups (input ", in_c, " channels, weights ",
+                                  w.shape[3], ") do not divide the ", w.shape[0],
+                                  " output channels"));
   }
   RETURN_IF_ERROR(CheckPerChannelWeights(c, w, 0));
   RETURN_IF_ERROR(CheckBias(c, 2, w.shape[0]));

@@ -10,20 +10,6 @@
 namespace boardlab::compiler {
 namespace {
 
-bool IsComparison(OpType type) {
-  switch (type) {
-    case OpType::kEqual:
-    case OpType::kNotEqual:
-    case OpType::kGreater:
-    case OpType::kGreaterEqual:
-    case OpType::kLess:
-    case OpType::kLessEqual:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // TFLite Micro rescales int8 comparison operands with QuantizeMultiplierSmallerThanOneExp of
 // the input scale, which aborts for a scale whose multiplier has a positive shift (>= 1).
 absl::Status ComparableInt8(const OpChecker& c, const Tensor& t) {
@@ -200,7 +186,7 @@ absl::Status ValidateNeg(const OpChecker& c) {
 
 absl::Status ValidateSelectionOp(const OpChecker& c) {
   const OpType type = c.op().type;
-  if (IsComparison(type)) return ValidateComparison(c);
+  if (IsComparisonOp(type)) return ValidateComparison(c);
   switch (type) {
     case OpType::kLogicalAnd:
     case OpType::kLogicalOr:

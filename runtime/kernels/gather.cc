@@ -31,25 +31,35 @@ bool ShapeIs(const TensorView& t, const int32_t* shape, int32_t rank) {
   return true;
 }
 
+// Params (argument 0), indices (1, int32 or int64) and the output (the last of `count`), with
+// the output of the params' type.
+Error GatherArgs(const char* op, Args args, size_t count, TensorView** params, TensorView** indices,
+                 TensorView** out) {
+  RT_RETURN_IF_ERROR(CheckArgCount(op, args, count));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, params));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 1, indices));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, count - 1, out));
+  RT_CHECK_OR_RETURN_ERROR(IsIndexType(**indices) && (*params)->type == (*out)->type,
+                           kInvalidProgram, "%s: integer indices and an output of the params' type",
+                           op);
+  return Error::kOk;
+}
+
 }  // namespace
 
 // Args: params 0, indices 1, axis 2, batch_dims 3, zero_points 4, scales 5, out 6.
 Error GatherPrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "gather";
-  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 7));
   TensorView *params, *indices, *out;
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, &params));
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 1, &indices));
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 6, &out));
+  RT_RETURN_IF_ERROR(GatherArgs(op, args, 7, &params, &indices, &out));
   auto* d = static_cast<OpDataGather*>(ctx.op_data);
   RT_RETURN_IF_ERROR(IntArg(op, args, 2, &d->axis));
   RT_RETURN_IF_ERROR(IntArg(op, args, 3, &d->batch_dims));
   if (d->axis < 0) d->axis += params->rank;
   if (d->batch_dims < 0) d->batch_dims += indices->rank;
-  RT_CHECK_OR_RETURN_ERROR(IsIndexType(*indices) && params->type == out->type && d->axis >= 0 &&
-                               d->axis < params->rank && d->batch_dims >= 0 &&
+  RT_CHECK_OR_RETURN_ERROR(d->axis >= 0 && d->axis < params->rank && d->batch_dims >= 0 &&
                                d->batch_dims <= d->axis && d->batch_dims <= indices->rank,
-                           kInvalidProgram, "%s: bad types, axis or batch_dims", op);
+                           kInvalidProgram, "%s: axis or batch_dims out of range", op);
   int32_t shape[kMaxDims];
   int32_t rank = 0;
   RT_CHECK_OR_RETURN_ERROR(Append(*params, 0, d->axis, shape, &rank) &&
@@ -75,13 +85,9 @@ Error GatherEval(KernelContext& ctx, Args args) {
 // Args: params 0, indices 1, zero_points 2, scales 3, out 4.
 Error GatherNdPrepare(KernelContext&, Args args) {
   constexpr const char* op = "gather_nd";
-  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 5));
   TensorView *params, *indices, *out;
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, &params));
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 1, &indices));
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 4, &out));
-  RT_CHECK_OR_RETURN_ERROR(IsIndexType(*indices) && indices->rank >= 1 && params->type == out->type,
-                           kInvalidProgram, "%s: bad types", op);
+  RT_RETURN_IF_ERROR(GatherArgs(op, args, 5, &params, &indices, &out));
+  RT_CHECK_OR_RETURN_ERROR(indices->rank >= 1, kInvalidProgram, "%s: scalar indices", op);
   const int32_t nd = indices->dims[indices->rank - 1];
   RT_CHECK_OR_RETURN_ERROR(nd >= 1 && nd <= params->rank, kInvalidProgram,
                            "%s: index depth %d for params of rank %d", op, static_cast<int>(nd),

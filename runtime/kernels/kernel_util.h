@@ -65,6 +65,18 @@ inline bool IsTensorOf(const Value* v, ScalarType type) {
   return Error::kOk;
 }
 
+/// Checks that `args` has `count` entries and reads input 0 and the output (the last argument),
+/// tensors of one element type.
+[[nodiscard]] inline Error InputOutputArgs(const char* op, Args args, size_t count, TensorView** in,
+                                           TensorView** out) {
+  RT_RETURN_IF_ERROR(CheckArgCount(op, args, count));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, in));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, count - 1, out));
+  RT_CHECK_OR_RETURN_ERROR((*in)->type == (*out)->type && (*in)->rank <= kMaxDims, kInvalidProgram,
+                           "%s: input and output types differ", op);
+  return Error::kOk;
+}
+
 /// `a` and `b` have the same element type and shape.
 inline bool SameTypeAndShape(const TensorView& a, const TensorView& b) {
   if (a.type != b.type || a.rank != b.rank) return false;

@@ -18,13 +18,10 @@ TensorView* Last(Args args) { return args[args.size() - 1]->tensor; }
 // Args: in 0, axis 1, zero_points 2, scales 3, out 4. The bytes do not change.
 Error ExpandDimsPrepare(KernelContext&, Args args) {
   constexpr const char* op = "expand_dims";
-  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 5));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, &in));
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 4, &out));
-  RT_CHECK_OR_RETURN_ERROR(
-      in->type == out->type && out->rank == in->rank + 1 && in->NumElements() == out->NumElements(),
-      kInvalidProgram, "%s: output must add one dimension of size 1", op);
+  RT_RETURN_IF_ERROR(InputOutputArgs(op, args, 5, &in, &out));
+  RT_CHECK_OR_RETURN_ERROR(out->rank == in->rank + 1 && in->NumElements() == out->NumElements(),
+                           kInvalidProgram, "%s: output must add one dimension of size 1", op);
   return Error::kOk;
 }
 
@@ -89,12 +86,10 @@ Error FillEval(KernelContext&, Args args) {
 // point, as TFLite Micro does).
 Error ZerosLikePrepare(KernelContext&, Args args) {
   constexpr const char* op = "zeros_like";
-  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 4));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, &in));
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 3, &out));
+  RT_RETURN_IF_ERROR(InputOutputArgs(op, args, 4, &in, &out));
   RT_CHECK_OR_RETURN_ERROR(SameTypeAndShape(*in, *out), kInvalidProgram,
-                           "%s: output must have the input's type and shape", op);
+                           "%s: output must have the input's shape", op);
   return Error::kOk;
 }
 
@@ -107,12 +102,10 @@ Error ZerosLikeEval(KernelContext&, Args args) {
 // Args: in 0, shape 1, zero_points 2, scales 3, out 4.
 Error BroadcastToPrepare(KernelContext&, Args args) {
   constexpr const char* op = "broadcast_to";
-  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 5));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, &in));
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 4, &out));
-  RT_CHECK_OR_RETURN_ERROR(in->type == out->type && in->rank <= out->rank && out->rank <= kMaxDims,
-                           kInvalidProgram, "%s: output type or rank", op);
+  RT_RETURN_IF_ERROR(InputOutputArgs(op, args, 5, &in, &out));
+  RT_CHECK_OR_RETURN_ERROR(in->rank <= out->rank && out->rank <= kMaxDims, kInvalidProgram,
+                           "%s: output rank", op);
   for (int32_t d = 0; d < in->rank; ++d) {
     const int32_t od = out->dims[out->rank - in->rank + d];
     RT_CHECK_OR_RETURN_ERROR(in->dims[d] == od || in->dims[d] == 1, kInvalidProgram,

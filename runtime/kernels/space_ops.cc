@@ -11,16 +11,6 @@ namespace {
 
 TensorView* Last(Args args) { return args[args.size() - 1]->tensor; }
 
-// Input 0 and the output (last argument) of one element type; `out_rank` < 0 skips the rank.
-Error InOut(const char* op, Args args, size_t count, TensorView** in, TensorView** out) {
-  RT_RETURN_IF_ERROR(CheckArgCount(op, args, count));
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, in));
-  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, count - 1, out));
-  RT_CHECK_OR_RETURN_ERROR((*in)->type == (*out)->type && (*in)->rank <= kMaxDims, kInvalidProgram,
-                           "%s: input and output types differ", op);
-  return Error::kOk;
-}
-
 // NHWC view of a 3-D (N, H, C) or 4-D tensor.
 Dims4 Nhwc(const TensorView& t) {
   if (t.rank == 3) return Dims4{t.dims[0], t.dims[1], 1, t.dims[2]};
@@ -33,7 +23,7 @@ Dims4 Nhwc(const TensorView& t) {
 Error ReverseV2Prepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "reverse_v2";
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(InOut(op, args, 5, &in, &out));
+  RT_RETURN_IF_ERROR(InputOutputArgs(op, args, 5, &in, &out));
   RT_CHECK_OR_RETURN_ERROR(SameTypeAndShape(*in, *out) && IsIndexTensor(args[1]) &&
                                args[1]->tensor->NumElements() <= in->rank,
                            kInvalidProgram, "%s: shapes or axes", op);
@@ -60,7 +50,7 @@ Error ReverseV2Eval(KernelContext& ctx, Args args) {
 Error MirrorPadPrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "mirror_pad";
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(InOut(op, args, 6, &in, &out));
+  RT_RETURN_IF_ERROR(InputOutputArgs(op, args, 6, &in, &out));
   int32_t mode;
   RT_RETURN_IF_ERROR(IntArg(op, args, 2, &mode));
   RT_CHECK_OR_RETURN_ERROR((mode == 0 || mode == 1) && IsIndexTensor(args[1]) &&
@@ -96,7 +86,7 @@ namespace {
 // Args: in 0, block_size 1, zero_points 2, scales 3, out 4.
 Error PrepareDepthSpace(const char* op, KernelContext& ctx, Args args, bool to_space) {
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(InOut(op, args, 5, &in, &out));
+  RT_RETURN_IF_ERROR(InputOutputArgs(op, args, 5, &in, &out));
   auto* d = static_cast<OpDataBlock*>(ctx.op_data);
   RT_RETURN_IF_ERROR(IntArg(op, args, 1, &d->block_size));
   const int32_t b = d->block_size;
@@ -141,7 +131,7 @@ namespace {
 // one spatial dimension (block and pair for H only).
 Error PrepareBatchSpace(const char* op, KernelContext& ctx, Args args, bool to_space) {
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(InOut(op, args, 6, &in, &out));
+  RT_RETURN_IF_ERROR(InputOutputArgs(op, args, 6, &in, &out));
   RT_CHECK_OR_RETURN_ERROR((in->rank == 3 || in->rank == 4) && out->rank == in->rank,
                            kInvalidProgram, "%s: 3-D or 4-D tensors", op);
   const int32_t spatial = in->rank - 2;

@@ -8,6 +8,7 @@
 namespace boardlab::runtime::kernels {
 namespace {
 
+// Input 0 and the output (argument 3), with one element count; their types may differ (CAST).
 Error InOut(const char* op, Args args, TensorView** in, TensorView** out) {
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 4));
   RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, in));

@@ -274,10 +274,18 @@ TEST(ImportBadInputTest, ConvInputChannelMismatch) {
   ExpectInvalid(b, {"CONV_2D #0", "weights expect 3 input channels, input has 5"});
 }
 
-TEST(ImportBadInputTest, GroupedConvIsUnimplemented) {
+TEST(ImportBadInputTest, GroupsMustDivideTheOutputChannels) {
+  TfliteBuilder b = SingleConv2DBuilder();  // weights [4,3,3,3]
+  b.mutable_tensor(kConvInput).shape = {1, 8, 8, 9};
+  ExpectInvalid(b, {"CONV_2D #0",
+                    "3 groups (input 9 channels, weights 3) do not divide the 4 "
+                    "output channels"});
+}
+
+TEST(ImportBadInputTest, GroupedConvImports) {
   TfliteBuilder b = SingleConv2DBuilder();
   b.mutable_tensor(kConvInput).shape = {1, 8, 8, 6};
-  ExpectUnimplemented(b, {"CONV_2D #0", "grouped convolution"});
+  EXPECT_TRUE(ImportTflite(b.Finish()).ok());
 }
 
 TEST(ImportBadInputTest, BiasWithWrongElementCount) {

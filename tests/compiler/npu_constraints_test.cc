@@ -118,6 +118,8 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "conv_stride",
                                                "conv_dilation",
                                                "conv_kernel_macs",
+                                               "conv_groups",
+                                               "single_channel_depthwise_kernel_macs",
                                                "depth_multiplier_1",
                                                "fc_weights_rank2",
                                                "broadcast",
@@ -297,8 +299,45 @@ TEST(NpuConstraint, DepthMultiplier1) {
   Builder b;
   const int ok = Depthwise(b, 8);
   const int bad = Depthwise(b, 8, 2);
+  const int one_channel = Depthwise(b, 1, 8);  // lowered as a convolution with 8 outputs
   EXPECT_TRUE(Check(b, ok, "depth_multiplier_1").ok);
-  EXPECT_EQ(Check(b, bad, "depth_multiplier_1").detail, "depth_multiplier=2 (a group convolution)");
+  EXPECT_TRUE(Check(b, one_channel, "depth_multiplier_1").ok);
+  EXPECT_EQ(Check(b, bad, "depth_multiplier_1").detail,
+            "depth_multiplier=2 over 8 input channels (a group convolution)");
+}
+
+TEST(NpuConstraint, SingleChannelDepthwiseKernelMacs) {
+  Builder b;
+  const int in = b.Act({1, 8, 8, 1});
+  const int w = b.Const({1, 100, 90, 4}, DataType::kInt8, {0.25f});
+  const int out = b.Act({1, 8, 8, 4});
+  ConvOptions o;
+  o.depth_multiplier = 4;
+  const int big = b.AddOp(OpType::kDepthwiseConv2D, {in, w, kNoTensor}, {out}, o);
+  EXPECT_EQ(Check(b, big, "single_channel_depthwise_kernel_macs").detail,
+            "kernel_h*kernel_w*ceil8(1)=72000 > 65535");
+  EXPECT_TRUE(Check(b, Depthwise(b, 1, 8), "single_channel_depthwise_kernel_macs").ok);
+  EXPECT_TRUE(Check(b, Depthwise(b, 8, 1), "single_channel_depthwise_kernel_macs").ok);
+}
+
+// Grouped CONV_2D: 8 input channels, weights of depth `depth`, `cout` output channels.
+int GroupedConv(Builder& b, int32_t cin, int32_t depth, int32_t cout) {
+  const int in = b.Act({1, 8, 8, cin});
+  const int w = b.Const({cout, 3, 3, depth}, DataType::kInt8, std::vector<float>(cout, 0.25f));
+  const int out = b.Act({1, 8, 8, cout});
+  return b.AddOp(OpType::kConv2D, {in, w, kNoTensor}, {out}, ConvOptions{});
+}
+
+TEST(NpuConstraint, ConvGroups) {
+  Builder b;
+  EXPECT_TRUE(Check(b, GroupedConv(b, 8, 8, 4), "conv_groups").ok);    // ungrouped
+  EXPECT_TRUE(Check(b, GroupedConv(b, 40, 4, 20), "conv_groups").ok);  // 10 groups
+  EXPECT_TRUE(Check(b, GroupedConv(b, 32, 1, 32), "conv_groups").ok);  // depthwise-shaped
+  EXPECT_EQ(Check(b, GroupedConv(b, 48, 4, 24), "conv_groups").detail,
+            "groups=12 > 10 (input 48 channels, output 24)");
+  NpuLimits two;
+  two.conv_max_groups = 2;
+  EXPECT_FALSE(Check(b, GroupedConv(b, 12, 4, 6), "conv_groups", two).ok);
 }
 
 TEST(NpuConstraint, FcWeightsRank2) {

@@ -15,6 +15,7 @@
 #include "tests/support/op_cases.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
+#include "tests/support/test_models.h"
 #include "tests/support/test_paths.h"
 
 namespace boardlab::firmware {
@@ -54,8 +55,9 @@ class FirmwareOpsTest : public ::testing::Test {
   }
 
   // Runs `m` on the host and on the firmware and compares every output; returns the count.
-  size_t CompareWithHost(const testing::CaseModel& m, const std::string& name) {
-    absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(m.model, {});
+  size_t CompareWithHost(const testing::CaseModel& m, const std::string& name,
+                         const compiler::CompileOptions& options = {}) {
+    absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(m.model, options);
     EXPECT_TRUE(compiled.ok()) << compiled.status();
     if (!compiled.ok()) return 0;
     const std::string base = (dir_ / name).string();
@@ -102,6 +104,25 @@ TEST_F(FirmwareOpsTest, EveryCaseGivesTheHostsOutputs) {
       "[ firmware ] %zu outputs of %zu cases (inputs constant) and %zu of the run-time "
       "input cases equal the host's\n",
       constant, cases.size(), run_time);
+}
+
+// Grouped convolutions (split on the NPU, whole on the CPU) and a one-channel depthwise with a
+// depth multiplier (a convolution on the NPU): the firmware gives the host's bytes either way.
+TEST_F(FirmwareOpsTest, GroupedAndSingleChannelConvolutionsGiveTheHostsOutputs) {
+  testing::CaseModel m;
+  m.model = testing::ConvGroupsModel();
+  m.inputs = {std::vector<uint8_t>(9 * 7 * 8), std::vector<uint8_t>(8 * 8 * 6),
+              std::vector<uint8_t>(12 * 10)};
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    for (size_t k = 0; k < m.inputs[i].size(); ++k) {
+      m.inputs[i][k] = static_cast<uint8_t>(k * 89 + i * 31 + 7);
+    }
+  }
+  m.output_tensors = {0, 1, 2};  // three outputs
+  compiler::CompileOptions cpu_only;
+  cpu_only.cpu_only = true;
+  EXPECT_EQ(CompareWithHost(m, "conv_groups_npu"), 3u);
+  EXPECT_EQ(CompareWithHost(m, "conv_groups_cpu", cpu_only), 3u);
 }
 
 }  // namespace

@@ -5,33 +5,23 @@
 namespace boardlab::runtime::kernels {
 namespace {
 
-// Row-major element strides of `dims`.
-void Strides(const int32_t* dims, int32_t rank, int64_t* strides) {
-  int64_t s = 1;
-  for (int32_t i = rank - 1; i >= 0; --i) {
-    strides[i] = s;
-    s *= dims[i];
-  }
-}
-
 int64_t Product(const int32_t* dims, int32_t begin, int32_t end) {
   int64_t n = 1;
   for (int32_t i = begin; i < end; ++i) n *= dims[i];
   return n;
 }
 
-// Output element (i0..i{r-1}) = input[base + sum i_d * step[d]] (steps in elements, any sign).
-// Dimensions are padded in front to kMaxDims so one loop nest serves every rank; a unit step in
-// the last dimension copies whole rows.
-void CopyStrided(const uint8_t* input, int64_t base, const int64_t* in_step,
-                 const int32_t* out_dims, int32_t rank, int32_t element_size, uint8_t* output) {
+// CopyStrided for one element type: dimensions padded in front to kMaxDims so that one loop
+// nest serves every rank.
+template <typename T>
+void CopyStridedAs(const T* input, int64_t base, const int64_t* in_step, const int32_t* out_dims,
+                   int32_t rank, T* output) {
   int64_t step[kMaxDims] = {};
   int32_t d[kMaxDims] = {1, 1, 1, 1, 1, 1};
   for (int32_t i = 0; i < rank; ++i) {
     step[kMaxDims - rank + i] = in_step[i];
     d[kMaxDims - rank + i] = out_dims[i];
   }
-  const size_t row_bytes = static_cast<size_t>(d[5]) * element_size;
   for (int32_t i0 = 0; i0 < d[0]; ++i0) {
     for (int32_t i1 = 0; i1 < d[1]; ++i1) {
       for (int32_t i2 = 0; i2 < d[2]; ++i2) {
@@ -40,14 +30,10 @@ void CopyStrided(const uint8_t* input, int64_t base, const int64_t* in_step,
             const int64_t row =
                 base + i0 * step[0] + i1 * step[1] + i2 * step[2] + i3 * step[3] + i4 * step[4];
             if (step[5] == 1) {
-              std::memcpy(output, input + row * element_size, row_bytes);
-              output += row_bytes;
-              continue;
-            }
-            for (int32_t i5 = 0; i5 < d[5]; ++i5) {
-              std::memcpy(output, input + (row + i5 * step[5]) * element_size,
-                          static_cast<size_t>(element_size));
-              output += element_size;
+              std::memcpy(output, input + row, static_cast<size_t>(d[5]) * sizeof(T));
+              output += d[5];
+            } else {
+              for (int32_t i5 = 0; i5 < d[5]; ++i5) *output++ = input[row + i5 * step[5]];
             }
           }
         }
@@ -79,6 +65,32 @@ int32_t MirrorSource(int32_t o, int32_t before, int32_t size, int32_t offset) {
 }
 
 }  // namespace
+
+void RowMajorStrides(const int32_t* dims, int32_t rank, int64_t* strides) {
+  int64_t s = 1;
+  for (int32_t i = rank - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= dims[i];
+  }
+}
+
+void CopyStrided(const void* input, int64_t base, const int64_t* step, const int32_t* out_dims,
+                 int32_t rank, int32_t element_size, void* output) {
+  switch (element_size) {
+    case 1:
+      return CopyStridedAs(static_cast<const uint8_t*>(input), base, step, out_dims, rank,
+                           static_cast<uint8_t*>(output));
+    case 2:
+      return CopyStridedAs(static_cast<const uint16_t*>(input), base, step, out_dims, rank,
+                           static_cast<uint16_t*>(output));
+    case 4:
+      return CopyStridedAs(static_cast<const uint32_t*>(input), base, step, out_dims, rank,
+                           static_cast<uint32_t*>(output));
+    default:
+      return CopyStridedAs(static_cast<const uint64_t*>(input), base, step, out_dims, rank,
+                           static_cast<uint64_t*>(output));
+  }
+}
 
 int64_t IndexData::At(int64_t i) const {
   if (wide) {
@@ -134,7 +146,7 @@ Error gather_nd_elements(const ShapeN& params_shape, const void* params,
                            "gather_nd_elements: index depth %d for params of rank %d",
                            static_cast<int>(nd), static_cast<int>(params_shape.rank));
   int64_t strides[kMaxDims];
-  Strides(params_shape.dims, params_shape.rank, strides);
+  RowMajorStrides(params_shape.dims, params_shape.rank, strides);
   const int64_t slices = Product(indices_shape.dims, 0, indices_shape.rank - 1);
   const size_t bytes =
       static_cast<size_t>(Product(params_shape.dims, nd, params_shape.rank) * element_size);
@@ -159,14 +171,14 @@ Error reverse_elements(const ShapeN& shape, const void* input, const bool* rever
                                ValidShape(shape) && ValidElementSize(element_size),
                            kInvalidArgument, "reverse_elements: bad arguments");
   int64_t strides[kMaxDims];
-  Strides(shape.dims, shape.rank, strides);
+  RowMajorStrides(shape.dims, shape.rank, strides);
   int64_t base = 0;
   int64_t step[kMaxDims];
   for (int32_t d = 0; d < shape.rank; ++d) {
     step[d] = reversed[d] ? -strides[d] : strides[d];
     if (reversed[d]) base += (shape.dims[d] - 1) * strides[d];
   }
-  CopyStrided(Bytes(input), base, step, shape.dims, shape.rank, element_size, Bytes(output));
+  CopyStrided(input, base, step, shape.dims, shape.rank, element_size, output);
   return Error::kOk;
 }
 
@@ -186,7 +198,7 @@ Error mirror_pad_elements(const ShapeN& shape, const void* input, const int32_t*
     out_dims[d] = shape.dims[d] + before[d] + after[d];
   }
   int64_t in_strides[kMaxDims];
-  Strides(shape.dims, shape.rank, in_strides);
+  RowMajorStrides(shape.dims, shape.rank, in_strides);
   const int64_t total = Product(out_dims, 0, shape.rank);
   int32_t index[kMaxDims] = {};
   uint8_t* out = Bytes(output);
@@ -217,7 +229,7 @@ Error depth_to_space_elements(const Dims4& in, const void* input, int32_t block_
   const int32_t dims[kMaxDims] = {in.n, in.h, block_size, in.w, block_size, depth};
   const int64_t step[kMaxDims] = {
       int64_t{in.h} * in.w * in.c, int64_t{in.w} * in.c, b * depth, in.c, depth, 1};
-  CopyStrided(Bytes(input), 0, step, dims, kMaxDims, element_size, Bytes(output));
+  CopyStrided(input, 0, step, dims, kMaxDims, element_size, output);
   return Error::kOk;
 }
 
@@ -233,7 +245,7 @@ Error space_to_depth_elements(const Dims4& in, const void* input, int32_t block_
                                   block_size, block_size,        in.c};
   const int64_t step[kMaxDims] = {
       int64_t{in.h} * in.w * in.c, b * in.w * in.c, b * in.c, int64_t{in.w} * in.c, in.c, 1};
-  CopyStrided(Bytes(input), 0, step, dims, kMaxDims, element_size, Bytes(output));
+  CopyStrided(input, 0, step, dims, kMaxDims, element_size, output);
   return Error::kOk;
 }
 
@@ -306,7 +318,7 @@ Error broadcast_to_elements(const ShapeN& in, const void* input, const ShapeN& o
                                ValidElementSize(element_size),
                            kInvalidArgument, "broadcast_to_elements: bad arguments");
   int64_t in_strides[kMaxDims];
-  Strides(in.dims, in.rank, in_strides);
+  RowMajorStrides(in.dims, in.rank, in_strides);
   int64_t step[kMaxDims] = {};
   for (int32_t d = 0; d < out.rank; ++d) {
     const int32_t id = d - (out.rank - in.rank);
@@ -316,7 +328,7 @@ Error broadcast_to_elements(const ShapeN& in, const void* input, const ShapeN& o
                              static_cast<int>(d));
     step[d] = in.dims[id] == 1 ? 0 : in_strides[id];
   }
-  CopyStrided(Bytes(input), 0, step, out.dims, out.rank, element_size, Bytes(output));
+  CopyStrided(input, 0, step, out.dims, out.rank, element_size, output);
   return Error::kOk;
 }
 

@@ -17,6 +17,15 @@
 
 namespace boardlab::runtime::kernels {
 
+/// Row-major element strides of `dims` (rank <= kMaxDims).
+void RowMajorStrides(const int32_t* dims, int32_t rank, int64_t* strides);
+
+/// The copy every rearrangement reduces to: output element (i_0 .. i_{rank-1}), in row-major
+/// order of `out_dims`, is input element base + sum i_d * step[d] (steps in elements, of any
+/// sign; 0 repeats). A unit step in the last dimension copies whole rows.
+void CopyStrided(const void* input, int64_t base, const int64_t* step, const int32_t* out_dims,
+                 int32_t rank, int32_t element_size, void* output);
+
 /// Index values of a tensor: int32 (`wide` false) or int64.
 struct IndexData {
   const void* data = nullptr;
