@@ -66,6 +66,15 @@ NpuKernelClass NpuClassOf(OpType type) {
     case OpType::kAbs:
     case OpType::kNeg:
     case OpType::kCast:
+    case OpType::kExp:
+    case OpType::kLog:
+    case OpType::kSqrt:
+    case OpType::kRsqrt:
+    case OpType::kSquare:
+    case OpType::kRound:
+    case OpType::kFloor:
+    case OpType::kElu:
+    case OpType::kPrelu:
       return NpuKernelClass::kElementwise;
     case OpType::kSoftmax:
       return NpuKernelClass::kSoftmax;
@@ -127,7 +136,8 @@ CpuKernelClass CpuClassOf(OpType type) {
       return CpuKernelClass::kElementwise;
     case NpuKernelClass::kElementwise:
       // Activations with a curve run through a 256-entry LUT on the CPU (CMSIS-NN style).
-      if (type == OpType::kLogistic || type == OpType::kTanh || type == OpType::kHardSwish) {
+      if (type == OpType::kLogistic || type == OpType::kTanh || type == OpType::kHardSwish ||
+          type == OpType::kElu) {
         return CpuKernelClass::kLut;
       }
       if (type == OpType::kQuantize || type == OpType::kDequantize || type == OpType::kCast) {

@@ -492,12 +492,20 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
     t[static_cast<size_t>(OpType::kCast)].constraints = {
         {"cast_not_on_npu", "CAST converts between element types; the NPU computes int8 only",
          TypeConversion}};
-    t[static_cast<size_t>(OpType::kNeg)].constraints = {
-        {"neg_not_on_npu",
-         "NEG is float32 (TFLite Micro has no int8 NEG); the NPU computes int8 only", NeverOnNpu}};
+    // TFLite Micro computes these in float32 only (no int8 kernel), so a model that holds them
+    // is float there, which the NPU does not compute.
+    for (OpType type : {OpType::kNeg, OpType::kExp, OpType::kLog, OpType::kSqrt, OpType::kSquare,
+                        OpType::kRound, OpType::kFloor}) {
+      t[static_cast<size_t>(type)].constraints = {
+          {"float32_only",
+           "TFLite Micro computes this op in float32 only (it has no int8 kernel); the NPU "
+           "computes int8 only",
+           NeverOnNpu}};
+    }
     // The Neutron-C flow runs these (neutron-rt700.md section 4), boardlab's lowering does not.
-    for (OpType type : {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum,
-                        OpType::kMirrorPad, OpType::kSplit, OpType::kSplitV}) {
+    for (OpType type :
+         {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,
+          OpType::kSplit, OpType::kSplitV, OpType::kRsqrt, OpType::kPrelu}) {
       t[static_cast<size_t>(type)].constraints = {NpuNotLoweredConstraint()};
     }
     return t;

@@ -24,6 +24,20 @@ inline std::string ShapeString(const std::vector<int32_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
 }
 
+// Numpy-style broadcast of two shapes, right-aligned.
+inline bool BroadcastShape(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
+                           std::vector<int32_t>& out) {
+  const size_t rank = std::max(a.size(), b.size());
+  out.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int32_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int32_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    out[rank - 1 - i] = std::max(da, db);
+  }
+  return true;
+}
+
 // Collects the checks of one op; the first failure becomes the returned status.
 class OpChecker {
  public:
@@ -200,6 +214,16 @@ class OpChecker {
     }
   }
 
+  /// The numpy-style broadcast of shapes `a` and `b` into `shape`, or Invalid naming both.
+  absl::Status Broadcast(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
+                         std::vector<int32_t>& shape) const {
+    if (!BroadcastShape(a, b, shape)) {
+      return Invalid(
+          absl::StrCat("inputs ", ShapeString(a), " and ", ShapeString(b), " do not broadcast"));
+    }
+    return absl::OkStatus();
+  }
+
   const Tensor& Out(size_t i) const { return graph_.tensors[op_.outputs[i]]; }
   const Graph& graph() const { return graph_; }
   const Op& op() const { return op_; }
@@ -218,20 +242,6 @@ class OpChecker {
     }                                         \
   } while (0)
 
-// Numpy-style broadcast of two shapes, right-aligned.
-inline bool BroadcastShape(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
-                           std::vector<int32_t>& out) {
-  const size_t rank = std::max(a.size(), b.size());
-  out.assign(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    const int32_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
-    const int32_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (da != db && da != 1 && db != 1) return false;
-    out[rank - 1 - i] = std::max(da, db);
-  }
-  return true;
-}
-
 /// Layout and data movement ops: EXPAND_DIMS, SHAPE, FILL, ZEROS_LIKE, BROADCAST_TO, PACK,
 /// UNPACK, SPLIT, SPLIT_V, GATHER, GATHER_ND, REVERSE_V2, MIRROR_PAD, DEPTH_TO_SPACE,
 /// SPACE_TO_DEPTH, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND (validate_data_movement_ops.cc).
@@ -240,5 +250,9 @@ absl::Status ValidateDataMovementOp(const OpChecker& c);
 /// Comparisons, logical ops, SELECT_V2, reductions, ARG_MAX/ARG_MIN, CAST, ABS and NEG
 /// (validate_selection_ops.cc).
 absl::Status ValidateSelectionOp(const OpChecker& c);
+
+/// Arithmetic and math ops: EXP, LOG, SQRT, RSQRT, SQUARE, ROUND, FLOOR, ELU and PRELU
+/// (validate_math_ops.cc).
+absl::Status ValidateMathOp(const OpChecker& c);
 
 }  // namespace boardlab::compiler

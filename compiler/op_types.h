@@ -16,6 +16,7 @@ namespace boardlab::compiler {
   X(kDepthwiseConv2D, "DEPTHWISE_CONV_2D", 4)              \
   X(kDepthToSpace, "DEPTH_TO_SPACE", 5)                    \
   X(kDequantize, "DEQUANTIZE", 6)                          \
+  X(kFloor, "FLOOR", 8)                                    \
   X(kFullyConnected, "FULLY_CONNECTED", 9)                 \
   X(kLogistic, "LOGISTIC", 14)                             \
   X(kMaxPool2D, "MAX_POOL_2D", 17)                         \
@@ -35,8 +36,10 @@ namespace boardlab::compiler {
   X(kSub, "SUB", 41)                                       \
   X(kSqueeze, "SQUEEZE", 43)                               \
   X(kStridedSlice, "STRIDED_SLICE", 45)                    \
+  X(kExp, "EXP", 47)                                       \
   X(kSplit, "SPLIT", 49)                                   \
   X(kCast, "CAST", 53)                                     \
+  X(kPrelu, "PRELU", 54)                                   \
   X(kMaximum, "MAXIMUM", 55)                               \
   X(kArgMax, "ARG_MAX", 56)                                \
   X(kMinimum, "MINIMUM", 57)                               \
@@ -50,7 +53,10 @@ namespace boardlab::compiler {
   X(kExpandDims, "EXPAND_DIMS", 70)                        \
   X(kEqual, "EQUAL", 71)                                   \
   X(kNotEqual, "NOT_EQUAL", 72)                            \
+  X(kLog, "LOG", 73)                                       \
   X(kSum, "SUM", 74)                                       \
+  X(kSqrt, "SQRT", 75)                                     \
+  X(kRsqrt, "RSQRT", 76)                                   \
   X(kShape, "SHAPE", 77)                                   \
   X(kArgMin, "ARG_MIN", 79)                                \
   X(kReduceMax, "REDUCE_MAX", 82)                          \
@@ -60,6 +66,7 @@ namespace boardlab::compiler {
   X(kLogicalNot, "LOGICAL_NOT", 87)                        \
   X(kUnpack, "UNPACK", 88)                                 \
   X(kReduceMin, "REDUCE_MIN", 89)                          \
+  X(kSquare, "SQUARE", 92)                                 \
   X(kZerosLike, "ZEROS_LIKE", 93)                          \
   X(kFill, "FILL", 94)                                     \
   X(kResizeNearestNeighbor, "RESIZE_NEAREST_NEIGHBOR", 97) \
@@ -69,7 +76,9 @@ namespace boardlab::compiler {
   X(kSplitV, "SPLIT_V", 102)                               \
   X(kReverseV2, "REVERSE_V2", 105)                         \
   X(kGatherNd, "GATHER_ND", 107)                           \
+  X(kElu, "ELU", 111)                                      \
   X(kQuantize, "QUANTIZE", 114)                            \
+  X(kRound, "ROUND", 116)                                  \
   X(kHardSwish, "HARD_SWISH", 117)                         \
   X(kSelectV2, "SELECT_V2", 123)                           \
   X(kBatchMatMul, "BATCH_MATMUL", 126)                     \

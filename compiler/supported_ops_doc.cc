@@ -101,7 +101,19 @@ std::string CpuTypes(OpType type) {
     case OpType::kAbs:
       return "int8, float32";
     case OpType::kNeg:
-      return "float32 (TFLite Micro has no int8 NEG)";
+    case OpType::kExp:
+    case OpType::kLog:
+    case OpType::kSqrt:
+    case OpType::kSquare:
+    case OpType::kRound:
+    case OpType::kFloor:
+      return "float32 (TFLite Micro has no int8 kernel)";
+    case OpType::kRsqrt:
+      return "int8 (fixed-point inverse square root), float32";
+    case OpType::kElu:
+      return "int8 (256-entry table built in float), float32";
+    case OpType::kPrelu:
+      return "int8, float32 (alpha of the input's type); rank <= 4";
     case OpType::kQuantize:
       return "float32 or int8 to int8";
     case OpType::kDequantize:

@@ -168,10 +168,7 @@ absl::Status ValidateBinary(const OpChecker& c) {
   }
   RETURN_IF_ERROR(c.AllInt8Activations());
   std::vector<int32_t> shape;
-  if (!BroadcastShape(c.In(0).shape, c.In(1).shape, shape)) {
-    return c.Invalid(absl::StrCat("inputs ", ShapeString(c.In(0).shape), " and ",
-                                  ShapeString(c.In(1).shape), " do not broadcast"));
-  }
+  RETURN_IF_ERROR(c.Broadcast(c.In(0).shape, c.In(1).shape, shape));
   return c.OutputShape(shape);
 }
 
@@ -546,6 +543,16 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
     case OpType::kAbs:
     case OpType::kNeg:
       return ValidateSelectionOp(c);
+    case OpType::kExp:
+    case OpType::kLog:
+    case OpType::kSqrt:
+    case OpType::kRsqrt:
+    case OpType::kSquare:
+    case OpType::kRound:
+    case OpType::kFloor:
+    case OpType::kElu:
+    case OpType::kPrelu:
+      return ValidateMathOp(c);
   }
   return c.Invalid("unknown op type");
 }

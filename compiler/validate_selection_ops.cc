@@ -23,15 +23,6 @@ absl::Status ComparableInt8(const OpChecker& c, const Tensor& t) {
   return absl::OkStatus();
 }
 
-absl::Status BroadcastOutput(const OpChecker& c, const std::vector<int32_t>& a,
-                             const std::vector<int32_t>& b, std::vector<int32_t>& shape) {
-  if (!BroadcastShape(a, b, shape)) {
-    return c.Invalid(
-        absl::StrCat("inputs ", ShapeString(a), " and ", ShapeString(b), " do not broadcast"));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ValidateComparison(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
   const Tensor& a = c.In(0);
@@ -53,7 +44,7 @@ absl::Status ValidateComparison(const OpChecker& c) {
   }
   RETURN_IF_ERROR(c.TypeIn(c.Out(), "output", {DataType::kBool}, "comparisons write bool"));
   std::vector<int32_t> shape;
-  RETURN_IF_ERROR(BroadcastOutput(c, a.shape, c.In(1).shape, shape));
+  RETURN_IF_ERROR(c.Broadcast(a.shape, c.In(1).shape, shape));
   return c.OutputShape(shape);
 }
 
@@ -65,7 +56,7 @@ absl::Status ValidateLogical(const OpChecker& c) {
   }
   RETURN_IF_ERROR(c.TypeIn(c.Out(), "output", {DataType::kBool}, "logical ops write bool"));
   std::vector<int32_t> shape = c.In(0).shape;
-  if (!unary) RETURN_IF_ERROR(BroadcastOutput(c, c.In(0).shape, c.In(1).shape, shape));
+  if (!unary) RETURN_IF_ERROR(c.Broadcast(c.In(0).shape, c.In(1).shape, shape));
   return c.OutputShape(shape);
 }
 
@@ -80,8 +71,8 @@ absl::Status ValidateSelect(const OpChecker& c) {
   c.WarnIfRequantized(x, c.Out());
   c.WarnIfRequantized(c.In(2), c.Out());
   std::vector<int32_t> xy, shape;
-  RETURN_IF_ERROR(BroadcastOutput(c, x.shape, c.In(2).shape, xy));
-  RETURN_IF_ERROR(BroadcastOutput(c, c.In(0).shape, xy, shape));
+  RETURN_IF_ERROR(c.Broadcast(x.shape, c.In(2).shape, xy));
+  RETURN_IF_ERROR(c.Broadcast(c.In(0).shape, xy, shape));
   return c.OutputShape(shape);
 }
 

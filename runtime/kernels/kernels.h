@@ -72,7 +72,16 @@
   X(arg_min, ArgMin, OpDataArg)                                   \
   X(cast, Cast, OpDataNone)                                       \
   X(abs, Abs, OpDataAbs)                                          \
-  X(neg, Neg, OpDataNone)
+  X(neg, Neg, OpDataNone)                                         \
+  X(floor, Floor, OpDataNone)                                     \
+  X(exp, Exp, OpDataNone)                                         \
+  X(log, Log, OpDataNone)                                         \
+  X(sqrt, Sqrt, OpDataNone)                                       \
+  X(rsqrt, Rsqrt, OpDataRsqrt)                                    \
+  X(square, Square, OpDataNone)                                   \
+  X(round, Round, OpDataNone)                                     \
+  X(elu, Elu, OpDataElu)                                          \
+  X(prelu, Prelu, OpDataPrelu)
 
 namespace boardlab::runtime::kernels {
 

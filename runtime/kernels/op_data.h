@@ -15,6 +15,7 @@
 #include "runtime/kernels/reference/data_movement.h"
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 #include "runtime/kernels/reference/fully_connected_s8.h"
+#include "runtime/kernels/reference/math.h"
 #include "runtime/kernels/reference/mean_s8.h"
 #include "runtime/kernels/reference/mul_s8.h"
 #include "runtime/kernels/reference/pooling_s8.h"
@@ -172,6 +173,19 @@ struct OpDataArg {
 
 struct OpDataAbs {
   AbsParams params;
+};
+
+struct OpDataRsqrt {
+  RsqrtParams params;
+};
+
+struct OpDataElu {
+  int8_t table[256] = {};
+};
+
+struct OpDataPrelu {
+  BroadcastStrides strides;
+  PreluParams params;
 };
 
 }  // namespace boardlab::runtime::kernels

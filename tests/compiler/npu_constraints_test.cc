@@ -139,7 +139,7 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "quantize_not_on_npu",
                                                "dequantize_not_on_npu",
                                                "cast_not_on_npu",
-                                               "neg_not_on_npu",
+                                               "float32_only",
                                                "not_lowered",
                                                "not_supported"};
 
@@ -540,20 +540,26 @@ TEST(NpuConstraint, CastNotOnNpu) {
   EXPECT_EQ(Check(b, cast, "cast_not_on_npu").detail, "int8 -> int32");
 }
 
-TEST(NpuConstraint, NegNotOnNpu) {
-  Builder b;
-  const int in = b.Act({1, 8}, 0, 0, DataType::kFloat32);
-  const int out = b.Act({1, 8}, 0, 0, DataType::kFloat32);
-  const int neg = b.AddOp(OpType::kNeg, {in}, {out});
-  EXPECT_FALSE(Check(b, neg, "neg_not_on_npu").ok);
-  EXPECT_THAT(CheckNpuSupport(b.g, b.op(neg), {}).front(), HasSubstr("TFLite Micro has no int8"));
+// The ops TFLite Micro computes in float only stay on the CPU with that reason.
+TEST(NpuConstraint, Float32OnlyOpsStayOnTheCpu) {
+  for (OpType type : {OpType::kNeg, OpType::kExp, OpType::kLog, OpType::kSqrt, OpType::kSquare,
+                      OpType::kRound, OpType::kFloor}) {
+    Builder b;
+    const int in = b.Act({1, 8}, 0, 0, DataType::kFloat32);
+    const int out = b.Act({1, 8}, 0, 0, DataType::kFloat32);
+    const int op = b.AddOp(type, {in}, {out});
+    EXPECT_FALSE(Check(b, op, "float32_only").ok) << OpTypeName(type);
+    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+                ::testing::ElementsAre(HasSubstr("it has no int8 kernel")));
+  }
 }
 
-// ABS, the reductions, MIRROR_PAD and SPLIT are Neutron ops boardlab does not lower: the reason
-// says so rather than blaming the hardware.
+// ABS, the reductions, MIRROR_PAD, SPLIT, RSQRT and PRELU are Neutron ops boardlab does not
+// lower: the reason says so rather than blaming the hardware.
 TEST(NpuConstraint, NotLowered) {
-  for (OpType type : {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum,
-                      OpType::kMirrorPad, OpType::kSplit, OpType::kSplitV}) {
+  for (OpType type :
+       {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,
+        OpType::kSplit, OpType::kSplitV, OpType::kRsqrt, OpType::kPrelu}) {
     Builder b;
     const int op = Unary(b, type, {1, 4});
     EXPECT_FALSE(Check(b, op, "not_lowered").ok) << OpTypeName(type);

@@ -7,65 +7,19 @@
 
 #include "compiler/import_tflite.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/validate_test_util.h"
 #include "tests/support/op_cases.h"
-#include "tests/support/test_models.h"
-#include "tests/support/tflite_builder.h"
 
 namespace boardlab::testing {
 namespace {
 
 using compiler::ImportTflite;
 using compiler::OpType;
-
-int32_t Code(OpType type) { return compiler::OpTypeTfliteCode(type); }
-
-const QuantParams kQ = PerTensor(0.05f, -3);
-
-void Expect(const TfliteBuilder& b, absl::StatusCode code, const std::vector<std::string>& phrases,
-            std::vector<std::string>* warnings = nullptr) {
-  std::vector<std::string> local;
-  absl::StatusOr<compiler::Graph> g = ImportTflite(b.Finish(), warnings ? warnings : &local);
-  if (code == absl::StatusCode::kOk) {
-    EXPECT_TRUE(g.ok()) << g.status();
-    return;
-  }
-  ASSERT_FALSE(g.ok()) << "imported a bad model";
-  EXPECT_EQ(g.status().code(), code) << g.status();
-  for (const std::string& p : phrases) {
-    EXPECT_NE(g.status().message().find(p), std::string_view::npos)
-        << "missing \"" << p << "\" in: " << g.status().message();
-  }
-}
-
-void ExpectInvalid(const TfliteBuilder& b, const std::vector<std::string>& phrases) {
-  Expect(b, absl::StatusCode::kInvalidArgument, phrases);
-}
-void ExpectUnsupported(const TfliteBuilder& b, const std::vector<std::string>& phrases) {
-  Expect(b, absl::StatusCode::kUnimplemented, phrases);
-}
-
-// One op with the given inputs and one output; the activation inputs are graph inputs.
-struct OneOp {
-  TfliteBuilder b;
-  std::vector<int32_t> graph_inputs;
-  int Act(std::vector<int32_t> shape, TflType type = TflType::kInt8, QuantParams q = kQ) {
-    if (type != TflType::kInt8) q = {};
-    const int t = b.AddTensor("a" + std::to_string(b.num_tensors()), shape, type, q);
-    graph_inputs.push_back(t);
-    return t;
-  }
-  int Out(std::vector<int32_t> shape, TflType type = TflType::kInt8, QuantParams q = kQ) {
-    if (type != TflType::kInt8) q = {};
-    return b.AddTensor("out" + std::to_string(b.num_tensors()), shape, type, q);
-  }
-  TfliteBuilder& Op(OpType type, std::vector<int32_t> in, std::vector<int32_t> out,
-                    BuilderOptions options = {}) {
-    b.AddOperator(Code(type), in, out, std::move(options));
-    b.SetInputs(graph_inputs);
-    b.SetOutputs(out);
-    return b;
-  }
-};
+using validate_test::Expect;
+using validate_test::ExpectInvalid;
+using validate_test::ExpectUnsupported;
+using validate_test::kQ;
+using validate_test::OneOp;
 
 TEST(ValidateLayoutOps, EveryGeneratedCaseImports) {
   for (const OpCase& c : LayoutAndSelectionCases()) {

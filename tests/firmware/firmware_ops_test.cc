@@ -1,8 +1,8 @@
-// The layout, data movement, comparison and selection ops (tests/support/op_cases.h) on the
-// Cortex-M33 firmware under QEMU: every generated case gives the same output bytes as on the
-// host (boardlab-run), whose outputs tests/runtime/oracle_ops_test.cc checks against the TFLite
-// interpreter. Many cases share one model so that one QEMU session runs many ops; the
-// firmware takes at most 8 input files, which bounds a model's cases.
+// The ops of issue 13 (tests/support/op_cases.h: layout, data movement, comparison, selection,
+// arithmetic and math) on the Cortex-M33 firmware under QEMU: every generated case gives the same
+// output bytes as on the host (boardlab-run), whose outputs tests/runtime/oracle_ops_test.cc checks
+// against the TFLite interpreter. Many cases share one model so that one QEMU session runs many
+// ops; the firmware takes at most 8 input files, which bounds a model's cases.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -31,7 +31,7 @@ const char* const kRunTimeInputCases[] = {"GATHER axis 0 run-time indices",
 
 std::vector<testing::OpCase> RunTimeInputCases() {
   std::vector<testing::OpCase> cases;
-  for (const testing::OpCase& c : testing::LayoutAndSelectionCases()) {
+  for (const testing::OpCase& c : testing::AllOpCases()) {
     for (const char* name : kRunTimeInputCases) {
       if (c.name == name) cases.push_back(c);
     }
@@ -95,7 +95,7 @@ class FirmwareOpsTest : public ::testing::Test {
 // One QEMU run for every case (inputs baked in), one with run-time index, bool and scalar
 // inputs.
 TEST_F(FirmwareOpsTest, EveryCaseGivesTheHostsOutputs) {
-  const std::vector<testing::OpCase>& cases = testing::LayoutAndSelectionCases();
+  const std::vector<testing::OpCase>& cases = testing::AllOpCases();
   const size_t constant = CompareWithHost(testing::ConstantInputsModel(cases), "all_cases");
   const size_t run_time =
       CompareWithHost(testing::CombinedCaseModel(RunTimeInputCases()), "run_time_inputs");

@@ -10,7 +10,10 @@
 // A case may describe its tensors instead, for models with other element types or several
 // outputs: "inputs": [{"file": "a0.bin", "type": "int8|int32|float32|bool", "shape": [..]}] and
 // "outputs": [{"file": "a.out0", "type": "int8|int32|int64|float32|bool"}, ...]; every output
-// is then written, little-endian in its TFLite type.
+// is then written, little-endian in its TFLite type. With "nodes": "a.nodes" the run is profiled
+// and the file receives the type of every node that ran, one per line: "TfLiteXNNPackDelegate"
+// where the XNNPACK delegate (built into the package and applied by default) took the op over
+// from TFLite's own kernel.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -67,7 +70,8 @@ function outputList(model, out) {
 async function runCase(c) {
   const bytes = fs.readFileSync(c.model);
   const model = await tflite.loadTFLiteModel(
-      bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length), {numThreads: 1});
+      bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length),
+      {numThreads: 1, enableProfiling: Boolean(c.nodes)});
   const inputs = model.inputs.map((info, i) => {
     const spec = c.inputs[i];
     if (typeof spec === 'object') {
@@ -77,6 +81,9 @@ async function runCase(c) {
     return inputTensor(raw, info.shape, info.dtype === 'float32' ? 'float32' : 'int8');
   });
   const predicted = model.predict(inputs.length === 1 ? inputs[0] : inputs);
+  if (c.nodes) {
+    fs.writeFileSync(c.nodes, model.getProfilingResults().map((p) => p.nodeType).join('\n'));
+  }
   if (c.outputs) {
     const outs = outputList(model, predicted);
     c.outputs.forEach((spec, i) => {

@@ -1,10 +1,10 @@
 #pragma once
 
-// Generated single-op test cases for the data movement, layout, comparison and selection ops
-// (issue 13): each case appends its tensors and one operator to a TfliteBuilder and returns the
-// bytes of its graph inputs, so the same case can be a model of its own (oracle tests) or one
-// branch of a model that holds many cases (firmware tests, which run one QEMU session for many
-// ops).
+// Generated single-op test cases for the ops of issue 13 (batch 1: data movement, layout,
+// comparison and selection; batch 2: arithmetic and math): each case appends its tensors and one
+// operator to a TfliteBuilder and returns the bytes of its graph inputs, so the same case can be a
+// model of its own (oracle tests) or one branch of a model that holds many cases (firmware tests,
+// which run one QEMU session for many ops).
 //
 // Usage:
 //   for (const OpCase& c : LayoutAndSelectionCases()) {
@@ -60,6 +60,13 @@ struct CaseModel {
 /// SPACE_TO_DEPTH, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND, ARG_MAX, ARG_MIN, REDUCE_MAX,
 /// REDUCE_MIN, SUM, the six comparisons, LOGICAL_AND/OR/NOT, SELECT_V2, CAST, ABS and NEG.
 const std::vector<OpCase>& LayoutAndSelectionCases();
+
+/// Every case of the batch-2 arithmetic and math ops (math_cases.cc): EXP, LOG, SQRT, RSQRT,
+/// SQUARE, ROUND, FLOOR, ELU and PRELU.
+const std::vector<OpCase>& MathCases();
+
+/// LayoutAndSelectionCases() followed by MathCases().
+const std::vector<OpCase>& AllOpCases();
 
 /// The cases of one op type, in list order.
 std::vector<OpCase> CasesOf(compiler::OpType type);

@@ -58,9 +58,11 @@ struct ManifestCase {
 };
 
 // Writes the cases and runs node on them; on success `outputs[case]` holds each output's bytes
-// (output 0 alone for untyped cases).
+// (output 0 alone for untyped cases) and, when asked for, `node_types[case]` the node types the
+// interpreter ran.
 bool RunManifest(const std::vector<ManifestCase>& cases,
-                 std::vector<std::vector<std::vector<uint8_t>>>* outputs, std::string* error) {
+                 std::vector<std::vector<std::vector<uint8_t>>>* outputs, std::string* error,
+                 std::vector<std::vector<std::string>>* node_types = nullptr) {
   char dir_template[] = "/tmp/boardlab_oracle_XXXXXX";
   if (mkdtemp(dir_template) == nullptr) {
     *error = "cannot create a temporary directory";
@@ -104,6 +106,7 @@ bool RunManifest(const std::vector<ManifestCase>& cases,
       }
       manifest << "]";
     }
+    if (node_types) manifest << ", \"nodes\": \"" << base << ".nodes\"";
     manifest << "}";
   }
   manifest << "]}";
@@ -114,12 +117,18 @@ bool RunManifest(const std::vector<ManifestCase>& cases,
                               NodeModules() + " " + manifest_path + " >" + log + " 2>&1";
   const int rc = std::system(command.c_str());
   outputs->clear();
+  if (node_types) node_types->clear();
   const bool ok = rc == 0;
   for (size_t i = 0; i < cases.size() && ok; ++i) {
     const size_t count = std::max<size_t>(1, cases[i].output_types.size());
     std::vector<std::vector<uint8_t>>& out = outputs->emplace_back();
     for (size_t k = 0; k < count; ++k) {
       out.push_back(ReadFile(dir + "/case" + std::to_string(i) + ".out" + std::to_string(k)));
+    }
+    if (node_types) {
+      std::vector<std::string>& types = node_types->emplace_back();
+      std::ifstream nodes(dir + "/case" + std::to_string(i) + ".nodes");
+      for (std::string line; std::getline(nodes, line);) types.push_back(line);
     }
   }
   if (!ok) {
@@ -151,7 +160,7 @@ bool RunTfliteOracle(const std::vector<OracleCase>& cases,
 
 bool RunTfliteOracleTyped(const std::vector<TypedOracleCase>& cases,
                           std::vector<std::vector<std::vector<uint8_t>>>* outputs,
-                          std::string* error) {
+                          std::string* error, std::vector<std::vector<std::string>>* node_types) {
   std::vector<ManifestCase> manifest;
   for (const TypedOracleCase& c : cases) {
     ManifestCase& m = manifest.emplace_back();
@@ -161,7 +170,7 @@ bool RunTfliteOracleTyped(const std::vector<TypedOracleCase>& cases,
     m.input_shapes = c.input_shapes;
     m.output_types = c.output_types;
   }
-  return RunManifest(manifest, outputs, error);
+  return RunManifest(manifest, outputs, error, node_types);
 }
 
 }  // namespace boardlab::testing
