@@ -611,6 +611,8 @@ NpuDebugEntry PartitionLowering::DebugEntry(const Op& op, int k) const {
   if (op.source_index >= 0) sources.insert(op.source_index);
   e.source_ops.assign(sources.begin(), sources.end());
   for (int t : op.outputs) e.names.push_back(g_.tensors[t].name);
+  e.name = g_.Describe(op);
+  e.macs = g_.Macs(op);
   return e;
 }
 

@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/runtime/boardlab_run_test_base.h"
 #include "tests/runtime/executor_test_support.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
@@ -24,26 +25,9 @@ namespace fs = std::filesystem;
 
 using RunResult = boardlab::testing::CommandResult;
 
-class RunCli : public ::testing::Test {
+class RunCli : public testing::BoardlabRunTest {
  protected:
-  void SetUp() override {
-    binary_ = boardlab::testing::RunBinary();
-    if (binary_.empty() || !fs::exists(binary_)) {
-      GTEST_SKIP() << "boardlab-run is not built (" << binary_ << ")";
-    }
-    dir_ = fs::temp_directory_path() /
-           ("boardlab_run_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
-  }
-
-  RunResult Run(const std::string& args) {
-    return boardlab::testing::RunCommand(binary_ + " " + args);
-  }
+  RunCli() : BoardlabRunTest("boardlab_run_cli") {}
 
   std::string Write(const std::string& name, const std::vector<uint8_t>& bytes) {
     const std::string path = (dir_ / name).string();
@@ -56,9 +40,6 @@ class RunCli : public ::testing::Test {
     return Write("conv.pte", testing::CompilePte(boardlab::testing::SingleConv2D(),
                                                  compiler::CompileOptions{}));
   }
-
-  std::string binary_;
-  fs::path dir_;
 };
 
 TEST_F(RunCli, NoArgumentsIsUsageError) {
@@ -94,7 +75,8 @@ TEST_F(RunCli, RunsWritesOutputsAndVerifies) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("UNVERIFIED"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("output 0: int8 [1,8,8,4]"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("NPU"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" npu "), std::string::npos) << r.output;  // ran on the NPU model
+  EXPECT_NE(r.output.find("clock: simulated RT700 cycles"), std::string::npos) << r.output;
   const std::string output0 = (out / "output0.bin").string();
   const std::vector<uint8_t> produced = boardlab::testing::ReadFile(output0);
   ASSERT_EQ(produced.size(), 8u * 8u * 4u);
@@ -146,10 +128,12 @@ TEST_F(RunCli, JsonProfileListsEveryInstruction) {
   const nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
   EXPECT_EQ(j["verdict"], "unverified");
-  EXPECT_EQ(j["profile"]["clock"], "sim");
+  EXPECT_EQ(j["profile"]["clock"], "rt700-sim-cycles");
+  EXPECT_EQ(j["profile"]["count_unit"], "cycles");
   EXPECT_EQ(j["profile"]["iterations"], 3);
   ASSERT_EQ(j["profile"]["ops"].size(), 1u);
   EXPECT_EQ(j["profile"]["ops"][0]["unit"], "NPU");
+  EXPECT_EQ(j["profile"]["ops"][0]["ran_on"], "npu");  // the simulator's NPU timing model
   EXPECT_GE(j["profile"]["ops"][0]["npu_kernels"].size(), 1u);
 }
 

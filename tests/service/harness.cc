@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "proto/support/digest.h"
 #include "proto/support/grpc_util.h"
 #include "tests/support/test_models.h"
 
@@ -78,6 +79,15 @@ std::vector<std::string> ChildEnvironment() {
 }
 
 }  // namespace
+
+std::string TokensYaml(const std::vector<TestToken>& tokens) {
+  std::string yaml = "tokens:\n";
+  for (const TestToken& token : tokens) {
+    absl::StrAppend(&yaml, "  - sha256: ", api::Sha256Hex(token.secret),
+                    "\n    tenant: ", token.tenant, "\n    role: ", token.role, "\n");
+  }
+  return yaml;
+}
 
 std::string ServerBinary() {
   return FromEnvironmentOr("BOARDLAB_SERVER_BIN", BOARDLAB_SERVER_PATH);
@@ -253,9 +263,23 @@ absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
   }
   const std::string status_line = response.substr(0, response.find("\r\n"));
   if (status_line.find(" 200") == std::string::npos) {
-    return absl::UnavailableError(absl::StrCat("GET ", path, ": ", status_line));
+    return absl::UnavailableError(absl::StrCat("GET ", path, ": ", status_line, ": ",
+                                               Tail(response.substr(header_end + 4), 300)));
   }
   return response.substr(header_end + 4);
+}
+
+ClientResult SubmitWithWrongExpectedOutput(ServiceLab& lab, const std::string& model,
+                                           const std::string& output_path) {
+  std::ifstream in(output_path, std::ios::binary);
+  std::string wrong((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& b : wrong) b = static_cast<char>(b ^ 0x55);
+  return lab.RunClient({"submit", model, "--input", "random:0", "--expected",
+                        lab.WriteFile("wrong.bin", wrong), "--wait"});
+}
+
+ClientResult SubmitModelThatDoesNotCompile(ServiceLab& lab) {
+  return lab.RunClient({"submit", lab.WriteFile("broken.tflite", std::string(64, '\0')), "--wait"});
 }
 
 namespace {
@@ -468,6 +492,7 @@ AssertionResult ServiceLab::LaunchServer(const std::string& listen) {
   if (!channel_) {
     api::ChannelOptions channel_options;
     channel_options.address = address_;
+    channel_options.tls_ca_file = server_options_.tls_ca;
     auto channel = api::MakeChannel(channel_options);
     if (!channel.ok()) return AssertionFailure() << channel.status();
     channel_ = *channel;

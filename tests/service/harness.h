@@ -124,10 +124,20 @@ struct BoardInterval {
 };
 std::vector<BoardInterval> BoardIntervals(const std::vector<v1::JobEvent>& events);
 
+/// A bearer token for a server config: the secret a caller sends, its tenant and role.
+struct TestToken {
+  const char* secret;
+  const char* tenant;
+  const char* role;  // client, agent or admin
+};
+/// The `tokens:` section of a server config holding these tokens (as their SHA-256 hashes).
+std::string TokensYaml(const std::vector<TestToken>& tokens);
+
 /// How ServiceLab starts boardlab-server.
 struct ServerOptions {
   int heartbeat_ms = 200;
   std::string config_yaml;  // written to server.yaml and passed with --config when not empty
+  std::string tls_ca = "";  // a TLS server: the harness's own calls verify it with this CA file
 };
 
 /// A server, its agents and clients in one temporary directory.
@@ -220,5 +230,13 @@ class ServiceLab {
   int next_name_ = 0;
   std::mutex names_mutex_;
 };
+
+/// Submits `model` (input random:0) expecting the bytes of `output_path` (e.g. output0.bin of a
+/// passing job's --out) with every byte changed, and waits: a FAIL verdict, exit code 1.
+ClientResult SubmitWithWrongExpectedOutput(ServiceLab& lab, const std::string& model,
+                                           const std::string& output_path);
+
+/// Submits 64 zero bytes as a model and waits: COMPILE_ERROR, exit code 3.
+ClientResult SubmitModelThatDoesNotCompile(ServiceLab& lab);
 
 }  // namespace boardlab::testing::service

@@ -134,28 +134,27 @@ void EtdumpWriter::BeginRun(const char* name) {
 void EtdumpWriter::LogEvent(const char* name, int32_t delegate_id, int32_t chain,
                             int32_t instruction, Ticks start, Ticks end, const uint8_t* metadata,
                             uint32_t metadata_size, bool delegate) {
-  if (impl_ == nullptr || finished_) return;
-  if (!run_open_) BeginRun("Default");
   const size_t need = StringBytes(name) + metadata_size + 8 + 2 * kTableOverhead + 4;
-  if (!run_open_ || run_first_event_ + num_events_ >= max_events_ || !Reserve(need)) {
-    ++dropped_events_;
-    return;
-  }
+  if (!ReserveEvent(need)) return;
   auto& fbb = impl_->fbb;
   flatbuffers::Offset<flatbuffers::String> name_offset;
   flatbuffers::Offset<flatbuffers::Vector<uint8_t>> metadata_offset;
   if (delegate) {
     // ExecuTorch always writes the metadata vector for delegate events, empty or not.
     metadata_offset = fbb.CreateVector(metadata_size > 0 ? metadata : nullptr, metadata_size);
-  } else {
-    name_offset = fbb.CreateString(name == nullptr ? "" : name);
   }
+  // A delegate event has a name only when it is identified by one (delegate_debug_id_str).
+  if (!delegate || name != nullptr) name_offset = fbb.CreateString(name == nullptr ? "" : name);
   ::etdump::ProfileEventBuilder pe(fbb);
   pe.add_end_time(end);
   pe.add_start_time(start);
   if (delegate) {
     pe.add_delegate_debug_metadata(metadata_offset);
-    pe.add_delegate_debug_id_int(delegate_id);
+    if (name != nullptr) {
+      pe.add_delegate_debug_id_str(name_offset);
+    } else {
+      pe.add_delegate_debug_id_int(delegate_id);
+    }
   } else {
     pe.add_name(name_offset);
   }
@@ -164,6 +163,37 @@ void EtdumpWriter::LogEvent(const char* name, int32_t delegate_id, int32_t chain
   const auto profile_event = pe.Finish();
   ::etdump::EventBuilder event(fbb);
   event.add_profile_event(profile_event);
+  event_offsets_[run_first_event_ + num_events_++] = event.Finish().o;
+}
+
+// Opens "Default" when no run is open, and checks that one more event of `bytes` fits; counts
+// it as dropped otherwise.
+bool EtdumpWriter::ReserveEvent(size_t bytes) {
+  if (impl_ == nullptr || finished_) return false;
+  if (!run_open_) BeginRun("Default");
+  if (!run_open_ || run_first_event_ + num_events_ >= max_events_ || !Reserve(bytes)) {
+    ++dropped_events_;
+    return false;
+  }
+  return true;
+}
+
+void EtdumpWriter::LogNamedInt(const char* name, int64_t value) {
+  // Four tables: Int, Value, DebugEvent, Event.
+  if (!ReserveEvent(StringBytes(name) + 4 * kTableOverhead + 4)) return;
+  auto& fbb = impl_->fbb;
+  const auto name_offset = fbb.CreateString(name == nullptr ? "" : name);
+  const auto int_value = ::etdump::CreateInt(fbb, value);
+  ::etdump::ValueBuilder entry(fbb);
+  entry.add_int_value(int_value);
+  entry.add_val(::etdump::ValueType::Int);
+  const auto entry_offset = entry.Finish();
+  ::etdump::DebugEventBuilder debug(fbb);
+  debug.add_name(name_offset);
+  debug.add_debug_entry(entry_offset);
+  const auto debug_offset = debug.Finish();
+  ::etdump::EventBuilder event(fbb);
+  event.add_debug_event(debug_offset);
   event_offsets_[run_first_event_ + num_events_++] = event.Finish().o;
 }
 
@@ -176,6 +206,13 @@ void EtdumpWriter::LogDelegateEvent(int32_t delegate_debug_id, int32_t chain, in
                                     Ticks start, Ticks end, const uint8_t* metadata,
                                     uint32_t metadata_size) {
   LogEvent(nullptr, delegate_debug_id, chain, instruction, start, end, metadata, metadata_size,
+           /*delegate=*/true);
+}
+
+void EtdumpWriter::LogNamedDelegateEvent(const char* name, int32_t chain, int32_t instruction,
+                                         Ticks start, Ticks end, const uint8_t* metadata,
+                                         uint32_t metadata_size) {
+  LogEvent(name == nullptr ? "" : name, -1, chain, instruction, start, end, metadata, metadata_size,
            /*delegate=*/true);
 }
 
