@@ -75,6 +75,10 @@ NpuKernelClass NpuClassOf(OpType type) {
     case OpType::kFloor:
     case OpType::kElu:
     case OpType::kPrelu:
+    case OpType::kDiv:
+    case OpType::kSquaredDifference:
+    case OpType::kAddN:
+    case OpType::kCumsum:
       return NpuKernelClass::kElementwise;
     case OpType::kSoftmax:
       return NpuKernelClass::kSoftmax;

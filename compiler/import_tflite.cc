@@ -384,7 +384,8 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
     }
     case OpType::kAdd:
     case OpType::kSub:
-    case OpType::kMul: {
+    case OpType::kMul:
+    case OpType::kDiv: {
       ElementwiseOptions e;
       int8_t act_code = 0;
       if (const auto* o = src.builtin_options_as_AddOptions())
@@ -392,6 +393,8 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       if (const auto* o = src.builtin_options_as_SubOptions())
         act_code = o->fused_activation_function();
       if (const auto* o = src.builtin_options_as_MulOptions())
+        act_code = o->fused_activation_function();
+      if (const auto* o = src.builtin_options_as_DivOptions())
         act_code = o->fused_activation_function();
       auto act = activation(act_code);
       if (!act.ok()) return act.status();
@@ -531,6 +534,15 @@ absl::Status Importer::ImportDataMovementOptions(const tflite::Operator& src, Op
         m.mode = static_cast<MirrorPadMode>(o->mode());
       }
       op.options = m;
+      return absl::OkStatus();
+    }
+    case OpType::kCumsum: {
+      CumsumOptions c;
+      if (const auto* o = src.builtin_options_as_CumsumOptions()) {
+        c.exclusive = o->exclusive();
+        c.reverse = o->reverse();
+      }
+      op.options = c;
       return absl::OkStatus();
     }
     default:

@@ -89,7 +89,7 @@ struct FullyConnectedOptions {
   bool keep_num_dims = false;
 };
 
-struct ElementwiseOptions {  // ADD, SUB, MUL
+struct ElementwiseOptions {  // ADD, SUB, MUL, DIV
   Activation activation = Activation::kNone;
 };
 
@@ -154,11 +154,16 @@ struct MirrorPadOptions {
   MirrorPadMode mode = MirrorPadMode::kReflect;
 };
 
-using OpOptions =
-    std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
-                 ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions, SqueezeOptions,
-                 StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions,
-                 GatherOptions, PackOptions, SplitOptions, BlockOptions, MirrorPadOptions>;
+struct CumsumOptions {
+  bool exclusive = false;  // element i sums the elements before i only
+  bool reverse = false;    // sums run from the end of the axis
+};
+
+using OpOptions = std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
+                               ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions,
+                               SqueezeOptions, StridedSliceOptions, ResizeOptions, LeakyReluOptions,
+                               BatchMatMulOptions, GatherOptions, PackOptions, SplitOptions,
+                               BlockOptions, MirrorPadOptions, CumsumOptions>;
 
 /// Where an op runs after partitioning.
 enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };

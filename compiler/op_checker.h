@@ -251,8 +251,8 @@ absl::Status ValidateDataMovementOp(const OpChecker& c);
 /// (validate_selection_ops.cc).
 absl::Status ValidateSelectionOp(const OpChecker& c);
 
-/// Arithmetic and math ops: EXP, LOG, SQRT, RSQRT, SQUARE, ROUND, FLOOR, ELU and PRELU
-/// (validate_math_ops.cc).
+/// Arithmetic and math ops: EXP, LOG, SQRT, RSQRT, SQUARE, ROUND, FLOOR, ELU, PRELU, DIV,
+/// SQUARED_DIFFERENCE, ADD_N and CUMSUM (validate_math_ops.cc).
 absl::Status ValidateMathOp(const OpChecker& c);
 
 }  // namespace boardlab::compiler

@@ -34,6 +34,7 @@ namespace boardlab::compiler {
   X(kTranspose, "TRANSPOSE", 39)                           \
   X(kMean, "MEAN", 40)                                     \
   X(kSub, "SUB", 41)                                       \
+  X(kDiv, "DIV", 42)                                       \
   X(kSqueeze, "SQUEEZE", 43)                               \
   X(kStridedSlice, "STRIDED_SLICE", 45)                    \
   X(kExp, "EXP", 47)                                       \
@@ -71,10 +72,12 @@ namespace boardlab::compiler {
   X(kFill, "FILL", 94)                                     \
   X(kResizeNearestNeighbor, "RESIZE_NEAREST_NEIGHBOR", 97) \
   X(kLeakyRelu, "LEAKY_RELU", 98)                          \
+  X(kSquaredDifference, "SQUARED_DIFFERENCE", 99)          \
   X(kMirrorPad, "MIRROR_PAD", 100)                         \
   X(kAbs, "ABS", 101)                                      \
   X(kSplitV, "SPLIT_V", 102)                               \
   X(kReverseV2, "REVERSE_V2", 105)                         \
+  X(kAddN, "ADD_N", 106)                                   \
   X(kGatherNd, "GATHER_ND", 107)                           \
   X(kElu, "ELU", 111)                                      \
   X(kQuantize, "QUANTIZE", 114)                            \
@@ -82,6 +85,7 @@ namespace boardlab::compiler {
   X(kHardSwish, "HARD_SWISH", 117)                         \
   X(kSelectV2, "SELECT_V2", 123)                           \
   X(kBatchMatMul, "BATCH_MATMUL", 126)                     \
+  X(kCumsum, "CUMSUM", 128)                                \
   X(kBroadcastTo, "BROADCAST_TO", 130)
 
 enum class OpType : uint8_t {

@@ -213,7 +213,7 @@ absl::Status ProgramBuilder::Inputs(const Op& op, std::vector<int>& args) {
     if (!v.ok()) return v.status();
     inputs.push_back(*v);
   }
-  if (op.type != OpType::kConcatenation && op.type != OpType::kPack) {
+  if (op.type != OpType::kConcatenation && op.type != OpType::kPack && op.type != OpType::kAddN) {
     args.insert(args.end(), inputs.begin(), inputs.end());
     return absl::OkStatus();
   }
@@ -363,6 +363,13 @@ void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
     args.push_back(Int(o->block_size));
   } else if (const auto* o = std::get_if<MirrorPadOptions>(&op.options)) {
     args.push_back(Int(static_cast<int>(o->mode)));
+  } else if (const auto* o = std::get_if<CumsumOptions>(&op.options)) {
+    args.push_back(Bool(o->exclusive));
+    args.push_back(Bool(o->reverse));
+  } else if (const auto* o = std::get_if<ElementwiseOptions>(&op.options)) {
+    // DIV: the activation code (float32 and int32 clamp with it) and its int8 range.
+    args.push_back(Int(static_cast<int>(o->activation)));
+    ActivationParams(op, o->activation, args);
   }
   if (op.type == OpType::kRelu) ActivationParams(op, Activation::kRelu, args);
   if (op.type == OpType::kRelu6) ActivationParams(op, Activation::kRelu6, args);

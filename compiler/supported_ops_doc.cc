@@ -114,6 +114,14 @@ std::string CpuTypes(OpType type) {
       return "int8 (256-entry table built in float), float32";
     case OpType::kPrelu:
       return "int8, float32 (alpha of the input's type); rank <= 4";
+    case OpType::kDiv:
+      return "int8, int32, float32; broadcast over rank <= 5";
+    case OpType::kSquaredDifference:
+      return "int8, int32, float32; broadcast over rank <= 4";
+    case OpType::kAddN:
+      return "int8 (one quantization for every input), float32";
+    case OpType::kCumsum:
+      return "int8, float32; axis int32";
     case OpType::kQuantize:
       return "float32 or int8 to int8";
     case OpType::kDequantize:

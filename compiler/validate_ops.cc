@@ -552,6 +552,10 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
     case OpType::kFloor:
     case OpType::kElu:
     case OpType::kPrelu:
+    case OpType::kDiv:
+    case OpType::kSquaredDifference:
+    case OpType::kAddN:
+    case OpType::kCumsum:
       return ValidateMathOp(c);
   }
   return c.Invalid("unknown op type");

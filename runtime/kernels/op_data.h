@@ -9,6 +9,7 @@
 #include "runtime/core/tensor_view.h"
 #include "runtime/kernels/reference/activations_s8.h"
 #include "runtime/kernels/reference/add_s8.h"
+#include "runtime/kernels/reference/arith.h"
 #include "runtime/kernels/reference/batch_matmul_s8.h"
 #include "runtime/kernels/reference/compare.h"
 #include "runtime/kernels/reference/conv2d_s8.h"
@@ -186,6 +187,29 @@ struct OpDataElu {
 struct OpDataPrelu {
   BroadcastStrides strides;
   PreluParams params;
+};
+
+struct OpDataDiv {
+  BroadcastStrides strides;
+  DivParams params;  // int8
+  int32_t activation = 0;
+  float float_min = 0, float_max = 0;
+  int32_t int_min = 0, int_max = 0;
+};
+
+struct OpDataSquaredDifference {
+  BroadcastStrides strides;
+  SquaredDifferenceParams params;  // int8
+};
+
+struct OpDataAddN {
+  static constexpr int kMaxInputs = 63;  // one quantization list entry is the output's
+  SumRescale params;
+};
+
+struct OpDataCumsum {
+  SumRescale params;
+  bool exclusive = false, reverse = false;
 };
 
 }  // namespace boardlab::runtime::kernels

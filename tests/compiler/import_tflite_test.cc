@@ -61,6 +61,7 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kAdd:
     case OpType::kSub:
     case OpType::kMul:
+    case OpType::kDiv:
       return 4;
     case OpType::kConcatenation:
       return 5;
@@ -95,6 +96,8 @@ size_t ExpectedOptionsIndex(OpType type) {
       return 16;
     case OpType::kMirrorPad:
       return 17;
+    case OpType::kCumsum:
+      return 18;
     default:
       return 0;
   }

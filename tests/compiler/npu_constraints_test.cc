@@ -554,12 +554,12 @@ TEST(NpuConstraint, Float32OnlyOpsStayOnTheCpu) {
   }
 }
 
-// ABS, the reductions, MIRROR_PAD, SPLIT, RSQRT and PRELU are Neutron ops boardlab does not
+// ABS, the reductions, MIRROR_PAD, SPLIT, RSQRT, PRELU and DIV are Neutron ops boardlab does not
 // lower: the reason says so rather than blaming the hardware.
 TEST(NpuConstraint, NotLowered) {
   for (OpType type :
        {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,
-        OpType::kSplit, OpType::kSplitV, OpType::kRsqrt, OpType::kPrelu}) {
+        OpType::kSplit, OpType::kSplitV, OpType::kRsqrt, OpType::kPrelu, OpType::kDiv}) {
     Builder b;
     const int op = Unary(b, type, {1, 4});
     EXPECT_FALSE(Check(b, op, "not_lowered").ok) << OpTypeName(type);

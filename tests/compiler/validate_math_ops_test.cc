@@ -100,5 +100,87 @@ TEST(ValidateMathOps, PreluPerChannelAlphaIsUnsupported) {
                     {"PRELU #0", "per-channel quantization"});
 }
 
+TEST(ValidateMathOps, DivOfQuantizedInt32IsUnsupported) {
+  OneOp m;
+  const int a = m.Act({4}, TflType::kInt32);
+  const int b = m.b.AddTensor("b", {4}, TflType::kInt32, PerTensor(0.5f, 0));
+  m.graph_inputs.push_back(b);
+  ExpectUnsupported(m.Op(OpType::kDiv, {a, b}, {m.Out({4}, TflType::kInt32)}, ElementwiseOpts{}),
+                    {"DIV #0", "'b' is quantized int32"});
+}
+
+TEST(ValidateMathOps, DivBroadcastsOverAtMostFiveDimensions) {
+  OneOp m;
+  const int a = m.Act({2, 1, 2, 1, 2, 3});
+  const int b = m.Act({3});
+  ExpectUnsupported(m.Op(OpType::kDiv, {a, b}, {m.Out({2, 1, 2, 1, 2, 3})}, ElementwiseOpts{}),
+                    {"DIV #0", "needs rank 6", "at most 5 dimensions"});
+}
+
+TEST(ValidateMathOps, SquaredDifferenceBroadcastsOverAtMostFourDimensions) {
+  OneOp m;
+  const int a = m.Act({2, 1, 2, 2, 3}, TflType::kFloat32);
+  const int b = m.Act({3}, TflType::kFloat32);
+  ExpectUnsupported(
+      m.Op(OpType::kSquaredDifference, {a, b}, {m.Out({2, 1, 2, 2, 3}, TflType::kFloat32)}),
+      {"SQUARED_DIFFERENCE #0", "at most 4 dimensions"});
+}
+
+TEST(ValidateMathOps, SquaredDifferenceOperandsShareAType) {
+  OneOp m;
+  const int a = m.Act({3});
+  const int b = m.Act({3}, TflType::kInt32);
+  ExpectInvalid(m.Op(OpType::kSquaredDifference, {a, b}, {m.Out({3})}),
+                {"SQUARED_DIFFERENCE #0", "is int32"});
+}
+
+TEST(ValidateMathOps, AddNNeedsTwoInputs) {
+  OneOp m;
+  const int a = m.Act({3});
+  ExpectInvalid(m.Op(OpType::kAddN, {a}, {m.Out({3})}),
+                {"ADD_N #0", "has 1 inputs, expected at least 2"});
+}
+
+TEST(ValidateMathOps, AddNInputsShareOneQuantization) {
+  OneOp m;
+  const int a = m.Act({3});
+  const int b = m.Act({3}, TflType::kInt8, PerTensor(0.05f, 4));
+  ExpectUnsupported(m.Op(OpType::kAddN, {a, b}, {m.Out({3})}),
+                    {"ADD_N #0", "requires one quantization for every input"});
+}
+
+TEST(ValidateMathOps, AddNInputsShareOneShape) {
+  OneOp m;
+  const int a = m.Act({3}, TflType::kFloat32);
+  const int b = m.Act({1, 3}, TflType::kFloat32);
+  ExpectInvalid(m.Op(OpType::kAddN, {a, b}, {m.Out({3}, TflType::kFloat32)}),
+                {"ADD_N #0", "input 1 [1,3] differs from input 0 [3]"});
+}
+
+TEST(ValidateMathOps, CumsumAxisIsOneInt32InsideTheRank) {
+  {
+    OneOp m;
+    const int in = m.Act({2, 3});
+    const int axis = m.b.AddConstInt32("axis", {}, std::vector<int32_t>{2});
+    ExpectInvalid(m.Op(OpType::kCumsum, {in, axis}, {m.Out({2, 3})}, CumsumOpts{}),
+                  {"CUMSUM #0", "axis 2 is outside rank 2"});
+  }
+  {
+    OneOp m;
+    const int in = m.Act({2, 3});
+    const int axis = m.Act({2}, TflType::kInt32);
+    ExpectInvalid(m.Op(OpType::kCumsum, {in, axis}, {m.Out({2, 3})}, CumsumOpts{}),
+                  {"CUMSUM #0", "expected one int32"});
+  }
+}
+
+TEST(ValidateMathOps, CumsumOfAScalarIsInvalid) {
+  OneOp m;
+  const int in = m.Act({});
+  const int axis = m.b.AddConstInt32("axis", {}, std::vector<int32_t>{0});
+  ExpectInvalid(m.Op(OpType::kCumsum, {in, axis}, {m.Out({})}, CumsumOpts{}),
+                {"CUMSUM #0", "input is a scalar"});
+}
+
 }  // namespace
 }  // namespace boardlab::testing

@@ -8,12 +8,12 @@
 // module is compiled once. Exit code 0 only when every case ran.
 //
 // A case may describe its tensors instead, for models with other element types or several
-// outputs: "inputs": [{"file": "a0.bin", "type": "int8|int32|float32|bool", "shape": [..]}] and
-// "outputs": [{"file": "a.out0", "type": "int8|int32|int64|float32|bool"}, ...]; every output
-// is then written, little-endian in its TFLite type. With "nodes": "a.nodes" the run is profiled
-// and the file receives the type of every node that ran, one per line: "TfLiteXNNPackDelegate"
-// where the XNNPACK delegate (built into the package and applied by default) took the op over
-// from TFLite's own kernel.
+// outputs: "inputs": [{"file": "a0.bin", "type": "int8|uint8|int32|float32|bool", "shape": [..]}]
+// and "outputs": [{"file": "a.out0", "type": "int8|uint8|int32|int64|float32|bool"}, ...]; every
+// output is then written, little-endian in its TFLite type. With "nodes": "a.nodes" the run is
+// profiled and the file receives the type of every node that ran, one per line:
+// "TfLiteXNNPackDelegate" where the XNNPACK delegate (built into the package and applied by
+// default) took the op over from TFLite's own kernel.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -36,6 +36,7 @@ function inputTensor(raw, shape, type) {
     return tf.tensor(f, shape, 'float32');
   }
   if (type === 'bool') return tf.tensor(Array.from(raw, (b) => b !== 0), shape, 'bool');
+  if (type === 'uint8') return tf.tensor(Int32Array.from(raw), shape, 'int32');
   if (type === 'int32') {
     const v = new Int32Array(raw.length / 4);
     for (let k = 0; k < v.length; ++k) v[k] = view.getInt32(4 * k, true);
@@ -48,7 +49,7 @@ function inputTensor(raw, shape, type) {
 
 // The bytes of `data` (a tfjs dataSync() array) in TFLite type `type`.
 function outputBytes(data, type) {
-  const size = {int8: 1, bool: 1, int32: 4, float32: 4, int64: 8}[type];
+  const size = {int8: 1, uint8: 1, bool: 1, int32: 4, float32: 4, int64: 8}[type];
   const buf = Buffer.alloc(data.length * size);
   for (let k = 0; k < data.length; ++k) {
     const v = data[k];

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/driver.h"
 #include "runtime/executor/backend_registry.h"
 #include "runtime/executor/kernel.h"
 #include "runtime/executor/method.h"
@@ -54,6 +55,21 @@ inline PteRun RunPte(const std::vector<uint8_t>& pte,
     const auto* data = static_cast<const uint8_t*>(out->data);
     run.outputs.emplace_back(data, data + out->NumBytes());
   }
+  return run;
+}
+
+/// Compiles `model` with the default options (the NPU where the rules allow) and runs it; a
+/// compile or run failure leaves `error` set.
+inline PteRun CompileAndRunCase(const std::vector<uint8_t>& model,
+                                const std::vector<std::vector<uint8_t>>& inputs,
+                                std::string* error) {
+  absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(model, {});
+  if (!compiled.ok()) {
+    *error = compiled.status().ToString();
+    return {};
+  }
+  PteRun run = RunPte(compiled->pte, inputs);
+  if (run.error != Error::kOk) *error = "runtime: " + run.message;
   return run;
 }
 

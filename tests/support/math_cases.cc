@@ -14,6 +14,10 @@ using cases::kQHigh;
 using cases::kQLow;
 using compiler::OpType;
 
+// What the interpreter build the oracle uses cannot run.
+constexpr const char* kNoInt8AddN = "the interpreter's ADD_N has no int8";
+constexpr const char* kNoInt8Cumsum = "the interpreter's CUMSUM has no int8";
+
 // Float functions over inputs where the function is defined (no NaN, whose sign and payload
 // the C libraries choose differently): multiples of 1/8, so ROUND meets ties.
 void AddFloatUnaryCases(CaseList& l) {
@@ -95,6 +99,118 @@ void AddPreluCases(CaseList& l) {
   });
 }
 
+// Divisors stay away from their zero point (a division by zero fails the run) and from float 0
+// (whose NaN bit patterns differ between machines).
+void AddDivCases(CaseList& l) {
+  const Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kReluN1To1,
+                                     Activation::kRelu6};
+  for (Activation act : kActivations) {
+    const std::string suffix = " act " + std::to_string(static_cast<int>(act));
+    l.Add(OpType::kDiv, "int8" + suffix, [act](CaseWriter& w) {
+      const int a = w.Int8({2, 3, 8}, kQ);
+      const int b = w.Int8({2, 3, 8}, PerTensor(0.04f, -128), -127, 127);
+      w.Op(OpType::kDiv, {a, b}, {w.Int8Output({2, 3, 8}, PerTensor(0.02f, 5))},
+           ElementwiseOpts{act});
+    });
+    l.Add(OpType::kDiv, "float broadcast" + suffix, [act](CaseWriter& w) {
+      const int a = w.Float({3, 1, 5}, -8.0f, 8.0f);
+      const int b = w.Float({4, 5}, 0.25f, 4.0f);
+      w.Op(OpType::kDiv, {a, b}, {w.Output({3, 4, 5}, TflType::kFloat32)}, ElementwiseOpts{act});
+    });
+  }
+  l.Add(OpType::kDiv, "int8 broadcast negative divisors", [](CaseWriter& w) {
+    const int a = w.Int8({4, 1, 6}, kQLow);
+    const int b = w.Int8({3, 6}, PerTensor(0.05f, 127), -128, 126);
+    w.Op(OpType::kDiv, {a, b}, {w.Int8Output({4, 3, 6}, PerTensor(0.1f, -128))}, ElementwiseOpts{});
+  });
+  l.Add(OpType::kDiv, "int32 broadcast", [](CaseWriter& w) {
+    const int a = w.Int32Random({2, 6}, -1000, 1000);
+    const int b = w.Int32({6}, {7, -3, 1, -1, 250, -64});
+    w.Op(OpType::kDiv, {a, b}, {w.Output({2, 6}, TflType::kInt32)}, ElementwiseOpts{});
+  });
+  l.Add(OpType::kDiv, "int32 relu6", [](CaseWriter& w) {
+    const int a = w.Int32Random({12}, -50, 50);
+    const int b = w.Int32({12}, {3, 5, -2, 7, 1, 2, -9, 4, 11, -1, 6, 8});
+    w.Op(OpType::kDiv, {a, b}, {w.Output({12}, TflType::kInt32)},
+         ElementwiseOpts{Activation::kRelu6});
+  });
+}
+
+void AddSquaredDifferenceCases(CaseList& l) {
+  l.Add(OpType::kSquaredDifference, "int8", [](CaseWriter& w) {
+    const int a = w.Int8({2, 4, 8}, kQ);
+    const int b = w.Int8({2, 4, 8}, PerTensor(0.03f, 10));
+    w.Op(OpType::kSquaredDifference, {a, b}, {w.Int8Output({2, 4, 8}, PerTensor(0.2f, -128))});
+  });
+  l.Add(OpType::kSquaredDifference, "int8 broadcast zp extremes", [](CaseWriter& w) {
+    const int a = w.Int8({1, 3, 4, 5}, kQLow);
+    const int b = w.Int8({4, 1}, kQHigh);
+    w.Op(OpType::kSquaredDifference, {a, b}, {w.Int8Output({1, 3, 4, 5}, PerTensor(0.5f, 127))});
+  });
+  l.Add(OpType::kSquaredDifference, "float broadcast", [](CaseWriter& w) {
+    const int a = w.Float({2, 3, 4});
+    const int b = w.Float({3, 1});
+    w.Op(OpType::kSquaredDifference, {a, b}, {w.Output({2, 3, 4}, TflType::kFloat32)});
+  });
+  l.Add(OpType::kSquaredDifference, "int32", [](CaseWriter& w) {
+    const int a = w.Int32Random({10}, -30000, 30000);
+    const int b = w.Int32Random({10}, -30000, 30000);
+    w.Op(OpType::kSquaredDifference, {a, b}, {w.Output({10}, TflType::kInt32)});
+  });
+}
+
+void AddSumOfInputsCases(CaseList& l) {
+  l.Add(
+      OpType::kAddN, "int8 3 inputs",
+      [](CaseWriter& w) {
+        std::vector<int32_t> ins;
+        for (int i = 0; i < 3; ++i) ins.push_back(w.Int8({4, 8}, kQ));
+        w.Op(OpType::kAddN, ins, {w.Int8Output({4, 8}, PerTensor(0.1f, 3))});
+      },
+      kNoInt8AddN);
+  l.Add(
+      OpType::kAddN, "int8 2 inputs zp extremes",
+      [](CaseWriter& w) {
+        std::vector<int32_t> ins = {w.Int8({2, 16}, kQHigh), w.Int8({2, 16}, kQHigh)};
+        w.Op(OpType::kAddN, ins, {w.Int8Output({2, 16}, PerTensor(0.03f, -128))});
+      },
+      kNoInt8AddN);
+  l.Add(OpType::kAddN, "float 4 inputs", [](CaseWriter& w) {
+    std::vector<int32_t> ins;
+    for (int i = 0; i < 4; ++i) ins.push_back(w.Float({3, 5}));
+    w.Op(OpType::kAddN, ins, {w.Output({3, 5}, TflType::kFloat32)});
+  });
+  struct Variant {
+    bool exclusive, reverse;
+  };
+  for (Variant v :
+       {Variant{false, false}, Variant{true, false}, Variant{false, true}, Variant{true, true}}) {
+    const std::string flags =
+        std::string(v.exclusive ? " exclusive" : "") + (v.reverse ? " reverse" : "");
+    l.Add(OpType::kCumsum, "float axis 1" + flags, [v](CaseWriter& w) {
+      const int in = w.Float({2, 4, 3});
+      w.Op(OpType::kCumsum, {in, w.Const32({}, {1})}, {w.Output({2, 4, 3}, TflType::kFloat32)},
+           CumsumOpts{v.exclusive, v.reverse});
+    });
+    l.Add(
+        OpType::kCumsum, "int8 axis -1" + flags,
+        [v](CaseWriter& w) {
+          const int in = w.Int8({3, 2, 5}, kQ);
+          w.Op(OpType::kCumsum, {in, w.Const32({}, {-1})},
+               {w.Int8Output({3, 2, 5}, PerTensor(0.1f, -20))}, CumsumOpts{v.exclusive, v.reverse});
+        },
+        kNoInt8Cumsum);
+  }
+  l.Add(
+      OpType::kCumsum, "int8 axis 0 zp extremes",
+      [](CaseWriter& w) {
+        const int in = w.Int8({6, 4}, kQHigh);
+        w.Op(OpType::kCumsum, {in, w.Const32({1}, {0})}, {w.Int8Output({6, 4}, kQLow)},
+             CumsumOpts{});
+      },
+      kNoInt8Cumsum);
+}
+
 }  // namespace
 
 const std::vector<OpCase>& MathCases() {
@@ -103,6 +219,9 @@ const std::vector<OpCase>& MathCases() {
     AddFloatUnaryCases(l);
     AddQuantizedUnaryCases(l);
     AddPreluCases(l);
+    AddDivCases(l);
+    AddSquaredDifferenceCases(l);
+    AddSumOfInputsCases(l);
     return l.cases;
   }();
   return cases;

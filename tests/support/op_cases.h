@@ -62,7 +62,7 @@ struct CaseModel {
 const std::vector<OpCase>& LayoutAndSelectionCases();
 
 /// Every case of the batch-2 arithmetic and math ops (math_cases.cc): EXP, LOG, SQRT, RSQRT,
-/// SQUARE, ROUND, FLOOR, ELU and PRELU.
+/// SQUARE, ROUND, FLOOR, ELU, PRELU, DIV, SQUARED_DIFFERENCE, ADD_N and CUMSUM.
 const std::vector<OpCase>& MathCases();
 
 /// LayoutAndSelectionCases() followed by MathCases().

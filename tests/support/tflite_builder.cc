@@ -59,6 +59,9 @@ class OptionsWriter {
     if (code_ == 18) {
       return {tflite::BuiltinOptions::MulOptions, tflite::CreateMulOptions(fbb_, act).Union()};
     }
+    if (code_ == 42) {
+      return {tflite::BuiltinOptions::DivOptions, tflite::CreateDivOptions(fbb_, act).Union()};
+    }
     return {tflite::BuiltinOptions::AddOptions, tflite::CreateAddOptions(fbb_, act).Union()};
   }
   OptionsRef operator()(const ConcatenationOpts& o) {
@@ -139,6 +142,10 @@ class OptionsWriter {
   OptionsRef operator()(const MirrorPadOpts& o) {
     return {tflite::BuiltinOptions::MirrorPadOptions,
             tflite::CreateMirrorPadOptions(fbb_, o.mode).Union()};
+  }
+  OptionsRef operator()(const CumsumOpts& o) {
+    return {tflite::BuiltinOptions::CumsumOptions,
+            tflite::CreateCumsumOptions(fbb_, o.exclusive, o.reverse).Union()};
   }
   OptionsRef operator()(const ShapeOpts& o) {
     return {tflite::BuiltinOptions::ShapeOptions,

@@ -139,13 +139,16 @@ struct MirrorPadOpts {
 struct ShapeOpts {
   TflType out_type = TflType::kInt32;
 };
+struct CumsumOpts {
+  bool exclusive = false, reverse = false;
+};
 
 using BuilderOptions =
     std::variant<std::monostate, Conv2DOpts, DepthwiseConv2DOpts, Pool2DOpts, FullyConnectedOpts,
                  ElementwiseOpts, ConcatenationOpts, SoftmaxOpts, ReducerOpts, ReshapeOpts,
                  SqueezeOpts, StridedSliceOpts, ResizeNearestNeighborOpts, LeakyReluOpts,
                  BatchMatMulOpts, GatherOpts, PackOpts, UnpackOpts, SplitOpts, BlockSizeOpts,
-                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts>;
+                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts>;
 
 /// BuiltinOperator codes used by tests that are not in compiler::OpType.
 inline constexpr int32_t kBuiltinSvdf = 27;
@@ -205,6 +208,10 @@ class TfliteBuilder {
   TensorSpec& mutable_tensor(int index) { return tensors_.at(static_cast<size_t>(index)); }
   const TensorSpec& tensor(int index) const { return tensors_.at(static_cast<size_t>(index)); }
   OperatorSpec& mutable_operator(int index) { return operators_.at(static_cast<size_t>(index)); }
+  const OperatorSpec& operator_spec(int index) const {
+    return operators_.at(static_cast<size_t>(index));
+  }
+  const std::vector<uint8_t>& buffer(uint32_t index) const { return buffers_.at(index); }
   int num_tensors() const { return static_cast<int>(tensors_.size()); }
   int num_operators() const { return static_cast<int>(operators_.size()); }
 
