@@ -17,7 +17,7 @@ using testing::KernelArgs;
 using testing::RunKernel;
 
 TEST(LayoutKernels, GatherIndexOutOfRangeFailsTheRun) {
-  std::vector<int8_t> params(12, 1), out(2);
+  std::vector<int8_t> params(12, 1), out(6);
   std::vector<int32_t> indices = {1, 4};  // params have 4 rows
   KernelArgs a;
   a.Tensor(ScalarType::kChar, {4, 3}, params.data());
