@@ -1,5 +1,7 @@
 #include "compiler/cost_model.h"
 
+#include "compiler/npu_constraints.h"
+
 #include "absl/strings/str_cat.h"
 
 namespace boardlab::compiler {
@@ -26,6 +28,7 @@ OutputGeometry GeometryOf(const Tensor& out) {
 }
 
 NpuKernelClass NpuClassOf(OpType type) {
+  if (IsComparisonOp(type)) return NpuKernelClass::kElementwise;
   switch (type) {
     case OpType::kConv2D:
     case OpType::kFullyConnected:
@@ -37,6 +40,11 @@ NpuKernelClass NpuClassOf(OpType type) {
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
     case OpType::kMean:
+    case OpType::kSum:
+    case OpType::kReduceMax:
+    case OpType::kReduceMin:
+    case OpType::kArgMax:
+    case OpType::kArgMin:
       return NpuKernelClass::kPool;
     case OpType::kAdd:
     case OpType::kSub:
@@ -51,6 +59,26 @@ NpuKernelClass NpuClassOf(OpType type) {
     case OpType::kHardSwish:
     case OpType::kQuantize:
     case OpType::kDequantize:
+    case OpType::kLogicalAnd:
+    case OpType::kLogicalOr:
+    case OpType::kLogicalNot:
+    case OpType::kSelectV2:
+    case OpType::kAbs:
+    case OpType::kNeg:
+    case OpType::kCast:
+    case OpType::kExp:
+    case OpType::kLog:
+    case OpType::kSqrt:
+    case OpType::kRsqrt:
+    case OpType::kSquare:
+    case OpType::kRound:
+    case OpType::kFloor:
+    case OpType::kElu:
+    case OpType::kPrelu:
+    case OpType::kDiv:
+    case OpType::kSquaredDifference:
+    case OpType::kAddN:
+    case OpType::kCumsum:
       return NpuKernelClass::kElementwise;
     case OpType::kSoftmax:
       return NpuKernelClass::kSoftmax;
@@ -85,7 +113,12 @@ void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
       shape.kernel_taps = int64_t{opt.filter_w} * opt.filter_h;
       break;
     }
-    case OpType::kMean: {
+    case OpType::kMean:
+    case OpType::kSum:
+    case OpType::kReduceMax:
+    case OpType::kReduceMin:
+    case OpType::kArgMax:
+    case OpType::kArgMin: {
       const int64_t out_elements = graph.output(op).NumElements();
       shape.kernel_taps = out_elements > 0 ? graph.input(op, 0).NumElements() / out_elements : 1;
       break;
@@ -107,10 +140,11 @@ CpuKernelClass CpuClassOf(OpType type) {
       return CpuKernelClass::kElementwise;
     case NpuKernelClass::kElementwise:
       // Activations with a curve run through a 256-entry LUT on the CPU (CMSIS-NN style).
-      if (type == OpType::kLogistic || type == OpType::kTanh || type == OpType::kHardSwish) {
+      if (type == OpType::kLogistic || type == OpType::kTanh || type == OpType::kHardSwish ||
+          type == OpType::kElu) {
         return CpuKernelClass::kLut;
       }
-      if (type == OpType::kQuantize || type == OpType::kDequantize) {
+      if (type == OpType::kQuantize || type == OpType::kDequantize || type == OpType::kCast) {
         return CpuKernelClass::kDataMovement;
       }
       return CpuKernelClass::kElementwise;
@@ -132,6 +166,10 @@ NpuKernelShape NpuShapeFor(const Graph& graph, const Op& op, bool weights_in_fla
   shape.out_cols = g.cols;
   shape.out_channels = g.channels;
   SetReduction(graph, op, shape);
+  if (IsSingleChannelDepthwise(graph, op)) {
+    shape.kind = NpuKernelClass::kConv;  // lowered as a convolution over one input channel
+    shape.in_channels = 1;
+  }
   for (int t : op.inputs) {
     if (t == kNoTensor) continue;
     const Tensor& tensor = graph.tensors[t];
@@ -155,8 +193,7 @@ CpuKernelShape CpuShapeFor(const Graph& graph, const Op& op) {
       break;
     case CpuKernelClass::kElementwise:
       // Window reads of pools and reductions; plain element-wise ops cost per output only.
-      if (op.type == OpType::kAveragePool2D || op.type == OpType::kMaxPool2D ||
-          op.type == OpType::kMean) {
+      if (NpuClassOf(op.type) == NpuKernelClass::kPool) {
         NpuKernelShape window;
         SetReduction(graph, op, window);
         shape.macs = shape.elements * window.kernel_taps;

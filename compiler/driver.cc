@@ -13,6 +13,7 @@
 #include "compiler/pte_writer.h"
 #include "compiler/report.h"
 #include "compiler/schedule.h"
+#include "compiler/split_group_conv.h"
 
 namespace boardlab::compiler {
 namespace {
@@ -121,6 +122,7 @@ absl::StatusOr<CompileResult> Compile(std::span<const uint8_t> model,
       {"import", import},
       {"canonicalize", [&] { return Canonicalize(c); }},
       {"tensor-format", [&] { return InferTensorFormat(c); }},
+      {"split-groups", [&] { return SplitGroupConvolutions(c); }},
       {"partition", [&] { return RunPartitioner(c); }},
       {"schedule", [&] { return ScheduleOps(c); }},
       {"plan-memory", [&] { return PlanMemory(c); }},

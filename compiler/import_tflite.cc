@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -26,7 +28,7 @@ std::string TensorLabel(int index, const tflite::Tensor* t) {
   return absl::StrCat("tensor ", index, " '", name, "'");
 }
 
-absl::StatusOr<DataType> ConvertType(int8_t type) {
+DataType ConvertType(int8_t type) {
   switch (type) {
     case 0:
       return DataType::kFloat32;
@@ -45,6 +47,17 @@ absl::StatusOr<DataType> ConvertType(int8_t type) {
     default:
       return DataType::kOther;
   }
+}
+
+// TensorType names (tflite-int8.md section 4), for messages about unsupported types.
+std::string TfliteTensorTypeName(int8_t type) {
+  constexpr std::string_view kNames[] = {
+      "FLOAT32",  "FLOAT16",  "INT32",     "UINT8",         "INT64",      "STRING",
+      "BOOL",     "INT16",    "COMPLEX64", "INT8",          "FLOAT64",    "COMPLEX128",
+      "UINT64",   "RESOURCE", "VARIANT",   "UINT32",        "UINT16",     "INT4",
+      "BFLOAT16", "INT2",     "UINT4",     "FLOAT8_E4M3FN", "FLOAT8_E5M2"};
+  if (type >= 0 && type < static_cast<int8_t>(std::size(kNames))) return std::string(kNames[type]);
+  return "unknown";
 }
 
 absl::StatusOr<Activation> ConvertActivation(int8_t value, const std::string& where) {
@@ -73,19 +86,28 @@ class Importer {
   absl::Status ImportQuantization(int index, const tflite::Tensor& t, Tensor& out);
   absl::Status ImportConstantData(int index, const tflite::Tensor& t, Tensor& out);
   absl::Status ImportOperators(const tflite::SubGraph& subgraph);
-  absl::StatusOr<OpType> ResolveOpType(int op_index, const tflite::Operator& op);
+  absl::StatusOr<std::optional<OpType>> ResolveOpType(int op_index, const tflite::Operator& op);
   absl::Status ImportOptions(const tflite::Operator& src, Op& op, const std::string& where);
+  absl::Status ImportDataMovementOptions(const tflite::Operator& src, Op& op,
+                                         const std::string& where);
   absl::Status ImportIndices(const flatbuffers::Vector<int32_t>* src, bool allow_optional,
                              const std::string& where, std::vector<int>& out);
   absl::Status CheckTopologicalOrder();
+  absl::Status ValidateOperands();
+  absl::Status UnsupportedError() const;
   void Warn(std::string message) {
     if (warnings_) warnings_->push_back(std::move(message));
   }
+  // A well-formed model may use several things boardlab does not support; each is recorded and
+  // the import goes on, so that one message can list them all.
+  void Unsupported(std::string reason) { unsupported_.push_back(std::move(reason)); }
 
   std::span<const uint8_t> bytes_;
   std::vector<std::string>* warnings_;
   const tflite::Model* model_ = nullptr;
   Graph graph_;
+  std::vector<std::string> unsupported_;
+  bool skipped_operators_ = false;  // an unsupported operator was left out of graph_.ops
 };
 
 absl::Status Importer::VerifyContainer() {
@@ -175,8 +197,8 @@ absl::Status Importer::ImportConstantData(int index, const tflite::Tensor& t, Te
   const tflite::Buffer* buffer = model_->buffers()->Get(buffer_index);
   if (!buffer) return Invalid(absl::StrCat(where, ": buffer ", buffer_index, " is null"));
   if (buffer->offset() > 1 || buffer->size() > 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        "unsupported model: ", where, " keeps its data outside the flatbuffer (models > 2 GB)"));
+    Unsupported(absl::StrCat(where, " keeps its data outside the flatbuffer (models > 2 GB)"));
+    return absl::OkStatus();
   }
   if (!buffer->data() || buffer->data()->size() == 0) return absl::OkStatus();
   const int64_t need = out.SizeBytes();
@@ -194,17 +216,13 @@ absl::Status Importer::ImportTensor(int index, const tflite::Tensor& t) {
   Tensor out;
   const std::string where = TensorLabel(index, &t);
   out.name = t.name() ? t.name()->str() : absl::StrCat("tensor_", index);
-  if (t.sparsity()) {
-    return absl::UnimplementedError(
-        absl::StrCat("unsupported model: ", where, " is sparse; boardlab needs dense tensors"));
-  }
-  absl::StatusOr<DataType> type = ConvertType(t.type());
-  if (!type.ok()) return type.status();
-  out.type = *type;
+  if (t.sparsity()) Unsupported(absl::StrCat(where, " is sparse; boardlab needs dense tensors"));
+  out.type = ConvertType(t.type());
   if (out.type == DataType::kOther) {
-    return absl::UnimplementedError(
-        absl::StrCat("unsupported model: ", where, " has TensorType ", t.type(),
-                     "; boardlab handles int8, uint8, int16, int32, int64, bool and float32"));
+    Unsupported(absl::StrCat(where, " has TensorType ", t.type(), " (",
+                             TfliteTensorTypeName(t.type()),
+                             "); boardlab handles int8, uint8, int16, int32, int64, bool and "
+                             "float32"));
   }
   if (t.shape()) {
     if (t.shape()->size() > kMaxRank) {
@@ -226,7 +244,10 @@ absl::Status Importer::ImportTensor(int index, const tflite::Tensor& t) {
     }
   }
   if (absl::Status s = ImportQuantization(index, t, out); !s.ok()) return s;
-  if (absl::Status s = ImportConstantData(index, t, out); !s.ok()) return s;
+  // Data of a type boardlab cannot size stays unread; the tensor is already reported.
+  if (out.type != DataType::kOther) {
+    if (absl::Status s = ImportConstantData(index, t, out); !s.ok()) return s;
+  }
   graph_.tensors.push_back(std::move(out));
   return absl::OkStatus();
 }
@@ -261,7 +282,10 @@ absl::Status Importer::ImportIndices(const flatbuffers::Vector<int32_t>* src, bo
   return absl::OkStatus();
 }
 
-absl::StatusOr<OpType> Importer::ResolveOpType(int op_index, const tflite::Operator& op) {
+// The op type of operator `op_index`; nullopt (with the reason recorded) when boardlab does not
+// support it.
+absl::StatusOr<std::optional<OpType>> Importer::ResolveOpType(int op_index,
+                                                              const tflite::Operator& op) {
   const uint32_t num_codes = model_->operator_codes() ? model_->operator_codes()->size() : 0;
   if (op.opcode_index() >= num_codes) {
     return Invalid(absl::StrCat("operator ", op_index, ": opcode_index ", op.opcode_index(),
@@ -272,14 +296,14 @@ absl::StatusOr<OpType> Importer::ResolveOpType(int op_index, const tflite::Opera
   // Old writers fill only the deprecated byte; new ones put 127 there for codes above it.
   const int32_t builtin = std::max<int32_t>(code->builtin_code(), code->deprecated_builtin_code());
   std::optional<OpType> type = OpTypeFromTfliteCode(builtin);
-  if (type) return *type;
+  if (type) return type;
   std::string name = TfliteBuiltinName(builtin);
   if (builtin == 32 && code->custom_code()) {
     name = absl::StrCat("CUSTOM '", code->custom_code()->str(), "'");
   }
-  return absl::UnimplementedError(absl::StrCat("unsupported model: operator ", op_index, " is ",
-                                               name, ", which boardlab does not support (",
-                                               "supported: ", SupportedOpNames(), ")"));
+  Unsupported(
+      absl::StrCat("operator ", op_index, " is ", name, ", which boardlab does not support"));
+  return std::nullopt;
 }
 
 absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
@@ -360,7 +384,8 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
     }
     case OpType::kAdd:
     case OpType::kSub:
-    case OpType::kMul: {
+    case OpType::kMul:
+    case OpType::kDiv: {
       ElementwiseOptions e;
       int8_t act_code = 0;
       if (const auto* o = src.builtin_options_as_AddOptions())
@@ -368,6 +393,8 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       if (const auto* o = src.builtin_options_as_SubOptions())
         act_code = o->fused_activation_function();
       if (const auto* o = src.builtin_options_as_MulOptions())
+        act_code = o->fused_activation_function();
+      if (const auto* o = src.builtin_options_as_DivOptions())
         act_code = o->fused_activation_function();
       auto act = activation(act_code);
       if (!act.ok()) return act.status();
@@ -393,7 +420,10 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       op.options = s;
       return absl::OkStatus();
     }
-    case OpType::kMean: {
+    case OpType::kMean:
+    case OpType::kSum:
+    case OpType::kReduceMax:
+    case OpType::kReduceMin: {
       ReducerOptions r;
       if (const auto* o = src.builtin_options_as_ReducerOptions()) r.keep_dims = o->keep_dims();
       op.options = r;
@@ -445,6 +475,77 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       return absl::OkStatus();
     }
     default:
+      return ImportDataMovementOptions(src, op, where);
+  }
+}
+
+// Options of the layout and data movement ops; monostate for ops without options.
+absl::Status Importer::ImportDataMovementOptions(const tflite::Operator& src, Op& op,
+                                                 const std::string& where) {
+  switch (op.type) {
+    case OpType::kGather: {
+      GatherOptions g;
+      if (const auto* o = src.builtin_options_as_GatherOptions()) {
+        g.axis = o->axis();
+        g.batch_dims = o->batch_dims();
+      }
+      op.options = g;
+      return absl::OkStatus();
+    }
+    case OpType::kPack:
+    case OpType::kUnpack: {
+      PackOptions p;
+      if (const auto* o = src.builtin_options_as_PackOptions()) {
+        p.count = o->values_count();
+        p.axis = o->axis();
+      } else if (const auto* u = src.builtin_options_as_UnpackOptions()) {
+        p.count = u->num();
+        p.axis = u->axis();
+      }
+      op.options = p;
+      return absl::OkStatus();
+    }
+    case OpType::kSplit:
+    case OpType::kSplitV: {
+      SplitOptions p;
+      if (const auto* o = src.builtin_options_as_SplitOptions()) p.num_splits = o->num_splits();
+      if (const auto* o = src.builtin_options_as_SplitVOptions()) p.num_splits = o->num_splits();
+      op.options = p;
+      return absl::OkStatus();
+    }
+    case OpType::kDepthToSpace:
+    case OpType::kSpaceToDepth: {
+      BlockOptions b;
+      if (const auto* o = src.builtin_options_as_DepthToSpaceOptions()) {
+        b.block_size = o->block_size();
+      }
+      if (const auto* o = src.builtin_options_as_SpaceToDepthOptions()) {
+        b.block_size = o->block_size();
+      }
+      op.options = b;
+      return absl::OkStatus();
+    }
+    case OpType::kMirrorPad: {
+      MirrorPadOptions m;
+      if (const auto* o = src.builtin_options_as_MirrorPadOptions()) {
+        if (o->mode() != 0 && o->mode() != 1) {
+          return Invalid(absl::StrCat(where, ": unknown mirror pad mode ", o->mode()));
+        }
+        m.mode = static_cast<MirrorPadMode>(o->mode());
+      }
+      op.options = m;
+      return absl::OkStatus();
+    }
+    case OpType::kCumsum: {
+      CumsumOptions c;
+      if (const auto* o = src.builtin_options_as_CumsumOptions()) {
+        c.exclusive = o->exclusive();
+        c.reverse = o->reverse();
+      }
+      op.options = c;
+      return absl::OkStatus();
+    }
+    default:
       op.options = std::monostate{};
       return absl::OkStatus();
   }
@@ -457,10 +558,14 @@ absl::Status Importer::ImportOperators(const tflite::SubGraph& subgraph) {
   for (flatbuffers::uoffset_t i = 0; i < subgraph.operators()->size(); ++i) {
     const tflite::Operator* src = subgraph.operators()->Get(i);
     if (!src) return Invalid(absl::StrCat("operator ", i, " is null"));
-    absl::StatusOr<OpType> type = ResolveOpType(static_cast<int>(i), *src);
+    absl::StatusOr<std::optional<OpType>> type = ResolveOpType(static_cast<int>(i), *src);
     if (!type.ok()) return type.status();
+    if (!type->has_value()) {
+      skipped_operators_ = true;
+      continue;
+    }
     Op op;
-    op.type = *type;
+    op.type = **type;
     op.source_index = static_cast<int>(i);
     const std::string where = absl::StrCat(OpTypeName(op.type), " #", i);
     if (absl::Status s = ImportIndices(src->inputs(), true, where, op.inputs); !s.ok()) return s;
@@ -531,12 +636,49 @@ absl::StatusOr<Graph> Importer::Run() {
     return Invalid("the subgraph declares no inputs or no outputs");
   }
   if (absl::Status s = ImportOperators(*subgraph); !s.ok()) return s;
-  if (absl::Status s = CheckTopologicalOrder(); !s.ok()) return s;
-  for (const Op& op : graph_.ops) {
-    if (absl::Status s = ValidateOpOperands(graph_, op, warnings_); !s.ok()) return s;
+  // Without the unsupported operators the dataflow has holes; the order is checked only when
+  // every operator is there.
+  if (!skipped_operators_) {
+    if (absl::Status s = CheckTopologicalOrder(); !s.ok()) return s;
   }
+  if (absl::Status s = ValidateOperands(); !s.ok()) return s;
+  if (!unsupported_.empty()) return UnsupportedError();
   if (absl::Status s = VerifyGraph(graph_); !s.ok()) return s;
   return std::move(graph_);
+}
+
+// Checks every imported op's operands: an inconsistent model fails at once, an unsupported
+// variant (int16 activations, ...) is recorded like an unsupported operator.
+absl::Status Importer::ValidateOperands() {
+  auto has_unsupported_type = [this](const Op& op) {
+    for (const std::vector<int>* list : {&op.inputs, &op.outputs}) {
+      for (int t : *list) {
+        if (t != kNoTensor && graph_.tensors[t].type == DataType::kOther) return true;
+      }
+    }
+    return false;
+  };
+  for (const Op& op : graph_.ops) {
+    if (has_unsupported_type(op)) continue;  // its tensor is reported already
+    absl::Status s = ValidateOpOperands(graph_, op, warnings_);
+    if (s.ok()) continue;
+    if (s.code() != absl::StatusCode::kUnimplemented) return s;
+    std::string reason(s.message());
+    constexpr std::string_view kPrefix = "unsupported model: ";
+    if (reason.compare(0, kPrefix.size(), kPrefix) == 0) reason.erase(0, kPrefix.size());
+    Unsupported(std::move(reason));
+  }
+  return absl::OkStatus();
+}
+
+// One message with every reason, in model order: tensors first, then operators.
+absl::Status Importer::UnsupportedError() const {
+  std::string message = unsupported_.size() == 1
+                            ? absl::StrCat("unsupported model: ", unsupported_[0])
+                            : absl::StrCat("unsupported model: ", unsupported_.size(),
+                                           " problems: ", absl::StrJoin(unsupported_, "; "));
+  if (skipped_operators_) absl::StrAppend(&message, " (supported: ", SupportedOpNames(), ")");
+  return absl::UnimplementedError(message);
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ struct FullyConnectedOptions {
   bool keep_num_dims = false;
 };
 
-struct ElementwiseOptions {  // ADD, SUB, MUL
+struct ElementwiseOptions {  // ADD, SUB, MUL, DIV
   Activation activation = Activation::kNone;
 };
 
@@ -128,10 +128,42 @@ struct BatchMatMulOptions {
   bool adj_x = false, adj_y = false;
 };
 
-using OpOptions =
-    std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
-                 ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions, SqueezeOptions,
-                 StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions>;
+struct GatherOptions {
+  int32_t axis = 0;
+  int32_t batch_dims = 0;
+};
+
+/// PACK (values_count) and UNPACK (num): how many tensors are stacked along, or taken apart
+/// from, `axis`.
+struct PackOptions {
+  int32_t count = 0;
+  int32_t axis = 0;
+};
+
+struct SplitOptions {  // SPLIT, SPLIT_V
+  int32_t num_splits = 0;
+};
+
+struct BlockOptions {  // DEPTH_TO_SPACE, SPACE_TO_DEPTH
+  int32_t block_size = 0;
+};
+
+/// MIRROR_PAD: REFLECT leaves the border element out of the mirror, SYMMETRIC repeats it.
+enum class MirrorPadMode : uint8_t { kReflect, kSymmetric };
+struct MirrorPadOptions {
+  MirrorPadMode mode = MirrorPadMode::kReflect;
+};
+
+struct CumsumOptions {
+  bool exclusive = false;  // element i sums the elements before i only
+  bool reverse = false;    // sums run from the end of the axis
+};
+
+using OpOptions = std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
+                               ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions,
+                               SqueezeOptions, StridedSliceOptions, ResizeOptions, LeakyReluOptions,
+                               BatchMatMulOptions, GatherOptions, PackOptions, SplitOptions,
+                               BlockOptions, MirrorPadOptions, CumsumOptions>;
 
 /// Where an op runs after partitioning.
 enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };

@@ -188,6 +188,18 @@ ConstraintResult ConvDilation(const Graph&, const Op& op, const NpuLimits& limit
   return AxisLimit("dilation", o.dilation_h, o.dilation_w, limits.conv_max_dilation);
 }
 
+// A grouped convolution reaches the NPU split (compiler/split_group_conv.h): as one depthwise
+// when every group has one input and one output channel, else as at most conv_max_groups
+// convolutions.
+ConstraintResult ConvGroupsRule(const Graph& g, const Op& op, const NpuLimits& limits) {
+  const int32_t groups = ConvGroups(g, op);
+  const bool depthwise = groups == g.input(op, 0).shape[3] && groups == g.output(op).shape[3];
+  if (groups == 1 || depthwise || groups <= limits.conv_max_groups) return Ok();
+  return Fail(absl::StrCat("groups=", groups, " > ", limits.conv_max_groups, " (input ",
+                           g.input(op, 0).shape[3], " channels, output ", g.output(op).shape[3],
+                           ")"));
+}
+
 ConstraintResult ConvKernelMacs(const Graph& g, const Op& op, const NpuLimits& limits) {
   auto [h, w] = KernelHw(g, op);
   const int64_t cin = g.input(op, 1).shape[3];
@@ -198,10 +210,21 @@ ConstraintResult ConvKernelMacs(const Graph& g, const Op& op, const NpuLimits& l
                            limits.conv_max_kernel_macs));
 }
 
-ConstraintResult DepthMultiplierOne(const Graph&, const Op& op, const NpuLimits&) {
+ConstraintResult DepthMultiplierOne(const Graph& g, const Op& op, const NpuLimits&) {
   const int32_t m = op.opts<ConvOptions>().depth_multiplier;
-  if (m == 1) return Ok();
-  return Fail(absl::StrCat("depth_multiplier=", m, " (a group convolution)"));
+  if (m == 1 || IsSingleChannelDepthwise(g, op)) return Ok();
+  return Fail(absl::StrCat("depth_multiplier=", m, " over ", g.input(op, 0).shape[3],
+                           " input channels (a group convolution)"));
+}
+
+// A one-channel depthwise runs as a convolution: the convolution's dot-product rule applies.
+ConstraintResult SingleChannelDepthwiseMacs(const Graph& g, const Op& op, const NpuLimits& limits) {
+  if (!IsSingleChannelDepthwise(g, op)) return Ok();
+  auto [h, w] = KernelHw(g, op);
+  const int64_t macs = int64_t{h} * w * limits.num_macs;
+  if (macs <= limits.conv_max_kernel_macs) return Ok();
+  return Fail(absl::StrCat("kernel_h*kernel_w*ceil", limits.num_macs, "(1)=", macs, " > ",
+                           limits.conv_max_kernel_macs));
 }
 
 ConstraintResult WeightsRank2(const Graph& g, const Op& op, const NpuLimits&) {
@@ -375,14 +398,25 @@ std::vector<std::pair<OpType, std::vector<NpuConstraint>>> NpuOpRules() {
                                                   kConvStride, kConvDilation, kBiasScale};
   std::vector<NpuConstraint> conv = conv_common;
   conv.push_back({"conv_kernel_macs",
-                  "kernel_h * kernel_w * round_up(Cin, num_macs) <= conv_max_kernel_macs",
+                  "kernel_h * kernel_w * round_up(Cin, num_macs) <= conv_max_kernel_macs (Cin of "
+                  "one group for a grouped convolution)",
                   ConvKernelMacs});
+  conv.push_back({"conv_groups",
+                  "ungrouped; or grouped with one input and one output channel per group (run as "
+                  "a depthwise convolution), or with at most conv_max_groups groups (run as one "
+                  "convolution per group)",
+                  ConvGroupsRule});
   std::vector<NpuConstraint> depthwise = conv_common;
   depthwise.insert(depthwise.begin(),
                    {"depth_multiplier_1",
-                    "depth_multiplier is 1 (a multiplier > 1 is a group convolution, which "
-                    "boardlab does not split for the NPU)",
+                    "depth_multiplier is 1, or the input has one channel (then it is lowered as "
+                    "a convolution with depth_multiplier output channels); a multiplier > 1 over "
+                    "several channels is a group convolution the Neutron flow does not take",
                     DepthMultiplierOne});
+  depthwise.push_back({"single_channel_depthwise_kernel_macs",
+                       "a one-channel depthwise lowered as a convolution meets its rule: "
+                       "kernel_h * kernel_w * round_up(1, num_macs) <= conv_max_kernel_macs",
+                       SingleChannelDepthwiseMacs});
   const std::vector<NpuConstraint> pool = {
       kSharedQuant,
       {"pool_kernel", "filter_h, filter_w <= pool_max_kernel", PoolKernel},
@@ -419,6 +453,7 @@ std::vector<std::pair<OpType, std::vector<NpuConstraint>>> NpuOpRules() {
          PadValueIsZeroPoint}}},
       {OpType::kReshape, {kSharedQuant}},
       {OpType::kSqueeze, {kSharedQuant}},
+      {OpType::kExpandDims, {kSharedQuant, kConstOperands}},
       {OpType::kSlice, moves},
       {OpType::kStridedSlice, moves},
       {OpType::kTranspose, moves},
@@ -454,6 +489,25 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
     t[static_cast<size_t>(OpType::kDequantize)].constraints = {
         {"dequantize_not_on_npu", "DEQUANTIZE converts int8 to float; the NPU computes int8 only",
          TypeConversion}};
+    t[static_cast<size_t>(OpType::kCast)].constraints = {
+        {"cast_not_on_npu", "CAST converts between element types; the NPU computes int8 only",
+         TypeConversion}};
+    // TFLite Micro computes these in float32 only (no int8 kernel), so a model that holds them
+    // is float there, which the NPU does not compute.
+    for (OpType type : {OpType::kNeg, OpType::kExp, OpType::kLog, OpType::kSqrt, OpType::kSquare,
+                        OpType::kRound, OpType::kFloor}) {
+      t[static_cast<size_t>(type)].constraints = {
+          {"float32_only",
+           "TFLite Micro computes this op in float32 only (it has no int8 kernel); the NPU "
+           "computes int8 only",
+           NeverOnNpu}};
+    }
+    // The Neutron-C flow runs these (neutron-rt700.md section 4), boardlab's lowering does not.
+    for (OpType type :
+         {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,
+          OpType::kSplit, OpType::kSplitV, OpType::kRsqrt, OpType::kPrelu, OpType::kDiv}) {
+      t[static_cast<size_t>(type)].constraints = {NpuNotLoweredConstraint()};
+    }
     return t;
   }();
   return table;
@@ -487,6 +541,15 @@ const NpuConstraint& NpuNotSupportedConstraint() {
   return kNotSupported;
 }
 
+const NpuConstraint& NpuNotLoweredConstraint() {
+  static constexpr NpuConstraint kNotLowered = {
+      "not_lowered",
+      "the Neutron-C flow can run this op (neutron-rt700.md section 4), but boardlab's NPU "
+      "lowering has no kernel for it yet",
+      NeverOnNpu};
+  return kNotLowered;
+}
+
 const std::vector<NpuConstraint>& ConstraintsFor(OpType type) {
   return RuleTable()[static_cast<size_t>(type)].constraints;
 }
@@ -507,6 +570,17 @@ std::vector<std::string> CheckNpuSupport(const Graph& graph, const Op& op,
   if (NpuSupportsOpType(op.type)) run(GenericNpuConstraints());
   run(ConstraintsFor(op.type));
   return failures;
+}
+
+int32_t ConvGroups(const Graph& graph, const Op& op) {
+  if (op.type != OpType::kConv2D) return 1;
+  const int32_t depth = graph.input(op, 1).shape[3];
+  return depth > 0 ? graph.input(op, 0).shape[3] / depth : 1;
+}
+
+bool IsSingleChannelDepthwise(const Graph& graph, const Op& op) {
+  return op.type == OpType::kDepthwiseConv2D && graph.input(op, 0).shape.size() == 4 &&
+         graph.input(op, 0).shape[3] == 1 && graph.output(op).shape.back() > 1;
 }
 
 std::optional<std::vector<int64_t>> ConstantIntegers(const Tensor& tensor) {

@@ -52,12 +52,25 @@ const std::vector<NpuConstraint>& ConstraintsFor(OpType type);
 /// NPU"), so that a newly added op type stays on the CPU until someone writes its rules.
 const NpuConstraint& NpuNotSupportedConstraint();
 
+/// The entry of an op type that the Neutron-C flow runs but boardlab does not lower to the NPU
+/// (ABS, reductions, MIRROR_PAD, SPLIT): it always fails and says so.
+const NpuConstraint& NpuNotLoweredConstraint();
+
 /// False for op types the Neutron NPU cannot run at all (QUANTIZE, DEQUANTIZE, ...).
 bool NpuSupportsOpType(OpType type);
 
 /// Every failed constraint of `op`, generic ones first, as "CONV_2D #12: <description> —
 /// <detail>". Empty when the op may run on the NPU.
 std::vector<std::string> CheckNpuSupport(const Graph& graph, const Op& op, const NpuLimits& limits);
+
+/// Groups of a CONV_2D: input channels / the weights' input depth (1 for an ordinary
+/// convolution and for every other op type).
+int32_t ConvGroups(const Graph& graph, const Op& op);
+
+/// A DEPTHWISE_CONV_2D over a one-channel input with depth_multiplier M > 1: every output
+/// channel reads the same input channel, so it is an ordinary convolution with M output channels
+/// and the NPU lowering emits it as one (weights [1,H,W,M] become OHWI [M,H,W,1]).
+bool IsSingleChannelDepthwise(const Graph& graph, const Op& op);
 
 /// The values of a constant integer tensor (int8, uint8, int32 or int64, little-endian data);
 /// nullopt when the tensor is not constant, has another type or its data size is wrong.

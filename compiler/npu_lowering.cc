@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "boardlab/schema/npu_payload_generated.h"
+#include "compiler/npu_constraints.h"
 #include "compiler/quantization.h"
 
 namespace boardlab::compiler {
@@ -19,6 +20,17 @@ int64_t AlignUp(int64_t value, int64_t alignment) {
 }
 
 int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+
+// Depthwise weights [1][kH][kW][M] of a one-channel input as convolution weights [M][kH][kW][1].
+std::vector<int8_t> DepthwiseAsConvWeights(std::span<const int8_t> hwm, int kernel_h, int kernel_w,
+                                           int channels) {
+  std::vector<int8_t> ohwi(hwm.size());
+  const int taps = kernel_h * kernel_w;
+  for (int t = 0; t < taps; ++t) {
+    for (int m = 0; m < channels; ++m) ohwi[m * taps + t] = hwm[t * channels + m];
+  }
+  return ohwi;
+}
 
 void PutU32(uint8_t* out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
@@ -67,6 +79,8 @@ absl::StatusOr<fb::KernelKind> KernelKindOf(OpType type) {
       return fb::KernelKind::Reshape;
     case OpType::kSqueeze:
       return fb::KernelKind::Squeeze;
+    case OpType::kExpandDims:  // a reshape: the bytes do not move
+      return fb::KernelKind::Reshape;
     case OpType::kPad:
       return fb::KernelKind::Pad;
     case OpType::kPadV2:
@@ -91,8 +105,11 @@ absl::StatusOr<fb::KernelKind> KernelKindOf(OpType type) {
       return fb::KernelKind::Dequantize;
     case OpType::kBatchMatMul:
       return fb::KernelKind::BatchMatMul;
+    default:
+      break;
   }
-  return absl::UnimplementedError("NPU lowering: unknown op type");
+  return absl::UnimplementedError(
+      absl::StrCat("NPU lowering: ", OpTypeName(type), " has no NPU kernel"));
 }
 
 absl::StatusOr<fb::ElementType> ElementTypeOf(DataType type) {
@@ -349,7 +366,12 @@ absl::Status PartitionLowering::FillConvLike(const Op& op, KernelParams& p) {
   const std::span<const int8_t> src(reinterpret_cast<const int8_t*>(w.data.data()), w.data.size());
   std::vector<int8_t> reordered;
   int channels = 0;
-  if (op.type == OpType::kDepthwiseConv2D) {
+  if (IsSingleChannelDepthwise(g_, op)) {
+    // [1,H,W,M] over one input channel is the OHWI convolution [M,H,W,1].
+    channels = w.shape[3];
+    const std::vector<int8_t> ohwi = DepthwiseAsConvWeights(src, w.shape[1], w.shape[2], channels);
+    reordered = ReorderConvWeights(ohwi, channels, w.shape[1], w.shape[2], 1, kNpuPipes, block_in);
+  } else if (op.type == OpType::kDepthwiseConv2D) {
     channels = w.shape[3];
     reordered = ReorderDepthwiseWeights(src, w.shape[1], w.shape[2], channels, kNpuPipes);
   } else if (op.type == OpType::kConv2D) {
@@ -535,7 +557,8 @@ int64_t PartitionLowering::AssignSlots() {
 
 absl::StatusOr<flatbuffers::Offset<fb::NpuKernel>> PartitionLowering::SerializeKernel(const Op& op,
                                                                                       int k) {
-  absl::StatusOr<fb::KernelKind> kind = KernelKindOf(op.type);
+  absl::StatusOr<fb::KernelKind> kind =
+      IsSingleChannelDepthwise(g_, op) ? fb::KernelKind::Conv2D : KernelKindOf(op.type);
   if (!kind.ok()) return kind.status();
   KernelParams& p = params_[k];
   const ByteRange constants = kernel_constants_[k];

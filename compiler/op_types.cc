@@ -150,6 +150,41 @@ constexpr std::string_view kBuiltinNames[] = {
     "DENSIFY",
     "SEGMENT_SUM",
     "BATCH_MATMUL",
+    "PLACEHOLDER_FOR_GREATER_OP_CODES",
+    "CUMSUM",
+    "CALL_ONCE",
+    "BROADCAST_TO",
+    "RFFT2D",
+    "CONV_3D",
+    "IMAG",
+    "REAL",
+    "COMPLEX_ABS",
+    "HASHTABLE",
+    "HASHTABLE_FIND",
+    "HASHTABLE_IMPORT",
+    "HASHTABLE_SIZE",
+    "REDUCE_ALL",
+    "CONV_3D_TRANSPOSE",
+    "VAR_HANDLE",
+    "READ_VARIABLE",
+    "ASSIGN_VARIABLE",
+    "BROADCAST_ARGS",
+    "RANDOM_STANDARD_NORMAL",
+    "BUCKETIZE",
+    "RANDOM_UNIFORM",
+    "MULTINOMIAL",
+    "GELU",
+    "DYNAMIC_UPDATE_SLICE",
+    "RELU_0_TO_1",
+    "UNSORTED_SEGMENT_PROD",
+    "UNSORTED_SEGMENT_MAX",
+    "UNSORTED_SEGMENT_SUM",
+    "ATAN2",
+    "UNSORTED_SEGMENT_MIN",
+    "SIGN",
+    "BITCAST",
+    "BITWISE_XOR",
+    "RIGHT_SHIFT",
 };
 
 }  // namespace
@@ -165,6 +200,11 @@ std::optional<OpType> OpTypeFromTfliteCode(int32_t code) {
   return std::nullopt;
 }
 
+bool IsComparisonOp(OpType type) {
+  return type == OpType::kEqual || type == OpType::kNotEqual || type == OpType::kGreater ||
+         type == OpType::kGreaterEqual || type == OpType::kLess || type == OpType::kLessEqual;
+}
+
 std::optional<OpType> OpTypeFromName(std::string_view name) {
   for (const OpInfo& info : kOps) {
     if (info.name == name) return info.type;
@@ -175,7 +215,6 @@ std::optional<OpType> OpTypeFromName(std::string_view name) {
 std::string TfliteBuiltinName(int32_t code) {
   constexpr int32_t kKnown = static_cast<int32_t>(std::size(kBuiltinNames));
   if (code >= 0 && code < kKnown) return std::string(kBuiltinNames[code]);
-  if (code == 150) return "GELU";
   return absl::StrCat("builtin code ", code);
 }
 

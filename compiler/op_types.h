@@ -14,7 +14,9 @@ namespace boardlab::compiler {
   X(kConcatenation, "CONCATENATION", 2)                    \
   X(kConv2D, "CONV_2D", 3)                                 \
   X(kDepthwiseConv2D, "DEPTHWISE_CONV_2D", 4)              \
+  X(kDepthToSpace, "DEPTH_TO_SPACE", 5)                    \
   X(kDequantize, "DEQUANTIZE", 6)                          \
+  X(kFloor, "FLOOR", 8)                                    \
   X(kFullyConnected, "FULLY_CONNECTED", 9)                 \
   X(kLogistic, "LOGISTIC", 14)                             \
   X(kMaxPool2D, "MAX_POOL_2D", 17)                         \
@@ -23,22 +25,68 @@ namespace boardlab::compiler {
   X(kRelu6, "RELU6", 21)                                   \
   X(kReshape, "RESHAPE", 22)                               \
   X(kSoftmax, "SOFTMAX", 25)                               \
+  X(kSpaceToDepth, "SPACE_TO_DEPTH", 26)                   \
   X(kTanh, "TANH", 28)                                     \
   X(kPad, "PAD", 34)                                       \
+  X(kGather, "GATHER", 36)                                 \
+  X(kBatchToSpaceNd, "BATCH_TO_SPACE_ND", 37)              \
+  X(kSpaceToBatchNd, "SPACE_TO_BATCH_ND", 38)              \
   X(kTranspose, "TRANSPOSE", 39)                           \
   X(kMean, "MEAN", 40)                                     \
   X(kSub, "SUB", 41)                                       \
+  X(kDiv, "DIV", 42)                                       \
   X(kSqueeze, "SQUEEZE", 43)                               \
   X(kStridedSlice, "STRIDED_SLICE", 45)                    \
+  X(kExp, "EXP", 47)                                       \
+  X(kSplit, "SPLIT", 49)                                   \
+  X(kCast, "CAST", 53)                                     \
+  X(kPrelu, "PRELU", 54)                                   \
   X(kMaximum, "MAXIMUM", 55)                               \
+  X(kArgMax, "ARG_MAX", 56)                                \
   X(kMinimum, "MINIMUM", 57)                               \
+  X(kLess, "LESS", 58)                                     \
+  X(kNeg, "NEG", 59)                                       \
   X(kPadV2, "PADV2", 60)                                   \
+  X(kGreater, "GREATER", 61)                               \
+  X(kGreaterEqual, "GREATER_EQUAL", 62)                    \
+  X(kLessEqual, "LESS_EQUAL", 63)                          \
   X(kSlice, "SLICE", 65)                                   \
+  X(kExpandDims, "EXPAND_DIMS", 70)                        \
+  X(kEqual, "EQUAL", 71)                                   \
+  X(kNotEqual, "NOT_EQUAL", 72)                            \
+  X(kLog, "LOG", 73)                                       \
+  X(kSum, "SUM", 74)                                       \
+  X(kSqrt, "SQRT", 75)                                     \
+  X(kRsqrt, "RSQRT", 76)                                   \
+  X(kShape, "SHAPE", 77)                                   \
+  X(kArgMin, "ARG_MIN", 79)                                \
+  X(kReduceMax, "REDUCE_MAX", 82)                          \
+  X(kPack, "PACK", 83)                                     \
+  X(kLogicalOr, "LOGICAL_OR", 84)                          \
+  X(kLogicalAnd, "LOGICAL_AND", 86)                        \
+  X(kLogicalNot, "LOGICAL_NOT", 87)                        \
+  X(kUnpack, "UNPACK", 88)                                 \
+  X(kReduceMin, "REDUCE_MIN", 89)                          \
+  X(kSquare, "SQUARE", 92)                                 \
+  X(kZerosLike, "ZEROS_LIKE", 93)                          \
+  X(kFill, "FILL", 94)                                     \
   X(kResizeNearestNeighbor, "RESIZE_NEAREST_NEIGHBOR", 97) \
   X(kLeakyRelu, "LEAKY_RELU", 98)                          \
+  X(kSquaredDifference, "SQUARED_DIFFERENCE", 99)          \
+  X(kMirrorPad, "MIRROR_PAD", 100)                         \
+  X(kAbs, "ABS", 101)                                      \
+  X(kSplitV, "SPLIT_V", 102)                               \
+  X(kReverseV2, "REVERSE_V2", 105)                         \
+  X(kAddN, "ADD_N", 106)                                   \
+  X(kGatherNd, "GATHER_ND", 107)                           \
+  X(kElu, "ELU", 111)                                      \
   X(kQuantize, "QUANTIZE", 114)                            \
+  X(kRound, "ROUND", 116)                                  \
   X(kHardSwish, "HARD_SWISH", 117)                         \
-  X(kBatchMatMul, "BATCH_MATMUL", 126)
+  X(kSelectV2, "SELECT_V2", 123)                           \
+  X(kBatchMatMul, "BATCH_MATMUL", 126)                     \
+  X(kCumsum, "CUMSUM", 128)                                \
+  X(kBroadcastTo, "BROADCAST_TO", 130)
 
 enum class OpType : uint8_t {
 #define BOARDLAB_OP_ENUM(name, str, code) name,
@@ -60,6 +108,9 @@ int32_t OpTypeTfliteCode(OpType type);
 
 /// Maps a TFLite BuiltinOperator code to our op type; nullopt when boardlab does not support it.
 std::optional<OpType> OpTypeFromTfliteCode(int32_t code);
+
+/// EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS and LESS_EQUAL.
+bool IsComparisonOp(OpType type);
 
 /// Parses a TFLite op name ("CONV_2D"); nullopt when unknown. Used by `--no-npu`.
 std::optional<OpType> OpTypeFromName(std::string_view name);

@@ -229,6 +229,7 @@ bool IsNpuNoOp(const Graph& graph, const Op& op) {
   switch (op.type) {
     case OpType::kReshape:
     case OpType::kSqueeze:
+    case OpType::kExpandDims:
       return true;
     case OpType::kTranspose:
       return IsIdentity(ConstantIntegers(graph.input(op, 1)));

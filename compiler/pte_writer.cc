@@ -99,6 +99,10 @@ class ProgramBuilder {
     return Push(et::CreateEValue(fbb_, et::KernelTypes::DoubleList,
                                  et::CreateDoubleListDirect(fbb_, &v).Union()));
   }
+  int TensorList(const std::vector<int>& tensors) {
+    return Push(et::CreateEValue(fbb_, et::KernelTypes::TensorList,
+                                 et::CreateTensorListDirect(fbb_, &tensors).Union()));
+  }
   int Null();
   uint32_t AddConstant(const uint8_t* data, size_t size);
   int ConstantInt32Tensor(const std::vector<int32_t>& v);
@@ -209,21 +213,30 @@ absl::Status ProgramBuilder::Inputs(const Op& op, std::vector<int>& args) {
     if (!v.ok()) return v.status();
     inputs.push_back(*v);
   }
-  if (op.type != OpType::kConcatenation) {
+  if (op.type != OpType::kConcatenation && op.type != OpType::kPack && op.type != OpType::kAddN) {
     args.insert(args.end(), inputs.begin(), inputs.end());
     return absl::OkStatus();
   }
   // Variadic: the kernel gets its inputs as one TensorList, like aten::cat.
-  args.push_back(Push(et::CreateEValue(fbb_, et::KernelTypes::TensorList,
-                                       et::CreateTensorListDirect(fbb_, &inputs).Union())));
+  args.push_back(TensorList(inputs));
   return absl::OkStatus();
 }
 
+// Ops with several outputs (SPLIT, SPLIT_V, UNPACK) get them as one TensorList, so that the
+// output stays the last argument of every kernel call.
 absl::Status ProgramBuilder::Outputs(const Op& op, std::vector<int>& args) {
+  std::vector<int> outputs;
   for (int t : op.outputs) {
     absl::StatusOr<int> v = TensorValue(t);
     if (!v.ok()) return v.status();
-    args.push_back(*v);
+    outputs.push_back(*v);
+  }
+  const bool listed =
+      op.type == OpType::kSplit || op.type == OpType::kSplitV || op.type == OpType::kUnpack;
+  if (listed) {
+    args.push_back(TensorList(outputs));
+  } else {
+    args.insert(args.end(), outputs.begin(), outputs.end());
   }
   return absl::OkStatus();
 }
@@ -338,6 +351,25 @@ void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
   } else if (const auto* o = std::get_if<BatchMatMulOptions>(&op.options)) {
     args.push_back(Bool(o->adj_x));
     args.push_back(Bool(o->adj_y));
+  } else if (const auto* o = std::get_if<GatherOptions>(&op.options)) {
+    args.push_back(Int(o->axis));
+    args.push_back(Int(o->batch_dims));
+  } else if (const auto* o = std::get_if<PackOptions>(&op.options)) {
+    args.push_back(Int(o->count));
+    args.push_back(Int(o->axis));
+  } else if (const auto* o = std::get_if<SplitOptions>(&op.options)) {
+    args.push_back(Int(o->num_splits));
+  } else if (const auto* o = std::get_if<BlockOptions>(&op.options)) {
+    args.push_back(Int(o->block_size));
+  } else if (const auto* o = std::get_if<MirrorPadOptions>(&op.options)) {
+    args.push_back(Int(static_cast<int>(o->mode)));
+  } else if (const auto* o = std::get_if<CumsumOptions>(&op.options)) {
+    args.push_back(Bool(o->exclusive));
+    args.push_back(Bool(o->reverse));
+  } else if (const auto* o = std::get_if<ElementwiseOptions>(&op.options)) {
+    // DIV: the activation code (float32 and int32 clamp with it) and its int8 range.
+    args.push_back(Int(static_cast<int>(o->activation)));
+    ActivationParams(op, o->activation, args);
   }
   if (op.type == OpType::kRelu) ActivationParams(op, Activation::kRelu, args);
   if (op.type == OpType::kRelu6) ActivationParams(op, Activation::kRelu6, args);

@@ -174,6 +174,7 @@ const Int32Field kLimitInt32s[] = {
     {"conv_max_kernel", &NpuLimits::conv_max_kernel},
     {"conv_max_stride", &NpuLimits::conv_max_stride},
     {"conv_max_dilation", &NpuLimits::conv_max_dilation},
+    {"conv_max_groups", &NpuLimits::conv_max_groups},
     {"pool_max_kernel", &NpuLimits::pool_max_kernel},
     {"pool_max_stride", &NpuLimits::pool_max_stride},
     {"softmax_max_channels", &NpuLimits::softmax_max_channels},

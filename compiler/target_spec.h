@@ -32,6 +32,7 @@ struct NpuLimits {
   int32_t conv_max_stride = 4096;        // per axis
   int32_t conv_max_dilation = 4096;      // per axis
   int64_t conv_max_kernel_macs = 65535;  // kernel_h * kernel_w * round_up(Cin, num_macs)
+  int32_t conv_max_groups = 10;          // groups a grouped convolution is split into
   int32_t pool_max_kernel = 4096;
   int32_t pool_max_stride = 4096;
   int32_t softmax_max_channels = 2040;

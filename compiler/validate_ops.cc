@@ -7,141 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/op_checker.h"
 
 namespace boardlab::compiler {
 namespace {
-
-// Largest dimension a validated tensor can have (the importer caps tensors at 2 GiB).
-constexpr int64_t kMaxDimension = std::numeric_limits<int32_t>::max();
-
-std::string ShapeString(const std::vector<int32_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
-}
-
-// Collects the checks of one op; the first failure becomes the returned status.
-class OpChecker {
- public:
-  OpChecker(const Graph& graph, const Op& op, std::vector<std::string>* warnings)
-      : graph_(graph), op_(op), warnings_(warnings), where_(graph.Describe(op)) {}
-
-  absl::Status Invalid(const std::string& what) const {
-    return absl::InvalidArgumentError(absl::StrCat("invalid model: ", where_, ": ", what));
-  }
-  absl::Status Unsupported(const std::string& what) const {
-    return absl::UnimplementedError(absl::StrCat("unsupported model: ", where_, ": ", what));
-  }
-  void Warn(const std::string& what) const {
-    if (warnings_) warnings_->push_back(absl::StrCat(where_, ": ", what));
-  }
-
-  absl::Status Arity(size_t min_inputs, size_t max_inputs, size_t outputs = 1) const {
-    if (op_.inputs.size() < min_inputs || op_.inputs.size() > max_inputs) {
-      return Invalid(absl::StrCat("has ", op_.inputs.size(), " inputs, expected ",
-                                  min_inputs == max_inputs
-                                      ? absl::StrCat(min_inputs)
-                                      : absl::StrCat(min_inputs, " to ", max_inputs)));
-    }
-    if (op_.outputs.size() != outputs) {
-      return Invalid(absl::StrCat("has ", op_.outputs.size(), " outputs, expected ", outputs));
-    }
-    for (size_t i = 0; i < min_inputs; ++i) {
-      if (op_.inputs[i] == kNoTensor) return Invalid(absl::StrCat("input ", i, " is missing"));
-    }
-    return absl::OkStatus();
-  }
-
-  bool Has(size_t i) const { return i < op_.inputs.size() && op_.inputs[i] != kNoTensor; }
-  const Tensor& In(size_t i) const { return graph_.tensors[op_.inputs[i]]; }
-  const Tensor& Out() const { return graph_.tensors[op_.outputs[0]]; }
-
-  absl::Status Rank(const Tensor& t, const char* role, size_t min_rank, size_t max_rank) const {
-    if (t.shape.size() < min_rank || t.shape.size() > max_rank) {
-      return Invalid(absl::StrCat(
-          role, " '", t.name, "' has shape ", ShapeString(t.shape), ", expected rank ",
-          min_rank == max_rank ? absl::StrCat(min_rank) : absl::StrCat(min_rank, "-", max_rank)));
-    }
-    return absl::OkStatus();
-  }
-
-  // Quantized int8 activation with per-tensor parameters: the only activation type the kernels
-  // and the NPU compute with.
-  absl::Status Int8Activation(const Tensor& t, const char* role) const {
-    if (t.type != DataType::kInt8) {
-      return Unsupported(absl::StrCat(role, " '", t.name, "' is ", DataTypeName(t.type),
-                                      "; boardlab computes int8 activations only"));
-    }
-    if (t.quant.empty()) {
-      return Invalid(absl::StrCat(role, " '", t.name, "' is int8 without quantization"));
-    }
-    if (t.quant.per_channel()) {
-      return Unsupported(absl::StrCat(role, " '", t.name,
-                                      "' has per-channel quantization; activations must be "
-                                      "per-tensor"));
-    }
-    if (t.quant.zp() < -128 || t.quant.zp() > 127) {
-      return Invalid(
-          absl::StrCat(role, " '", t.name, "' zero point ", t.quant.zp(), " is outside int8"));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status AllInt8Activations() const {
-    for (size_t i = 0; i < op_.inputs.size(); ++i) {
-      if (!Has(i) || In(i).is_constant) continue;
-      if (absl::Status s = Int8Activation(In(i), "input"); !s.ok()) return s;
-    }
-    return Int8Activation(Out(), "output");
-  }
-
-  absl::Status Constant(const Tensor& t, const char* role, DataType type) const {
-    if (!t.is_constant) {
-      return Unsupported(absl::StrCat(role, " '", t.name, "' must be a constant"));
-    }
-    if (t.type != type) {
-      return Invalid(absl::StrCat(role, " '", t.name, "' is ", DataTypeName(t.type), ", expected ",
-                                  DataTypeName(type)));
-    }
-    return absl::OkStatus();
-  }
-
-  std::vector<int32_t> ConstantInts(const Tensor& t) const {
-    std::vector<int32_t> values(t.data.size() / sizeof(int32_t));
-    std::memcpy(values.data(), t.data.data(), values.size() * sizeof(int32_t));
-    return values;
-  }
-
-  absl::Status OutputShape(const std::vector<int32_t>& expected) const {
-    if (Out().shape != expected) {
-      return Invalid(absl::StrCat("output '", Out().name, "' has shape ", ShapeString(Out().shape),
-                                  ", the inputs give ", ShapeString(expected)));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status SameElementCount() const {
-    if (In(0).NumElements() != Out().NumElements()) {
-      return Invalid(absl::StrCat("input ", ShapeString(In(0).shape), " and output ",
-                                  ShapeString(Out().shape), " hold different element counts"));
-    }
-    return absl::OkStatus();
-  }
-
-  const Graph& graph() const { return graph_; }
-  const Op& op() const { return op_; }
-
- private:
-  const Graph& graph_;
-  const Op& op_;
-  std::vector<std::string>* warnings_;
-  std::string where_;
-};
-
-#define RETURN_IF_ERROR(expr)                 \
-  do {                                        \
-    if (absl::Status _s = (expr); !_s.ok()) { \
-      return _s;                              \
-    }                                         \
-  } while (0)
 
 absl::Status CheckWindow(const OpChecker& c, int32_t stride_h, int32_t stride_w, int32_t dilation_h,
                          int32_t dilation_w, int32_t filter_h, int32_t filter_w) {
@@ -214,13 +83,18 @@ absl::Status ValidateConv(const OpChecker& c) {
   const auto& o = c.op().opts<ConvOptions>();
   RETURN_IF_ERROR(
       CheckWindow(c, o.stride_h, o.stride_w, o.dilation_h, o.dilation_w, w.shape[1], w.shape[2]));
-  if (w.shape[3] != c.In(0).shape[3]) {
-    if (c.In(0).shape[3] % w.shape[3] == 0) {
-      return c.Unsupported(absl::StrCat("grouped convolution (input has ", c.In(0).shape[3],
-                                        " channels, weights ", w.shape[3], ")"));
-    }
+  // Grouped convolution (TFLite Micro's ConvPerChannel): the weights' depth divides the input
+  // channels into groups, and each group owns an equal share of the output channels.
+  const int32_t in_c = c.In(0).shape[3];
+  if (in_c % w.shape[3] != 0) {
     return c.Invalid(absl::StrCat("weights expect ", w.shape[3], " input channels, input has ",
-                                  c.In(0).shape[3]));
+                                  in_c, " (not a whole number of groups)"));
+  }
+  const int32_t groups = in_c / w.shape[3];
+  if (w.shape[0] % groups != 0) {
+    return c.Invalid(absl::StrCat(groups, " groups (input ", in_c, " channels, weights ",
+                                  w.shape[3], ") do not divide the ", w.shape[0],
+                                  " output channels"));
   }
   RETURN_IF_ERROR(CheckPerChannelWeights(c, w, 0));
   RETURN_IF_ERROR(CheckBias(c, 2, w.shape[0]));
@@ -243,8 +117,7 @@ absl::Status ValidateDepthwise(const OpChecker& c) {
     return c.Invalid(absl::StrCat("depthwise weights ", ShapeString(w.shape),
                                   " do not match an input with ", in_c, " channels"));
   }
-  if (o.depth_multiplier != 0 &&
-      w.shape[3] != static_cast<int64_t>(in_c) * o.depth_multiplier) {
+  if (o.depth_multiplier != 0 && w.shape[3] != static_cast<int64_t>(in_c) * o.depth_multiplier) {
     // TFLite Micro derives the multiplier from the shapes; a stale option is harmless.
     c.Warn(absl::StrCat("depth_multiplier ", o.depth_multiplier, " disagrees with the shapes (",
                         w.shape[3] / in_c, "); using the shapes"));
@@ -288,20 +161,6 @@ absl::Status ValidatePool(const OpChecker& c) {
                             c.In(0).shape[3]);
 }
 
-// Numpy-style broadcast of two shapes, right-aligned.
-bool BroadcastShape(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
-                    std::vector<int32_t>& out) {
-  const size_t rank = std::max(a.size(), b.size());
-  out.assign(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    const int32_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
-    const int32_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (da != db && da != 1 && db != 1) return false;
-    out[rank - 1 - i] = std::max(da, db);
-  }
-  return true;
-}
-
 absl::Status ValidateBinary(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
   for (size_t i = 0; i < 2; ++i) {
@@ -309,10 +168,7 @@ absl::Status ValidateBinary(const OpChecker& c) {
   }
   RETURN_IF_ERROR(c.AllInt8Activations());
   std::vector<int32_t> shape;
-  if (!BroadcastShape(c.In(0).shape, c.In(1).shape, shape)) {
-    return c.Invalid(absl::StrCat("inputs ", ShapeString(c.In(0).shape), " and ",
-                                  ShapeString(c.In(1).shape), " do not broadcast"));
-  }
+  RETURN_IF_ERROR(c.Broadcast(c.In(0).shape, c.In(1).shape, shape));
   return c.OutputShape(shape);
 }
 
@@ -505,7 +361,8 @@ absl::Status ValidateStridedSlice(const OpChecker& c) {
       continue;
     }
     const int64_t stride = strides[i];
-    const int64_t extent = positive ? (e - b + stride - 1) / stride : (b - e - stride - 1) / -stride;
+    const int64_t extent =
+        positive ? (e - b + stride - 1) / stride : (b - e - stride - 1) / -stride;
     if (extent < 1) return c.Invalid(absl::StrCat("empty slice on dimension ", i));
     shape.push_back(static_cast<int32_t>(extent));
   }
@@ -649,6 +506,57 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
       return ValidateQuantize(c);
     case OpType::kDequantize:
       return ValidateDequantize(c);
+    case OpType::kExpandDims:
+    case OpType::kShape:
+    case OpType::kFill:
+    case OpType::kZerosLike:
+    case OpType::kBroadcastTo:
+    case OpType::kPack:
+    case OpType::kUnpack:
+    case OpType::kSplit:
+    case OpType::kSplitV:
+    case OpType::kGather:
+    case OpType::kGatherNd:
+    case OpType::kReverseV2:
+    case OpType::kMirrorPad:
+    case OpType::kDepthToSpace:
+    case OpType::kSpaceToDepth:
+    case OpType::kBatchToSpaceNd:
+    case OpType::kSpaceToBatchNd:
+      return ValidateDataMovementOp(c);
+    case OpType::kEqual:
+    case OpType::kNotEqual:
+    case OpType::kGreater:
+    case OpType::kGreaterEqual:
+    case OpType::kLess:
+    case OpType::kLessEqual:
+    case OpType::kLogicalAnd:
+    case OpType::kLogicalOr:
+    case OpType::kLogicalNot:
+    case OpType::kSelectV2:
+    case OpType::kReduceMax:
+    case OpType::kReduceMin:
+    case OpType::kSum:
+    case OpType::kArgMax:
+    case OpType::kArgMin:
+    case OpType::kCast:
+    case OpType::kAbs:
+    case OpType::kNeg:
+      return ValidateSelectionOp(c);
+    case OpType::kExp:
+    case OpType::kLog:
+    case OpType::kSqrt:
+    case OpType::kRsqrt:
+    case OpType::kSquare:
+    case OpType::kRound:
+    case OpType::kFloor:
+    case OpType::kElu:
+    case OpType::kPrelu:
+    case OpType::kDiv:
+    case OpType::kSquaredDifference:
+    case OpType::kAddN:
+    case OpType::kCumsum:
+      return ValidateMathOp(c);
   }
   return c.Invalid("unknown op type");
 }

@@ -37,6 +37,55 @@ inline bool IsTensorOf(const Value* v, ScalarType type) {
   return Error::kOk;
 }
 
+/// A tensor of any element type.
+[[nodiscard]] inline Error AnyTensorArg(const char* op, Args args, size_t i, TensorView** out) {
+  RT_CHECK_OR_RETURN_ERROR(i < args.size() && args[i] != nullptr && args[i]->is_tensor() &&
+                               args[i]->tensor != nullptr && ElementSize(args[i]->tensor->type) > 0,
+                           kInvalidProgram, "%s: argument %lu must be a tensor", op,
+                           static_cast<unsigned long>(i));
+  *out = args[i]->tensor;
+  return Error::kOk;
+}
+
+/// A TensorList of 1..`max` tensors, each of any element type.
+[[nodiscard]] inline Error TensorListArg(const char* op, Args args, size_t i, size_t max,
+                                         ListView<TensorView*>* out) {
+  RT_CHECK_OR_RETURN_ERROR(i < args.size() && args[i] != nullptr &&
+                               args[i]->tag == ValueTag::kTensorList &&
+                               args[i]->tensor_list.size > 0 && args[i]->tensor_list.size <= max,
+                           kInvalidProgram, "%s: argument %lu must be a TensorList of 1..%lu", op,
+                           static_cast<unsigned long>(i), static_cast<unsigned long>(max));
+  *out = args[i]->tensor_list;
+  for (size_t k = 0; k < out->size; ++k) {
+    const TensorView* t = out->At(k);
+    RT_CHECK_OR_RETURN_ERROR(t != nullptr && ElementSize(t->type) > 0, kInvalidProgram,
+                             "%s: list entry %lu is not a tensor", op,
+                             static_cast<unsigned long>(k));
+  }
+  return Error::kOk;
+}
+
+/// Checks that `args` has `count` entries and reads input 0 and the output (the last argument),
+/// tensors of one element type.
+[[nodiscard]] inline Error InputOutputArgs(const char* op, Args args, size_t count, TensorView** in,
+                                           TensorView** out) {
+  RT_RETURN_IF_ERROR(CheckArgCount(op, args, count));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, in));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, count - 1, out));
+  RT_CHECK_OR_RETURN_ERROR((*in)->type == (*out)->type && (*in)->rank <= kMaxDims, kInvalidProgram,
+                           "%s: input and output types differ", op);
+  return Error::kOk;
+}
+
+/// `a` and `b` have the same element type and shape.
+inline bool SameTypeAndShape(const TensorView& a, const TensorView& b) {
+  if (a.type != b.type || a.rank != b.rank) return false;
+  for (int32_t d = 0; d < a.rank; ++d) {
+    if (a.dims[d] != b.dims[d]) return false;
+  }
+  return true;
+}
+
 /// An optional tensor: Null gives nullptr.
 [[nodiscard]] inline Error OptionalTensorArg(const char* op, Args args, size_t i, ScalarType type,
                                              TensorView** out) {
@@ -97,7 +146,7 @@ inline bool IsTensorOf(const Value* v, ScalarType type) {
 /// Zero points and scales of an "every other op" call (the two lists just before the output):
 /// inputs in order, then the output.
 struct QuantLists {
-  static constexpr int kMax = 8;
+  static constexpr int kMax = 64;
   int32_t count = 0;
   int32_t zero_point[kMax] = {};
   double scale[kMax] = {};

@@ -9,16 +9,22 @@
 #include "runtime/core/tensor_view.h"
 #include "runtime/kernels/reference/activations_s8.h"
 #include "runtime/kernels/reference/add_s8.h"
+#include "runtime/kernels/reference/arith.h"
 #include "runtime/kernels/reference/batch_matmul_s8.h"
+#include "runtime/kernels/reference/compare.h"
 #include "runtime/kernels/reference/conv2d_s8.h"
+#include "runtime/kernels/reference/data_movement.h"
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 #include "runtime/kernels/reference/fully_connected_s8.h"
+#include "runtime/kernels/reference/math.h"
 #include "runtime/kernels/reference/mean_s8.h"
 #include "runtime/kernels/reference/mul_s8.h"
 #include "runtime/kernels/reference/pooling_s8.h"
 #include "runtime/kernels/reference/quantize_s8.h"
+#include "runtime/kernels/reference/reduce.h"
 #include "runtime/kernels/reference/softmax_s8.h"
 #include "runtime/kernels/reference/types.h"
+#include "runtime/kernels/reference/unary.h"
 
 namespace boardlab::runtime::kernels {
 
@@ -112,6 +118,98 @@ struct OpDataResize {
 
 struct OpDataBatchMatMul {
   BatchMatMulParams params;
+};
+
+/// Kernels whose Eval reads everything from its arguments (EXPAND_DIMS, SHAPE, FILL, ...).
+struct OpDataNone {};
+
+/// PACK, UNPACK, SPLIT, SPLIT_V: how the joined tensor divides along the axis.
+struct OpDataSplit {
+  static constexpr int kMaxParts = 64;
+  int64_t extents[kMaxParts] = {};
+  int32_t count = 0;
+  int64_t outer = 1, inner = 1;
+};
+
+struct OpDataGather {
+  int32_t axis = 0;
+  int32_t batch_dims = 0;
+};
+
+/// REVERSE_V2 (reversed dimensions) and MIRROR_PAD (paddings, mode).
+struct OpDataReverse {
+  bool reversed[kMaxDims] = {};
+};
+struct OpDataMirrorPad {
+  int32_t before[kMaxDims] = {};
+  int32_t after[kMaxDims] = {};
+  bool symmetric = false;
+};
+
+struct OpDataBlock {  // DEPTH_TO_SPACE, SPACE_TO_DEPTH
+  int32_t block_size = 1;
+};
+
+struct OpDataBatchSpace {  // BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND
+  BatchSpaceParams params;
+};
+
+struct OpDataCompare {
+  BroadcastStrides strides;
+  ComparisonScaling scaling;  // int8 operands
+};
+
+struct OpDataLogical {
+  BroadcastStrides strides;
+};
+
+struct OpDataReduce {
+  bool reduced[kMaxDims] = {};
+  SumParams sum;
+};
+
+struct OpDataArg {
+  int32_t axis = 0;
+};
+
+struct OpDataAbs {
+  AbsParams params;
+};
+
+struct OpDataRsqrt {
+  RsqrtParams params;
+};
+
+struct OpDataElu {
+  int8_t table[256] = {};
+};
+
+struct OpDataPrelu {
+  BroadcastStrides strides;
+  PreluParams params;
+};
+
+struct OpDataDiv {
+  BroadcastStrides strides;
+  DivParams params;  // int8
+  int32_t activation = 0;
+  float float_min = 0, float_max = 0;
+  int32_t int_min = 0, int_max = 0;
+};
+
+struct OpDataSquaredDifference {
+  BroadcastStrides strides;
+  SquaredDifferenceParams params;  // int8
+};
+
+struct OpDataAddN {
+  static constexpr int kMaxInputs = 63;  // one quantization list entry is the output's
+  SumRescale params;
+};
+
+struct OpDataCumsum {
+  SumRescale params;
+  bool exclusive = false, reverse = false;
 };
 
 }  // namespace boardlab::runtime::kernels

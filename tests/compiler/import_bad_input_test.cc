@@ -274,10 +274,18 @@ TEST(ImportBadInputTest, ConvInputChannelMismatch) {
   ExpectInvalid(b, {"CONV_2D #0", "weights expect 3 input channels, input has 5"});
 }
 
-TEST(ImportBadInputTest, GroupedConvIsUnimplemented) {
+TEST(ImportBadInputTest, GroupsMustDivideTheOutputChannels) {
+  TfliteBuilder b = SingleConv2DBuilder();  // weights [4,3,3,3]
+  b.mutable_tensor(kConvInput).shape = {1, 8, 8, 9};
+  ExpectInvalid(b, {"CONV_2D #0",
+                    "3 groups (input 9 channels, weights 3) do not divide the 4 "
+                    "output channels"});
+}
+
+TEST(ImportBadInputTest, GroupedConvImports) {
   TfliteBuilder b = SingleConv2DBuilder();
   b.mutable_tensor(kConvInput).shape = {1, 8, 8, 6};
-  ExpectUnimplemented(b, {"CONV_2D #0", "grouped convolution"});
+  EXPECT_TRUE(ImportTflite(b.Finish()).ok());
 }
 
 TEST(ImportBadInputTest, BiasWithWrongElementCount) {
@@ -349,6 +357,36 @@ TEST(ImportBadInputTest, UnsupportedOldEncodingOpIsNamed) {
 TEST(ImportBadInputTest, CustomOpIsNamed) {
   ExpectUnimplemented(ReluChainWithOp(kBuiltinCustom, "NeutronGraph"),
                       {"operator 1 is CUSTOM 'NeutronGraph'"});
+}
+
+// A model with several problems gets one message naming every one of them, each where it is.
+TEST(ImportBadInputTest, EveryUnsupportedThingIsListedInOneMessage) {
+  TfliteBuilder b;
+  const QuantParams q = PerTensor(0.1f, 0);
+  const int a = b.AddTensor("a", {1, 8}, TflType::kInt8, q);
+  const int c = b.AddTensor("c", {1, 8}, TflType::kInt8, q);
+  const int d = b.AddTensor("d", {1, 8}, TflType::kInt8, q);
+  const int e = b.AddTensor("e", {1, 8}, TflType::kInt8, q);
+  const int half = b.AddTensor("half", {1, 8}, TflType::kFloat16);
+  const int wide = b.AddTensor("wide", {1, 8}, TflType::kInt16, PerTensor(0.1f, 0));
+  b.AddOperator(Code(OpType::kRelu), {a}, {c});
+  b.AddOperator(kBuiltinSvdf, {c}, {d});
+  b.AddCustomOperator("ethos-u", {d}, {e});
+  b.AddOperator(Code(OpType::kRelu), {e}, {wide});
+  b.SetInputs({a, half});
+  b.SetOutputs({wide});
+  ExpectUnimplemented(
+      b, {"unsupported model: 4 problems: ", "tensor 4 'half' has TensorType 1 (FLOAT16)",
+          "operator 1 is SVDF, which boardlab does not support",
+          "operator 2 is CUSTOM 'ethos-u', which boardlab does not support",
+          "RELU #3: output 'wide' is int16", "supported: ADD"});
+}
+
+// Only what is unsupported is listed; a model that is also malformed is reported as malformed.
+TEST(ImportBadInputTest, MalformedOperandWinsOverUnsupportedOperators) {
+  TfliteBuilder b = ReluChainWithOp(kBuiltinSvdf);
+  b.mutable_operator(0).inputs[0] = 9;
+  ExpectInvalid(b, {"RELU #0", "tensor index 9 out of range"});
 }
 
 TEST(ImportBadInputTest, SeveralSubgraphsAreUnimplemented) {

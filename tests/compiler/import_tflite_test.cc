@@ -61,6 +61,7 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kAdd:
     case OpType::kSub:
     case OpType::kMul:
+    case OpType::kDiv:
       return 4;
     case OpType::kConcatenation:
       return 5;
@@ -78,6 +79,25 @@ size_t ExpectedOptionsIndex(OpType type) {
       return 11;
     case OpType::kBatchMatMul:
       return 12;
+    case OpType::kSum:
+    case OpType::kReduceMax:
+    case OpType::kReduceMin:
+      return 7;
+    case OpType::kGather:
+      return 13;
+    case OpType::kPack:
+    case OpType::kUnpack:
+      return 14;
+    case OpType::kSplit:
+    case OpType::kSplitV:
+      return 15;
+    case OpType::kDepthToSpace:
+    case OpType::kSpaceToDepth:
+      return 16;
+    case OpType::kMirrorPad:
+      return 17;
+    case OpType::kCumsum:
+      return 18;
     default:
       return 0;
   }
@@ -108,9 +128,9 @@ class ImportEveryOpTest : public ::testing::TestWithParam<int> {
     EXPECT_EQ(op.type, type());
     EXPECT_EQ(op.source_index, 0);
     EXPECT_EQ(op.options.index(), ExpectedOptionsIndex(type()));
-    ASSERT_EQ(op.outputs.size(), 1u);
+    ASSERT_FALSE(op.outputs.empty());
     EXPECT_EQ(g.outputs, op.outputs);
-    EXPECT_EQ(g.tensors[op.outputs[0]].producer, 0);
+    for (int t : op.outputs) EXPECT_EQ(g.tensors[t].producer, 0);
     ExpectTensorsMatchFlatbuffer(bytes, g);
   }
 };
@@ -118,6 +138,9 @@ class ImportEveryOpTest : public ::testing::TestWithParam<int> {
 TEST_P(ImportEveryOpTest, ImportsSingleOpModel) { CheckImport(SingleOpModel(type())); }
 
 TEST_P(ImportEveryOpTest, ImportsOldOpcodeEncoding) {
+  if (compiler::OpTypeTfliteCode(type()) > 127) {
+    GTEST_SKIP() << "the old encoding has one byte: codes above 127 need builtin_code";
+  }
   TfliteBuilder b = SingleOpBuilder(type());
   b.set_opcode_encoding(OpcodeEncoding::kOld);
   CheckImport(b.Finish());

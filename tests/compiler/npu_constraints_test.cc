@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/supported_ops_doc.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "absl/strings/str_cat.h"
 
 namespace boardlab::compiler {
 namespace {
@@ -118,6 +118,8 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "conv_stride",
                                                "conv_dilation",
                                                "conv_kernel_macs",
+                                               "conv_groups",
+                                               "single_channel_depthwise_kernel_macs",
                                                "depth_multiplier_1",
                                                "fc_weights_rank2",
                                                "broadcast",
@@ -136,6 +138,9 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "batch_matmul_zero_points_0",
                                                "quantize_not_on_npu",
                                                "dequantize_not_on_npu",
+                                               "cast_not_on_npu",
+                                               "float32_only",
+                                               "not_lowered",
                                                "not_supported"};
 
 TEST(NpuConstraintTables, EveryConstraintIsTested) {
@@ -150,11 +155,40 @@ TEST(NpuConstraintTables, EveryConstraintIsTested) {
   for (std::string_view id : ids) EXPECT_TRUE(kTestedIds.count(id)) << id << " has no test";
 }
 
-TEST(NpuConstraintTables, OnlyFloatConversionsAreNeverOnTheNpu) {
+// The op types the NPU may run: those of neutron-rt700.md section 4 that boardlab lowers.
+TEST(NpuConstraintTables, NpuOpTypesAreTheLoweredNeutronOps) {
+  const std::set<OpType> npu = {OpType::kAdd,
+                                OpType::kAveragePool2D,
+                                OpType::kConcatenation,
+                                OpType::kConv2D,
+                                OpType::kDepthwiseConv2D,
+                                OpType::kFullyConnected,
+                                OpType::kLogistic,
+                                OpType::kMaxPool2D,
+                                OpType::kMul,
+                                OpType::kRelu,
+                                OpType::kRelu6,
+                                OpType::kReshape,
+                                OpType::kSoftmax,
+                                OpType::kTanh,
+                                OpType::kPad,
+                                OpType::kTranspose,
+                                OpType::kMean,
+                                OpType::kSub,
+                                OpType::kSqueeze,
+                                OpType::kStridedSlice,
+                                OpType::kMaximum,
+                                OpType::kMinimum,
+                                OpType::kPadV2,
+                                OpType::kSlice,
+                                OpType::kResizeNearestNeighbor,
+                                OpType::kLeakyRelu,
+                                OpType::kHardSwish,
+                                OpType::kBatchMatMul,
+                                OpType::kExpandDims};
   for (int i = 0; i < kNumOpTypes; ++i) {
     const OpType type = static_cast<OpType>(i);
-    const bool conversion = type == OpType::kQuantize || type == OpType::kDequantize;
-    EXPECT_EQ(NpuSupportsOpType(type), !conversion) << OpTypeName(type);
+    EXPECT_EQ(NpuSupportsOpType(type), npu.count(type) == 1) << OpTypeName(type);
   }
 }
 
@@ -265,8 +299,45 @@ TEST(NpuConstraint, DepthMultiplier1) {
   Builder b;
   const int ok = Depthwise(b, 8);
   const int bad = Depthwise(b, 8, 2);
+  const int one_channel = Depthwise(b, 1, 8);  // lowered as a convolution with 8 outputs
   EXPECT_TRUE(Check(b, ok, "depth_multiplier_1").ok);
-  EXPECT_EQ(Check(b, bad, "depth_multiplier_1").detail, "depth_multiplier=2 (a group convolution)");
+  EXPECT_TRUE(Check(b, one_channel, "depth_multiplier_1").ok);
+  EXPECT_EQ(Check(b, bad, "depth_multiplier_1").detail,
+            "depth_multiplier=2 over 8 input channels (a group convolution)");
+}
+
+TEST(NpuConstraint, SingleChannelDepthwiseKernelMacs) {
+  Builder b;
+  const int in = b.Act({1, 8, 8, 1});
+  const int w = b.Const({1, 100, 90, 4}, DataType::kInt8, {0.25f});
+  const int out = b.Act({1, 8, 8, 4});
+  ConvOptions o;
+  o.depth_multiplier = 4;
+  const int big = b.AddOp(OpType::kDepthwiseConv2D, {in, w, kNoTensor}, {out}, o);
+  EXPECT_EQ(Check(b, big, "single_channel_depthwise_kernel_macs").detail,
+            "kernel_h*kernel_w*ceil8(1)=72000 > 65535");
+  EXPECT_TRUE(Check(b, Depthwise(b, 1, 8), "single_channel_depthwise_kernel_macs").ok);
+  EXPECT_TRUE(Check(b, Depthwise(b, 8, 1), "single_channel_depthwise_kernel_macs").ok);
+}
+
+// Grouped CONV_2D: 8 input channels, weights of depth `depth`, `cout` output channels.
+int GroupedConv(Builder& b, int32_t cin, int32_t depth, int32_t cout) {
+  const int in = b.Act({1, 8, 8, cin});
+  const int w = b.Const({cout, 3, 3, depth}, DataType::kInt8, std::vector<float>(cout, 0.25f));
+  const int out = b.Act({1, 8, 8, cout});
+  return b.AddOp(OpType::kConv2D, {in, w, kNoTensor}, {out}, ConvOptions{});
+}
+
+TEST(NpuConstraint, ConvGroups) {
+  Builder b;
+  EXPECT_TRUE(Check(b, GroupedConv(b, 8, 8, 4), "conv_groups").ok);    // ungrouped
+  EXPECT_TRUE(Check(b, GroupedConv(b, 40, 4, 20), "conv_groups").ok);  // 10 groups
+  EXPECT_TRUE(Check(b, GroupedConv(b, 32, 1, 32), "conv_groups").ok);  // depthwise-shaped
+  EXPECT_EQ(Check(b, GroupedConv(b, 48, 4, 24), "conv_groups").detail,
+            "groups=12 > 10 (input 48 channels, output 24)");
+  NpuLimits two;
+  two.conv_max_groups = 2;
+  EXPECT_FALSE(Check(b, GroupedConv(b, 12, 4, 6), "conv_groups", two).ok);
 }
 
 TEST(NpuConstraint, FcWeightsRank2) {
@@ -459,6 +530,42 @@ TEST(NpuConstraint, DequantizeNotOnNpu) {
   const int dq = b.AddOp(OpType::kDequantize, {in}, {out});
   EXPECT_FALSE(Check(b, dq, "dequantize_not_on_npu").ok);
   EXPECT_EQ(Check(b, dq, "dequantize_not_on_npu").detail, "int8 -> float32");
+}
+
+TEST(NpuConstraint, CastNotOnNpu) {
+  Builder b;
+  const int in = b.Act({1, 8});
+  const int out = b.Act({1, 8}, 0, 0, DataType::kInt32);
+  const int cast = b.AddOp(OpType::kCast, {in}, {out});
+  EXPECT_EQ(Check(b, cast, "cast_not_on_npu").detail, "int8 -> int32");
+}
+
+// The ops TFLite Micro computes in float only stay on the CPU with that reason.
+TEST(NpuConstraint, Float32OnlyOpsStayOnTheCpu) {
+  for (OpType type : {OpType::kNeg, OpType::kExp, OpType::kLog, OpType::kSqrt, OpType::kSquare,
+                      OpType::kRound, OpType::kFloor}) {
+    Builder b;
+    const int in = b.Act({1, 8}, 0, 0, DataType::kFloat32);
+    const int out = b.Act({1, 8}, 0, 0, DataType::kFloat32);
+    const int op = b.AddOp(type, {in}, {out});
+    EXPECT_FALSE(Check(b, op, "float32_only").ok) << OpTypeName(type);
+    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+                ::testing::ElementsAre(HasSubstr("it has no int8 kernel")));
+  }
+}
+
+// ABS, the reductions, MIRROR_PAD, SPLIT, RSQRT, PRELU and DIV are Neutron ops boardlab does not
+// lower: the reason says so rather than blaming the hardware.
+TEST(NpuConstraint, NotLowered) {
+  for (OpType type :
+       {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,
+        OpType::kSplit, OpType::kSplitV, OpType::kRsqrt, OpType::kPrelu, OpType::kDiv}) {
+    Builder b;
+    const int op = Unary(b, type, {1, 4});
+    EXPECT_FALSE(Check(b, op, "not_lowered").ok) << OpTypeName(type);
+    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+                ::testing::ElementsAre(HasSubstr("boardlab's NPU lowering has no kernel")));
+  }
 }
 
 TEST(NpuConstraint, NotSupported) {

@@ -41,18 +41,12 @@ nlohmann::json TargetJson() {
                     {"cpu_cycles_per_element_move", 10},
                     {"cpu_cycles_per_element_lut", 11},
                     {"cpu_kernel_call_cycles", 12}};
-  json["npu_limits"] = {{"num_macs", 16},
-                        {"conv_max_kernel", 1},
-                        {"conv_max_stride", 2},
-                        {"conv_max_dilation", 3},
-                        {"conv_max_kernel_macs", 4},
-                        {"pool_max_kernel", 5},
-                        {"pool_max_stride", 6},
-                        {"softmax_max_channels", 7},
-                        {"softmax_max_rows", 8},
-                        {"softmax_max_elements", 9},
-                        {"resize_scales", {1, 3}},
-                        {"max_rank", 4}};
+  json["npu_limits"] = {
+      {"num_macs", 16},         {"conv_max_kernel", 1},      {"conv_max_stride", 2},
+      {"conv_max_dilation", 3}, {"conv_max_kernel_macs", 4}, {"conv_max_groups", 13},
+      {"pool_max_kernel", 5},   {"pool_max_stride", 6},      {"softmax_max_channels", 7},
+      {"softmax_max_rows", 8},  {"softmax_max_elements", 9}, {"resize_scales", {1, 3}},
+      {"max_rank", 4}};
   return json;
 }
 
@@ -87,6 +81,7 @@ TEST(TargetSpec, ReadsEveryFieldFromTheFile) {
   EXPECT_EQ(spec->npu.softmax_max_elements, 9);
   EXPECT_EQ(spec->npu.resize_scales, (std::vector<int32_t>{1, 3}));
   EXPECT_EQ(spec->npu.max_rank, 4);
+  EXPECT_EQ(spec->npu.conv_max_groups, 13);
 }
 
 TEST(TargetSpec, MissingFieldIsAnErrorNamingFieldAndFile) {

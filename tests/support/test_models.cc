@@ -1,5 +1,7 @@
 #include "tests/support/test_models.h"
 
+#include "tests/support/op_cases.h"
+
 #include <algorithm>
 #include <random>
 #include <string>
@@ -72,7 +74,7 @@ WeightsAndBias AddWeightsAndBias(TfliteBuilder& b, const std::string& name,
 Act AppendConv(TfliteBuilder& b, const Act& in, const ConvParams& p, const std::string& name,
                QuantParams out_quant = ActQuant()) {
   WeightsAndBias wb =
-      AddWeightsAndBias(b, name, {p.out_c, p.kernel_h, p.kernel_w, p.in_c}, 0, p.out_c,
+      AddWeightsAndBias(b, name, {p.out_c, p.kernel_h, p.kernel_w, p.in_c / p.groups}, 0, p.out_c,
                         p.per_channel, p.bias, p.bias_quant_axis, in.quant.scales[0], p.seed);
   const Conv2DOpts& o = p.opts;
   Act out = AddAct(b, name + "/out",
@@ -380,8 +382,13 @@ TfliteBuilder SingleOpBuilder(OpType type) {
     case OpType::kBatchMatMul:
       return BatchMatMulBuilder();
     default:
-      return OperandOpBuilder(type);
+      break;
   }
+  // The layout and selection ops: the first of their generated cases.
+  if (std::vector<OpCase> cases = CasesOf(type); !cases.empty()) {
+    return SingleCaseModel(cases.front()).builder;
+  }
+  return OperandOpBuilder(type);
 }
 
 std::vector<uint8_t> SingleOpModel(OpType type) { return SingleOpBuilder(type).Finish(); }
@@ -429,6 +436,23 @@ std::vector<uint8_t> NchwTransposeModel() {
   b.AddOperator(Code(OpType::kTranspose), {conv.index, perm_out}, {out.index});
   b.SetInputs({nchw.index});
   b.SetOutputs({out.index});
+  return b.Finish();
+}
+
+std::vector<uint8_t> ConvGroupsModel() {
+  TfliteBuilder b;
+  b.set_name("conv_groups");
+  Act a = AddAct(b, "grouped/in", {1, 9, 7, 8});
+  ConvParams four{.in_h = 9, .in_w = 7, .in_c = 8, .out_c = 8, .groups = 4};
+  four.opts = {Padding::kValid, 2, 2, 1, 1, Activation::kRelu6};
+  Act a_out = AppendConv(b, a, four, "grouped");
+  Act d = AddAct(b, "per_channel/in", {1, 8, 8, 6}, PerTensor(0.1f, -128));
+  Act d_out = AppendConv(b, d, {.in_c = 6, .out_c = 6, .groups = 6, .seed = 5}, "per_channel");
+  Act m = AddAct(b, "multiplier/in", {1, 12, 10, 1});
+  Act m_out =
+      AppendDepthwise(b, m, {.in_h = 12, .in_w = 10, .in_c = 1, .multiplier = 8}, "multiplier");
+  b.SetInputs({a.index, d.index, m.index});
+  b.SetOutputs({a_out.index, d_out.index, m_out.index});
   return b.Finish();
 }
 

@@ -34,6 +34,7 @@ struct ConvParams {
   int32_t in_h = 8, in_w = 8, in_c = 3;
   int32_t out_c = 4;
   int32_t kernel_h = 3, kernel_w = 3;
+  int32_t groups = 1;  // > 1: grouped convolution, weights of depth in_c / groups
   Conv2DOpts opts = {};
   bool bias = true;             // false writes input 2 as -1 (optional input absent)
   bool per_channel = true;      // false: one weight scale for all output channels
@@ -91,5 +92,10 @@ std::vector<uint8_t> NchwTransposeModel();
 
 /// CONV_2D without fused activation followed by a separate RELU op (a fusion candidate).
 std::vector<uint8_t> ConvThenRelu();
+
+/// Three branches, one input and one output each: a 4-group CONV_2D [1,9,7,8] -> 8 channels
+/// (VALID, stride 2, RELU6), a grouped CONV_2D with one channel per group [1,8,8,6] -> 6, and a
+/// DEPTHWISE_CONV_2D over one channel with depth_multiplier 8 [1,12,10,1] -> 8.
+std::vector<uint8_t> ConvGroupsModel();
 
 }  // namespace boardlab::testing

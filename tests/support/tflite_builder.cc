@@ -59,6 +59,9 @@ class OptionsWriter {
     if (code_ == 18) {
       return {tflite::BuiltinOptions::MulOptions, tflite::CreateMulOptions(fbb_, act).Union()};
     }
+    if (code_ == 42) {
+      return {tflite::BuiltinOptions::DivOptions, tflite::CreateDivOptions(fbb_, act).Union()};
+    }
     return {tflite::BuiltinOptions::AddOptions, tflite::CreateAddOptions(fbb_, act).Union()};
   }
   OptionsRef operator()(const ConcatenationOpts& o) {
@@ -99,6 +102,54 @@ class OptionsWriter {
   OptionsRef operator()(const BatchMatMulOpts& o) {
     return {tflite::BuiltinOptions::BatchMatMulOptions,
             tflite::CreateBatchMatMulOptions(fbb_, o.adj_x, o.adj_y).Union()};
+  }
+  OptionsRef operator()(const GatherOpts& o) {
+    return {tflite::BuiltinOptions::GatherOptions,
+            tflite::CreateGatherOptions(fbb_, o.axis, o.batch_dims).Union()};
+  }
+  OptionsRef operator()(const PackOpts& o) {
+    return {tflite::BuiltinOptions::PackOptions,
+            tflite::CreatePackOptions(fbb_, o.values_count, o.axis).Union()};
+  }
+  OptionsRef operator()(const UnpackOpts& o) {
+    return {tflite::BuiltinOptions::UnpackOptions,
+            tflite::CreateUnpackOptions(fbb_, o.num, o.axis).Union()};
+  }
+  OptionsRef operator()(const SplitOpts& o) {
+    if (code_ == 102) {
+      return {tflite::BuiltinOptions::SplitVOptions,
+              tflite::CreateSplitVOptions(fbb_, o.num_splits).Union()};
+    }
+    return {tflite::BuiltinOptions::SplitOptions,
+            tflite::CreateSplitOptions(fbb_, o.num_splits).Union()};
+  }
+  OptionsRef operator()(const BlockSizeOpts& o) {
+    if (code_ == 26) {
+      return {tflite::BuiltinOptions::SpaceToDepthOptions,
+              tflite::CreateSpaceToDepthOptions(fbb_, o.block_size).Union()};
+    }
+    return {tflite::BuiltinOptions::DepthToSpaceOptions,
+            tflite::CreateDepthToSpaceOptions(fbb_, o.block_size).Union()};
+  }
+  OptionsRef operator()(const ArgMinMaxOpts& o) {
+    const auto type = static_cast<int8_t>(o.output_type);
+    if (code_ == 79) {
+      return {tflite::BuiltinOptions::ArgMinOptions,
+              tflite::CreateArgMinOptions(fbb_, type).Union()};
+    }
+    return {tflite::BuiltinOptions::ArgMaxOptions, tflite::CreateArgMaxOptions(fbb_, type).Union()};
+  }
+  OptionsRef operator()(const MirrorPadOpts& o) {
+    return {tflite::BuiltinOptions::MirrorPadOptions,
+            tflite::CreateMirrorPadOptions(fbb_, o.mode).Union()};
+  }
+  OptionsRef operator()(const CumsumOpts& o) {
+    return {tflite::BuiltinOptions::CumsumOptions,
+            tflite::CreateCumsumOptions(fbb_, o.exclusive, o.reverse).Union()};
+  }
+  OptionsRef operator()(const ShapeOpts& o) {
+    return {tflite::BuiltinOptions::ShapeOptions,
+            tflite::CreateShapeOptions(fbb_, static_cast<int8_t>(o.out_type)).Union()};
   }
 
  private:

@@ -112,11 +112,43 @@ struct BatchMatMulOpts {
   bool adj_x = false, adj_y = false;
 };
 
+struct GatherOpts {
+  int32_t axis = 0, batch_dims = 0;
+};
+struct PackOpts {
+  int32_t values_count = 0, axis = 0;
+};
+struct UnpackOpts {
+  int32_t num = 0, axis = 0;
+};
+/// SPLIT and SPLIT_V: the builder picks SplitOptions / SplitVOptions from the op code.
+struct SplitOpts {
+  int32_t num_splits = 0;
+};
+/// DEPTH_TO_SPACE and SPACE_TO_DEPTH: the builder picks the table from the op code.
+struct BlockSizeOpts {
+  int32_t block_size = 2;
+};
+/// ARG_MAX and ARG_MIN: the builder picks the table from the op code.
+struct ArgMinMaxOpts {
+  TflType output_type = TflType::kInt32;
+};
+struct MirrorPadOpts {
+  int8_t mode = 0;  // 0 REFLECT, 1 SYMMETRIC
+};
+struct ShapeOpts {
+  TflType out_type = TflType::kInt32;
+};
+struct CumsumOpts {
+  bool exclusive = false, reverse = false;
+};
+
 using BuilderOptions =
     std::variant<std::monostate, Conv2DOpts, DepthwiseConv2DOpts, Pool2DOpts, FullyConnectedOpts,
                  ElementwiseOpts, ConcatenationOpts, SoftmaxOpts, ReducerOpts, ReshapeOpts,
                  SqueezeOpts, StridedSliceOpts, ResizeNearestNeighborOpts, LeakyReluOpts,
-                 BatchMatMulOpts>;
+                 BatchMatMulOpts, GatherOpts, PackOpts, UnpackOpts, SplitOpts, BlockSizeOpts,
+                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts>;
 
 /// BuiltinOperator codes used by tests that are not in compiler::OpType.
 inline constexpr int32_t kBuiltinSvdf = 27;
@@ -174,8 +206,14 @@ class TfliteBuilder {
   void set_name(std::string name) { name_ = std::move(name); }
 
   TensorSpec& mutable_tensor(int index) { return tensors_.at(static_cast<size_t>(index)); }
+  const TensorSpec& tensor(int index) const { return tensors_.at(static_cast<size_t>(index)); }
   OperatorSpec& mutable_operator(int index) { return operators_.at(static_cast<size_t>(index)); }
+  const OperatorSpec& operator_spec(int index) const {
+    return operators_.at(static_cast<size_t>(index));
+  }
+  const std::vector<uint8_t>& buffer(uint32_t index) const { return buffers_.at(index); }
   int num_tensors() const { return static_cast<int>(tensors_.size()); }
+  int num_operators() const { return static_cast<int>(operators_.size()); }
 
   /// Serialises the model (identifier "TFL3", version 3, buffer 0 empty). The builder can be
   /// finished more than once, e.g. before and after a mutation.

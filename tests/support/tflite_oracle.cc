@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -45,8 +46,23 @@ std::optional<std::string> TfliteOracleUnavailable() {
   return std::nullopt;
 }
 
-bool RunTfliteOracle(const std::vector<OracleCase>& cases,
-                     std::vector<std::vector<uint8_t>>* outputs, std::string* error) {
+namespace {
+
+// One case as the manifest lists it: the model, its inputs and its outputs (empty types: the
+// untyped form, output 0 only).
+struct ManifestCase {
+  const std::vector<uint8_t>* model;
+  std::vector<std::pair<std::string, const std::vector<uint8_t>*>> inputs;  // (type, bytes)
+  std::vector<std::vector<int32_t>> input_shapes;                           // typed cases only
+  std::vector<std::string> output_types;
+};
+
+// Writes the cases and runs node on them; on success `outputs[case]` holds each output's bytes
+// (output 0 alone for untyped cases) and, when asked for, `node_types[case]` the node types the
+// interpreter ran.
+bool RunManifest(const std::vector<ManifestCase>& cases,
+                 std::vector<std::vector<std::vector<uint8_t>>>* outputs, std::string* error,
+                 std::vector<std::vector<std::string>>* node_types = nullptr) {
   char dir_template[] = "/tmp/boardlab_oracle_XXXXXX";
   if (mkdtemp(dir_template) == nullptr) {
     *error = "cannot create a temporary directory";
@@ -56,21 +72,42 @@ bool RunTfliteOracle(const std::vector<OracleCase>& cases,
   std::ostringstream manifest;
   manifest << "{\"cases\": [";
   for (size_t i = 0; i < cases.size(); ++i) {
+    const ManifestCase& c = cases[i];
     const std::string base = dir + "/case" + std::to_string(i);
-    if (!WriteFile(base + ".tflite", cases[i].model)) {
+    if (!WriteFile(base + ".tflite", *c.model)) {
       *error = "cannot write " + base + ".tflite";
       return false;
     }
     manifest << (i ? ", " : "") << "{\"model\": \"" << base << ".tflite\", \"inputs\": [";
-    for (size_t k = 0; k < cases[i].inputs.size(); ++k) {
+    for (size_t k = 0; k < c.inputs.size(); ++k) {
       const std::string in = base + ".in" + std::to_string(k);
-      if (!WriteFile(in, cases[i].inputs[k])) {
+      if (!WriteFile(in, *c.inputs[k].second)) {
         *error = "cannot write " + in;
         return false;
       }
-      manifest << (k ? ", " : "") << "\"" << in << "\"";
+      manifest << (k ? ", " : "");
+      if (c.inputs[k].first.empty()) {
+        manifest << "\"" << in << "\"";
+      } else {
+        manifest << "{\"file\": \"" << in << "\", \"type\": \"" << c.inputs[k].first
+                 << "\", \"shape\": [";
+        for (size_t d = 0; d < c.input_shapes[k].size(); ++d) {
+          manifest << (d ? ", " : "") << c.input_shapes[k][d];
+        }
+        manifest << "]}";
+      }
     }
-    manifest << "], \"output\": \"" << base << ".out\"}";
+    manifest << "], \"output\": \"" << base << ".out0\"";
+    if (!c.output_types.empty()) {
+      manifest << ", \"outputs\": [";
+      for (size_t k = 0; k < c.output_types.size(); ++k) {
+        manifest << (k ? ", " : "") << "{\"file\": \"" << base << ".out" << k << "\", \"type\": \""
+                 << c.output_types[k] << "\"}";
+      }
+      manifest << "]";
+    }
+    if (node_types) manifest << ", \"nodes\": \"" << base << ".nodes\"";
+    manifest << "}";
   }
   manifest << "]}";
   const std::string manifest_path = dir + "/manifest.json";
@@ -80,9 +117,19 @@ bool RunTfliteOracle(const std::vector<OracleCase>& cases,
                               NodeModules() + " " + manifest_path + " >" + log + " 2>&1";
   const int rc = std::system(command.c_str());
   outputs->clear();
-  bool ok = rc == 0;
+  if (node_types) node_types->clear();
+  const bool ok = rc == 0;
   for (size_t i = 0; i < cases.size() && ok; ++i) {
-    outputs->push_back(ReadFile(dir + "/case" + std::to_string(i) + ".out"));
+    const size_t count = std::max<size_t>(1, cases[i].output_types.size());
+    std::vector<std::vector<uint8_t>>& out = outputs->emplace_back();
+    for (size_t k = 0; k < count; ++k) {
+      out.push_back(ReadFile(dir + "/case" + std::to_string(i) + ".out" + std::to_string(k)));
+    }
+    if (node_types) {
+      std::vector<std::string>& types = node_types->emplace_back();
+      std::ifstream nodes(dir + "/case" + std::to_string(i) + ".nodes");
+      for (std::string line; std::getline(nodes, line);) types.push_back(line);
+    }
   }
   if (!ok) {
     const std::vector<uint8_t> text = ReadFile(log);
@@ -92,6 +139,38 @@ bool RunTfliteOracle(const std::vector<OracleCase>& cases,
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   return ok;
+}
+
+}  // namespace
+
+bool RunTfliteOracle(const std::vector<OracleCase>& cases,
+                     std::vector<std::vector<uint8_t>>* outputs, std::string* error) {
+  std::vector<ManifestCase> manifest;
+  for (const OracleCase& c : cases) {
+    ManifestCase& m = manifest.emplace_back();
+    m.model = &c.model;
+    for (const auto& in : c.inputs) m.inputs.push_back({"", &in});
+  }
+  std::vector<std::vector<std::vector<uint8_t>>> all;
+  const bool ok = RunManifest(manifest, &all, error);
+  outputs->clear();
+  for (auto& per_case : all) outputs->push_back(std::move(per_case.front()));
+  return ok;
+}
+
+bool RunTfliteOracleTyped(const std::vector<TypedOracleCase>& cases,
+                          std::vector<std::vector<std::vector<uint8_t>>>* outputs,
+                          std::string* error, std::vector<std::vector<std::string>>* node_types) {
+  std::vector<ManifestCase> manifest;
+  for (const TypedOracleCase& c : cases) {
+    ManifestCase& m = manifest.emplace_back();
+    m.model = &c.model;
+    for (size_t k = 0; k < c.inputs.size(); ++k)
+      m.inputs.push_back({c.input_types[k], &c.inputs[k]});
+    m.input_shapes = c.input_shapes;
+    m.output_types = c.output_types;
+  }
+  return RunManifest(manifest, outputs, error, node_types);
 }
 
 }  // namespace boardlab::testing

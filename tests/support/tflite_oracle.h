@@ -12,8 +12,10 @@
 //   std::string error;
 //   ASSERT_TRUE(RunTfliteOracle(cases, &outputs, &error)) << error;
 //
-// Note: the interpreter requantizes in float (XNNPACK), TFLite Micro in integers; see
-// shared/reference/tflite-int8.md section 13 for what differences to expect.
+// Note: the package applies the XNNPACK delegate by default; the ops it takes over are computed
+// by XNNPACK (float requantization, its own tables and rounding), not by TFLite's kernels. See
+// shared/reference/tflite-int8.md section 13 for what differences to expect, and
+// RunTfliteOracleTyped's `node_types` to learn which ops it took.
 
 #include <cstdint>
 #include <optional>
@@ -37,5 +39,26 @@ std::optional<std::string> TfliteOracleUnavailable();
 /// False with `error` set when node fails or an output is missing.
 bool RunTfliteOracle(const std::vector<OracleCase>& cases,
                      std::vector<std::vector<uint8_t>>* outputs, std::string* error);
+
+/// A case whose tensors are described by TFLite type name ("int8", "int32", "int64", "float32",
+/// "bool"): for models with non-int8 tensors or several outputs.
+struct TypedOracleCase {
+  std::vector<uint8_t> model;
+  std::vector<std::string> input_types;
+  std::vector<std::vector<int32_t>> input_shapes;  // the interpreter reports scalars as [0]
+  std::vector<std::vector<uint8_t>> inputs;        // raw little-endian bytes per model input
+  std::vector<std::string> output_types;           // one per model output
+};
+
+/// Runs every case in one node process; `outputs[case][k]` receives output k's bytes in its type.
+/// With `node_types`, each case is profiled and `(*node_types)[case]` lists the type of every node
+/// the interpreter ran ("TfLiteXNNPackDelegate" where XNNPACK took the op over).
+bool RunTfliteOracleTyped(const std::vector<TypedOracleCase>& cases,
+                          std::vector<std::vector<std::vector<uint8_t>>>* outputs,
+                          std::string* error,
+                          std::vector<std::vector<std::string>>* node_types = nullptr);
+
+/// The node type the interpreter reports for ops the XNNPACK delegate ran.
+inline constexpr const char* kXnnpackNode = "TfLiteXNNPackDelegate";
 
 }  // namespace boardlab::testing

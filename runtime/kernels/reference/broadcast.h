@@ -16,6 +16,31 @@ struct BroadcastStrides {
   int32_t out_dims[kMaxDims] = {};
 };
 
+/// Element strides of `in` seen through `out`'s dimensions, right-aligned and padded in front to
+/// kMaxDims (0 where `in` broadcasts). False when `in` does not broadcast to `out`.
+inline bool BroadcastStridesOf(const ShapeN& in, const ShapeN& out, int64_t* strides) {
+  if (out.rank > kMaxDims || in.rank > out.rank) return false;
+  int64_t s = 1;
+  for (int32_t i = kMaxDims - 1; i >= 0; --i) {
+    const int32_t ii = i - (kMaxDims - in.rank);
+    const int32_t oi = i - (kMaxDims - out.rank);
+    const int32_t id = ii >= 0 ? in.dims[ii] : 1;
+    const int32_t od = oi >= 0 ? out.dims[oi] : 1;
+    if (id != od && id != 1) return false;
+    strides[i] = id == 1 ? 0 : s;
+    s *= id;
+  }
+  return true;
+}
+
+/// Output dimensions padded in front to kMaxDims with 1.
+inline void PaddedDims(const ShapeN& out, int32_t* dims) {
+  for (int32_t i = 0; i < kMaxDims; ++i) {
+    const int32_t oi = i - (kMaxDims - out.rank);
+    dims[i] = oi >= 0 ? out.dims[oi] : 1;
+  }
+}
+
 /// True when `a` and `b` broadcast to `out` (out = elementwise max where they differ from 1).
 inline bool ComputeBroadcast(const ShapeN& a, const ShapeN& b, const ShapeN& out,
                              BroadcastStrides* s) {

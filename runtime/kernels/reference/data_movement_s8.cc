@@ -3,59 +3,17 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/kernels/reference/data_movement.h"
 #include "runtime/kernels/reference/quantized_math.h"
 
 namespace boardlab::runtime::kernels {
-namespace {
-
-// Row-major element strides of `dims` (rank <= kMaxDims).
-void Strides(const int32_t* dims, int32_t rank, int64_t* strides) {
-  int64_t s = 1;
-  for (int32_t i = rank - 1; i >= 0; --i) {
-    strides[i] = s;
-    s *= dims[i];
-  }
-}
-
-// Copies an N-D gather: output element (i0..i{r-1}) = input[base + sum i_d * in_step[d]].
-// Dimensions are padded in front to kMaxDims so one loop nest serves every rank.
-void Gather(const int8_t* input, int64_t base, const int64_t* in_step, const int32_t* out_dims,
-            int32_t rank, int8_t* output) {
-  int64_t step[kMaxDims] = {};
-  int32_t d[kMaxDims] = {1, 1, 1, 1, 1, 1};
-  for (int32_t i = 0; i < rank; ++i) {
-    step[kMaxDims - rank + i] = in_step[i];
-    d[kMaxDims - rank + i] = out_dims[i];
-  }
-  int64_t o = 0;
-  for (int32_t i0 = 0; i0 < d[0]; ++i0) {
-    for (int32_t i1 = 0; i1 < d[1]; ++i1) {
-      for (int32_t i2 = 0; i2 < d[2]; ++i2) {
-        for (int32_t i3 = 0; i3 < d[3]; ++i3) {
-          for (int32_t i4 = 0; i4 < d[4]; ++i4) {
-            const int64_t row =
-                base + i0 * step[0] + i1 * step[1] + i2 * step[2] + i3 * step[3] + i4 * step[4];
-            if (step[5] == 1) {
-              std::memcpy(output + o, input + row, static_cast<size_t>(d[5]));
-              o += d[5];
-            } else {
-              for (int32_t i5 = 0; i5 < d[5]; ++i5) output[o++] = input[row + i5 * step[5]];
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-}  // namespace
 
 Error transpose_s8(const ShapeN& in, const int8_t* input, const int32_t* perm, int8_t* output) {
   RT_CHECK_OR_RETURN_ERROR(
       input != nullptr && output != nullptr && perm != nullptr && in.rank <= kMaxDims,
       kInvalidArgument, "transpose_s8: bad arguments");
   int64_t in_strides[kMaxDims];
-  Strides(in.dims, in.rank, in_strides);
+  RowMajorStrides(in.dims, in.rank, in_strides);
   int64_t step[kMaxDims];
   int32_t out_dims[kMaxDims];
   bool seen[kMaxDims] = {};
@@ -66,7 +24,7 @@ Error transpose_s8(const ShapeN& in, const int8_t* input, const int32_t* perm, i
     step[d] = in_strides[perm[d]];
     out_dims[d] = in.dims[perm[d]];
   }
-  Gather(input, 0, step, out_dims, in.rank, output);
+  CopyStrided(input, 0, step, out_dims, in.rank, 1, output);
   return Error::kOk;
 }
 
@@ -81,7 +39,7 @@ Error pad_s8(const ShapeN& in, const int8_t* input, const int32_t* before, const
     out_dims[d] = in.dims[d] + before[d] + after[d];
   }
   int64_t out_strides[kMaxDims];
-  Strides(out_dims, in.rank, out_strides);
+  RowMajorStrides(out_dims, in.rank, out_strides);
   int64_t total = 1;
   for (int32_t d = 0; d < in.rank; ++d) total *= out_dims[d];
   std::memset(output, pad_value, static_cast<size_t>(total));
@@ -147,7 +105,7 @@ Error strided_slice_s8(const ShapeN& in, const int8_t* input, const int32_t* sta
   RT_CHECK_OR_RETURN_ERROR(input != nullptr && output != nullptr && in.rank <= kMaxDims,
                            kInvalidArgument, "strided_slice_s8: bad arguments");
   int64_t in_strides[kMaxDims];
-  Strides(in.dims, in.rank, in_strides);
+  RowMajorStrides(in.dims, in.rank, in_strides);
   int64_t base = 0;
   int64_t step[kMaxDims];
   for (int32_t d = 0; d < in.rank; ++d) {
@@ -160,7 +118,7 @@ Error strided_slice_s8(const ShapeN& in, const int8_t* input, const int32_t* sta
     base += start[d] * in_strides[d];
     step[d] = stride[d] * in_strides[d];
   }
-  Gather(input, base, step, out_dims, in.rank, output);
+  CopyStrided(input, base, step, out_dims, in.rank, 1, output);
   return Error::kOk;
 }
 

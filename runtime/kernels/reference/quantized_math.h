@@ -88,6 +88,13 @@ inline int CountLeadingZeros32(uint32_t x) {
   return __builtin_clz(x);
 }
 
+/// Number of bits after the sign bit that equal it (31 for 0 and -1), TFLite's
+/// CountLeadingSignBits: the left shift a value takes without overflowing.
+inline int CountLeadingSignBits32(int32_t x) {
+  const uint32_t u = static_cast<uint32_t>(x);
+  return CountLeadingZeros32(x < 0 ? ~u : u) - 1;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fixed-point transcendental functions. A value "in Qi" is a raw int32 with i integer bits and
 // 31 - i fractional bits. The constants are the rounded Q-format encodings of the named reals
@@ -213,6 +220,45 @@ inline int32_t GetReciprocal(int32_t x, int x_integer_bits, int* num_bits_over_u
   const int32_t shifted_minus_one = static_cast<int32_t>(
       (static_cast<uint32_t>(x) << headroom_plus_one) - (static_cast<uint32_t>(1) << 31));
   return OneOverOnePlusX(shifted_minus_one);
+}
+
+/// 1 / sqrt(input) for an integer input >= 0 as a multiplier and shift (TFLite's
+/// GetInvSqrtQuantizedMultiplierExp): `input` is normalised by pairs of bits into [2^27, 2^29),
+/// five Newton-Raphson steps x <- 1.5 x - (input / 2) x^3 run in Q3, and the result is scaled by
+/// sqrt(2) / 2. Inputs 0 and 1 give (INT32_MAX, 0). `reverse_shift` is -1 for TFLite's
+/// "left shift is positive" convention.
+inline void InvSqrtQuantizedMultiplier(int32_t input, int reverse_shift, int32_t* multiplier,
+                                       int* shift) {
+  if (input <= 1) {
+    *multiplier = kInt32Max;
+    *shift = 0;
+    return;
+  }
+  *shift = 11;
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++*shift;
+  }
+  const int bit_pairs = (CountLeadingZeros32(static_cast<uint32_t>(input)) - 1) / 2 - 1;
+  *shift -= bit_pairs;
+  input <<= 2 * bit_pairs;
+  const int32_t half_input = RoundingDivideByPOT(input >> 1, 1);  // Q3
+  const int32_t half_three = (1 << 28) + (1 << 27);               // 1.5 in Q3
+  int32_t x = One(3);
+  for (int i = 0; i < 5; ++i) {
+    const int32_t x3 = Rescale(Mul(Mul(x, x), x), 9, 3);
+    // The difference of two Q6 products wraps as gemmlowp's raw subtraction does.
+    const int32_t diff = static_cast<int32_t>(static_cast<uint32_t>(Mul(half_three, x)) -
+                                              static_cast<uint32_t>(Mul(half_input, x3)));
+    x = Rescale(diff, 6, 3);
+  }
+  constexpr int32_t kHalfSqrt2 = 1518500250;  // sqrt(2) / 2 in Q0
+  *multiplier = Mul(x, kHalfSqrt2);
+  if (*shift < 0) {
+    *multiplier = static_cast<int32_t>(static_cast<uint32_t>(*multiplier) << -*shift);
+    *shift = 0;
+  }
+  *shift *= reverse_shift;
 }
 
 }  // namespace fixed_point

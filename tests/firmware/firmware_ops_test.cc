@@ -1,0 +1,129 @@
+// The ops of issue 13 (tests/support/op_cases.h: layout, data movement, comparison, selection,
+// arithmetic and math) on the Cortex-M33 firmware under QEMU: every generated case gives the same
+// output bytes as on the host (boardlab-run), whose outputs tests/runtime/oracle_ops_test.cc checks
+// against the TFLite interpreter. Many cases share one model so that one QEMU session runs many
+// ops; the firmware takes at most 8 input files, which bounds a model's cases.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "compiler/driver.h"
+#include "tests/support/op_cases.h"
+#include "tests/support/process.h"
+#include "tests/support/shared_data.h"
+#include "tests/support/test_models.h"
+#include "tests/support/test_paths.h"
+
+namespace boardlab::firmware {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Cases whose inputs stay run-time inputs in the second model (the first bakes every case's
+// inputs in as constants): index, bool and scalar inputs, at most the firmware's 8 input files.
+const char* const kRunTimeInputCases[] = {"GATHER axis 0 run-time indices",
+                                          "GATHER_ND nested run-time indices",
+                                          "SELECT_V2 broadcast", "FILL int8"};
+
+std::vector<testing::OpCase> RunTimeInputCases() {
+  std::vector<testing::OpCase> cases;
+  for (const testing::OpCase& c : testing::AllOpCases()) {
+    for (const char* name : kRunTimeInputCases) {
+      if (c.name == name) cases.push_back(c);
+    }
+  }
+  return cases;
+}
+
+class FirmwareOpsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!BOARDLAB_QEMU_FOUND) GTEST_SKIP() << "qemu-system-arm is not installed";
+    if (!fs::exists(BOARDLAB_FIRMWARE_ELF)) GTEST_SKIP() << "no " << BOARDLAB_FIRMWARE_ELF;
+    run_ = testing::RunBinary();
+    if (run_.empty()) GTEST_SKIP() << "boardlab-run is not built";
+    dir_ = fs::path(::testing::TempDir()) / ("fw_ops_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  // Runs `m` on the host and on the firmware and compares every output; returns the count.
+  size_t CompareWithHost(const testing::CaseModel& m, const std::string& name,
+                         const compiler::CompileOptions& options = {}) {
+    absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(m.model, options);
+    EXPECT_TRUE(compiled.ok()) << compiled.status();
+    if (!compiled.ok()) return 0;
+    const std::string base = (dir_ / name).string();
+    const std::string pte = base + ".pte";
+    EXPECT_TRUE(testing::WriteFile(pte, compiled->pte));
+    std::string inputs;
+    for (size_t i = 0; i < m.inputs.size(); ++i) {
+      const std::string file = base + ".in" + std::to_string(i);
+      EXPECT_TRUE(testing::WriteFile(file, m.inputs[i]));
+      inputs += " --input " + file;
+    }
+    const std::string host_out = base + "_host", fw_out = base + "_fw";
+    const testing::CommandResult host =
+        testing::RunCommand(run_ + " " + pte + inputs + " --outputs " + host_out);
+    EXPECT_EQ(host.exit_code, 0) << host.output;
+    const testing::CommandResult fw = testing::RunCommand(
+        std::string(BOARDLAB_FIRMWARE_RUNNER) + " --elf " + BOARDLAB_FIRMWARE_ELF +
+        " --icount off --timeout 120 -- " + pte + inputs + " --outputs " + fw_out);
+    EXPECT_EQ(fw.exit_code, 0) << fw.output;
+    size_t compared = 0;
+    for (size_t k = 0; k < m.output_tensors.size(); ++k) {
+      const std::string file = "/output" + std::to_string(k) + ".bin";
+      const std::vector<uint8_t> expected = testing::ReadFile(host_out + file);
+      EXPECT_FALSE(expected.empty()) << file;
+      EXPECT_EQ(testing::ReadFile(fw_out + file), expected) << file << "\n" << fw.output;
+      compared += expected.empty() ? 0 : 1;
+    }
+    return compared;
+  }
+
+  std::string run_;
+  fs::path dir_;
+};
+
+// One QEMU run for every case (inputs baked in), one with run-time index, bool and scalar
+// inputs.
+TEST_F(FirmwareOpsTest, EveryCaseGivesTheHostsOutputs) {
+  const std::vector<testing::OpCase>& cases = testing::AllOpCases();
+  const size_t constant = CompareWithHost(testing::ConstantInputsModel(cases), "all_cases");
+  const size_t run_time =
+      CompareWithHost(testing::CombinedCaseModel(RunTimeInputCases()), "run_time_inputs");
+  EXPECT_EQ(run_time, 4u);
+  std::printf(
+      "[ firmware ] %zu outputs of %zu cases (inputs constant) and %zu of the run-time "
+      "input cases equal the host's\n",
+      constant, cases.size(), run_time);
+}
+
+// Grouped convolutions (split on the NPU, whole on the CPU) and a one-channel depthwise with a
+// depth multiplier (a convolution on the NPU): the firmware gives the host's bytes either way.
+TEST_F(FirmwareOpsTest, GroupedAndSingleChannelConvolutionsGiveTheHostsOutputs) {
+  testing::CaseModel m;
+  m.model = testing::ConvGroupsModel();
+  m.inputs = {std::vector<uint8_t>(9 * 7 * 8), std::vector<uint8_t>(8 * 8 * 6),
+              std::vector<uint8_t>(12 * 10)};
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    for (size_t k = 0; k < m.inputs[i].size(); ++k) {
+      m.inputs[i][k] = static_cast<uint8_t>(k * 89 + i * 31 + 7);
+    }
+  }
+  m.output_tensors = {0, 1, 2};  // three outputs
+  compiler::CompileOptions cpu_only;
+  cpu_only.cpu_only = true;
+  EXPECT_EQ(CompareWithHost(m, "conv_groups_npu"), 3u);
+  EXPECT_EQ(CompareWithHost(m, "conv_groups_cpu", cpu_only), 3u);
+}
+
+}  // namespace
+}  // namespace boardlab::firmware

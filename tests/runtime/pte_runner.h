@@ -1,0 +1,76 @@
+#pragma once
+
+// Runs a compiled .pte in this process the way boardlab-run does: the registered CPU kernels,
+// the NPU backend (emulated engine) and memory sized from the program. For tests that compare
+// whole-model outputs without starting a process per case.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/driver.h"
+#include "runtime/executor/backend_registry.h"
+#include "runtime/executor/kernel.h"
+#include "runtime/executor/method.h"
+#include "runtime/executor/program.h"
+#include "runtime/npu/npu_backend.h"
+#include "tests/runtime/executor_test_support.h"
+
+namespace boardlab::runtime::testing {
+
+struct PteRun {
+  Error error = Error::kOk;
+  std::string message;                        // the runtime's last error text on failure
+  std::vector<std::vector<uint8_t>> outputs;  // bytes of each method output
+};
+
+/// Loads `pte`, sets `inputs` (bytes per method input, in order), executes once and copies the
+/// outputs. A failure leaves `error` and `message` set and `outputs` empty.
+inline PteRun RunPte(const std::vector<uint8_t>& pte,
+                     const std::vector<std::vector<uint8_t>>& inputs) {
+  PteRun run;
+  auto fail = [&run](Error e) {
+    run.error = e;
+    run.message = LastErrorMessage();
+    return run;
+  };
+  AlignedBytes bytes(pte);
+  Result<Program> program = Program::Load(bytes.span());
+  if (!program.ok()) return fail(program.error());
+  TestMemory memory(*program, 1 << 20, 1 << 20);
+  npu::NpuBackend npu_backend(timing::TimingParams{});
+  BackendRegistry registry;
+  if (Error e = registry.Register(&npu_backend); e != Error::kOk) return fail(e);
+  MemoryManager manager = memory.manager();
+  Result<Method> method = program->LoadMethod("forward", manager, registry, nullptr, FindKernel);
+  if (!method.ok()) return fail(method.error());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (Error e = method->SetInput(i, inputs[i].data(), inputs[i].size()); e != Error::kOk) {
+      return fail(e);
+    }
+  }
+  if (Error e = method->Execute(); e != Error::kOk) return fail(e);
+  for (size_t i = 0; i < method->num_outputs(); ++i) {
+    const TensorView* out = method->GetOutput(i);
+    const auto* data = static_cast<const uint8_t*>(out->data);
+    run.outputs.emplace_back(data, data + out->NumBytes());
+  }
+  return run;
+}
+
+/// Compiles `model` with the default options (the NPU where the rules allow) and runs it; a
+/// compile or run failure leaves `error` set.
+inline PteRun CompileAndRunCase(const std::vector<uint8_t>& model,
+                                const std::vector<std::vector<uint8_t>>& inputs,
+                                std::string* error) {
+  absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(model, {});
+  if (!compiled.ok()) {
+    *error = compiled.status().ToString();
+    return {};
+  }
+  PteRun run = RunPte(compiled->pte, inputs);
+  if (run.error != Error::kOk) *error = "runtime: " + run.message;
+  return run;
+}
+
+}  // namespace boardlab::runtime::testing

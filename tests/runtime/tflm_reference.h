@@ -1,0 +1,200 @@
+#pragma once
+
+// TFLite Micro's arithmetic for the generated op cases (tests/support/op_cases.h), written out
+// from its reference kernels independently of the runtime's code: the expected outputs of the
+// cases the TFLite interpreter cannot check (op_cases.h `no_oracle`) and of the elements where
+// the interpreter's XNNPACK delegate computes differently from TFLite's own kernels. The
+// fixed-point primitives come from quantized_math.h, whose results kernel_math_test.cc checks
+// on worked numbers; the multipliers from the compiler's QuantizeMultiplier.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "compiler/quantization.h"
+#include "runtime/kernels/reference/quantized_math.h"
+#include "tests/support/op_cases.h"
+#include "tests/support/test_models.h"
+
+namespace boardlab::tflm_reference {
+
+using Bytes = std::vector<uint8_t>;
+using testing::CaseModel;
+using testing::TflType;
+
+inline std::vector<int8_t> Int8s(const Bytes& b) { return {b.begin(), b.end()}; }
+inline Bytes FromInt8s(const std::vector<int8_t>& v) { return {v.begin(), v.end()}; }
+
+// BROADCAST_TO: output element (i_0..i_r) reads input element (j_k = 1 ? 0 : i_k), right-aligned.
+inline Bytes BroadcastTo(const testing::TfliteBuilder& b, const CaseModel& m, int in, int out) {
+  const std::vector<int32_t>& is = b.tensor(in).shape;
+  const std::vector<int32_t>& os = b.tensor(out).shape;
+  const int size = testing::TflTypeSize(b.tensor(in).type);
+  int64_t total = 1;
+  for (int32_t d : os) total *= d;
+  Bytes result;
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t rest = flat, src = 0, stride = 1;
+    for (int d = static_cast<int>(os.size()) - 1; d >= 0; --d) {
+      const int64_t index = rest % os[d];
+      rest /= os[d];
+      const int id = d - static_cast<int>(os.size() - is.size());
+      if (id < 0) continue;
+      src += (is[id] == 1 ? 0 : index) * stride;
+      stride *= is[id];
+    }
+    result.insert(result.end(), m.inputs[0].begin() + src * size,
+                  m.inputs[0].begin() + (src + 1) * size);
+  }
+  return result;
+}
+
+// TFLite Micro's QuantizedMeanOrSum (compute_sum), rows of `n` values, one quantization `q`:
+// round(float(sum) * 1 + float(-zp) * 1 * float(n)) + zp, kept to its low byte.
+inline Bytes SumSameQuantization(const Bytes& input, int n, int zp) {
+  std::vector<int8_t> in = Int8s(input), out;
+  for (size_t r = 0; r * n < in.size(); ++r) {
+    int32_t sum = 0;
+    for (int k = 0; k < n; ++k) sum += in[r * n + k];
+    const float bias = static_cast<float>(-zp) * 1.0f * static_cast<float>(n);
+    const int32_t value = static_cast<int32_t>(std::round(static_cast<float>(sum) + bias)) + zp;
+    out.push_back(static_cast<int8_t>(value & 0xFF));
+  }
+  return FromInt8s(out);
+}
+
+// SPACE_TO_BATCH_ND [1,3,2,1] with block (2, 1) and one row of padding on top: output batch
+// b, row y, column x reads input row 2y + b - 1; the padded row is raw 0 in TFLite Micro.
+inline Bytes SpaceToBatchPaddedRow(const Bytes& input) {
+  std::vector<int8_t> in = Int8s(input), out;
+  for (int b = 0; b < 2; ++b) {
+    for (int y = 0; y < 2; ++y) {
+      for (int x = 0; x < 2; ++x) {
+        const int row = 2 * y + b - 1;
+        out.push_back(row < 0 ? int8_t{0} : in[row * 2 + x]);
+      }
+    }
+  }
+  return FromInt8s(out);
+}
+
+inline float FloatAt(const Bytes& b, size_t i) {
+  float v;
+  std::memcpy(&v, b.data() + 4 * i, 4);
+  return v;
+}
+
+// TFLite's reference_ops::Round (RoundToNearest): ties to even, a negative input that rounds to
+// zero gives floor + 1 = +0.
+inline float TfliteRoundToNearest(float v) {
+  const float floor_v = std::floor(v);
+  const float diff = v - floor_v;
+  if (diff < 0.5f || (diff == 0.5f && static_cast<int>(floor_v) % 2 == 0)) return floor_v;
+  return floor_v + 1.0f;
+}
+
+inline Bytes RoundReference(const Bytes& in) {
+  Bytes out(in.size());
+  for (size_t i = 0; i < in.size() / 4; ++i) {
+    const float r = TfliteRoundToNearest(FloatAt(in, i));
+    std::memcpy(out.data() + 4 * i, &r, 4);
+  }
+  return out;
+}
+
+// TFLite Micro's ELU table entry for input q (elu.cc PopulateLookupTable): dequantize, x < 0 ?
+// exp(x) - 1 : x, times 1 / out_scale, TfLiteRound (half away from zero), + zero point, all in
+// float. `ties_to_even` rounds exact ties to even instead, as XNNPACK does.
+inline int8_t EluEntry(int8_t q, const testing::QuantParams& in, const testing::QuantParams& out,
+                       bool ties_to_even) {
+  const float x = in.scales[0] * static_cast<float>(q - in.zero_points[0]);
+  const float y = x < 0.0f ? std::exp(x) - 1.0f : x;
+  const float t = y * (1 / out.scales[0]);
+  const float rounded = ties_to_even ? std::nearbyint(t) : std::round(t);
+  const int32_t v = static_cast<int32_t>(rounded + static_cast<float>(out.zero_points[0]));
+  return static_cast<int8_t>(std::clamp(v, -128, 127));
+}
+
+inline Bytes EluReference(const testing::TfliteBuilder& b, const CaseModel& m) {
+  const testing::QuantParams& in = b.tensor(m.input_tensors[0]).quant;
+  const testing::QuantParams& out = b.tensor(m.output_tensors[0]).quant;
+  std::vector<int8_t> values;
+  for (int8_t q : Int8s(m.inputs[0])) values.push_back(EluEntry(q, in, out, false));
+  return FromInt8s(values);
+}
+
+inline bool IsInt8Case(const CaseModel& m) {
+  return m.builder.tensor(m.input_tensors[0]).type == static_cast<int8_t>(TflType::kInt8);
+}
+
+// ADD_N's and CUMSUM's int8 rescaling (add_n.cc, cumsum.cc): each (q - zp) << 20 times
+// m_in = QuantizeMultiplier(s / 2s), a sum times m_out = QuantizeMultiplier(2s / (2^20 s_out)),
+// both with shifts <= 0 (MultiplyByQuantizedMultiplierSmallerThanOneExp).
+struct SumRescale {
+  compiler::QuantizedMultiplier in, out;
+  int32_t zp_in = 0, zp_out = 0;
+
+  SumRescale(const testing::QuantParams& input, const testing::QuantParams& output) {
+    const double twice = 2 * static_cast<double>(input.scales[0]);
+    in = compiler::QuantizeMultiplier(static_cast<double>(input.scales[0]) / twice);
+    out = compiler::QuantizeMultiplier(twice / ((1 << 20) * static_cast<double>(output.scales[0])));
+    zp_in = static_cast<int32_t>(input.zero_points[0]);
+    zp_out = static_cast<int32_t>(output.zero_points[0]);
+  }
+  static int32_t Scale(const compiler::QuantizedMultiplier& m, int32_t x) {
+    using runtime::kernels::RoundingDivideByPOT;
+    using runtime::kernels::SaturatingRoundingDoublingHighMul;
+    return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, m.multiplier), -m.shift);
+  }
+  int32_t Input(int32_t q) const { return Scale(in, (q - zp_in) * (1 << 20)); }
+  uint8_t Output(int32_t sum) const {
+    return static_cast<uint8_t>(
+        static_cast<int8_t>(std::clamp(Scale(out, sum) + zp_out, -128, 127)));
+  }
+};
+
+// ADD_N int8: TFLite Micro's loop starts each sum at the rescaled -zp (reference add_n.h:
+// "x = input1_offset"), then adds every input.
+inline Bytes AddNReference(const CaseModel& m) {
+  const testing::TfliteBuilder& b = m.builder;
+  const SumRescale r(b.tensor(m.input_tensors[0]).quant, b.tensor(m.output_tensors[0]).quant);
+  Bytes out(m.inputs[0].size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    int32_t sum = r.Input(0);
+    for (const Bytes& in : m.inputs) sum += r.Input(static_cast<int8_t>(in[i]));
+    out[i] = r.Output(sum);
+  }
+  return out;
+}
+
+// CUMSUM int8 (reference cumsum.h): along `axis`, from the end when `reverse`; each running sum
+// starts at the rescaled -zp; `exclusive` writes the sum before adding the element.
+inline Bytes CumsumReference(const CaseModel& m, int axis, bool exclusive, bool reverse) {
+  const testing::TfliteBuilder& b = m.builder;
+  const std::vector<int32_t>& shape = b.tensor(m.input_tensors[0]).shape;
+  const SumRescale r(b.tensor(m.input_tensors[0]).quant, b.tensor(m.output_tensors[0]).quant);
+  if (axis < 0) axis += static_cast<int>(shape.size());
+  int64_t before = 1, after = 1;
+  for (int d = 0; d < axis; ++d) before *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) after *= shape[d];
+  const int64_t depth = shape[axis];
+  const Bytes& in = m.inputs[0];
+  Bytes out(in.size());
+  for (int64_t o = 0; o < before; ++o) {
+    for (int64_t i = 0; i < after; ++i) {
+      int32_t sum = r.Input(0);
+      for (int64_t k = 0; k < depth; ++k) {
+        const int64_t at = (o * depth + (reverse ? depth - 1 - k : k)) * after + i;
+        const int32_t value = r.Input(static_cast<int8_t>(in[at]));
+        if (!exclusive) sum += value;
+        out[at] = r.Output(sum);
+        if (exclusive) sum += value;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace boardlab::tflm_reference

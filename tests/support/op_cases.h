@@ -1,0 +1,84 @@
+#pragma once
+
+// Generated single-op test cases for the ops of issue 13 (batch 1: data movement, layout,
+// comparison and selection; batch 2: arithmetic and math): each case appends its tensors and one
+// operator to a TfliteBuilder and returns the bytes of its graph inputs, so the same case can be a
+// model of its own (oracle tests) or one branch of a model that holds many cases (firmware tests,
+// which run one QEMU session for many ops).
+//
+// Usage:
+//   for (const OpCase& c : LayoutAndSelectionCases()) {
+//     CaseModel m = SingleCaseModel(c);            // m.model, m.inputs
+//     ...
+//   }
+//   CaseModel all = CombinedCaseModel(cases);      // inputs and outputs of every case, in order
+//
+// Inputs are deterministic: int8 activations take random values over the full range (or a
+// narrow range where a case wants ties), bool inputs random 0/1, float32 inputs random values
+// with fractions, and index inputs the values the case gives.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/op_types.h"
+#include "tests/support/tflite_builder.h"
+
+namespace boardlab::testing {
+
+/// What one case added to a builder: its graph inputs (with their bytes) and outputs.
+struct CaseIo {
+  std::vector<int> inputs;
+  std::vector<std::vector<uint8_t>> input_bytes;
+  std::vector<int> outputs;
+};
+
+struct OpCase {
+  std::string name;  // "GATHER batch_dims 1", unique over the list
+  compiler::OpType type;
+  /// Appends the case to `b`; tensor names start with `prefix` so that cases can share a model.
+  /// With `constant_inputs` the case's inputs become constant tensors holding their bytes (and
+  /// CaseIo lists no inputs).
+  std::function<CaseIo(TfliteBuilder& b, const std::string& prefix, bool constant_inputs)> add;
+  /// Why the TFLite interpreter cannot check this case (its build lacks the op or the type);
+  /// empty when it can. Such cases are checked against hand-derived outputs instead.
+  std::string no_oracle;
+};
+
+/// A finished model and the bytes of each graph input, in order.
+struct CaseModel {
+  std::vector<uint8_t> model;
+  std::vector<std::vector<uint8_t>> inputs;
+  std::vector<int> input_tensors;   // builder tensor indices of the graph inputs
+  std::vector<int> output_tensors;  // builder tensor indices of the graph outputs
+  TfliteBuilder builder;            // unfinished copy, to read tensor types and shapes
+};
+
+/// Every case of the batch-1 ops: EXPAND_DIMS, SHAPE, FILL, ZEROS_LIKE, BROADCAST_TO, PACK,
+/// UNPACK, SPLIT, SPLIT_V, GATHER, GATHER_ND, REVERSE_V2, MIRROR_PAD, DEPTH_TO_SPACE,
+/// SPACE_TO_DEPTH, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND, ARG_MAX, ARG_MIN, REDUCE_MAX,
+/// REDUCE_MIN, SUM, the six comparisons, LOGICAL_AND/OR/NOT, SELECT_V2, CAST, ABS and NEG.
+const std::vector<OpCase>& LayoutAndSelectionCases();
+
+/// Every case of the batch-2 arithmetic and math ops (math_cases.cc): EXP, LOG, SQRT, RSQRT,
+/// SQUARE, ROUND, FLOOR, ELU, PRELU, DIV, SQUARED_DIFFERENCE, ADD_N and CUMSUM.
+const std::vector<OpCase>& MathCases();
+
+/// LayoutAndSelectionCases() followed by MathCases().
+const std::vector<OpCase>& AllOpCases();
+
+/// The cases of one op type, in list order.
+std::vector<OpCase> CasesOf(compiler::OpType type);
+
+CaseModel SingleCaseModel(const OpCase& c);
+CaseModel CombinedCaseModel(const std::vector<OpCase>& cases);
+
+/// Every case in one model whose case inputs are constants (their bytes baked in), plus one
+/// int8 [1] graph input that no op reads: for boards that take few input files.
+CaseModel ConstantInputsModel(const std::vector<OpCase>& cases);
+
+/// Bytes per element of a TFLite tensor type (int8 1 ... int64 8; 0 for others).
+int TflTypeSize(int8_t type);
+
+}  // namespace boardlab::testing
