@@ -36,12 +36,15 @@
 #include "runtime/cli/profile_collector.h"
 #include "runtime/cli/profile_table.h"
 #include "runtime/cli/qemu_board.h"
+#include "runtime/cli/random_input.h"
+#include "runtime/cli/serial_board.h"
 #include "runtime/core/error.h"
 #include "runtime/executor/backend_registry.h"
 #include "runtime/executor/kernel.h"
 #include "runtime/executor/memory_manager.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
+#include "runtime/link/host_transport.h"
 #include "runtime/npu/npu_backend.h"
 #include "runtime/platform/platform.h"
 #include "runtime/profiling/etdump/etdump_writer.h"
@@ -82,6 +85,7 @@ struct Args {
   double timeout_seconds = 300;
   std::string icount = "0";
   bool serve = false;
+  boardlab::run::SerialRunOptions serial;  // --port, --baud, --json, ... (--board serial)
 };
 
 int Fail(int code, const std::string& message) {
@@ -108,22 +112,7 @@ bool WriteFile(const std::string& path, const void* data, size_t size) {
 
 using Buffer = boardlab::run::AlignedBuffer;
 
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-std::vector<uint8_t> RandomBytes(uint64_t seed, size_t size) {
-  std::vector<uint8_t> out(size);
-  uint64_t state = seed;
-  for (size_t i = 0; i < size; i += 8) {
-    const uint64_t v = SplitMix64(state);
-    for (size_t b = 0; b < 8 && i + b < size; ++b) out[i + b] = static_cast<uint8_t>(v >> (8 * b));
-  }
-  return out;
-}
+using boardlab::run::RandomBytes;
 
 uint32_t Fnv1a32(const uint8_t* data, size_t size) {
   uint32_t h = 2166136261u;
@@ -279,12 +268,29 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
 void AddOptions(CLI::App& app, Args& args) {
   app.add_option("artifact", args.artifact, ".pte artifact to run (not with --inspect)");
   app.add_option("--board", args.board,
-                 "where to run: sim (this process, simulated RT700 timing) or qemu "
-                 "(boardlab-firmware on QEMU mps2-an505, Cortex-M33)")
-      ->check(CLI::IsMember({"sim", "qemu"}));
+                 "where to run: sim (this process, simulated RT700 timing), qemu "
+                 "(boardlab-firmware on QEMU mps2-an505, Cortex-M33) or serial (a board that "
+                 "speaks the board link protocol on --port)")
+      ->check(CLI::IsMember({"sim", "qemu", "serial"}));
   app.add_option("--timeout", args.timeout_seconds,
-                 "--board qemu: kill the firmware after this many seconds (exit 4)")
+                 "--board qemu: kill the firmware after this many seconds; --board serial: give "
+                 "up when the result takes longer (exit 4)")
       ->check(CLI::PositiveNumber);
+  app.add_option(
+      "--port", args.serial.port,
+      "--board serial: the board's serial port (/dev/serial/by-id/...) or tcp:HOST:PORT");
+  app.add_option("--baud", args.serial.baud, "--board serial: baud rate of a serial port")
+      ->default_val(921600);
+  app.add_option("--connect-timeout", args.serial.connect_timeout_seconds,
+                 "--board serial: wait this long for the board's HELLO")
+      ->default_val(10)
+      ->check(CLI::PositiveNumber);
+  app.add_option("--json", args.serial.json,
+                 "--board serial: write the run (board facts, transfer, result, link statistics) "
+                 "as JSON here");
+  app.add_option("--test-fault", args.serial.test_fault,
+                 "--board serial, for recovery tests: make the board hang, hang-without-watchdog, "
+                 "hardfault or reset after the run instead of answering");
   app.add_option("--icount", args.icount,
                  "--board qemu: QEMU -icount shift (the firmware then prints deterministic "
                  "instruction counts), or off");
@@ -728,6 +734,39 @@ int Serve(const Args& defaults) {
   return kExitPass;
 }
 
+// --board serial: the options a board takes (the same as --board qemu's) go to RunOnSerialBoard.
+int RunSerial(const CLI::App& app, Args& args) {
+  for (const char* option : {"--profile", "--clock", "--target", "--persistent-bytes",
+                             "--temp-bytes", "--etdump-bytes", "--icount"}) {
+    if (app.count(option) > 0) {
+      return Fail(kExitUsage, std::string(option) + " is not supported with --board serial");
+    }
+  }
+  if (args.serial.port.empty()) {
+    return Fail(kExitUsage, "--board serial needs --port (a serial device or tcp:HOST:PORT)");
+  }
+  if (args.serial.port.rfind("tcp:", 0) != 0 &&
+      !boardlab::link::IsSupportedBaudRate(args.serial.baud)) {
+    return Fail(kExitUsage, "--baud " + std::to_string(args.serial.baud) +
+                                " is not a standard rate (9600 ... 4000000)");
+  }
+  if (!args.serial.test_fault.empty() && !boardlab::run::IsTestFaultName(args.serial.test_fault)) {
+    return Fail(kExitUsage,
+                "--test-fault takes none, hang, hang-without-watchdog, hardfault or "
+                "reset");
+  }
+  boardlab::run::SerialRunOptions& options = args.serial;
+  options.artifact = args.artifact;
+  options.inputs = args.inputs;
+  options.expected = args.expected;
+  options.atol = args.atol;
+  options.iterations = args.iterations;
+  options.etdump = args.etdump;
+  options.outputs_dir = args.outputs_dir;
+  options.timeout_seconds = args.timeout_seconds;
+  return boardlab::run::RunOnSerialBoard(options);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -784,8 +823,14 @@ int main(int argc, char** argv) {
     options.timeout_seconds = args.timeout_seconds;
     return boardlab::run::RunOnQemu(options);
   }
+  if (args.board == "serial") return RunSerial(app, args);
+  for (const char* option : {"--port", "--baud", "--connect-timeout", "--json", "--test-fault"}) {
+    if (app.count(option) > 0) {
+      return Fail(kExitUsage, std::string(option) + " is only used with --board serial");
+    }
+  }
   if (app.count("--timeout") > 0 || app.count("--icount") > 0) {
-    return Fail(kExitUsage, "--timeout and --icount are only used with --board qemu");
+    return Fail(kExitUsage, "--timeout and --icount are only used with --board qemu or serial");
   }
   return Run(args);
 }
