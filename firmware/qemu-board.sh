@@ -9,10 +9,12 @@
 #   firmware/qemu-board.sh --power-cycle HOST:PORT    # power off and on (via the monitor)
 #
 # The first form stays in the foreground as the board's "power supply": it starts QEMU, and
-# starts it again whenever QEMU quits through its monitor (a power cycle: RAM cleared, the
-# artifact cache empty, the UART connection dropped as when a USB serial adapter loses power).
-# It ends when it gets SIGTERM or SIGINT (stopping QEMU), or when QEMU ends any other way (killed:
-# the board is gone) with QEMU's status. --pidfile names the file where QEMU writes its pid.
+# starts it again after --power-cycle (RAM cleared, the artifact cache empty, the UART connection
+# dropped as when a USB serial adapter loses power). It ends when it gets SIGTERM or SIGINT
+# (stopping QEMU), or when QEMU ends any other way (killed: the board is gone), with status 0
+# when QEMU stopped normally, else QEMU's. --pidfile names the file where QEMU writes its pid.
+# --power-cycle leaves a marker file for the supervising script (named after the monitor
+# address, in ${TMPDIR:-/tmp}), then quits QEMU through its monitor.
 #
 # Reset (--reset, monitor command system_reset): the core restarts, RAM keeps its contents (the
 # firmware's reset record survives, the artifact cache does not: .bss is cleared), the UART
@@ -53,6 +55,9 @@ monitor_command() {
   exec 3>&-
 }
 
+# The file --power-cycle leaves for the script that supervises the QEMU behind this monitor.
+power_cycle_marker() { echo "${TMPDIR:-/tmp}/qemu-board-${1//[^A-Za-z0-9.]/_}.power-cycle"; }
+
 listen="" monitor="" elf="" icount=0 pidfile=""
 while (($#)); do
   case "$1" in
@@ -62,7 +67,10 @@ while (($#)); do
     --icount) icount=$2; shift 2 ;;
     --pidfile) pidfile=$2; shift 2 ;;
     --reset) monitor_command "$2" system_reset; exit 0 ;;
-    --power-cycle) monitor_command "$2" quit; exit 0 ;;
+    --power-cycle)
+      : >"$(power_cycle_marker "$2")"
+      monitor_command "$2" quit
+      exit 0 ;;
     -h|--help) usage ;;
     *) echo "qemu-board.sh: unknown argument '$1'" >&2; usage ;;
   esac
@@ -85,7 +93,7 @@ if [[ -z $elf || ! -f $elf ]]; then
   exit 2
 fi
 
-args=(-M mps2-an505 -display none -nodefaults -nic none
+args=(-M mps2-an505 -display none -nodefaults
       -chardev "socket,id=uart0,host=$listen_host,port=$listen_port,server=on,wait=off"
       -serial chardev:uart0)
 if [[ -n $monitor ]]; then
@@ -102,6 +110,7 @@ if [[ $icount != off ]]; then
   args+=(-icount "shift=$icount" -device "loader,addr=0x30007ff0,data=$(printf '0x%08x31514c42' "$icount"),data-len=8")
 fi
 if [[ -n $pidfile ]]; then args+=(-pidfile "$pidfile"); fi
+if [[ -n $monitor ]]; then rm -f "$(power_cycle_marker "$monitor")"; fi
 args+=(-kernel "$elf")
 
 qemu_pid=""
@@ -124,10 +133,12 @@ while :; do
   set -e
   qemu_pid=""
   if ((stopping)); then exit 0; fi
-  if ((status != 0)); then
-    echo "qemu-board.sh: QEMU ended with status $status" >&2
-    exit "$status"
+  if [[ -n $monitor && -f $(power_cycle_marker "$monitor") ]]; then
+    rm -f "$(power_cycle_marker "$monitor")"
+    echo "qemu-board.sh: power cycle: starting QEMU again" >&2
+    sleep 0.2
+    continue
   fi
-  echo "qemu-board.sh: power cycle (QEMU quit through its monitor): starting it again" >&2
-  sleep 0.2
+  echo "qemu-board.sh: QEMU ended with status $status: the board is gone" >&2
+  exit "$status"
 done

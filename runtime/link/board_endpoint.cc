@@ -117,7 +117,7 @@ void BoardEndpoint::Handle(FrameType type, const uint8_t* payload, size_t size, 
       return;
     }
     case FrameType::kRun: {
-      Run run;
+      RunCommand run;
       if (Decode(payload, size, &run)) {
         OnRun(run);
       } else {
@@ -125,7 +125,7 @@ void BoardEndpoint::Handle(FrameType type, const uint8_t* payload, size_t size, 
         outcome_.result.exit_code = 2;
         outcome_.result.verdict = Verdict::kError;
         snprintf(outcome_.result.message, sizeof(outcome_.result.message), "malformed RUN");
-        SendRunResult(Run{}, outcome_);
+        SendRunResult(RunCommand{}, outcome_);
       }
       return;
     }
@@ -354,7 +354,7 @@ void BoardEndpoint::ServiceDuringRun(void* self) {
   endpoint->link_.Poll(now);
 }
 
-void BoardEndpoint::OnRun(const Run& run) {
+void BoardEndpoint::OnRun(const RunCommand& run) {
   outcome_ = RunOutcome{};
   Result& result = outcome_.result;
   RunRequest request;
@@ -386,7 +386,7 @@ void BoardEndpoint::OnRun(const Run& run) {
     request.num_expected = run.num_expected;
     request.iterations = run.iterations == 0 ? 1 : run.iterations;
     request.atol = run.atol;
-    request.want_etdump = (run.flags & Run::kSendEtdump) != 0;
+    request.want_etdump = (run.flags & RunCommand::kSendEtdump) != 0;
     request.between_kernels = &BoardEndpoint::ServiceDuringRun;
     request.context = this;
     busy_ = true;
@@ -405,14 +405,14 @@ void BoardEndpoint::OnRun(const Run& run) {
   ResetJob();
 }
 
-bool BoardEndpoint::SendRunResult(const Run& run, RunOutcome& outcome) {
+bool BoardEndpoint::SendRunResult(const RunCommand& run, RunOutcome& outcome) {
   Result& result = outcome.result;
-  if ((run.flags & Run::kSendOutputs) != 0) {
+  if ((run.flags & RunCommand::kSendOutputs) != 0) {
     for (uint8_t i = 0; i < result.num_outputs; ++i) {
       if (!SendBlob(BlobKind::kOutput, i, outcome.outputs[i])) return false;
     }
   }
-  if ((run.flags & Run::kSendEtdump) != 0 && outcome.etdump.size > 0) {
+  if ((run.flags & RunCommand::kSendEtdump) != 0 && outcome.etdump.size > 0) {
     if (!SendBlob(BlobKind::kEtdump, 0, outcome.etdump)) return false;
   }
   const size_t capacity = Min(sizeof(scratch_), link_.max_send_payload());

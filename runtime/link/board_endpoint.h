@@ -125,8 +125,8 @@ class BoardEndpoint {
   void OnBlobEnd(const BlobEnd& end);
   void SendBlobStatus(BlobStatusCode code, const char* format, ...)
       __attribute__((format(printf, 3, 4)));
-  void OnRun(const Run& run);
-  bool SendRunResult(const Run& run, RunOutcome& outcome);
+  void OnRun(const RunCommand& run);
+  bool SendRunResult(const RunCommand& run, RunOutcome& outcome);
   bool SendBlob(BlobKind kind, uint8_t index, ConstBytes bytes);
   // Sends a message, receiving and retransmitting while the window is full. False when the
   // session ended (link dead, or a new CONNECT arrived) or the payload was too large.

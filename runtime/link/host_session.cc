@@ -119,6 +119,7 @@ void HostSession::HandleHello(const uint8_t* payload, size_t size) {
     if (!connected_) {
       hello_ = hello;
       connected_ = true;
+      hello_fresh_ = true;
       if (hello.protocol_version == kProtocolVersion) link_.StartSession(hello.max_payload);
     }
     return;  // a second answer to a repeated CONNECT
@@ -258,6 +259,8 @@ absl::Status HostSession::Connect() {
   board_reset_ = false;
   protocol_error_.clear();
   link_.EndSession();
+  // The board sends its FAULT record right after HELLO: it may arrive in the same read.
+  const size_t faults_before = faults_.size();
   std::random_device random;
   do {
     nonce_ = random();
@@ -292,8 +295,7 @@ absl::Status HostSession::Connect() {
         hello_.protocol_version, kProtocolVersion));
   }
   if ((hello_.flags & Hello::kFaultPending) != 0) {
-    const size_t before = faults_.size();
-    return WaitFor([&] { return faults_.size() > before; }, kFaultWaitMs,
+    return WaitFor([&] { return faults_.size() > faults_before; }, kFaultWaitMs,
                    "waiting for the FAULT record the board announced");
   }
   return absl::OkStatus();
@@ -442,11 +444,12 @@ absl::Status HostSession::Execute(const HostJob& job, HostJobReport* report) {
   have_output_.clear();
   etdump_.clear();
   incoming_blob_.reset();
-  Run run;
+  RunCommand run;
   run.artifact = report->artifact_digest;
   run.iterations = job.iterations;
   run.atol = job.atol;
-  run.flags = (job.want_outputs ? Run::kSendOutputs : 0) | (job.want_etdump ? Run::kSendEtdump : 0);
+  run.flags = (job.want_outputs ? RunCommand::kSendOutputs : 0) |
+              (job.want_etdump ? RunCommand::kSendEtdump : 0);
   run.num_inputs = static_cast<uint8_t>(job.inputs.size());
   run.num_expected = static_cast<uint8_t>(job.expected.size());
   run.test_fault = job.test_fault;
@@ -482,9 +485,12 @@ absl::Status HostSession::RunJob(const HostJob& job, HostJobReport* report) {
   const size_t faults_before = faults_.size();
   absl::Status status;
   for (int attempt = 0;; ++attempt) {
-    if (!connected_ || board_reset_) {
+    // A HELLO from before an earlier job may list artifacts the board has evicted since (or miss
+    // the ones it received): each job starts from a fresh one.
+    if (!connected_ || board_reset_ || !hello_fresh_) {
       if (absl::Status s = Connect(); !s.ok()) return s;
     }
+    hello_fresh_ = false;
     status = Upload(job, report);
     if (status.ok()) break;
     if (!board_reset_ || attempt >= options_.max_reconnects) return status;

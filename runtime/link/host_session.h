@@ -136,6 +136,7 @@ class HostSession {
 
   uint32_t nonce_ = 0;
   bool connected_ = false;
+  bool hello_fresh_ = false;  // no job ran since this HELLO
   Hello hello_;
   bool board_reset_ = false;  // a HELLO of another session came: the board was reset
   Hello reset_hello_;

@@ -36,7 +36,7 @@ void Link::StartSession(size_t peer_max_payload) {
   dead_ = false;
   tx_base_ = tx_next_ = rx_expected_ = 0;
   consecutive_timeouts_ = 0;
-  nak_sent_ = nak_answered_ = false;
+  nak_sent_ = nak_answered_ = dropped_after_gap_ = false;
   max_send_payload_ = peer_max_payload < slot_bytes_ ? peer_max_payload : slot_bytes_;
   if (max_send_payload_ > kMaxPayloadLimit) max_send_payload_ = kMaxPayloadLimit;
 }
@@ -85,14 +85,16 @@ SendStatus Link::Send(FrameType type, const uint8_t* payload, size_t size, uint3
   return SendStatus::kOk;
 }
 
+void Link::Retransmit(uint16_t seq, uint32_t now_ms) {
+  Slot& slot = SlotOf(seq);
+  slot.retransmitted = true;
+  slot.sent_at = now_ms;
+  ++stats_.retransmissions;
+  WriteFrame(slot.type, seq, SlotData(seq), slot.size);
+}
+
 void Link::RetransmitAll(uint32_t now_ms) {
-  for (uint16_t seq = tx_base_; seq != tx_next_; ++seq) {
-    Slot& slot = SlotOf(seq);
-    slot.retransmitted = true;
-    slot.sent_at = now_ms;
-    ++stats_.retransmissions;
-    WriteFrame(slot.type, seq, SlotData(seq), slot.size);
-  }
+  for (uint16_t seq = tx_base_; seq != tx_next_; ++seq) Retransmit(seq, now_ms);
   timer_start_ms_ = now_ms;
 }
 
@@ -119,6 +121,7 @@ void Link::OnAck(uint16_t next_expected, uint32_t now_ms) {
   const Slot& newest = SlotOf(static_cast<uint16_t>(next_expected - 1));
   const bool sample = !newest.retransmitted;
   const uint32_t rtt = Elapsed(now_ms, newest.sent_at);
+  last_acked_sent_at_ = newest.sent_at;
   tx_base_ = next_expected;
   consecutive_timeouts_ = 0;
   if (sample) {
@@ -129,11 +132,23 @@ void Link::OnAck(uint16_t next_expected, uint32_t now_ms) {
   timer_start_ms_ = now_ms;
 }
 
-void Link::OnNak(uint16_t from, uint32_t now_ms) {
+void Link::OnNak(uint16_t from, bool after_accept, uint32_t now_ms) {
   ++stats_.naks_received;
   OnAck(from, now_ms);  // everything before `from` arrived
   if (from != tx_base_ || all_acknowledged()) return;
-  // The rest of the window was already on its way when the receiver noticed the gap; its later
+  if (after_accept) {
+    // The receiver took frame from-1 (a retransmission) after dropping later frames: those sent
+    // before that retransmission are gone; those sent with or after it follow it in order.
+    bool any = false;
+    for (uint16_t seq = tx_base_; seq != tx_next_; ++seq) {
+      if (static_cast<int32_t>(SlotOf(seq).sent_at - last_acked_sent_at_) >= 0) continue;
+      Retransmit(seq, now_ms);
+      any = true;
+    }
+    if (any) timer_start_ms_ = now_ms;
+    return;
+  }
+  // A gap: the rest of the window was already on its way when the receiver noticed it; its later
   // NAKs for the same frame are answered by this retransmission, not by another one.
   const uint32_t quiet = srtt_ms_ > 0 ? srtt_ms_ : rto_ms_ / 2;
   if (nak_answered_ && from == last_nak_retransmit_seq_ &&
@@ -159,6 +174,12 @@ void Link::MaybeSendNak(uint32_t now_ms) {
   WriteFrame(FrameType::kNak, rx_expected_, nullptr, 0);
 }
 
+void Link::SendNakAfterAccept() {
+  ++stats_.naks_sent;
+  const uint8_t after_accept = 1;
+  WriteFrame(FrameType::kNak, rx_expected_, &after_accept, 1);
+}
+
 bool Link::Handle(const DecodedFrame& frame, uint32_t now_ms) {
   ++stats_.frames_received;
   stats_.bytes_received += kFrameOverhead + frame.size;
@@ -167,7 +188,7 @@ bool Link::Handle(const DecodedFrame& frame, uint32_t now_ms) {
     return false;
   }
   if (frame.type == FrameType::kNak) {
-    if (in_session_) OnNak(frame.seq, now_ms);
+    if (in_session_) OnNak(frame.seq, frame.size == 1 && frame.payload[0] == 1, now_ms);
     return false;
   }
   incoming_ = Incoming{frame.type, frame.seq, frame.payload, frame.size, false};
@@ -182,6 +203,12 @@ bool Link::Handle(const DecodedFrame& frame, uint32_t now_ms) {
     ++rx_expected_;
     ++stats_.messages_received;
     SendAck();
+    // Frames after this one were dropped while it was missing: the sender may not know which
+    // (its answer to the first NAK can have been lost too), so say so now.
+    if (dropped_after_gap_) {
+      dropped_after_gap_ = false;
+      SendNakAfterAccept();
+    }
     return true;
   }
   if (ahead < 0) {
@@ -189,6 +216,7 @@ bool Link::Handle(const DecodedFrame& frame, uint32_t now_ms) {
     SendAck();  // the first acknowledgement may have been lost
   } else {
     ++stats_.out_of_order;
+    dropped_after_gap_ = true;
     MaybeSendNak(now_ms);
   }
   return false;
@@ -233,11 +261,7 @@ void Link::Poll(uint32_t now_ms) {
 }
 
 void Link::RetransmitOldest(uint32_t now_ms) {
-  Slot& slot = SlotOf(tx_base_);
-  slot.retransmitted = true;
-  slot.sent_at = now_ms;
-  ++stats_.retransmissions;
-  WriteFrame(slot.type, tx_base_, SlotData(tx_base_), slot.size);
+  Retransmit(tx_base_, now_ms);
   timer_start_ms_ = now_ms;
 }
 

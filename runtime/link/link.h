@@ -135,9 +135,11 @@ class Link {
 
   bool Handle(const DecodedFrame& frame, uint32_t now_ms);  // true: deliver it
   void OnAck(uint16_t next_expected, uint32_t now_ms);
-  void OnNak(uint16_t from, uint32_t now_ms);
+  void OnNak(uint16_t from, bool after_accept, uint32_t now_ms);
   void SendAck();
   void MaybeSendNak(uint32_t now_ms);
+  void SendNakAfterAccept();
+  void Retransmit(uint16_t seq, uint32_t now_ms);
   void RetransmitAll(uint32_t now_ms);     // go-back-N, for a NAK
   void RetransmitOldest(uint32_t now_ms);  // for a timeout
   void AddRttSample(uint32_t rtt_ms);
@@ -171,6 +173,8 @@ class Link {
   uint16_t last_nak_retransmit_seq_ = 0;  // sender: the NAK last answered, and when
   uint32_t last_nak_retransmit_ms_ = 0;
   bool nak_answered_ = false;
+  bool dropped_after_gap_ = false;  // receiver: frames after a gap were dropped since the last take
+  uint32_t last_acked_sent_at_ = 0;  // sender: when the newest acknowledged frame was last sent
 
   bool has_incoming_ = false;
   Incoming incoming_ = {};

@@ -215,7 +215,7 @@ bool Decode(const uint8_t* payload, size_t size, BlobStatus* m) {
   return Done(r) && ValidBlobKind(kind) && status <= 3;
 }
 
-size_t Encode(const Run& m, uint8_t* out, size_t size) {
+size_t Encode(const RunCommand& m, uint8_t* out, size_t size) {
   WireWriter w(out, size);
   PutDigest(w, m.artifact);
   w.U32(m.iterations);
@@ -227,7 +227,7 @@ size_t Encode(const Run& m, uint8_t* out, size_t size) {
   return Finish(w);
 }
 
-bool Decode(const uint8_t* payload, size_t size, Run* m) {
+bool Decode(const uint8_t* payload, size_t size, RunCommand* m) {
   WireReader r(payload, size);
   GetDigest(r, m->artifact);
   m->iterations = r.U32();

@@ -5,11 +5,11 @@
 // fixed-capacity arrays only, so the firmware needs no heap. Every Decode rejects a truncated
 // payload, trailing bytes and out-of-range counts (returns false).
 //
-//   Run run;
+//   RunCommand run;
 //   run.iterations = 3;
 //   uint8_t payload[kMinPayloadLimit];
 //   size_t size = Encode(run, payload, sizeof(payload));       // 0: does not fit
-//   Run back;
+//   RunCommand back;
 //   bool ok = Decode(payload, size, &back);
 
 #include <stddef.h>
@@ -148,7 +148,7 @@ enum class TestFault : uint8_t {
 
 /// RUN, host -> board: run the cached artifact with the inputs and expected outputs sent since
 /// the last RUN.
-struct Run {
+struct RunCommand {
   static constexpr uint8_t kSendOutputs = 1;
   static constexpr uint8_t kSendEtdump = 2;
 
@@ -217,7 +217,7 @@ size_t Encode(const BlobBegin& m, uint8_t* out, size_t size);
 size_t Encode(const BlobChunk& m, uint8_t* out, size_t size);
 size_t Encode(const BlobEnd& m, uint8_t* out, size_t size);
 size_t Encode(const BlobStatus& m, uint8_t* out, size_t size);
-size_t Encode(const Run& m, uint8_t* out, size_t size);
+size_t Encode(const RunCommand& m, uint8_t* out, size_t size);
 size_t Encode(const Log& m, uint8_t* out, size_t size);
 size_t Encode(const Result& m, uint8_t* out, size_t size);
 size_t Encode(const Fault& m, uint8_t* out, size_t size);
@@ -228,7 +228,7 @@ bool Decode(const uint8_t* payload, size_t size, BlobBegin* m);
 bool Decode(const uint8_t* payload, size_t size, BlobChunk* m);
 bool Decode(const uint8_t* payload, size_t size, BlobEnd* m);
 bool Decode(const uint8_t* payload, size_t size, BlobStatus* m);
-bool Decode(const uint8_t* payload, size_t size, Run* m);
+bool Decode(const uint8_t* payload, size_t size, RunCommand* m);
 bool Decode(const uint8_t* payload, size_t size, Log* m);
 bool Decode(const uint8_t* payload, size_t size, Result* m);
 bool Decode(const uint8_t* payload, size_t size, Fault* m);
