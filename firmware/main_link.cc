@@ -24,10 +24,12 @@ namespace {
 constexpr size_t kCacheBytes = 8u << 20;
 constexpr size_t kJobBytes = 1u << 20;
 constexpr size_t kMaxPayload = link::BoardEndpoint::kMaxPayload;
-constexpr uint8_t kWindow = 4;
+constexpr uint8_t kWindow = 4;         // frames the board sends before waiting for an ACK
+constexpr uint8_t kReceiveWindow = 8;  // frames the host may send ahead (kept after a loss)
 
 uint8_t tx_storage[kWindow * kMaxPayload];
 uint8_t rx_storage[kMaxPayload + link::kFrameOverhead];
+uint8_t reorder_storage[kReceiveWindow * kMaxPayload];
 
 unsigned long U(size_t v) { return static_cast<unsigned long>(v); }
 
@@ -118,6 +120,8 @@ void LogToHost(void* endpoint, int level, const char* text) {
   buffers.tx_size = sizeof(tx_storage);
   buffers.rx = rx_storage;
   buffers.rx_size = sizeof(rx_storage);
+  buffers.reorder = reorder_storage;
+  buffers.reorder_size = sizeof(reorder_storage);
   buffers.cache = cache;
   buffers.cache_size = kCacheBytes;
   buffers.job = job;

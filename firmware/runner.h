@@ -4,7 +4,7 @@
 // that is already in memory, takes the planned buffers and runtime pools from BoardMemory, runs
 // the method "forward" `iterations` times, compares the outputs with the expected bytes, and
 // finishes the ETDump. Where the bytes come from (semihosting files, the board link) and where
-// the results go is the caller's business (main_semihosting.cc, main_link.cc).
+// the results go is the caller's business (main.cc, main_link.cc).
 //
 //   RunnerRequest request;
 //   request.artifact = {bytes, size};

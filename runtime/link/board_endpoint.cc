@@ -21,8 +21,11 @@ BoardEndpoint::BoardEndpoint(BoardSupport& board, BoardRunner& runner,
     : board_(board),
       runner_(runner),
       output_(board),
-      link_(output_, memory.tx, memory.tx_size, memory.rx,
-            Min(memory.rx_size, kMaxPayload + kFrameOverhead), options),
+      link_(output_,
+            LinkBuffers{memory.tx, memory.tx_size, memory.rx,
+                        Min(memory.rx_size, kMaxPayload + kFrameOverhead), memory.reorder,
+                        memory.reorder_size},
+            options),
       cache_(memory.cache, memory.cache_size),
       job_base_(memory.job),
       job_size_(memory.job_size) {
@@ -51,7 +54,13 @@ bool BoardEndpoint::Step() {
     OnConnect(waiting_connect_);
   }
   link_.Poll(Now());
-  if (link_.in_session() && link_.dead()) EndSession();  // the host is gone
+  if (link_.in_session() && link_.dead()) {
+    // The host stopped acknowledging. If it is still there (a bad line), the HELLO tells it that
+    // the session is over, so that it does not wait for a result that will not come.
+    EndSession();
+    session_lost_ = true;
+    SendHello(0, kMinPayloadLimit);
+  }
   return !reset_;
 }
 
@@ -156,8 +165,9 @@ void BoardEndpoint::OnConnect(const Connect& connect) {
     return;
   }
   EndSession();
+  session_lost_ = false;
   session_ = connect.nonce;
-  link_.StartSession(Min(limit, kMaxPayload));
+  link_.StartSession(Min(limit, kMaxPayload), connect.window);
   SendHello(session_, limit);
   if (fault_pending_) SendFaultRecord();
 }
@@ -167,8 +177,10 @@ void BoardEndpoint::SendHello(uint32_t session, size_t limit) {
   Hello hello;
   hello.session = session;
   hello.reset_cause = board_.reset_cause();
-  hello.flags = fault_pending_ ? Hello::kFaultPending : 0;
+  hello.flags = static_cast<uint8_t>((fault_pending_ ? Hello::kFaultPending : 0) |
+                                     (session_lost_ && session == 0 ? Hello::kSessionLost : 0));
   hello.max_payload = static_cast<uint16_t>(link_.max_receive_payload());
+  hello.window = static_cast<uint8_t>(link_.receive_window());
   snprintf(hello.board, sizeof(hello.board), "%s", info.board);
   snprintf(hello.firmware_version, sizeof(hello.firmware_version), "%s", info.firmware_version);
   snprintf(hello.build_id, sizeof(hello.build_id), "%s", info.build_id);
@@ -433,12 +445,14 @@ bool BoardEndpoint::SendBlob(BlobKind kind, uint8_t index, ConstBytes bytes) {
   if (!SendMessage(FrameType::kBlobBegin, scratch_, Encode(begin, scratch_, sizeof(scratch_)))) {
     return false;
   }
-  const size_t chunk_bytes = Min(sizeof(scratch_), link_.max_send_payload()) - kChunkHeaderBytes;
-  for (size_t offset = 0; offset < bytes.size; offset += chunk_bytes) {
+  chunk_sizer_.Start(Min(sizeof(scratch_), link_.max_send_payload()));
+  for (size_t offset = 0; offset < bytes.size;) {
+    const size_t payload = chunk_sizer_.Next(link_.stats().retransmissions);
     BlobChunk chunk;
     chunk.offset = static_cast<uint32_t>(offset);
     chunk.data = bytes.data + offset;
-    chunk.size = Min(chunk_bytes, bytes.size - offset);
+    chunk.size = Min(payload - kChunkHeaderBytes, bytes.size - offset);
+    offset += chunk.size;
     if (!SendMessage(FrameType::kBlobChunk, scratch_, Encode(chunk, scratch_, sizeof(scratch_)))) {
       return false;
     }

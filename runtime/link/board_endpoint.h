@@ -18,6 +18,7 @@
 
 #include "runtime/link/artifact_cache.h"
 #include "runtime/link/board_support.h"
+#include "runtime/link/chunk_sizer.h"
 #include "runtime/link/link.h"
 #include "runtime/link/messages.h"
 #include "runtime/link/sha256.h"
@@ -72,6 +73,8 @@ struct BoardEndpointMemory {
   size_t tx_size = 0;
   uint8_t* rx = nullptr;  // one incoming frame: kFrameOverhead + the largest accepted payload
   size_t rx_size = 0;
+  uint8_t* reorder = nullptr;  // frames kept after a lost one: receive window x accepted payload
+  size_t reorder_size = 0;
   uint8_t* cache = nullptr;  // the artifact cache (64-byte aligned)
   size_t cache_size = 0;
   uint8_t* job = nullptr;  // inputs and expected outputs of the next RUN (64-byte aligned)
@@ -149,8 +152,9 @@ class BoardEndpoint {
 
   uint32_t session_ = 0;
   bool fault_pending_ = false;
-  bool reset_ = false;  // Reset() returned: the endpoint stops
-  bool busy_ = false;   // inside a RUN: frames other than ACK/NAK wait
+  bool session_lost_ = false;  // the link died: HELLOs say so until the next CONNECT
+  bool reset_ = false;         // Reset() returned: the endpoint stops
+  bool busy_ = false;          // inside a RUN: frames other than ACK/NAK wait
   bool connect_waiting_ = false;
   Connect waiting_connect_;
   uint32_t last_announce_ms_ = 0;
@@ -170,6 +174,7 @@ class BoardEndpoint {
   uint8_t scratch_[kMaxPayload];   // messages being built
   uint8_t log_[kTextBytes + 8];    // LOG lines (the runner may log while scratch_ is in use)
   RunOutcome outcome_;
+  ChunkSizer chunk_sizer_;
 };
 
 }  // namespace boardlab::link

@@ -44,8 +44,7 @@ enum class FrameType : uint8_t {
   kConnect = 0x01,  // host -> board: start a session
   kHello = 0x02,    // board -> host: answer to CONNECT, or unsolicited after a reset
   kAck = 0x03,      // next sequence number expected (cumulative)
-  kNak = 0x04,      // frames were lost: send again from this sequence number (payload: none for
-                    // a gap, one byte 1 when frames dropped at a gap are still unanswered)
+  kNak = 0x04,      // this sequence number is missing (frames after it arrived): send it again
   // Host -> board messages.
   kBlobBegin = 0x10,
   kBlobChunk = 0x11,

@@ -66,7 +66,12 @@ HostSession::HostSession(ByteStream& stream, const HostSessionOptions& options,
       output_(std::make_unique<Output>()),
       tx_(static_cast<size_t>(std::max<uint8_t>(options.link.window, 1)) * kMaxPayloadLimit),
       rx_(kFrameOverhead + std::max<size_t>(options.max_receive_payload, kMinPayloadLimit)),
-      link_(*output_, tx_.data(), tx_.size(), rx_.data(), rx_.size(), options.link),
+      reorder_(static_cast<size_t>(std::max<uint8_t>(options.link.window, 1)) *
+               std::max<size_t>(options.max_receive_payload, kMinPayloadLimit)),
+      link_(*output_,
+            LinkBuffers{tx_.data(), tx_.size(), rx_.data(), rx_.size(), reorder_.data(),
+                        reorder_.size()},
+            options.link),
       start_ns_(
           static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())) {}
 
@@ -120,7 +125,9 @@ void HostSession::HandleHello(const uint8_t* payload, size_t size) {
       hello_ = hello;
       connected_ = true;
       hello_fresh_ = true;
-      if (hello.protocol_version == kProtocolVersion) link_.StartSession(hello.max_payload);
+      if (hello.protocol_version == kProtocolVersion) {
+        link_.StartSession(hello.max_payload, hello.window);
+      }
     }
     return;  // a second answer to a repeated CONNECT
   }
@@ -268,6 +275,7 @@ absl::Status HostSession::Connect() {
   link::Connect connect;
   connect.nonce = nonce_;
   connect.max_payload = static_cast<uint16_t>(rx_.size() - kFrameOverhead);
+  connect.window = static_cast<uint8_t>(link_.receive_window());
   uint8_t payload[16];
   const size_t size = Encode(connect, payload, sizeof(payload));
   const uint32_t start = NowMs();
@@ -335,28 +343,30 @@ absl::Status HostSession::SendBlob(BlobKind kind, uint8_t index, const std::vect
       !s.ok()) {
     return s;
   }
-  size_t chunk_bytes = link_.max_send_payload();
-  if (options_.max_send_payload > 0) chunk_bytes = std::min(chunk_bytes, options_.max_send_payload);
-  chunk_bytes -= kChunkHeaderBytes;
+  size_t limit = link_.max_send_payload();
+  if (options_.max_send_payload > 0) limit = std::min(limit, options_.max_send_payload);
+  chunk_sizer_.Start(limit);
   const uint32_t start = NowMs();
   uint32_t last_report = start;
-  for (size_t offset = 0; offset < bytes.size() && !blob_status_; offset += chunk_bytes) {
+  for (size_t offset = 0; offset < bytes.size() && !blob_status_;) {
+    const size_t payload_size = chunk_sizer_.Next(link_.stats().retransmissions);
     BlobChunk chunk;
     chunk.offset = static_cast<uint32_t>(offset);
     chunk.data = bytes.data() + offset;
-    chunk.size = std::min(chunk_bytes, bytes.size() - offset);
+    chunk.size = std::min(payload_size - kChunkHeaderBytes, bytes.size() - offset);
     if (absl::Status s =
             SendMessage(FrameType::kBlobChunk, payload, Encode(chunk, payload, sizeof(payload)));
         !s.ok()) {
       return s;
     }
+    offset += chunk.size;
     if (show_progress && NowMs() - last_report >= 2000) {
       last_report = NowMs();
       const double seconds = (last_report - start) / 1000.0;
-      Progress(absl::StrFormat("%s: %u of %u bytes sent (%d %%), %.1f kB/s", BlobKindName(kind),
-                               offset + chunk.size, bytes.size(),
-                               static_cast<int>(100.0 * (offset + chunk.size) / bytes.size()),
-                               (offset + chunk.size) / seconds / 1000.0));
+      Progress(absl::StrFormat("%s: %u of %u bytes sent (%d %%), %.1f kB/s, frames of %u bytes",
+                               BlobKindName(kind), offset, bytes.size(),
+                               static_cast<int>(100.0 * offset / bytes.size()),
+                               offset / seconds / 1000.0, payload_size + kFrameOverhead));
     }
   }
   if (!blob_status_) {  // not refused at BEGIN

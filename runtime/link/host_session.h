@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "runtime/link/chunk_sizer.h"
 #include "runtime/link/host_transport.h"
 #include "runtime/link/link.h"
 #include "runtime/link/messages.h"
@@ -39,12 +40,12 @@ struct HostSessionOptions {
   int connect_retry_ms = 250;           // CONNECT is repeated this often until HELLO comes
   uint16_t max_receive_payload = 4096;  // announced in CONNECT: the board's frames stay below
   /// Largest payload sent to the board: 0 = what the board announced; smaller values make
-  /// smaller frames (slow or noisy links).
+  /// smaller frames. Blob chunks shrink on their own while frames are lost.
   size_t max_send_payload = 0;
   /// A host's link: frames may queue for a while in USB adapters, ser2net or QEMU before the
   /// board reads them, hence a timeout of at least 300 ms.
   LinkOptions link = {/*window=*/8, /*initial_timeout_ms=*/1000, /*min_timeout_ms=*/300,
-                      /*max_timeout_ms=*/4000, /*max_timeouts=*/6};
+                      /*max_timeout_ms=*/4000, /*max_timeouts=*/8};
   /// Reconnects (and uploads again) after a board reset before RUN, at most this often.
   int max_reconnects = 2;
   int blob_answer_timeout_ms = 30000;  // BLOB_STATUS after BLOB_END
@@ -131,6 +132,7 @@ class HostSession {
   std::unique_ptr<Output> output_;
   std::vector<uint8_t> tx_;
   std::vector<uint8_t> rx_;
+  std::vector<uint8_t> reorder_;
   Link link_;
   uint64_t start_ns_;
 
@@ -142,6 +144,7 @@ class HostSession {
   Hello reset_hello_;
   int board_resets_ = 0;
   std::string protocol_error_;
+  ChunkSizer chunk_sizer_;
 
   std::optional<BlobStatus> blob_status_;
   std::optional<Result> result_;

@@ -15,35 +15,49 @@ int16_t SeqDiff(uint16_t a, uint16_t b) {
 
 uint32_t Elapsed(uint32_t now, uint32_t since) { return now - since; }  // wraps correctly
 
-}  // namespace
-
-Link::Link(ByteOutput& output, uint8_t* tx, size_t tx_size, uint8_t* rx, size_t rx_size,
-           const LinkOptions& options)
-    : output_(output),
-      tx_(tx),
-      window_(options.window == 0           ? 1
-              : options.window > kMaxWindow ? kMaxWindow
-                                            : options.window),
-      options_(options),
-      decoder_(rx, rx_size),
-      rto_ms_(options.initial_timeout_ms) {
-  slot_bytes_ = tx_size / window_;
-  if (slot_bytes_ > kMaxPayloadLimit) slot_bytes_ = kMaxPayloadLimit;
+// Slots are indexed by sequence number modulo their count, which stays unambiguous across the
+// 2^16 wrap only for a power of two.
+uint8_t PowerOfTwoAtMost(size_t n) {
+  uint8_t p = 1;
+  while (p * 2u <= n && p * 2u <= Link::kMaxWindow) p = static_cast<uint8_t>(p * 2);
+  return p;
 }
 
-void Link::StartSession(size_t peer_max_payload) {
+}  // namespace
+
+Link::Link(ByteOutput& output, const LinkBuffers& buffers, const LinkOptions& options)
+    : output_(output),
+      tx_(buffers.tx),
+      window_(PowerOfTwoAtMost(options.window == 0 ? 1 : options.window)),
+      send_window_(window_),
+      options_(options),
+      decoder_(buffers.rx, buffers.rx_size),
+      reorder_(buffers.reorder),
+      reorder_slots_(PowerOfTwoAtMost(
+          decoder_.max_payload() == 0 ? 0 : buffers.reorder_size / decoder_.max_payload())),
+      rto_ms_(options.initial_timeout_ms) {
+  slot_bytes_ = buffers.tx_size / window_;
+  if (slot_bytes_ > kMaxPayloadLimit) slot_bytes_ = kMaxPayloadLimit;
+  if (reorder_ == nullptr || buffers.reorder_size < decoder_.max_payload()) reorder_slots_ = 0;
+}
+
+void Link::StartSession(size_t peer_max_payload, size_t peer_window) {
   in_session_ = true;
   dead_ = false;
   tx_base_ = tx_next_ = rx_expected_ = 0;
   consecutive_timeouts_ = 0;
-  nak_sent_ = nak_answered_ = dropped_after_gap_ = false;
+  nak_sent_ = false;
+  for (Kept& k : kept_) k.present = false;
   max_send_payload_ = peer_max_payload < slot_bytes_ ? peer_max_payload : slot_bytes_;
   if (max_send_payload_ > kMaxPayloadLimit) max_send_payload_ = kMaxPayloadLimit;
+  const uint8_t peer = PowerOfTwoAtMost(peer_window == 0 ? 1 : peer_window);
+  send_window_ = peer < window_ ? peer : window_;
 }
 
 void Link::EndSession() {
   in_session_ = false;
   tx_base_ = tx_next_;  // nothing left to retransmit
+  for (Kept& k : kept_) k.present = false;
 }
 
 void Link::WriteFrame(FrameType type, uint16_t seq, const uint8_t* payload, size_t size) {
@@ -75,7 +89,7 @@ bool Link::SendControl(FrameType type, const uint8_t* payload, size_t size) {
 SendStatus Link::Send(FrameType type, const uint8_t* payload, size_t size, uint32_t now_ms) {
   if (dead_) return SendStatus::kDead;
   if (size > max_send_payload_) return SendStatus::kTooLarge;
-  if (unacknowledged() >= window_) return SendStatus::kWindowFull;
+  if (unacknowledged() >= send_window_) return SendStatus::kWindowFull;
   const uint16_t seq = tx_next_++;
   if (size > 0) memcpy(SlotData(seq), payload, size);
   SlotOf(seq) = Slot{type, static_cast<uint16_t>(size), false, now_ms};
@@ -91,10 +105,6 @@ void Link::Retransmit(uint16_t seq, uint32_t now_ms) {
   slot.sent_at = now_ms;
   ++stats_.retransmissions;
   WriteFrame(slot.type, seq, SlotData(seq), slot.size);
-}
-
-void Link::RetransmitAll(uint32_t now_ms) {
-  for (uint16_t seq = tx_base_; seq != tx_next_; ++seq) Retransmit(seq, now_ms);
   timer_start_ms_ = now_ms;
 }
 
@@ -121,7 +131,6 @@ void Link::OnAck(uint16_t next_expected, uint32_t now_ms) {
   const Slot& newest = SlotOf(static_cast<uint16_t>(next_expected - 1));
   const bool sample = !newest.retransmitted;
   const uint32_t rtt = Elapsed(now_ms, newest.sent_at);
-  last_acked_sent_at_ = newest.sent_at;
   tx_base_ = next_expected;
   consecutive_timeouts_ = 0;
   if (sample) {
@@ -132,33 +141,16 @@ void Link::OnAck(uint16_t next_expected, uint32_t now_ms) {
   timer_start_ms_ = now_ms;
 }
 
-void Link::OnNak(uint16_t from, bool after_accept, uint32_t now_ms) {
+void Link::OnNak(uint16_t missing, uint32_t now_ms) {
   ++stats_.naks_received;
-  OnAck(from, now_ms);  // everything before `from` arrived
-  if (from != tx_base_ || all_acknowledged()) return;
-  if (after_accept) {
-    // The receiver took frame from-1 (a retransmission) after dropping later frames: those sent
-    // before that retransmission are gone; those sent with or after it follow it in order.
-    bool any = false;
-    for (uint16_t seq = tx_base_; seq != tx_next_; ++seq) {
-      if (static_cast<int32_t>(SlotOf(seq).sent_at - last_acked_sent_at_) >= 0) continue;
-      Retransmit(seq, now_ms);
-      any = true;
-    }
-    if (any) timer_start_ms_ = now_ms;
-    return;
-  }
-  // A gap: the rest of the window was already on its way when the receiver noticed it; its later
-  // NAKs for the same frame are answered by this retransmission, not by another one.
+  OnAck(missing, now_ms);  // everything before the missing frame arrived
+  if (missing != tx_base_ || all_acknowledged()) return;
+  // The receiver keeps the frames after the gap: only the missing one goes again. A NAK that
+  // comes while its earlier answer is still on its way is not answered twice.
+  const Slot& slot = SlotOf(missing);
   const uint32_t quiet = srtt_ms_ > 0 ? srtt_ms_ : rto_ms_ / 2;
-  if (nak_answered_ && from == last_nak_retransmit_seq_ &&
-      Elapsed(now_ms, last_nak_retransmit_ms_) < quiet) {
-    return;
-  }
-  nak_answered_ = true;
-  last_nak_retransmit_seq_ = from;
-  last_nak_retransmit_ms_ = now_ms;
-  RetransmitAll(now_ms);
+  if (slot.retransmitted && Elapsed(now_ms, slot.sent_at) < quiet) return;
+  Retransmit(missing, now_ms);
 }
 
 void Link::SendAck() { WriteFrame(FrameType::kAck, rx_expected_, nullptr, 0); }
@@ -174,10 +166,27 @@ void Link::MaybeSendNak(uint32_t now_ms) {
   WriteFrame(FrameType::kNak, rx_expected_, nullptr, 0);
 }
 
-void Link::SendNakAfterAccept() {
-  ++stats_.naks_sent;
-  const uint8_t after_accept = 1;
-  WriteFrame(FrameType::kNak, rx_expected_, &after_accept, 1);
+void Link::Keep(const DecodedFrame& frame) {
+  Kept& k = kept_[frame.seq % reorder_slots_];
+  if (k.present && k.seq == frame.seq) {
+    ++stats_.duplicates;  // kept already
+    return;
+  }
+  k = Kept{true, frame.type, frame.seq, static_cast<uint16_t>(frame.size)};
+  if (frame.size > 0) memcpy(KeptData(frame.seq), frame.payload, frame.size);
+  ++stats_.out_of_order;
+}
+
+bool Link::DeliverKept() {
+  if (!in_session_ || reorder_slots_ == 0) return false;
+  const Kept& k = kept_[rx_expected_ % reorder_slots_];
+  if (!k.present || k.seq != rx_expected_) return false;
+  incoming_ = Incoming{k.type, k.seq, KeptData(k.seq), k.size, false};
+  incoming_kept_ = true;
+  ++rx_expected_;
+  ++stats_.messages_received;
+  SendAck();
+  return true;
 }
 
 bool Link::Handle(const DecodedFrame& frame, uint32_t now_ms) {
@@ -188,10 +197,11 @@ bool Link::Handle(const DecodedFrame& frame, uint32_t now_ms) {
     return false;
   }
   if (frame.type == FrameType::kNak) {
-    if (in_session_) OnNak(frame.seq, frame.size == 1 && frame.payload[0] == 1, now_ms);
+    if (in_session_) OnNak(frame.seq, now_ms);
     return false;
   }
   incoming_ = Incoming{frame.type, frame.seq, frame.payload, frame.size, false};
+  incoming_kept_ = false;
   if (!IsSequenced(frame.type)) return true;
   if (!in_session_) {
     ++stats_.stray;
@@ -203,28 +213,29 @@ bool Link::Handle(const DecodedFrame& frame, uint32_t now_ms) {
     ++rx_expected_;
     ++stats_.messages_received;
     SendAck();
-    // Frames after this one were dropped while it was missing: the sender may not know which
-    // (its answer to the first NAK can have been lost too), so say so now.
-    if (dropped_after_gap_) {
-      dropped_after_gap_ = false;
-      SendNakAfterAccept();
-    }
     return true;
   }
   if (ahead < 0) {
     ++stats_.duplicates;
     SendAck();  // the first acknowledgement may have been lost
-  } else {
-    ++stats_.out_of_order;
-    dropped_after_gap_ = true;
-    MaybeSendNak(now_ms);
+    return false;
   }
+  if (ahead < reorder_slots_) {
+    Keep(frame);
+  } else {
+    ++stats_.beyond_window;
+  }
+  MaybeSendNak(now_ms);
   return false;
 }
 
 size_t Link::Receive(const uint8_t* data, size_t size, uint32_t now_ms) {
   size_t taken = 0;
   while (!has_incoming_) {
+    if (DeliverKept()) {
+      has_incoming_ = true;
+      break;
+    }
     if (decoder_.frame() == nullptr) {
       if (taken == size) break;
       taken += decoder_.Feed(data + taken, size - taken);
@@ -242,7 +253,12 @@ size_t Link::Receive(const uint8_t* data, size_t size, uint32_t now_ms) {
 void Link::Release() {
   if (!has_incoming_) return;
   has_incoming_ = false;
-  decoder_.Consume();
+  if (incoming_kept_) {
+    kept_[incoming_.seq % reorder_slots_].present = false;
+    incoming_kept_ = false;
+  } else {
+    decoder_.Consume();
+  }
 }
 
 void Link::Poll(uint32_t now_ms) {
@@ -254,15 +270,8 @@ void Link::Poll(uint32_t now_ms) {
   }
   rto_ms_ = rto_ms_ * 2 > options_.max_timeout_ms ? options_.max_timeout_ms : rto_ms_ * 2;
   // Only the oldest frame: on a slow link the timer may have run out while the window was still
-  // queued on its way (the receiver is the bottleneck), and sending the whole window again would
-  // queue a window of duplicates behind it. A real loss is repaired by this frame, and the
-  // receiver NAKs the rest of the window if it dropped it.
-  RetransmitOldest(now_ms);
-}
-
-void Link::RetransmitOldest(uint32_t now_ms) {
+  // queued on its way, and the receiver keeps whatever follows a lost frame.
   Retransmit(tx_base_, now_ms);
-  timer_start_ms_ = now_ms;
 }
 
 uint32_t Link::MillisecondsToTimer(uint32_t now_ms) const {

@@ -71,6 +71,7 @@ size_t Encode(const Connect& m, uint8_t* out, size_t size) {
   w.U16(m.protocol_version);
   w.U32(m.nonce);
   w.U16(m.max_payload);
+  w.U8(m.window);
   return Finish(w);
 }
 
@@ -79,6 +80,7 @@ bool Decode(const uint8_t* payload, size_t size, Connect* m) {
   m->protocol_version = r.U16();
   m->nonce = r.U32();
   m->max_payload = r.U16();
+  m->window = r.U8();
   return Done(r);
 }
 
@@ -89,6 +91,7 @@ size_t Encode(const Hello& m, uint8_t* out, size_t size) {
   w.U8(static_cast<uint8_t>(m.reset_cause));
   w.U8(m.flags);
   w.U16(m.max_payload);
+  w.U8(m.window);
   w.String8(m.board);
   w.String8(m.firmware_version);
   w.String8(m.build_id);
@@ -122,6 +125,7 @@ bool Decode(const uint8_t* payload, size_t size, Hello* m) {
   m->reset_cause = static_cast<ResetCause>(cause);
   m->flags = r.U8();
   m->max_payload = r.U16();
+  m->window = r.U8();
   r.String8(m->board, sizeof(m->board));
   r.String8(m->firmware_version, sizeof(m->firmware_version));
   r.String8(m->build_id, sizeof(m->build_id));

@@ -37,6 +37,7 @@ struct Connect {
   uint16_t protocol_version = kProtocolVersion;
   uint32_t nonce = 0;                       // chosen by the host, echoed in HELLO
   uint16_t max_payload = kMinPayloadLimit;  // largest payload the host accepts
+  uint8_t window = 1;                       // frames in flight the host accepts
 };
 
 /// Why the board last started.
@@ -64,12 +65,14 @@ struct CachedArtifact {
 /// once unsolicited after every reset (session = 0).
 struct Hello {
   static constexpr uint8_t kFaultPending = 1;  // flags: a FAULT message follows in the session
+  static constexpr uint8_t kSessionLost = 2;   // flags: the board ended the last session (no ACKs)
 
   uint16_t protocol_version = kProtocolVersion;
   uint32_t session = 0;
   ResetCause reset_cause = ResetCause::kUnknown;
   uint8_t flags = 0;
   uint16_t max_payload = kMinPayloadLimit;  // largest payload the board accepts
+  uint8_t window = 1;                       // frames in flight the board accepts
   char board[kNameBytes] = {};              // e.g. "an505", "rt700"
   char firmware_version[kNameBytes] = {};
   char build_id[kNameBytes] = {};  // changes with every firmware build

@@ -1,6 +1,7 @@
 // The reliable link between two ends over an in-memory line, on a simulated millisecond clock:
-// in-order exactly-once delivery over a clean and a faulty line, the window, NAK recovery,
-// duplicate suppression, a dead peer, stray frames, the payload limit and sequence wrap-around.
+// in-order exactly-once delivery over a clean and a faulty line, the windows, selective repeat
+// (frames after a gap kept, only the missing one sent again), duplicate suppression, a dead
+// peer, stray frames, the payload limit and sequence wrap-around.
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/link/chunk_sizer.h"
 #include "runtime/link/frame.h"
 #include "runtime/link/link.h"
 #include "tests/runtime/link/link_test_support.h"
@@ -41,7 +43,11 @@ class End {
         output_(out),
         tx_(options.window * 1024),
         rx_(kFrameOverhead + 1024),
-        link_(output_, tx_.data(), tx_.size(), rx_.data(), rx_.size(), options) {}
+        reorder_(options.window * 1024),
+        link_(output_,
+              LinkBuffers{tx_.data(), tx_.size(), rx_.data(), rx_.size(), reorder_.data(),
+                          reorder_.size()},
+              options) {}
 
   void Pump(uint32_t now) {
     uint8_t bytes[300];
@@ -64,7 +70,7 @@ class End {
  private:
   ByteChannel& in_;
   ChannelOutput output_;
-  std::vector<uint8_t> tx_, rx_;
+  std::vector<uint8_t> tx_, rx_, reorder_;
   Link link_;
   std::vector<Delivered> delivered_;
 };
@@ -82,8 +88,8 @@ LinkOptions TestOptions() {
 class LinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    a_.link().StartSession(1024);
-    b_.link().StartSession(1024);
+    a_.link().StartSession(1024, b_.link().receive_window());
+    b_.link().StartSession(1024, a_.link().receive_window());
   }
   void Step() {
     ++now_;
@@ -166,13 +172,27 @@ TEST_F(LinkTest, WindowLimitsFramesInFlight) {
 }
 
 TEST_F(LinkTest, PayloadLimitIsThePeersAnnouncement) {
-  a_.link().StartSession(512);
+  a_.link().StartSession(512, 4);
   std::vector<uint8_t> p(513);
   EXPECT_EQ(a_.link().Send(FrameType::kLog, p.data(), 513, now_), SendStatus::kTooLarge);
   EXPECT_EQ(a_.link().Send(FrameType::kLog, p.data(), 512, now_), SendStatus::kOk);
   EXPECT_EQ(a_.link().max_send_payload(), 512u);
-  a_.link().StartSession(60000);  // never more than a slot
+  a_.link().StartSession(60000, 4);  // never more than a slot
   EXPECT_EQ(a_.link().max_send_payload(), 1024u);
+}
+
+TEST_F(LinkTest, SendWindowIsThePeersReceiveWindow) {
+  EXPECT_EQ(b_.link().receive_window(), 4u);
+  a_.link().StartSession(1024, 2);
+  EXPECT_EQ(a_.link().send_window(), 2u);
+  const uint8_t p[1] = {1};
+  EXPECT_EQ(a_.link().Send(FrameType::kLog, p, 1, now_), SendStatus::kOk);
+  EXPECT_EQ(a_.link().Send(FrameType::kLog, p, 1, now_), SendStatus::kOk);
+  EXPECT_EQ(a_.link().Send(FrameType::kLog, p, 1, now_), SendStatus::kWindowFull);
+  a_.link().StartSession(1024, 3);  // rounded down to a power of two
+  EXPECT_EQ(a_.link().send_window(), 2u);
+  a_.link().StartSession(1024, 100);  // never more than this end's own window
+  EXPECT_EQ(a_.link().send_window(), 4u);
 }
 
 TEST_F(LinkTest, SilentPeerMakesTheLinkDeadAfterMaxTimeouts) {
@@ -214,10 +234,11 @@ std::vector<std::pair<FrameType, uint16_t>> FramesIn(ByteChannel& channel) {
   return frames;
 }
 
-TEST_F(LinkTest, GapIsNakedOnceAndRepairedWithoutWaitingForTheTimer) {
-  // b sees frames 0, 2, 3: it delivers 0, drops 2 and 3, and asks for 1 once.
-  for (uint16_t seq : {0, 2, 3})
+TEST_F(LinkTest, FramesAfterAGapAreKeptAndTheGapIsNakedOnce) {
+  // b sees frames 0, 2, 3: it delivers 0, keeps 2 and 3, and asks for 1 once.
+  for (uint16_t seq : {0, 2, 3}) {
     a_to_b_.Inject(RawFrame(FrameType::kLog, seq, {static_cast<uint8_t>(seq)}));
+  }
   b_.Pump(now_);
   ASSERT_EQ(b_.delivered().size(), 1u);
   EXPECT_EQ(b_.link().stats().out_of_order, 2u);
@@ -225,53 +246,44 @@ TEST_F(LinkTest, GapIsNakedOnceAndRepairedWithoutWaitingForTheTimer) {
   const auto answers = FramesIn(b_to_a_);
   EXPECT_EQ(
       std::count(answers.begin(), answers.end(), std::make_pair(FrameType::kNak, uint16_t{1})), 1);
-  for (uint16_t seq : {1, 2, 3})
-    a_to_b_.Inject(RawFrame(FrameType::kLog, seq, {static_cast<uint8_t>(seq)}));
+  // Frame 1 arrives: 1, 2 and 3 are delivered in order, one acknowledgement each.
+  a_to_b_.Inject(RawFrame(FrameType::kLog, 1, {1}));
   b_.Pump(now_);
   ASSERT_EQ(b_.delivered().size(), 4u);
   for (uint8_t i = 0; i < 4; ++i) EXPECT_EQ(b_.delivered()[i].payload, std::vector<uint8_t>{i});
+  const auto acks = FramesIn(b_to_a_);
+  ASSERT_FALSE(acks.empty());
+  EXPECT_EQ(acks.back(), std::make_pair(FrameType::kAck, uint16_t{4}));
+  // A frame kept twice counts as a duplicate and is delivered once.
+  EXPECT_EQ(b_.link().stats().messages_received, 4u);
 }
 
-TEST_F(LinkTest, SenderGoesBackToTheNakedFrame) {
+TEST_F(LinkTest, FramesBeyondTheReceiveWindowAreDropped) {
+  a_to_b_.Inject(RawFrame(FrameType::kLog, 4, {4}));  // window 4: frames 1-3 may be kept, not 4
+  b_.Pump(now_);
+  EXPECT_TRUE(b_.delivered().empty());
+  EXPECT_EQ(b_.link().stats().beyond_window, 1u);
+  EXPECT_EQ(b_.link().stats().naks_sent, 1u);
+}
+
+TEST_F(LinkTest, SenderResendsOnlyTheMissingFrame) {
   const uint8_t p[1] = {7};
   for (int i = 0; i < 4; ++i)
     ASSERT_EQ(a_.link().Send(FrameType::kLog, p, 1, now_), SendStatus::kOk);
   a_to_b_.Clear();                                   // the frames are lost on the line
-  b_to_a_.Inject(RawFrame(FrameType::kNak, 1, {}));  // b got frame 0 only
+  b_to_a_.Inject(RawFrame(FrameType::kNak, 1, {}));  // b got 0 and 2-3, not 1
   a_.Pump(now_);                                     // same millisecond: no timer involved
   EXPECT_EQ(a_.link().stats().naks_received, 1u);
-  EXPECT_EQ(a_.link().stats().retransmissions, 3u);
+  EXPECT_EQ(a_.link().stats().retransmissions, 1u);
   EXPECT_EQ(a_.link().stats().timeouts, 0u);
   EXPECT_EQ(a_.link().unacknowledged(), 3u);
   const auto resent = FramesIn(a_to_b_);
-  ASSERT_EQ(resent.size(), 3u);
-  EXPECT_EQ(resent[0].second, 1);
-  EXPECT_EQ(resent[2].second, 3);
-}
-
-TEST_F(LinkTest, LostAnswerToANakIsRepairedAfterOneTimeout) {
-  // Frame 0 is lost; b drops 1-3 and NAKs 0, but the NAK is lost as well. a's timer resends 0
-  // alone; b takes it and says that it had dropped what followed, and a resends 1-3 at once.
-  const uint8_t p[1] = {7};
-  ASSERT_EQ(a_.link().Send(FrameType::kLog, p, 1, now_), SendStatus::kOk);
-  a_to_b_.Clear();
-  for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(a_.link().Send(FrameType::kLog, p, 1, now_), SendStatus::kOk);
-  b_.Pump(now_);
-  EXPECT_EQ(b_.link().stats().out_of_order, 3u);
-  b_to_a_.Clear();
-  now_ += TestOptions().initial_timeout_ms;
-  a_.Pump(now_);  // timeout: frame 0 again
-  EXPECT_EQ(a_.link().stats().timeouts, 1u);
-  EXPECT_EQ(a_.link().stats().retransmissions, 1u);
-  b_.Pump(now_);
-  a_.Pump(now_);  // ACK 1 and the NAK after it: frames 1-3 again, same millisecond
-  b_.Pump(now_);
+  ASSERT_EQ(resent.size(), 1u);
+  EXPECT_EQ(resent[0], std::make_pair(FrameType::kLog, uint16_t{1}));
+  // The same NAK again before the answer can have arrived is not answered twice.
+  b_to_a_.Inject(RawFrame(FrameType::kNak, 1, {}));
   a_.Pump(now_);
-  ASSERT_EQ(b_.delivered().size(), 4u);
-  EXPECT_TRUE(a_.link().all_acknowledged());
-  EXPECT_EQ(a_.link().stats().retransmissions, 4u);
-  EXPECT_EQ(a_.link().stats().timeouts, 1u);
+  EXPECT_EQ(a_.link().stats().retransmissions, 1u);
 }
 
 TEST_F(LinkTest, DuplicateIsDroppedAndAcknowledgedAgain) {
@@ -305,6 +317,20 @@ TEST_F(LinkTest, SequenceNumbersWrapAround) {
   ASSERT_EQ(b_.delivered().size(), 66000u);
   EXPECT_EQ(b_.delivered()[65999].payload, Message(65999));
   EXPECT_EQ(b_.delivered()[65536].payload, Message(65536));
+}
+
+TEST(ChunkSizer, HalvesOnLossesAndGrowsBackWhenClean) {
+  ChunkSizer sizer;
+  sizer.Start(2048);
+  EXPECT_EQ(sizer.Next(0), 2048u);
+  EXPECT_EQ(sizer.Next(1), 1024u);  // a retransmission since the last chunk
+  EXPECT_EQ(sizer.Next(3), 512u);
+  EXPECT_EQ(sizer.Next(4), 256u);
+  EXPECT_EQ(sizer.Next(5), ChunkSizer::kMinPayload);  // never below
+  for (int i = 1; i < ChunkSizer::kGrowAfter; ++i) EXPECT_EQ(sizer.Next(5), 256u);
+  EXPECT_EQ(sizer.Next(5), 512u);  // kGrowAfter clean chunks
+  sizer.Start(300);                // a smaller limit
+  EXPECT_EQ(sizer.Next(5), 300u);
 }
 
 }  // namespace

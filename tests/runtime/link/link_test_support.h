@@ -336,7 +336,8 @@ struct FakeBoardOptions {
   size_t cache_bytes = 256 * 1024;
   size_t job_bytes = 64 * 1024;
   size_t max_payload = BoardEndpoint::kMaxPayload;  // what the board accepts
-  uint8_t window = 4;
+  uint8_t window = 4;          // frames it sends ahead
+  uint8_t receive_window = 8;  // frames it keeps after a loss
 };
 
 /// A board: the endpoint on its own thread, over the channels; restarted (fresh memory, as after
@@ -365,6 +366,7 @@ class FakeBoard {
       // Fresh memory on every boot, 64-byte aligned like a board's.
       std::vector<uint64_t> tx(options_.window * BoardEndpoint::kMaxPayload / 8 + 1);
       std::vector<uint64_t> rx((options_.max_payload + kFrameOverhead) / 8 + 1);
+      std::vector<uint64_t> reorder(options_.receive_window * options_.max_payload / 8 + 1);
       std::vector<uint64_t> cache(options_.cache_bytes / 8 + 8);
       std::vector<uint64_t> job(options_.job_bytes / 8 + 8);
       BoardEndpointMemory memory;
@@ -372,6 +374,8 @@ class FakeBoard {
       memory.tx_size = options_.window * BoardEndpoint::kMaxPayload;
       memory.rx = reinterpret_cast<uint8_t*>(rx.data());
       memory.rx_size = options_.max_payload + kFrameOverhead;
+      memory.reorder = reinterpret_cast<uint8_t*>(reorder.data());
+      memory.reorder_size = options_.receive_window * options_.max_payload;
       memory.cache = Aligned(cache);
       memory.cache_size = options_.cache_bytes;
       memory.job = Aligned(job);

@@ -52,7 +52,9 @@ TEST(Messages, Connect) {
   m.protocol_version = 7;
   m.nonce = 0xDEADBEEF;
   m.max_payload = 4096;
+  m.window = 8;
   const Connect b = RoundTrip(m);
+  EXPECT_EQ(b.window, 8);
   EXPECT_EQ(b.protocol_version, 7);
   EXPECT_EQ(b.nonce, 0xDEADBEEFu);
   EXPECT_EQ(b.max_payload, 4096);
@@ -64,6 +66,7 @@ Hello FullHello() {
   m.reset_cause = ResetCause::kWatchdog;
   m.flags = Hello::kFaultPending;
   m.max_payload = 2048;
+  m.window = 16;
   std::strcpy(m.board, "rt700");
   std::strcpy(m.firmware_version, "1.2.3");
   std::strcpy(m.build_id, "0123456789abcdef0123456789abcde");  // 31 characters: the most
@@ -94,6 +97,7 @@ TEST(Messages, HelloWithEveryRegionAndCacheEntryFitsTheBoardsPayload) {
   EXPECT_EQ(b.session, 42u);
   EXPECT_EQ(b.reset_cause, ResetCause::kWatchdog);
   EXPECT_EQ(b.flags, Hello::kFaultPending);
+  EXPECT_EQ(b.window, 16);
   EXPECT_STREQ(b.board, "rt700");
   EXPECT_STREQ(b.build_id, m.build_id);
   EXPECT_EQ(b.ticks_per_second, 324000000u);
