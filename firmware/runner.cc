@@ -7,6 +7,7 @@
 #include <new>
 
 #include "runtime/core/error.h"
+#include "runtime/core/random_bytes.h"
 #include "runtime/executor/backend_registry.h"
 #include "runtime/executor/kernel.h"
 #include "runtime/executor/memory_manager.h"
@@ -142,17 +143,6 @@ uint32_t Fnv1a32(const uint8_t* data, size_t size) {
   return h;
 }
 
-void RandomBytes(uint64_t seed, uint8_t* out, size_t size) {
-  uint64_t state = seed;
-  for (size_t i = 0; i < size; i += 8) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    for (size_t b = 0; b < 8 && i + b < size; ++b) out[i + b] = static_cast<uint8_t>(z >> (8 * b));
-  }
-}
-
 int RunModel(const RunnerRequest& request, RunnerResult* result) {
   *result = RunnerResult{};
   rt_pal_init();
@@ -250,7 +240,7 @@ int RunModel(const RunnerRequest& request, RunnerResult* result) {
     if (spec.random) {
       uint8_t* data = Take(result, bytes, BoardMemory::kBulk, "an input");
       if (data == nullptr) return result->exit_code;
-      RandomBytes(spec.seed, data, bytes);
+      rt::FillRandomBytes(spec.seed, data, bytes);
       input_data[i] = data;
     } else if (spec.bytes.size != bytes) {
       return Fail(result, kExitUsage, "input %lu has %lu bytes, the tensor takes %lu", U(i),

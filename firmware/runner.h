@@ -92,10 +92,6 @@ int RunModel(const RunnerRequest& request, RunnerResult* result);
 /// (persistent, temp, and the ETDump buffer when `etdump`), for an early "does not fit" check.
 size_t RunnerPoolBytes(bool etdump);
 
-/// random:SEED bytes, as boardlab-run makes them (docs/runtime.md): the splitmix64 stream seeded
-/// with SEED, each 64-bit output little-endian.
-void RandomBytes(uint64_t seed, uint8_t* out, size_t size);
-
 /// FNV-1a 32 of the bytes (the checksum boardlab-run prints).
 uint32_t Fnv1a32(const uint8_t* data, size_t size);
 

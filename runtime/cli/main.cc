@@ -32,11 +32,11 @@
 #include "compiler/target_spec.h"
 #include "nlohmann/json.hpp"
 #include "runtime/cli/aligned_buffer.h"
+#include "runtime/cli/input_spec.h"
 #include "runtime/cli/inspect.h"
 #include "runtime/cli/profile_collector.h"
 #include "runtime/cli/profile_table.h"
 #include "runtime/cli/qemu_board.h"
-#include "runtime/cli/random_input.h"
 #include "runtime/cli/serial_board.h"
 #include "runtime/core/error.h"
 #include "runtime/executor/backend_registry.h"
@@ -111,8 +111,6 @@ bool WriteFile(const std::string& path, const void* data, size_t size) {
 }
 
 using Buffer = boardlab::run::AlignedBuffer;
-
-using boardlab::run::RandomBytes;
 
 uint32_t Fnv1a32(const uint8_t* data, size_t size) {
   uint32_t h = 2166136261u;
@@ -409,22 +407,10 @@ int ReadInputs(const Args& args, const rt::Method& method,
     const std::string spec =
         i < args.inputs.size() ? args.inputs[i] : "random:" + std::to_string(i);
     std::vector<uint8_t> data;
-    if (spec.rfind("random:", 0) == 0) {
-      uint64_t seed = 0;
-      try {
-        seed = std::stoull(spec.substr(7));
-      } catch (const std::exception&) {
-        return out.Fail(kExitUsage, "input " + std::to_string(i) + ": bad seed in '" + spec + "'");
-      }
-      data = RandomBytes(seed, bytes);
-    } else if (!ReadFile(spec, data)) {
-      return out.Fail(kExitUsage, "reading input file '" + spec + "': cannot open it");
-    }
-    if (data.size() != bytes) {
-      return out.Fail(kExitUsage, "input " + std::to_string(i) + " '" + spec + "' has " +
-                                      std::to_string(data.size()) + " bytes, the tensor " +
-                                      TypeName(t.type) + ShapeString(t) + " takes " +
-                                      std::to_string(bytes));
+    std::string error;
+    if (!boardlab::run::ReadInputSpec(spec, i, bytes, TypeName(t.type) + ShapeString(t), &data,
+                                      &error)) {
+      return out.Fail(kExitUsage, error);
     }
     input_data[i] = std::move(data);
   }

@@ -12,7 +12,7 @@
 #include "boardlab/schema/program_generated.h"
 #include "nlohmann/json.hpp"
 #include "runtime/cli/aligned_buffer.h"
-#include "runtime/cli/random_input.h"
+#include "runtime/cli/input_spec.h"
 #include "runtime/core/error.h"
 #include "runtime/core/tensor_view.h"
 #include "runtime/executor/program.h"
@@ -148,21 +148,9 @@ int PrepareJob(const SerialRunOptions& options, link::HostJob& job) {
     const std::string spec =
         i < options.inputs.size() ? options.inputs[i] : "random:" + std::to_string(i);
     std::vector<uint8_t> data;
-    if (spec.rfind("random:", 0) == 0) {
-      uint64_t seed = 0;
-      try {
-        seed = std::stoull(spec.substr(7));
-      } catch (const std::exception&) {
-        return Fail(kExitUsage, "input " + std::to_string(i) + ": bad seed in '" + spec + "'");
-      }
-      data = RandomBytes(seed, model.input_bytes[i]);
-    } else if (!ReadFile(spec, data)) {
-      return Fail(kExitUsage, "reading input file '" + spec + "': cannot open it");
-    }
-    if (data.size() != model.input_bytes[i]) {
-      return Fail(kExitUsage, "input " + std::to_string(i) + " '" + spec + "' has " +
-                                  std::to_string(data.size()) + " bytes, the tensor takes " +
-                                  std::to_string(model.input_bytes[i]));
+    std::string error;
+    if (!ReadInputSpec(spec, i, model.input_bytes[i], "", &data, &error)) {
+      return Fail(kExitUsage, error);
     }
     job.inputs.push_back(std::move(data));
   }

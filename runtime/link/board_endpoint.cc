@@ -402,7 +402,9 @@ void BoardEndpoint::OnRun(const RunCommand& run) {
     request.between_kernels = &BoardEndpoint::ServiceDuringRun;
     request.context = this;
     busy_ = true;
+    link_.set_accepting(false);  // a message that arrives now waits for the run to end
     runner_.Run(request, &outcome_);
+    link_.set_accepting(true);
     busy_ = false;
     // A board does not come back from a supported fault; a test double that simulated one
     // returns true, and the endpoint stops as after a reset.
@@ -467,6 +469,7 @@ bool BoardEndpoint::SendMessage(FrameType type, const uint8_t* payload, size_t s
   if (size == 0) return false;  // the message did not encode
   const bool was_busy = busy_;
   busy_ = true;
+  link_.set_accepting(false);  // while this waits, new messages wait for the sender's next try
   bool sent = false;
   while (link_.in_session() && !connect_waiting_ && !reset_) {
     const SendStatus status = link_.Send(type, payload, size, Now());
@@ -482,6 +485,7 @@ bool BoardEndpoint::SendMessage(FrameType type, const uint8_t* payload, size_t s
     if (link_.dead()) break;
   }
   busy_ = was_busy;
+  link_.set_accepting(!was_busy);
   return sent;
 }
 

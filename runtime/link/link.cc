@@ -178,7 +178,7 @@ void Link::Keep(const DecodedFrame& frame) {
 }
 
 bool Link::DeliverKept() {
-  if (!in_session_ || reorder_slots_ == 0) return false;
+  if (!in_session_ || !accepting_ || reorder_slots_ == 0) return false;
   const Kept& k = kept_[rx_expected_ % reorder_slots_];
   if (!k.present || k.seq != rx_expected_) return false;
   incoming_ = Incoming{k.type, k.seq, KeptData(k.seq), k.size, false};
@@ -209,6 +209,10 @@ bool Link::Handle(const DecodedFrame& frame, uint32_t now_ms) {
     return true;
   }
   const int16_t ahead = SeqDiff(frame.seq, rx_expected_);
+  if (ahead >= 0 && !accepting_) {
+    ++stats_.held_back;
+    return false;
+  }
   if (ahead == 0) {
     ++rx_expected_;
     ++stats_.messages_received;
@@ -261,7 +265,18 @@ void Link::Release() {
   }
 }
 
+bool Link::HasGap() const {
+  for (uint8_t i = 0; i < reorder_slots_; ++i) {
+    if (kept_[i].present) return true;
+  }
+  return false;
+}
+
 void Link::Poll(uint32_t now_ms) {
+  // Frames kept after a gap mean the missing one (or its resend) was lost: when the sender's
+  // window is full it sends nothing that would make this end NAK again, so ask again on a timer
+  // rather than leave the repair to the sender's backed-off timeout.
+  if (in_session_ && nak_sent_ && HasGap()) MaybeSendNak(now_ms);
   if (dead_ || all_acknowledged() || Elapsed(now_ms, timer_start_ms_) < rto_ms_) return;
   ++stats_.timeouts;
   if (++consecutive_timeouts_ > options_.max_timeouts) {

@@ -53,6 +53,7 @@ struct LinkStats {
   uint32_t duplicates = 0;     // sequenced frames received again: dropped and acknowledged
   uint32_t out_of_order = 0;   // sequenced frames after a gap: kept (a NAK asks for the gap)
   uint32_t beyond_window = 0;  // sequenced frames too far ahead to keep: dropped
+  uint32_t held_back = 0;      // new messages not taken while the end was busy (sent again)
   uint32_t stray = 0;          // sequenced frames outside a session: not acknowledged
   DecoderStats decoder;        // resyncs, skipped bytes, header / CRC errors, oversize
 };
@@ -110,6 +111,11 @@ class Link {
   void EndSession();
   bool in_session() const { return in_session_; }
 
+  /// While not accepting, new messages are neither taken nor acknowledged (the sender sends them
+  /// again later); acknowledgements, NAKs, repeats and control frames are still handled. For an
+  /// end that is busy (a board running a model) and must not lose what arrives meanwhile.
+  void set_accepting(bool accepting) { accepting_ = accepting; }
+
   /// Sends a numbered message; it is retransmitted until acknowledged.
   SendStatus Send(FrameType type, const uint8_t* payload, size_t size, uint32_t now_ms);
   /// Sends a control frame once (CONNECT, HELLO); the caller repeats it if it needs an answer.
@@ -131,7 +137,8 @@ class Link {
   const Incoming* incoming() const { return has_incoming_ ? &incoming_ : nullptr; }
   void Release();
 
-  /// Retransmits when the timer expired; marks the link dead after max_timeouts expiries.
+  /// Retransmits when the timer expired; marks the link dead after max_timeouts expiries. Asks
+  /// again for a missing frame (NAK, at most once per timeout) while later ones wait for it.
   void Poll(uint32_t now_ms);
   /// Milliseconds until Poll has work (0: now), or UINT32_MAX when nothing is unacknowledged.
   uint32_t MillisecondsToTimer(uint32_t now_ms) const;
@@ -164,7 +171,8 @@ class Link {
   };
 
   bool Handle(const DecodedFrame& frame, uint32_t now_ms);  // true: deliver it
-  bool DeliverKept();  // the expected frame was kept earlier: deliver it
+  bool DeliverKept();   // the expected frame was kept earlier: deliver it
+  bool HasGap() const;  // frames are kept: one before them is missing
   void Keep(const DecodedFrame& frame);
   void OnAck(uint16_t next_expected, uint32_t now_ms);
   void OnNak(uint16_t missing, uint32_t now_ms);
@@ -193,6 +201,7 @@ class Link {
   Kept kept_[kMaxWindow] = {};
 
   bool in_session_ = false;
+  bool accepting_ = true;
   bool dead_ = false;
   size_t max_send_payload_ = kMinPayloadLimit;
   uint16_t tx_base_ = 0;  // oldest unacknowledged sequence number

@@ -7,11 +7,8 @@
 //
 // Every process is real: qemu-board.sh and QEMU, boardlab-run, byte_fault_proxy.
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -27,6 +24,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/firmware/etdump_events.h"
 #include "tests/support/child_process.h"
+#include "tests/support/free_port.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_models.h"
@@ -40,19 +38,6 @@ using boardlab::testing::CommandResult;
 using boardlab::testing::Process;
 using boardlab::testing::RunCommand;
 using nlohmann::json;
-
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address = {};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t size = sizeof(address);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), size);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-  const int port = ntohs(address.sin_port);
-  ::close(fd);
-  return port;
-}
 
 std::string ReadText(const fs::path& path) {
   const std::vector<uint8_t> bytes = testing::ReadFile(path.string());
@@ -75,7 +60,8 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 // One board: qemu-board.sh on free ports, in `dir`.
 class QemuBoard {
  public:
-  explicit QemuBoard(const fs::path& dir) : dir_(dir), port_(FreePort()), monitor_(FreePort()) {}
+  explicit QemuBoard(const fs::path& dir)
+      : dir_(dir), port_(testing::FreeLoopbackPort()), monitor_(testing::FreeLoopbackPort()) {}
 
   ::testing::AssertionResult Start() {
     fs::remove(dir_ / "qemu.pid");
@@ -266,6 +252,12 @@ TEST_P(SerialBoardModels, OutputsEqualSimAndEtdumpHasEveryKernelAndCacheHitsTheS
 INSTANTIATE_TEST_SUITE_P(Shared, SerialBoardModels, ::testing::ValuesIn(testing::kRealModels),
                          [](const auto& info) { return Stem(info.param); });
 
+// `qemu-board.sh --reset` or `--power-cycle` against the board's monitor.
+CommandResult MonitorCommand(const QemuBoard& board, const std::string& action) {
+  return RunCommand("/bin/bash " + std::string(BOARDLAB_QEMU_BOARD) + " " + action + " " +
+                    board.monitor());
+}
+
 // ---- One board per test: faults and recovery. ----
 
 class SerialBoardTest : public ::testing::Test {
@@ -303,7 +295,7 @@ TEST_F(SerialBoardTest, DamagedLineStillPassesAndRetransmissionsAreCounted) {
   const CommandResult sim =
       BoardlabRun("--board sim " + pte + " --input random:0 --outputs " + (dir_ / "sim").string());
   ASSERT_EQ(sim.exit_code, 0) << sim.output;
-  const int proxy_port = FreePort();
+  const int proxy_port = testing::FreeLoopbackPort();
   auto proxy =
       Process::Start({BOARDLAB_FAULT_PROXY, "--listen", "127.0.0.1:" + std::to_string(proxy_port),
                       "--connect", "127.0.0.1:" + std::to_string(board_->tcp_port()), "--corrupt",
@@ -383,8 +375,7 @@ TEST_F(SerialBoardTest, HangWithoutWatchdogEndsInTheTimeoutThenAResetRecovers) {
       << r.output;
   EXPECT_LT(Seconds(start), 20.0);
   // The reset button (the QEMU monitor) brings it back.
-  const CommandResult reset =
-      RunCommand("/bin/bash " + std::string(BOARDLAB_QEMU_BOARD) + " --reset " + board_->monitor());
+  const CommandResult reset = MonitorCommand(*board_, "--reset");
   ASSERT_EQ(reset.exit_code, 0) << reset.output;
   const CommandResult next = RunOnBoard("");
   EXPECT_EQ(next.exit_code, 0) << next.output;
@@ -408,8 +399,7 @@ TEST_F(SerialBoardTest, PowerCycleEmptiesTheCacheAndTheBoardComesBack) {
   ASSERT_EQ(RunOnBoard("").exit_code, 0);
   const CommandResult hit = RunOnBoard("");
   EXPECT_NE(hit.output.find("(cache hit)"), std::string::npos) << hit.output;
-  const CommandResult cycle = RunCommand("/bin/bash " + std::string(BOARDLAB_QEMU_BOARD) +
-                                         " --power-cycle " + board_->monitor());
+  const CommandResult cycle = MonitorCommand(*board_, "--power-cycle");
   ASSERT_EQ(cycle.exit_code, 0) << cycle.output;
   const CommandResult after = RunOnBoard("");
   EXPECT_EQ(after.exit_code, 0) << after.output << ReadText(board_->log());
@@ -439,9 +429,9 @@ TEST_F(SerialBoardTest, UsageErrorsAndAMissingBoard) {
   EXPECT_EQ(RunOnBoard("--profile json").exit_code, 2);
   EXPECT_EQ(BoardlabRun("--board sim --port " + board_->port() + " " + pte_).exit_code, 2);
   const auto start = std::chrono::steady_clock::now();
-  const CommandResult none =
-      BoardlabRun("--board serial --port tcp:127.0.0.1:" + std::to_string(FreePort()) +
-                  " --connect-timeout 1 " + pte_);
+  const CommandResult none = BoardlabRun(
+      "--board serial --port tcp:127.0.0.1:" + std::to_string(testing::FreeLoopbackPort()) +
+      " --connect-timeout 1 " + pte_);
   EXPECT_EQ(none.exit_code, 4) << none.output;
   EXPECT_NE(none.output.find("board error: "), std::string::npos) << none.output;
   EXPECT_LT(Seconds(start), 10.0);

@@ -258,6 +258,26 @@ TEST_F(LinkTest, FramesAfterAGapAreKeptAndTheGapIsNakedOnce) {
   EXPECT_EQ(b_.link().stats().messages_received, 4u);
 }
 
+TEST_F(LinkTest, GapThatStaysIsNakedAgainAfterATimeout) {
+  // The sender's window is full, so nothing new arrives to make b notice again: its timer does.
+  for (uint16_t seq : {0, 2})
+    a_to_b_.Inject(RawFrame(FrameType::kLog, seq, {static_cast<uint8_t>(seq)}));
+  b_.Pump(now_);
+  EXPECT_EQ(b_.link().stats().naks_sent, 1u);
+  now_ += TestOptions().initial_timeout_ms - 1;
+  b_.Pump(now_);
+  EXPECT_EQ(b_.link().stats().naks_sent, 1u);
+  now_ += 1;
+  b_.Pump(now_);
+  EXPECT_EQ(b_.link().stats().naks_sent, 2u);
+  a_to_b_.Inject(RawFrame(FrameType::kLog, 1, {1}));
+  b_.Pump(now_);
+  ASSERT_EQ(b_.delivered().size(), 3u);
+  now_ += 10 * TestOptions().initial_timeout_ms;
+  b_.Pump(now_);
+  EXPECT_EQ(b_.link().stats().naks_sent, 2u);  // no gap, no NAK
+}
+
 TEST_F(LinkTest, FramesBeyondTheReceiveWindowAreDropped) {
   a_to_b_.Inject(RawFrame(FrameType::kLog, 4, {4}));  // window 4: frames 1-3 may be kept, not 4
   b_.Pump(now_);
@@ -284,6 +304,20 @@ TEST_F(LinkTest, SenderResendsOnlyTheMissingFrame) {
   b_to_a_.Inject(RawFrame(FrameType::kNak, 1, {}));
   a_.Pump(now_);
   EXPECT_EQ(a_.link().stats().retransmissions, 1u);
+}
+
+TEST_F(LinkTest, BusyEndHoldsNewMessagesBackUntilTheSenderTriesAgain) {
+  b_.link().set_accepting(false);
+  a_to_b_.Inject(RawFrame(FrameType::kRun, 0, {1}));
+  b_.Pump(now_);
+  EXPECT_TRUE(b_.delivered().empty());
+  EXPECT_EQ(b_.link().stats().held_back, 1u);
+  EXPECT_TRUE(FramesIn(b_to_a_).empty());  // not acknowledged: the sender will try again
+  b_.link().set_accepting(true);
+  a_to_b_.Inject(RawFrame(FrameType::kRun, 0, {1}));
+  b_.Pump(now_);
+  ASSERT_EQ(b_.delivered().size(), 1u);
+  EXPECT_EQ(b_.link().stats().messages_received, 1u);
 }
 
 TEST_F(LinkTest, DuplicateIsDroppedAndAcknowledgedAgain) {

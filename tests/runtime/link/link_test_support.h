@@ -32,9 +32,19 @@ struct Faults {
   uint32_t seed = 1;
 };
 
-/// One direction of a byte pipe.
+/// One direction of a byte pipe; optionally a line of a given rate and latency, for benchmarks
+/// (bytes become readable one after another at the line rate, `latency` after they were sent).
 class ByteChannel {
  public:
+  using Clock = std::chrono::steady_clock;
+
+  void SetLine(double bytes_per_second, std::chrono::microseconds latency) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    byte_time_ = bytes_per_second > 0 ? std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(1.0 / bytes_per_second))
+                                      : Clock::duration::zero();
+    latency_ = latency;
+  }
   void SetFaults(const Faults& faults) {
     std::lock_guard<std::mutex> lock(mutex_);
     faults_ = faults;
@@ -61,9 +71,9 @@ class ByteChannel {
         b ^= static_cast<uint8_t>(1u << (random_() % 8));
         ++corrupted_;
       }
-      queue_.push_back(b);
+      Push(b);
       if (faults_.duplicate > 0 && uniform(random_) < faults_.duplicate) {
-        queue_.push_back(b);
+        Push(b);
         ++duplicated_;
       }
     }
@@ -74,21 +84,26 @@ class ByteChannel {
   /// Appends bytes as they are, without faults (noise on the line, a boot banner).
   void Inject(const std::vector<uint8_t>& bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.insert(queue_.end(), bytes.begin(), bytes.end());
+    for (uint8_t b : bytes) Push(b);
     ready_.notify_all();
   }
 
   /// Up to `size` bytes, waiting at most `timeout_ms`; -1 when closed and empty.
   long Read(uint8_t* data, size_t size, int timeout_ms) {
     std::unique_lock<std::mutex> lock(mutex_);
-    if (timeout_ms > 0) {
-      ready_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                      [&] { return !queue_.empty() || closed_; });
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (timeout_ms > 0 && !closed_) {
+      if (!queue_.empty() && queue_.front().at <= Clock::now()) break;
+      const Clock::time_point until =
+          queue_.empty() ? deadline : std::min(deadline, queue_.front().at);
+      if (Clock::now() >= deadline) break;
+      ready_.wait_until(lock, until);
     }
-    if (queue_.empty()) return closed_ ? -1 : 0;
+    const Clock::time_point now = Clock::now();
+    if (queue_.empty() || queue_.front().at > now) return closed_ && queue_.empty() ? -1 : 0;
     size_t n = 0;
-    while (n < size && !queue_.empty()) {
-      data[n++] = queue_.front();
+    while (n < size && !queue_.empty() && queue_.front().at <= now) {
+      data[n++] = queue_.front().byte;
       queue_.pop_front();
     }
     return static_cast<long>(n);
@@ -111,9 +126,23 @@ class ByteChannel {
   uint64_t duplicated() const { return duplicated_; }
 
  private:
+  struct Timed {
+    uint8_t byte;
+    Clock::time_point at;  // when it can be read
+  };
+  // Queues a byte behind the others at the line rate (mutex_ held).
+  void Push(uint8_t b) {
+    const Clock::time_point now = Clock::now();
+    line_free_ = std::max(line_free_, now) + byte_time_;
+    queue_.push_back({b, line_free_ + latency_});
+  }
+
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<uint8_t> queue_;
+  std::deque<Timed> queue_;
+  Clock::duration byte_time_ = Clock::duration::zero();
+  std::chrono::microseconds latency_{0};
+  Clock::time_point line_free_;
   bool closed_ = false;
   Faults faults_;
   std::mt19937 random_{1};
