@@ -96,7 +96,11 @@ void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
     }
     if (doc.contains("profile")) {
       const json& p = doc.at("profile");
-      report.inference_us = p.value("total_us", 0.0);
+      // Unknown figures are null (a clock without a known rate, a clock that does not count
+      // cycles).
+      if (p.contains("total_us") && p.at("total_us").is_number()) {
+        report.inference_us = p.at("total_us").get<double>();
+      }
       if (p.contains("total_cycles") && p.at("total_cycles").is_number()) {
         report.inference_cycles = p.at("total_cycles").get<uint64_t>();
       }

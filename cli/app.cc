@@ -24,6 +24,14 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& global) {
   app.add_option("--token", global.token, "bearer token of your tenant")->envname("BOARDLAB_TOKEN");
   app.add_option("--tls-ca", global.tls_ca, "CA bundle: use TLS and verify the server with it")
       ->check(CLI::ExistingFile);
+  // Labs that want mTLS for everyone give clients certificates too (docs/security.md).
+  CLI::Option* cert =
+      app.add_option("--tls-cert", global.tls_cert, "client certificate (PEM) to present over TLS")
+          ->check(CLI::ExistingFile);
+  CLI::Option* key = app.add_option("--tls-key", global.tls_key, "private key of --tls-cert")
+                         ->check(CLI::ExistingFile);
+  cert->needs(key);
+  key->needs(cert);
 }
 
 void AddReportOptions(CLI::App& command, ReportOptions& report) {

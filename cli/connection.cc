@@ -11,6 +11,12 @@ absl::StatusOr<Connection> Connect(const GlobalOptions& options) {
   api::ChannelOptions channel_options;
   channel_options.address = options.server;
   channel_options.tls_ca_file = options.tls_ca;
+  channel_options.tls_cert_file = options.tls_cert;
+  channel_options.tls_key_file = options.tls_key;
+  if (!options.tls_cert.empty() && options.tls_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-cert needs --tls-ca: a client certificate is only presented over TLS");
+  }
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = api::MakeChannel(channel_options);
   if (!channel.ok()) return channel.status();
   return Connection{options.server, options.token, *std::move(channel)};

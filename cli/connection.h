@@ -27,11 +27,13 @@ inline constexpr char kDefaultServer[] = "127.0.0.1:7400";
 /// Deadline of one unary call (submit, get, list, cancel, board calls).
 inline constexpr std::chrono::seconds kUnaryDeadline{30};
 
-/// Options every command takes: --server, --token, --tls-ca.
+/// Options every command takes: --server, --token, --tls-ca, --tls-cert, --tls-key.
 struct GlobalOptions {
   std::string server = kDefaultServer;  // host:port
   std::string token;                    // bearer token; "" = none
   std::string tls_ca;                   // CA bundle; "" = plaintext (loopback)
+  std::string tls_cert;                 // client certificate for mTLS; "" = none
+  std::string tls_key;
 };
 
 struct Connection {
@@ -41,7 +43,7 @@ struct Connection {
 };
 
 /// Opens the channel (lazily: nothing is dialled before the first call).
-/// Errors: InvalidArgument when the CA file cannot be read.
+/// Errors: InvalidArgument when a TLS file cannot be read, or a certificate is given without TLS.
 absl::StatusOr<Connection> Connect(const GlobalOptions& options);
 
 /// Adds the bearer token and, when `deadline` is positive, a deadline from now.

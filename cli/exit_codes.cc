@@ -19,6 +19,10 @@ int ExitCodeForResult(v1::JobResult result) {
       return kExitRunError;
     case v1::JOB_RESULT_CANCELLED:
       return kExitCancelled;
+    // The same code as a submit refused with INVALID_ARGUMENT: the request does not fit the
+    // model, whether the server saw it at submit (model in the compile cache) or after compiling.
+    case v1::JOB_RESULT_INVALID_REQUEST:
+      return kExitUsage;
     default:  // INFRA_ERROR, QUEUE_TIMEOUT, and a verdict this client does not know
       return kExitInfra;
   }
@@ -62,6 +66,8 @@ std::string VerdictName(v1::JobResult result) {
       return "CANCELLED";
     case v1::JOB_RESULT_QUEUE_TIMEOUT:
       return "QUEUE_TIMEOUT";
+    case v1::JOB_RESULT_INVALID_REQUEST:
+      return "INVALID_REQUEST";
     default:
       return "UNKNOWN";
   }

@@ -13,7 +13,8 @@ namespace boardlab::cli {
 
 inline constexpr int kExitPass = 0;          // the job passed; other commands: success
 inline constexpr int kExitFail = 1;          // the outputs differ from the expected ones
-inline constexpr int kExitUsage = 2;         // bad arguments, bad local files, a rejected request
+inline constexpr int kExitUsage = 2;         // bad arguments, bad local files, a rejected request,
+                                             // INVALID_REQUEST (the request does not fit the model)
 inline constexpr int kExitCompileError = 3;  // the compiler rejected the model
 inline constexpr int kExitRunError = 4;      // the artifact failed on the board
 inline constexpr int kExitInfra = 5;  // infrastructure error, queue timeout, server unreachable
@@ -29,8 +30,8 @@ int ExitCodeForResult(v1::JobResult result);
 /// DEADLINE_EXCEEDED, INTERNAL, UNKNOWN, DATA_LOSS, ...) is the service's (5). OK maps to 0.
 int ExitCodeForStatus(const absl::Status& status);
 
-/// "PASS", "FAIL", "COMPILE_ERROR", "RUN_ERROR", "INFRA_ERROR", "CANCELLED", "QUEUE_TIMEOUT" or
-/// "UNKNOWN".
+/// "PASS", "FAIL", "COMPILE_ERROR", "RUN_ERROR", "INFRA_ERROR", "CANCELLED", "QUEUE_TIMEOUT",
+/// "INVALID_REQUEST" or "UNKNOWN".
 std::string VerdictName(v1::JobResult result);
 
 /// What the user can do about an error of this code, e.g. for UNAVAILABLE "check that the server

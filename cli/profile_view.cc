@@ -23,9 +23,27 @@ std::optional<uint64_t> OptionalCount(const json& object, const char* key) {
   return it->get<uint64_t>();
 }
 
+std::optional<double> OptionalNumber(const json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
 std::string StringOr(const json& object, const char* key, const std::string& fallback) {
   const auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+// Profiles stored before clocks were recorded said "sim" or "wall" (and "sim" also for QEMU
+// ticks read back from the firmware's ETDump), always with a cycles column.
+void ReadClock(const json& profile, ProfileView& view) {
+  view.clock = StringOr(profile, "clock", "");
+  view.clock_label = StringOr(profile, "clock_label", "");
+  view.count_unit = StringOr(profile, "count_unit", "cycles");
+  if (view.clock_label.empty()) {
+    view.clock_label = "clock not recorded (a profile from before clocks were labelled, marked '" +
+                       (view.clock.empty() ? std::string("none") : view.clock) + "')";
+  }
 }
 
 absl::StatusOr<ProfileOp> ParseOp(const json& row, size_t index) {
@@ -37,8 +55,11 @@ absl::StatusOr<ProfileOp> ParseOp(const json& row, size_t index) {
   op.instruction = static_cast<int64_t>(NumberOr(row, "instruction", -1));
   op.op = StringOr(row, "op", "?");
   op.npu = StringOr(row, "unit", "CPU") == "NPU";
+  op.ran_on = StringOr(row, "ran_on", "unknown");
   op.cycles = OptionalCount(row, "cycles");
-  op.us = NumberOr(row, "us", 0);
+  op.instructions = OptionalCount(row, "instructions");
+  op.ticks = NumberOr(row, "ticks", 0);
+  op.us = OptionalNumber(row, "us");
   op.percent = NumberOr(row, "percent", 0);
   const auto kernels = row.find("npu_kernels");
   if (kernels != row.end() && kernels->is_array()) {
@@ -64,10 +85,12 @@ absl::StatusOr<ProfileView> ParseProfileJson(std::string_view text) {
     return absl::InvalidArgumentError("the profile has no \"ops\" array");
   }
   ProfileView view;
-  view.clock = StringOr(profile, "clock", "");
+  ReadClock(profile, view);
   view.iterations = static_cast<int64_t>(NumberOr(profile, "iterations", 0));
-  view.total_us = NumberOr(profile, "total_us", 0);
+  view.total_us = OptionalNumber(profile, "total_us");
   view.total_cycles = OptionalCount(profile, "total_cycles");
+  view.total_instructions = OptionalCount(profile, "total_instructions");
+  view.total_ticks = NumberOr(profile, "total_ticks", 0);
   const json& ops = profile["ops"];
   for (size_t i = 0; i < ops.size(); ++i) {
     absl::StatusOr<ProfileOp> op = ParseOp(ops[i], i);
@@ -113,17 +136,35 @@ std::map<int64_t, std::string> KernelLabels(const json& debug_map, const json& r
   return labels;
 }
 
+// Instruction -> the debug map's cpu_ops name ("DEPTHWISE_CONV_2D #1").
+std::map<int64_t, std::string> CpuOpLabels(const json& debug_map) {
+  std::map<int64_t, std::string> labels;
+  if (!debug_map.is_object() || !debug_map.contains("cpu_ops") ||
+      !debug_map["cpu_ops"].is_array()) {
+    return labels;
+  }
+  for (const json& op : debug_map["cpu_ops"]) {
+    if (!op.is_object()) continue;
+    const std::string name = StringOr(op, "name", "");
+    if (!name.empty()) labels[static_cast<int64_t>(NumberOr(op, "instruction", -1))] = name;
+  }
+  return labels;
+}
+
 }  // namespace
 
-void NameNpuKernels(ProfileView& view, std::string_view debug_map_json,
-                    std::string_view report_json) {
+void NameOps(ProfileView& view, std::string_view debug_map_json, std::string_view report_json) {
   json debug_map = json::parse(debug_map_json.begin(), debug_map_json.end(), nullptr, false);
   json report = json::parse(report_json.begin(), report_json.end(), nullptr, false);
   if (debug_map.is_discarded()) return;
   std::map<int64_t, std::string> labels =
       KernelLabels(debug_map, report.is_discarded() ? json::object() : report);
+  const std::map<int64_t, std::string> cpu_labels = CpuOpLabels(debug_map);
   // The host runner says "kernel <id>"; a profile read back from an ETDump "NPU kernel id <id>".
   for (ProfileOp& op : view.ops) {
+    if (auto label = cpu_labels.find(op.instruction); !op.npu && label != cpu_labels.end()) {
+      op.op = label->second;
+    }
     for (ProfileOp& kernel : op.npu_kernels) {
       for (std::string_view prefix : {"kernel ", "NPU kernel id "}) {
         if (kernel.op.rfind(prefix, 0) != 0) continue;

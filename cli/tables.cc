@@ -49,10 +49,23 @@ std::string StateOrVerdict(const v1::Job& job) {
   return job.state() == v1::JOB_STATE_DONE ? VerdictName(job.result()) : StateName(job.state());
 }
 
-void PrintProfileRow(const ProfileOp& op, const std::string& index, const std::string& label,
-                     std::ostream& out) {
-  out << absl::StrFormat("  %-4s %-40s %-4s %14s %12.2f %6.1f%%\n", index, label,
-                         op.npu ? "NPU" : "CPU", CyclesText(op.cycles), op.us, op.percent);
+std::string MicrosecondsText(const std::optional<double>& us) {
+  return us ? absl::StrFormat("%.2f", *us) : "-";
+}
+
+// The count column, as the profile's clock says: cycles, QEMU instructions or raw ticks.
+std::string CountText(const std::string& unit, const std::optional<uint64_t>& cycles,
+                      const std::optional<uint64_t>& instructions, double ticks) {
+  if (unit == "instructions") return CyclesText(instructions);
+  if (unit == "ticks") return std::to_string(static_cast<uint64_t>(ticks + 0.5));
+  return CyclesText(cycles);
+}
+
+void PrintProfileRow(const ProfileOp& op, const std::string& count_unit, const std::string& index,
+                     const std::string& label, std::ostream& out) {
+  out << absl::StrFormat("  %-4s %-40s %-23s %14s %12s %6.1f%%\n", index, label, op.ran_on,
+                         CountText(count_unit, op.cycles, op.instructions, op.ticks),
+                         MicrosecondsText(op.us), op.percent);
 }
 
 }  // namespace
@@ -104,18 +117,22 @@ void PrintVerdict(const v1::Job& job, std::ostream& out) {
 }
 
 void PrintProfileTable(const ProfileView& profile, std::ostream& out) {
-  out << absl::StrFormat("profile (%s clock, average of %d iteration%s):\n",
-                         profile.clock.empty() ? "unknown" : profile.clock, profile.iterations,
+  out << absl::StrFormat("profile (average of %d iteration%s):\n", profile.iterations,
                          profile.iterations == 1 ? "" : "s");
-  out << absl::StrFormat("  %-4s %-40s %-4s %14s %12s %7s\n", "#", "op", "unit", "cycles", "us",
-                         "%");
+  out << "  clock: " << profile.clock_label << "\n";
+  out << absl::StrFormat("  %-4s %-40s %-23s %14s %12s %7s\n", "#", "op", "ran on",
+                         profile.count_unit, "us", "%");
   for (const ProfileOp& op : profile.ops) {
-    PrintProfileRow(op, op.instruction >= 0 ? std::to_string(op.instruction) : "", op.op, out);
-    for (const ProfileOp& kernel : op.npu_kernels)
-      PrintProfileRow(kernel, "", "  " + kernel.op, out);
+    PrintProfileRow(op, profile.count_unit,
+                    op.instruction >= 0 ? std::to_string(op.instruction) : "", op.op, out);
+    for (const ProfileOp& kernel : op.npu_kernels) {
+      PrintProfileRow(kernel, profile.count_unit, "", "  " + kernel.op, out);
+    }
   }
-  out << absl::StrFormat("  %-4s %-40s %-4s %14s %12.2f\n", "", "total (Method::execute)", "",
-                         CyclesText(profile.total_cycles), profile.total_us);
+  out << absl::StrFormat("  %-4s %-40s %-23s %14s %12s\n", "", "total (Method::execute)", "",
+                         CountText(profile.count_unit, profile.total_cycles,
+                                   profile.total_instructions, profile.total_ticks),
+                         MicrosecondsText(profile.total_us));
 }
 
 void PrintJobSummary(const v1::Job& job, std::ostream& out) {

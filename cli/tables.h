@@ -34,8 +34,10 @@ std::string FormatDuration(int64_t ms);
 ///   inference: 1234.5 us, 567890 cycles
 void PrintVerdict(const v1::Job& job, std::ostream& out);
 
-/// The per-op table: #, op, unit (NPU/CPU), cycles, us, % of the ops' total; NPU kernels
-/// indented under their delegate call; then the Method::execute total.
+/// The per-op table under a line naming the clock: #, op, ran on (cpu, npu,
+/// npu-emulated-cortex-m33), the count (cycles, QEMU instructions or ticks, as the clock counts),
+/// us, % of the ops' total; NPU kernels indented under their delegate call; then the
+/// Method::execute total.
 void PrintProfileTable(const ProfileView& profile, std::ostream& out);
 
 /// One job in a few lines (`boardlab status`).

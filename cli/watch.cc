@@ -85,7 +85,7 @@ void PrintJobProfile(api::BlobClient& blobs, const v1::Job& job, std::ostream& o
   if (!job.files().debug_map().sha256().empty()) {
     absl::StatusOr<std::string> debug_map = blobs.Get(job.files().debug_map());
     absl::StatusOr<std::string> report = blobs.Get(job.files().report());
-    if (debug_map.ok()) NameNpuKernels(*profile, *debug_map, report.ok() ? *report : "");
+    if (debug_map.ok()) NameOps(*profile, *debug_map, report.ok() ? *report : "");
   }
   PrintProfileTable(*profile, out);
 }

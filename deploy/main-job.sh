@@ -47,8 +47,12 @@ echo "== start boardlab-agent with two simulated RT700 boards"
   --state-dir "$work/agent" >"$work/agent.log" 2>&1 &
 pids+=($!)
 export BOARDLAB_SERVER=$address
+# `boardlab boards --json` is one line: count the idle boards in it, not its lines.
+idle_boards() {
+  "$build"/cli/boardlab boards --json 2>/dev/null | grep -o '"BOARD_STATE_IDLE"' | wc -l
+}
 for _ in $(seq 100); do
-  [[ $("$build"/cli/boardlab boards --json 2>/dev/null | grep -c '"id"') -ge 2 ]] && break
+  (($(idle_boards) >= 2)) && break
   sleep 0.1
 done
 "$build"/cli/boardlab boards

@@ -13,17 +13,25 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 deploy/install-node-deps.sh
 ctest --test-dir "$build" --output-on-failure -j"$jobs" "$@"
 
-# libFuzzer needs clang; it gets its own small build of the importer.
+# libFuzzer needs clang; it gets its own build of the importer and the server's request handling.
 fuzz_build=${BOARDLAB_FUZZ_BUILD_DIR:-build-fuzz}
 CC=clang CXX=clang++ cmake -S . -B "$fuzz_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DBOARDLAB_FUZZ=ON -DBOARDLAB_BUILD_TESTS=ON >/dev/null
-cmake --build "$fuzz_build" -j"$jobs" --target importer_fuzzer
+cmake --build "$fuzz_build" -j"$jobs" --target importer_fuzzer request_fuzzer
 corpus=$(mktemp -d)
 seeds=$(mktemp -d)
-trap 'rm -rf "$corpus" "$seeds"' EXIT
+request_corpus=$(mktemp -d)
+request_seeds=$(mktemp -d)
+trap 'rm -rf "$corpus" "$seeds" "$request_corpus" "$request_seeds"' EXIT
 # Seeds are small generated models (model files are never committed).
 BOARDLAB_WRITE_FUZZ_SEEDS="$seeds" "$build"/tests/compiler_tests \
   --gtest_filter=TfliteBuilderTest.WriteFuzzSeeds >/dev/null
 "$fuzz_build"/tests/fuzz/importer_fuzzer -max_total_time="${BOARDLAB_FUZZ_SECONDS:-60}" \
   -rss_limit_mb=2048 -max_len=65536 "$corpus" "$seeds" 2>&1 | tail -n 3
 echo "importer fuzzer: no crash in ${BOARDLAB_FUZZ_SECONDS:-60} s"
+
+# Bytes as requests of every RPC and caller, handed to the server's handlers in-process.
+BOARDLAB_WRITE_REQUEST_SEEDS="$request_seeds" "$fuzz_build"/tests/fuzz/request_fuzzer
+"$fuzz_build"/tests/fuzz/request_fuzzer -max_total_time="${BOARDLAB_REQUEST_FUZZ_SECONDS:-60}" \
+  -rss_limit_mb=2048 -max_len=4096 "$request_corpus" "$request_seeds" 2>&1 | tail -n 3
+echo "request fuzzer: no crash in ${BOARDLAB_REQUEST_FUZZ_SECONDS:-60} s"

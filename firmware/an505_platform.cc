@@ -31,6 +31,19 @@ uint64_t elapsed = 0;     // ticks counted up to last_value
 
 }  // namespace
 
+namespace boardlab::firmware {
+
+runtime::etdump::ClockRecord BoardClockRecord(int icount_shift) {
+  runtime::etdump::ClockRecord clock;
+  clock.kind = icount_shift >= 0 ? runtime::etdump::ClockKind::kQemuIcount
+                                 : runtime::etdump::ClockKind::kQemuVirtualTime;
+  clock.ticks_per_second = 1000000000u / kTimerNsPerTick;  // of virtual time
+  clock.icount_shift = icount_shift;
+  return clock;
+}
+
+}  // namespace boardlab::firmware
+
 extern "C" {
 
 void rt_pal_init(void) {

@@ -296,6 +296,7 @@ int Run(const Args& args) {
   request.atol = args.atol;
   request.iterations = args.iterations;
   request.etdump = args.etdump != nullptr;
+  request.clock = BoardClockRecord(args.icount_shift);
   request.preallocated_artifact = artifact_bytes;
   request.preallocated_io = io;
 

@@ -14,6 +14,7 @@
 
 #include "firmware/an505_board_support.h"
 #include "firmware/an505_link_pal.h"
+#include "firmware/an505_platform.h"
 #include "firmware/board_memory.h"
 #include "firmware/runner.h"
 #include "runtime/link/board_endpoint.h"
@@ -37,7 +38,8 @@ unsigned long U(size_t v) { return static_cast<unsigned long>(v); }
 // it at the start of the next run (the outputs and the ETDump must survive until they are sent).
 class FirmwareRunner : public link::BoardRunner {
  public:
-  explicit FirmwareRunner(BoardMemory::Mark empty) : empty_(empty) {}
+  FirmwareRunner(BoardMemory::Mark empty, int icount_shift)
+      : empty_(empty), clock_(BoardClockRecord(icount_shift)) {}
 
   void Run(const link::RunRequest& request, link::RunOutcome* outcome) override {
     BoardMemory& memory = BoardMemory::Get();
@@ -55,6 +57,7 @@ class FirmwareRunner : public link::BoardRunner {
     r.atol = request.atol;
     r.iterations = static_cast<int>(request.iterations);
     r.etdump = request.want_etdump;
+    r.clock = clock_;
     r.between_kernels = request.between_kernels;
     r.context = request.context;
     static RunnerResult result;
@@ -97,6 +100,7 @@ class FirmwareRunner : public link::BoardRunner {
   }
 
   BoardMemory::Mark empty_;
+  runtime::etdump::ClockRecord clock_;
 };
 
 void LogToHost(void* endpoint, int level, const char* text) {
@@ -114,7 +118,7 @@ void LogToHost(void* endpoint, int level, const char* text) {
   };
   static An505BoardSupport board;
   board.Init(regions, sizeof(regions) / sizeof(regions[0]));
-  static FirmwareRunner runner(memory.mark());
+  static FirmwareRunner runner(memory.mark(), board.info().icount_shift);
   link::BoardEndpointMemory buffers;
   buffers.tx = tx_storage;
   buffers.tx_size = sizeof(tx_storage);

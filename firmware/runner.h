@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "firmware/board_memory.h"
+#include "runtime/profiling/etdump/clock_record.h"
 
 namespace boardlab::firmware {
 
@@ -50,6 +51,8 @@ struct RunnerRequest {
   /// in the "does not fit" message and check); 0 when they live elsewhere.
   size_t preallocated_artifact = 0;
   size_t preallocated_io = 0;
+  /// What rt_pal_current_ticks counts on this board, recorded in the ETDump.
+  runtime::etdump::ClockRecord clock;
   /// Called between kernels (from the profiling clock): watchdog and link service.
   void (*between_kernels)(void* context) = nullptr;
   void* context = nullptr;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "boardlab/v1/types.pb.h"
@@ -45,6 +46,7 @@ inline constexpr int64_t kTouchPrecisionMs = 60'000;
 struct BlobSweep {
   int64_t blobs = 0;
   int64_t bytes = 0;
+  std::vector<std::string> deleted;  // their SHA-256s
 };
 
 /// Says whether retention must keep the blob with this SHA-256 (a kept job refers to it).

@@ -165,6 +165,10 @@ absl::Status ValidateServerConfig(const ServerConfig& c) {
   if (c.tls_cert.empty() != c.tls_key.empty()) {
     return absl::InvalidArgumentError("invalid configuration of tls: cert and key go together");
   }
+  if (!c.tls_client_ca.empty() && c.tls_cert.empty()) {
+    return absl::InvalidArgumentError(
+        "invalid configuration of tls: client_ca needs the server's own cert and key");
+  }
   for (const auto& token : c.tokens) {
     if (token.sha256.size() != 64) {
       return absl::InvalidArgumentError(

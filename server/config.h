@@ -53,7 +53,7 @@ struct ServerConfig {
   std::string boardlab_run;  // runs reference outputs; empty = the build's own
   std::string tls_cert;      // TLS server certificate + key; empty = plaintext
   std::string tls_key;
-  std::string tls_client_ca;        // when set, clients must present a certificate (mTLS)
+  std::string tls_client_ca;  // when set: certificates verified when presented, agents need one
   std::vector<TokenConfig> tokens;  // empty = open server, every caller is tenant "default"
   HealthCheckConfig health_check;
   RetentionConfig retention;

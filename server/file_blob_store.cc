@@ -254,6 +254,7 @@ BlobSweep FileBlobStore::DeleteUnused(const KeepBlob& keep, int64_t unused_since
       total_bytes_ -= info.st_size;
       sweep.blobs++;
       sweep.bytes += info.st_size;
+      sweep.deleted.push_back(sha256);
     }
   }
   return sweep;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/target_spec.h"
 #include "proto/support/digest.h"
+#include "server/blob_access.h"
 #include "server/clock.h"
 #include "server/log.h"
 
@@ -46,6 +47,18 @@ bool OnBoard(v1::JobState state) {
          state == v1::JOB_STATE_RUNNING || state == v1::JOB_STATE_COLLECTING;
 }
 
+// The blobs an agent fetches to run a job: its artifact, inputs and expected outputs.
+bool JobNeedsBlob(const v1::Job& job, const std::string& sha256) {
+  if (job.files().artifact().sha256() == sha256) return true;
+  for (const auto& input : job.spec().run().inputs()) {
+    if (input.has_blob() && input.blob().sha256() == sha256) return true;
+  }
+  for (const auto& expected : job.spec().run().expected()) {
+    if (expected.sha256() == sha256) return true;
+  }
+  return false;
+}
+
 bool HasTags(const v1::Board& board, const google::protobuf::RepeatedPtrField<v1::Tag>& wanted) {
   for (const auto& tag : wanted) {
     bool found = std::any_of(board.tags().begin(), board.tags().end(), [&](const v1::Tag& t) {
@@ -56,17 +69,48 @@ bool HasTags(const v1::Board& board, const google::protobuf::RepeatedPtrField<v1
   return true;
 }
 
-// A blob a submit refers to is touched: retention must not delete it under the new job.
-absl::Status CheckBlob(BlobStore& blobs, const v1::Digest& digest, const char* what) {
+// A blob a submit refers to must be the tenant's (docs/security.md) and is touched: retention
+// must not delete it under the new job. Another tenant's blob is "not in the store" like a
+// missing one.
+absl::Status CheckBlob(BlobStore& blobs, Store& store, const Caller& caller,
+                       const v1::Digest& digest, const char* what) {
   if (!api::IsValidSha256Hex(digest.sha256())) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": '", digest.sha256(), "' is not a SHA-256 digest"));
   }
-  if (!blobs.Has(digest)) {
+  absl::StatusOr<bool> usable = TenantMayUse(store, caller, digest.sha256());
+  if (!usable.ok()) return usable.status();
+  if (!*usable || !blobs.Has(digest)) {
     return absl::NotFoundError(absl::StrCat(what, " ", api::DigestString(digest),
                                             " is not in the artifact store: upload it first"));
   }
   blobs.Touch(digest);
+  return absl::OkStatus();
+}
+
+// The job's inputs and expected outputs against the model's tensors (sizes from its compile).
+absl::Status CheckRunFitsModel(const v1::RunSpec& run, const CompileRecord& record) {
+  if (run.inputs_size() > static_cast<int>(record.input_bytes.size()) ||
+      run.expected_size() > static_cast<int>(record.output_bytes.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the job gives ", run.inputs_size(), " inputs and ", run.expected_size(),
+                     " expected outputs; the model has ", record.input_bytes.size(), " and ",
+                     record.output_bytes.size()));
+  }
+  for (int i = 0; i < run.inputs_size(); ++i) {
+    if (run.inputs(i).has_blob() && run.inputs(i).blob().size_bytes() != record.input_bytes[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", i, " has ", run.inputs(i).blob().size_bytes(),
+                       " bytes; the model's input ", i, " needs ", record.input_bytes[i]));
+    }
+  }
+  for (int i = 0; i < run.expected_size(); ++i) {
+    if (run.expected(i).size_bytes() != record.output_bytes[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected output ", i, " has ", run.expected(i).size_bytes(),
+                       " bytes; the model's output ", i, " has ", record.output_bytes[i]));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -192,9 +236,10 @@ absl::StatusOr<Lab::JobEntry*> Lab::RestoreJob(v1::Job job) {
 // ---------------------------------------------------------------------------------------------
 // Submission.
 
-absl::Status Lab::ValidateSpec(const v1::JobSpec& spec) {
+absl::Status Lab::ValidateSpec(const Caller& caller, const v1::JobSpec& spec) {
   if (!spec.has_model()) return absl::InvalidArgumentError("the job names no model digest");
-  if (absl::Status ok = CheckBlob(blobs_, spec.model(), "model"); !ok.ok()) return ok;
+  if (absl::Status ok = CheckBlob(blobs_, store_, caller, spec.model(), "model"); !ok.ok())
+    return ok;
   auto options = CompileService::ToCompilerOptions(spec.compile());
   if (!options.ok()) return options.status();
   if (auto target = compiler::LoadTargetSpec(options->target); !target.ok()) {
@@ -204,7 +249,10 @@ absl::Status Lab::ValidateSpec(const v1::JobSpec& spec) {
     const auto& input = spec.run().inputs(i);
     if (input.has_blob()) {
       std::string what = absl::StrCat("input ", i);
-      if (absl::Status ok = CheckBlob(blobs_, input.blob(), what.c_str()); !ok.ok()) return ok;
+      if (absl::Status ok = CheckBlob(blobs_, store_, caller, input.blob(), what.c_str());
+          !ok.ok()) {
+        return ok;
+      }
     } else if (input.source_case() == v1::InputSpec::SOURCE_NOT_SET) {
       return absl::InvalidArgumentError(
           absl::StrCat("input ", i, " has neither a blob nor a seed"));
@@ -212,8 +260,10 @@ absl::Status Lab::ValidateSpec(const v1::JobSpec& spec) {
   }
   for (int i = 0; i < spec.run().expected_size(); ++i) {
     std::string what = absl::StrCat("expected output ", i);
-    if (absl::Status ok = CheckBlob(blobs_, spec.run().expected(i), what.c_str()); !ok.ok())
+    if (absl::Status ok = CheckBlob(blobs_, store_, caller, spec.run().expected(i), what.c_str());
+        !ok.ok()) {
       return ok;
+    }
   }
   const v1::RunSpec& run = spec.run();
   if (run.expect_reference() && run.expected_size() > 0) {
@@ -261,7 +311,8 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   v1::JobSpec spec = request.spec();
   if (spec.selector().board_type().empty())
     spec.mutable_selector()->set_board_type(kDefaultBoardType);
-  if (absl::Status ok = ValidateSpec(spec); !ok.ok()) return ok;
+  if (absl::Status ok = ValidateSpec(caller, spec); !ok.ok()) return ok;
+  if (absl::Status ok = CheckAgainstCachedCompile(spec); !ok.ok()) return ok;
 
   std::unique_lock lock(mutex_);
   if (!request.request_id().empty()) {
@@ -307,6 +358,15 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
 
   RequestCompile(id, spec);
   return response;
+}
+
+// A model compiled before tells its tensor sizes at once: a mismatched request is refused at
+// submit instead of being queued for a compile that would only find the same.
+absl::Status Lab::CheckAgainstCachedCompile(const v1::JobSpec& spec) {
+  auto cached = store_.GetCompile(CompileService::CacheKey(spec.model(), spec.compile()));
+  if (!cached.ok()) return cached.status();
+  if (!cached->has_value() || !(*cached)->error.empty()) return absl::OkStatus();
+  return CheckRunFitsModel(spec.run(), **cached);
 }
 
 // One CI pipeline gone wild must not fill the server's memory and queues for everyone.
@@ -366,6 +426,7 @@ void Lab::OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec
     }
     for (const auto& digest : *outputs) {
       *entry->job.mutable_spec()->mutable_run()->add_expected() = digest;
+      GrantToTenant(*entry, digest);
     }
     with_expected = entry->job.spec();
     Persist(*entry);
@@ -388,36 +449,20 @@ void Lab::OnCompiled(const std::string& job_id, const CompileRecord& record, Com
     Finish(*entry, v1::JOB_RESULT_COMPILE_ERROR, record.error);
     return;
   }
-  const v1::RunSpec& run = entry->job.spec().run();
-  if (run.inputs_size() > static_cast<int>(record.input_bytes.size()) ||
-      run.expected_size() > static_cast<int>(record.output_bytes.size())) {
-    Finish(*entry, v1::JOB_RESULT_COMPILE_ERROR,
-           absl::StrCat("the job gives ", run.inputs_size(), " inputs and ", run.expected_size(),
-                        " expected outputs; the model has ", record.input_bytes.size(), " and ",
-                        record.output_bytes.size()));
+  if (absl::Status fits = CheckRunFitsModel(entry->job.spec().run(), record); !fits.ok()) {
+    // The request, not the model, is wrong: its own verdict, not a compile error.
+    AddLog(*entry, std::string(fits.message()));
+    Finish(*entry, v1::JOB_RESULT_INVALID_REQUEST, std::string(fits.message()));
     return;
-  }
-  for (int i = 0; i < run.inputs_size(); ++i) {
-    if (run.inputs(i).has_blob() && run.inputs(i).blob().size_bytes() != record.input_bytes[i]) {
-      Finish(*entry, v1::JOB_RESULT_COMPILE_ERROR,
-             absl::StrCat("input ", i, " has ", run.inputs(i).blob().size_bytes(),
-                          " bytes; the model's input ", i, " needs ", record.input_bytes[i]));
-      return;
-    }
-  }
-  for (int i = 0; i < run.expected_size(); ++i) {
-    if (run.expected(i).size_bytes() != record.output_bytes[i]) {
-      Finish(*entry, v1::JOB_RESULT_COMPILE_ERROR,
-             absl::StrCat("expected output ", i, " has ", run.expected(i).size_bytes(),
-                          " bytes; the model's output ", i, " has ", record.output_bytes[i]));
-      return;
-    }
   }
   entry->compiled = record;
   v1::JobFiles* files = entry->job.mutable_files();
   *files->mutable_artifact() = record.artifact;
   *files->mutable_report() = record.report;
   *files->mutable_debug_map() = record.debug_map;
+  for (const v1::Digest* made : {&record.artifact, &record.report, &record.debug_map}) {
+    GrantToTenant(*entry, *made);
+  }
   AddLog(*entry, absl::StrCat("compiled", source == CompileSource::kCache ? " (cache hit)" : "",
                               ": artifact ", record.artifact.sha256().substr(0, 12), ", ",
                               record.artifact.size_bytes(), " bytes"));
@@ -567,6 +612,27 @@ void Lab::Finish(JobEntry& entry, v1::JobResult result, const std::string& messa
   }
   std::string id = entry.job.id();  // erasing destroys `entry`
   jobs_.erase(id);
+}
+
+// What a job produced is its tenant's to download and reference (docs/security.md); the grant
+// is committed with the job's change.
+void Lab::GrantToTenant(const JobEntry& entry, const v1::Digest& digest) {
+  if (!digest.sha256().empty()) pending_.blob_grants.emplace(entry.job.tenant(), digest.sha256());
+}
+
+bool Lab::AgentMayRead(const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  if (health_check_ready_ &&
+      (sha256 == health_artifact_.artifact.sha256() || sha256 == health_input_.sha256() ||
+       sha256 == health_expected_.sha256())) {
+    return true;
+  }
+  for (const auto& [id, board] : boards_) {
+    if (board.board.job_id().empty()) continue;
+    JobEntry* entry = FindJob(board.board.job_id());
+    if (entry != nullptr && JobNeedsBlob(entry->job, sha256)) return true;
+  }
+  return false;
 }
 
 void Lab::LeaveBoard(JobEntry& entry) {
@@ -899,7 +965,9 @@ absl::StatusOr<v1::ReserveResponse> Lab::Reserve(const Caller& caller,
   }
   BoardEntry& board = it->second;
   int ttl = request.ttl_seconds() > 0 ? request.ttl_seconds() : 600;
-  bool renewing = !request.lease_id().empty() && request.lease_id() == board.lease_id;
+  // A lease is its tenant's: another tenant holding its id can neither renew nor release it.
+  bool renewing = !request.lease_id().empty() && request.lease_id() == board.lease_id &&
+                  (caller.is_admin() || board.board.reserved_by() == caller.tenant);
   if (!renewing) {
     if (!board.lease_id.empty()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -932,7 +1000,8 @@ absl::StatusOr<v1::Board> Lab::Release(const Caller& caller, const v1::ReleaseRe
   }
   BoardEntry& board = it->second;
   if (board.lease_id.empty()) return BoardView(board);
-  if (board.lease_id != request.lease_id() && !caller.is_admin()) {
+  if (!caller.is_admin() &&
+      (board.lease_id != request.lease_id() || board.board.reserved_by() != caller.tenant)) {
     return absl::PermissionDeniedError("that lease id does not hold this board");
   }
   board.lease_id.clear();
@@ -1146,6 +1215,10 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
     } else {
       LogError(absl::StrCat("storing the log of job ", job.id(), ": ", log.status().message()));
     }
+  }
+  for (const v1::Digest& output : files->outputs()) GrantToTenant(*entry, output);
+  for (const v1::Digest* made : {&files->etdump(), &files->profile(), &files->log()}) {
+    GrantToTenant(*entry, *made);
   }
   *job.mutable_checks() = result.checks();
   job.set_inference_us(result.inference_us());

@@ -90,6 +90,9 @@ class Lab {
   void SetHealthCheck(const CompileRecord& artifact, const v1::Digest& input,
                       const v1::Digest& expected);
 
+  /// Whether an agent may download this blob: a job on a board (or the health check) needs it.
+  bool AgentMayRead(const std::string& sha256);
+
   int64_t QueuedJobsForTest();
 
  private:
@@ -143,7 +146,9 @@ class Lab {
   absl::StatusOr<JobEntry*> RestoreJob(v1::Job job);
 
   // Submission and compile.
-  absl::Status ValidateSpec(const v1::JobSpec& spec);
+  absl::Status ValidateSpec(const Caller& caller, const v1::JobSpec& spec);
+  /// InvalidArgument when the compile cache knows the model and the run does not fit it.
+  absl::Status CheckAgainstCachedCompile(const v1::JobSpec& spec);
   absl::Status CheckSomeBoardCanRun(const v1::JobSpec& spec);
   /// Call without holding mutex_.
   void RequestCompile(const std::string& job_id, const v1::JobSpec& spec);
@@ -169,6 +174,7 @@ class Lab {
   void Finish(JobEntry& entry, v1::JobResult result, const std::string& message);
   void RetryOrFail(JobEntry& entry, const std::string& why);
   void LeaveBoard(JobEntry& entry);
+  void GrantToTenant(const JobEntry& entry, const v1::Digest& digest);
   void FreeBoard(const std::string& board_id);
 
   // Scheduling.

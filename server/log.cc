@@ -9,13 +9,15 @@
 namespace boardlab::server {
 namespace {
 
+std::FILE* g_output = stderr;
+
 void Log(const char* level, const std::string& message, std::initializer_list<LogField> fields) {
   nlohmann::json line = {{"ts_ms", NowMs()}, {"level", level}, {"msg", message}};
   for (const auto& [key, value] : fields) line[key] = value;
   std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   static std::mutex mutex;
   std::lock_guard lock(mutex);
-  fprintf(stderr, "%s\n", text.c_str());
+  if (g_output != nullptr) fprintf(g_output, "%s\n", text.c_str());
 }
 
 }  // namespace
@@ -31,5 +33,7 @@ void LogWarning(const std::string& message, std::initializer_list<LogField> fiel
 void LogError(const std::string& message, std::initializer_list<LogField> fields) {
   Log("error", message, fields);
 }
+
+void SetLogOutput(std::FILE* output) { g_output = output; }
 
 }  // namespace boardlab::server

@@ -82,9 +82,12 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Serve
   if (!cert.ok()) return cert.status();
   auto key = ReadFile(config.tls_key);
   if (!key.ok()) return key.status();
-  grpc::SslServerCredentialsOptions options(
-      config.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                                   : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  // With a client CA, certificates are asked for and verified when presented, not required:
+  // clients authenticate with tokens, and the Authenticator demands a verified certificate only
+  // where it matters (AgentService and agent tokens; docs/security.md).
+  grpc::SslServerCredentialsOptions options(config.tls_client_ca.empty()
+                                                ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                                : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
   options.pem_key_cert_pairs.push_back({*key, *cert});
   if (!config.tls_client_ca.empty()) {
     auto ca = ReadFile(config.tls_client_ca);
@@ -169,8 +172,8 @@ int Serve(const ServerConfig& config) {
     return kExitStartup;
   }
 
-  Authenticator auth(config.tokens);
-  ServiceContext context{lab, *blobs, auth, metrics, config};
+  Authenticator auth(config.tokens, /*agent_certificates=*/!config.tls_client_ca.empty());
+  ServiceContext context{lab, **store, *blobs, auth, metrics, config};
   JobServiceImpl jobs(context);
   ArtifactServiceImpl artifacts(context);
   BoardServiceImpl boards(context);

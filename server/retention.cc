@@ -14,28 +14,6 @@ constexpr int kScanPageJobs = 1000;
 
 }  // namespace
 
-void CollectDigests(const google::protobuf::Message& message,
-                    absl::flat_hash_set<std::string>& digests) {
-  if (message.GetDescriptor() == v1::Digest::descriptor()) {
-    const auto& digest = static_cast<const v1::Digest&>(message);
-    if (!digest.sha256().empty()) digests.insert(digest.sha256());
-    return;
-  }
-  const google::protobuf::Reflection* reflection = message.GetReflection();
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  reflection->ListFields(message, &fields);
-  for (const google::protobuf::FieldDescriptor* field : fields) {
-    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
-    if (!field->is_repeated()) {
-      CollectDigests(reflection->GetMessage(message, field), digests);
-      continue;
-    }
-    for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
-      CollectDigests(reflection->GetRepeatedMessage(message, field, i), digests);
-    }
-  }
-}
-
 Retention::Retention(const RetentionConfig& config, Store& store, TieredBlobStore& blobs,
                      Metrics& metrics)
     : config_(config), store_(store), blobs_(blobs), metrics_(metrics) {}
@@ -78,6 +56,8 @@ absl::StatusOr<RetentionSweep> Retention::Sweep(int64_t now_ms) {
         blobs_.DeleteUnused([&](const std::string& sha256) { return referenced->contains(sha256); },
                             now_ms - config_.unused_blobs_seconds * 1000);
     if (!blobs.ok()) return blobs.status();
+    // A blob uploaded again later must be proven again by whoever wants it.
+    if (absl::Status ok = store_.DeleteBlobGrants(blobs->deleted); !ok.ok()) return ok;
     sweep.blobs = *blobs;
   }
   metrics_.RetentionDeleted(static_cast<double>(sweep.jobs), static_cast<double>(sweep.blobs.blobs),

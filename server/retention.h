@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "server/config.h"
+#include "server/job_digests.h"
 #include "server/metrics.h"
 #include "server/store.h"
 #include "server/tiered_blob_store.h"
@@ -28,11 +29,6 @@ struct RetentionSweep {
   int64_t jobs = 0;
   BlobSweep blobs;
 };
-
-/// Adds the SHA-256 of every Digest in `message`, at any depth, to `digests`: a job refers to
-/// its blobs through Digest fields (model, inputs, artifact, outputs, ETDump...), new ones too.
-void CollectDigests(const google::protobuf::Message& message,
-                    absl::flat_hash_set<std::string>& digests);
 
 class Retention {
  public:

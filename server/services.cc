@@ -8,7 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "proto/support/digest.h"
 #include "proto/support/grpc_util.h"
+#include "server/blob_access.h"
 #include "server/clock.h"
+#include "server/file_blob_store.h"
 #include "server/log.h"
 
 namespace boardlab::server {
@@ -41,14 +43,24 @@ void Audit(const Caller& caller, const std::string& action, const std::string& o
                     {"detail", detail}});
 }
 
+// With mTLS configured a presented certificate has been verified during the handshake (one that
+// does not verify ends the connection), so its presence is what counts.
+bool HasVerifiedCertificate(const grpc::ServerContext& context) {
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  return auth != nullptr && auth->IsPeerAuthenticated() &&
+         !auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME).empty();
+}
+
 absl::StatusOr<Caller> Authenticate(const ServiceContext& c, const grpc::ServerContext& context,
-                                    Role needed) {
-  std::string tenant;
+                                    Access needed) {
+  CallCredentials credentials;
   const auto& metadata = context.client_metadata();
   if (auto it = metadata.find("x-boardlab-tenant"); it != metadata.end()) {
-    tenant.assign(it->second.data(), it->second.size());
+    credentials.tenant_header.assign(it->second.data(), it->second.size());
   }
-  return c.auth.Authenticate(api::BearerToken(context), tenant, needed);
+  credentials.token = api::BearerToken(context);
+  credentials.verified_certificate = HasVerifiedCertificate(context);
+  return c.auth.Authenticate(credentials, needed);
 }
 
 // The server's end of an agent stream. Reads happen on the handler's thread; writes on a thread
@@ -118,7 +130,7 @@ class StreamSession : public AgentSession, public std::enable_shared_from_this<S
 grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext* context,
                                        const v1::SubmitJobRequest* request,
                                        v1::SubmitJobResponse* response) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kJobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto submitted = c_.lab.Submit(*caller, *request);
   if (!submitted.ok()) return ToGrpcStatus(submitted.status());
@@ -134,7 +146,7 @@ grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext* context,
 
 grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
                                     v1::Job* response) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kJobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto job = c_.lab.GetJob(*caller, request->job_id());
   if (!job.ok()) return ToGrpcStatus(job.status());
@@ -145,7 +157,7 @@ grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* context, const v1::GetJ
 grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* context,
                                       const v1::WatchJobRequest* request,
                                       grpc::ServerWriter<v1::JobEvent>* writer) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kJobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   int64_t seq = request->after_seq();
   while (!context->IsCancelled()) {
@@ -163,7 +175,7 @@ grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* context,
 
 grpc::Status JobServiceImpl::CancelJob(grpc::ServerContext* context,
                                        const v1::CancelJobRequest* request, v1::Job* response) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kJobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto job = c_.lab.Cancel(*caller, request->job_id());
   if (!job.ok()) return ToGrpcStatus(job.status());
@@ -175,7 +187,7 @@ grpc::Status JobServiceImpl::CancelJob(grpc::ServerContext* context,
 grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* context,
                                       const v1::ListJobsRequest* request,
                                       v1::ListJobsResponse* response) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kJobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto jobs = c_.lab.ListJobs(*caller, *request);
   if (!jobs.ok()) return ToGrpcStatus(jobs.status());
@@ -189,14 +201,19 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* context,
 grpc::Status ArtifactServiceImpl::FindMissing(grpc::ServerContext* context,
                                               const v1::FindMissingRequest* request,
                                               v1::FindMissingResponse* response) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kBlobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   for (const auto& digest : request->digests()) {
     if (!api::IsValidSha256Hex(digest.sha256())) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           absl::StrCat("'", digest.sha256(), "' is not a SHA-256 digest"));
     }
-    if (!c_.blobs.Has(digest)) {
+    // Agents only upload results; a client is told "missing" for another tenant's blob and
+    // proves it holds the bytes by uploading them.
+    absl::StatusOr<bool> visible =
+        caller->is_agent() ? true : TenantMayUse(c_.store, *caller, digest.sha256());
+    if (!visible.ok()) return ToGrpcStatus(visible.status());
+    if (!*visible || !c_.blobs.Has(digest)) {
       *response->add_missing() = digest;
     } else {
       c_.blobs.Touch(digest);  // the caller counts on it staying for its submit
@@ -208,7 +225,7 @@ grpc::Status ArtifactServiceImpl::FindMissing(grpc::ServerContext* context,
 grpc::Status ArtifactServiceImpl::Upload(grpc::ServerContext* context,
                                          grpc::ServerReader<v1::UploadChunk>* reader,
                                          v1::UploadResponse* response) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kBlobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   v1::UploadChunk chunk;
   if (!reader->Read(&chunk) || !chunk.has_digest()) {
@@ -223,16 +240,29 @@ grpc::Status ArtifactServiceImpl::Upload(grpc::ServerContext* context,
                      c_.config.max_blob_bytes, " bytes per blob"));
   }
   *response->mutable_digest() = digest;
-  if (c_.blobs.Has(digest)) {
+  absl::StatusOr<bool> owned =
+      caller->is_agent() ? true : TenantMayUse(c_.store, *caller, digest.sha256());
+  if (!owned.ok()) return ToGrpcStatus(owned.status());
+  const bool stored = c_.blobs.Has(digest);
+  if (stored && *owned) {
     c_.blobs.Touch(digest);
     response->set_already_present(true);
     return grpc::Status::OK;
   }
-  auto writer = c_.blobs.StartWrite(digest);
+  // Stored for another tenant: the bytes are checked against the digest and not kept twice.
+  auto writer = stored ? absl::StatusOr<std::unique_ptr<BlobWriter>>(MakePossessionCheck(digest))
+                       : c_.blobs.StartWrite(digest);
   if (!writer.ok()) return ToGrpcStatus(writer.status());
-  absl::Status stored = Receive(*reader, chunk, **writer, c_.metrics);
+  absl::Status received = Receive(*reader, chunk, **writer, c_.metrics);
   if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "upload cancelled");
-  if (!stored.ok()) return ToGrpcStatus(stored);
+  if (!received.ok()) return ToGrpcStatus(received);
+  if (stored) c_.blobs.Touch(digest);
+  // Agents' uploads become the job tenant's when the agent reports its result.
+  if (!caller->is_agent() && !caller->is_admin()) {
+    if (absl::Status ok = c_.store.GrantBlob(caller->tenant, digest.sha256()); !ok.ok()) {
+      return ToGrpcStatus(ok);
+    }
+  }
   c_.metrics.BlobStoreBytes(static_cast<double>(c_.blobs.TotalBytes()));
   return grpc::Status::OK;
 }
@@ -240,8 +270,18 @@ grpc::Status ArtifactServiceImpl::Upload(grpc::ServerContext* context,
 grpc::Status ArtifactServiceImpl::Download(grpc::ServerContext* context,
                                            const v1::DownloadRequest* request,
                                            grpc::ServerWriter<v1::DownloadChunk>* writer) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kBlobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  const std::string& sha256 = request->digest().sha256();
+  if (absl::Status ok = CheckDigest(request->digest()); !ok.ok()) return ToGrpcStatus(ok);
+  absl::StatusOr<bool> readable =
+      caller->is_agent() ? c_.lab.AgentMayRead(sha256) : TenantMayUse(c_.store, *caller, sha256);
+  if (!readable.ok()) return ToGrpcStatus(readable.status());
+  if (!*readable) {
+    // Word for word what a missing blob gets.
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        absl::StrCat("blob ", sha256, " is not in the store"));
+  }
   auto path = c_.blobs.PathOf(request->digest());
   if (!path.ok()) return ToGrpcStatus(path.status());
   std::ifstream in(*path, std::ios::binary | std::ios::ate);
@@ -268,7 +308,7 @@ grpc::Status ArtifactServiceImpl::Download(grpc::ServerContext* context,
 grpc::Status BoardServiceImpl::ListBoards(grpc::ServerContext* context,
                                           const v1::ListBoardsRequest* request,
                                           v1::ListBoardsResponse* response) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kJobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   for (auto& board : c_.lab.ListBoards(request->board_type())) *response->add_boards() = board;
   for (const auto& [type, n] : c_.lab.QueuedJobs(request->board_type())) {
@@ -279,7 +319,7 @@ grpc::Status BoardServiceImpl::ListBoards(grpc::ServerContext* context,
 
 grpc::Status BoardServiceImpl::GetBoard(grpc::ServerContext* context,
                                         const v1::GetBoardRequest* request, v1::Board* response) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kJobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto board = c_.lab.GetBoard(request->board_id());
   if (!board.ok()) return ToGrpcStatus(board.status());
@@ -290,7 +330,7 @@ grpc::Status BoardServiceImpl::GetBoard(grpc::ServerContext* context,
 grpc::Status BoardServiceImpl::Reserve(grpc::ServerContext* context,
                                        const v1::ReserveRequest* request,
                                        v1::ReserveResponse* response) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kJobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto reserved = c_.lab.Reserve(*caller, *request);
   if (!reserved.ok()) return ToGrpcStatus(reserved.status());
@@ -303,7 +343,7 @@ grpc::Status BoardServiceImpl::Reserve(grpc::ServerContext* context,
 
 grpc::Status BoardServiceImpl::Release(grpc::ServerContext* context,
                                        const v1::ReleaseRequest* request, v1::Board* response) {
-  auto caller = Authenticate(c_, *context, Role::kClient);
+  auto caller = Authenticate(c_, *context, Access::kJobs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto board = c_.lab.Release(*caller, *request);
   if (!board.ok()) return ToGrpcStatus(board.status());
@@ -315,7 +355,7 @@ grpc::Status BoardServiceImpl::Release(grpc::ServerContext* context,
 grpc::Status BoardServiceImpl::SetMaintenance(grpc::ServerContext* context,
                                               const v1::SetMaintenanceRequest* request,
                                               v1::Board* response) {
-  auto caller = Authenticate(c_, *context, Role::kAdmin);
+  auto caller = Authenticate(c_, *context, Access::kAdmin);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   auto board = c_.lab.SetMaintenance(*request);
   if (!board.ok()) return ToGrpcStatus(board.status());
@@ -331,7 +371,7 @@ grpc::Status BoardServiceImpl::SetMaintenance(grpc::ServerContext* context,
 grpc::Status AgentServiceImpl::Connect(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream) {
-  auto caller = Authenticate(c_, *context, Role::kAgent);
+  auto caller = Authenticate(c_, *context, Access::kAgent);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   v1::AgentMessage message;
   if (!stream->Read(&message) || !message.has_hello()) {

@@ -20,6 +20,7 @@ namespace boardlab::server {
 /// What every handler needs; all must outlive the services.
 struct ServiceContext {
   Lab& lab;
+  Store& store;  // blob grants (tenant scoping of the artifact store)
   BlobStore& blobs;
   const Authenticator& auth;
   Metrics& metrics;

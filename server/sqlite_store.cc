@@ -7,6 +7,7 @@
 #include "nlohmann/json.hpp"
 #include "server/blob_store.h"
 #include "server/clock.h"
+#include "server/job_digests.h"
 
 namespace boardlab::server {
 namespace {
@@ -35,7 +36,15 @@ CREATE TABLE IF NOT EXISTS small_blobs (
   sha256 TEXT PRIMARY KEY,
   data BLOB NOT NULL,
   used_ms INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS blob_grants (
+  sha256 TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  PRIMARY KEY (sha256, tenant)) WITHOUT ROWID;
 )sql";
+
+// PRAGMA user_version of a database this server has migrated. 1: small_blobs.used_ms; 2:
+// blob_grants filled from the jobs of databases written before blobs were scoped to tenants.
+constexpr int64_t kSchemaVersion = 2;
 
 // Jobs are scanned and deleted this many at a time, so that the Lab's writes are held up for
 // one page at most.
@@ -161,7 +170,30 @@ absl::Status SqliteStore::Exec(const char* sql) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int64_t> SqliteStore::SchemaVersion() {
+  Statement version(db_, statements_, "PRAGMA user_version");
+  if (version.Step() != SQLITE_ROW) return Error("reading the schema version");
+  return version.Int(0);
+}
+
 absl::Status SqliteStore::Migrate() {
+  absl::StatusOr<int64_t> version = SchemaVersion();
+  if (!version.ok()) return version.status();
+  if (*version > kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat("the database has schema version ", *version,
+                                                      ", newer than this server's ", kSchemaVersion,
+                                                      ": run a newer boardlab-server"));
+  }
+  if (*version < 1) {
+    if (absl::Status ok = MigrateToBlobUse(); !ok.ok()) return ok;
+  }
+  if (*version < 2) {
+    if (absl::Status ok = MigrateToBlobGrants(); !ok.ok()) return ok;
+  }
+  return Exec(absl::StrCat("PRAGMA user_version = ", kSchemaVersion).c_str());
+}
+
+absl::Status SqliteStore::MigrateToBlobUse() {
   // Databases from before retention have no small_blobs.used_ms: they get it, and their blobs
   // count as used now (they get a full grace period, not an immediate deletion).
   bool has_column = false;
@@ -187,6 +219,40 @@ absl::Status SqliteStore::Migrate() {
   Statement backfill(db_, statements_, "UPDATE small_blobs SET used_ms = ? WHERE used_ms = 0");
   backfill.Bind(1, NowMs());
   if (backfill.Step() != SQLITE_DONE) return Error("dating the stored blobs");
+  return absl::OkStatus();
+}
+
+// Tenants keep the blobs their jobs refer to: every digest a stored job names is granted to the
+// job's tenant, in one transaction.
+absl::Status SqliteStore::MigrateToBlobGrants() {
+  if (Statement(db_, statements_, "BEGIN").Step() != SQLITE_DONE) {
+    return Error("starting a transaction");
+  }
+  absl::Status granted = GrantJobBlobsLocked();
+  if (granted.ok() && Statement(db_, statements_, "COMMIT").Step() != SQLITE_DONE) {
+    granted = Error("committing a transaction");
+  }
+  if (!granted.ok()) Exec("ROLLBACK").IgnoreError();
+  return granted;
+}
+
+absl::Status SqliteStore::GrantJobBlobsLocked() {
+  std::vector<std::pair<std::string, std::string>> grants;  // (tenant, sha256)
+  {
+    Statement jobs(db_, statements_, "SELECT tenant, record FROM jobs");
+    int rc;
+    while ((rc = jobs.Step()) == SQLITE_ROW) {
+      auto job = Parse<v1::Job>(jobs.Blob(1), "job");
+      if (!job.ok()) return job.status();
+      absl::flat_hash_set<std::string> digests;
+      CollectDigests(*job, digests);
+      for (const std::string& sha256 : digests) grants.emplace_back(jobs.Blob(0), sha256);
+    }
+    if (rc != SQLITE_DONE) return Error("reading jobs");
+  }
+  for (const auto& [tenant, sha256] : grants) {
+    if (absl::Status ok = GrantBlobLocked(tenant, sha256); !ok.ok()) return ok;
+  }
   return absl::OkStatus();
 }
 
@@ -216,6 +282,9 @@ absl::Status SqliteStore::CommitLocked(const StoreBatch& batch) {
   }
   for (const auto& [id, board] : batch.boards) {
     if (absl::Status ok = PutBoardLocked(board); !ok.ok()) return ok;
+  }
+  for (const auto& [tenant, sha256] : batch.blob_grants) {
+    if (absl::Status ok = GrantBlobLocked(tenant, sha256); !ok.ok()) return ok;
   }
   return absl::OkStatus();
 }
@@ -559,6 +628,40 @@ absl::StatusOr<int64_t> SqliteStore::DeleteBlobUnusedSince(const std::string& sh
   remove.Bind(1, sha256).Bind(2, ms);
   if (remove.Step() != SQLITE_DONE) return Error("deleting a blob");
   return bytes;
+}
+
+absl::Status SqliteStore::GrantBlob(const std::string& tenant, const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  return GrantBlobLocked(tenant, sha256);
+}
+
+absl::Status SqliteStore::GrantBlobLocked(const std::string& tenant, const std::string& sha256) {
+  Statement stmt(db_, statements_,
+                 "INSERT OR IGNORE INTO blob_grants (sha256, tenant) VALUES (?, ?)");
+  stmt.Bind(1, sha256).Bind(2, tenant);
+  if (stmt.Step() != SQLITE_DONE) return Error("granting a blob");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> SqliteStore::HasBlobGrant(const std::string& tenant,
+                                               const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  Statement stmt(db_, statements_, "SELECT 1 FROM blob_grants WHERE sha256 = ? AND tenant = ?");
+  stmt.Bind(1, sha256).Bind(2, tenant);
+  int rc = stmt.Step();
+  if (rc == SQLITE_ROW) return true;
+  if (rc != SQLITE_DONE) return Error("looking up a blob grant");
+  return false;
+}
+
+absl::Status SqliteStore::DeleteBlobGrants(const std::vector<std::string>& sha256s) {
+  std::lock_guard lock(mutex_);
+  for (const std::string& sha256 : sha256s) {
+    Statement stmt(db_, statements_, "DELETE FROM blob_grants WHERE sha256 = ?");
+    stmt.Bind(1, sha256);
+    if (stmt.Step() != SQLITE_DONE) return Error("deleting blob grants");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace boardlab::server

@@ -44,12 +44,21 @@ class SqliteStore : public Store {
   absl::Status TouchBlob(const std::string& sha256, int64_t now_ms) override;
   absl::StatusOr<std::vector<std::string>> BlobsUnusedSince(int64_t ms) override;
   absl::StatusOr<int64_t> DeleteBlobUnusedSince(const std::string& sha256, int64_t ms) override;
+  absl::Status GrantBlob(const std::string& tenant, const std::string& sha256) override;
+  absl::StatusOr<bool> HasBlobGrant(const std::string& tenant, const std::string& sha256) override;
+  absl::Status DeleteBlobGrants(const std::vector<std::string>& sha256s) override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   absl::Status Exec(const char* sql);
-  /// Brings a database written by an older server up to the current schema.
+  /// Brings a database written by an older server up to the current schema (PRAGMA
+  /// user_version); refuses one written by a newer server.
   absl::Status Migrate();
+  absl::StatusOr<int64_t> SchemaVersion();
+  absl::Status MigrateToBlobUse();
+  absl::Status MigrateToBlobGrants();
+  absl::Status GrantJobBlobsLocked();
+  absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256);
   /// One page of DeleteFinishedJobs: from job number `after`; false in `more` at the end.
   absl::StatusOr<int64_t> DeleteFinishedPage(int64_t ended_before_ms, int64_t& after, bool& more);
   absl::Status Error(const char* what) const;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,11 +48,15 @@ struct StoreBatch {
   std::map<int64_t, v1::Job> jobs;          // by job number; the last version of each
   std::vector<v1::JobEvent> events;         // in order
   std::map<std::string, v1::Board> boards;  // by id; the last version of each
-  bool empty() const { return jobs.empty() && events.empty() && boards.empty(); }
+  std::set<std::pair<std::string, std::string>> blob_grants;  // (tenant, sha256) to record
+  bool empty() const {
+    return jobs.empty() && events.empty() && boards.empty() && blob_grants.empty();
+  }
   void clear() {
     jobs.clear();
     events.clear();
     boards.clear();
+    blob_grants.clear();
   }
 };
 
@@ -103,6 +108,14 @@ class Store {
   virtual absl::StatusOr<std::vector<std::string>> BlobsUnusedSince(int64_t ms) = 0;
   /// Deletes a small blob unless it was used since `ms`; its size, or -1 when it stays.
   virtual absl::StatusOr<int64_t> DeleteBlobUnusedSince(const std::string& sha256, int64_t ms) = 0;
+
+  /// Blob grants: which tenants may find, read and reference a blob (they uploaded its bytes, or
+  /// a job of theirs produced it). The bytes are stored once whatever the number of grants.
+  virtual absl::Status GrantBlob(const std::string& tenant, const std::string& sha256) = 0;
+  virtual absl::StatusOr<bool> HasBlobGrant(const std::string& tenant,
+                                            const std::string& sha256) = 0;
+  /// Forgets every grant of these blobs (retention deleted them).
+  virtual absl::Status DeleteBlobGrants(const std::vector<std::string>& sha256s) = 0;
 };
 
 using StorePtr = std::unique_ptr<Store>;

@@ -116,10 +116,12 @@ absl::StatusOr<BlobSweep> TieredBlobStore::DeleteUnused(const KeepBlob& keep,
     small_bytes_ -= *bytes;
     sweep.blobs++;
     sweep.bytes += *bytes;
+    sweep.deleted.push_back(sha256);
   }
   BlobSweep files = files_->DeleteUnused(keep, unused_since_ms);
   sweep.blobs += files.blobs;
   sweep.bytes += files.bytes;
+  sweep.deleted.insert(sweep.deleted.end(), files.deleted.begin(), files.deleted.end());
   return sweep;
 }
 

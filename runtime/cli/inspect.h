@@ -3,9 +3,9 @@
 // boardlab-run --inspect: the per-op profile from an ETDump file alone (no artifact, no run),
 // optionally named through the compiler's debug map (docs/artifact-format.md section 4).
 //
-//   InspectOptions options{.default_ticks_per_second = 325e6};
+//   InspectOptions options;
 //   std::string error;
-//   std::optional<Inspection> i = InspectEtdump(etdp_bytes, map_json, options, &error);
+//   std::optional<Inspection> i = InspectEtdump(etdp_bytes, debug_map, options, &error);
 //   PrintProfileTable(i->profile, i->header);
 //
 // Rows: one per KernelCall ("OPERATOR_CALL") and DelegateCall ("DELEGATE_CALL") instruction of
@@ -14,43 +14,39 @@
 // NPU kernel rows (delegate events) are "NPU kernel k", k = the kernel index in its partition,
 // found through delegate_debug_id_int in the map's kernels[].id, with their TFLite source ops.
 //
-// Tick rate: boardlab-run records it in the "Default" run block as zero-based ProfileEvents one
-// second long (end_time = ticks per second), see kSimRateEvent and friends. Files without them
-// are read as simulated CPU cycles at `default_ticks_per_second`.
+// Clock: the file's clock record (runtime/profiling/etdump/clock_record.h), or the tick-rate
+// events of an older boardlab-run; without either the clock is unknown and the rows show raw
+// ticks, with microseconds only when the caller assumes a rate. NPU kernel rows say where they
+// ran from their delegate metadata (npu, npu-emulated-cortex-m33), CPU rows ran on the CPU.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "nlohmann/json.hpp"
 #include "runtime/cli/profile_table.h"
 #include "runtime/core/span.h"
+#include "runtime/profiling/etdump/clock_record.h"
 
 namespace boardlab::run {
 
-/// Ticks of the non-delegate events are simulated CPU cycles, this many per second.
-inline constexpr const char kSimRateEvent[] = "boardlab::sim_cycles_per_second";
-/// Ticks of the non-delegate events are host wall-clock ticks, this many per second.
-inline constexpr const char kWallRateEvent[] = "boardlab::wall_ticks_per_second";
-/// Ticks of the delegate (NPU kernel) events, this many per second (simulated CPU cycles with the
-/// sim clock; NPU cycles with the wall clock).
-inline constexpr const char kDelegateRateEvent[] = "boardlab::delegate_ticks_per_second";
-
 struct InspectOptions {
-  double default_ticks_per_second = 325e6;
+  /// Ticks per second to assume for a file whose clock is unknown; 0 = assume nothing (no us).
+  double assumed_ticks_per_second = 0;
 };
 
 struct Inspection {
   Profile profile;
-  std::string header;  // one line describing the source, clock and runs
-  double ticks_per_second = 0;
-  double delegate_ticks_per_second = 0;
-  bool rate_recorded = false;  // false: default_ticks_per_second was assumed
+  std::string header;  // one line describing the source and the runs (the clock has its own)
 };
 
-/// `etdp`: the .etdp bytes; `debug_map_json`: empty for none. nullopt with `error` set when the
-/// ETDump does not verify or the debug map is not JSON.
+/// The profile clock of an ETDump clock record.
+ProfileClock ProfileClockFrom(const runtime::etdump::ClockRecord& record);
+
+/// `etdp`: the .etdp bytes; `debug_map`: the compiler's debug map, null for none (rows are then
+/// named from the events). nullopt with `error` set when the ETDump does not verify.
 std::optional<Inspection> InspectEtdump(runtime::Span<const uint8_t> etdp,
-                                        const std::string& debug_map_json,
+                                        const nlohmann::json& debug_map,
                                         const InspectOptions& options, std::string* error);
 
 }  // namespace boardlab::run

@@ -1,10 +1,13 @@
 // boardlab-run: loads a .pte artifact, runs it on the host (CPU kernels + the software NPU
 // backend), checks the outputs against expected bytes and prints a per-op profile. With
 // --board qemu it runs the same command line on boardlab-firmware under QEMU mps2-an505 instead
-// (runtime/cli/qemu_board.h) and streams the firmware's console.
+// (runtime/cli/qemu_board.h) and streams the firmware's console; with --profile it then prints
+// the per-op profile of the firmware's ETDump. Every profile names its clock and where each
+// kernel ran.
 //
 //   boardlab-run model.pte --input in.bin --expected out.bin --atol 1 --profile table
 //   boardlab-run --board qemu model.pte --input in.bin --expected out.bin --timeout 60
+//   boardlab-run --board qemu model.pte --profile table --debug-map model.json
 //
 // Exit codes: 0 pass (or nothing to verify), 1 outputs mismatch, 2 usage (bad options, unreadable
 // or wrongly sized input/expected files), 3 invalid artifact, 4 runtime error.
@@ -32,6 +35,7 @@
 #include "compiler/target_spec.h"
 #include "nlohmann/json.hpp"
 #include "runtime/cli/aligned_buffer.h"
+#include "runtime/cli/debug_map_names.h"
 #include "runtime/cli/input_spec.h"
 #include "runtime/cli/inspect.h"
 #include "runtime/cli/profile_collector.h"
@@ -47,6 +51,7 @@
 #include "runtime/link/host_transport.h"
 #include "runtime/npu/npu_backend.h"
 #include "runtime/platform/platform.h"
+#include "runtime/profiling/etdump/clock_record.h"
 #include "runtime/profiling/etdump/etdump_writer.h"
 #include "runtime/sim/sim_clock.h"
 #include "runtime/timing/timing_model.h"
@@ -201,11 +206,30 @@ std::string OpName(const rt::InstructionInfo& info) {
   return name;
 }
 
+// The clock of a host run: simulated RT700 cycles, or host time with the NPU backend's simulated
+// NPU cycles for its kernels (--clock wall).
+rt::etdump::ClockRecord HostClockRecord(bool sim, const rt::timing::TimingParams& params) {
+  rt::etdump::ClockRecord clock;
+  if (sim) {
+    clock.kind = rt::etdump::ClockKind::kSimCycles;
+    clock.ticks_per_second = static_cast<uint64_t>(params.cpu_clock_hz + 0.5);
+    clock.core_hz = clock.ticks_per_second;
+    return clock;
+  }
+  clock.kind = rt::etdump::ClockKind::kHostWall;
+  clock.ticks_per_second =
+      static_cast<uint64_t>(1e15 / static_cast<double>(rt_pal_ticks_to_ns(1000000)) + 0.5);
+  clock.delegate_kind = rt::etdump::ClockKind::kSimNpuCycles;
+  clock.delegate_ticks_per_second = static_cast<uint64_t>(params.npu_clock_hz + 0.5);
+  return clock;
+}
+
 Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileCollector& collector,
-                     bool sim, const rt::timing::TimingParams& params, int iterations) {
+                     const boardlab::run::ProfileClock& clock, rt::ExecutionUnit npu_unit,
+                     int iterations) {
   Profile profile;
   profile.iterations = iterations;
-  profile.clock = sim ? "sim" : "wall";
+  profile.clock = clock;
   const auto& runs = collector.runs();
   const double n = runs.empty() ? 1.0 : static_cast<double>(runs.size());
   // Ticks per instruction (and per NPU kernel id inside it), summed over runs.
@@ -223,11 +247,7 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
       }
     }
   }
-  // Sim ticks are CPU cycles; wall ticks are the platform's (ns on POSIX).
-  const auto to_us = [&](double ticks) {
-    return sim ? ticks / params.cpu_clock_hz * 1e6
-               : static_cast<double>(rt_pal_ticks_to_ns(static_cast<uint64_t>(ticks))) / 1e3;
-  };
+  const std::string npu_ran_on = rt::ExecutionUnitName(npu_unit);
   for (size_t i = 0; i < method.num_instructions(); ++i) {
     const rt::InstructionInfo info = method.instruction_info(i);
     if (info.kind != rt::InstructionKind::kKernelCall &&
@@ -238,11 +258,10 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
     row.instruction = i;
     row.op = OpName(info);
     row.npu = info.kind == rt::InstructionKind::kDelegateCall;
+    row.ran_on = row.npu ? npu_ran_on : rt::ExecutionUnitName(rt::ExecutionUnit::kCpu);
     row.ticks = instr_ticks[i] / n;
-    row.us = to_us(row.ticks);
-    if (sim) {
-      row.cycles = row.ticks;
-    } else if (row.npu && method.LastDelegateCycles(i) > 0) {
+    boardlab::run::SetCounts(clock, /*delegate=*/false, row);
+    if (row.cycles < 0 && row.npu && method.LastDelegateCycles(i) > 0) {
       row.cycles = static_cast<double>(method.LastDelegateCycles(i));  // simulated NPU cycles
     }
     for (const auto& [id, ticks] : kernel_ticks[i]) {
@@ -250,16 +269,15 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
       k.instruction = i;
       k.op = "kernel " + std::to_string(id);
       k.npu = true;
+      k.ran_on = npu_ran_on;
       k.ticks = ticks / n;
-      // Without the sim clock the backend stamps its own NPU cycle counter.
-      k.cycles = k.ticks;
-      k.us = sim ? to_us(k.ticks) : k.ticks / params.npu_clock_hz * 1e6;
+      k.debug_id = id;
+      boardlab::run::SetCounts(clock, /*delegate=*/true, k);
       row.kernels.push_back(k);
     }
     profile.rows.push_back(row);
   }
-  profile.total_us = to_us(total_ticks / n);
-  if (sim) profile.total_cycles = total_ticks / n;
+  boardlab::run::SetTotal(total_ticks / n, profile);
   return profile;
 }
 
@@ -302,7 +320,9 @@ void AddOptions(CLI::App& app, Args& args) {
       ->check(CLI::PositiveNumber);
   app.add_option("--etdump", args.etdump, "write an ExecuTorch ETDump (.etdp) here");
   app.add_option("--outputs", args.outputs_dir, "write raw outputs to DIR/output<i>.bin");
-  app.add_option("--profile", args.profile, "profile format: table or json")
+  app.add_option("--profile", args.profile,
+                 "profile format: table or json (--board qemu: the firmware's ETDump profile, "
+                 "printed only when asked for)")
       ->check(CLI::IsMember({"table", "json"}));
   app.add_option("--clock", args.clock,
                  "profile clock: sim (simulated RT700 cycles) or wall (host time)")
@@ -319,49 +339,176 @@ void AddOptions(CLI::App& app, Args& args) {
   app.add_option("--inspect", args.inspect,
                  "print the profile of an ETDump (.etdp) file instead of running an artifact");
   app.add_option("--debug-map", args.debug_map,
-                 "with --inspect: the compiler's debug map (boardlab-compile --debug-map) to name "
-                 "CPU ops and NPU kernels");
+                 "the compiler's debug map (boardlab-compile --debug-map): the profile names CPU "
+                 "ops and NPU kernels after their TFLite source ops (not with --serve)");
 }
 
-// --inspect: the profile of an ETDump file, named through the debug map when given.
-int Inspect(const Args& args) {
+// Reads the debug map at `path` (a JSON object). Returns kExitPass, or kExitUsage (cannot be
+// read) / kExitInvalidArtifact (not a JSON object) with `error` naming the file.
+int ReadDebugMap(const std::string& path, json& map, std::string& error) {
+  std::vector<uint8_t> bytes;
+  if (!ReadFile(path, bytes)) {
+    error = "reading debug map '" + path + "': cannot open it";
+    return kExitUsage;
+  }
+  map = json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
+  if (map.is_discarded() || !map.is_object()) {
+    error = "'" + path + "': the debug map is not a JSON object";
+    return kExitInvalidArtifact;
+  }
+  return kExitPass;
+}
+
+// Reads an ETDump into its profile, named after `map` (null: no map). Returns kExitPass, or
+// kExitUsage (cannot be read) / kExitInvalidArtifact (not an ETDump) with `error` naming it.
+int ReadEtdumpProfile(const std::string& etdump_path, const json& map,
+                      const boardlab::run::InspectOptions& options,
+                      boardlab::run::Inspection& inspection, std::string& error) {
   std::vector<uint8_t> etdp;
-  if (!ReadFile(args.inspect, etdp)) {
-    return Fail(kExitUsage, "reading ETDump '" + args.inspect + "': cannot open it");
-  }
-  std::vector<uint8_t> map;
-  if (!args.debug_map.empty() && !ReadFile(args.debug_map, map)) {
-    return Fail(kExitUsage, "reading debug map '" + args.debug_map + "': cannot open it");
-  }
-  boardlab::run::InspectOptions options;
-  {
-    rt::timing::TimingParams params;
-    std::string error;
-    if (!ReadTimingParams(args.target, params, error)) return Fail(kExitUsage, error);
-    options.default_ticks_per_second = params.cpu_clock_hz;
+  if (!ReadFile(etdump_path, etdp)) {
+    error = "reading ETDump '" + etdump_path + "': cannot open it";
+    return kExitUsage;
   }
   // Flatbuffers wants the buffer aligned like the largest scalar it holds.
   Buffer aligned(etdp.size());
   std::copy(etdp.begin(), etdp.end(), aligned.data());
+  std::string why;
+  std::optional<boardlab::run::Inspection> result =
+      boardlab::run::InspectEtdump({aligned.data(), aligned.size()}, map, options, &why);
+  if (!result) {
+    error = "'" + etdump_path + "': " + why;
+    return kExitInvalidArtifact;
+  }
+  inspection = std::move(*result);
+  return kExitPass;
+}
+
+// --inspect: the profile of an ETDump file, named through the debug map when given. A file that
+// records no clock shows raw ticks; an explicit --target supplies a rate to assume for it.
+int Inspect(const CLI::App& app, const Args& args) {
+  boardlab::run::InspectOptions options;
+  if (app.count("--target") > 0) {
+    rt::timing::TimingParams params;
+    std::string error;
+    if (!ReadTimingParams(args.target, params, error)) return Fail(kExitUsage, error);
+    options.assumed_ticks_per_second = params.cpu_clock_hz;
+  }
+  json map;
   std::string error;
-  const std::optional<boardlab::run::Inspection> inspection = boardlab::run::InspectEtdump(
-      {aligned.data(), aligned.size()}, std::string(map.begin(), map.end()), options, &error);
-  if (!inspection) {
-    const std::string file = error.rfind("the debug map", 0) == 0 ? args.debug_map : args.inspect;
-    return Fail(kExitInvalidArtifact, "'" + file + "': " + error);
+  if (!args.debug_map.empty()) {
+    if (int code = ReadDebugMap(args.debug_map, map, error); code != kExitPass) {
+      return Fail(code, error);
+    }
+  }
+  boardlab::run::Inspection inspection;
+  if (int code = ReadEtdumpProfile(args.inspect, map, options, inspection, error);
+      code != kExitPass) {
+    return Fail(code, error);
   }
   if (args.profile == "json") {
     json doc = {{"etdump", args.inspect},
-                {"ticks_per_second", inspection->ticks_per_second},
-                {"delegate_ticks_per_second", inspection->delegate_ticks_per_second},
-                {"tick_rate_recorded", inspection->rate_recorded},
-                {"profile", boardlab::run::ProfileJson(inspection->profile)}};
+                {"profile", boardlab::run::ProfileJson(inspection.profile)}};
     if (!args.debug_map.empty()) doc["debug_map"] = args.debug_map;
     std::cout << doc.dump(2) << "\n";
   } else {
-    boardlab::run::PrintProfileTable(inspection->profile, inspection->header);
+    boardlab::run::PrintProfileTable(inspection.profile, inspection.header);
   }
   return kExitPass;
+}
+
+// The debug map of a run (--debug-map), read before the run so that a bad one costs no run.
+bool ReadRunDebugMap(const Args& args, json& map) {
+  std::string error;
+  if (args.debug_map.empty() || ReadDebugMap(args.debug_map, map, error) == kExitPass) return true;
+  Fail(kExitUsage, error);
+  return false;
+}
+
+// A temporary file name for the firmware's ETDump when the user did not ask for one; the file is
+// removed with this object.
+class TemporaryEtdump {
+ public:
+  TemporaryEtdump() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "boardlab-run-XXXXXX.etdp").string();
+    const int fd = ::mkstemps(pattern.data(), 5);
+    if (fd >= 0) {
+      ::close(fd);
+      path_ = pattern;
+    }
+  }
+  ~TemporaryEtdump() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  TemporaryEtdump(const TemporaryEtdump&) = delete;
+  TemporaryEtdump& operator=(const TemporaryEtdump&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// --board qemu: the same command line on boardlab-firmware under QEMU (runtime/cli/qemu_board.h).
+// With --profile the per-op profile of the firmware's ETDump follows: after the console (table),
+// or alone on stdout (json; the console then goes to stderr).
+int RunQemu(const CLI::App& app, const Args& args) {
+  // The firmware has fixed pools and its own clock.
+  for (const char* option :
+       {"--clock", "--target", "--persistent-bytes", "--temp-bytes", "--etdump-bytes"}) {
+    if (app.count(option) > 0) {
+      return Fail(kExitUsage, std::string(option) + " is not supported with --board qemu");
+    }
+  }
+  if (args.icount.empty() ||
+      (args.icount != "off" && args.icount.find_first_not_of("0123456789") != std::string::npos)) {
+    return Fail(kExitUsage, "--icount takes a shift (0-10) or off");
+  }
+  const bool profile = app.count("--profile") > 0;
+  if (!args.debug_map.empty() && !profile) {
+    return Fail(kExitUsage, "--debug-map is only used with --inspect or --profile");
+  }
+  json map;
+  if (!ReadRunDebugMap(args, map)) return kExitUsage;
+  boardlab::run::QemuRunOptions options;
+  options.artifact = args.artifact;
+  options.inputs = args.inputs;
+  options.expected = args.expected;
+  options.atol = args.atol;
+  options.iterations = args.iterations;
+  options.etdump = args.etdump;
+  options.outputs_dir = args.outputs_dir;
+  options.icount = args.icount;
+  options.timeout_seconds = args.timeout_seconds;
+  options.console_to_stderr = profile && args.profile == "json";
+  const TemporaryEtdump temporary;
+  if (profile && options.etdump.empty()) {
+    if (temporary.path().empty()) {
+      return Fail(kExitRuntime, "cannot create a temporary file for the firmware's ETDump");
+    }
+    options.etdump = temporary.path();
+  }
+  const int code = boardlab::run::RunOnQemu(options);
+  // Only a finished run (pass, unverified or mismatch) has a profile.
+  if (!profile || (code != kExitPass && code != kExitMismatch)) return code;
+  boardlab::run::Inspection inspection;
+  std::string error;
+  if (ReadEtdumpProfile(options.etdump, map, {}, inspection, error) != kExitPass) {
+    return Fail(kExitRuntime, "board error: the firmware's ETDump: " + error);
+  }
+  if (args.profile == "json") {
+    json doc = {{"artifact", args.artifact},
+                {"board", "qemu"},
+                {"verdict", code == kExitMismatch   ? "fail"
+                            : args.expected.empty() ? "unverified"
+                                                    : "pass"},
+                {"profile", boardlab::run::ProfileJson(inspection.profile)}};
+    if (!args.etdump.empty()) doc["etdump"] = args.etdump;
+    if (!args.debug_map.empty()) doc["debug_map"] = args.debug_map;
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    boardlab::run::PrintProfileTable(inspection.profile, inspection.header);
+  }
+  return code;
 }
 
 // What one run produced: the message of a failed run (exit codes 2-4), or its verdict, the
@@ -555,16 +702,9 @@ __attribute__((no_sanitize("vptr"))) int RunArtifact(const Args& args, RunOutput
                     "loading method 'forward': " + RuntimeError(e));
   }
 
-  // The tick rates, recorded in the "Default" block (boardlab::run::InspectEtdump reads them).
-  if (etdump != nullptr) {
-    const double wall_rate = 1e15 / static_cast<double>(rt_pal_ticks_to_ns(1000000));
-    const auto rate_event = [&](const char* name, double ticks_per_second) {
-      etdump->LogProfileEvent(name, -1, -1, 0, static_cast<rt::Ticks>(ticks_per_second + 0.5));
-    };
-    rate_event(sim ? boardlab::run::kSimRateEvent : boardlab::run::kWallRateEvent,
-               sim ? params.cpu_clock_hz : wall_rate);
-    rate_event(boardlab::run::kDelegateRateEvent, sim ? params.cpu_clock_hz : params.npu_clock_hz);
-  }
+  // The clock, recorded in the "Default" block (boardlab::run::InspectEtdump reads it back).
+  const rt::etdump::ClockRecord clock = HostClockRecord(sim, params);
+  if (etdump != nullptr) rt::etdump::WriteClockRecord(*etdump, clock);
 
   // Inputs. They are set again before every iteration: the memory plan may reuse an input's
   // arena bytes once the input has been read, as TFLite Micro's does.
@@ -595,7 +735,8 @@ __attribute__((no_sanitize("vptr"))) int RunArtifact(const Args& args, RunOutput
     }
   }
 
-  out.profile = BuildProfile(*method, collector, sim, params, args.iterations);
+  out.profile = BuildProfile(*method, collector, boardlab::run::ProfileClockFrom(clock),
+                             npu.ran_on(), args.iterations);
   out.persistent_bytes = method->persistent_bytes();
   return out.verdict == "fail" ? kExitMismatch : kExitPass;
 }
@@ -635,16 +776,18 @@ void PrintRunTable(const Args& args, const RunOutput& out) {
       }
     }
   }
-  boardlab::run::PrintProfileTable(out.profile, "profile (" + out.profile.clock +
-                                                    " clock, average of " +
+  boardlab::run::PrintProfileTable(out.profile, "profile (average of " +
                                                     std::to_string(args.iterations) + " iteration" +
                                                     (args.iterations == 1 ? "" : "s") + "):");
 }
 
 int Run(const Args& args) {
+  json map;
+  if (!ReadRunDebugMap(args, map)) return kExitUsage;
   RunOutput out;
   const int code = RunArtifact(args, out);
   if (!out.error.empty()) return Fail(code, out.error);
+  boardlab::run::NameFromDebugMap(map, out.profile);
   if (args.profile == "json") {
     std::cout << RunDocument(args, out).dump(2) << "\n";
   } else {
@@ -722,8 +865,8 @@ int Serve(const Args& defaults) {
 
 // --board serial: the options a board takes (the same as --board qemu's) go to RunOnSerialBoard.
 int RunSerial(const CLI::App& app, Args& args) {
-  for (const char* option : {"--profile", "--clock", "--target", "--persistent-bytes",
-                             "--temp-bytes", "--etdump-bytes", "--icount"}) {
+  for (const char* option : {"--profile", "--debug-map", "--clock", "--target",
+                             "--persistent-bytes", "--temp-bytes", "--etdump-bytes", "--icount"}) {
     if (app.count(option) > 0) {
       return Fail(kExitUsage, std::string(option) + " is not supported with --board serial");
     }
@@ -768,8 +911,10 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   if (args.serve) {
-    if (!args.artifact.empty() || !args.inspect.empty() || args.board != "sim") {
-      return Fail(kExitUsage, "--serve reads its runs from stdin; no artifact, --inspect or qemu");
+    if (!args.artifact.empty() || !args.inspect.empty() || args.board != "sim" ||
+        !args.debug_map.empty()) {
+      return Fail(kExitUsage,
+                  "--serve reads its runs from stdin; no artifact, --inspect, --debug-map or qemu");
     }
     return Serve(args);
   }
@@ -777,38 +922,12 @@ int main(int argc, char** argv) {
     if (!args.artifact.empty()) {
       return Fail(kExitUsage, "--inspect reads an ETDump; it takes no artifact");
     }
-    return Inspect(args);
+    return Inspect(app, args);
   }
   if (args.artifact.empty()) {
     return Fail(kExitUsage, "an artifact is required (or --inspect FILE.etdp); see --help");
   }
-  if (!args.debug_map.empty()) {
-    return Fail(kExitUsage, "--debug-map is only used with --inspect");
-  }
-  if (args.board == "qemu") {
-    // The firmware has fixed pools, its own clock and a console of its own.
-    for (const char* option : {"--profile", "--clock", "--target", "--persistent-bytes",
-                               "--temp-bytes", "--etdump-bytes"}) {
-      if (app.count(option) > 0) {
-        return Fail(kExitUsage, std::string(option) + " is not supported with --board qemu");
-      }
-    }
-    if (args.icount.empty() || (args.icount != "off" &&
-                                args.icount.find_first_not_of("0123456789") != std::string::npos)) {
-      return Fail(kExitUsage, "--icount takes a shift (0-10) or off");
-    }
-    boardlab::run::QemuRunOptions options;
-    options.artifact = args.artifact;
-    options.inputs = args.inputs;
-    options.expected = args.expected;
-    options.atol = args.atol;
-    options.iterations = args.iterations;
-    options.etdump = args.etdump;
-    options.outputs_dir = args.outputs_dir;
-    options.icount = args.icount;
-    options.timeout_seconds = args.timeout_seconds;
-    return boardlab::run::RunOnQemu(options);
-  }
+  if (args.board == "qemu") return RunQemu(app, args);
   if (args.board == "serial") return RunSerial(app, args);
   for (const char* option : {"--port", "--baud", "--connect-timeout", "--json", "--test-fault"}) {
     if (app.count(option) > 0) {

@@ -1,8 +1,10 @@
 #pragma once
 
 // The per-op profile boardlab-run prints, shared by a live run (built from the events of the
-// run) and --inspect (built from an ETDump file): one row per KernelCall / DelegateCall
-// instruction, NPU kernels nested under their DELEGATE_CALL. Printed as a table or as JSON.
+// run), --inspect and --board qemu (built from an ETDump file): one row per KernelCall /
+// DelegateCall instruction, NPU kernels nested under their DELEGATE_CALL. Printed as a table or
+// as JSON. Every view says which clock its numbers count and where each kernel ran, so that the
+// Cortex-M33's time under QEMU is never shown as the NPU's.
 
 #include <cstddef>
 #include <cstdint>
@@ -13,14 +15,36 @@
 
 namespace boardlab::run {
 
+/// The clock of a profile: runtime/profiling/etdump/clock_record.h, as strings and numbers so
+/// that the client can print it without the runtime.
+struct ProfileClock {
+  std::string kind = "unknown";  // ClockKindName: "rt700-sim-cycles", "qemu-icount", ...
+  double ticks_per_second = 0;   // non-delegate events; 0 = unknown
+  int icount_shift = -1;         // qemu-icount
+  double core_hz = 0;            // 0 = unknown
+  std::string delegate_kind;     // "" = delegate events tick on `kind` too
+  double delegate_ticks_per_second = 0;
+  bool legacy = false;        // from an older boardlab-run's tick-rate events
+  bool rate_assumed = false;  // kind unknown; ticks_per_second given by the user (--target)
+};
+
+/// One line for people: "simulated RT700 cycles (host simulator timing model, CPU at 325 MHz)",
+/// "QEMU instructions (icount shift 0), not Cortex-M33 cycles", "clock unknown ...".
+std::string ClockLabel(const ProfileClock& clock);
+
+/// The count column of a profile on `clock`: "cycles", "instructions" or "ticks".
+std::string CountName(const ProfileClock& clock);
+
 struct ProfileRow {
   size_t instruction = 0;
-  std::string op;  // label: operator, "delegate p (backend)" or "NPU kernel k ..."
-  bool npu = false;
-  double ticks = 0;    // average per iteration
-  double cycles = -1;  // -1 = unknown
-  double us = 0;
-  // From the debug map when known (--inspect): TFLite source ops, layer (tensor) name, ids.
+  std::string op;      // label: operator, "delegate p (backend)" or "NPU kernel k ..."
+  bool npu = false;    // placed in an NPU partition by the compiler
+  std::string ran_on;  // ExecutionUnitName: "cpu", "npu", "npu-emulated-cortex-m33", "unknown"
+  double ticks = 0;    // average per iteration, in the row's clock
+  double cycles = -1;  // -1 = unknown (or not a cycle clock)
+  double instructions = -1;  // qemu-icount: instruction count; -1 otherwise
+  double us = -1;            // -1 = unknown (the clock's rate is not known)
+  // From the debug map when known: TFLite source ops, layer (tensor) name, ids.
   std::vector<int32_t> source_ops;
   std::string layer;
   int32_t debug_id = -1;            // NPU kernel: delegate debug id
@@ -29,21 +53,30 @@ struct ProfileRow {
 };
 
 struct Profile {
-  std::string clock;         // "sim" or "wall"
+  ProfileClock clock;
   int iterations = 0;        // Execute runs averaged
-  double total_us = 0;       // Method::execute
+  double total_ticks = 0;    // Method::execute
+  double total_us = -1;      // -1 = unknown
   double total_cycles = -1;  // -1 = unknown
+  double total_instructions = -1;
   std::vector<ProfileRow> rows;
 };
 
-/// Sum of the instruction rows' microseconds (the 100 % of the "%" column).
-double RowsTotalUs(const Profile& profile);
+/// Fills a row's cycles / instructions / us from its average `ticks` on `clock` (the delegate
+/// clock for NPU kernel rows when `delegate` is true).
+void SetCounts(const ProfileClock& clock, bool delegate, ProfileRow& row);
 
-/// Prints `header` then the table (instruction, op, unit, cycles, us, % of the rows' total).
+/// Sets the profile's totals from the average Method::execute `ticks` on its clock.
+void SetTotal(double ticks, Profile& profile);
+
+/// Prints `header` then the table (instruction, op, ran on, count, us, % of the rows' total).
 void PrintProfileTable(const Profile& profile, const std::string& header);
 
-/// {"clock", "iterations", "total_us", "total_cycles", "ops": [{instruction, op, unit, cycles,
-/// us, percent, [source_ops, layer], npu_kernels: [...]}]}.
+/// {"clock", "clock_label", "count_unit" (CountName), "ticks_per_second", ["icount_shift"],
+/// ["core_hz"], ["delegate_clock", "delegate_ticks_per_second"], "iterations", "total_ticks",
+/// "total_us", "total_cycles", ["total_instructions"], "ops": [{instruction, op, unit (the
+/// compiler's placement, NPU or CPU), ran_on, ticks, cycles, [instructions], us, percent,
+/// [source_ops, layer, debug_id, kernel], npu_kernels: [...]}]}. Unknown numbers are null.
 nlohmann::json ProfileJson(const Profile& profile);
 
 }  // namespace boardlab::run

@@ -188,7 +188,7 @@ int RunOnQemu(const QemuRunOptions& options) {
 
   // The runner in its own process group (so that a timeout can stop QEMU too), stdin from
   // /dev/null (a background group must not touch the terminal), stdout and stderr inherited: the
-  // firmware's console streams straight through.
+  // firmware's console streams straight through (to stderr when asked, for a JSON stdout).
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
@@ -196,6 +196,9 @@ int RunOnQemu(const QemuRunOptions& options) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (options.console_to_stderr) {
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

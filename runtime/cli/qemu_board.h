@@ -2,7 +2,7 @@
 
 // boardlab-run --board qemu: runs an artifact on boardlab-firmware.elf under QEMU mps2-an505
 // (Cortex-M33, firmware/README.md) through firmware/run-qemu.sh, with the options boardlab-run
-// and the firmware share. The firmware's console is streamed to stdout as it comes.
+// and the firmware share. The firmware's console is streamed to stdout (or stderr) as it comes.
 //
 //   boardlab::run::QemuRunOptions options;
 //   options.artifact = "kws.pte";
@@ -22,10 +22,11 @@ struct QemuRunOptions {
   std::vector<std::string> expected;  // expected raw bytes of output i
   double atol = 0;
   int iterations = 1;
-  std::string etdump;            // ETDump file to write (empty: none)
-  std::string outputs_dir;       // DIR/output<i>.bin (empty: none)
-  std::string icount = "0";      // -icount shift, or "off"
-  double timeout_seconds = 300;  // the firmware is killed after this long
+  std::string etdump;              // ETDump file to write (empty: none)
+  std::string outputs_dir;         // DIR/output<i>.bin (empty: none)
+  std::string icount = "0";        // -icount shift, or "off"
+  double timeout_seconds = 300;    // the firmware is killed after this long
+  bool console_to_stderr = false;  // the firmware's console on stderr (stdout kept for JSON)
 };
 
 /// The firmware ELF and runner script that RunOnQemu uses (environment first, then CMake's).

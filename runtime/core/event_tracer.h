@@ -11,6 +11,31 @@ namespace boardlab::runtime {
 
 using Ticks = uint64_t;
 
+/// Where a profiled kernel really ran, as the profile views print it ("ran on"). NPU kernel events
+/// carry it in their delegate metadata (docs/runtime.md, "Clock and where it ran"); kernel calls
+/// of the executor always run on the CPU core. The values are the metadata byte: never renumber.
+enum class ExecutionUnit : uint8_t {
+  kUnknown = 0,               // not recorded (ETDumps of other producers, older boardlab files)
+  kCpu = 1,                   // a CPU kernel on the core (simulated, emulated or real)
+  kNpu = 2,                   // the RT700 NPU: its timing model in the host simulator
+  kNpuEmulatedCortexM33 = 3,  // an NPU kernel run by the software NPU engine on the Cortex-M33
+};
+
+/// "cpu", "npu", "npu-emulated-cortex-m33", or "unknown".
+constexpr const char* ExecutionUnitName(ExecutionUnit unit) {
+  switch (unit) {
+    case ExecutionUnit::kCpu:
+      return "cpu";
+    case ExecutionUnit::kNpu:
+      return "npu";
+    case ExecutionUnit::kNpuEmulatedCortexM33:
+      return "npu-emulated-cortex-m33";
+    case ExecutionUnit::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
 class EventTracer {
  public:
   virtual ~EventTracer() = default;
@@ -30,7 +55,7 @@ class EventTracer {
                                 Ticks start, Ticks end, const uint8_t* metadata,
                                 uint32_t metadata_size) = 0;
 
-  #if defined(BOARDLAB_RUNTIME_BAREMETAL)
+#if defined(BOARDLAB_RUNTIME_BAREMETAL)
   static void operator delete(void*, size_t) {}
 #endif
 };

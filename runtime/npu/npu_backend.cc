@@ -64,13 +64,19 @@ Error NpuBackend::Execute(void* handle, Span<TensorView* const> args, BackendCon
       continue;
     }
     const uint32_t k = static_cast<const fb::RunKernel*>(commands->Get(i))->kernel();
+    // Measured on the core: the engine's own run time, read from the board clock around it.
+    const Ticks measured_start = core_clock_ != nullptr ? core_clock_() : 0;
     RT_RETURN_IF_ERROR(ExecuteKernel(h.payload, k, env));
+    const Ticks measured_end = core_clock_ != nullptr ? core_clock_() : 0;
     // Kernel scratch lives for one kernel (the executor resets temp only after the whole call).
     if (ctx.temp != nullptr) ctx.temp->Reset();
     const uint64_t cycles = h.kernel_cycles[k];
     h.last_cycles += cycles;
     Ticks start, end;
-    if (clock_ != nullptr) {
+    if (core_clock_ != nullptr) {
+      start = measured_start;
+      end = measured_end;
+    } else if (clock_ != nullptr) {
       start = clock_->now();
       clock_->AdvanceNpuCycles(cycles);
       end = clock_->now();
@@ -81,10 +87,13 @@ Error NpuBackend::Execute(void* handle, Span<TensorView* const> args, BackendCon
     }
     if (ctx.tracer != nullptr) {
       const fb::NpuKernel& kernel = *program.kernels()->Get(k);
-      // Metadata: the kernel kind, one byte, like Neutron's function code (neutron-rt700.md 9).
-      const uint8_t metadata = static_cast<uint8_t>(kernel.kind());
+      // Metadata: the kernel kind, one byte, like Neutron's function code (neutron-rt700.md 9),
+      // then where the kernel ran (ExecutionUnit), so that no profile shows the Cortex-M33's time
+      // as the NPU's.
+      const uint8_t metadata[kKernelMetadataBytes] = {static_cast<uint8_t>(kernel.kind()),
+                                                      static_cast<uint8_t>(ran_on())};
       ctx.tracer->LogDelegateEvent(kernel.debug_id(), ctx.chain, ctx.instruction, start, end,
-                                   &metadata, 1);
+                                   metadata, kKernelMetadataBytes);
     }
   }
   return Error::kOk;

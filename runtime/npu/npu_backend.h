@@ -17,7 +17,17 @@
 // With a SimClock, event timestamps start at clock->now() and Execute advances the clock by the
 // kernels' cycles (converted to clock ticks), so the executor's DELEGATE_CALL event, read from
 // the same clock, encloses them; the executor must then NOT also add LastCycles(). Without a
-// clock, timestamps are a backend-local simulated NPU cycle counter that only grows.
+// clock, timestamps are a backend-local simulated NPU cycle counter that only grows. Both are the
+// NPU's timing model: the events say they ran on ExecutionUnit::kNpu.
+//
+// On a board without the NPU driver (the firmware: QEMU, and the RT700 until NXP's Neutron driver
+// plugs in), the engine runs the kernels on the Cortex-M33 itself. Constructed with
+// EmulatedOnCore, the backend stamps each kernel with the board clock read around its run and
+// says it ran on ExecutionUnit::kNpuEmulatedCortexM33; LastCycles() still gives the model's NPU
+// cycles.
+//
+// Delegate event metadata: kKernelMetadataBytes bytes, [0] the kernel kind (NpuKernelKind),
+// [1] the ExecutionUnit (docs/runtime.md, "Clock and where it ran").
 
 #include <cstdint>
 
@@ -29,11 +39,22 @@ namespace boardlab::runtime::npu {
 
 inline constexpr const char kNpuBackendId[] = "BoardlabNeutronBackend";
 
+/// Bytes of metadata per NPU kernel event: kind, then ExecutionUnit.
+inline constexpr uint32_t kKernelMetadataBytes = 2;
+
+/// The core's clock for a backend whose kernels run on the Cortex-M33 (see the file comment).
+struct EmulatedOnCore {
+  Ticks (*clock)() = nullptr;  // e.g. rt_pal_current_ticks; must not be null
+};
+
 class NpuBackend : public Backend {
  public:
   /// `params` is copied. `clock` (nullable, not owned) must outlive the backend.
   explicit NpuBackend(const timing::TimingParams& params, sim::SimClock* clock = nullptr)
       : params_(params), clock_(clock) {}
+  /// Kernels timed by `core.clock`, reported as run on the Cortex-M33.
+  NpuBackend(const timing::TimingParams& params, EmulatedOnCore core)
+      : params_(params), core_clock_(core.clock) {}
 
   const char* id() const override { return kNpuBackendId; }
 
@@ -53,9 +74,15 @@ class NpuBackend : public Backend {
 
   const timing::TimingParams& params() const { return params_; }
 
+  /// Where this backend's kernels run, as its events say.
+  ExecutionUnit ran_on() const {
+    return core_clock_ != nullptr ? ExecutionUnit::kNpuEmulatedCortexM33 : ExecutionUnit::kNpu;
+  }
+
  private:
   timing::TimingParams params_;
-  sim::SimClock* clock_;
+  sim::SimClock* clock_ = nullptr;
+  Ticks (*core_clock_)() = nullptr;
   Ticks local_ticks_ = 0;  // timestamps when there is no SimClock
 };
 

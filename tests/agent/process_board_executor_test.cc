@@ -8,6 +8,9 @@
 #include <optional>
 
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "runtime/profiling/etdump/clock_record.h"
+#include "runtime/profiling/etdump/etdump_writer.h"
 #include "tests/agent/agent_test_support.h"
 #include "tests/support/test_paths.h"
 
@@ -124,6 +127,10 @@ TEST_F(RealRunnerTest, PassThenFailAgainstExpectedOutputs) {
   EXPECT_GT(first.inference_cycles, 0u);
   EXPECT_GT(first.inference_us, 0.0);
   EXPECT_NE(first.profile_json.find("\"ops\""), std::string::npos);
+  // The sim board's profile says what it measured: simulated RT700 cycles, the NPU model.
+  const nlohmann::json profile = nlohmann::json::parse(first.profile_json)["profile"];
+  EXPECT_EQ(profile["clock"], "rt700-sim-cycles");
+  EXPECT_EQ(profile["ops"][0]["ran_on"], "npu");
   std::string output = testing::ReadText(first.output_paths[0]);
   ASSERT_EQ(output.size(), 8u * 8u * 4u);
 
@@ -145,6 +152,57 @@ TEST_F(RealRunnerTest, PassThenFailAgainstExpectedOutputs) {
   EXPECT_FALSE(fail.checks[0].passed());
   EXPECT_EQ(fail.checks[0].max_abs_diff(), 4);
   EXPECT_EQ(fail.message, "output 0 differs: max abs diff 4 > atol 1");
+}
+
+// A firmware ETDump as boardlab-firmware writes it under QEMU -icount: its clock record and one
+// NPU kernel that the software engine ran on the Cortex-M33.
+std::string QemuEtdump() {
+  std::vector<uint8_t> buffer(16 * 1024);
+  runtime::etdump::EtdumpWriter w(buffer.data(), buffer.size());
+  w.BeginRun("Default");
+  runtime::etdump::ClockRecord clock;
+  clock.kind = runtime::etdump::ClockKind::kQemuIcount;
+  clock.ticks_per_second = 20000000;
+  clock.icount_shift = 0;
+  runtime::etdump::WriteClockRecord(w, clock);
+  w.BeginRun("Execute");
+  const uint8_t metadata[2] = {0,
+                               static_cast<uint8_t>(runtime::ExecutionUnit::kNpuEmulatedCortexM33)};
+  w.LogDelegateEvent(10, 0, 0, 100, 400, metadata, 2);
+  w.LogProfileEvent("DELEGATE_CALL", 0, 0, 90, 410);
+  w.LogProfileEvent("Method::execute", -1, -1, 80, 420);
+  auto bytes = w.Finish();
+  EXPECT_TRUE(bytes.ok());
+  return std::string(bytes->begin(), bytes->end());
+}
+
+// The qemu driver reads its profile back from the firmware's ETDump with boardlab-run --inspect:
+// the profile it stores names the QEMU clock and says the NPU kernels ran on the Cortex-M33.
+TEST_F(RealRunnerTest, QemuProfileNamesItsClockAndWhereKernelsRan) {
+  const std::string etdp = dir_ / "firmware.etdp";
+  testing::WriteText(etdp, QemuEtdump());
+  // A stand-in for `boardlab-run --board qemu` that leaves the firmware's ETDump where it is
+  // asked to; the real boardlab-run does the --inspect.
+  const std::string runner =
+      testing::WriteScript(dir_ / "qemu_board.sh", "if [ \"$1\" = --inspect ]; then exec " +
+                                                       runner_ + R"( "$@"; fi
+while [ $# -gt 0 ]; do
+  if [ "$1" = --etdump ]; then cp )" + etdp + R"( "$2"; fi
+  shift
+done
+echo 'result: UNVERIFIED ticks 330 ns 16500 instructions 16500 (per inference, icount shift 0)'
+)");
+  const BoardReport r = Run(runner, Request(), RunnerBoard::kQemu);
+  ASSERT_EQ(r.outcome, v1::RUN_OUTCOME_PASS) << r.message;
+  ASSERT_FALSE(r.profile_json.empty());
+  const nlohmann::json profile = nlohmann::json::parse(r.profile_json)["profile"];
+  EXPECT_EQ(profile["clock"], "qemu-icount");
+  EXPECT_EQ(profile["clock_label"], "QEMU instructions (icount shift 0), not Cortex-M33 cycles");
+  ASSERT_EQ(profile["ops"].size(), 1u);
+  const nlohmann::json& kernel = profile["ops"][0]["npu_kernels"][0];
+  EXPECT_EQ(kernel["ran_on"], "npu-emulated-cortex-m33");
+  EXPECT_TRUE(kernel["cycles"].is_null());
+  EXPECT_EQ(kernel["instructions"], 300 * 50);
 }
 
 TEST_F(RealRunnerTest, GarbageArtifactIsAModelError) {

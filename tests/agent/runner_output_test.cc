@@ -88,6 +88,20 @@ TEST(RunnerOutput, SimJsonGivesChecksAndFigures) {
   EXPECT_EQ(r.etdump_path, dir / "run.etdp");
 }
 
+// A profile whose clock has no known rate or does not count cycles has null figures: the run
+// still passes, with the figures unknown.
+TEST(RunnerOutput, NullProfileFiguresAreUnknownNotAnError) {
+  testing::ScratchDir dir;
+  const std::string json = R"({"outputs": [],
+      "profile": {"clock": "qemu-icount", "total_us": null, "total_cycles": null, "ops": []}})";
+  const BoardReport r =
+      InterpretRunnerExit(RunnerBoard::kSim, Request(dir.path().string()), Exited(0), json, {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_PASS) << r.message;
+  EXPECT_DOUBLE_EQ(r.inference_us, 0.0);
+  EXPECT_EQ(r.inference_cycles, 0u);
+  EXPECT_EQ(r.profile_json, json);
+}
+
 // A served run's work directory keeps the previous run's files: only those the answer names
 // are this run's, and an answer without a completed run names none.
 TEST(RunnerOutput, ServeAnswerNamesItsOwnFiles) {

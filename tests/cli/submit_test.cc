@@ -14,6 +14,12 @@
 namespace boardlab::cli {
 namespace {
 
+GlobalOptions ServerOnly(const std::string& address) {
+  GlobalOptions options;
+  options.server = address;
+  return options;
+}
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
@@ -115,7 +121,7 @@ TEST_F(SubmitTest, RetriesUnavailableWithTheSameRequestId) {
   args.model = model_;
   absl::StatusOr<PreparedSubmit> prepared = PrepareSubmit(args);
   ASSERT_TRUE(prepared.ok());
-  absl::StatusOr<Connection> connection = Connect({server_.address(), "", ""});
+  absl::StatusOr<Connection> connection = Connect(ServerOnly(server_.address()));
   ASSERT_TRUE(connection.ok());
   absl::StatusOr<v1::SubmitJobResponse> response =
       SubmitWithRetry(*connection, prepared->request, kFastRetry);
@@ -130,7 +136,7 @@ TEST_F(SubmitTest, RetriesUnavailableWithTheSameRequestId) {
 
 TEST_F(SubmitTest, GivesUpAfterTheRetryBudgetWithExitFive) {
   server_.jobs().FailSubmits(100);
-  absl::StatusOr<Connection> connection = Connect({server_.address(), "", ""});
+  absl::StatusOr<Connection> connection = Connect(ServerOnly(server_.address()));
   ASSERT_TRUE(connection.ok());
   SubmitArgs args;
   args.model = model_;
@@ -149,7 +155,7 @@ TEST_F(SubmitTest, JsonPrintsTheJob) {
 
 TEST_F(SubmitTest, UploadMissingBlobsSkipsPresentOnes) {
   server_.artifacts().Preload("b");
-  absl::StatusOr<Connection> connection = Connect({server_.address(), "", ""});
+  absl::StatusOr<Connection> connection = Connect(ServerOnly(server_.address()));
   ASSERT_TRUE(connection.ok());
   api::BlobClient blobs(connection->channel, "");
   std::vector<LocalBlob> local = {{"a", "a", api::DigestOf("a")}, {"b", "b", api::DigestOf("b")}};

@@ -42,7 +42,9 @@ class WatchTest : public ::testing::Test {
  protected:
   WatchTest() {
     model_ = testing::WriteTestFile("watch_model.tflite", "model bytes");
-    connection_ = *Connect({server_.address(), "", ""});
+    GlobalOptions options;
+    options.server = server_.address();
+    connection_ = *Connect(options);
   }
 
   // A finished job with a verdict, checks, timing and files in the fake's store.
@@ -58,10 +60,13 @@ class WatchTest : public ::testing::Test {
     check->set_passed(result == v1::JOB_RESULT_PASS);
     check->set_max_abs_diff(result == v1::JOB_RESULT_PASS ? 0 : 3);
     run::Profile profile;
-    profile.clock = "sim";
+    profile.clock.kind = "rt700-sim-cycles";
+    profile.clock.ticks_per_second = 500e6;
     profile.iterations = 1;
     run::ProfileRow row;
     row.op = "FULLY_CONNECTED 'fc'";
+    row.ran_on = "cpu";
+    row.ticks = 617250;
     row.cycles = 617250;
     row.us = 1234.5;
     profile.rows.push_back(row);
@@ -174,7 +179,8 @@ TEST_F(WatchTest, PrintsProgressVerdictAndProfile) {
   EXPECT_THAT(out_, HasSubstr("outputs match"));
   EXPECT_THAT(out_, HasSubstr("output 0: pass (max abs diff 0)"));
   EXPECT_THAT(out_, HasSubstr("inference: 1234.5 us, 617250 cycles"));
-  EXPECT_THAT(out_, ::testing::ContainsRegex("FULLY_CONNECTED 'fc' +CPU +617250 +1234.50 +100.0%"));
+  EXPECT_THAT(out_, HasSubstr("clock: simulated RT700 cycles"));
+  EXPECT_THAT(out_, ::testing::ContainsRegex("FULLY_CONNECTED 'fc' +cpu +617250 +1234.50 +100.0%"));
 }
 
 TEST_F(WatchTest, ExitCodeIsTheVerdict) {
@@ -202,6 +208,9 @@ TEST_F(WatchTest, SubmitWaitOutWritesTheJobsFiles) {
   EXPECT_EQ(ReadFile(dir + "/output0.bin"), "output bytes");
   EXPECT_EQ(ReadFile(dir + "/log.txt"), "board log");
   EXPECT_THAT(ReadFile(dir + "/profile.json"), HasSubstr("FULLY_CONNECTED"));
+  // The table's JSON twin names the clock and where each op ran, too.
+  EXPECT_THAT(ReadFile(dir + "/profile.json"), HasSubstr("\"clock_label\":"));
+  EXPECT_THAT(ReadFile(dir + "/profile.json"), HasSubstr("\"ran_on\":\"cpu\""));
   EXPECT_THAT(ReadFile(dir + "/job.json"), HasSubstr("\"result\":\"JOB_RESULT_PASS\""));
   EXPECT_FALSE(std::filesystem::exists(dir + "/etdump.etdp"));  // the job has none
   EXPECT_THAT(err_, HasSubstr("wrote 6 files to " + dir));

@@ -1,8 +1,8 @@
 #pragma once
 
-// What an ETDump from the firmware must contain, for the QEMU tests: per "Execute" run, one
-// native_call_* event per CPU op of the compiler's debug map and one delegate event per NPU
-// kernel id, each with start <= end.
+// What an ETDump from the firmware must contain, for the QEMU tests: its clock record, and per
+// "Execute" run one native_call_* event per CPU op of the compiler's debug map and one delegate
+// event per NPU kernel id, each with start <= end.
 
 #include <cstdint>
 #include <set>
@@ -10,11 +10,13 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "runtime/profiling/etdump/clock_record.h"
 #include "runtime/profiling/etdump/etdump_reader.h"
 
 namespace boardlab::firmware {
 
 struct KernelEvents {
+  runtime::etdump::ClockRecord clock;       // what the file says its ticks count
   std::multiset<int32_t> cpu_instructions;  // instruction index of each native_call_* event
   std::multiset<int32_t> npu_kernel_ids;    // delegate debug id of each delegate event
   bool ordered = true;                      // every event had start <= end
@@ -27,6 +29,7 @@ inline bool ReadKernelEvents(const std::vector<uint8_t>& etdp, KernelEvents* eve
   rt::Result<rt::etdump::EtdumpReader> reader =
       rt::etdump::EtdumpReader::Open({etdp.data(), etdp.size()});
   if (!reader.ok()) return false;
+  events->clock = rt::etdump::ReadClockRecord(reader->root());
   std::vector<rt::etdump::ProfileRow> rows(reader->NumProfileEvents());
   rows.resize(reader->ReadRows({rows.data(), rows.size()}));
   int execute_run = -1;

@@ -19,6 +19,7 @@
 
 #include "compiler/driver.h"
 #include "nlohmann/json.hpp"
+#include "runtime/profiling/etdump/clock_record.h"
 #include "runtime/profiling/etdump/etdump_reader.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
@@ -77,13 +78,23 @@ class FirmwareTest : public ::testing::Test {
 };
 
 // The ETDump the firmware wrote decodes, and its "Execute" run has exactly one event per kernel:
-// one native_call_* event per CPU op of the debug map, one delegate event per NPU kernel id.
-void ExpectOneEventPerKernel(const std::string& etdp_path, const std::string& debug_map) {
+// one native_call_* event per CPU op of the debug map, one delegate event per NPU kernel id. It
+// records its clock (`icount_shift` < 0: QEMU run without -icount) and says the CPU ops ran on the
+// CPU and the NPU kernels on the Cortex-M33, emulated.
+void ExpectOneEventPerKernel(const std::string& etdp_path, const std::string& debug_map,
+                             int icount_shift = -1) {
   const std::vector<uint8_t> etdp = testing::ReadFile(etdp_path);
   ASSERT_FALSE(etdp.empty()) << etdp_path;
   rt::Result<rt::etdump::EtdumpReader> reader =
       rt::etdump::EtdumpReader::Open({etdp.data(), etdp.size()});
   ASSERT_TRUE(reader.ok()) << rt::ToString(reader.error());
+  const rt::etdump::ClockRecord clock = rt::etdump::ReadClockRecord(reader->root());
+  EXPECT_EQ(clock.kind, icount_shift < 0 ? rt::etdump::ClockKind::kQemuVirtualTime
+                                         : rt::etdump::ClockKind::kQemuIcount);
+  EXPECT_EQ(clock.ticks_per_second, 20000000u);  // CMSDK timer 0, 50 ns per tick
+  EXPECT_EQ(clock.icount_shift, icount_shift);
+  EXPECT_EQ(clock.core_hz, 0u);  // an emulated core has no clock frequency
+  EXPECT_EQ(clock.delegate_kind, rt::etdump::ClockKind::kUnknown);  // NPU kernels: the same clock
   std::vector<rt::etdump::ProfileRow> rows(reader->NumProfileEvents());
   rows.resize(reader->ReadRows({rows.data(), rows.size()}));
   ASSERT_FALSE(rows.empty());
@@ -105,8 +116,10 @@ void ExpectOneEventPerKernel(const std::string& etdp_path, const std::string& de
     nonzero_time = nonzero_time || row.duration() > 0;
     if (row.name == nullptr) {
       delegate_ids.insert(row.delegate_debug_id);
+      EXPECT_EQ(row.ran_on, rt::ExecutionUnit::kNpuEmulatedCortexM33) << row.delegate_debug_id;
     } else if (std::string(row.name).rfind("native_call_", 0) == 0) {
       native_calls.insert(row.instruction);
+      EXPECT_EQ(row.ran_on, rt::ExecutionUnit::kCpu) << row.name;
     }
   }
   EXPECT_EQ(native_calls, std::multiset<int32_t>(cpu_instructions.begin(), cpu_instructions.end()));
@@ -249,14 +262,19 @@ TEST_F(FirmwareTest, MismatchIsExitOne) {
   EXPECT_NE(fw.output.find("result: FAIL"), std::string::npos) << fw.output;
 }
 
-// Under -icount the timer counts guest instructions: two runs give the same count.
+// Under -icount the timer counts guest instructions: two runs give the same count, and the
+// ETDump says it counts QEMU instructions at that shift.
 TEST_F(FirmwareTest, IcountInstructionCountsAreDeterministic) {
-  const std::string pte = CompileTo(testing::TinyDsCnn(), "tiny_ds_cnn", {});
+  std::string debug_map;
+  const std::string pte = CompileTo(testing::TinyDsCnn(), "tiny_ds_cnn", {}, &debug_map);
   ASSERT_FALSE(pte.empty());
   std::string counts[2];
   for (std::string& count : counts) {
-    const RunResult fw = RunFirmware(pte + " --input random:5", /*icount_shift=*/0);
+    const std::string etdp = (dir_ / "icount.etdp").string();
+    const RunResult fw =
+        RunFirmware(pte + " --input random:5 --etdump " + etdp, /*icount_shift=*/0);
     ASSERT_EQ(fw.exit_code, 0) << fw.output;
+    ExpectOneEventPerKernel(etdp, debug_map, /*icount_shift=*/0);
     const size_t at = fw.output.find("instructions ");
     ASSERT_NE(at, std::string::npos) << fw.output;
     count = fw.output.substr(at + 13, fw.output.find(' ', at + 13) - at - 13);

@@ -1,6 +1,7 @@
 // boardlab-run --board qemu: the same command line runs on boardlab-firmware under QEMU and gives
 // the same outputs and verdict as --board sim; the firmware's console is streamed; a hung
-// firmware is killed after --timeout and reported as a board error (exit 4).
+// firmware is killed after --timeout and reported as a board error (exit 4); --profile prints the
+// firmware's per-op profile, labelled with its clock (QEMU instructions) and where kernels ran.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "compiler/driver.h"
+#include "nlohmann/json.hpp"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_models.h"
@@ -204,13 +206,172 @@ TEST_F(RunCliQemuTest, BoardErrorsAndUnsupportedOptions) {
       Run("--board qemu " + pte, "BOARDLAB_FIRMWARE_ELF=" + (dir_ / "none.elf").string());
   EXPECT_EQ(no_elf.exit_code, 4) << no_elf.output;
   EXPECT_NE(no_elf.output.find("board error: no firmware ELF"), std::string::npos) << no_elf.output;
-  EXPECT_EQ(Run("--board qemu " + pte + " --profile json").exit_code, 2);
+  EXPECT_EQ(Run("--board qemu " + pte + " --clock wall").exit_code, 2);
+  const CommandResult map_alone = Run("--board qemu " + pte + " --debug-map x.json");
+  EXPECT_EQ(map_alone.exit_code, 2) << map_alone.output;
+  EXPECT_NE(map_alone.output.find("--debug-map is only used with --inspect or --profile"),
+            std::string::npos)
+      << map_alone.output;
+  // A bad debug map is refused before QEMU starts.
+  const std::string bad_map = (dir_ / "bad.json").string();
+  ASSERT_TRUE(testing::WriteFile(bad_map, std::vector<uint8_t>{'[', '1', ']'}));
+  const CommandResult bad = Run("--board qemu " + pte + " --profile table --debug-map " + bad_map);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_EQ(bad.output.find("board qemu:"), std::string::npos) << bad.output;
   EXPECT_EQ(Run("--board sim " + pte + " --timeout 5").exit_code, 2);
   EXPECT_EQ(Run("--board qemu " + (dir_ / "missing.pte").string()).exit_code, 2);
   // Tiny artifact, tiny run: well inside the default timeout, verdict passed through.
   const CommandResult ok = Run("--board qemu " + pte + " --icount off");
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_NE(ok.output.find("result: UNVERIFIED"), std::string::npos) << ok.output;
+}
+
+// Tiny DS-CNN with its depthwise convs on the CPU: delegate calls and kernel calls alternate.
+class QemuProfileTest : public RunCliQemuTest {
+ protected:
+  void SetUp() override {
+    RunCliQemuTest::SetUp();
+    if (IsSkipped()) return;
+    compiler::CompileOptions options;
+    options.no_npu = {compiler::OpType::kDepthwiseConv2D};
+    absl::StatusOr<compiler::CompileResult> compiled =
+        compiler::Compile(testing::TinyDsCnn(), options);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    pte_ = (dir_ / "tiny.pte").string();
+    map_ = (dir_ / "tiny.json").string();
+    ASSERT_TRUE(testing::WriteFile(pte_, compiled->pte));
+    ASSERT_TRUE(testing::WriteFile(map_, std::vector<uint8_t>(compiled->debug_map_json.begin(),
+                                                              compiled->debug_map_json.end())));
+  }
+  // boardlab-run with temporary files in dir_, so that a leftover would be seen.
+  CommandResult RunHere(const std::string& args, bool with_stderr = true) {
+    return RunCommand(
+        "TMPDIR=" + dir_.string() + " BOARDLAB_FIRMWARE_ELF=" + std::string(BOARDLAB_FIRMWARE_ELF) +
+            " BOARDLAB_QEMU_RUNNER=" + BOARDLAB_FIRMWARE_RUNNER + " " + run_ + " " + args,
+        with_stderr);
+  }
+  bool LeftoverEtdump() const {
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().extension() == ".etdp") return true;
+    }
+    return false;
+  }
+
+  std::string pte_, map_;
+};
+
+// The line of `text` that contains `what` (empty when none does).
+std::string LineWith(const std::string& text, const std::string& what) {
+  const size_t at = text.find(what);
+  if (at == std::string::npos) return "";
+  const size_t start = text.rfind('\n', at) == std::string::npos ? 0 : text.rfind('\n', at) + 1;
+  return text.substr(start, text.find('\n', at) - start);
+}
+
+// Issue 16 item 8: the per-op profile of a firmware run, without a second --inspect call.
+TEST_F(QemuProfileTest, ProfileTableFollowsTheConsole) {
+  const CommandResult r = RunHere("--board qemu " + pte_ + " --profile table --debug-map " + map_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const size_t result = r.output.find("result: UNVERIFIED");
+  const size_t profile = r.output.find("profile from ETDump (average of 1 Execute run):");
+  ASSERT_NE(result, std::string::npos) << r.output;
+  ASSERT_NE(profile, std::string::npos) << r.output;
+  EXPECT_LT(result, profile) << "the console first, then the profile";
+  EXPECT_NE(r.output.find("clock: QEMU instructions (icount shift 0), not Cortex-M33 cycles"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(LineWith(r.output, "DEPTHWISE_CONV_2D #").find(" cpu "), std::string::npos) << r.output;
+  EXPECT_NE(LineWith(r.output, "NPU kernel 0 (id ").find(" npu-emulated-cortex-m33 "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("total (Method::execute)"), std::string::npos) << r.output;
+  EXPECT_FALSE(LeftoverEtdump()) << "the temporary ETDump was not removed";
+}
+
+TEST_F(QemuProfileTest, ProfileJsonIsTheOnlyStdout) {
+  const std::string etdp = (dir_ / "kept.etdp").string();
+  const CommandResult r = RunHere("--board qemu " + pte_ + " --profile json --etdump " + etdp,
+                                  /*with_stderr=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["board"], "qemu");
+  EXPECT_EQ(j["verdict"], "unverified");
+  EXPECT_EQ(j["etdump"], etdp);
+  EXPECT_FALSE(testing::ReadFile(etdp).empty()) << "an --etdump the user asked for is kept";
+  const nlohmann::json& p = j["profile"];
+  EXPECT_EQ(p["clock"], "qemu-icount");
+  EXPECT_EQ(p["iterations"], 1);
+  EXPECT_GT(p["total_instructions"].get<double>(), 0);
+  bool npu = false, cpu = false;
+  for (const nlohmann::json& op : p["ops"]) {
+    if (op["unit"] == "NPU") {
+      npu = true;
+      EXPECT_EQ(op["ran_on"], "npu-emulated-cortex-m33");
+      for (const nlohmann::json& k : op["npu_kernels"]) {
+        EXPECT_EQ(k["ran_on"], "npu-emulated-cortex-m33");
+        EXPECT_TRUE(k["cycles"].is_null());
+        EXPECT_GE(k["instructions"].get<double>(), 0);
+      }
+    } else {
+      cpu = true;
+      EXPECT_EQ(op["ran_on"], "cpu");
+    }
+  }
+  EXPECT_TRUE(npu);
+  EXPECT_TRUE(cpu);
+}
+
+// A mismatch still ran to the end: its verdict, and its profile.
+TEST_F(QemuProfileTest, AMismatchKeepsItsProfile) {
+  const std::string wrong = (dir_ / "wrong.bin").string();
+  ASSERT_TRUE(testing::WriteFile(wrong, std::vector<uint8_t>(12, 0x55)));
+  const CommandResult r =
+      RunHere("--board qemu " + pte_ + " --expected " + wrong + " --profile json",
+              /*with_stderr=*/false);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["verdict"], "fail");
+  EXPECT_FALSE(j["profile"]["ops"].empty());
+}
+
+// Issue 12: the firmware's timer ticks are QEMU instructions of the Cortex-M33, NPU kernels
+// included. Neither --inspect nor --profile may show them as simulated cycles or NPU time (before
+// clock records, --inspect said "sim clock, CPU cycles at 325 MHz assumed" on NPU rows).
+TEST_F(QemuProfileTest, NoViewLabelsQemuTicksAsNpuTiming) {
+  const std::string etdp = (dir_ / "fw.etdp").string();
+  const CommandResult run = RunHere("--board qemu " + pte_ + " --etdump " + etdp);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const std::string& view : {"--inspect " + etdp, "--inspect " + etdp + " --debug-map " + map_,
+                                  "--board qemu " + pte_ + " --profile table"}) {
+    SCOPED_TRACE(view);
+    const CommandResult table = RunHere(view, /*with_stderr=*/false);
+    ASSERT_EQ(table.exit_code, 0) << table.output;
+    EXPECT_EQ(table.output.find("sim clock"), std::string::npos) << table.output;
+    EXPECT_EQ(table.output.find("CPU cycles"), std::string::npos) << table.output;
+    EXPECT_EQ(table.output.find("simulated"), std::string::npos) << table.output;
+    EXPECT_NE(table.output.find("QEMU instructions"), std::string::npos) << table.output;
+    const std::string header = LineWith(table.output, " op ");
+    EXPECT_NE(header.find("ran on"), std::string::npos) << table.output;
+    EXPECT_NE(header.find("instructions"), std::string::npos) << header;
+    EXPECT_EQ(header.find("cycles"), std::string::npos) << header;
+    EXPECT_EQ(LineWith(table.output, " npu "), "") << "a row says it ran on the NPU";
+    EXPECT_NE(LineWith(table.output, "npu-emulated-cortex-m33"), "") << table.output;
+  }
+  const CommandResult json = RunHere("--inspect " + etdp + " --profile json", false);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const nlohmann::json j = nlohmann::json::parse(json.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << json.output;
+  EXPECT_EQ(j["profile"]["clock"], "qemu-icount");
+  for (const nlohmann::json& op : j["profile"]["ops"]) {
+    EXPECT_TRUE(op["cycles"].is_null()) << op;
+    EXPECT_NE(op["ran_on"], "npu") << op;
+    for (const nlohmann::json& k : op["npu_kernels"]) {
+      EXPECT_TRUE(k["cycles"].is_null()) << k;
+      EXPECT_EQ(k["ran_on"], "npu-emulated-cortex-m33") << k;
+    }
+  }
 }
 
 }  // namespace

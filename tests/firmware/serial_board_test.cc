@@ -226,6 +226,10 @@ TEST_P(SerialBoardModels, OutputsEqualSimAndEtdumpHasEveryKernelAndCacheHitsTheS
   EXPECT_EQ(events.npu_kernel_ids, expected.npu_kernel_ids);
   EXPECT_TRUE(events.ordered);
   EXPECT_TRUE(events.timed) << "every event lasted zero ticks: is the board clock running?";
+  // qemu-board.sh runs QEMU with -icount shift=0: the board clock counts instructions.
+  EXPECT_EQ(events.clock.kind, runtime::etdump::ClockKind::kQemuIcount);
+  EXPECT_EQ(events.clock.icount_shift, 0);
+  EXPECT_EQ(events.clock.ticks_per_second, 20000000u);
   const json first = ReadJson(dir / "first.json");
   EXPECT_EQ(first["board"]["board"], "an505");
   EXPECT_EQ(first["board"]["icount_shift"], 0);

@@ -105,39 +105,81 @@ TEST(EtdumpWriterTest, FullBufferDropsEventsButStaysValid) {
   EXPECT_FALSE(t.Finish().ok());
 }
 
-TEST(EtdumpReaderTest, RowsJoinTheDebugMap) {
+TEST(EtdumpReaderTest, RowsCarryTheEventsAndWhereKernelsRan) {
   std::vector<uint8_t> buffer(16 * 1024);
   const std::vector<uint8_t> etdp = WriteSample(buffer);
   auto reader = EtdumpReader::Open(Span<const uint8_t>(etdp.data(), etdp.size()));
   ASSERT_TRUE(reader.ok());
   EXPECT_EQ(reader->NumProfileEvents(), 6u);
-  const std::string map = R"({"delegates": [{"instruction": 0, "partition": 0,
-      "backend": "BoardlabNeutronBackend",
-      "kernels": [{"id": 10, "kernel": 0, "ops": [0, 1], "names": ["conv_out"]},
-                  {"id": 11, "kernel": 1, "ops": [2], "names": ["pool_out", "x"]}]}],
-      "cpu_ops": [{"instruction": 1, "op": 3, "ops": [3], "name": "SOFTMAX #3"}]})";
   ProfileRow rows[8];
-  const size_t n = reader->ReadRows(Span<ProfileRow>(rows, 8), map.data(), map.size());
+  const size_t n = reader->ReadRows(Span<ProfileRow>(rows, 8));
   ASSERT_EQ(n, 6u);
   EXPECT_STREQ(rows[0].run_name, "Default");
+  EXPECT_EQ(rows[0].ran_on, ExecutionUnit::kUnknown);  // not a kernel
+  EXPECT_EQ(rows[1].run, 1u);
+  EXPECT_STREQ(rows[1].run_name, "Execute");
+  EXPECT_EQ(rows[1].name, nullptr);
   EXPECT_EQ(rows[1].delegate_debug_id, 10);
-  EXPECT_TRUE(rows[1].mapped);
-  EXPECT_EQ(rows[1].kernel, 0);
-  ASSERT_EQ(rows[1].num_source_ops, 2);
-  EXPECT_EQ(rows[1].source_ops[1], 1);
-  EXPECT_EQ(std::string(rows[1].layer.data, rows[1].layer.size), "conv_out");
+  EXPECT_EQ(rows[1].chain, 0);
+  EXPECT_EQ(rows[1].instruction, 0);
   EXPECT_EQ(rows[1].duration(), 50u);
-  EXPECT_EQ(rows[2].kernel, 1);
-  EXPECT_EQ(std::string(rows[2].layer.data, rows[2].layer.size), "pool_out");
-  EXPECT_FALSE(rows[3].mapped);  // DELEGATE_CALL
-  EXPECT_TRUE(rows[4].mapped);
-  EXPECT_EQ(std::string(rows[4].layer.data, rows[4].layer.size), "SOFTMAX #3");
+  EXPECT_EQ(rows[1].ran_on, ExecutionUnit::kUnknown);  // one metadata byte: no unit
+  EXPECT_STREQ(rows[3].name, "DELEGATE_CALL");
+  EXPECT_STREQ(rows[4].name, "native_call_softmax.out");
+  EXPECT_EQ(rows[4].ran_on, ExecutionUnit::kCpu);
+  // Fewer slots than events: the first ones.
+  EXPECT_EQ(reader->ReadRows(Span<ProfileRow>(rows, 2)), 2u);
   // Malformed input is rejected, not crashed on.
   std::vector<uint8_t> bad = etdp;
   bad[8] = 'X';
   EXPECT_FALSE(EtdumpReader::Open(Span<const uint8_t>(bad.data(), bad.size())).ok());
-  ProfileRow row;
-  EXPECT_FALSE(LookupDelegateKernel("{\"kernels\": [{\"id\": 10,", 24, 10, &row));
+}
+
+// The NPU backend's second metadata byte says where the kernel ran; unknown values read as
+// unknown.
+TEST(EtdumpReaderTest, DelegateMetadataGivesWhereTheKernelRan) {
+  std::vector<uint8_t> buffer(16 * 1024);
+  EtdumpWriter w(buffer.data(), buffer.size());
+  w.BeginRun("Execute");
+  const uint8_t npu[2] = {0, static_cast<uint8_t>(ExecutionUnit::kNpu)};
+  const uint8_t emulated[2] = {0, static_cast<uint8_t>(ExecutionUnit::kNpuEmulatedCortexM33)};
+  const uint8_t bogus[2] = {0, 200};
+  w.LogDelegateEvent(10, 0, 0, 0, 1, npu, 2);
+  w.LogDelegateEvent(11, 0, 0, 1, 2, emulated, 2);
+  w.LogDelegateEvent(12, 0, 0, 2, 3, bogus, 2);
+  auto bytes = w.Finish();
+  ASSERT_TRUE(bytes.ok());
+  auto reader = EtdumpReader::Open(*bytes);
+  ASSERT_TRUE(reader.ok());
+  ProfileRow rows[3];
+  ASSERT_EQ(reader->ReadRows(Span<ProfileRow>(rows, 3)), 3u);
+  EXPECT_EQ(rows[0].ran_on, ExecutionUnit::kNpu);
+  EXPECT_EQ(rows[1].ran_on, ExecutionUnit::kNpuEmulatedCortexM33);
+  EXPECT_EQ(rows[2].ran_on, ExecutionUnit::kUnknown);
+  EXPECT_STREQ(ExecutionUnitName(rows[1].ran_on), "npu-emulated-cortex-m33");
+}
+
+// A named integer is a DebugEvent with an Int Value; a full buffer drops it like any event.
+TEST(EtdumpWriterTest, NamedIntegersAreDebugEvents) {
+  std::vector<uint8_t> buffer(16 * 1024);
+  EtdumpWriter w(buffer.data(), buffer.size());
+  w.LogNamedInt("answer", -42);  // opens "Default"
+  auto bytes = w.Finish();
+  ASSERT_TRUE(bytes.ok());
+  const ::etdump::ETDump* root = flatbuffers::GetSizePrefixedRoot<::etdump::ETDump>(bytes->data());
+  ASSERT_EQ(root->run_data()->size(), 1u);
+  EXPECT_STREQ(root->run_data()->Get(0)->name()->c_str(), "Default");
+  const ::etdump::DebugEvent* d = root->run_data()->Get(0)->events()->Get(0)->debug_event();
+  ASSERT_NE(d, nullptr);
+  EXPECT_STREQ(d->name()->c_str(), "answer");
+  EXPECT_EQ(d->debug_entry()->val(), ::etdump::ValueType::Int);
+  EXPECT_EQ(d->debug_entry()->int_value()->int_val(), -42);
+
+  EtdumpWriter full(buffer.data(), buffer.size(), /*max_events=*/1, /*max_runs=*/1);
+  full.LogNamedInt("a", 1);
+  full.LogNamedInt("b", 2);
+  EXPECT_EQ(full.dropped_events(), 1u);
+  EXPECT_TRUE(full.Finish().ok());
 }
 
 // flatc decodes the file the way ExecuTorch's Python tools do (serialize.py).

@@ -21,6 +21,7 @@
 #include "compiler/driver.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "runtime/profiling/etdump/clock_record.h"
 #include "runtime/profiling/etdump/etdump_reader.h"
 #include "runtime/profiling/etdump/etdump_writer.h"
 #include "tests/runtime/executor_test_support.h"
@@ -349,11 +350,13 @@ TEST_F(InspectKws, InspectReproducesTheLiveProfile) {
     ASSERT_EQ(c.exit_code, 0) << c.output;
     const json j = json::parse(c.output, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << c.output;
-    EXPECT_EQ(j["ticks_per_second"], static_cast<double>(kSimTicksPerSecond));
-    EXPECT_EQ(j["tick_rate_recorded"], true);
     const json& p = j["profile"];
     const json& live = r->live["profile"];
-    EXPECT_EQ(p["clock"], "sim");
+    EXPECT_EQ(p["clock"], "rt700-sim-cycles");
+    EXPECT_EQ(p["clock"], live["clock"]);
+    EXPECT_EQ(p["clock_label"], live["clock_label"]);
+    EXPECT_EQ(p["ticks_per_second"], static_cast<double>(kSimTicksPerSecond));
+    EXPECT_EQ(p["core_hz"], static_cast<double>(kSimTicksPerSecond));
     EXPECT_EQ(p["iterations"], kIterations);
     EXPECT_EQ(p["total_cycles"], live["total_cycles"]);
     EXPECT_NEAR(p["total_us"].get<double>(), live["total_us"].get<double>(), 1e-6);
@@ -366,6 +369,8 @@ TEST_F(InspectKws, InspectReproducesTheLiveProfile) {
       const json& live_op = live["ops"][i];
       EXPECT_EQ(op["instruction"], live_op["instruction"]);
       EXPECT_EQ(op["unit"], live_op["unit"]);
+      EXPECT_EQ(op["ran_on"], live_op["ran_on"]);
+      EXPECT_EQ(op["ran_on"], op["unit"] == "CPU" ? "cpu" : "npu");
       EXPECT_EQ(op["cycles"], live_op["cycles"]);
       percent += op["percent"].get<double>();
       const int32_t instruction = op["instruction"].get<int32_t>();
@@ -387,6 +392,8 @@ TEST_F(InspectKws, InspectReproducesTheLiveProfile) {
         const json& kernel = op["npu_kernels"][k];
         const json& mapped = (*delegate)["kernels"][k];
         EXPECT_EQ(kernel["cycles"], live_op["npu_kernels"][k]["cycles"]);
+        EXPECT_EQ(kernel["ran_on"], "npu");
+        EXPECT_EQ(live_op["npu_kernels"][k]["ran_on"], "npu");
         EXPECT_EQ(kernel["debug_id"], mapped["id"]);
         EXPECT_EQ(kernel["kernel"], mapped["kernel"]);
         EXPECT_EQ(kernel["source_ops"], mapped["ops"]);
@@ -405,14 +412,76 @@ TEST_F(InspectKws, InspectTable) {
   const CommandResult c = RunCommand(boardlab::testing::RunBinary() + " --inspect " +
                                      mixed_->etdp_path + " --debug-map " + mixed_->map_path);
   ASSERT_EQ(c.exit_code, 0) << c.output;
-  EXPECT_NE(c.output.find("sim clock, CPU cycles at 325 MHz as recorded, average of 3 Execute "
-                          "runs"),
+  EXPECT_NE(c.output.find("profile from ETDump (average of 3 Execute runs):"), std::string::npos)
+      << c.output;
+  EXPECT_NE(c.output.find("clock: simulated RT700 cycles (host simulator timing model, CPU at "
+                          "325 MHz)"),
             std::string::npos)
       << c.output;
+  EXPECT_NE(c.output.find("ran on"), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("DEPTHWISE_CONV_2D #1"), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("NPU kernel 0 (id "), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("total (Method::execute)"), std::string::npos) << c.output;
-  EXPECT_NE(c.output.find("CPU"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find(" cpu "), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find(" npu "), std::string::npos) << c.output;
+}
+
+// The sim board's ETDump says what it is: simulated RT700 cycles at the target's CPU clock, NPU
+// kernels on the NPU timing model, CPU kernels on the CPU.
+TEST_F(InspectKws, EtdumpRecordsSimulatedCyclesAndTheNpu) {
+  for (const KwsRun* r : Both()) {
+    const testing::AlignedBytes bytes(r->etdp);
+    Result<etdump::EtdumpReader> reader = etdump::EtdumpReader::Open(bytes.span());
+    ASSERT_TRUE(reader.ok());
+    const etdump::ClockRecord clock = etdump::ReadClockRecord(reader->root());
+    EXPECT_EQ(clock.kind, etdump::ClockKind::kSimCycles);
+    EXPECT_EQ(clock.ticks_per_second, kSimTicksPerSecond);
+    EXPECT_EQ(clock.core_hz, kSimTicksPerSecond);
+    EXPECT_EQ(clock.delegate_kind, etdump::ClockKind::kUnknown);  // the same clock
+    EXPECT_FALSE(clock.legacy);
+    std::vector<etdump::ProfileRow> rows(reader->NumProfileEvents());
+    rows.resize(reader->ReadRows({rows.data(), rows.size()}));
+    int kernels = 0;
+    for (const etdump::ProfileRow& row : rows) {
+      if (row.delegate_debug_id != -1) {
+        EXPECT_EQ(row.ran_on, ExecutionUnit::kNpu) << row.delegate_debug_id;
+        ++kernels;
+      } else if (row.name != nullptr && std::string(row.name).rfind("native_call_", 0) == 0) {
+        EXPECT_EQ(row.ran_on, ExecutionUnit::kCpu);
+      }
+    }
+    EXPECT_GT(kernels, 0);
+  }
+}
+
+// A live run named through the debug map shows the same source ops as --inspect.
+TEST_F(InspectKws, LiveRunNamesOpsThroughTheDebugMap) {
+  const CommandResult c = RunCommand(boardlab::testing::RunBinary() + " " + mixed_->pte_path +
+                                         " --debug-map " + mixed_->map_path + " --profile json",
+                                     /*with_stderr=*/false);
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const json j = json::parse(c.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << c.output;
+  const CommandResult i =
+      RunCommand(boardlab::testing::RunBinary() + " --inspect " + mixed_->etdp_path +
+                     " --debug-map " + mixed_->map_path + " --profile json",
+                 /*with_stderr=*/false);
+  ASSERT_EQ(i.exit_code, 0) << i.output;
+  const json inspected = json::parse(i.output, nullptr, false);
+  const json& ops = j["profile"]["ops"];
+  ASSERT_EQ(ops.size(), inspected["profile"]["ops"].size());
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const json& a = ops[k];
+    const json& b = inspected["profile"]["ops"][k];
+    EXPECT_EQ(a["op"], b["op"]);
+    EXPECT_EQ(a["source_ops"], b["source_ops"]);
+    ASSERT_EQ(a["npu_kernels"].size(), b["npu_kernels"].size());
+    for (size_t n = 0; n < a["npu_kernels"].size(); ++n) {
+      EXPECT_EQ(a["npu_kernels"][n]["op"], b["npu_kernels"][n]["op"]);
+      EXPECT_EQ(a["npu_kernels"][n]["layer"], b["npu_kernels"][n]["layer"]);
+    }
+  }
+  EXPECT_EQ(ops[1]["op"], "DEPTHWISE_CONV_2D #1");
 }
 
 // ---- Small models and synthetic ETDumps (no shared folder needed) ---------------------------
@@ -493,69 +562,172 @@ TEST_F(InspectCli, WallClockRecordsItsTickRates) {
   ASSERT_EQ(c.exit_code, 0) << c.output;
   const json j = json::parse(c.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << c.output;
-  EXPECT_EQ(j["profile"]["clock"], "wall");
-  EXPECT_EQ(j["ticks_per_second"], 1e9);  // POSIX ticks are ns
-  EXPECT_EQ(j["delegate_ticks_per_second"], static_cast<double>(kSimTicksPerSecond));
-  EXPECT_TRUE(j["profile"]["total_cycles"].is_null());
-  ASSERT_EQ(j["profile"]["ops"].size(), 1u);
-  EXPECT_TRUE(j["profile"]["ops"][0]["cycles"].is_null());
-  EXPECT_FALSE(j["profile"]["ops"][0]["npu_kernels"][0]["cycles"].is_null());
+  const json& p = j["profile"];
+  EXPECT_EQ(p["clock"], "host-wall");
+  EXPECT_EQ(p["ticks_per_second"], 1e9);  // POSIX ticks are ns
+  EXPECT_EQ(p["delegate_clock"], "rt700-sim-npu-cycles");
+  EXPECT_EQ(p["delegate_ticks_per_second"], static_cast<double>(kSimTicksPerSecond));
+  EXPECT_NE(p["clock_label"].get<std::string>().find("NPU kernels: simulated NPU cycles"),
+            std::string::npos)
+      << p["clock_label"];
+  EXPECT_TRUE(p["total_cycles"].is_null());
+  ASSERT_EQ(p["ops"].size(), 1u);
+  EXPECT_TRUE(p["ops"][0]["cycles"].is_null());
+  EXPECT_FALSE(p["ops"][0]["npu_kernels"][0]["cycles"].is_null());
+  EXPECT_EQ(p["ops"][0]["npu_kernels"][0]["ran_on"], "npu");
 }
 
-// A hand-written ETDump without tick-rate events: read as sim cycles at the default rate, named
-// through a hand-written debug map.
-TEST_F(InspectCli, SyntheticEtdumpWithoutTickRate) {
+// A hand-written ETDump of two kernel calls, stamped with `clock` (none: nullptr), its NPU kernels
+// marked as run on `unit`; and the debug map naming them.
+std::vector<uint8_t> SyntheticEtdump(const etdump::ClockRecord* clock, ExecutionUnit unit) {
   std::vector<uint8_t> buffer(64 * 1024);
   etdump::EtdumpWriter w(buffer.data(), buffer.size());
   w.BeginRun("Default");
   w.LogProfileEvent("Program::load_method", -1, -1, 0, 10);
+  if (clock != nullptr) etdump::WriteClockRecord(w, *clock);
   w.BeginRun("Execute");
-  const uint8_t metadata = 0;
-  w.LogDelegateEvent(10, 0, 0, 100, 400, &metadata, 1);
-  w.LogDelegateEvent(11, 0, 0, 400, 500, &metadata, 1);
+  const uint8_t metadata[2] = {0, static_cast<uint8_t>(unit)};
+  const uint32_t metadata_size = unit == ExecutionUnit::kUnknown ? 1 : 2;
+  w.LogDelegateEvent(10, 0, 0, 100, 400, metadata, metadata_size);
+  w.LogDelegateEvent(11, 0, 0, 400, 500, metadata, metadata_size);
   w.LogProfileEvent("DELEGATE_CALL", 0, 0, 100, 600);
   w.LogProfileEvent("native_call_softmax.out", 0, 1, 610, 1000);
   w.LogProfileEvent("OPERATOR_CALL", 0, 1, 600, 1100);
   w.LogProfileEvent("Method::execute", -1, -1, 100, 1100);
   Result<Span<const uint8_t>> bytes = w.Finish();
-  ASSERT_TRUE(bytes.ok());
-  const std::string etdp =
-      Write("synthetic.etdp", std::vector<uint8_t>(bytes->data(), bytes->data() + bytes->size()));
-  const std::string map = Write("map.json", std::string(R"({
+  EXPECT_TRUE(bytes.ok());
+  return std::vector<uint8_t>(bytes->data(), bytes->data() + bytes->size());
+}
+
+constexpr char kSyntheticMap[] = R"({
     "delegates": [{"instruction": 0, "partition": 0, "backend": "BoardlabNeutronBackend",
                    "kernels": [{"id": 10, "kernel": 0, "ops": [0, 1], "names": ["conv_out"]},
                                {"id": 11, "kernel": 1, "ops": [2], "names": ["pool_out"]}]}],
-    "cpu_ops": [{"instruction": 1, "op": 3, "ops": [3], "name": "SOFTMAX #3"}]})"));
+    "cpu_ops": [{"instruction": 1, "op": 3, "ops": [3], "name": "SOFTMAX #3"}]})";
+
+// Without a clock record (an ETDump of another producer, or of the firmware before clocks were
+// recorded) the clock is unknown: raw ticks, no cycles, no time; named through the debug map.
+TEST_F(InspectCli, SyntheticEtdumpWithoutAClockIsLabelledClockUnknown) {
+  const std::string etdp =
+      Write("synthetic.etdp", SyntheticEtdump(nullptr, ExecutionUnit::kUnknown));
+  const std::string map = Write("map.json", std::string(kSyntheticMap));
 
   CommandResult c = Run("--inspect " + etdp + " --debug-map " + map + " --profile json", false);
   ASSERT_EQ(c.exit_code, 0) << c.output;
   json j = json::parse(c.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << c.output;
-  EXPECT_EQ(j["tick_rate_recorded"], false);
-  EXPECT_EQ(j["ticks_per_second"], 325e6);
-  const json& ops = j["profile"]["ops"];
+  const json& p = j["profile"];
+  EXPECT_EQ(p["clock"], "unknown");
+  EXPECT_EQ(p["count_unit"], "ticks");
+  EXPECT_NE(p["clock_label"].get<std::string>().find("clock unknown"), std::string::npos);
+  EXPECT_TRUE(p["ticks_per_second"].is_null());
+  const json& ops = p["ops"];
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_EQ(ops[0]["op"], "delegate 0 (BoardlabNeutronBackend)");
-  EXPECT_EQ(ops[0]["cycles"], 500);
+  EXPECT_EQ(ops[0]["ticks"], 500);
+  EXPECT_TRUE(ops[0]["cycles"].is_null());
+  EXPECT_TRUE(ops[0]["us"].is_null());
+  EXPECT_EQ(ops[0]["ran_on"], "unknown");  // no unit byte in its kernels' metadata
   EXPECT_EQ(ops[0]["source_ops"], json::array({0, 1, 2}));
   ASSERT_EQ(ops[0]["npu_kernels"].size(), 2u);
   EXPECT_EQ(ops[0]["npu_kernels"][0]["op"], "NPU kernel 0 (id 10) ops 0,1");
-  EXPECT_EQ(ops[0]["npu_kernels"][0]["cycles"], 300);
+  EXPECT_EQ(ops[0]["npu_kernels"][0]["ticks"], 300);
+  EXPECT_EQ(ops[0]["npu_kernels"][0]["ran_on"], "unknown");
   EXPECT_EQ(ops[0]["npu_kernels"][0]["layer"], "conv_out");
   EXPECT_EQ(ops[0]["npu_kernels"][1]["op"], "NPU kernel 1 (id 11) ops 2");
   EXPECT_EQ(ops[1]["op"], "SOFTMAX #3");
   EXPECT_EQ(ops[1]["unit"], "CPU");
-  EXPECT_EQ(ops[1]["cycles"], 500);
-  EXPECT_DOUBLE_EQ(ops[1]["percent"].get<double>(), 50.0);
-  EXPECT_EQ(j["profile"]["total_cycles"], 1000);
-  EXPECT_NEAR(j["profile"]["total_us"].get<double>(), 1000 / 325.0, 1e-9);
+  EXPECT_EQ(ops[1]["ran_on"], "cpu");
+  EXPECT_EQ(ops[1]["ticks"], 500);
+  EXPECT_DOUBLE_EQ(ops[1]["percent"].get<double>(), 50.0);  // shares of the ticks
+  EXPECT_EQ(p["total_ticks"], 1000);
+  EXPECT_TRUE(p["total_us"].is_null());
 
-  // --target supplies the assumed rate: imxrt700.json's cpu_clock_hz.
-  const std::string target = boardlab::testing::RepoDir() + "/compiler/targets/imxrt700.json";
-  c = Run("--inspect " + etdp + " --target " + target);
+  c = Run("--inspect " + etdp);
   ASSERT_EQ(c.exit_code, 0) << c.output;
-  EXPECT_NE(c.output.find("assumed, not recorded in the file"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("clock: clock unknown (the ETDump does not record it)"),
+            std::string::npos)
+      << c.output;
+  EXPECT_NE(c.output.find("ticks"), std::string::npos) << c.output;
+  EXPECT_EQ(c.output.find("cycles"), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("softmax"), std::string::npos) << c.output;
+
+  // An explicit --target supplies a rate to assume, and the label says so.
+  const std::string target = boardlab::testing::RepoDir() + "/compiler/targets/imxrt700.json";
+  c = Run("--inspect " + etdp + " --target " + target + " --profile json", false);
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  j = json::parse(c.output, nullptr, false);
+  EXPECT_NE(j["profile"]["clock_label"].get<std::string>().find("us assume 325 MHz (--target)"),
+            std::string::npos)
+      << j["profile"]["clock_label"];
+  EXPECT_NEAR(j["profile"]["total_us"].get<double>(), 1000 / 325.0, 1e-9);
+  EXPECT_TRUE(j["profile"]["total_cycles"].is_null());
+}
+
+// The firmware's ETDump under QEMU: instruction counts, and NPU kernels that the software engine
+// ran on the Cortex-M33. No view may show them as NPU cycles or as simulated time.
+TEST_F(InspectCli, QemuEtdumpShowsInstructionsAndEmulatedNpuKernels) {
+  etdump::ClockRecord clock;
+  clock.kind = etdump::ClockKind::kQemuIcount;
+  clock.ticks_per_second = 20000000;  // CMSDK timer 0: 50 ns of virtual time per tick
+  clock.icount_shift = 0;
+  const std::string etdp =
+      Write("qemu.etdp", SyntheticEtdump(&clock, ExecutionUnit::kNpuEmulatedCortexM33));
+  const std::string map = Write("map.json", std::string(kSyntheticMap));
+
+  const CommandResult c = Run("--inspect " + etdp + " --debug-map " + map, false);
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("clock: QEMU instructions (icount shift 0), not Cortex-M33 cycles"),
+            std::string::npos)
+      << c.output;
+  EXPECT_NE(c.output.find("instructions"), std::string::npos) << c.output;
+  EXPECT_EQ(c.output.find("cycles  "), std::string::npos) << c.output;  // no cycles column
+  EXPECT_EQ(c.output.find("sim"), std::string::npos) << c.output;
+  EXPECT_EQ(c.output.find(" npu "), std::string::npos) << c.output;
+  const size_t kernel = c.output.find("NPU kernel 0 (id 10) ops 0,1");
+  ASSERT_NE(kernel, std::string::npos) << c.output;
+  const std::string line = c.output.substr(kernel, c.output.find('\n', kernel) - kernel);
+  EXPECT_NE(line.find(" npu-emulated-cortex-m33 "), std::string::npos) << line;
+
+  const CommandResult js = Run("--inspect " + etdp + " --profile json", false);
+  ASSERT_EQ(js.exit_code, 0) << js.output;
+  const json j = json::parse(js.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << js.output;
+  const json& p = j["profile"];
+  EXPECT_EQ(p["clock"], "qemu-icount");
+  EXPECT_EQ(p["icount_shift"], 0);
+  EXPECT_EQ(p["count_unit"], "instructions");
+  EXPECT_TRUE(p["total_cycles"].is_null());
+  EXPECT_TRUE(p["total_us"].is_null());           // virtual time is no Cortex-M33 time
+  EXPECT_EQ(p["total_instructions"], 1000 * 50);  // 50 instructions per tick at shift 0
+  const json& delegate = p["ops"][0];
+  EXPECT_EQ(delegate["ran_on"], "npu-emulated-cortex-m33");
+  for (const json& kernel : delegate["npu_kernels"]) {
+    EXPECT_EQ(kernel["ran_on"], "npu-emulated-cortex-m33");
+    EXPECT_TRUE(kernel["cycles"].is_null()) << kernel;
+    EXPECT_TRUE(kernel["us"].is_null()) << kernel;
+  }
+  EXPECT_EQ(delegate["npu_kernels"][0]["instructions"], 300 * 50);
+  EXPECT_EQ(p["ops"][1]["ran_on"], "cpu");
+}
+
+// A real board's DWT cycle counter with its core clock: cycles and time.
+TEST_F(InspectCli, DwtEtdumpShowsCyclesAtTheCoreClock) {
+  etdump::ClockRecord clock;
+  clock.kind = etdump::ClockKind::kDwtCycles;
+  clock.ticks_per_second = 324000000;
+  clock.core_hz = 324000000;
+  const std::string etdp =
+      Write("dwt.etdp", SyntheticEtdump(&clock, ExecutionUnit::kNpuEmulatedCortexM33));
+  const CommandResult c = Run("--inspect " + etdp + " --profile json", false);
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const json j = json::parse(c.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << c.output;
+  EXPECT_EQ(j["profile"]["clock"], "dwt-cycles");
+  EXPECT_EQ(j["profile"]["clock_label"], "DWT cycles of the Cortex-M33 at 324 MHz");
+  EXPECT_EQ(j["profile"]["total_cycles"], 1000);
+  EXPECT_NEAR(j["profile"]["total_us"].get<double>(), 1000 / 324.0, 1e-9);
+  EXPECT_EQ(j["profile"]["ops"][0]["npu_kernels"][0]["ran_on"], "npu-emulated-cortex-m33");
 }
 
 TEST_F(InspectCli, Errors) {
@@ -578,9 +750,14 @@ TEST_F(InspectCli, Errors) {
   EXPECT_NE(bad_map.output.find("debug map"), std::string::npos) << bad_map.output;
   EXPECT_EQ(Run("--inspect " + etdp + " --debug-map " + (dir_ / "absent.json").string()).exit_code,
             2);
-  EXPECT_EQ(Run("x.pte --inspect " + etdp).exit_code, 2);             // artifact and --inspect
-  EXPECT_EQ(Run(garbage + " --debug-map " + not_json).exit_code, 2);  // --debug-map alone
-  EXPECT_EQ(Run("--inspect " + etdp).exit_code, 0);                   // an empty profile is fine
+  EXPECT_EQ(Run("x.pte --inspect " + etdp).exit_code, 2);  // artifact and --inspect
+  // A run's debug map is checked before the run: a bad one is a usage error.
+  const CommandResult run_bad_map = Run(garbage + " --debug-map " + not_json);
+  EXPECT_EQ(run_bad_map.exit_code, 2) << run_bad_map.output;
+  EXPECT_NE(run_bad_map.output.find("the debug map is not a JSON object"), std::string::npos)
+      << run_bad_map.output;
+  EXPECT_EQ(Run("--serve --debug-map " + not_json).exit_code, 2);
+  EXPECT_EQ(Run("--inspect " + etdp).exit_code, 0);  // an empty profile is fine
 }
 
 }  // namespace

@@ -94,7 +94,8 @@ TEST_F(RunCli, RunsWritesOutputsAndVerifies) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("UNVERIFIED"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("output 0: int8 [1,8,8,4]"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("NPU"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" npu "), std::string::npos) << r.output;  // ran on the NPU model
+  EXPECT_NE(r.output.find("clock: simulated RT700 cycles"), std::string::npos) << r.output;
   const std::string output0 = (out / "output0.bin").string();
   const std::vector<uint8_t> produced = boardlab::testing::ReadFile(output0);
   ASSERT_EQ(produced.size(), 8u * 8u * 4u);
@@ -146,10 +147,12 @@ TEST_F(RunCli, JsonProfileListsEveryInstruction) {
   const nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
   EXPECT_EQ(j["verdict"], "unverified");
-  EXPECT_EQ(j["profile"]["clock"], "sim");
+  EXPECT_EQ(j["profile"]["clock"], "rt700-sim-cycles");
+  EXPECT_EQ(j["profile"]["count_unit"], "cycles");
   EXPECT_EQ(j["profile"]["iterations"], 3);
   ASSERT_EQ(j["profile"]["ops"].size(), 1u);
   EXPECT_EQ(j["profile"]["ops"][0]["unit"], "NPU");
+  EXPECT_EQ(j["profile"]["ops"][0]["ran_on"], "npu");  // the simulator's NPU timing model
   EXPECT_GE(j["profile"]["ops"][0]["npu_kernels"].size(), 1u);
 }
 

@@ -1,11 +1,13 @@
 // Simulated clock: deterministic cycles for the same artifact and inputs, CPU shapes derived from
 // KernelCall arguments, and NPU delegate events nested in simulated time.
 
+#include <set>
 #include <vector>
 
 #include "compiler/driver.h"
 #include "compiler/npu_lowering.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "runtime/core/event_tracer_hooks.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/npu/npu_backend.h"
@@ -17,14 +19,13 @@
 namespace boardlab::runtime::sim {
 namespace {
 
-// Runs every NPU partition of TinyDsCnn once on `clock`, tracing into `tracer`.
-uint64_t RunOnce(const compiler::CompileResult& r, SimClock& clock, EventTracer* tracer) {
+// Runs every NPU partition of TinyDsCnn once on `backend`, tracing into `tracer`.
+void RunPartitions(const compiler::CompileResult& r, npu::NpuBackend& backend,
+                   EventTracer* tracer) {
   auto blobs = compiler::LowerNpuPartitions(r.compilation);
   EXPECT_TRUE(blobs.ok());
-  npu::NpuBackend backend(clock.params(), &clock);
   std::vector<uint8_t> arena(static_cast<size_t>(r.compilation.memory.arena_bytes) + 16);
   std::vector<uint8_t> persistent(1 << 16);
-  const Ticks before = clock.now();
   for (const auto& blob : *blobs) {
     MemoryAllocator allocator(persistent.data(), persistent.size());
     std::vector<uint8_t> scratch(static_cast<size_t>(blob.weight_scratch_bytes) + 16);
@@ -55,7 +56,25 @@ uint64_t RunOnce(const compiler::CompileResult& r, SimClock& clock, EventTracer*
     EXPECT_EQ(backend.Execute(*handle, Span<TensorView* const>(args.data(), args.size()), ctx),
               Error::kOk);
   }
+}
+
+// Runs every NPU partition of TinyDsCnn once on `clock`; returns the ticks it advanced.
+uint64_t RunOnce(const compiler::CompileResult& r, SimClock& clock, EventTracer* tracer) {
+  npu::NpuBackend backend(clock.params(), &clock);
+  const Ticks before = clock.now();
+  RunPartitions(r, backend, tracer);
   return clock.now() - before;
+}
+
+// The delegate events of an ETDump, in file order.
+std::vector<etdump::ProfileRow> DelegateRows(etdump::EtdumpWriter& writer) {
+  auto bytes = writer.Finish();
+  EXPECT_TRUE(bytes.ok());
+  auto reader = etdump::EtdumpReader::Open(*bytes);
+  EXPECT_TRUE(reader.ok());
+  std::vector<etdump::ProfileRow> rows(reader->NumProfileEvents());
+  rows.resize(reader->ReadRows({rows.data(), rows.size()}));
+  return rows;
 }
 
 TEST(SimClockTest, SameArtifactAndInputsGiveTheSameCycles) {
@@ -82,17 +101,63 @@ TEST(SimClockTest, DelegateEventsTileTheSimulatedTime) {
   auto reader = etdump::EtdumpReader::Open(*bytes);
   ASSERT_TRUE(reader.ok());
   etdump::ProfileRow rows[64];
-  const size_t n = reader->ReadRows(Span<etdump::ProfileRow>(rows, 64), r->debug_map_json.data(),
-                                    r->debug_map_json.size());
+  const size_t n = reader->ReadRows(Span<etdump::ProfileRow>(rows, 64));
   ASSERT_GT(n, 0u);
+  std::set<int32_t> map_ids;
+  const nlohmann::json map = nlohmann::json::parse(r->debug_map_json);
+  for (const auto& d : map["delegates"]) {
+    for (const auto& k : d["kernels"]) map_ids.insert(k["id"].get<int32_t>());
+  }
   uint64_t t = 1000;
   for (size_t i = 0; i < n; ++i) {
     EXPECT_EQ(rows[i].name, nullptr);
     EXPECT_EQ(rows[i].start, t);  // back to back, starting at the clock's time
-    EXPECT_TRUE(rows[i].mapped) << rows[i].delegate_debug_id;
+    EXPECT_EQ(map_ids.count(rows[i].delegate_debug_id), 1u) << rows[i].delegate_debug_id;
+    EXPECT_EQ(rows[i].ran_on, ExecutionUnit::kNpu);  // the NPU timing model
     t = rows[i].end;
   }
   EXPECT_EQ(t, 1000 + cycles);
+}
+
+// A board clock that moves 7 ticks per read, so that every kernel event spans exactly one read.
+Ticks g_core_ticks = 0;
+Ticks FakeCoreClock() { return g_core_ticks += 7; }
+
+// On a board the engine runs the NPU kernels on the Cortex-M33: their events are the core clock
+// read around each kernel, and say so; the model's NPU cycles are still known.
+TEST(SimClockTest, KernelsEmulatedOnTheCoreAreTimedByItsClockAndSaySo) {
+  auto r = compiler::Compile(testing::TinyDsCnn(), {});
+  ASSERT_TRUE(r.ok());
+  npu::NpuBackend backend(r->compilation.target.timing, npu::EmulatedOnCore{&FakeCoreClock});
+  EXPECT_EQ(backend.ran_on(), ExecutionUnit::kNpuEmulatedCortexM33);
+  std::vector<uint8_t> buffer(64 * 1024);
+  etdump::EtdumpWriter writer(buffer.data(), buffer.size());
+  g_core_ticks = 0;
+  RunPartitions(*r, backend, &writer);
+  const std::vector<etdump::ProfileRow> rows = DelegateRows(writer);
+  ASSERT_FALSE(rows.empty());
+  Ticks previous_end = 0;
+  for (const etdump::ProfileRow& row : rows) {
+    EXPECT_EQ(row.ran_on, ExecutionUnit::kNpuEmulatedCortexM33) << row.delegate_debug_id;
+    EXPECT_EQ(row.duration(), 7u) << "one core clock read before and one after the kernel";
+    EXPECT_GT(row.start, previous_end);
+    previous_end = row.end;
+  }
+  EXPECT_EQ(g_core_ticks, 7u * 2 * rows.size());
+}
+
+// The simulator's backend without a SimClock (boardlab-run --clock wall) is the model as well.
+TEST(SimClockTest, ModelledKernelsWithoutAClockSayNpu) {
+  auto r = compiler::Compile(testing::TinyDsCnn(), {});
+  ASSERT_TRUE(r.ok());
+  npu::NpuBackend backend(r->compilation.target.timing);
+  std::vector<uint8_t> buffer(64 * 1024);
+  etdump::EtdumpWriter writer(buffer.data(), buffer.size());
+  RunPartitions(*r, backend, &writer);
+  for (const etdump::ProfileRow& row : DelegateRows(writer)) {
+    EXPECT_EQ(row.ran_on, ExecutionUnit::kNpu);
+    EXPECT_GT(row.duration(), 0u);
+  }
 }
 
 TEST(SimClockTest, InstalledClockIsTheExecutorClock) {

@@ -139,10 +139,15 @@ class LabTest : public ::testing::Test {
     return id.ok() ? *id : "";
   }
 
+  /// Stores a blob as if each of the tests' client tenants had uploaded it (docs/security.md:
+  /// a client may reference only blobs its tenant holds).
   v1::Digest PutBlob(const std::vector<uint8_t>& bytes) {
     auto digest =
         blobs_->Put(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
     EXPECT_TRUE(digest.ok());
+    for (const char* tenant : {"default", "t", "team", "other", "alpha", "beta", "x"}) {
+      EXPECT_TRUE(store_->GrantBlob(tenant, digest->sha256()).ok());
+    }
     return *digest;
   }
 

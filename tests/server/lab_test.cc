@@ -22,6 +22,20 @@ TEST_F(LabTest, SubmitNamesAMissingModelBlob) {
       << response.status();
 }
 
+// A blob of another tenant is "not in the store" word for word like a missing one; once the
+// tenant holds it (its upload was checked), the same submit runs.
+TEST_F(LabTest, SubmitRefusesABlobTheTenantDoesNotHold) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  auto request = Request(PutModel());
+  auto refused = lab_->Submit(Caller{"stranger", Role::kClient}, request);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kNotFound) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "upload it first"));
+  ASSERT_TRUE(store_->GrantBlob("stranger", request.spec().model().sha256()).ok());
+  EXPECT_TRUE(lab_->Submit(Caller{"stranger", Role::kClient}, request).ok());
+}
+
 TEST_F(LabTest, SubmitRefusesABoardTypeNoBoardHas) {
   StartLab();
   std::shared_ptr<FakeSession> agent;
@@ -164,7 +178,7 @@ TEST_F(LabTest, AMalformedModelEndsAsACompileError) {
   EXPECT_TRUE(agent->Assignments().empty());
 }
 
-TEST_F(LabTest, AnInputOfTheWrongSizeIsRefusedAfterCompiling) {
+TEST_F(LabTest, AnInputOfTheWrongSizeIsAnInvalidRequestAfterCompilingAndRefusedOnceCached) {
   StartLab();
   std::shared_ptr<FakeSession> agent;
   Connect("a", 1, agent);
@@ -172,8 +186,15 @@ TEST_F(LabTest, AnInputOfTheWrongSizeIsRefusedAfterCompiling) {
   *request.mutable_spec()->mutable_run()->add_inputs()->mutable_blob() =
       PutBlob(std::vector<uint8_t>(15, 1));
   v1::Job done = WaitState(Submit(request).id(), v1::JOB_STATE_DONE);
-  EXPECT_EQ(done.result(), v1::JOB_RESULT_COMPILE_ERROR);
+  EXPECT_EQ(done.result(), v1::JOB_RESULT_INVALID_REQUEST);
   EXPECT_EQ(done.message(), "input 0 has 15 bytes; the model's input 0 needs 16");
+  EXPECT_EQ(done.attempt(), 0) << "retried or sent to a board";
+  // The model is in the compile cache now: the same request is refused before it is queued.
+  absl::StatusOr<v1::SubmitJobResponse> again =
+      lab_->Submit(Caller{"default", Role::kAdmin}, request);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kInvalidArgument) << again.status();
+  EXPECT_EQ(again.status().message(), "input 0 has 15 bytes; the model's input 0 needs 16");
+  EXPECT_TRUE(agent->Assignments().empty());
 }
 
 TEST_F(LabTest, ARepeatedModelIsServedFromTheCompileCache) {

@@ -19,19 +19,10 @@ constexpr char kAgentToken[] = "agent-token-77b2";
 constexpr char kAdminToken[] = "admin-token-31d4";
 
 std::string TokensConfig() {
-  return absl::StrCat("tokens:\n",                                         //
-                      "  - sha256: ", api::Sha256Hex(kClientToken), "\n",  //
-                      "    tenant: ci\n",                                  //
-                      "    role: client\n",                                //
-                      "  - sha256: ", api::Sha256Hex(kOtherToken), "\n",   //
-                      "    tenant: dev\n",                                 //
-                      "    role: client\n",                                //
-                      "  - sha256: ", api::Sha256Hex(kAgentToken), "\n",   //
-                      "    tenant: lab\n",                                 //
-                      "    role: agent\n",                                 //
-                      "  - sha256: ", api::Sha256Hex(kAdminToken), "\n",   //
-                      "    tenant: lab\n",                                 //
-                      "    role: admin\n");
+  return TokensYaml({{kClientToken, "ci", "client"},
+                     {kOtherToken, "dev", "client"},
+                     {kAgentToken, "lab", "agent"},
+                     {kAdminToken, "lab", "admin"}});
 }
 
 TEST(AuthTest, TokenlessAndUnknownTokensAreRefusedAndTheRightOneRuns) {

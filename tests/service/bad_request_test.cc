@@ -132,6 +132,26 @@ TEST_F(BadRequestTest, MalformedModelEndsInCompileErrorExitThree) {
   EXPECT_EQ(job->attempt(), 0) << "a model that does not compile went to a board";
 }
 
+// The request, not the model, is wrong: INVALID_REQUEST (exit 2, not COMPILE_ERROR's 3), never
+// on a board; once the model is in the compile cache, the submit itself is refused.
+TEST_F(BadRequestTest, AnInputOfTheWrongSizeIsAnInvalidRequestExitTwo) {
+  const std::string input = lab_.WriteFile("short.bin", std::string(15, '\x01'));
+  ClientResult r = lab_.RunClient({"submit", model_, "--input", input, "--wait", "--json"});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  absl::StatusOr<v1::Job> job = ParseJobJson(r.out);
+  ASSERT_TRUE(job.ok()) << job.status() << "\n" << r;
+  EXPECT_EQ(job->result(), v1::JOB_RESULT_INVALID_REQUEST);
+  EXPECT_EQ(job->message(), "input 0 has 15 bytes; the model's input 0 needs 16");
+  EXPECT_EQ(job->attempt(), 0) << "a job with a wrong input went to a board";
+
+  r = lab_.RunClient({"submit", model_, "--input", input, "--wait"});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("input 0 has 15 bytes; the model's input 0 needs 16")) << r;
+  absl::StatusOr<std::vector<v1::Job>> jobs = lab_.ListJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  EXPECT_EQ(jobs->size(), 1u) << "the refused submit created a job";
+}
+
 TEST_F(BadRequestTest, InvalidOptionsAreInvalidArgumentExitTwo) {
   grpc::Status status = Submit([](v1::JobSpec& spec) { spec.mutable_run()->set_atol(300); });
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();

@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "proto/support/digest.h"
 #include "proto/support/grpc_util.h"
 #include "tests/support/test_models.h"
 
@@ -61,6 +62,15 @@ absl::Status CallStatus(const grpc::Status& status, const char* what) {
 }
 
 }  // namespace
+
+std::string TokensYaml(const std::vector<TestToken>& tokens) {
+  std::string yaml = "tokens:\n";
+  for (const TestToken& token : tokens) {
+    absl::StrAppend(&yaml, "  - sha256: ", api::Sha256Hex(token.secret),
+                    "\n    tenant: ", token.tenant, "\n    role: ", token.role, "\n");
+  }
+  return yaml;
+}
 
 std::string ServerBinary() {
   return FromEnvironmentOr("BOARDLAB_SERVER_BIN", BOARDLAB_SERVER_PATH);
@@ -363,6 +373,7 @@ AssertionResult ServiceLab::LaunchServer(const std::string& listen) {
   if (!channel_) {
     api::ChannelOptions channel_options;
     channel_options.address = address_;
+    channel_options.tls_ca_file = server_options_.tls_ca;
     auto channel = api::MakeChannel(channel_options);
     if (!channel.ok()) return AssertionFailure() << channel.status();
     channel_ = *channel;

@@ -94,10 +94,20 @@ struct BoardInterval {
 };
 std::vector<BoardInterval> BoardIntervals(const std::vector<v1::JobEvent>& events);
 
+/// A bearer token for a server config: the secret a caller sends, its tenant and role.
+struct TestToken {
+  const char* secret;
+  const char* tenant;
+  const char* role;  // client, agent or admin
+};
+/// The `tokens:` section of a server config holding these tokens (as their SHA-256 hashes).
+std::string TokensYaml(const std::vector<TestToken>& tokens);
+
 /// How ServiceLab starts boardlab-server.
 struct ServerOptions {
   int heartbeat_ms = 200;
   std::string config_yaml;  // written to server.yaml and passed with --config when not empty
+  std::string tls_ca = "";  // a TLS server: the harness's own calls verify it with this CA file
 };
 
 /// A server, its agents and clients in one temporary directory.

@@ -1,7 +1,8 @@
 // The service with both board drivers (issue 5): one agent with a `sim` board and a `qemu` board
 // (boardlab-firmware on qemu-system-arm, mps2-an505 Cortex-M33). The same model and input give
 // the same verdict and the same output bytes on both, and the qemu run brings back an ETDump and
-// a per-op profile read from it.
+// a per-op profile read from it, labelled with its clock (QEMU instructions) and with the NPU
+// kernels run on the Cortex-M33.
 
 #include <filesystem>
 #include <string>
@@ -46,6 +47,7 @@ TEST(QemuBoardTest, SimAndQemuBoardsGiveTheSameOutputs) {
   ASSERT_TRUE(lab.StartServer());
   ASSERT_TRUE(lab.StartAgentWithConfig("lab", kAgentConfig, 2));
   std::map<std::string, std::string> out_dirs;
+  std::map<std::string, std::string> job_ids;
   for (const std::string type : {"imxrt700-sim", "imxrt700-qemu"}) {
     const std::string out = lab.Path("out-" + type);
     ClientResult r = lab.RunClient(
@@ -60,6 +62,7 @@ TEST(QemuBoardTest, SimAndQemuBoardsGiveTheSameOutputs) {
     EXPECT_GT(job->inference_us(), 0) << type;
     EXPECT_TRUE(fs::is_regular_file(out + "/etdump.etdp")) << type;
     out_dirs[type] = out;
+    job_ids[type] = job->id();
   }
   EXPECT_EQ(ReadFile(out_dirs["imxrt700-sim"] + "/output0.bin"),
             ReadFile(out_dirs["imxrt700-qemu"] + "/output0.bin"));
@@ -72,6 +75,28 @@ TEST(QemuBoardTest, SimAndQemuBoardsGiveTheSameOutputs) {
   const auto& ops = json.contains("profile") ? json["profile"]["ops"] : json["ops"];
   ASSERT_TRUE(ops.is_array() && !ops.empty()) << json.dump().substr(0, 400);
   EXPECT_FALSE(ops[0]["npu_kernels"].empty());
+  // Its clock is QEMU's instruction count and its NPU kernels ran on the Cortex-M33, emulated;
+  // the sim board's are simulated RT700 cycles on the NPU timing model.
+  EXPECT_EQ(json["profile"]["clock"], "qemu-icount");
+  EXPECT_TRUE(json["profile"]["total_cycles"].is_null());
+  for (const auto& kernel : ops[0]["npu_kernels"]) {
+    EXPECT_EQ(kernel["ran_on"], "npu-emulated-cortex-m33");
+    EXPECT_TRUE(kernel["cycles"].is_null());
+  }
+  const std::vector<uint8_t> sim_profile = ReadFile(out_dirs["imxrt700-sim"] + "/profile.json");
+  auto sim_json = nlohmann::json::parse(sim_profile.begin(), sim_profile.end(), nullptr, false);
+  ASSERT_FALSE(sim_json.is_discarded()) << "the sim profile.json is not JSON";
+  EXPECT_EQ(sim_json["profile"]["clock"], "rt700-sim-cycles");
+  EXPECT_EQ(sim_json["profile"]["ops"][0]["npu_kernels"][0]["ran_on"], "npu");
+
+  // The client's table of the qemu job says the same.
+  ClientResult table = lab.RunClient({"watch", job_ids["imxrt700-qemu"]});
+  ASSERT_EQ(table.exit_code, 0) << table;
+  EXPECT_NE(table.out.find("clock: QEMU instructions (icount shift 0), not Cortex-M33 cycles"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find(" npu-emulated-cortex-m33 "), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find(" npu "), std::string::npos) << table.out;
 }
 
 }  // namespace

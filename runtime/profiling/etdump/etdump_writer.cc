@@ -134,13 +134,8 @@ void EtdumpWriter::BeginRun(const char* name) {
 void EtdumpWriter::LogEvent(const char* name, int32_t delegate_id, int32_t chain,
                             int32_t instruction, Ticks start, Ticks end, const uint8_t* metadata,
                             uint32_t metadata_size, bool delegate) {
-  if (impl_ == nullptr || finished_) return;
-  if (!run_open_) BeginRun("Default");
   const size_t need = StringBytes(name) + metadata_size + 8 + 2 * kTableOverhead + 4;
-  if (!run_open_ || run_first_event_ + num_events_ >= max_events_ || !Reserve(need)) {
-    ++dropped_events_;
-    return;
-  }
+  if (!ReserveEvent(need)) return;
   auto& fbb = impl_->fbb;
   flatbuffers::Offset<flatbuffers::String> name_offset;
   flatbuffers::Offset<flatbuffers::Vector<uint8_t>> metadata_offset;
@@ -164,6 +159,37 @@ void EtdumpWriter::LogEvent(const char* name, int32_t delegate_id, int32_t chain
   const auto profile_event = pe.Finish();
   ::etdump::EventBuilder event(fbb);
   event.add_profile_event(profile_event);
+  event_offsets_[run_first_event_ + num_events_++] = event.Finish().o;
+}
+
+// Opens "Default" when no run is open, and checks that one more event of `bytes` fits; counts
+// it as dropped otherwise.
+bool EtdumpWriter::ReserveEvent(size_t bytes) {
+  if (impl_ == nullptr || finished_) return false;
+  if (!run_open_) BeginRun("Default");
+  if (!run_open_ || run_first_event_ + num_events_ >= max_events_ || !Reserve(bytes)) {
+    ++dropped_events_;
+    return false;
+  }
+  return true;
+}
+
+void EtdumpWriter::LogNamedInt(const char* name, int64_t value) {
+  // Four tables: Int, Value, DebugEvent, Event.
+  if (!ReserveEvent(StringBytes(name) + 4 * kTableOverhead + 4)) return;
+  auto& fbb = impl_->fbb;
+  const auto name_offset = fbb.CreateString(name == nullptr ? "" : name);
+  const auto int_value = ::etdump::CreateInt(fbb, value);
+  ::etdump::ValueBuilder entry(fbb);
+  entry.add_int_value(int_value);
+  entry.add_val(::etdump::ValueType::Int);
+  const auto entry_offset = entry.Finish();
+  ::etdump::DebugEventBuilder debug(fbb);
+  debug.add_name(name_offset);
+  debug.add_debug_entry(entry_offset);
+  const auto debug_offset = debug.Finish();
+  ::etdump::EventBuilder event(fbb);
+  event.add_debug_event(debug_offset);
   event_offsets_[run_first_event_ + num_events_++] = event.Finish().o;
 }
 

@@ -44,6 +44,11 @@ class EtdumpWriter : public EventTracer {
   void LogDelegateEvent(int32_t delegate_debug_id, int32_t chain, int32_t instruction, Ticks start,
                         Ticks end, const uint8_t* metadata, uint32_t metadata_size) override;
 
+  /// DebugEvent{name, debug_entry: Value{Int value}}, chain_index 0, instruction_id unset: a named
+  /// integer of the open run (an event before any BeginRun opens "Default"). boardlab records the
+  /// clock this way (clock_record.h); ExecuTorch's Inspector shows it as the run's debug data.
+  void LogNamedInt(const char* name, int64_t value);
+
   /// Closes the open run and finishes the file. The bytes stay valid until the writer is
   /// destroyed; no events can be logged afterwards. kMemoryAllocationFailed when `buffer` was too
   /// small even for an empty file; kInvalidState when called twice.
@@ -55,6 +60,7 @@ class EtdumpWriter : public EventTracer {
  private:
   class Impl;
   bool Reserve(size_t bytes);
+  bool ReserveEvent(size_t bytes);
   void CloseRun();
   void LogEvent(const char* name, int32_t delegate_id, int32_t chain, int32_t instruction,
                 Ticks start, Ticks end, const uint8_t* metadata, uint32_t metadata_size,
