@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -448,16 +449,39 @@ class TemporaryEtdump {
   std::string path_;
 };
 
+// The options every board takes, from the command line.
+void CopyBoardRunOptions(const Args& args, boardlab::run::BoardRunOptions& options) {
+  options.artifact = args.artifact;
+  options.inputs = args.inputs;
+  options.expected = args.expected;
+  options.atol = args.atol;
+  options.iterations = args.iterations;
+  options.etdump = args.etdump;
+  options.outputs_dir = args.outputs_dir;
+  options.timeout_seconds = args.timeout_seconds;
+}
+
+// Exit 2 when one of `options` was given: a board (fixed pools, its own clock) does not take them.
+int RefuseOptions(const CLI::App& app, const std::string& board,
+                  std::initializer_list<const char*> options) {
+  for (const char* option : options) {
+    if (app.count(option) > 0) {
+      return Fail(kExitUsage, std::string(option) + " is not supported with --board " + board);
+    }
+  }
+  return kExitPass;
+}
+
 // --board qemu: the same command line on boardlab-firmware under QEMU (runtime/cli/qemu_board.h).
 // With --profile the per-op profile of the firmware's ETDump follows: after the console (table),
 // or alone on stdout (json; the console then goes to stderr).
 int RunQemu(const CLI::App& app, const Args& args) {
   // The firmware has fixed pools and its own clock.
-  for (const char* option :
-       {"--clock", "--target", "--persistent-bytes", "--temp-bytes", "--etdump-bytes"}) {
-    if (app.count(option) > 0) {
-      return Fail(kExitUsage, std::string(option) + " is not supported with --board qemu");
-    }
+  if (const int code = RefuseOptions(
+          app, "qemu",
+          {"--clock", "--target", "--persistent-bytes", "--temp-bytes", "--etdump-bytes"});
+      code != kExitPass) {
+    return code;
   }
   if (args.icount.empty() ||
       (args.icount != "off" && args.icount.find_first_not_of("0123456789") != std::string::npos)) {
@@ -470,15 +494,8 @@ int RunQemu(const CLI::App& app, const Args& args) {
   json map;
   if (!ReadRunDebugMap(args, map)) return kExitUsage;
   boardlab::run::QemuRunOptions options;
-  options.artifact = args.artifact;
-  options.inputs = args.inputs;
-  options.expected = args.expected;
-  options.atol = args.atol;
-  options.iterations = args.iterations;
-  options.etdump = args.etdump;
-  options.outputs_dir = args.outputs_dir;
+  CopyBoardRunOptions(args, options);
   options.icount = args.icount;
-  options.timeout_seconds = args.timeout_seconds;
   options.console_to_stderr = profile && args.profile == "json";
   const TemporaryEtdump temporary;
   if (profile && options.etdump.empty()) {
@@ -865,11 +882,12 @@ int Serve(const Args& defaults) {
 
 // --board serial: the options a board takes (the same as --board qemu's) go to RunOnSerialBoard.
 int RunSerial(const CLI::App& app, Args& args) {
-  for (const char* option : {"--profile", "--debug-map", "--clock", "--target",
-                             "--persistent-bytes", "--temp-bytes", "--etdump-bytes", "--icount"}) {
-    if (app.count(option) > 0) {
-      return Fail(kExitUsage, std::string(option) + " is not supported with --board serial");
-    }
+  if (const int code =
+          RefuseOptions(app, "serial",
+                        {"--profile", "--debug-map", "--clock", "--target", "--persistent-bytes",
+                         "--temp-bytes", "--etdump-bytes", "--icount"});
+      code != kExitPass) {
+    return code;
   }
   if (args.serial.port.empty()) {
     return Fail(kExitUsage, "--board serial needs --port (a serial device or tcp:HOST:PORT)");
@@ -884,16 +902,8 @@ int RunSerial(const CLI::App& app, Args& args) {
                 "--test-fault takes none, hang, hang-without-watchdog, hardfault or "
                 "reset");
   }
-  boardlab::run::SerialRunOptions& options = args.serial;
-  options.artifact = args.artifact;
-  options.inputs = args.inputs;
-  options.expected = args.expected;
-  options.atol = args.atol;
-  options.iterations = args.iterations;
-  options.etdump = args.etdump;
-  options.outputs_dir = args.outputs_dir;
-  options.timeout_seconds = args.timeout_seconds;
-  return boardlab::run::RunOnSerialBoard(options);
+  CopyBoardRunOptions(args, args.serial);
+  return boardlab::run::RunOnSerialBoard(args.serial);
 }
 
 }  // namespace

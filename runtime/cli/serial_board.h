@@ -13,21 +13,14 @@
 //   int exit_code = boardlab::run::RunOnSerialBoard(options);
 
 #include <string>
-#include <vector>
+
+#include "runtime/cli/board_run_options.h"
 
 namespace boardlab::run {
 
-struct SerialRunOptions {
+struct SerialRunOptions : BoardRunOptions {
   std::string port;  // a serial device path, or tcp:HOST:PORT
   int baud = 921600;
-  std::string artifact;
-  std::vector<std::string> inputs;    // FILE or random:SEED; missing ones become random:<index>
-  std::vector<std::string> expected;  // expected raw bytes of output i
-  double atol = 0;
-  int iterations = 1;
-  std::string etdump;            // ETDump file to write (empty: none)
-  std::string outputs_dir;       // DIR/output<i>.bin (empty: none)
-  double timeout_seconds = 300;  // from RUN to RESULT
   double connect_timeout_seconds = 10;
   std::string json;        // write the run's JSON document here (empty: none)
   std::string test_fault;  // none, hang, hang-without-watchdog, hardfault, reset

@@ -30,6 +30,18 @@ bool Holds(const Hello& hello, const Digest& digest) {
   return false;
 }
 
+// Decodes a message the host waits for into `slot`; a malformed one is a protocol error.
+template <typename M>
+void DecodeInto(FrameType type, const uint8_t* payload, size_t size, std::optional<M>* slot,
+                std::string* error) {
+  M message;
+  if (Decode(payload, size, &message)) {
+    *slot = message;
+  } else {
+    *error = absl::StrCat("the board sent a malformed ", FrameTypeName(type));
+  }
+}
+
 std::string FaultText(const Fault& f) {
   return absl::StrFormat(
       "%s: pc 0x%08x lr 0x%08x sp 0x%08x xpsr 0x%08x cfsr 0x%08x hfsr 0x%08x mmfar 0x%08x bfar "
@@ -202,24 +214,12 @@ void HostSession::Handle(FrameType type, const uint8_t* payload, size_t size, bo
       if (Decode(payload, size, &log) && callbacks_.on_log) callbacks_.on_log(log);
       return;
     }
-    case FrameType::kBlobStatus: {
-      BlobStatus status;
-      if (Decode(payload, size, &status)) {
-        blob_status_ = status;
-      } else {
-        protocol_error_ = "the board sent a malformed BLOB_STATUS";
-      }
+    case FrameType::kBlobStatus:
+      DecodeInto(type, payload, size, &blob_status_, &protocol_error_);
       return;
-    }
-    case FrameType::kResult: {
-      Result result;
-      if (Decode(payload, size, &result)) {
-        result_ = result;
-      } else {
-        protocol_error_ = "the board sent a malformed RESULT";
-      }
+    case FrameType::kResult:
+      DecodeInto(type, payload, size, &result_, &protocol_error_);
       return;
-    }
     case FrameType::kFault: {
       Fault fault;
       if (Decode(payload, size, &fault)) {
