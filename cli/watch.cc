@@ -182,7 +182,16 @@ int ReportFinishedJob(const Connection& connection, const v1::Job& job,
     FailWithStatus(downloaded, "writing the job's files to " + options.out_dir, connection.server);
     return code == kExitPass ? kExitInfra : code;
   }
-  std::cerr << "wrote " << ListJobFiles(job).size() + 1 << " files to " << options.out_dir << "\n";
+  size_t written = ListJobFiles(job).size() + 1;
+  // The timeline is drawn from files the job already has: failing to draw it is only a warning.
+  const absl::StatusOr<int> timeline = WriteJobTimeline(job, options.out_dir);
+  if (timeline.ok()) {
+    written += static_cast<size_t>(*timeline);
+  } else {
+    std::cerr << "warning: no timeline (trace.json, timeline.svg): " << timeline.status().message()
+              << "\n";
+  }
+  std::cerr << "wrote " << written << " files to " << options.out_dir << "\n";
   return code;
 }
 

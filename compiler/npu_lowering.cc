@@ -588,6 +588,8 @@ NpuDebugEntry PartitionLowering::DebugEntry(const Op& op, int k) const {
   if (op.source_index >= 0) sources.insert(op.source_index);
   e.source_ops.assign(sources.begin(), sources.end());
   for (int t : op.outputs) e.names.push_back(g_.tensors[t].name);
+  e.name = g_.Describe(op);
+  e.macs = g_.Macs(op);
   return e;
 }
 
@@ -615,8 +617,7 @@ std::vector<uint8_t> PartitionLowering::AssembleBlob() {
   PutU32(blob.data() + 12, static_cast<uint32_t>(weights_.size()));
   std::memcpy(blob.data() + kNpuPayloadHeaderBytes, fb_data, fb_size);
   if (!weights_.empty()) {
-    std::memcpy(blob.data() + kNpuPayloadHeaderBytes + fb_padded, weights_.data(),
-                weights_.size());
+    std::memcpy(blob.data() + kNpuPayloadHeaderBytes + fb_padded, weights_.data(), weights_.size());
   }
   return blob;
 }

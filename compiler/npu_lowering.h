@@ -40,6 +40,8 @@ struct NpuDebugEntry {
   int debug_id = 0;             // program-unique delegate debug id (ETDump delegate_debug_id_int)
   std::vector<int> source_ops;  // TFLite operator indices, sorted
   std::vector<std::string> names;  // the kernel's output tensor names (TFLite layer names)
+  std::string name;                // the IR op it was lowered from: "CONV_2D #0"
+  int64_t macs = 0;                // multiply-accumulates of that op (Graph::Macs)
 };
 
 struct NpuPartitionBlob {

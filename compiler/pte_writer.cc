@@ -666,14 +666,19 @@ std::string DebugMapJson(const Compilation& c, const std::vector<NpuPartitionBlo
       cpu_ops.push_back({{"instruction", i},
                          {"op", op.source_index},
                          {"ops", sources},
-                         {"name", c.graph.Describe(op)}});
+                         {"name", c.graph.Describe(op)},
+                         {"macs", c.graph.Macs(op)}});
       continue;
     }
     nlohmann::json kernels = nlohmann::json::array();
     if (instr.index < static_cast<int>(blobs.size())) {
       for (const NpuDebugEntry& e : blobs[instr.index].debug) {
-        kernels.push_back(
-            {{"id", e.debug_id}, {"kernel", e.kernel}, {"ops", e.source_ops}, {"names", e.names}});
+        kernels.push_back({{"id", e.debug_id},
+                           {"kernel", e.kernel},
+                           {"ops", e.source_ops},
+                           {"names", e.names},
+                           {"name", e.name},
+                           {"macs", e.macs}});
       }
     }
     delegates.push_back({{"instruction", i},

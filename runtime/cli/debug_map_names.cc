@@ -72,11 +72,19 @@ std::map<int64_t, const json*> KernelIndex(const json& map) {
   return index;
 }
 
+// The fields every named row takes from its entry: the op's name ("CONV_2D #0") and its MACs.
+void NameSource(const json& entry, ProfileRow& row) {
+  row.source_name = StringField(entry, "name");
+  int64_t macs = -1;
+  if (IntField(entry, "macs", &macs)) row.macs = macs;
+}
+
 void NameKernel(const json& entry, ProfileRow& kernel) {
   int64_t index = -1;
   IntField(entry, "kernel", &index);
   kernel.kernel = static_cast<int32_t>(index);
   kernel.source_ops = Ops(entry);
+  NameSource(entry, kernel);
   kernel.op = "NPU kernel " + std::to_string(index) + " (id " + std::to_string(kernel.debug_id) +
               ") ops " + OpsLabel(kernel.source_ops);
   if (const json* names = ArrayField(entry, "names");
@@ -115,6 +123,7 @@ void NameFromDebugMap(const json& map, Profile& profile) {
     } else if (const std::string name = StringField(*it->second, "name"); !name.empty()) {
       row.op = name;
       row.source_ops = Ops(*it->second);
+      NameSource(*it->second, row);
     }
   }
 }

@@ -9,6 +9,8 @@
 //                  source_ops = the union of its kernels' ops
 //   NPU kernel     kernels[] entry whose id is the row's debug_id:
 //                  "NPU kernel 0 (id 10) ops 0,1", layer = names[0], kernel = its index
+//   CPU row and NPU kernel also take source_name = the entry's "name" ("CONV_2D #0") and macs
+//   (maps from before those fields leave them unknown)
 //
 // Rows the map does not know keep their names.
 //

@@ -17,17 +17,6 @@ namespace {
 namespace et = runtime::etdump;
 using nlohmann::json;
 
-bool NameIs(const et::ProfileRow& r, const char* name) {
-  return r.name != nullptr && std::strcmp(r.name, name) == 0;
-}
-
-// "native_call_conv_2d.out" -> "conv_2d".
-std::string NativeCallOp(const char* name) {
-  std::string op = name + std::strlen("native_call_");
-  if (op.size() > 4 && op.compare(op.size() - 4, 4, ".out") == 0) op.resize(op.size() - 4);
-  return op;
-}
-
 // One NPU kernel of one delegate call, summed over the runs.
 struct KernelSum {
   int32_t id = -1;
@@ -48,15 +37,6 @@ struct ExecuteSums {
   double total_ticks = 0;  // Method::execute
   int runs = 0;
 };
-
-// Files of an older boardlab-run (legacy clock) came from the simulator, whose NPU kernels are
-// the timing model's; their metadata predates the unit byte.
-std::string KernelRanOn(const et::ProfileRow& r, const ProfileClock& clock) {
-  if (r.ran_on == runtime::ExecutionUnit::kUnknown && clock.legacy) {
-    return runtime::ExecutionUnitName(runtime::ExecutionUnit::kNpu);
-  }
-  return runtime::ExecutionUnitName(r.ran_on);
-}
 
 void AddDelegateEvent(const et::ProfileRow& r, const ProfileClock& clock, InstructionSum& s) {
   s.delegate = true;
@@ -81,15 +61,15 @@ ExecuteSums SumExecuteBlocks(const std::vector<et::ProfileRow>& rows, const Prof
     const double ticks = static_cast<double>(r.duration());
     if (r.delegate_debug_id != -1) {
       AddDelegateEvent(r, clock, sums.instructions[r.instruction]);
-    } else if (NameIs(r, "OPERATOR_CALL")) {
+    } else if (EventNamed(r, "OPERATOR_CALL")) {
       sums.instructions[r.instruction].ticks += ticks;
-    } else if (NameIs(r, "DELEGATE_CALL")) {
+    } else if (EventNamed(r, "DELEGATE_CALL")) {
       InstructionSum& s = sums.instructions[r.instruction];
       s.delegate = true;
       s.ticks += ticks;
     } else if (r.name != nullptr && std::strncmp(r.name, "native_call_", 12) == 0) {
       sums.instructions[r.instruction].native_op = NativeCallOp(r.name);
-    } else if (NameIs(r, "Method::execute")) {
+    } else if (EventNamed(r, "Method::execute")) {
       sums.total_ticks += ticks;
     }
   }
@@ -140,6 +120,25 @@ ProfileRow InstructionRow(int32_t instruction, const InstructionSum& s, double r
 }
 
 }  // namespace
+
+bool EventNamed(const et::ProfileRow& r, const char* name) {
+  return r.name != nullptr && std::strcmp(r.name, name) == 0;
+}
+
+std::string NativeCallOp(const char* name) {
+  std::string op = name + std::strlen("native_call_");
+  if (op.size() > 4 && op.compare(op.size() - 4, 4, ".out") == 0) op.resize(op.size() - 4);
+  return op;
+}
+
+std::string KernelRanOn(const et::ProfileRow& r, const ProfileClock& clock) {
+  // Files of an older boardlab-run (legacy clock) came from the simulator, whose NPU kernels are
+  // the timing model's; their metadata predates the unit byte.
+  if (r.ran_on == runtime::ExecutionUnit::kUnknown && clock.legacy) {
+    return runtime::ExecutionUnitName(runtime::ExecutionUnit::kNpu);
+  }
+  return runtime::ExecutionUnitName(r.ran_on);
+}
 
 ProfileClock ProfileClockFrom(const et::ClockRecord& record) {
   ProfileClock clock;

@@ -27,6 +27,7 @@
 #include "runtime/cli/profile_table.h"
 #include "runtime/core/span.h"
 #include "runtime/profiling/etdump/clock_record.h"
+#include "runtime/profiling/etdump/etdump_reader.h"
 
 namespace boardlab::run {
 
@@ -39,6 +40,16 @@ struct Inspection {
   Profile profile;
   std::string header;  // one line describing the source and the runs (the clock has its own)
 };
+
+/// Whether profile event `r` is named `name` (delegate events have no name).
+bool EventNamed(const runtime::etdump::ProfileRow& r, const char* name);
+
+/// The op of a "native_call_<op>.out" event name: "native_call_conv_2d.out" -> "conv_2d".
+std::string NativeCallOp(const char* name);
+
+/// Where the kernel of delegate event `r` ran (ExecutionUnitName), "npu" for the unit-less NPU
+/// kernels of an older boardlab-run's files (clock.legacy), which came from the simulator.
+std::string KernelRanOn(const runtime::etdump::ProfileRow& r, const ProfileClock& clock);
 
 /// The profile clock of an ETDump clock record.
 ProfileClock ProfileClockFrom(const runtime::etdump::ClockRecord& record);

@@ -43,6 +43,7 @@
 #include "runtime/cli/profile_table.h"
 #include "runtime/cli/qemu_board.h"
 #include "runtime/cli/serial_board.h"
+#include "runtime/cli/timeline_files.h"
 #include "runtime/core/error.h"
 #include "runtime/executor/backend_registry.h"
 #include "runtime/executor/kernel.h"
@@ -92,6 +93,8 @@ struct Args {
   std::string icount = "0";
   bool serve = false;
   boardlab::run::SerialRunOptions serial;  // --port, --baud, --json, ... (--board serial)
+  std::string trace;                       // Chrome trace JSON of the run's timeline
+  std::string timeline;                    // SVG picture of it
 };
 
 int Fail(int code, const std::string& message) {
@@ -339,6 +342,9 @@ void AddOptions(CLI::App& app, Args& args) {
                "stdout (docs/agent.md, the sim driver)");
   app.add_option("--inspect", args.inspect,
                  "print the profile of an ETDump (.etdp) file instead of running an artifact");
+  app.add_option("--trace", args.trace,
+                 "write the run's timeline as a Chrome trace (Perfetto UI, chrome://tracing)");
+  app.add_option("--timeline", args.timeline, "write the run's timeline as an SVG picture");
   app.add_option("--debug-map", args.debug_map,
                  "the compiler's debug map (boardlab-compile --debug-map): the profile names CPU "
                  "ops and NPU kernels after their TFLite source ops (not with --serve)");
@@ -384,6 +390,25 @@ int ReadEtdumpProfile(const std::string& etdump_path, const json& map,
   return kExitPass;
 }
 
+bool WantsTimeline(const Args& args) { return !args.trace.empty() || !args.timeline.empty(); }
+
+// --trace / --timeline (runtime/cli/timeline_files.h): a bad path is a usage error before any run.
+bool TimelinePathsWritable(const Args& args) {
+  const std::string error = boardlab::run::UnwritableTimelinePath({args.trace, args.timeline});
+  if (!error.empty()) Fail(kExitUsage, error);
+  return error.empty();
+}
+
+int WriteTimeline(const Args& args, const std::string& etdump_path, const json& map,
+                  const std::string& source, int failure_code) {
+  std::string error;
+  if (!boardlab::run::WriteTimelineFilesOf(etdump_path, map, source, {args.trace, args.timeline},
+                                           &error)) {
+    return Fail(failure_code, "timeline: " + error);
+  }
+  return kExitPass;
+}
+
 // --inspect: the profile of an ETDump file, named through the debug map when given. A file that
 // records no clock shows raw ticks; an explicit --target supplies a rate to assume for it.
 int Inspect(const CLI::App& app, const Args& args) {
@@ -413,6 +438,9 @@ int Inspect(const CLI::App& app, const Args& args) {
     std::cout << doc.dump(2) << "\n";
   } else {
     boardlab::run::PrintProfileTable(inspection.profile, inspection.header);
+  }
+  if (WantsTimeline(args)) {
+    return WriteTimeline(args, args.inspect, map, args.inspect, kExitInvalidArtifact);
   }
   return kExitPass;
 }
@@ -461,6 +489,22 @@ void CopyBoardRunOptions(const Args& args, boardlab::run::BoardRunOptions& optio
   options.timeout_seconds = args.timeout_seconds;
 }
 
+// A board writes its ETDump to `etdump`: when a view needs it and --etdump was not given, to the
+// temporary file. False when that file could not be made.
+bool UseTemporaryEtdump(bool needed, const TemporaryEtdump& temporary, std::string& etdump) {
+  if (!needed || !etdump.empty()) return true;
+  etdump = temporary.path();
+  return !etdump.empty();
+}
+
+// --trace / --timeline after a board run. Only a finished run (pass, unverified or mismatch) has
+// an ETDump to draw; false when drawing it failed (reported).
+bool FinishedRunTimelineWritten(const Args& args, int run_code, const std::string& etdump,
+                                const json& map, const std::string& source) {
+  if (!WantsTimeline(args) || (run_code != kExitPass && run_code != kExitMismatch)) return true;
+  return WriteTimeline(args, etdump, map, source, kExitRuntime) == kExitPass;
+}
+
 // Exit 2 when one of `options` was given: a board (fixed pools, its own clock) does not take them.
 int RefuseOptions(const CLI::App& app, const std::string& board,
                   std::initializer_list<const char*> options) {
@@ -488,9 +532,11 @@ int RunQemu(const CLI::App& app, const Args& args) {
     return Fail(kExitUsage, "--icount takes a shift (0-10) or off");
   }
   const bool profile = app.count("--profile") > 0;
-  if (!args.debug_map.empty() && !profile) {
-    return Fail(kExitUsage, "--debug-map is only used with --inspect or --profile");
+  if (!args.debug_map.empty() && !profile && !WantsTimeline(args)) {
+    return Fail(kExitUsage,
+                "--debug-map is only used with --inspect, --profile, --trace or --timeline");
   }
+  if (!TimelinePathsWritable(args)) return kExitUsage;
   json map;
   if (!ReadRunDebugMap(args, map)) return kExitUsage;
   boardlab::run::QemuRunOptions options;
@@ -498,15 +544,16 @@ int RunQemu(const CLI::App& app, const Args& args) {
   options.icount = args.icount;
   options.console_to_stderr = profile && args.profile == "json";
   const TemporaryEtdump temporary;
-  if (profile && options.etdump.empty()) {
-    if (temporary.path().empty()) {
-      return Fail(kExitRuntime, "cannot create a temporary file for the firmware's ETDump");
-    }
-    options.etdump = temporary.path();
+  if (!UseTemporaryEtdump(profile || WantsTimeline(args), temporary, options.etdump)) {
+    return Fail(kExitRuntime, "cannot create a temporary file for the firmware's ETDump");
   }
   const int code = boardlab::run::RunOnQemu(options);
+  if (!FinishedRunTimelineWritten(args, code, options.etdump, map, args.artifact + " on qemu")) {
+    return kExitRuntime;
+  }
   // Only a finished run (pass, unverified or mismatch) has a profile.
-  if (!profile || (code != kExitPass && code != kExitMismatch)) return code;
+  if (code != kExitPass && code != kExitMismatch) return code;
+  if (!profile) return code;
   boardlab::run::Inspection inspection;
   std::string error;
   if (ReadEtdumpProfile(options.etdump, map, {}, inspection, error) != kExitPass) {
@@ -800,15 +847,25 @@ void PrintRunTable(const Args& args, const RunOutput& out) {
 
 int Run(const Args& args) {
   json map;
-  if (!ReadRunDebugMap(args, map)) return kExitUsage;
+  if (!ReadRunDebugMap(args, map) || !TimelinePathsWritable(args)) return kExitUsage;
+  // A timeline is drawn from the run's ETDump: a temporary one when --etdump was not given.
+  const TemporaryEtdump temporary;
+  Args run_args = args;
+  if (!UseTemporaryEtdump(WantsTimeline(args), temporary, run_args.etdump)) {
+    return Fail(kExitRuntime, "cannot create a temporary ETDump");
+  }
   RunOutput out;
-  const int code = RunArtifact(args, out);
+  const int code = RunArtifact(run_args, out);
   if (!out.error.empty()) return Fail(code, out.error);
   boardlab::run::NameFromDebugMap(map, out.profile);
   if (args.profile == "json") {
     std::cout << RunDocument(args, out).dump(2) << "\n";
   } else {
     PrintRunTable(args, out);
+  }
+  if (WantsTimeline(args) && WriteTimeline(args, run_args.etdump, map, args.artifact + " on sim",
+                                           kExitRuntime) != kExitPass) {
+    return kExitRuntime;
   }
   return code;
 }
@@ -882,12 +939,15 @@ int Serve(const Args& defaults) {
 
 // --board serial: the options a board takes (the same as --board qemu's) go to RunOnSerialBoard.
 int RunSerial(const CLI::App& app, Args& args) {
-  if (const int code =
-          RefuseOptions(app, "serial",
-                        {"--profile", "--debug-map", "--clock", "--target", "--persistent-bytes",
-                         "--temp-bytes", "--etdump-bytes", "--icount"});
+  if (const int code = RefuseOptions(app, "serial",
+                                     {"--profile", "--clock", "--target", "--persistent-bytes",
+                                      "--temp-bytes", "--etdump-bytes", "--icount"});
       code != kExitPass) {
     return code;
+  }
+  if (!args.debug_map.empty() && !WantsTimeline(args)) {
+    return Fail(kExitUsage,
+                "--debug-map is only used with --trace or --timeline on --board serial");
   }
   if (args.serial.port.empty()) {
     return Fail(kExitUsage, "--board serial needs --port (a serial device or tcp:HOST:PORT)");
@@ -902,8 +962,20 @@ int RunSerial(const CLI::App& app, Args& args) {
                 "--test-fault takes none, hang, hang-without-watchdog, hardfault or "
                 "reset");
   }
+  json map;
+  if (!TimelinePathsWritable(args) || !ReadRunDebugMap(args, map)) return kExitUsage;
   CopyBoardRunOptions(args, args.serial);
-  return boardlab::run::RunOnSerialBoard(args.serial);
+  // The board sends its ETDump over the link; the timeline is drawn from it on the host.
+  const TemporaryEtdump temporary;
+  if (!UseTemporaryEtdump(WantsTimeline(args), temporary, args.serial.etdump)) {
+    return Fail(kExitRuntime, "cannot create a temporary file for the board's ETDump");
+  }
+  const int code = boardlab::run::RunOnSerialBoard(args.serial);
+  if (!FinishedRunTimelineWritten(args, code, args.serial.etdump, map,
+                                  args.artifact + " on " + args.serial.port)) {
+    return kExitRuntime;
+  }
+  return code;
 }
 
 }  // namespace
@@ -922,9 +994,10 @@ int main(int argc, char** argv) {
   }
   if (args.serve) {
     if (!args.artifact.empty() || !args.inspect.empty() || args.board != "sim" ||
-        !args.debug_map.empty()) {
+        !args.debug_map.empty() || WantsTimeline(args)) {
       return Fail(kExitUsage,
-                  "--serve reads its runs from stdin; no artifact, --inspect, --debug-map or qemu");
+                  "--serve reads its runs from stdin; no artifact, --inspect, --debug-map, "
+                  "--trace, --timeline or qemu");
     }
     return Serve(args);
   }
@@ -932,6 +1005,7 @@ int main(int argc, char** argv) {
     if (!args.artifact.empty()) {
       return Fail(kExitUsage, "--inspect reads an ETDump; it takes no artifact");
     }
+    if (!TimelinePathsWritable(args)) return kExitUsage;
     return Inspect(app, args);
   }
   if (args.artifact.empty()) {

@@ -44,6 +44,15 @@ class ProfileCollector : public runtime::EventTracer {
     }
   }
 
+  // Weight prefetches have no row in the per-op profile (timelines read them from the ETDump).
+  void LogNamedDelegateEvent(const char* name, int32_t chain, int32_t instruction,
+                             runtime::Ticks start, runtime::Ticks end, const uint8_t* metadata,
+                             uint32_t size) override {
+    if (next_ != nullptr) {
+      next_->LogNamedDelegateEvent(name, chain, instruction, start, end, metadata, size);
+    }
+  }
+
   /// Events of each Execute, in the order they ended.
   const std::vector<std::vector<CollectedEvent>>& runs() const { return runs_; }
 

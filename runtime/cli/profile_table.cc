@@ -171,6 +171,8 @@ json ProfileJson(const Profile& profile) {
     if (r.instructions >= 0) j["instructions"] = CountJson(r.instructions);
     if (!r.source_ops.empty()) j["source_ops"] = r.source_ops;
     if (!r.layer.empty()) j["layer"] = r.layer;
+    if (!r.source_name.empty()) j["source_name"] = r.source_name;
+    if (r.macs >= 0) j["macs"] = r.macs;
     if (r.debug_id != -1) j["debug_id"] = r.debug_id;
     if (r.kernel != -1) j["kernel"] = r.kernel;
     return j;

@@ -44,9 +44,12 @@ struct ProfileRow {
   double cycles = -1;  // -1 = unknown (or not a cycle clock)
   double instructions = -1;  // qemu-icount: instruction count; -1 otherwise
   double us = -1;            // -1 = unknown (the clock's rate is not known)
-  // From the debug map when known: TFLite source ops, layer (tensor) name, ids.
+  // From the debug map when known: TFLite source ops, layer (tensor) name, ids, the op it was
+  // lowered from ("CONV_2D #0") and its multiply-accumulates (-1 = unknown).
   std::vector<int32_t> source_ops;
   std::string layer;
+  std::string source_name;
+  int64_t macs = -1;
   int32_t debug_id = -1;            // NPU kernel: delegate debug id
   int32_t kernel = -1;              // NPU kernel: index in its partition
   std::vector<ProfileRow> kernels;  // NPU kernels inside a delegate call
@@ -76,7 +79,8 @@ void PrintProfileTable(const Profile& profile, const std::string& header);
 /// ["core_hz"], ["delegate_clock", "delegate_ticks_per_second"], "iterations", "total_ticks",
 /// "total_us", "total_cycles", ["total_instructions"], "ops": [{instruction, op, unit (the
 /// compiler's placement, NPU or CPU), ran_on, ticks, cycles, [instructions], us, percent,
-/// [source_ops, layer, debug_id, kernel], npu_kernels: [...]}]}. Unknown numbers are null.
+/// [source_ops, layer, source_name, macs, debug_id, kernel], npu_kernels: [...]}]}. Unknown numbers
+/// are null.
 nlohmann::json ProfileJson(const Profile& profile);
 
 }  // namespace boardlab::run

@@ -19,9 +19,14 @@ enum class ExecutionUnit : uint8_t {
   kCpu = 1,                   // a CPU kernel on the core (simulated, emulated or real)
   kNpu = 2,                   // the RT700 NPU: its timing model in the host simulator
   kNpuEmulatedCortexM33 = 3,  // an NPU kernel run by the software NPU engine on the Cortex-M33
+  kDma = 4,                   // the RT700's flash -> SRAM weight DMA: its timing model (simulator)
+  kDmaEmulatedCortexM33 = 5,  // a weight prefetch copied by the Cortex-M33 itself (no DMA driver)
 };
 
-/// "cpu", "npu", "npu-emulated-cortex-m33", or "unknown".
+/// The largest ExecutionUnit value; readers treat larger metadata bytes as kUnknown.
+inline constexpr ExecutionUnit kLastExecutionUnit = ExecutionUnit::kDmaEmulatedCortexM33;
+
+/// "cpu", "npu", "npu-emulated-cortex-m33", "dma", "dma-emulated-cortex-m33", or "unknown".
 constexpr const char* ExecutionUnitName(ExecutionUnit unit) {
   switch (unit) {
     case ExecutionUnit::kCpu:
@@ -30,6 +35,10 @@ constexpr const char* ExecutionUnitName(ExecutionUnit unit) {
       return "npu";
     case ExecutionUnit::kNpuEmulatedCortexM33:
       return "npu-emulated-cortex-m33";
+    case ExecutionUnit::kDma:
+      return "dma";
+    case ExecutionUnit::kDmaEmulatedCortexM33:
+      return "dma-emulated-cortex-m33";
     case ExecutionUnit::kUnknown:
       break;
   }
@@ -54,6 +63,14 @@ class EventTracer {
   virtual void LogDelegateEvent(int32_t delegate_debug_id, int32_t chain, int32_t instruction,
                                 Ticks start, Ticks end, const uint8_t* metadata,
                                 uint32_t metadata_size) = 0;
+
+  /// One event inside a delegate that is not a kernel, identified by a name (ETDump
+  /// delegate_debug_id_str; the int id stays -1), e.g. a weight prefetch
+  /// ("weight_prefetch:<debug id of the kernel it loads>"). `name` need only live for the call.
+  /// Tracers that only follow kernels may ignore these events, hence the empty default.
+  virtual void LogNamedDelegateEvent(const char* /*name*/, int32_t /*chain*/,
+                                     int32_t /*instruction*/, Ticks /*start*/, Ticks /*end*/,
+                                     const uint8_t* /*metadata*/, uint32_t /*metadata_size*/) {}
 
 #if defined(BOARDLAB_RUNTIME_BAREMETAL)
   static void operator delete(void*, size_t) {}

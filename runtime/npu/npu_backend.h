@@ -28,6 +28,17 @@
 //
 // Delegate event metadata: kKernelMetadataBytes bytes, [0] the kernel kind (NpuKernelKind),
 // [1] the ExecutionUnit (docs/runtime.md, "Clock and where it ran").
+//
+// Weight prefetches (programs with weights in flash, docs/artifact-format.md 3.4) are delegate
+// events too, logged by name: "weight_prefetch:<debug id of the kernel whose weights they load>",
+// so that a timeline can draw the DMA beside the kernels while kernel-only readers skip them.
+// Where their time comes from follows the kernels': under the timing model the transfer starts
+// with the kernel that reads it and lasts the model's DMA cycles (the model charges a kernel
+// max(compute, SRAM traffic, prefetch), i.e. it overlaps a kernel's own weight transfer with it);
+// on the core (EmulatedOnCore) it is the memcpy the core does at the Prefetch command, read from
+// the board clock around it. Metadata: kPrefetchMetadataBytes bytes, [0] the loading kernel's
+// kind, [1] the ExecutionUnit (kDma, kDmaEmulatedCortexM33), [2] the scratch slot, [3..6] the
+// bytes copied, little-endian.
 
 #include <cstdint>
 
@@ -41,6 +52,11 @@ inline constexpr const char kNpuBackendId[] = "BoardlabNeutronBackend";
 
 /// Bytes of metadata per NPU kernel event: kind, then ExecutionUnit.
 inline constexpr uint32_t kKernelMetadataBytes = 2;
+
+/// Name prefix of weight prefetch events; the kernel's debug id follows in decimal.
+inline constexpr const char kWeightPrefetchEventPrefix[] = "weight_prefetch:";
+/// Bytes of metadata per weight prefetch event: kind, ExecutionUnit, slot, u32 bytes.
+inline constexpr uint32_t kPrefetchMetadataBytes = 7;
 
 /// The core's clock for a backend whose kernels run on the Cortex-M33 (see the file comment).
 struct EmulatedOnCore {
@@ -78,8 +94,14 @@ class NpuBackend : public Backend {
   ExecutionUnit ran_on() const {
     return core_clock_ != nullptr ? ExecutionUnit::kNpuEmulatedCortexM33 : ExecutionUnit::kNpu;
   }
+  /// Where its weight prefetches run, as their events say.
+  ExecutionUnit prefetch_ran_on() const {
+    return core_clock_ != nullptr ? ExecutionUnit::kDmaEmulatedCortexM33 : ExecutionUnit::kDma;
+  }
 
  private:
+  /// `npu_cycles` as ticks of the modelled timeline (the SimClock's, else NPU cycles).
+  Ticks ModelledTicks(uint64_t npu_cycles) const;
   timing::TimingParams params_;
   sim::SimClock* clock_ = nullptr;
   Ticks (*core_clock_)() = nullptr;

@@ -10,8 +10,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "nlohmann/json.hpp"
 #include "proto/support/digest.h"
 #include "runtime/cli/profile_table.h"
+#include "runtime/profiling/etdump/clock_record.h"
+#include "runtime/profiling/etdump/etdump_writer.h"
 #include "tests/cli/fake_boardlab_server.h"
 
 namespace boardlab::cli {
@@ -37,6 +40,33 @@ std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+
+// The ETDump a sim board stores: one Execute run of a delegate call (one NPU kernel) and a
+// softmax kernel call, in simulated cycles.
+std::string SimEtdump() {
+  std::vector<uint8_t> buffer(16 * 1024);
+  runtime::etdump::EtdumpWriter w(buffer.data(), buffer.size());
+  w.BeginRun("Default");
+  runtime::etdump::ClockRecord clock;
+  clock.kind = runtime::etdump::ClockKind::kSimCycles;
+  clock.ticks_per_second = 325000000;
+  runtime::etdump::WriteClockRecord(w, clock);
+  w.BeginRun("Execute");
+  const uint8_t npu[2] = {0, static_cast<uint8_t>(runtime::ExecutionUnit::kNpu)};
+  w.LogDelegateEvent(10, 0, 0, 0, 300, npu, 2);
+  w.LogProfileEvent("DELEGATE_CALL", 0, 0, 0, 320);
+  w.LogProfileEvent("native_call_softmax.out", 0, 1, 330, 600);
+  w.LogProfileEvent("OPERATOR_CALL", 0, 1, 320, 620);
+  w.LogProfileEvent("Method::execute", -1, -1, 0, 620);
+  const auto bytes = w.Finish();
+  return bytes.ok() ? std::string(bytes->data(), bytes->data() + bytes->size()) : "";
+}
+
+constexpr char kDebugMap[] = R"({
+    "delegates": [{"instruction": 0, "partition": 0, "backend": "BoardlabNeutronBackend",
+                   "kernels": [{"id": 10, "kernel": 0, "ops": [0], "names": ["fc"],
+                                "name": "FULLY_CONNECTED #0", "macs": 160}]}],
+    "cpu_ops": [{"instruction": 1, "op": 1, "ops": [1], "name": "SOFTMAX #1", "macs": 0}]})";
 
 class WatchTest : public ::testing::Test {
  protected:
@@ -214,6 +244,46 @@ TEST_F(WatchTest, SubmitWaitOutWritesTheJobsFiles) {
   EXPECT_THAT(ReadFile(dir + "/job.json"), HasSubstr("\"result\":\"JOB_RESULT_PASS\""));
   EXPECT_FALSE(std::filesystem::exists(dir + "/etdump.etdp"));  // the job has none
   EXPECT_THAT(err_, HasSubstr("wrote 6 files to " + dir));
+}
+
+// --out also draws the run's timeline from the job's ETDump and debug map.
+TEST_F(WatchTest, OutDrawsTheTimelineFromTheEtdumpAndDebugMap) {
+  v1::Job outcome = Outcome(v1::JOB_RESULT_PASS);
+  *outcome.mutable_files()->mutable_etdump() = server_.artifacts().Preload(SimEtdump());
+  *outcome.mutable_files()->mutable_debug_map() = server_.artifacts().Preload(kDebugMap);
+  server_.jobs().SetOutcome(outcome);
+  const std::string dir = ::testing::TempDir() + "/watch_timeline";
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(Run({"submit", model_, "--wait", "--out", dir}), 0) << err_;
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(dir + "/trace.json"), nullptr, false);
+  ASSERT_FALSE(trace.is_discarded());
+  std::vector<std::string> slices;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") slices.push_back(e["name"]);
+  }
+  EXPECT_THAT(slices, ElementsAre("delegate 0 (BoardlabNeutronBackend)", "SOFTMAX #1",
+                                  "FULLY_CONNECTED #0"));
+  EXPECT_EQ(trace["otherData"]["source"].get<std::string>().rfind("job j", 0), 0u);
+  const std::string svg = ReadFile(dir + "/timeline.svg");
+  EXPECT_THAT(svg, HasSubstr("<svg"));
+  EXPECT_THAT(svg, HasSubstr("SOFTMAX #1"));
+  // 6 files + etdump.etdp and debug_map.json + trace.json and timeline.svg.
+  EXPECT_THAT(err_, HasSubstr("wrote 10 files to " + dir));
+}
+
+// A timeline that cannot be drawn is a warning: the verdict and the job's files stay.
+TEST_F(WatchTest, AnEtdumpWithoutATimelineIsOnlyAWarning) {
+  v1::Job outcome = Outcome(v1::JOB_RESULT_PASS);
+  *outcome.mutable_files()->mutable_etdump() = server_.artifacts().Preload("not an etdump");
+  server_.jobs().SetOutcome(outcome);
+  const std::string dir = ::testing::TempDir() + "/watch_no_timeline";
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(Run({"submit", model_, "--wait", "--out", dir}), 0) << err_;
+  EXPECT_THAT(err_, HasSubstr("warning: no timeline (trace.json, timeline.svg): 'job j"));
+  EXPECT_THAT(err_, HasSubstr("not an ETDump"));
+  EXPECT_EQ(ReadFile(dir + "/etdump.etdp"), "not an etdump");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/trace.json"));
+  EXPECT_THAT(err_, HasSubstr("wrote 7 files to " + dir));
 }
 
 TEST_F(WatchTest, JsonPrintsOnlyTheFinalJob) {

@@ -256,12 +256,17 @@ TEST(PteWriterTest, DebugMapJson) {
   EXPECT_EQ(map["delegates"][0]["kernels"][0]["id"], 10);
   EXPECT_EQ(map["delegates"][0]["kernels"][0]["ops"], nlohmann::json::array({0}));
   EXPECT_EQ(map["delegates"][0]["kernels"][0]["names"], nlohmann::json::array({"a"}));
+  // Op name and MACs for timelines: 4x4x8 outputs x 3x3 taps x 3 input channels.
+  EXPECT_EQ(map["delegates"][0]["kernels"][0]["name"], "CONV_2D #0");
+  EXPECT_EQ(map["delegates"][0]["kernels"][0]["macs"], 4 * 4 * 8 * 3 * 3 * 3);
   EXPECT_EQ(map["delegates"][1]["instruction"], 2);
   EXPECT_EQ(map["delegates"][1]["kernels"][0]["id"], 11);
+  EXPECT_EQ(map["delegates"][1]["kernels"][0]["name"], "SOFTMAX #2");
   ASSERT_EQ(map["cpu_ops"].size(), 1u);
   EXPECT_EQ(map["cpu_ops"][0]["instruction"], 1);
   EXPECT_EQ(map["cpu_ops"][0]["op"], 1);
   EXPECT_EQ(map["cpu_ops"][0]["name"], "CONV_2D #1");
+  EXPECT_EQ(map["cpu_ops"][0]["macs"], 4 * 4 * 4 * 8);  // 1x1 conv, 8 input channels
 }
 
 TEST(PteWriterTest, SchedulingRejectsCyclesAndUnassignedOps) {

@@ -13,6 +13,7 @@
 
 #include "compiler/driver.h"
 #include "nlohmann/json.hpp"
+#include "tests/firmware/core_timeline.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_models.h"
@@ -209,9 +210,15 @@ TEST_F(RunCliQemuTest, BoardErrorsAndUnsupportedOptions) {
   EXPECT_EQ(Run("--board qemu " + pte + " --clock wall").exit_code, 2);
   const CommandResult map_alone = Run("--board qemu " + pte + " --debug-map x.json");
   EXPECT_EQ(map_alone.exit_code, 2) << map_alone.output;
-  EXPECT_NE(map_alone.output.find("--debug-map is only used with --inspect or --profile"),
+  EXPECT_NE(map_alone.output.find(
+                "--debug-map is only used with --inspect, --profile, --trace or --timeline"),
             std::string::npos)
       << map_alone.output;
+  // A timeline that could not be written is refused before QEMU starts.
+  const CommandResult no_dir =
+      Run("--board qemu " + pte + " --trace " + (dir_ / "missing" / "t.json").string());
+  EXPECT_EQ(no_dir.exit_code, 2) << no_dir.output;
+  EXPECT_EQ(no_dir.output.find("board qemu:"), std::string::npos) << no_dir.output;
   // A bad debug map is refused before QEMU starts.
   const std::string bad_map = (dir_ / "bad.json").string();
   ASSERT_TRUE(testing::WriteFile(bad_map, std::vector<uint8_t>{'[', '1', ']'}));
@@ -372,6 +379,28 @@ TEST_F(QemuProfileTest, NoViewLabelsQemuTicksAsNpuTiming) {
       EXPECT_EQ(k["ran_on"], "npu-emulated-cortex-m33") << k;
     }
   }
+}
+
+// Issue 14: the timeline of a firmware run counts QEMU instructions and says that the NPU kernels
+// and the weight copies ran on the Cortex-M33: they share the core, so no two of them overlap.
+TEST_F(RunCliQemuTest, TimelineOfAFirmwareRunSaysTheCoreDidEverything) {
+  compiler::CompileOptions options;
+  options.no_npu = {compiler::OpType::kDepthwiseConv2D};
+  options.weights = compiler::WeightsPlacement::kFlash;
+  absl::StatusOr<compiler::CompileResult> compiled =
+      compiler::Compile(testing::TinyDsCnn(), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const std::string pte = (dir_ / "tiny.pte").string();
+  const std::string map = (dir_ / "tiny.json").string();
+  ASSERT_TRUE(testing::WriteFile(pte, compiled->pte));
+  ASSERT_TRUE(testing::WriteFile(
+      map, std::vector<uint8_t>(compiled->debug_map_json.begin(), compiled->debug_map_json.end())));
+  const std::string trace = (dir_ / "trace.json").string();
+  const std::string svg = (dir_ / "timeline.svg").string();
+  const CommandResult run = Run("--board qemu " + pte + " --debug-map " + map + " --trace " +
+                                trace + " --timeline " + svg);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ExpectTheCoreDidEverything(trace, svg, (dir_ / "timeline.png").string());
 }
 
 }  // namespace

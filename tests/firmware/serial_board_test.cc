@@ -22,6 +22,7 @@
 
 #include "compiler/driver.h"
 #include "nlohmann/json.hpp"
+#include "tests/firmware/core_timeline.h"
 #include "tests/firmware/etdump_events.h"
 #include "tests/support/child_process.h"
 #include "tests/support/free_port.h"
@@ -425,12 +426,43 @@ TEST_F(SerialBoardTest, MismatchAndInvalidArtifactKeepTheirExitCodes) {
   EXPECT_EQ(invalid.exit_code, 3) << invalid.output;
 }
 
+// The ETDump comes back over the link: its timeline is drawn on the host, and the board-link
+// build records what the semihosting build does (QEMU instructions, NPU kernels and weight copies
+// on the core).
+TEST_F(SerialBoardTest, TimelineFromTheEtdumpTheBoardSent) {
+  compiler::CompileOptions options;
+  options.no_npu = {compiler::OpType::kDepthwiseConv2D};
+  options.weights = compiler::WeightsPlacement::kFlash;
+  std::string debug_map;
+  const std::string pte = Compile(testing::TinyDsCnn(), dir_ / "flash.pte", &debug_map, options);
+  ASSERT_FALSE(pte.empty());
+  const std::string map = (dir_ / "flash.json").string();
+  ASSERT_TRUE(testing::WriteFile(map, std::vector<uint8_t>(debug_map.begin(), debug_map.end())));
+  const std::string trace = (dir_ / "trace.json").string();
+  const std::string svg = (dir_ / "timeline.svg").string();
+  const CommandResult run =
+      BoardlabRun("--board serial --port " + board_->port() + " " + pte + " --debug-map " + map +
+                  " --trace " + trace + " --timeline " + svg);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ExpectTheCoreDidEverything(trace, svg, (dir_ / "timeline.png").string());
+}
+
 TEST_F(SerialBoardTest, UsageErrorsAndAMissingBoard) {
   EXPECT_EQ(BoardlabRun("--board serial " + pte_).exit_code, 2);  // no --port
   EXPECT_EQ(BoardlabRun("--board serial --port /dev/null --baud 12345 " + pte_).exit_code, 2);
   EXPECT_EQ(RunOnBoard("--test-fault sometimes").exit_code, 2);
   EXPECT_EQ(RunOnBoard("--icount 0").exit_code, 2);
   EXPECT_EQ(RunOnBoard("--profile json").exit_code, 2);
+  const CommandResult map_alone = RunOnBoard("--debug-map " + (dir_ / "m.json").string());
+  EXPECT_EQ(map_alone.exit_code, 2);
+  EXPECT_NE(map_alone.output.find("--debug-map is only used with --trace or --timeline"),
+            std::string::npos)
+      << map_alone.output;
+  // A timeline that could not be written is refused before the board is asked for anything.
+  const CommandResult unwritable =
+      RunOnBoard("--trace " + (dir_ / "missing" / "t.json").string(),
+                 "tcp:127.0.0.1:" + std::to_string(testing::FreeLoopbackPort()));
+  EXPECT_EQ(unwritable.exit_code, 2) << unwritable.output;
   EXPECT_EQ(BoardlabRun("--board sim --port " + board_->port() + " " + pte_).exit_code, 2);
   const auto start = std::chrono::steady_clock::now();
   const CommandResult none = BoardlabRun(

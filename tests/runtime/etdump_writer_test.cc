@@ -159,6 +159,41 @@ TEST(EtdumpReaderTest, DelegateMetadataGivesWhereTheKernelRan) {
   EXPECT_STREQ(ExecutionUnitName(rows[1].ran_on), "npu-emulated-cortex-m33");
 }
 
+// A delegate event logged by name (a weight prefetch) carries delegate_debug_id_str, no int id,
+// and its metadata, which the reader hands back with where it ran.
+TEST(EtdumpReaderTest, NamedDelegateEventsKeepTheirNameAndMetadata) {
+  std::vector<uint8_t> buffer(16 * 1024);
+  EtdumpWriter w(buffer.data(), buffer.size());
+  w.BeginRun("Execute");
+  const uint8_t dma[7] = {0, static_cast<uint8_t>(ExecutionUnit::kDma), 1, 0, 16, 0, 0};
+  const uint8_t copy[7] = {
+      0, static_cast<uint8_t>(ExecutionUnit::kDmaEmulatedCortexM33), 0, 8, 0, 0, 0};
+  w.LogNamedDelegateEvent("weight_prefetch:10", 0, 3, 5, 9, dma, 7);
+  w.LogNamedDelegateEvent("weight_prefetch:11", 0, 3, 9, 12, copy, 7);
+  auto bytes = w.Finish();
+  ASSERT_TRUE(bytes.ok());
+  auto reader = EtdumpReader::Open(*bytes);
+  ASSERT_TRUE(reader.ok());
+  const ::etdump::ProfileEvent* pe =
+      reader->root().run_data()->Get(0)->events()->Get(0)->profile_event();
+  ASSERT_NE(pe->delegate_debug_id_str(), nullptr);
+  EXPECT_STREQ(pe->delegate_debug_id_str()->c_str(), "weight_prefetch:10");
+  EXPECT_EQ(pe->delegate_debug_id_int(), -1);
+  EXPECT_EQ(pe->name(), nullptr);
+  ProfileRow rows[2];
+  ASSERT_EQ(reader->ReadRows(Span<ProfileRow>(rows, 2)), 2u);
+  EXPECT_STREQ(rows[0].delegate_debug_name, "weight_prefetch:10");
+  EXPECT_EQ(rows[0].delegate_debug_id, -1);
+  EXPECT_EQ(rows[0].name, nullptr);
+  EXPECT_EQ(rows[0].instruction, 3);
+  EXPECT_EQ(rows[0].ran_on, ExecutionUnit::kDma);
+  ASSERT_EQ(rows[0].delegate_metadata_size, 7u);
+  EXPECT_EQ(rows[0].delegate_metadata[4], 16);
+  EXPECT_EQ(rows[1].ran_on, ExecutionUnit::kDmaEmulatedCortexM33);
+  EXPECT_STREQ(ExecutionUnitName(rows[0].ran_on), "dma");
+  EXPECT_STREQ(ExecutionUnitName(rows[1].ran_on), "dma-emulated-cortex-m33");
+}
+
 // A named integer is a DebugEvent with an Int Value; a full buffer drops it like any event.
 TEST(EtdumpWriterTest, NamedIntegersAreDebugEvents) {
   std::vector<uint8_t> buffer(16 * 1024);

@@ -24,6 +24,7 @@
 #include "runtime/profiling/etdump/clock_record.h"
 #include "runtime/profiling/etdump/etdump_reader.h"
 #include "runtime/profiling/etdump/etdump_writer.h"
+#include "tests/runtime/boardlab_run_test_base.h"
 #include "tests/runtime/executor_test_support.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
@@ -486,33 +487,18 @@ TEST_F(InspectKws, LiveRunNamesOpsThroughTheDebugMap) {
 
 // ---- Small models and synthetic ETDumps (no shared folder needed) ---------------------------
 
-class InspectCli : public ::testing::Test {
+class InspectCli : public testing::BoardlabRunTest {
  protected:
-  void SetUp() override {
-    binary_ = boardlab::testing::RunBinary();
-    if (binary_.empty() || !fs::exists(binary_)) {
-      GTEST_SKIP() << "boardlab-run is not built (" << binary_ << ")";
-    }
-    dir_ = MakeTempDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
-  }
+  InspectCli() : BoardlabRunTest("boardlab_inspect") {}
+
   std::string Write(const std::string& name, const std::vector<uint8_t>& bytes) {
-    const std::string path = (dir_ / name).string();
+    const std::string path = Path(name);
     EXPECT_TRUE(boardlab::testing::WriteFile(path, bytes));
     return path;
   }
   std::string Write(const std::string& name, const std::string& text) {
     return Write(name, std::vector<uint8_t>(text.begin(), text.end()));
   }
-  CommandResult Run(const std::string& args, bool with_stderr = true) {
-    return RunCommand(binary_ + " " + args, with_stderr);
-  }
-
-  std::string binary_;
-  fs::path dir_;
 };
 
 TEST_F(InspectCli, TinyDsCnnMatchesTheLiveRun) {

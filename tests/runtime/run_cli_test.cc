@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/runtime/boardlab_run_test_base.h"
 #include "tests/runtime/executor_test_support.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
@@ -24,26 +25,9 @@ namespace fs = std::filesystem;
 
 using RunResult = boardlab::testing::CommandResult;
 
-class RunCli : public ::testing::Test {
+class RunCli : public testing::BoardlabRunTest {
  protected:
-  void SetUp() override {
-    binary_ = boardlab::testing::RunBinary();
-    if (binary_.empty() || !fs::exists(binary_)) {
-      GTEST_SKIP() << "boardlab-run is not built (" << binary_ << ")";
-    }
-    dir_ = fs::temp_directory_path() /
-           ("boardlab_run_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
-  }
-
-  RunResult Run(const std::string& args) {
-    return boardlab::testing::RunCommand(binary_ + " " + args);
-  }
+  RunCli() : BoardlabRunTest("boardlab_run_cli") {}
 
   std::string Write(const std::string& name, const std::vector<uint8_t>& bytes) {
     const std::string path = (dir_ / name).string();
@@ -56,9 +40,6 @@ class RunCli : public ::testing::Test {
     return Write("conv.pte", testing::CompilePte(boardlab::testing::SingleConv2D(),
                                                  compiler::CompileOptions{}));
   }
-
-  std::string binary_;
-  fs::path dir_;
 };
 
 TEST_F(RunCli, NoArgumentsIsUsageError) {

@@ -1,6 +1,9 @@
 // Simulated clock: deterministic cycles for the same artifact and inputs, CPU shapes derived from
 // KernelCall arguments, and NPU delegate events nested in simulated time.
 
+#include <cstdlib>
+#include <cstring>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -11,6 +14,8 @@
 #include "runtime/core/event_tracer_hooks.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/npu/npu_backend.h"
+#include "runtime/npu/npu_payload.h"
+#include "runtime/npu/npu_timing.h"
 #include "runtime/profiling/etdump/etdump_reader.h"
 #include "runtime/profiling/etdump/etdump_writer.h"
 #include "runtime/sim/sim_clock.h"
@@ -241,6 +246,128 @@ TEST(SimClockTest, WrappedKernelsAdvanceTheInstalledClock) {
   EXPECT_EQ(reg->eval(ctx, Span<Value* const>(args, 1)), Error::kOk);
   EXPECT_EQ(clock.now(), 2 * once);
   SimClock::Install(nullptr);
+}
+
+// What the payloads of an artifact say about its weight prefetches: per loading kernel's debug
+// id, the Prefetch's bytes and the model's DMA cycles for that kernel.
+struct PrefetchFacts {
+  int64_t bytes = 0;
+  uint64_t model_cycles = 0;
+};
+std::map<int32_t, PrefetchFacts> PrefetchesOf(const compiler::CompileResult& r) {
+  std::map<int32_t, PrefetchFacts> facts;
+  auto blobs = compiler::LowerNpuPartitions(r.compilation);
+  EXPECT_TRUE(blobs.ok());
+  for (const auto& blob : *blobs) {
+    Result<npu::NpuPayload> payload =
+        npu::VerifyNpuPayload(Span<const uint8_t>(blob.bytes.data(), blob.bytes.size()));
+    EXPECT_TRUE(payload.ok());
+    const auto& program = *payload->program;
+    for (uint32_t i = 0; i < program.commands()->size(); ++i) {
+      if (program.commands_type()->Get(i) != ::boardlab::npu::Command::Prefetch) continue;
+      const auto* prefetch =
+          static_cast<const ::boardlab::npu::Prefetch*>(program.commands()->Get(i));
+      // The kernel that reads the slot next loads these weights.
+      for (uint32_t j = i + 1; j < program.commands()->size(); ++j) {
+        if (program.commands_type()->Get(j) != ::boardlab::npu::Command::RunKernel) continue;
+        const uint32_t k =
+            static_cast<const ::boardlab::npu::RunKernel*>(program.commands()->Get(j))->kernel();
+        const auto& kernel = *program.kernels()->Get(k);
+        if (kernel.weight_slot() != static_cast<int32_t>(prefetch->slot())) continue;
+        facts[kernel.debug_id()] = {static_cast<int64_t>(prefetch->size()),
+                                    timing::NpuKernelCycles(npu::NpuShapeForKernel(program, kernel),
+                                                            r.compilation.target.timing)
+                                        .prefetch};
+        break;
+      }
+    }
+  }
+  return facts;
+}
+
+absl::StatusOr<compiler::CompileResult> TinyDsCnnWithWeightsInFlash() {
+  compiler::CompileOptions options;
+  options.weights = compiler::WeightsPlacement::kFlash;
+  return compiler::Compile(testing::TinyDsCnn(), options);
+}
+
+int32_t LoadedKernel(const etdump::ProfileRow& row) {
+  const char* id = row.delegate_debug_name + std::strlen(npu::kWeightPrefetchEventPrefix);
+  return static_cast<int32_t>(std::atoi(id));
+}
+
+uint32_t MetadataBytes(const etdump::ProfileRow& row) {
+  const uint8_t* m = row.delegate_metadata;
+  return m[3] | m[4] << 8 | m[5] << 16 | static_cast<uint32_t>(m[6]) << 24;
+}
+
+// An ETDump's NPU kernel events by debug id, and its weight prefetch events.
+struct DelegateEvents {
+  std::map<int32_t, etdump::ProfileRow> kernels;
+  std::vector<etdump::ProfileRow> prefetches;
+};
+DelegateEvents SplitDelegateRows(etdump::EtdumpWriter& writer) {
+  DelegateEvents events;
+  for (const etdump::ProfileRow& row : DelegateRows(writer)) {
+    if (row.delegate_debug_id != -1) events.kernels[row.delegate_debug_id] = row;
+    if (row.delegate_debug_name != nullptr) events.prefetches.push_back(row);
+  }
+  return events;
+}
+
+// Under the timing model a kernel costs max(compute, SRAM traffic, prefetch): its own weight
+// transfer overlaps it. Each Prefetch is one named delegate event starting with the kernel that
+// reads it, lasting the model's DMA cycles, on the DMA.
+TEST(SimClockTest, ModelledWeightPrefetchesOverlapTheKernelThatReadsThem) {
+  auto r = TinyDsCnnWithWeightsInFlash();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->compilation.memory.weights_in_flash);
+  const std::map<int32_t, PrefetchFacts> facts = PrefetchesOf(*r);
+  ASSERT_FALSE(facts.empty());
+  SimClock clock(r->compilation.target.timing);
+  std::vector<uint8_t> buffer(64 * 1024);
+  etdump::EtdumpWriter writer(buffer.data(), buffer.size());
+  RunOnce(*r, clock, &writer);
+  const DelegateEvents events = SplitDelegateRows(writer);
+  const std::map<int32_t, etdump::ProfileRow>& kernels = events.kernels;
+  const std::vector<etdump::ProfileRow>& prefetches = events.prefetches;
+  ASSERT_EQ(prefetches.size(), facts.size());
+  for (const etdump::ProfileRow& p : prefetches) {
+    const int32_t id = LoadedKernel(p);
+    ASSERT_EQ(facts.count(id), 1u) << p.delegate_debug_name;
+    const etdump::ProfileRow& kernel = kernels.at(id);
+    EXPECT_EQ(p.ran_on, ExecutionUnit::kDma);
+    EXPECT_EQ(p.delegate_debug_id, -1);
+    ASSERT_EQ(p.delegate_metadata_size, npu::kPrefetchMetadataBytes);
+    EXPECT_EQ(MetadataBytes(p), facts.at(id).bytes);
+    EXPECT_EQ(p.start, kernel.start);
+    EXPECT_EQ(p.duration(), clock.NpuCyclesToTicks(facts.at(id).model_cycles));
+    EXPECT_LE(p.end, kernel.end);
+  }
+}
+
+// On the core the copy is a memcpy at the Prefetch command, timed by the board clock, before the
+// kernel that reads it; it says it ran on the Cortex-M33.
+TEST(SimClockTest, WeightCopiesOnTheCoreAreTimedWhereTheyHappen) {
+  auto r = TinyDsCnnWithWeightsInFlash();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::map<int32_t, PrefetchFacts> facts = PrefetchesOf(*r);
+  npu::NpuBackend backend(r->compilation.target.timing, npu::EmulatedOnCore{&FakeCoreClock});
+  EXPECT_EQ(backend.prefetch_ran_on(), ExecutionUnit::kDmaEmulatedCortexM33);
+  std::vector<uint8_t> buffer(64 * 1024);
+  etdump::EtdumpWriter writer(buffer.data(), buffer.size());
+  g_core_ticks = 0;
+  RunPartitions(*r, backend, &writer);
+  const DelegateEvents events = SplitDelegateRows(writer);
+  const std::map<int32_t, etdump::ProfileRow>& kernels = events.kernels;
+  const std::vector<etdump::ProfileRow>& prefetches = events.prefetches;
+  ASSERT_EQ(prefetches.size(), facts.size());
+  for (const etdump::ProfileRow& p : prefetches) {
+    EXPECT_EQ(p.ran_on, ExecutionUnit::kDmaEmulatedCortexM33);
+    EXPECT_EQ(p.duration(), 7u) << "one core clock read before and one after the copy";
+    EXPECT_EQ(MetadataBytes(p), facts.at(LoadedKernel(p)).bytes);
+    EXPECT_LE(p.end, kernels.at(LoadedKernel(p)).start);
+  }
 }
 
 }  // namespace

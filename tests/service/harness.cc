@@ -158,9 +158,23 @@ absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
   }
   const std::string status_line = response.substr(0, response.find("\r\n"));
   if (status_line.find(" 200") == std::string::npos) {
-    return absl::UnavailableError(absl::StrCat("GET ", path, ": ", status_line));
+    return absl::UnavailableError(absl::StrCat("GET ", path, ": ", status_line, ": ",
+                                               Tail(response.substr(header_end + 4), 300)));
   }
   return response.substr(header_end + 4);
+}
+
+ClientResult SubmitWithWrongExpectedOutput(ServiceLab& lab, const std::string& model,
+                                           const std::string& output_path) {
+  std::ifstream in(output_path, std::ios::binary);
+  std::string wrong((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& b : wrong) b = static_cast<char>(b ^ 0x55);
+  return lab.RunClient({"submit", model, "--input", "random:0", "--expected",
+                        lab.WriteFile("wrong.bin", wrong), "--wait"});
+}
+
+ClientResult SubmitModelThatDoesNotCompile(ServiceLab& lab) {
+  return lab.RunClient({"submit", lab.WriteFile("broken.tflite", std::string(64, '\0')), "--wait"});
 }
 
 namespace {

@@ -201,4 +201,12 @@ class ServiceLab {
   std::mutex names_mutex_;
 };
 
+/// Submits `model` (input random:0) expecting the bytes of `output_path` (e.g. output0.bin of a
+/// passing job's --out) with every byte changed, and waits: a FAIL verdict, exit code 1.
+ClientResult SubmitWithWrongExpectedOutput(ServiceLab& lab, const std::string& model,
+                                           const std::string& output_path);
+
+/// Submits 64 zero bytes as a model and waits: COMPILE_ERROR, exit code 3.
+ClientResult SubmitModelThatDoesNotCompile(ServiceLab& lab);
+
 }  // namespace boardlab::testing::service

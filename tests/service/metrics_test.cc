@@ -2,9 +2,6 @@
 
 #include <unistd.h>
 
-#include <fstream>
-#include <iterator>
-
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/service/harness.h"
@@ -36,18 +33,10 @@ TEST(MetricsTest, PromtoolAcceptsLiveMetricsAndTheCountsMatchTheJobs) {
       lab.RunClient({"submit", model, "--input", "random:0", "--expect-reference", "--wait",
                      "--out", lab.Path("ref")});
   ASSERT_EQ(reference.exit_code, 0) << reference;
-  std::vector<uint8_t> wrong = [&] {
-    std::ifstream in(lab.Path("ref/output0.bin"), std::ios::binary);
-    return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-  }();
-  ASSERT_FALSE(wrong.empty());
-  for (uint8_t& b : wrong) b = static_cast<uint8_t>(b ^ 0x55);
-  ClientResult fail = lab.RunClient({"submit", model, "--input", "random:0", "--expected",
-                                     lab.WriteFile("wrong.bin", wrong), "--wait"});
+  ClientResult fail = SubmitWithWrongExpectedOutput(lab, model, lab.Path("ref/output0.bin"));
   ASSERT_EQ(fail.exit_code, 1) << fail;
   // One model that does not compile (exit 3).
-  ClientResult broken =
-      lab.RunClient({"submit", lab.WriteFile("broken.tflite", std::string(64, '\0')), "--wait"});
+  ClientResult broken = SubmitModelThatDoesNotCompile(lab);
   ASSERT_EQ(broken.exit_code, 3) << broken;
 
   absl::StatusOr<std::string> metrics = lab.ScrapeMetrics();

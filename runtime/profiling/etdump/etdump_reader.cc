@@ -12,9 +12,8 @@ ExecutionUnit DelegateUnit(const ::etdump::ProfileEvent& pe) {
   const auto* metadata = pe.delegate_debug_metadata();
   if (metadata == nullptr || metadata->size() < 2) return ExecutionUnit::kUnknown;
   const uint8_t unit = metadata->Get(1);
-  return unit <= static_cast<uint8_t>(ExecutionUnit::kNpuEmulatedCortexM33)
-             ? static_cast<ExecutionUnit>(unit)
-             : ExecutionUnit::kUnknown;
+  return unit <= static_cast<uint8_t>(kLastExecutionUnit) ? static_cast<ExecutionUnit>(unit)
+                                                          : ExecutionUnit::kUnknown;
 }
 
 bool IsNativeCall(const char* name) {
@@ -62,8 +61,15 @@ size_t EtdumpReader::ReadRows(Span<ProfileRow> rows) const {
       row.delegate_debug_id = pe->delegate_debug_id_int();
       row.start = pe->start_time();
       row.end = pe->end_time();
-      if (row.delegate_debug_id != -1) {
+      if (pe->delegate_debug_id_str() != nullptr) {
+        row.delegate_debug_name = pe->delegate_debug_id_str()->c_str();
+      }
+      if (row.delegate_debug_id != -1 || row.delegate_debug_name != nullptr) {
         row.ran_on = DelegateUnit(*pe);
+        if (const auto* metadata = pe->delegate_debug_metadata(); metadata != nullptr) {
+          row.delegate_metadata = metadata->data();
+          row.delegate_metadata_size = metadata->size();
+        }
       } else if (IsNativeCall(row.name)) {
         row.ran_on = ExecutionUnit::kCpu;
       }

@@ -27,12 +27,19 @@ struct ProfileRow {
   const char* name = nullptr;      // ProfileEvent.name; null for delegate events
   int32_t chain = -1;
   int32_t instruction = -1;
-  int32_t delegate_debug_id = -1;  // -1 for non-delegate events
+  int32_t delegate_debug_id = -1;  // -1 for non-delegate events and named delegate events
+  // A delegate event identified by name (delegate_debug_id_str), e.g. "weight_prefetch:10";
+  // null otherwise.
+  const char* delegate_debug_name = nullptr;
+  // A delegate event's delegate_debug_metadata (in the .etdp); null and 0 otherwise.
+  const uint8_t* delegate_metadata = nullptr;
+  uint32_t delegate_metadata_size = 0;
   uint64_t start = 0;
   uint64_t end = 0;
   uint64_t duration() const { return end >= start ? end - start : 0; }
-  // Where the kernel ran: a delegate event's metadata byte 1 (NpuBackend), kCpu for a
-  // "native_call_*" event, kUnknown otherwise (and for delegate events without that byte).
+  // Where the kernel ran: a delegate event's metadata byte 1 (NpuBackend; also for named delegate
+  // events), kCpu for a "native_call_*" event, kUnknown otherwise (and for delegate events
+  // without that byte).
   ExecutionUnit ran_on = ExecutionUnit::kUnknown;
 };
 

@@ -142,15 +142,19 @@ void EtdumpWriter::LogEvent(const char* name, int32_t delegate_id, int32_t chain
   if (delegate) {
     // ExecuTorch always writes the metadata vector for delegate events, empty or not.
     metadata_offset = fbb.CreateVector(metadata_size > 0 ? metadata : nullptr, metadata_size);
-  } else {
-    name_offset = fbb.CreateString(name == nullptr ? "" : name);
   }
+  // A delegate event has a name only when it is identified by one (delegate_debug_id_str).
+  if (!delegate || name != nullptr) name_offset = fbb.CreateString(name == nullptr ? "" : name);
   ::etdump::ProfileEventBuilder pe(fbb);
   pe.add_end_time(end);
   pe.add_start_time(start);
   if (delegate) {
     pe.add_delegate_debug_metadata(metadata_offset);
-    pe.add_delegate_debug_id_int(delegate_id);
+    if (name != nullptr) {
+      pe.add_delegate_debug_id_str(name_offset);
+    } else {
+      pe.add_delegate_debug_id_int(delegate_id);
+    }
   } else {
     pe.add_name(name_offset);
   }
@@ -202,6 +206,13 @@ void EtdumpWriter::LogDelegateEvent(int32_t delegate_debug_id, int32_t chain, in
                                     Ticks start, Ticks end, const uint8_t* metadata,
                                     uint32_t metadata_size) {
   LogEvent(nullptr, delegate_debug_id, chain, instruction, start, end, metadata, metadata_size,
+           /*delegate=*/true);
+}
+
+void EtdumpWriter::LogNamedDelegateEvent(const char* name, int32_t chain, int32_t instruction,
+                                         Ticks start, Ticks end, const uint8_t* metadata,
+                                         uint32_t metadata_size) {
+  LogEvent(name == nullptr ? "" : name, -1, chain, instruction, start, end, metadata, metadata_size,
            /*delegate=*/true);
 }
 

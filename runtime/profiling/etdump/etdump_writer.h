@@ -43,6 +43,11 @@ class EtdumpWriter : public EventTracer {
   /// BeginRun opens a run named "Default".
   void LogDelegateEvent(int32_t delegate_debug_id, int32_t chain, int32_t instruction, Ticks start,
                         Ticks end, const uint8_t* metadata, uint32_t metadata_size) override;
+  /// ProfileEvent{delegate_debug_id_str = name, delegate_debug_id_int -1, chain_index,
+  /// instruction_id, start, end, delegate_debug_metadata}, as ExecuTorch writes a delegate event
+  /// logged by name.
+  void LogNamedDelegateEvent(const char* name, int32_t chain, int32_t instruction, Ticks start,
+                             Ticks end, const uint8_t* metadata, uint32_t metadata_size) override;
 
   /// DebugEvent{name, debug_entry: Value{Int value}}, chain_index 0, instruction_id unset: a named
   /// integer of the open run (an event before any BeginRun opens "Default"). boardlab records the
