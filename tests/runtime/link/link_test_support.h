@@ -365,8 +365,8 @@ struct FakeBoardOptions {
   size_t cache_bytes = 256 * 1024;
   size_t job_bytes = 64 * 1024;
   size_t max_payload = BoardEndpoint::kMaxPayload;  // what the board accepts
-  uint8_t window = 4;          // frames it sends ahead
-  uint8_t receive_window = 8;  // frames it keeps after a loss
+  uint8_t window = 4;                               // frames it sends ahead
+  uint8_t receive_window = 8;                       // frames it keeps after a loss
 };
 
 /// A board: the endpoint on its own thread, over the channels; restarted (fresh memory, as after
