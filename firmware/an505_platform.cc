@@ -1,5 +1,5 @@
-// Board port for QEMU mps2-an505 (STYLE.md rule 12): strong definitions of the rt_pal_* symbols
-// that runtime/platform/minimal.cc leaves weak.
+// Board port for QEMU mps2-an505 (STYLE.md rule 12): strong definitions of the rt_pal_* clock
+// symbols that runtime/platform/minimal.cc leaves weak, shared by both an505 builds.
 //
 // Clock: CMSDK APB timer 0 at its Secure address. It counts down at 20 MHz of *virtual* time
 // (50 ns per tick). Under `qemu-system-arm -icount shift=N` each guest instruction takes 2^N
@@ -9,10 +9,8 @@
 // read compares with the previous one, which is enough because the runtime reads the clock at
 // least once per kernel, and no kernel runs for 214 virtual seconds.
 //
-// Logs go to stderr over semihosting; abort stops QEMU with exit status 4 (runtime error).
-
-#include <stdio.h>
-#include <stdlib.h>
+// Logging and abort differ between the builds: an505_semihosting_pal.cc (stderr, exit status)
+// and an505_link_pal.cc (LOG messages, reset).
 
 #include "firmware/an505_platform.h"
 #include "runtime/platform/platform.h"
@@ -71,20 +69,5 @@ uint64_t rt_pal_current_ticks(void) {
 }
 
 uint64_t rt_pal_ticks_to_ns(uint64_t ticks) { return ticks * boardlab::firmware::kTimerNsPerTick; }
-
-void rt_pal_emit_log(RtPalLogLevel level, const char* file, int line, const char* message) {
-  static const char kLevels[] = {'D', 'I', 'E', 'F'};
-  const char tag = level >= kRtPalLogDebug && level <= kRtPalLogFatal ? kLevels[level] : '?';
-  if (file != nullptr) {
-    fprintf(stderr, "%c %s:%d] %s\n", tag, file, line, message);
-  } else {
-    fprintf(stderr, "%c] %s\n", tag, message);
-  }
-}
-
-void rt_pal_abort(void) {
-  fprintf(stderr, "boardlab-firmware: runtime abort\n");
-  exit(boardlab::firmware::kExitRuntime);
-}
 
 }  // extern "C"

@@ -29,6 +29,13 @@ uint8_t* BoardMemory::Region::Take(size_t bytes) {
   return p;
 }
 
+uint8_t* BoardMemory::Reserve(size_t size) {
+  const size_t rounded = Rounded(size);
+  if (rounded < size || rounded > psram_.Free()) return nullptr;
+  psram_.size -= rounded;  // the top of PSRAM leaves the pool
+  return psram_.base + psram_.size;
+}
+
 uint8_t* BoardMemory::Allocate(size_t size, Preference preference) {
   Region& first = preference == kFast ? ram_ : psram_;
   Region& second = preference == kFast ? psram_ : ram_;

@@ -11,8 +11,15 @@
 //   uint8_t* arena = memory.Allocate(size, BoardMemory::kFast);   // RAM, else PSRAM
 //   if (arena == nullptr) ...                                     // does not fit
 //
-// Buffers are 64-byte aligned (Program::Load needs alignof(max_align_t), kernels 16) and live
-// until the program exits.
+// Buffers are 64-byte aligned (Program::Load needs alignof(max_align_t), kernels 16). The
+// semihosting build allocates once and exits; the board-link build runs many models, so it takes
+// its long-lived regions first (Reserve: the artifact cache, the job area) and releases
+// everything else after each run (Mark / Release):
+//
+//   uint8_t* cache = memory.Reserve(8 << 20);      // PSRAM, gone from the pools for good
+//   const BoardMemory::Mark start = memory.mark();
+//   ... run ...
+//   memory.Release(start);
 
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +48,21 @@ class BoardMemory {
   size_t psram_used() const { return psram_.used; }
   /// Whether `p` points into the RAM pool (for the memory map the firmware prints).
   bool InRam(const uint8_t* p) const { return p >= ram_.base && p < ram_.base + ram_.size; }
+
+  /// Takes `size` bytes from the top of PSRAM for good (before any Allocate): the pools shrink by
+  /// that much. nullptr when PSRAM has no room.
+  uint8_t* Reserve(size_t size);
+
+  /// The allocation state, to return to after a run.
+  struct Mark {
+    size_t ram_used;
+    size_t psram_used;
+  };
+  Mark mark() const { return {ram_.used, psram_.used}; }
+  void Release(const Mark& mark) {
+    ram_.used = mark.ram_used;
+    psram_.used = mark.psram_used;
+  }
 
   /// Rounds `size` up to the allocation granularity.
   static constexpr size_t Rounded(size_t size) {

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -36,10 +37,12 @@
 #include "nlohmann/json.hpp"
 #include "runtime/cli/aligned_buffer.h"
 #include "runtime/cli/debug_map_names.h"
+#include "runtime/cli/input_spec.h"
 #include "runtime/cli/inspect.h"
 #include "runtime/cli/profile_collector.h"
 #include "runtime/cli/profile_table.h"
 #include "runtime/cli/qemu_board.h"
+#include "runtime/cli/serial_board.h"
 #include "runtime/cli/timeline_files.h"
 #include "runtime/core/error.h"
 #include "runtime/executor/backend_registry.h"
@@ -47,6 +50,7 @@
 #include "runtime/executor/memory_manager.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
+#include "runtime/link/host_transport.h"
 #include "runtime/npu/npu_backend.h"
 #include "runtime/platform/platform.h"
 #include "runtime/profiling/etdump/clock_record.h"
@@ -88,8 +92,9 @@ struct Args {
   double timeout_seconds = 300;
   std::string icount = "0";
   bool serve = false;
-  std::string trace;     // Chrome trace JSON of the run's timeline
-  std::string timeline;  // SVG picture of it
+  boardlab::run::SerialRunOptions serial;  // --port, --baud, --json, ... (--board serial)
+  std::string trace;                       // Chrome trace JSON of the run's timeline
+  std::string timeline;                    // SVG picture of it
 };
 
 int Fail(int code, const std::string& message) {
@@ -115,23 +120,6 @@ bool WriteFile(const std::string& path, const void* data, size_t size) {
 }
 
 using Buffer = boardlab::run::AlignedBuffer;
-
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-std::vector<uint8_t> RandomBytes(uint64_t seed, size_t size) {
-  std::vector<uint8_t> out(size);
-  uint64_t state = seed;
-  for (size_t i = 0; i < size; i += 8) {
-    const uint64_t v = SplitMix64(state);
-    for (size_t b = 0; b < 8 && i + b < size; ++b) out[i + b] = static_cast<uint8_t>(v >> (8 * b));
-  }
-  return out;
-}
 
 uint32_t Fnv1a32(const uint8_t* data, size_t size) {
   uint32_t h = 2166136261u;
@@ -300,12 +288,29 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
 void AddOptions(CLI::App& app, Args& args) {
   app.add_option("artifact", args.artifact, ".pte artifact to run (not with --inspect)");
   app.add_option("--board", args.board,
-                 "where to run: sim (this process, simulated RT700 timing) or qemu "
-                 "(boardlab-firmware on QEMU mps2-an505, Cortex-M33)")
-      ->check(CLI::IsMember({"sim", "qemu"}));
+                 "where to run: sim (this process, simulated RT700 timing), qemu "
+                 "(boardlab-firmware on QEMU mps2-an505, Cortex-M33) or serial (a board that "
+                 "speaks the board link protocol on --port)")
+      ->check(CLI::IsMember({"sim", "qemu", "serial"}));
   app.add_option("--timeout", args.timeout_seconds,
-                 "--board qemu: kill the firmware after this many seconds (exit 4)")
+                 "--board qemu: kill the firmware after this many seconds; --board serial: give "
+                 "up when the result takes longer (exit 4)")
       ->check(CLI::PositiveNumber);
+  app.add_option(
+      "--port", args.serial.port,
+      "--board serial: the board's serial port (/dev/serial/by-id/...) or tcp:HOST:PORT");
+  app.add_option("--baud", args.serial.baud, "--board serial: baud rate of a serial port")
+      ->default_val(921600);
+  app.add_option("--connect-timeout", args.serial.connect_timeout_seconds,
+                 "--board serial: wait this long for the board's HELLO")
+      ->default_val(10)
+      ->check(CLI::PositiveNumber);
+  app.add_option("--json", args.serial.json,
+                 "--board serial: write the run (board facts, transfer, result, link statistics) "
+                 "as JSON here");
+  app.add_option("--test-fault", args.serial.test_fault,
+                 "--board serial, for recovery tests: make the board hang, hang-without-watchdog, "
+                 "hardfault or reset after the run instead of answering");
   app.add_option("--icount", args.icount,
                  "--board qemu: QEMU -icount shift (the firmware then prints deterministic "
                  "instruction counts), or off");
@@ -472,16 +477,55 @@ class TemporaryEtdump {
   std::string path_;
 };
 
+// The options every board takes, from the command line.
+void CopyBoardRunOptions(const Args& args, boardlab::run::BoardRunOptions& options) {
+  options.artifact = args.artifact;
+  options.inputs = args.inputs;
+  options.expected = args.expected;
+  options.atol = args.atol;
+  options.iterations = args.iterations;
+  options.etdump = args.etdump;
+  options.outputs_dir = args.outputs_dir;
+  options.timeout_seconds = args.timeout_seconds;
+}
+
+// A board writes its ETDump to `etdump`: when a view needs it and --etdump was not given, to the
+// temporary file. False when that file could not be made.
+bool UseTemporaryEtdump(bool needed, const TemporaryEtdump& temporary, std::string& etdump) {
+  if (!needed || !etdump.empty()) return true;
+  etdump = temporary.path();
+  return !etdump.empty();
+}
+
+// --trace / --timeline after a board run. Only a finished run (pass, unverified or mismatch) has
+// an ETDump to draw; false when drawing it failed (reported).
+bool FinishedRunTimelineWritten(const Args& args, int run_code, const std::string& etdump,
+                                const json& map, const std::string& source) {
+  if (!WantsTimeline(args) || (run_code != kExitPass && run_code != kExitMismatch)) return true;
+  return WriteTimeline(args, etdump, map, source, kExitRuntime) == kExitPass;
+}
+
+// Exit 2 when one of `options` was given: a board (fixed pools, its own clock) does not take them.
+int RefuseOptions(const CLI::App& app, const std::string& board,
+                  std::initializer_list<const char*> options) {
+  for (const char* option : options) {
+    if (app.count(option) > 0) {
+      return Fail(kExitUsage, std::string(option) + " is not supported with --board " + board);
+    }
+  }
+  return kExitPass;
+}
+
 // --board qemu: the same command line on boardlab-firmware under QEMU (runtime/cli/qemu_board.h).
 // With --profile the per-op profile of the firmware's ETDump follows: after the console (table),
 // or alone on stdout (json; the console then goes to stderr).
 int RunQemu(const CLI::App& app, const Args& args) {
   // The firmware has fixed pools and its own clock.
-  for (const char* option :
-       {"--clock", "--target", "--persistent-bytes", "--temp-bytes", "--etdump-bytes"}) {
-    if (app.count(option) > 0) {
-      return Fail(kExitUsage, std::string(option) + " is not supported with --board qemu");
-    }
+  if (const int code = RefuseOptions(
+          app, "qemu",
+          {"--clock", "--target", "--persistent-bytes", "--temp-bytes", "--etdump-bytes"});
+      code != kExitPass) {
+    return code;
   }
   if (args.icount.empty() ||
       (args.icount != "off" && args.icount.find_first_not_of("0123456789") != std::string::npos)) {
@@ -496,30 +540,19 @@ int RunQemu(const CLI::App& app, const Args& args) {
   json map;
   if (!ReadRunDebugMap(args, map)) return kExitUsage;
   boardlab::run::QemuRunOptions options;
-  options.artifact = args.artifact;
-  options.inputs = args.inputs;
-  options.expected = args.expected;
-  options.atol = args.atol;
-  options.iterations = args.iterations;
-  options.etdump = args.etdump;
-  options.outputs_dir = args.outputs_dir;
+  CopyBoardRunOptions(args, options);
   options.icount = args.icount;
-  options.timeout_seconds = args.timeout_seconds;
   options.console_to_stderr = profile && args.profile == "json";
   const TemporaryEtdump temporary;
-  if ((profile || WantsTimeline(args)) && options.etdump.empty()) {
-    if (temporary.path().empty()) {
-      return Fail(kExitRuntime, "cannot create a temporary file for the firmware's ETDump");
-    }
-    options.etdump = temporary.path();
+  if (!UseTemporaryEtdump(profile || WantsTimeline(args), temporary, options.etdump)) {
+    return Fail(kExitRuntime, "cannot create a temporary file for the firmware's ETDump");
   }
   const int code = boardlab::run::RunOnQemu(options);
-  // Only a finished run (pass, unverified or mismatch) has a profile.
-  if (code != kExitPass && code != kExitMismatch) return code;
-  if (WantsTimeline(args) && WriteTimeline(args, options.etdump, map, args.artifact + " on qemu",
-                                           kExitRuntime) != kExitPass) {
+  if (!FinishedRunTimelineWritten(args, code, options.etdump, map, args.artifact + " on qemu")) {
     return kExitRuntime;
   }
+  // Only a finished run (pass, unverified or mismatch) has a profile.
+  if (code != kExitPass && code != kExitMismatch) return code;
   if (!profile) return code;
   boardlab::run::Inspection inspection;
   std::string error;
@@ -585,22 +618,10 @@ int ReadInputs(const Args& args, const rt::Method& method,
     const std::string spec =
         i < args.inputs.size() ? args.inputs[i] : "random:" + std::to_string(i);
     std::vector<uint8_t> data;
-    if (spec.rfind("random:", 0) == 0) {
-      uint64_t seed = 0;
-      try {
-        seed = std::stoull(spec.substr(7));
-      } catch (const std::exception&) {
-        return out.Fail(kExitUsage, "input " + std::to_string(i) + ": bad seed in '" + spec + "'");
-      }
-      data = RandomBytes(seed, bytes);
-    } else if (!ReadFile(spec, data)) {
-      return out.Fail(kExitUsage, "reading input file '" + spec + "': cannot open it");
-    }
-    if (data.size() != bytes) {
-      return out.Fail(kExitUsage, "input " + std::to_string(i) + " '" + spec + "' has " +
-                                      std::to_string(data.size()) + " bytes, the tensor " +
-                                      TypeName(t.type) + ShapeString(t) + " takes " +
-                                      std::to_string(bytes));
+    std::string error;
+    if (!boardlab::run::ReadInputSpec(spec, i, bytes, TypeName(t.type) + ShapeString(t), &data,
+                                      &error)) {
+      return out.Fail(kExitUsage, error);
     }
     input_data[i] = std::move(data);
   }
@@ -830,9 +851,8 @@ int Run(const Args& args) {
   // A timeline is drawn from the run's ETDump: a temporary one when --etdump was not given.
   const TemporaryEtdump temporary;
   Args run_args = args;
-  if (WantsTimeline(args) && run_args.etdump.empty()) {
-    if (temporary.path().empty()) return Fail(kExitRuntime, "cannot create a temporary ETDump");
-    run_args.etdump = temporary.path();
+  if (!UseTemporaryEtdump(WantsTimeline(args), temporary, run_args.etdump)) {
+    return Fail(kExitRuntime, "cannot create a temporary ETDump");
   }
   RunOutput out;
   const int code = RunArtifact(run_args, out);
@@ -917,6 +937,47 @@ int Serve(const Args& defaults) {
   return kExitPass;
 }
 
+// --board serial: the options a board takes (the same as --board qemu's) go to RunOnSerialBoard.
+int RunSerial(const CLI::App& app, Args& args) {
+  if (const int code = RefuseOptions(app, "serial",
+                                     {"--profile", "--clock", "--target", "--persistent-bytes",
+                                      "--temp-bytes", "--etdump-bytes", "--icount"});
+      code != kExitPass) {
+    return code;
+  }
+  if (!args.debug_map.empty() && !WantsTimeline(args)) {
+    return Fail(kExitUsage,
+                "--debug-map is only used with --trace or --timeline on --board serial");
+  }
+  if (args.serial.port.empty()) {
+    return Fail(kExitUsage, "--board serial needs --port (a serial device or tcp:HOST:PORT)");
+  }
+  if (args.serial.port.rfind("tcp:", 0) != 0 &&
+      !boardlab::link::IsSupportedBaudRate(args.serial.baud)) {
+    return Fail(kExitUsage, "--baud " + std::to_string(args.serial.baud) +
+                                " is not a standard rate (9600 ... 4000000)");
+  }
+  if (!args.serial.test_fault.empty() && !boardlab::run::IsTestFaultName(args.serial.test_fault)) {
+    return Fail(kExitUsage,
+                "--test-fault takes none, hang, hang-without-watchdog, hardfault or "
+                "reset");
+  }
+  json map;
+  if (!TimelinePathsWritable(args) || !ReadRunDebugMap(args, map)) return kExitUsage;
+  CopyBoardRunOptions(args, args.serial);
+  // The board sends its ETDump over the link; the timeline is drawn from it on the host.
+  const TemporaryEtdump temporary;
+  if (!UseTemporaryEtdump(WantsTimeline(args), temporary, args.serial.etdump)) {
+    return Fail(kExitRuntime, "cannot create a temporary file for the board's ETDump");
+  }
+  const int code = boardlab::run::RunOnSerialBoard(args.serial);
+  if (!FinishedRunTimelineWritten(args, code, args.serial.etdump, map,
+                                  args.artifact + " on " + args.serial.port)) {
+    return kExitRuntime;
+  }
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -951,8 +1012,14 @@ int main(int argc, char** argv) {
     return Fail(kExitUsage, "an artifact is required (or --inspect FILE.etdp); see --help");
   }
   if (args.board == "qemu") return RunQemu(app, args);
+  if (args.board == "serial") return RunSerial(app, args);
+  for (const char* option : {"--port", "--baud", "--connect-timeout", "--json", "--test-fault"}) {
+    if (app.count(option) > 0) {
+      return Fail(kExitUsage, std::string(option) + " is only used with --board serial");
+    }
+  }
   if (app.count("--timeout") > 0 || app.count("--icount") > 0) {
-    return Fail(kExitUsage, "--timeout and --icount are only used with --board qemu");
+    return Fail(kExitUsage, "--timeout and --icount are only used with --board qemu or serial");
   }
   return Run(args);
 }

@@ -12,20 +12,13 @@
 // variables BOARDLAB_FIRMWARE_ELF and BOARDLAB_QEMU_RUNNER.
 
 #include <string>
-#include <vector>
+
+#include "runtime/cli/board_run_options.h"
 
 namespace boardlab::run {
 
-struct QemuRunOptions {
-  std::string artifact;
-  std::vector<std::string> inputs;    // FILE or random:SEED; missing ones become random:<index>
-  std::vector<std::string> expected;  // expected raw bytes of output i
-  double atol = 0;
-  int iterations = 1;
-  std::string etdump;              // ETDump file to write (empty: none)
-  std::string outputs_dir;         // DIR/output<i>.bin (empty: none)
+struct QemuRunOptions : BoardRunOptions {
   std::string icount = "0";        // -icount shift, or "off"
-  double timeout_seconds = 300;    // the firmware is killed after this long
   bool console_to_stderr = false;  // the firmware's console on stderr (stdout kept for JSON)
 };
 

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -14,11 +13,11 @@
 
 #include "compiler/driver.h"
 #include "nlohmann/json.hpp"
+#include "tests/firmware/core_timeline.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_paths.h"
-#include "tests/support/trace_checks.h"
 
 namespace boardlab::firmware {
 namespace {
@@ -401,40 +400,7 @@ TEST_F(RunCliQemuTest, TimelineOfAFirmwareRunSaysTheCoreDidEverything) {
   const CommandResult run = Run("--board qemu " + pte + " --debug-map " + map + " --trace " +
                                 trace + " --timeline " + svg);
   ASSERT_EQ(run.exit_code, 0) << run.output;
-
-  const std::vector<uint8_t> bytes = testing::ReadFile(trace);
-  absl::StatusOr<testing::TraceLanes> lanes =
-      testing::ReadTrace(std::string(bytes.begin(), bytes.end()));
-  ASSERT_TRUE(lanes.ok()) << lanes.status();
-  EXPECT_EQ(lanes->other_data["clock"], "qemu-icount");
-  EXPECT_EQ(lanes->other_data["ts_unit"], "instructions");
-  EXPECT_EQ(lanes->thread_names[2], "NPU kernels run on the Cortex-M33 (software engine)");
-  EXPECT_EQ(lanes->thread_names[3], "weight copies by the Cortex-M33 (memcpy)");
-  ASSERT_FALSE(lanes->slices[2].empty());
-  ASSERT_FALSE(lanes->slices[3].empty());
-  EXPECT_TRUE(testing::SlicesDoNotOverlap(*lanes));
-  std::vector<testing::TraceSlice> on_core = lanes->slices[2];
-  on_core.insert(on_core.end(), lanes->slices[3].begin(), lanes->slices[3].end());
-  std::sort(on_core.begin(), on_core.end(),
-            [](const testing::TraceSlice& a, const testing::TraceSlice& b) { return a.ts < b.ts; });
-  for (size_t i = 1; i < on_core.size(); ++i) {
-    EXPECT_LE(on_core[i - 1].ts + on_core[i - 1].dur, on_core[i].ts) << on_core[i].name;
-  }
-  for (const testing::TraceSlice& s : lanes->slices[2]) {
-    EXPECT_EQ(s.args["ran_on"], "npu-emulated-cortex-m33") << s.name;
-    EXPECT_FALSE(s.args.contains("cycles")) << s.name;
-    EXPECT_FALSE(s.args.contains("us")) << s.name;
-  }
-  for (const testing::TraceSlice& s : lanes->slices[3]) {
-    EXPECT_EQ(s.args["ran_on"], "dma-emulated-cortex-m33") << s.name;
-  }
-  const std::vector<uint8_t> picture = testing::ReadFile(svg);
-  absl::StatusOr<testing::SvgSlices> slices =
-      testing::ReadSvgSlices(std::string(picture.begin(), picture.end()));
-  ASSERT_TRUE(slices.ok()) << slices.status();
-  EXPECT_EQ(slices->per_lane[1], static_cast<int>(lanes->slices[2].size()));
-  EXPECT_EQ(slices->per_lane[2], static_cast<int>(lanes->slices[3].size()));
-  EXPECT_TRUE(testing::RenderSvgToPng(svg, (dir_ / "timeline.png").string()));
+  ExpectTheCoreDidEverything(trace, svg, (dir_ / "timeline.png").string());
 }
 
 }  // namespace

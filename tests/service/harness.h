@@ -40,6 +40,7 @@
 #include "boardlab/v1/board_service.grpc.pb.h"
 #include "boardlab/v1/job_service.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "tests/support/child_process.h"
 
 namespace boardlab::testing::service {
 
@@ -55,37 +56,6 @@ std::vector<uint8_t> FastModel();
 /// [1,48,48,16] -> [1,48,48,32]); with kSlowIterations timed iterations a run lasts seconds.
 std::vector<uint8_t> SlowModel();
 inline constexpr int kSlowIterations = 1000;
-
-/// A child process. Destroying it kills its whole process group with SIGKILL and reaps it.
-class Process {
- public:
-  /// Starts argv (argv[0] is a path) with stdin from /dev/null, stdout appended to `stdout_path`
-  /// and stderr to `stderr_path` (may be the same file). BOARDLAB_TOKEN, BOARDLAB_AGENT_TOKEN and
-  /// BOARDLAB_SERVER are removed from its environment so that tests control them.
-  static absl::StatusOr<std::unique_ptr<Process>> Start(const std::vector<std::string>& argv,
-                                                        const std::string& stdout_path,
-                                                        const std::string& stderr_path);
-  ~Process();
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
-  pid_t pid() const { return pid_; }
-  /// True until the process has exited (reaps it when it has).
-  bool Running();
-  /// kill -9 of this process only (its children live on, as after a real crash), then reaps it.
-  void Kill();
-  /// The exit code (128 + signal when killed by one), or nullopt when it still runs at `timeout`.
-  std::optional<int> Wait(std::chrono::milliseconds timeout);
-
- private:
-  explicit Process(pid_t pid) : pid_(pid) {}
-  bool Reap(bool block);
-
-  pid_t pid_;
-  bool reaped_ = false;
-  bool killed_ = false;  // by Kill(): its group may hold orphans to clean up
-  int exit_code_ = -1;
-};
 
 /// What a `boardlab` run printed and returned.
 struct ClientResult {

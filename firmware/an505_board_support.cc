@@ -1,0 +1,236 @@
+#include "firmware/an505_board_support.h"
+
+#include "firmware/an505_platform.h"
+#include "firmware/reset_record.h"
+#include "runtime/platform/platform.h"
+
+#ifndef BOARDLAB_FIRMWARE_VERSION
+#define BOARDLAB_FIRMWARE_VERSION "0.0.0"
+#endif
+#ifndef BOARDLAB_FIRMWARE_BUILD_ID
+#define BOARDLAB_FIRMWARE_BUILD_ID "unknown"
+#endif
+
+namespace boardlab::firmware {
+namespace {
+
+struct CmsdkUart {
+  volatile uint32_t data;       // +0x00
+  volatile uint32_t state;      // +0x04
+  volatile uint32_t ctrl;       // +0x08
+  volatile uint32_t intstatus;  // +0x0C, write 1 to clear
+  volatile uint32_t bauddiv;    // +0x10
+};
+struct CmsdkTimer {
+  volatile uint32_t ctrl;       // +0x0: bit 0 enable, bit 3 interrupt enable
+  volatile uint32_t value;      // +0x4
+  volatile uint32_t reload;     // +0x8
+  volatile uint32_t intstatus;  // +0xC, write 1 to clear
+};
+struct CmsdkWatchdog {
+  volatile uint32_t load;     // +0x0
+  volatile uint32_t value;    // +0x4
+  volatile uint32_t control;  // +0x8: bit 0 interrupt + counter enable, bit 1 reset enable
+  volatile uint32_t intclr;   // +0xC: any write clears the interrupt and reloads
+};
+
+constexpr uintptr_t kUart0Base = 0x50200000u;
+constexpr uintptr_t kTimer1Base = 0x50001000u;
+constexpr uintptr_t kWatchdogBase = 0x50081000u;
+constexpr uintptr_t kWatchdogLock = kWatchdogBase + 0xC00u;
+constexpr uint32_t kWatchdogUnlock = 0x1ACCE551u;
+constexpr uintptr_t kBoardInfoWord = 0x30007FF0u;
+constexpr uint32_t kBoardInfoMagic = 0x31514C42u;  // "BLQ1" little-endian
+
+constexpr uint32_t kStateTxFull = 1u << 0;
+constexpr uint32_t kStateRxFull = 1u << 1;
+constexpr uint32_t kStateRxOverrun = 1u << 3;
+constexpr uint32_t kCtrlTxEnable = 1u << 0;
+constexpr uint32_t kCtrlRxEnable = 1u << 1;
+constexpr uint32_t kCtrlRxInterrupt = 1u << 3;
+constexpr uint32_t kIntRx = 1u << 1;
+// 20 MHz / 21 ~ 952 kbaud, the nearest divisor to 921,600 (QEMU ignores the rate; a real
+// CMSDK UART on this clock would use it).
+constexpr uint32_t kBaudDivisor = 21;
+
+constexpr uint32_t kTicksPerMs = 20000;  // the APB clock, 20 MHz
+constexpr uint32_t kWakeMs = 5;          // timer 1's period: the resolution of Read timeouts
+constexpr uint32_t kTimer1Irq = 4;       // NVIC ISER0 bit
+constexpr uint32_t kUart0RxIrq = 32;     // NVIC ISER1 bit 0
+
+volatile uint32_t& Nvic(uintptr_t offset, uint32_t irq) {
+  return *reinterpret_cast<volatile uint32_t*>(0xE000E000u + offset + 4 * (irq / 32));
+}
+void NvicEnable(uint32_t irq) { Nvic(0x100, irq) = 1u << (irq % 32); }
+void NvicClearPending(uint32_t irq) { Nvic(0x280, irq) = 1u << (irq % 32); }
+
+CmsdkUart& Uart() { return *reinterpret_cast<CmsdkUart*>(kUart0Base); }
+CmsdkTimer& Timer1() { return *reinterpret_cast<CmsdkTimer*>(kTimer1Base); }
+CmsdkWatchdog& Watchdog() { return *reinterpret_cast<CmsdkWatchdog*>(kWatchdogBase); }
+
+void StartWatchdog(uint32_t ms) {
+  *reinterpret_cast<volatile uint32_t*>(kWatchdogLock) = kWatchdogUnlock;
+  Watchdog().load = ms * kTicksPerMs;
+  Watchdog().control = 3;  // count, interrupt (NMI) on the first expiry, reset on the second
+}
+
+int8_t IcountShiftFromQemu() {
+  const volatile uint32_t* word = reinterpret_cast<const volatile uint32_t*>(kBoardInfoWord);
+  return word[0] == kBoardInfoMagic && word[1] <= 10 ? static_cast<int8_t>(word[1]) : -1;
+}
+
+}  // namespace
+
+void An505BoardSupport::Init(const link::MemoryRegion* regions, uint8_t num_regions) {
+  rt_pal_init();
+  BoardlabResetRecord& r = boardlab_reset_record;
+  if (r.magic == BOARDLAB_RESET_RECORD_MAGIC &&
+      r.check == (BOARDLAB_RESET_RECORD_MAGIC ^ r.cause ^ r.pc) && r.cause >= 2 && r.cause <= 4) {
+    cause_ = static_cast<link::ResetCause>(r.cause);
+    has_record_ = cause_ != link::ResetCause::kSoftware;
+    fault_.cause = cause_;
+    fault_.r0 = r.r0;
+    fault_.r1 = r.r1;
+    fault_.r2 = r.r2;
+    fault_.r3 = r.r3;
+    fault_.r12 = r.r12;
+    fault_.lr = r.lr;
+    fault_.pc = r.pc;
+    fault_.xpsr = r.xpsr;
+    fault_.sp = r.sp;
+    fault_.exc_return = r.exc_return;
+    fault_.cfsr = r.cfsr;
+    fault_.hfsr = r.hfsr;
+    fault_.mmfar = r.mmfar;
+    fault_.bfar = r.bfar;
+  }
+  r.magic = 0;  // a later power-on or monitor reset is not this one
+
+  // Interrupts stay masked: pending ones only wake WFI.
+  __asm volatile("cpsid i" ::: "memory");
+  CmsdkUart& uart = Uart();
+  uart.bauddiv = kBaudDivisor;
+  uart.ctrl = kCtrlTxEnable | kCtrlRxEnable | kCtrlRxInterrupt;
+  NvicEnable(kUart0RxIrq);
+  CmsdkTimer& timer = Timer1();
+  timer.ctrl = 0;
+  timer.reload = kWakeMs * kTicksPerMs;
+  timer.value = timer.reload;
+  timer.ctrl = 1u | (1u << 3);  // enable, interrupt enable
+  NvicEnable(kTimer1Irq);
+  StartWatchdog(kWatchdogMs);
+
+  info_.board = "an505";
+  info_.firmware_version = BOARDLAB_FIRMWARE_VERSION;
+  info_.build_id = BOARDLAB_FIRMWARE_BUILD_ID;
+  info_.clock = "cmsdk-timer0 (qemu virtual time)";
+  info_.ticks_per_second = 1000000000ull / kTimerNsPerTick;
+  info_.core_hz = 0;
+  info_.icount_shift = IcountShiftFromQemu();
+  info_.npu = "emulated on cortex-m33";
+  info_.regions = regions;
+  info_.num_regions = num_regions;
+}
+
+void An505BoardSupport::Drain() {
+  CmsdkUart& uart = Uart();
+  uint32_t state;
+  while (((state = uart.state) & kStateRxFull) != 0) {
+    const uint8_t byte = static_cast<uint8_t>(uart.data);
+    const size_t next = (tail_ + 1) % kRingBytes;
+    if (next == head_) {
+      ++overruns_;  // the ring is full: the byte is lost, the link will retransmit
+    } else {
+      ring_[tail_] = byte;
+      tail_ = next;
+    }
+  }
+  if ((state & kStateRxOverrun) != 0) {
+    ++overruns_;
+    uart.state = kStateRxOverrun;  // write 1 to clear
+  }
+}
+
+void An505BoardSupport::WaitForEvent(uint32_t timeout_ms) {
+  // Timer 1 ticks every kWakeMs (set up in Init) and wakes WFI; the UART's receive interrupt
+  // wakes it at once. Both stay pending-only (PRIMASK): no handler runs.
+  CmsdkUart& uart = Uart();
+  CmsdkTimer& timer = Timer1();
+  const uint32_t start = Milliseconds();
+  for (;;) {
+    Drain();
+    if (head_ != tail_ || Milliseconds() - start >= timeout_ms) return;
+    // Cleared before the last look at the UART: a byte arriving after it pends the interrupt
+    // again, so WFI cannot sleep through it.
+    uart.intstatus = kIntRx;
+    NvicClearPending(kUart0RxIrq);
+    timer.intstatus = 1;
+    NvicClearPending(kTimer1Irq);
+    if ((uart.state & kStateRxFull) != 0) continue;
+    __asm volatile("wfi" ::: "memory");
+  }
+}
+
+size_t An505BoardSupport::Read(uint8_t* data, size_t size, uint32_t timeout_ms) {
+  Drain();
+  if (head_ == tail_ && timeout_ms > 0) WaitForEvent(timeout_ms);
+  size_t n = 0;
+  while (n < size && head_ != tail_) {
+    data[n++] = ring_[head_];
+    head_ = (head_ + 1) % kRingBytes;
+  }
+  return n;
+}
+
+void An505BoardSupport::Write(const uint8_t* data, size_t size) {
+  CmsdkUart& uart = Uart();
+  for (size_t i = 0; i < size; ++i) {
+    while ((uart.state & kStateTxFull) != 0) Drain();  // keep receiving while the line is busy
+    uart.data = data[i];
+  }
+}
+
+uint32_t An505BoardSupport::Milliseconds() {
+  return static_cast<uint32_t>(rt_pal_current_ticks() / kTicksPerMs);
+}
+
+void An505BoardSupport::KickWatchdog() {
+  // Kicks are cheap but each is an emulated register write; the protocol loop asks for one per
+  // turn, so they are thinned to one per kKickIntervalMs.
+  const uint32_t now = Milliseconds();
+  if (now - last_kick_ms_ < kKickIntervalMs) return;
+  last_kick_ms_ = now;
+  Watchdog().intclr = 1;
+}
+
+bool An505BoardSupport::fault_record(link::Fault* fault) const {
+  if (!has_record_) return false;
+  *fault = fault_;
+  return true;
+}
+
+void An505BoardSupport::Reset() { boardlab_record_and_reset(kBoardlabResetSoftware, nullptr, 0); }
+
+bool An505BoardSupport::CauseTestFault(link::TestFault fault) {
+  switch (fault) {
+    case link::TestFault::kNone:
+      return false;
+    case link::TestFault::kHang:
+      StartWatchdog(kHangWatchdogMs);
+      for (;;) {
+      }
+    case link::TestFault::kHangWithoutWatchdog:
+      Watchdog().control = 0;
+      for (;;) {
+      }
+    case link::TestFault::kHardFault:
+      __asm volatile("udf #0");  // undefined instruction: UsageFault, escalated to HardFault
+      for (;;) {
+      }
+    case link::TestFault::kReset:
+      Reset();
+  }
+  return false;
+}
+
+}  // namespace boardlab::firmware

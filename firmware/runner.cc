@@ -1,0 +1,306 @@
+#include "firmware/runner.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <new>
+
+#include "runtime/core/error.h"
+#include "runtime/core/random_bytes.h"
+#include "runtime/executor/backend_registry.h"
+#include "runtime/executor/kernel.h"
+#include "runtime/executor/memory_manager.h"
+#include "runtime/executor/method.h"
+#include "runtime/executor/program.h"
+#include "runtime/npu/npu_backend.h"
+#include "runtime/platform/platform.h"
+#include "runtime/profiling/etdump/clock_record.h"
+#include "runtime/profiling/etdump/etdump_writer.h"
+#include "runtime/timing/timing_model.h"
+#include "runtime/verify/output_verifier.h"
+
+namespace boardlab::firmware {
+namespace {
+
+namespace rt = boardlab::runtime;
+
+constexpr size_t kMaxPlannedBuffers = 8;
+// Measured: every shared model loads with < 8 KB persistent and < 16 KB temp memory
+// (boardlab-run --persistent-bytes / --temp-bytes sweeps); these leave ample headroom.
+constexpr size_t kPersistentBytes = 128u * 1024u;
+constexpr size_t kTempBytes = 256u * 1024u;
+constexpr size_t kEtdumpBytes = 256u * 1024u;
+constexpr char kMethod[] = "forward";
+
+constexpr int kExitPass = 0;
+constexpr int kExitMismatch = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInvalidArtifact = 3;
+constexpr int kExitRuntime = 4;
+
+// newlib as Debian builds it has no C99 size_t printf format (%zu prints literally), so sizes
+// are printed as unsigned long, which is as wide as size_t on this target.
+unsigned long U(size_t v) { return static_cast<unsigned long>(v); }
+
+int Fail(RunnerResult* result, int code, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+int Fail(RunnerResult* result, int code, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(result->message, sizeof(result->message), format, args);
+  va_end(args);
+  result->exit_code = code;
+  return code;
+}
+
+const char* ErrorText(rt::Error e) {
+  static char text[320];
+  snprintf(text, sizeof(text), "%s: %s", rt::ToString(e), rt::LastErrorMessage());
+  return text;
+}
+
+// The profiling clock, with the caller's between-kernels hook: the executor reads it before
+// and after every kernel, which is where a board kicks its watchdog and services its link.
+void (*g_between_kernels)(void*) = nullptr;
+void* g_between_kernels_context = nullptr;
+rt::Ticks ClockWithHook() {
+  if (g_between_kernels != nullptr) g_between_kernels(g_between_kernels_context);
+  return rt_pal_current_ticks();
+}
+
+// Installs the hook for one run and removes it on every return.
+class BetweenKernelsHook {
+ public:
+  BetweenKernelsHook(void (*hook)(void*), void* context) {
+    g_between_kernels = hook;
+    g_between_kernels_context = context;
+  }
+  ~BetweenKernelsHook() { g_between_kernels = nullptr; }
+  BetweenKernelsHook(const BetweenKernelsHook&) = delete;
+  BetweenKernelsHook& operator=(const BetweenKernelsHook&) = delete;
+};
+
+// What the model needs from the board, for the "does not fit" message.
+struct Needs {
+  size_t artifact = 0;
+  size_t planned = 0;
+  size_t pools = 0;  // persistent + temp + ETDump
+  size_t io = 0;     // input and expected-output bytes
+  size_t Total() const { return artifact + planned + pools + io; }
+};
+
+int DoesNotFit(RunnerResult* result, const Needs& needs) {
+  const BoardMemory& m = BoardMemory::Get();
+  const size_t capacity = m.CapacityBytes();
+  return Fail(result, kExitRuntime,
+              "does not fit: needs %lu bytes, board has %lu (artifact %lu + planned buffers %lu + "
+              "runtime pools %lu + I/O %lu; RAM pool %lu + PSRAM %lu)",
+              U(needs.Total()), U(capacity), U(needs.artifact), U(needs.planned), U(needs.pools),
+              U(needs.io), U(m.ram_capacity()), U(m.psram_capacity()));
+}
+
+// One buffer from the board, or the "does not fit" failure naming it (the total fits but no
+// single region has room for this buffer).
+uint8_t* Take(RunnerResult* result, size_t size, BoardMemory::Preference preference,
+              const char* what) {
+  BoardMemory& m = BoardMemory::Get();
+  uint8_t* p = m.Allocate(size, preference);
+  if (p == nullptr) {
+    Fail(result, kExitRuntime,
+         "does not fit: %s needs %lu bytes, board has %lu free in RAM pool and %lu free in PSRAM",
+         what, U(size), U(m.ram_capacity() - m.ram_used()), U(m.psram_capacity() - m.psram_used()));
+  }
+  return p;
+}
+
+// Compares output `t` with `expected` into `out`; false when the verifier refused the pair.
+void CheckOutput(const rt::TensorView& t, Bytes expected, double atol, OutputResult* out) {
+  out->checked = true;
+  rt::OutputComparison c;
+  if (rt::Error e = rt::CompareOutput(t, {expected.data, expected.size}, atol, &c);
+      e != rt::Error::kOk) {
+    out->comparable = false;
+    out->pass = false;
+    snprintf(out->error_text, sizeof(out->error_text), "%s", ErrorText(e));
+    return;
+  }
+  out->pass = c.pass;
+  out->max_abs_diff = c.max_abs_diff;
+  out->mismatches = c.mismatches;
+  out->elements = c.num_elements;
+}
+
+}  // namespace
+
+size_t RunnerPoolBytes(bool etdump) {
+  return BoardMemory::Rounded(kPersistentBytes) + BoardMemory::Rounded(kTempBytes) +
+         (etdump ? BoardMemory::Rounded(kEtdumpBytes) : 0);
+}
+
+uint32_t Fnv1a32(const uint8_t* data, size_t size) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 16777619u;
+  return h;
+}
+
+int RunModel(const RunnerRequest& request, RunnerResult* result) {
+  *result = RunnerResult{};
+  rt_pal_init();
+  BoardMemory& memory = BoardMemory::Get();
+  const bool want_tracer = request.etdump || request.between_kernels != nullptr;
+
+  rt::Result<rt::Program> program =
+      rt::Program::Load({request.artifact.data, request.artifact.size});
+  if (!program.ok()) {
+    return Fail(result, kExitInvalidArtifact, "invalid artifact: %s", ErrorText(program.error()));
+  }
+
+  // Everything else the model needs, checked as a whole before allocating.
+  Needs needs;
+  needs.artifact = request.preallocated_artifact;
+  needs.io = request.preallocated_io;
+  needs.pools = RunnerPoolBytes(want_tracer);
+  rt::Result<size_t> num_planned = program->NumPlannedBuffers(kMethod);
+  if (!num_planned.ok()) {
+    return Fail(result, kExitInvalidArtifact, "invalid artifact: %s",
+                ErrorText(num_planned.error()));
+  }
+  if (*num_planned > kMaxPlannedBuffers) {
+    return Fail(result, kExitRuntime, "%lu planned buffers; the firmware supports %lu",
+                U(*num_planned), U(kMaxPlannedBuffers));
+  }
+  size_t planned_sizes[kMaxPlannedBuffers] = {};
+  for (size_t i = 0; i < *num_planned; ++i) {
+    rt::Result<size_t> size = program->PlannedBufferSize(kMethod, i);
+    if (!size.ok()) {
+      return Fail(result, kExitInvalidArtifact, "invalid artifact: %s", ErrorText(size.error()));
+    }
+    planned_sizes[i] = *size;
+    needs.planned += BoardMemory::Rounded(*size);
+  }
+  // The artifact and I/O bytes the caller took from BoardMemory are in its used bytes already.
+  if (needs.Total() > memory.CapacityBytes()) return DoesNotFit(result, needs);
+
+  rt::Span<uint8_t> planned[kMaxPlannedBuffers];
+  for (size_t i = 0; i < *num_planned; ++i) {
+    char what[48];
+    snprintf(what, sizeof(what), "planned buffer %lu", U(i));
+    uint8_t* p = Take(result, planned_sizes[i], BoardMemory::kFast, what);
+    if (p == nullptr) return result->exit_code;
+    planned[i] = {p, planned_sizes[i]};
+  }
+  uint8_t* persistent_base = Take(result, kPersistentBytes, BoardMemory::kFast, "persistent");
+  if (persistent_base == nullptr) return result->exit_code;
+  uint8_t* temp_base = Take(result, kTempBytes, BoardMemory::kFast, "temp");
+  if (temp_base == nullptr) return result->exit_code;
+  rt::MemoryAllocator persistent(persistent_base, kPersistentBytes);
+  rt::MemoryAllocator temp(temp_base, kTempBytes);
+  rt::MemoryManager memory_manager(&persistent, {planned, *num_planned}, &temp);
+
+  // ETDump events are stamped with the board clock (rt_pal_current_ticks).
+  static rt::etdump::EtdumpWriter* etdump = nullptr;
+  alignas(rt::etdump::EtdumpWriter) static uint8_t etdump_storage[sizeof(rt::etdump::EtdumpWriter)];
+  etdump = nullptr;
+  if (want_tracer) {
+    uint8_t* etdump_base = Take(result, kEtdumpBytes, BoardMemory::kBulk, "the ETDump buffer");
+    if (etdump_base == nullptr) return result->exit_code;
+    etdump = new (etdump_storage) rt::etdump::EtdumpWriter(etdump_base, kEtdumpBytes);
+  }
+
+  // No NPU driver here: the software NPU engine runs the NPU kernels on this core, and the board
+  // clock times them, so no profile mistakes the M33's time for the NPU's. Static storage: no
+  // heap is involved; the backend is stateless between runs.
+  static const rt::timing::TimingParams params;
+  static rt::npu::NpuBackend npu(params, rt::npu::EmulatedOnCore{&rt_pal_current_ticks});
+  rt::BackendRegistry backends;
+  if (rt::Error e = backends.Register(&npu); e != rt::Error::kOk) {
+    return Fail(result, kExitRuntime, "%s", ErrorText(e));
+  }
+  rt::MethodOptions options;
+  const BetweenKernelsHook hook(request.between_kernels, request.context);
+  if (request.between_kernels != nullptr) options.clock = &ClockWithHook;
+  rt::Result<rt::Method> method =
+      program->LoadMethod(kMethod, memory_manager, backends, etdump, rt::FindKernel, options);
+  if (!method.ok()) {
+    const rt::Error e = method.error();
+    const bool bad = e == rt::Error::kInvalidProgram || e == rt::Error::kIncompatibleVersion;
+    return Fail(result, bad ? kExitInvalidArtifact : kExitRuntime, "loading method 'forward': %s",
+                ErrorText(e));
+  }
+
+  if (etdump != nullptr) rt::etdump::WriteClockRecord(*etdump, request.clock);
+
+  if (request.num_inputs > method->num_inputs() || request.num_expected > method->num_outputs()) {
+    return Fail(result, kExitUsage,
+                "%lu inputs and %lu expected outputs given, the model has %lu and %lu",
+                U(request.num_inputs), U(request.num_expected), U(method->num_inputs()),
+                U(method->num_outputs()));
+  }
+  // Inputs are bytes or random:SEED; inputs not given keep the arena's initial zero bytes.
+  const uint8_t* input_data[kMaxTensors] = {};
+  for (size_t i = 0; i < request.num_inputs; ++i) {
+    const InputSpec& spec = request.inputs[i];
+    const size_t bytes = static_cast<size_t>(method->input(i)->NumBytes());
+    if (spec.random) {
+      uint8_t* data = Take(result, bytes, BoardMemory::kBulk, "an input");
+      if (data == nullptr) return result->exit_code;
+      rt::FillRandomBytes(spec.seed, data, bytes);
+      input_data[i] = data;
+    } else if (spec.bytes.size != bytes) {
+      return Fail(result, kExitUsage, "input %lu has %lu bytes, the tensor takes %lu", U(i),
+                  U(spec.bytes.size), U(bytes));
+    } else {
+      input_data[i] = spec.bytes.data;
+    }
+  }
+
+  uint64_t total = 0;
+  for (int it = 0; it < request.iterations; ++it) {
+    // Inputs are set before every run: the memory plan may reuse their arena bytes.
+    for (size_t i = 0; i < request.num_inputs; ++i) {
+      const size_t bytes = static_cast<size_t>(method->input(i)->NumBytes());
+      if (rt::Error e = method->SetInput(i, input_data[i], bytes); e != rt::Error::kOk) {
+        return Fail(result, kExitRuntime, "input %lu: %s", U(i), ErrorText(e));
+      }
+    }
+    const uint64_t start = rt_pal_current_ticks();
+    if (rt::Error e = method->Execute(); e != rt::Error::kOk) {
+      return Fail(result, kExitRuntime, "execute: %s", ErrorText(e));
+    }
+    const uint64_t ticks = rt_pal_current_ticks() - start;
+    if (result->num_times < kMaxIterationTimes) result->ticks[result->num_times++] = ticks;
+    total += ticks;
+  }
+  result->mean_ticks = total / static_cast<uint64_t>(request.iterations);
+
+  bool all_pass = true;
+  result->num_outputs = method->num_outputs() < kMaxTensors ? method->num_outputs() : kMaxTensors;
+  for (size_t i = 0; i < result->num_outputs; ++i) {
+    const rt::TensorView& t = *method->GetOutput(i);
+    OutputResult& out = result->outputs[i];
+    out.bytes = {static_cast<const uint8_t*>(t.data), static_cast<size_t>(t.NumBytes())};
+    out.fnv1a32 = Fnv1a32(out.bytes.data, out.bytes.size);
+    if (i < request.num_expected) {
+      CheckOutput(t, request.expected[i], request.atol, &out);
+      all_pass = all_pass && out.pass;
+    }
+  }
+
+  if (etdump != nullptr) {
+    rt::Result<rt::Span<const uint8_t>> etdp = etdump->Finish();
+    if (!etdp.ok()) {
+      return Fail(result, kExitRuntime, "finishing the ETDump: %s", ErrorText(etdp.error()));
+    }
+    result->etdump = {etdp->data(), etdp->size()};
+    result->etdump_dropped_events = etdump->dropped_events();
+  }
+  result->persistent_bytes = method->persistent_bytes();
+  result->arena_in_ram = *num_planned > 0 && memory.InRam(planned[0].data());
+  result->verified = request.num_expected > 0;
+  result->pass = all_pass;
+  result->exit_code = all_pass ? kExitPass : kExitMismatch;
+  return result->exit_code;
+}
+
+}  // namespace boardlab::firmware

@@ -1,0 +1,101 @@
+#pragma once
+
+// The firmware's runner, shared by both an505 builds and by the rt700 port: loads an artifact
+// that is already in memory, takes the planned buffers and runtime pools from BoardMemory, runs
+// the method "forward" `iterations` times, compares the outputs with the expected bytes, and
+// finishes the ETDump. Where the bytes come from (semihosting files, the board link) and where
+// the results go is the caller's business (main.cc, main_link.cc).
+//
+//   RunnerRequest request;
+//   request.artifact = {bytes, size};
+//   request.inputs[0] = InputSpec::Bytes(data, size);
+//   RunnerResult result;
+//   int exit_code = RunModel(request, &result);   // 0 pass, 1 mismatch, 2-4 errors (message set)
+//
+// Nothing on the model's path touches the heap; the result lives in static storage and in
+// BoardMemory until the next RunModel or BoardMemory::Release.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "firmware/board_memory.h"
+#include "runtime/profiling/etdump/clock_record.h"
+
+namespace boardlab::firmware {
+
+inline constexpr size_t kMaxTensors = 8;
+inline constexpr size_t kMaxIterationTimes = 64;
+
+struct Bytes {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
+/// An input: bytes, or boardlab-run's random:SEED stream sized by the tensor.
+struct InputSpec {
+  Bytes bytes;
+  bool random = false;
+  uint64_t seed = 0;
+};
+
+struct RunnerRequest {
+  Bytes artifact;  // 64-byte aligned
+  InputSpec inputs[kMaxTensors];
+  size_t num_inputs = 0;  // inputs not given stay zero
+  Bytes expected[kMaxTensors];
+  size_t num_expected = 0;
+  double atol = 0;
+  int iterations = 1;
+  bool etdump = false;
+  /// Bytes of the artifact and the I/O files that the caller took from BoardMemory (they count
+  /// in the "does not fit" message and check); 0 when they live elsewhere.
+  size_t preallocated_artifact = 0;
+  size_t preallocated_io = 0;
+  /// What rt_pal_current_ticks counts on this board, recorded in the ETDump.
+  runtime::etdump::ClockRecord clock;
+  /// Called between kernels (from the profiling clock): watchdog and link service.
+  void (*between_kernels)(void* context) = nullptr;
+  void* context = nullptr;
+};
+
+struct OutputResult {
+  Bytes bytes;
+  uint32_t fnv1a32 = 0;
+  bool checked = false;  // an expected output was given
+  bool pass = false;
+  bool comparable = true;  // false: the expected bytes do not match the tensor (error_text)
+  double max_abs_diff = 0;
+  size_t mismatches = 0;
+  size_t elements = 0;
+  char error_text[160] = {};
+};
+
+struct RunnerResult {
+  int exit_code = 0;
+  char message[320] = {};  // what failed (exit codes 2-4)
+  bool verified = false;   // expected outputs were given
+  bool pass = false;
+  uint64_t mean_ticks = 0;  // per iteration, rt_pal_current_ticks units
+  uint64_t ticks[kMaxIterationTimes] = {};
+  size_t num_times = 0;
+  size_t num_outputs = 0;
+  OutputResult outputs[kMaxTensors];
+  Bytes etdump;
+  size_t etdump_dropped_events = 0;
+  size_t persistent_bytes = 0;
+  bool arena_in_ram = false;
+};
+
+/// Runs the request; returns the exit code (also in result->exit_code): 0 pass or unverified,
+/// 1 mismatch, 2 bad request (inputs or expected outputs of the wrong size or count),
+/// 3 invalid artifact, 4 runtime error or does not fit.
+int RunModel(const RunnerRequest& request, RunnerResult* result);
+
+/// Bytes of the runtime pools a run takes from BoardMemory besides the planned buffers
+/// (persistent, temp, and the ETDump buffer when `etdump`), for an early "does not fit" check.
+size_t RunnerPoolBytes(bool etdump);
+
+/// FNV-1a 32 of the bytes (the checksum boardlab-run prints).
+uint32_t Fnv1a32(const uint8_t* data, size_t size);
+
+}  // namespace boardlab::firmware

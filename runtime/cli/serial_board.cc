@@ -1,0 +1,447 @@
+#include "runtime/cli/serial_board.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+
+#include "boardlab/schema/program_generated.h"
+#include "nlohmann/json.hpp"
+#include "runtime/cli/aligned_buffer.h"
+#include "runtime/cli/input_spec.h"
+#include "runtime/core/error.h"
+#include "runtime/core/tensor_view.h"
+#include "runtime/executor/program.h"
+#include "runtime/link/host_session.h"
+#include "runtime/link/host_transport.h"
+
+namespace boardlab::run {
+namespace {
+
+namespace rt = boardlab::runtime;
+namespace link = boardlab::link;
+using nlohmann::json;
+
+constexpr int kExitUsage = 2;
+constexpr int kExitInvalidArtifact = 3;
+constexpr int kExitRuntime = 4;
+
+struct TestFaultName {
+  const char* name;
+  link::TestFault fault;
+};
+constexpr TestFaultName kTestFaults[] = {
+    {"none", link::TestFault::kNone},
+    {"hang", link::TestFault::kHang},
+    {"hang-without-watchdog", link::TestFault::kHangWithoutWatchdog},
+    {"hardfault", link::TestFault::kHardFault},
+    {"reset", link::TestFault::kReset},
+};
+
+int Fail(int code, const std::string& message) {
+  std::cout.flush();
+  std::cerr << "boardlab-run: " << message << "\n";
+  return code;
+}
+
+bool ReadFile(const std::string& path, std::vector<uint8_t>& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+bool WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(out);
+}
+
+std::string Hex(const link::Digest& d) {
+  char text[2 * link::kDigestBytes + 1];
+  return d.ToHex(text);
+}
+
+// What the host must know of the model to send its inputs: each input tensor's byte size, and
+// how many outputs it has. Read from the artifact with the runtime's own verifier.
+struct ModelInterface {
+  std::vector<size_t> input_bytes;
+  size_t num_outputs = 0;
+};
+
+int ReadModelInterface(const std::string& path, const std::vector<uint8_t>& bytes,
+                       ModelInterface& model) {
+  AlignedBuffer aligned(bytes.size());
+  std::copy(bytes.begin(), bytes.end(), aligned.data());
+  rt::Result<rt::Program> program = rt::Program::Load({aligned.data(), aligned.size()});
+  if (!program.ok()) {
+    return Fail(kExitInvalidArtifact, "invalid artifact '" + path +
+                                          "': " + rt::ToString(program.error()) + ": " +
+                                          rt::LastErrorMessage());
+  }
+  const auto* plans = program->flatbuffer()->execution_plan();
+  for (flatbuffers::uoffset_t p = 0; plans != nullptr && p < plans->size(); ++p) {
+    const auto* plan = plans->Get(p);
+    if (plan->name() == nullptr || plan->name()->str() != "forward") continue;
+    model.num_outputs = plan->outputs() == nullptr ? 0 : plan->outputs()->size();
+    for (flatbuffers::uoffset_t i = 0; plan->inputs() != nullptr && i < plan->inputs()->size();
+         ++i) {
+      const int32_t value = plan->inputs()->Get(i);
+      const auto* values = plan->values();
+      const auto* tensor =
+          values != nullptr && value >= 0 &&
+                  static_cast<flatbuffers::uoffset_t>(value) < values->size()
+              ? values->Get(static_cast<flatbuffers::uoffset_t>(value))->val_as_Tensor()
+              : nullptr;
+      if (tensor == nullptr) {
+        return Fail(kExitInvalidArtifact, "invalid artifact '" + path + "': input " +
+                                              std::to_string(i) + " is not a tensor");
+      }
+      int64_t elements = 1;
+      for (flatbuffers::uoffset_t d = 0; tensor->sizes() != nullptr && d < tensor->sizes()->size();
+           ++d) {
+        elements *= tensor->sizes()->Get(d);
+      }
+      const int element =
+          rt::ElementSize(static_cast<rt::ScalarType>(static_cast<int8_t>(tensor->scalar_type())));
+      if (element == 0 || elements < 0) {
+        return Fail(kExitInvalidArtifact, "invalid artifact '" + path + "': input " +
+                                              std::to_string(i) + " has an unsupported type");
+      }
+      model.input_bytes.push_back(static_cast<size_t>(elements) * static_cast<size_t>(element));
+    }
+    return -1;
+  }
+  return Fail(kExitInvalidArtifact, "invalid artifact '" + path + "': no method 'forward'");
+}
+
+// The job's bytes: the artifact, every input (files or random:SEED, missing ones
+// random:<index>), the expected outputs. Returns the exit code of a failure, or -1.
+int PrepareJob(const SerialRunOptions& options, link::HostJob& job) {
+  if (!ReadFile(options.artifact, job.artifact)) {
+    return Fail(kExitUsage, "reading artifact '" + options.artifact + "': cannot open it");
+  }
+  ModelInterface model;
+  if (const int code = ReadModelInterface(options.artifact, job.artifact, model); code >= 0) {
+    return code;
+  }
+  if (options.inputs.size() > model.input_bytes.size()) {
+    return Fail(kExitUsage, std::to_string(options.inputs.size()) +
+                                " --input given, the model has " +
+                                std::to_string(model.input_bytes.size()) + " inputs");
+  }
+  if (options.expected.size() > model.num_outputs) {
+    return Fail(kExitUsage, std::to_string(options.expected.size()) +
+                                " --expected given, the model has " +
+                                std::to_string(model.num_outputs) + " outputs");
+  }
+  if (model.input_bytes.size() > link::kMaxTensors || model.num_outputs > link::kMaxTensors) {
+    return Fail(kExitUsage, "--board serial: a board takes at most " +
+                                std::to_string(link::kMaxTensors) + " inputs and outputs");
+  }
+  for (size_t i = 0; i < model.input_bytes.size(); ++i) {
+    const std::string spec =
+        i < options.inputs.size() ? options.inputs[i] : "random:" + std::to_string(i);
+    std::vector<uint8_t> data;
+    std::string error;
+    if (!ReadInputSpec(spec, i, model.input_bytes[i], "", &data, &error)) {
+      return Fail(kExitUsage, error);
+    }
+    job.inputs.push_back(std::move(data));
+  }
+  for (const std::string& path : options.expected) {
+    std::vector<uint8_t> data;
+    if (!ReadFile(path, data)) {
+      return Fail(kExitUsage, "reading expected file '" + path + "': cannot open it");
+    }
+    job.expected.push_back(std::move(data));
+  }
+  job.iterations = static_cast<uint32_t>(options.iterations);
+  job.atol = options.atol;
+  job.want_outputs = true;
+  job.want_etdump = !options.etdump.empty();
+  job.run_timeout_seconds = options.timeout_seconds;
+  for (const TestFaultName& t : kTestFaults) {
+    if (options.test_fault == t.name) job.test_fault = t.fault;
+  }
+  return -1;
+}
+
+json HelloJson(const link::Hello& h) {
+  json regions = json::array();
+  for (uint8_t i = 0; i < h.num_regions; ++i) {
+    regions.push_back(
+        {{"name", h.regions[i].name}, {"base", h.regions[i].base}, {"size", h.regions[i].size}});
+  }
+  json cached = json::array();
+  for (uint8_t i = 0; i < h.num_cached; ++i) {
+    cached.push_back({{"sha256", Hex(h.cached[i].digest)}, {"size", h.cached[i].size}});
+  }
+  return {{"board", h.board},
+          {"firmware_version", h.firmware_version},
+          {"build_id", h.build_id},
+          {"protocol_version", h.protocol_version},
+          {"max_payload", h.max_payload},
+          {"clock", h.clock},
+          {"ticks_per_second", h.ticks_per_second},
+          {"core_hz", h.core_hz},
+          {"icount_shift", h.icount_shift},
+          {"npu", h.npu},
+          {"reset_cause", link::ResetCauseName(h.reset_cause)},
+          {"regions", regions},
+          {"artifact_cache", {{"capacity", h.cache_capacity}, {"artifacts", cached}}}};
+}
+
+json LinkJson(const link::LinkStats& s, int board_resets) {
+  return {{"frames_sent", s.frames_sent},
+          {"frames_received", s.frames_received},
+          {"bytes_sent", s.bytes_sent},
+          {"bytes_received", s.bytes_received},
+          {"messages_sent", s.messages_sent},
+          {"messages_received", s.messages_received},
+          {"retransmissions", s.retransmissions},
+          {"timeouts", s.timeouts},
+          {"naks_sent", s.naks_sent},
+          {"naks_received", s.naks_received},
+          {"duplicates", s.duplicates},
+          {"out_of_order", s.out_of_order},
+          {"resyncs", s.decoder.resyncs},
+          {"skipped_bytes", s.decoder.skipped_bytes},
+          {"header_errors", s.decoder.header_errors},
+          {"crc_errors", s.decoder.crc_errors},
+          {"oversize", s.decoder.oversize},
+          {"board_resets", board_resets}};
+}
+
+json FaultJson(const link::Fault& f) {
+  return {{"cause", link::ResetCauseName(f.cause)},
+          {"pc", f.pc},
+          {"lr", f.lr},
+          {"sp", f.sp},
+          {"xpsr", f.xpsr},
+          {"cfsr", f.cfsr},
+          {"hfsr", f.hfsr},
+          {"mmfar", f.mmfar},
+          {"bfar", f.bfar},
+          {"r0", f.r0},
+          {"r1", f.r1},
+          {"r2", f.r2},
+          {"r3", f.r3},
+          {"r12", f.r12},
+          {"exc_return", f.exc_return}};
+}
+
+void PrintHello(const link::Hello& h) {
+  std::printf("board: %s firmware %s build %s, board link protocol %u, max payload %u bytes\n",
+              h.board, h.firmware_version, h.build_id, unsigned{h.protocol_version},
+              unsigned{h.max_payload});
+  std::printf("board: clock %s, %" PRIu64 " ticks/s", h.clock, h.ticks_per_second);
+  if (h.core_hz > 0) std::printf(", core %" PRIu64 " Hz", h.core_hz);
+  if (h.icount_shift >= 0) std::printf(", QEMU -icount shift %d", int{h.icount_shift});
+  std::printf("; NPU %s\n", h.npu);
+  std::printf("board: memory");
+  for (uint8_t i = 0; i < h.num_regions; ++i) {
+    std::printf("%s %s 0x%08" PRIx32 " %" PRIu32 " bytes", i == 0 ? "" : ",", h.regions[i].name,
+                h.regions[i].base, h.regions[i].size);
+  }
+  std::printf("; artifact cache %" PRIu32 " bytes holding %u artifact%s\n", h.cache_capacity,
+              unsigned{h.num_cached}, h.num_cached == 1 ? "" : "s");
+  std::printf("board: last reset: %s\n", link::ResetCauseName(h.reset_cause));
+}
+
+void PrintFault(const link::Fault& f) {
+  std::printf("board: FAULT record of the last reset (%s): pc 0x%08" PRIx32 " lr 0x%08" PRIx32
+              " sp 0x%08" PRIx32 " xpsr 0x%08" PRIx32 " cfsr 0x%08" PRIx32 " hfsr 0x%08" PRIx32
+              " mmfar 0x%08" PRIx32 " bfar 0x%08" PRIx32 "\n",
+              link::ResetCauseName(f.cause), f.pc, f.lr, f.sp, f.xpsr, f.cfsr, f.hfsr, f.mmfar,
+              f.bfar);
+}
+
+// The outputs as --board qemu's firmware prints them, written to --outputs; false on a write
+// error.
+bool ReportOutputs(const SerialRunOptions& options, const link::HostJobReport& report,
+                   json& outputs) {
+  const link::Result& r = report.result;
+  for (uint8_t i = 0; i < r.num_outputs; ++i) {
+    const link::OutputCheck& o = r.outputs[i];
+    std::printf("output %u: %" PRIu32 " bytes fnv1a32 %08" PRIx32, unsigned{i}, o.bytes, o.fnv1a32);
+    json entry = {{"index", i}, {"bytes", o.bytes}, {"fnv1a32", o.fnv1a32}};
+    if (o.checked) {
+      std::printf(" %s: max abs diff %g, %" PRIu32 " of %" PRIu32 " elements outside atol\n",
+                  o.pass ? "pass" : "FAIL", o.max_abs_diff, o.mismatches, o.elements);
+      entry["verification"] = {{"pass", o.pass != 0},
+                               {"max_abs_diff", o.max_abs_diff},
+                               {"mismatches", o.mismatches},
+                               {"elements", o.elements}};
+    } else {
+      std::printf("\n");
+    }
+    if (!options.outputs_dir.empty() && i < report.outputs.size()) {
+      std::error_code ec;
+      std::filesystem::create_directories(options.outputs_dir, ec);
+      const std::string path =
+          (std::filesystem::path(options.outputs_dir) / ("output" + std::to_string(i) + ".bin"))
+              .string();
+      if (!WriteFile(path, report.outputs[i])) {
+        Fail(kExitRuntime, "writing output file '" + path + "' failed");
+        return false;
+      }
+      entry["path"] = path;
+    }
+    outputs.push_back(entry);
+  }
+  return true;
+}
+
+void PrintResultLine(const link::Hello& h, const link::Result& r, json& doc) {
+  const double ns_per_tick =
+      h.ticks_per_second > 0 ? 1e9 / static_cast<double>(h.ticks_per_second) : 0;
+  const uint64_t ns = static_cast<uint64_t>(static_cast<double>(r.mean_ticks) * ns_per_tick + 0.5);
+  std::printf("result: %s ticks %" PRIu64 " ns %" PRIu64, link::VerdictName(r.verdict),
+              r.mean_ticks, ns);
+  json result = {{"iterations", r.iterations}, {"mean_ticks", r.mean_ticks}, {"mean_ns", ns}};
+  if (h.icount_shift >= 0) {
+    // Under QEMU -icount every instruction takes 2^shift virtual ns.
+    const uint64_t instructions = ns >> h.icount_shift;
+    std::printf(" instructions %" PRIu64 " (per inference, icount shift %d)\n", instructions,
+                int{h.icount_shift});
+    result["instructions"] = instructions;
+  } else {
+    std::printf(" (per inference, %s)\n", h.clock);
+  }
+  json ticks = json::array();
+  uint64_t low = UINT64_MAX, high = 0;
+  for (uint16_t i = 0; i < r.num_times; ++i) {
+    ticks.push_back(r.ticks[i]);
+    low = std::min(low, r.ticks[i]);
+    high = std::max(high, r.ticks[i]);
+  }
+  if (r.num_times > 1) {
+    std::printf("times: %" PRIu32 " iterations, ticks min %" PRIu64 " mean %" PRIu64 " max %" PRIu64
+                "%s\n",
+                r.iterations, low, r.mean_ticks, high,
+                r.num_times < r.iterations ? " (min/max of the first ones)" : "");
+  }
+  result["ticks"] = ticks;
+  doc["result"] = result;
+}
+
+void PrintLinkStats(const link::LinkStats& s, int board_resets) {
+  std::printf("link: frames sent %u received %u, bytes sent %" PRIu64 " received %" PRIu64
+              ", retransmissions %u, timeouts %u, naks sent %u received %u, crc errors %u, header "
+              "errors %u, resyncs %u, skipped bytes %u, duplicates %u, out of order %u, board "
+              "resets %d\n",
+              s.frames_sent, s.frames_received, s.bytes_sent, s.bytes_received, s.retransmissions,
+              s.timeouts, s.naks_sent, s.naks_received, s.decoder.crc_errors,
+              s.decoder.header_errors, s.decoder.resyncs, s.decoder.skipped_bytes, s.duplicates,
+              s.out_of_order, board_resets);
+}
+
+bool WriteJson(const std::string& path, const json& doc) {
+  if (path.empty()) return true;
+  std::ofstream out(path, std::ios::trunc);
+  out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+bool IsTestFaultName(const std::string& name) {
+  return std::any_of(std::begin(kTestFaults), std::end(kTestFaults),
+                     [&](const TestFaultName& t) { return name == t.name; });
+}
+
+int RunOnSerialBoard(const SerialRunOptions& options) {
+  link::HostJob job;
+  if (const int code = PrepareJob(options, job); code >= 0) return code;
+
+  json doc = {{"port", options.port}, {"artifact", options.artifact}};
+  std::string error;
+  std::unique_ptr<link::ByteStream> stream =
+      link::OpenByteStream(options.port, options.baud, &error);
+  if (stream == nullptr) {
+    doc["exit"] = kExitRuntime;
+    doc["error"] = "board error: " + error;
+    WriteJson(options.json, doc);
+    return Fail(kExitRuntime, "board error: " + error);
+  }
+  link::HostSessionOptions session_options;
+  session_options.connect_timeout_ms = static_cast<int>(options.connect_timeout_seconds * 1000);
+  link::HostCallbacks callbacks;
+  callbacks.on_log = [](const link::Log& log) {
+    static const char kLevels[] = {'D', 'I', 'E', 'F'};
+    std::printf("board log: %c] %s\n", log.level < 4 ? kLevels[log.level] : '?', log.text);
+    std::fflush(stdout);
+  };
+  callbacks.on_fault = [](const link::Fault& f) { PrintFault(f); };
+  callbacks.on_progress = [](const std::string& message) {
+    std::printf("%s\n", message.c_str());
+    std::fflush(stdout);
+  };
+  link::HostSession session(*stream, session_options, callbacks);
+  link::HostJobReport report;
+  absl::Status status = session.Connect();
+  if (status.ok()) {
+    PrintHello(session.hello());
+    std::fflush(stdout);
+    status = session.RunJob(job, &report);
+  }
+  if (session.connected()) doc["board"] = HelloJson(session.hello());
+  doc["transfer"] = {
+      {"sha256", Hex(report.artifact_digest)},
+      {"bytes", job.artifact.size()},
+      {"cache_hit", report.artifact_cache_hit},
+      {"bytes_sent", report.artifact_bytes_sent},
+      {"seconds", report.artifact_seconds},
+      {"bytes_per_second",
+       report.artifact_seconds > 0 ? report.artifact_bytes_sent / report.artifact_seconds : 0.0}};
+  json faults = json::array();
+  for (const link::Fault& f : report.faults) faults.push_back(FaultJson(f));
+  doc["faults"] = faults;
+  const link::LinkStats stats = session.link_stats();
+  doc["link"] = LinkJson(stats, session.board_resets());
+
+  if (!status.ok()) {
+    PrintLinkStats(stats, session.board_resets());
+    const std::string message = "board error: " + std::string(status.message());
+    doc["exit"] = kExitRuntime;
+    doc["error"] = message;
+    WriteJson(options.json, doc);
+    return Fail(kExitRuntime, message);
+  }
+
+  const link::Result& result = report.result;
+  doc["exit"] = result.exit_code;
+  doc["verdict"] = link::VerdictName(result.verdict);
+  doc["run_seconds"] = report.run_seconds;
+  if (result.exit_code > 1) {
+    PrintLinkStats(stats, session.board_resets());
+    doc["error"] = result.message;
+    WriteJson(options.json, doc);
+    return Fail(result.exit_code, result.message);
+  }
+  json outputs = json::array();
+  if (!ReportOutputs(options, report, outputs)) return kExitRuntime;
+  doc["outputs"] = outputs;
+  if (!options.etdump.empty()) {
+    if (report.etdump.empty() || !WriteFile(options.etdump, report.etdump)) {
+      return Fail(kExitRuntime, "writing ETDump '" + options.etdump + "' failed" +
+                                    (report.etdump.empty() ? " (the board sent none)" : ""));
+    }
+    doc["etdump"] = {{"path", options.etdump}, {"bytes", report.etdump.size()}};
+  }
+  std::printf("%s\n", result.message);  // the board's memory use
+  PrintResultLine(report.hello, result, doc);
+  PrintLinkStats(stats, session.board_resets());
+  if (!WriteJson(options.json, doc)) {
+    return Fail(kExitRuntime, "writing '" + options.json + "' failed");
+  }
+  return result.exit_code;
+}
+
+}  // namespace boardlab::run

@@ -1,0 +1,187 @@
+// board_link_bench: how fast the board link moves an artifact, and what the board's artifact cache
+// saves.
+//
+//   board_link_bench                    the emulated UART lines below, then QEMU with vww
+//   board_link_bench --qemu MODEL...    QEMU only, with these shared models (substrings of the
+//                                       names in ../shared/models, e.g. mobilenet)
+//   board_link_bench --no-qemu          the emulated lines only
+//
+// 1. Emulated UART: the host session and a board endpoint (in this process, a runner that
+//    answers at once) over an in-memory line that passes 10 bits per byte at the baud rate and
+//    adds a one-way latency (USB serial adapters buffer up to their latency timer: 1 ms at best,
+//    16 ms by default for FTDI chips). For 64 KiB, 256 KiB and 1 MiB artifacts at 921,600 and
+//    3,000,000 baud: artifact payload bytes per second, as a share of the line rate (target
+//    >= 90 % from 64 KiB), and a whole job's time with the artifact sent and with a cache hit.
+// 2. QEMU: the an505 board-link firmware behind firmware/qemu-board.sh (UART0 on a TCP port):
+//    artifact bytes per second for shared models, first run (sent) and second run (cache hit).
+//
+// Figures depend on the host's load: QEMU feeds its emulated UART one byte per main-loop turn.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "compiler/driver.h"
+#include "runtime/link/host_session.h"
+#include "tests/runtime/link/link_test_support.h"
+#include "tests/support/child_process.h"
+#include "tests/support/free_port.h"
+#include "tests/support/shared_data.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace link = boardlab::link;
+namespace lt = boardlab::link::testing;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+std::vector<uint8_t> RandomBytes(size_t size, uint32_t seed) {
+  std::mt19937 random(seed);
+  std::vector<uint8_t> b(size);
+  for (uint8_t& x : b) x = static_cast<uint8_t>(random());
+  return b;
+}
+
+// One job on a fresh session; returns false (after printing why) on failure.
+bool RunJob(link::ByteStream& stream, const link::HostJob& job, link::HostJobReport* report,
+            double* seconds) {
+  link::HostSession session(stream, link::HostSessionOptions{});
+  const Clock::time_point start = Clock::now();
+  const absl::Status status = session.RunJob(job, report);
+  *seconds = Seconds(start);
+  if (!status.ok()) {
+    std::printf("  job failed: %s\n", std::string(status.message()).c_str());
+    return false;
+  }
+  return true;
+}
+
+void EmulatedLines() {
+  std::printf("Emulated UART (8N1: 10 bits per byte), board endpoint in process:\n");
+  std::printf("%10s %8s %10s %12s %8s %10s %10s %8s\n", "baud", "latency", "artifact",
+              "payload B/s", "of line", "job sent", "job cached", "saved");
+  for (const int latency_ms : {1, 16}) {
+    for (const int baud : {921600, 3000000}) {
+      for (const size_t size : {size_t{64} << 10, size_t{256} << 10, size_t{1} << 20}) {
+        lt::ByteChannel to_board, to_host;
+        const double line = baud / 10.0;
+        to_board.SetLine(line, std::chrono::milliseconds(latency_ms));
+        to_host.SetLine(line, std::chrono::milliseconds(latency_ms));
+        lt::FakeBoardOptions options;
+        options.cache_bytes = 2u << 20;
+        lt::FakeBoard board(to_board, to_host, options);
+        board.Start();
+        lt::PipeStream stream(to_host, to_board);
+        link::HostJob job;
+        job.artifact = RandomBytes(size, static_cast<uint32_t>(size + baud));
+        job.inputs = {RandomBytes(1024, 1)};
+        link::HostJobReport sent, cached;
+        double sent_seconds = 0, cached_seconds = 0;
+        if (!RunJob(stream, job, &sent, &sent_seconds) ||
+            !RunJob(stream, job, &cached, &cached_seconds)) {
+          board.Stop();
+          continue;
+        }
+        board.Stop();
+        const double rate = static_cast<double>(size) / sent.artifact_seconds;
+        std::printf("%10d %6d ms %9zuK %12.0f %7.1f%% %9.2fs %9.3fs %7.2fs%s\n", baud, latency_ms,
+                    size >> 10, rate, 100.0 * rate / line, sent_seconds, cached_seconds,
+                    sent_seconds - cached_seconds, cached.artifact_cache_hit ? "" : " (no hit!)");
+      }
+    }
+  }
+}
+
+void Qemu(const std::vector<std::string>& wanted) {
+  if (!fs::exists(BOARDLAB_FIRMWARE_AN505_ELF)) {
+    std::printf("QEMU: skipped, no %s\n", BOARDLAB_FIRMWARE_AN505_ELF);
+    return;
+  }
+  const fs::path dir =
+      fs::temp_directory_path() / ("board_link_bench_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const int port = boardlab::testing::FreeLoopbackPort();
+  auto board = boardlab::testing::Process::Start(
+      {"/bin/bash", BOARDLAB_QEMU_BOARD, "--listen", "127.0.0.1:" + std::to_string(port), "--elf",
+       BOARDLAB_FIRMWARE_AN505_ELF},
+      (dir / "qemu.log").string(), (dir / "qemu.log").string());
+  if (!board.ok()) {
+    std::printf("QEMU: cannot start qemu-board.sh: %s\n",
+                std::string(board.status().message()).c_str());
+    return;
+  }
+  std::printf("\nQEMU mps2-an505, board-link firmware, UART0 over TCP (-icount shift=0):\n");
+  std::printf("%-36s %10s %12s %10s %10s %8s\n", "model", "artifact", "payload B/s", "job sent",
+              "job cached", "saved");
+  for (const std::string_view model : boardlab::testing::kRealModels) {
+    bool selected = false;
+    for (const std::string& w : wanted)
+      selected = selected || model.find(w) != std::string_view::npos;
+    if (!selected) continue;
+    const std::optional<std::string> path = boardlab::testing::SharedModelPath(model);
+    if (!path) {
+      std::printf("%-36s absent\n", std::string(model).c_str());
+      continue;
+    }
+    absl::StatusOr<boardlab::compiler::CompileResult> compiled =
+        boardlab::compiler::Compile(boardlab::testing::ReadFile(*path), {});
+    if (!compiled.ok()) continue;
+    std::string error;
+    std::unique_ptr<link::ByteStream> stream =
+        link::OpenByteStream("tcp:127.0.0.1:" + std::to_string(port), 921600, &error, 20000);
+    if (stream == nullptr) {
+      std::printf("QEMU: %s\n", error.c_str());
+      break;
+    }
+    link::HostJob job;
+    job.artifact = compiled->pte;
+    job.run_timeout_seconds = 600;
+    // Inputs of the right size come from the firmware's check: random bytes of each input.
+    link::HostJobReport sent, cached;
+    double sent_seconds = 0, cached_seconds = 0;
+    if (!RunJob(*stream, job, &sent, &sent_seconds) ||
+        !RunJob(*stream, job, &cached, &cached_seconds)) {
+      continue;
+    }
+    std::printf("%-36s %10zu %12.0f %9.1fs %9.2fs %7.1fs\n", std::string(model).c_str(),
+                job.artifact.size(), job.artifact.size() / sent.artifact_seconds, sent_seconds,
+                cached_seconds, sent_seconds - cached_seconds);
+  }
+  (*board)->Terminate(std::chrono::seconds(5));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool emulated = true, qemu = true;
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--no-qemu") {
+      qemu = false;
+    } else if (a == "--qemu") {
+      emulated = false;
+    } else {
+      models.push_back(a);
+    }
+  }
+  if (models.empty()) models = {"vww"};
+  if (emulated) EmulatedLines();
+  if (qemu) Qemu(models);
+  return 0;
+}

@@ -1,0 +1,480 @@
+// boardlab-run --board serial against the an505 board-link firmware behind firmware/qemu-board.sh
+// (QEMU mps2-an505, UART0 on a TCP port, as ser2net serves a real board): every shared model that
+// fits gives the outputs of --board sim and an ETDump with one event per kernel; an unchanged
+// artifact is not sent again; a line that corrupts, drops and duplicates bytes still gives the
+// right answer, with the retransmissions counted; a board that is killed, hangs, faults or is
+// reset is a board error (exit 4) in seconds, and the board recovers for the next run.
+//
+// Every process is real: qemu-board.sh and QEMU, boardlab-run, byte_fault_proxy.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compiler/driver.h"
+#include "nlohmann/json.hpp"
+#include "tests/firmware/core_timeline.h"
+#include "tests/firmware/etdump_events.h"
+#include "tests/support/child_process.h"
+#include "tests/support/free_port.h"
+#include "tests/support/process.h"
+#include "tests/support/shared_data.h"
+#include "tests/support/test_models.h"
+#include "tests/support/test_paths.h"
+
+namespace boardlab::firmware {
+namespace {
+
+namespace fs = std::filesystem;
+using boardlab::testing::CommandResult;
+using boardlab::testing::Process;
+using boardlab::testing::RunCommand;
+using nlohmann::json;
+
+std::string ReadText(const fs::path& path) {
+  const std::vector<uint8_t> bytes = testing::ReadFile(path.string());
+  return std::string(bytes.begin(), bytes.end());
+}
+
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// One board: qemu-board.sh on free ports, in `dir`.
+class QemuBoard {
+ public:
+  explicit QemuBoard(const fs::path& dir)
+      : dir_(dir), port_(testing::FreeLoopbackPort()), monitor_(testing::FreeLoopbackPort()) {}
+
+  ::testing::AssertionResult Start() {
+    fs::remove(dir_ / "qemu.pid");
+    auto started =
+        Process::Start({"/bin/bash", BOARDLAB_QEMU_BOARD, "--listen",
+                        "127.0.0.1:" + std::to_string(port_), "--monitor", monitor(), "--elf",
+                        BOARDLAB_FIRMWARE_AN505_ELF, "--pidfile", (dir_ / "qemu.pid").string()},
+                       log().string(), log().string());
+    if (!started.ok()) return ::testing::AssertionFailure() << started.status();
+    process_ = *std::move(started);
+    if (!WaitFor([&] { return qemu_pid() > 0; }, std::chrono::seconds(20))) {
+      return ::testing::AssertionFailure() << "QEMU did not start:\n" << ReadText(log());
+    }
+    return ::testing::AssertionSuccess();
+  }
+  void Stop() {
+    if (process_) process_->Terminate(std::chrono::seconds(5));
+  }
+  ~QemuBoard() { Stop(); }
+
+  std::string port() const { return "tcp:127.0.0.1:" + std::to_string(port_); }
+  int tcp_port() const { return port_; }
+  std::string monitor() const { return "127.0.0.1:" + std::to_string(monitor_); }
+  fs::path log() const { return dir_ / "qemu-board.log"; }
+  pid_t qemu_pid() const {
+    const std::string text = ReadText(dir_ / "qemu.pid");
+    return text.empty() ? 0 : static_cast<pid_t>(std::atoi(text.c_str()));
+  }
+  Process* process() { return process_.get(); }
+
+ private:
+  fs::path dir_;
+  int port_;
+  int monitor_;
+  std::unique_ptr<Process> process_;
+};
+
+bool QemuAvailable(std::string* why) {
+  if (!BOARDLAB_QEMU_FOUND)
+    *why = "qemu-system-arm is not installed";
+  else if (!fs::exists(BOARDLAB_FIRMWARE_AN505_ELF))
+    *why = std::string("no ") + BOARDLAB_FIRMWARE_AN505_ELF;
+  else if (testing::RunBinary().empty())
+    *why = "boardlab-run is not built";
+  return why->empty();
+}
+
+fs::path TestDir(const std::string& name) {
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("serial_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string Compile(const std::vector<uint8_t>& model, const fs::path& pte,
+                    std::string* debug_map = nullptr, compiler::CompileOptions options = {}) {
+  absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(model, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  if (!compiled.ok()) return "";
+  EXPECT_TRUE(testing::WriteFile(pte.string(), compiled->pte));
+  if (debug_map != nullptr) *debug_map = compiled->debug_map_json;
+  return pte.string();
+}
+
+CommandResult BoardlabRun(const std::string& args) {
+  return RunCommand(testing::RunBinary() + " " + args);
+}
+
+json ReadJson(const fs::path& path) {
+  const std::string text = ReadText(path);
+  return text.empty() ? json() : json::parse(text);
+}
+
+// ---- The shared models on one board. ----
+
+std::string Stem(std::string_view model) {
+  const std::string file(model.substr(model.find('/') + 1));
+  return file.substr(0, file.find('.'));
+}
+
+class SerialBoardModels : public ::testing::TestWithParam<std::string_view> {
+ protected:
+  static void SetUpTestSuite() {
+    std::string why;
+    if (!QemuAvailable(&why)) return;
+    dir_ = new fs::path(TestDir("models"));
+    board_ = new QemuBoard(*dir_);
+    if (!board_->Start()) {
+      delete board_;
+      board_ = nullptr;
+    }
+  }
+  static void TearDownTestSuite() {
+    delete board_;
+    board_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static QemuBoard* board_;
+  static fs::path* dir_;
+};
+QemuBoard* SerialBoardModels::board_ = nullptr;
+fs::path* SerialBoardModels::dir_ = nullptr;
+
+// mobilenet_v2 (3.7 MB) fits the board but takes about five minutes over QEMU's emulated UART
+// (~12 kB/s, docs/board-protocol.md "Throughput"); it runs when BOARDLAB_SERIAL_LARGE_MODELS=1.
+bool TooSlowForTheDefaultRun(std::string_view model) {
+  const char* large = std::getenv("BOARDLAB_SERIAL_LARGE_MODELS");
+  return model.find("mobilenet") != std::string_view::npos &&
+         (large == nullptr || std::string(large) != "1");
+}
+
+TEST_P(SerialBoardModels, OutputsEqualSimAndEtdumpHasEveryKernelAndCacheHitsTheSecondTime) {
+  std::string why;
+  if (!QemuAvailable(&why)) GTEST_SKIP() << why;
+  ASSERT_NE(board_, nullptr) << "the board did not start";
+  const std::optional<std::string> model = testing::SharedModelPath(GetParam());
+  if (!model) GTEST_SKIP() << "shared models folder absent: " << testing::SharedModelsDir();
+  if (TooSlowForTheDefaultRun(GetParam())) {
+    GTEST_SKIP() << "set BOARDLAB_SERIAL_LARGE_MODELS=1 to send this model over the emulated UART";
+  }
+  const std::string stem = Stem(GetParam());
+  const fs::path dir = *dir_ / stem;
+  fs::create_directories(dir);
+  std::string debug_map;
+  const std::string pte = Compile(testing::ReadFile(*model), dir / "model.pte", &debug_map);
+  ASSERT_FALSE(pte.empty());
+  const std::string golden = testing::SharedModelsDir() + "/../golden/" + stem + "/seed1";
+  const bool have_golden = fs::exists(golden + ".input.bin");
+  const std::string io = have_golden ? " --input " + golden + ".input.bin --expected " + golden +
+                                           ".output.bin --atol 0"
+                                     : " --input random:3";
+
+  const CommandResult sim =
+      BoardlabRun("--board sim " + pte + io + " --outputs " + (dir / "sim").string());
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  const fs::path etdp = dir / "serial.etdp";
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult serial =
+      BoardlabRun("--board serial --port " + board_->port() + " " + pte + io + " --outputs " +
+                  (dir / "serial").string() + " --etdump " + etdp.string() + " --json " +
+                  (dir / "first.json").string());
+  const double first_seconds = Seconds(start);
+  ASSERT_EQ(serial.exit_code, 0) << serial.output;
+  EXPECT_NE(serial.output.find(have_golden ? "result: PASS" : "result: UNVERIFIED"),
+            std::string::npos)
+      << serial.output;
+  size_t outputs = 0;
+  for (const auto& entry : fs::directory_iterator(dir / "sim")) {
+    const std::string file = entry.path().filename().string();
+    EXPECT_EQ(testing::ReadFile((dir / "serial" / file).string()),
+              testing::ReadFile(entry.path().string()))
+        << file;
+    ++outputs;
+  }
+  EXPECT_GT(outputs, 0u);
+  KernelEvents events;
+  ASSERT_TRUE(ReadKernelEvents(testing::ReadFile(etdp.string()), &events)) << etdp;
+  const KernelEvents expected = ExpectedKernelEvents(debug_map);
+  EXPECT_EQ(events.cpu_instructions, expected.cpu_instructions);
+  EXPECT_EQ(events.npu_kernel_ids, expected.npu_kernel_ids);
+  EXPECT_TRUE(events.ordered);
+  EXPECT_TRUE(events.timed) << "every event lasted zero ticks: is the board clock running?";
+  // qemu-board.sh runs QEMU with -icount shift=0: the board clock counts instructions.
+  EXPECT_EQ(events.clock.kind, runtime::etdump::ClockKind::kQemuIcount);
+  EXPECT_EQ(events.clock.icount_shift, 0);
+  EXPECT_EQ(events.clock.ticks_per_second, 20000000u);
+  const json first = ReadJson(dir / "first.json");
+  EXPECT_EQ(first["board"]["board"], "an505");
+  EXPECT_EQ(first["board"]["icount_shift"], 0);
+  EXPECT_EQ(first["transfer"]["bytes"], fs::file_size(pte));
+  const double rate = first["transfer"]["bytes_per_second"].get<double>();
+  std::printf("%s: %ju bytes, %s, %.0f bytes/s, whole run %.1f s\n", stem.c_str(),
+              static_cast<uintmax_t>(fs::file_size(pte)),
+              first["transfer"]["cache_hit"].get<bool>() ? "cache hit" : "sent", rate,
+              first_seconds);
+
+  // The same artifact again: the board holds it.
+  const CommandResult again = BoardlabRun("--board serial --port " + board_->port() + " " + pte +
+                                          io + " --json " + (dir / "second.json").string());
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("the board holds it (cache hit), not sent"), std::string::npos)
+      << again.output;
+  const json second = ReadJson(dir / "second.json");
+  EXPECT_TRUE(second["transfer"]["cache_hit"].get<bool>());
+  EXPECT_EQ(second["transfer"]["bytes_sent"], 0);
+  EXPECT_LT(second["link"]["bytes_sent"].get<uint64_t>(),
+            4 * 1024 + 2 * fs::file_size(golden + ".input.bin"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, SerialBoardModels, ::testing::ValuesIn(testing::kRealModels),
+                         [](const auto& info) { return Stem(info.param); });
+
+// `qemu-board.sh --reset` or `--power-cycle` against the board's monitor.
+CommandResult MonitorCommand(const QemuBoard& board, const std::string& action) {
+  return RunCommand("/bin/bash " + std::string(BOARDLAB_QEMU_BOARD) + " " + action + " " +
+                    board.monitor());
+}
+
+// ---- One board per test: faults and recovery. ----
+
+class SerialBoardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!QemuAvailable(&why)) GTEST_SKIP() << why;
+    dir_ = TestDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    board_ = std::make_unique<QemuBoard>(dir_);
+    ASSERT_TRUE(board_->Start());
+    pte_ = Compile(testing::TinyDsCnn(), dir_ / "tiny.pte", &debug_map_);
+    ASSERT_FALSE(pte_.empty());
+  }
+  void TearDown() override {
+    board_.reset();
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+  CommandResult RunOnBoard(const std::string& args, const std::string& port = "") {
+    return BoardlabRun("--board serial --port " + (port.empty() ? board_->port() : port) + " " +
+                       pte_ + " " + args);
+  }
+
+  fs::path dir_;
+  std::unique_ptr<QemuBoard> board_;
+  std::string pte_;
+  std::string debug_map_;
+};
+
+TEST_F(SerialBoardTest, DamagedLineStillPassesAndRetransmissionsAreCounted) {
+  // About one byte in 10,000 corrupted, lost or doubled, each way, by a proxy between
+  // boardlab-run and the board; an artifact of ~50 kB so that the damage hits it several times.
+  const std::string pte =
+      Compile(testing::SingleFullyConnected({.in_shape = {1, 512}, .units = 96}), dir_ / "fc.pte");
+  ASSERT_FALSE(pte.empty());
+  const CommandResult sim =
+      BoardlabRun("--board sim " + pte + " --input random:0 --outputs " + (dir_ / "sim").string());
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  const int proxy_port = testing::FreeLoopbackPort();
+  auto proxy =
+      Process::Start({BOARDLAB_FAULT_PROXY, "--listen", "127.0.0.1:" + std::to_string(proxy_port),
+                      "--connect", "127.0.0.1:" + std::to_string(board_->tcp_port()), "--corrupt",
+                      "0.00004", "--drop", "0.00003", "--duplicate", "0.00003", "--seed", "7"},
+                     (dir_ / "proxy.log").string(), (dir_ / "proxy.log").string());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  ASSERT_TRUE(
+      WaitFor([&] { return ReadText(dir_ / "proxy.log").find("listening") != std::string::npos; },
+              std::chrono::seconds(10)));
+  const std::string port = "tcp:127.0.0.1:" + std::to_string(proxy_port);
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = BoardlabRun(
+      "--board serial --port " + port + " " + pte + " --input random:0 --expected " +
+      (dir_ / "sim" / "output0.bin").string() + " --etdump " + (dir_ / "d.etdp").string() +
+      " --iterations 10 --json " + (dir_ / "damaged.json").string());
+  const double seconds = Seconds(start);
+  (*proxy)->Terminate(std::chrono::seconds(5));
+  const std::string proxy_log = ReadText(dir_ / "proxy.log");
+  ASSERT_EQ(r.exit_code, 0) << r.output << "\n" << proxy_log;
+  EXPECT_NE(r.output.find("result: PASS"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("retransmissions "), std::string::npos);  // the stats line
+  const json doc = ReadJson(dir_ / "damaged.json");
+  const json& link = doc["link"];
+  EXPECT_GT(link["retransmissions"].get<int>(), 0) << link.dump() << "\n" << proxy_log;
+  EXPECT_GT(link["crc_errors"].get<int>() + link["header_errors"].get<int>() +
+                link["resyncs"].get<int>() + link["duplicates"].get<int>() +
+                link["naks_received"].get<int>(),
+            0)
+      << link.dump();
+  std::printf("damaged line, %.1f s: %s\n%s", seconds, link.dump().c_str(), proxy_log.c_str());
+}
+
+TEST_F(SerialBoardTest, KilledBoardIsABoardErrorAtOnce) {
+  // A long run (many iterations), and QEMU killed while it runs: the connection drops.
+  auto run = Process::Start({testing::RunBinary(), "--board", "serial", "--port", board_->port(),
+                             pte_, "--iterations", "20000"},
+                            (dir_ / "run.log").string(), (dir_ / "run.log").string());
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(WaitFor(
+      [&] { return ReadText(dir_ / "run.log").find("artifact sha256") != std::string::npos; },
+      std::chrono::seconds(30)))
+      << ReadText(dir_ / "run.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // RUN is on its way
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(board_->qemu_pid(), SIGKILL), 0);
+  const std::optional<int> code = (*run)->Wait(std::chrono::seconds(20));
+  ASSERT_TRUE(code.has_value()) << "boardlab-run hangs after the board died";
+  const std::string log = ReadText(dir_ / "run.log");
+  EXPECT_EQ(*code, 4) << log;
+  EXPECT_NE(log.find("board error: board connection lost"), std::string::npos) << log;
+  EXPECT_LT(Seconds(killed), 5.0) << log;
+}
+
+TEST_F(SerialBoardTest, HangIsEndedByTheWatchdogAndReported) {
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = RunOnBoard("--test-fault hang --timeout 60");
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("board error: the board was reset (watchdog reset) while waiting for the "
+                          "result"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("watchdog reset: pc 0x"), std::string::npos) << r.output;
+  EXPECT_LT(Seconds(start), 30.0);
+  // The board is back: the next run works and says why it restarted.
+  const CommandResult next = RunOnBoard("");
+  EXPECT_EQ(next.exit_code, 0) << next.output;
+  EXPECT_NE(next.output.find("last reset: watchdog reset"), std::string::npos) << next.output;
+}
+
+TEST_F(SerialBoardTest, HangWithoutWatchdogEndsInTheTimeoutThenAResetRecovers) {
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = RunOnBoard("--test-fault hang-without-watchdog --timeout 2");
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("board error: waiting for the result of the run (--timeout 2 s): "
+                          "nothing within 2 s"),
+            std::string::npos)
+      << r.output;
+  EXPECT_LT(Seconds(start), 20.0);
+  // The reset button (the QEMU monitor) brings it back.
+  const CommandResult reset = MonitorCommand(*board_, "--reset");
+  ASSERT_EQ(reset.exit_code, 0) << reset.output;
+  const CommandResult next = RunOnBoard("");
+  EXPECT_EQ(next.exit_code, 0) << next.output;
+  EXPECT_NE(next.output.find("last reset: power-on or external reset"), std::string::npos)
+      << next.output;
+}
+
+TEST_F(SerialBoardTest, HardFaultIsABoardErrorWithTheRegisters) {
+  const CommandResult r = RunOnBoard("--test-fault hardfault --json " + (dir_ / "f.json").string());
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("the board was reset (fault reset)"), std::string::npos) << r.output;
+  // UsageFault UNDEFINSTR (udf), escalated to HardFault (FORCED).
+  EXPECT_NE(r.output.find("cfsr 0x00010000 hfsr 0x40000000"), std::string::npos) << r.output;
+  const json doc = ReadJson(dir_ / "f.json");
+  ASSERT_EQ(doc["faults"].size(), 1u) << doc.dump();
+  EXPECT_EQ(doc["faults"][0]["cause"], "fault reset");
+  EXPECT_EQ(doc["exit"], 4);
+}
+
+TEST_F(SerialBoardTest, PowerCycleEmptiesTheCacheAndTheBoardComesBack) {
+  ASSERT_EQ(RunOnBoard("").exit_code, 0);
+  const CommandResult hit = RunOnBoard("");
+  EXPECT_NE(hit.output.find("(cache hit)"), std::string::npos) << hit.output;
+  const CommandResult cycle = MonitorCommand(*board_, "--power-cycle");
+  ASSERT_EQ(cycle.exit_code, 0) << cycle.output;
+  const CommandResult after = RunOnBoard("");
+  EXPECT_EQ(after.exit_code, 0) << after.output << ReadText(board_->log());
+  EXPECT_NE(after.output.find("holding 0 artifacts"), std::string::npos) << after.output;
+  EXPECT_EQ(after.output.find("(cache hit)"), std::string::npos) << after.output;
+  EXPECT_TRUE(board_->process()->Running());
+}
+
+TEST_F(SerialBoardTest, MismatchAndInvalidArtifactKeepTheirExitCodes) {
+  const std::string wrong = (dir_ / "wrong.bin").string();
+  ASSERT_TRUE(testing::WriteFile(wrong, std::vector<uint8_t>(12, 0x55)));
+  const CommandResult mismatch = RunOnBoard("--input random:1 --expected " + wrong);
+  EXPECT_EQ(mismatch.exit_code, 1) << mismatch.output;
+  EXPECT_NE(mismatch.output.find("result: FAIL"), std::string::npos) << mismatch.output;
+  const std::string garbage = (dir_ / "garbage.pte").string();
+  ASSERT_TRUE(testing::WriteFile(garbage, std::vector<uint8_t>(4096, 0x5a)));
+  const CommandResult invalid =
+      BoardlabRun("--board serial --port " + board_->port() + " " + garbage);
+  EXPECT_EQ(invalid.exit_code, 3) << invalid.output;
+}
+
+// The ETDump comes back over the link: its timeline is drawn on the host, and the board-link
+// build records what the semihosting build does (QEMU instructions, NPU kernels and weight copies
+// on the core).
+TEST_F(SerialBoardTest, TimelineFromTheEtdumpTheBoardSent) {
+  compiler::CompileOptions options;
+  options.no_npu = {compiler::OpType::kDepthwiseConv2D};
+  options.weights = compiler::WeightsPlacement::kFlash;
+  std::string debug_map;
+  const std::string pte = Compile(testing::TinyDsCnn(), dir_ / "flash.pte", &debug_map, options);
+  ASSERT_FALSE(pte.empty());
+  const std::string map = (dir_ / "flash.json").string();
+  ASSERT_TRUE(testing::WriteFile(map, std::vector<uint8_t>(debug_map.begin(), debug_map.end())));
+  const std::string trace = (dir_ / "trace.json").string();
+  const std::string svg = (dir_ / "timeline.svg").string();
+  const CommandResult run =
+      BoardlabRun("--board serial --port " + board_->port() + " " + pte + " --debug-map " + map +
+                  " --trace " + trace + " --timeline " + svg);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ExpectTheCoreDidEverything(trace, svg, (dir_ / "timeline.png").string());
+}
+
+TEST_F(SerialBoardTest, UsageErrorsAndAMissingBoard) {
+  EXPECT_EQ(BoardlabRun("--board serial " + pte_).exit_code, 2);  // no --port
+  EXPECT_EQ(BoardlabRun("--board serial --port /dev/null --baud 12345 " + pte_).exit_code, 2);
+  EXPECT_EQ(RunOnBoard("--test-fault sometimes").exit_code, 2);
+  EXPECT_EQ(RunOnBoard("--icount 0").exit_code, 2);
+  EXPECT_EQ(RunOnBoard("--profile json").exit_code, 2);
+  const CommandResult map_alone = RunOnBoard("--debug-map " + (dir_ / "m.json").string());
+  EXPECT_EQ(map_alone.exit_code, 2);
+  EXPECT_NE(map_alone.output.find("--debug-map is only used with --trace or --timeline"),
+            std::string::npos)
+      << map_alone.output;
+  // A timeline that could not be written is refused before the board is asked for anything.
+  const CommandResult unwritable =
+      RunOnBoard("--trace " + (dir_ / "missing" / "t.json").string(),
+                 "tcp:127.0.0.1:" + std::to_string(testing::FreeLoopbackPort()));
+  EXPECT_EQ(unwritable.exit_code, 2) << unwritable.output;
+  EXPECT_EQ(BoardlabRun("--board sim --port " + board_->port() + " " + pte_).exit_code, 2);
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult none = BoardlabRun(
+      "--board serial --port tcp:127.0.0.1:" + std::to_string(testing::FreeLoopbackPort()) +
+      " --connect-timeout 1 " + pte_);
+  EXPECT_EQ(none.exit_code, 4) << none.output;
+  EXPECT_NE(none.output.find("board error: "), std::string::npos) << none.output;
+  EXPECT_LT(Seconds(start), 10.0);
+  const CommandResult not_a_tty = BoardlabRun("--board serial --port /dev/null " + pte_);
+  EXPECT_EQ(not_a_tty.exit_code, 4) << not_a_tty.output;
+  EXPECT_NE(not_a_tty.output.find("is not a serial port"), std::string::npos) << not_a_tty.output;
+}
+
+}  // namespace
+}  // namespace boardlab::firmware

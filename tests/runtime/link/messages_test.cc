@@ -1,0 +1,265 @@
+// Every message of the board link survives encoding and decoding with every field set, and every
+// malformed payload (truncated, trailing bytes, out-of-range values) is rejected.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "runtime/link/messages.h"
+
+namespace boardlab::link {
+namespace {
+
+Digest DigestOf(uint8_t seed) {
+  Digest d;
+  for (size_t i = 0; i < kDigestBytes; ++i) d.bytes[i] = static_cast<uint8_t>(seed + i);
+  return d;
+}
+
+template <typename M>
+std::vector<uint8_t> Encoded(const M& m, size_t capacity = kMaxPayloadLimit) {
+  std::vector<uint8_t> out(capacity);
+  out.resize(Encode(m, out.data(), out.size()));
+  return out;
+}
+
+// Decoding `bytes` works, every shorter prefix and a trailing byte fail, and a buffer one byte
+// short does not encode.
+template <typename M>
+M RoundTrip(const M& m, bool trailing_bytes_allowed = false) {
+  const std::vector<uint8_t> bytes = Encoded(m);
+  EXPECT_FALSE(bytes.empty());
+  M back;
+  EXPECT_TRUE(Decode(bytes.data(), bytes.size(), &back));
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    M cut;
+    EXPECT_FALSE(Decode(bytes.data(), n, &cut)) << "a prefix of " << n << " bytes decoded";
+  }
+  if (!trailing_bytes_allowed) {
+    std::vector<uint8_t> longer = bytes;
+    longer.push_back(0);
+    M extra;
+    EXPECT_FALSE(Decode(longer.data(), longer.size(), &extra));
+  }
+  std::vector<uint8_t> small(bytes.size() - 1);
+  EXPECT_EQ(Encode(m, small.data(), small.size()), 0u);
+  return back;
+}
+
+TEST(Messages, Connect) {
+  Connect m;
+  m.protocol_version = 7;
+  m.nonce = 0xDEADBEEF;
+  m.max_payload = 4096;
+  m.window = 8;
+  const Connect b = RoundTrip(m);
+  EXPECT_EQ(b.window, 8);
+  EXPECT_EQ(b.protocol_version, 7);
+  EXPECT_EQ(b.nonce, 0xDEADBEEFu);
+  EXPECT_EQ(b.max_payload, 4096);
+}
+
+Hello FullHello() {
+  Hello m;
+  m.session = 42;
+  m.reset_cause = ResetCause::kWatchdog;
+  m.flags = Hello::kFaultPending;
+  m.max_payload = 2048;
+  m.window = 16;
+  std::strcpy(m.board, "rt700");
+  std::strcpy(m.firmware_version, "1.2.3");
+  std::strcpy(m.build_id, "0123456789abcdef0123456789abcde");  // 31 characters: the most
+  std::strcpy(m.clock, "dwt-cyccnt");
+  m.ticks_per_second = 324000000;
+  m.core_hz = 324000000;
+  m.icount_shift = -1;
+  std::strcpy(m.npu, "emulated on cortex-m33");
+  m.num_regions = kMaxRegions;
+  for (uint8_t i = 0; i < kMaxRegions; ++i) {
+    std::snprintf(m.regions[i].name, sizeof(m.regions[i].name), "region-%u", unsigned{i});
+    m.regions[i].base = 0x20000000u + i;
+    m.regions[i].size = 1000u * i;
+  }
+  m.cache_capacity = 8u << 20;
+  m.num_cached = kMaxCachedArtifacts;
+  for (uint8_t i = 0; i < kMaxCachedArtifacts; ++i) {
+    m.cached[i].digest = DigestOf(i);
+    m.cached[i].size = 100u + i;
+  }
+  return m;
+}
+
+TEST(Messages, HelloWithEveryRegionAndCacheEntryFitsTheBoardsPayload) {
+  const Hello m = FullHello();
+  EXPECT_LE(Encoded(m).size(), 2048u);
+  const Hello b = RoundTrip(m);
+  EXPECT_EQ(b.session, 42u);
+  EXPECT_EQ(b.reset_cause, ResetCause::kWatchdog);
+  EXPECT_EQ(b.flags, Hello::kFaultPending);
+  EXPECT_EQ(b.window, 16);
+  EXPECT_STREQ(b.board, "rt700");
+  EXPECT_STREQ(b.build_id, m.build_id);
+  EXPECT_EQ(b.ticks_per_second, 324000000u);
+  EXPECT_EQ(b.icount_shift, -1);
+  ASSERT_EQ(b.num_regions, kMaxRegions);
+  EXPECT_STREQ(b.regions[7].name, "region-7");
+  EXPECT_EQ(b.regions[7].base, 0x20000007u);
+  ASSERT_EQ(b.num_cached, kMaxCachedArtifacts);
+  EXPECT_EQ(b.cached[5].digest, DigestOf(5));
+  EXPECT_EQ(b.cached[5].size, 105u);
+}
+
+TEST(Messages, HelloRejectsTooManyEntriesAndUnknownCauses) {
+  std::vector<uint8_t> bytes = Encoded(FullHello());
+  Hello b;
+  // The reset cause is byte 6.
+  bytes[6] = 9;
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &b));
+  Hello few = FullHello();
+  few.num_regions = 1;
+  few.num_cached = 0;
+  std::vector<uint8_t> short_bytes = Encoded(few);
+  // num_cached is the last byte: claim one more entry than the payload has.
+  short_bytes.back() = kMaxCachedArtifacts + 1;
+  EXPECT_FALSE(Decode(short_bytes.data(), short_bytes.size(), &b));
+}
+
+TEST(Messages, Blobs) {
+  BlobBegin begin;
+  begin.kind = BlobKind::kExpected;
+  begin.index = 3;
+  begin.size = 123456;
+  begin.digest = DigestOf(9);
+  const BlobBegin b = RoundTrip(begin);
+  EXPECT_EQ(b.kind, BlobKind::kExpected);
+  EXPECT_EQ(b.index, 3);
+  EXPECT_EQ(b.size, 123456u);
+  EXPECT_EQ(b.digest, DigestOf(9));
+  std::vector<uint8_t> bad = Encoded(begin);
+  bad[0] = 0;  // no such kind
+  EXPECT_FALSE(Decode(bad.data(), bad.size(), &begin));
+
+  const uint8_t data[5] = {1, 2, 3, 4, 5};
+  BlobChunk chunk;
+  chunk.offset = 77;
+  chunk.data = data;
+  chunk.size = 5;
+  const std::vector<uint8_t> bytes = Encoded(chunk);
+  ASSERT_EQ(bytes.size(), kChunkHeaderBytes + 5);
+  BlobChunk c;
+  ASSERT_TRUE(Decode(bytes.data(), bytes.size(), &c));
+  EXPECT_EQ(c.offset, 77u);
+  EXPECT_EQ(std::vector<uint8_t>(c.data, c.data + c.size), std::vector<uint8_t>(data, data + 5));
+  EXPECT_FALSE(Decode(bytes.data(), 3, &c));
+
+  BlobEnd end;
+  end.kind = BlobKind::kEtdump;
+  end.index = 1;
+  const BlobEnd e = RoundTrip(end);
+  EXPECT_EQ(e.kind, BlobKind::kEtdump);
+  EXPECT_EQ(e.index, 1);
+
+  BlobStatus status;
+  status.kind = BlobKind::kArtifact;
+  status.status = BlobStatusCode::kDigestMismatch;
+  std::strcpy(status.message, "the artifact's 10 bytes hash to ...");
+  const BlobStatus s = RoundTrip(status);
+  EXPECT_EQ(s.status, BlobStatusCode::kDigestMismatch);
+  EXPECT_STREQ(s.message, status.message);
+}
+
+TEST(Messages, Run) {
+  RunCommand m;
+  m.artifact = DigestOf(1);
+  m.iterations = 1000;
+  m.atol = 2.5;
+  m.flags = RunCommand::kSendOutputs | RunCommand::kSendEtdump;
+  m.num_inputs = 2;
+  m.num_expected = 1;
+  m.test_fault = TestFault::kHardFault;
+  const RunCommand b = RoundTrip(m);
+  EXPECT_EQ(b.artifact, DigestOf(1));
+  EXPECT_EQ(b.iterations, 1000u);
+  EXPECT_EQ(b.atol, 2.5);
+  EXPECT_EQ(b.flags, m.flags);
+  EXPECT_EQ(b.num_inputs, 2);
+  EXPECT_EQ(b.num_expected, 1);
+  EXPECT_EQ(b.test_fault, TestFault::kHardFault);
+  m.num_inputs = kMaxTensors + 1;
+  const std::vector<uint8_t> bytes = Encoded(m);
+  RunCommand too_many;
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &too_many));
+}
+
+TEST(Messages, LogCutsLongLines) {
+  Log m;
+  m.level = 2;
+  std::memset(m.text, 'x', sizeof(m.text) - 1);
+  const Log b = RoundTrip(m);
+  EXPECT_EQ(b.level, 2);
+  EXPECT_EQ(std::strlen(b.text), sizeof(m.text) - 1);
+}
+
+TEST(Messages, ResultWithEveryTimeAndOutput) {
+  Result m;
+  m.exit_code = 1;
+  m.verdict = Verdict::kFail;
+  m.iterations = 500;
+  m.mean_ticks = uint64_t{1} << 40;
+  m.num_times = kMaxIterationTimes;
+  for (size_t i = 0; i < kMaxIterationTimes; ++i) m.ticks[i] = 1000 + i;
+  m.num_outputs = kMaxTensors;
+  for (size_t i = 0; i < kMaxTensors; ++i) {
+    m.outputs[i] = OutputCheck{static_cast<uint32_t>(i + 1),
+                               0xABCD0000u + static_cast<uint32_t>(i),
+                               1,
+                               static_cast<uint8_t>(i % 2),
+                               0.5 * static_cast<double>(i),
+                               static_cast<uint32_t>(i),
+                               1000};
+  }
+  std::strcpy(m.message, "memory: RAM pool 1 of 2 bytes used");
+  EXPECT_LE(Encoded(m).size(), 2048u);
+  const Result b = RoundTrip(m);
+  EXPECT_EQ(b.verdict, Verdict::kFail);
+  EXPECT_EQ(b.mean_ticks, uint64_t{1} << 40);
+  ASSERT_EQ(b.num_times, kMaxIterationTimes);
+  EXPECT_EQ(b.ticks[63], 1063u);
+  ASSERT_EQ(b.num_outputs, kMaxTensors);
+  EXPECT_EQ(b.outputs[7].fnv1a32, 0xABCD0007u);
+  EXPECT_EQ(b.outputs[7].max_abs_diff, 3.5);
+  EXPECT_EQ(b.outputs[7].pass, 1);
+  EXPECT_STREQ(b.message, m.message);
+  EXPECT_STREQ(VerdictName(b.verdict), "FAIL");
+}
+
+TEST(Messages, Fault) {
+  Fault m;
+  m.cause = ResetCause::kFault;
+  m.r0 = 1;
+  m.r1 = 2;
+  m.r2 = 3;
+  m.r3 = 4;
+  m.r12 = 12;
+  m.lr = 0x1000204b;
+  m.pc = 0x1000146c;
+  m.xpsr = 0x81000000;
+  m.sp = 0x383ffb50;
+  m.exc_return = 0xffffffe9;
+  m.cfsr = 0x10000;
+  m.hfsr = 0x40000000;
+  m.mmfar = 5;
+  m.bfar = 6;
+  const Fault b = RoundTrip(m);
+  EXPECT_EQ(b.cause, ResetCause::kFault);
+  EXPECT_EQ(b.pc, 0x1000146cu);
+  EXPECT_EQ(b.lr, 0x1000204bu);
+  EXPECT_EQ(b.cfsr, 0x10000u);
+  EXPECT_EQ(b.bfar, 6u);
+  EXPECT_EQ(b.r12, 12u);
+  EXPECT_STREQ(ResetCauseName(b.cause), "fault reset");
+}
+
+}  // namespace
+}  // namespace boardlab::link
