@@ -175,7 +175,8 @@ std::string Tooltip(const TimelineSlice& s) {
   if (!r.source_ops.empty()) {
     text += " | ops";
     for (size_t i = 0; i < r.source_ops.size(); ++i) {
-      text += (i == 0 ? " " : ",") + std::to_string(r.source_ops[i]);
+      text += i == 0 ? ' ' : ',';
+      text += std::to_string(r.source_ops[i]);  // on its own: GCC 12 -O3 misreads "," + string
     }
   }
   text += " | " + CountText(r);
