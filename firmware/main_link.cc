@@ -79,6 +79,14 @@ class FirmwareRunner : public link::BoardRunner {
     out.verdict = !in.verified ? link::Verdict::kUnverified
                   : in.pass    ? link::Verdict::kPass
                                : link::Verdict::kFail;
+    if (in.num_outputs > link::kMaxTensors) {  // the host refuses such models before RUN
+      out.exit_code = static_cast<uint8_t>(kExitRuntime);
+      out.verdict = link::Verdict::kError;
+      snprintf(out.message, sizeof(out.message),
+               "the model has %lu outputs; the board link carries at most %lu", U(in.num_outputs),
+               U(link::kMaxTensors));
+      return;
+    }
     out.mean_ticks = in.mean_ticks;
     out.num_times = static_cast<uint16_t>(in.num_times);
     memcpy(out.ticks, in.ticks, sizeof(uint64_t) * in.num_times);

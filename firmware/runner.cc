@@ -231,6 +231,11 @@ int RunModel(const RunnerRequest& request, RunnerResult* result) {
 
   if (etdump != nullptr) rt::etdump::WriteClockRecord(*etdump, request.clock);
 
+  if (method->num_outputs() > kMaxOutputs) {
+    return Fail(result, kExitRuntime,
+                "the model has %lu outputs; this firmware returns at most %lu",
+                U(method->num_outputs()), U(kMaxOutputs));
+  }
   if (request.num_inputs > method->num_inputs() || request.num_expected > method->num_outputs()) {
     return Fail(result, kExitUsage,
                 "%lu inputs and %lu expected outputs given, the model has %lu and %lu",
@@ -275,7 +280,7 @@ int RunModel(const RunnerRequest& request, RunnerResult* result) {
   result->mean_ticks = total / static_cast<uint64_t>(request.iterations);
 
   bool all_pass = true;
-  result->num_outputs = method->num_outputs() < kMaxTensors ? method->num_outputs() : kMaxTensors;
+  result->num_outputs = method->num_outputs();
   for (size_t i = 0; i < result->num_outputs; ++i) {
     const rt::TensorView& t = *method->GetOutput(i);
     OutputResult& out = result->outputs[i];

@@ -23,7 +23,8 @@
 
 namespace boardlab::firmware {
 
-inline constexpr size_t kMaxTensors = 8;
+inline constexpr size_t kMaxTensors = 8;   // inputs and expected outputs a request gives
+inline constexpr size_t kMaxOutputs = 64;  // outputs a run returns (a model with more is refused)
 inline constexpr size_t kMaxIterationTimes = 64;
 
 struct Bytes {
@@ -79,7 +80,7 @@ struct RunnerResult {
   uint64_t ticks[kMaxIterationTimes] = {};
   size_t num_times = 0;
   size_t num_outputs = 0;
-  OutputResult outputs[kMaxTensors];
+  OutputResult outputs[kMaxOutputs];
   Bytes etdump;
   size_t etdump_dropped_events = 0;
   size_t persistent_bytes = 0;

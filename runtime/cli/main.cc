@@ -151,7 +151,10 @@ std::vector<int32_t> Shape(const rt::TensorView& t) { return {t.dims, t.dims + t
 
 std::string ShapeString(const rt::TensorView& t) {
   std::string s = "[";
-  for (int32_t i = 0; i < t.rank; ++i) s += (i ? "," : "") + std::to_string(t.dims[i]);
+  for (int32_t i = 0; i < t.rank; ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(t.dims[i]);  // on its own: GCC 12 -O3 misreads "," + string as overlap
+  }
   return s + "]";
 }
 
