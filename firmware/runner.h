@@ -23,8 +23,8 @@
 
 namespace boardlab::firmware {
 
-inline constexpr size_t kMaxTensors = 8;   // inputs and expected outputs a request gives
-inline constexpr size_t kMaxOutputs = 64;  // outputs a run returns (a model with more is refused)
+inline constexpr size_t kMaxTensors = 8;    // inputs and expected outputs a request gives
+inline constexpr size_t kMaxOutputs = 256;  // outputs a run returns (more is refused); ~50 KiB
 inline constexpr size_t kMaxIterationTimes = 64;
 
 struct Bytes {
