@@ -54,7 +54,7 @@ std::string FaultText(const Fault& f) {
 
 // Frames are collected and written in one piece per turn: a TCP segment (or USB packet) per
 // frame instead of three.
-class HostSession::Output : public ByteOutput {
+class HostSession::Output final : public ByteOutput {
  public:
   void Write(const uint8_t* data, size_t size) override {
     pending_.insert(pending_.end(), data, data + size);
