@@ -406,7 +406,9 @@ void AddUnaryCases(CaseList& l) {
       {TflType::kFloat32, TflType::kInt8},  {TflType::kFloat32, TflType::kInt32},
       {TflType::kInt32, TflType::kFloat32}, {TflType::kBool, TflType::kInt32},
       {TflType::kInt32, TflType::kInt8}};
-  for (auto [from, to] : kCasts) {
+  for (const auto& cast : kCasts) {
+    // Named copies: clang 14 (the fuzz build's) cannot capture structured bindings.
+    const TflType from = cast.first, to = cast.second;
     l.Add(OpType::kCast,
           std::to_string(static_cast<int>(from)) + " to " + std::to_string(static_cast<int>(to)),
           [from, to](CaseWriter& w) {
