@@ -48,18 +48,10 @@ size_t JobQueues::TenantCount(const std::string& board_type) const {
   return queue == nullptr ? 0 : queue->tenants.size();
 }
 
-void JobQueues::Visit(const std::string& board_type,
-                      const std::function<bool(const Place&)>& visit) const {
-  const TypeQueue* queue = Find(board_type);
-  if (queue == nullptr) return;
-  for (const auto& [negative_priority, number] : queue->jobs) {
-    if (!visit(Place{static_cast<int32_t>(-negative_priority), number})) return;
-  }
-}
-
 std::map<int64_t, int32_t> JobQueues::Positions(const std::string& board_type,
                                                 const std::set<int64_t>& numbers) const {
   std::map<int64_t, int32_t> positions;
+  if (numbers.empty()) return positions;
   int32_t position = 0;
   Visit(board_type, [&](const Place& job) {
     ++position;

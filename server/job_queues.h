@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -34,7 +33,15 @@ class JobQueues {
   size_t TenantCount(const std::string& board_type) const;
 
   /// Calls `visit` on the queued jobs of `board_type` in scheduling order until it returns false.
-  void Visit(const std::string& board_type, const std::function<bool(const Place&)>& visit) const;
+  /// A template, not a std::function: the scheduler calls it for every free board on every event.
+  template <typename Visitor>
+  void Visit(const std::string& board_type, Visitor&& visit) const {
+    const TypeQueue* queue = Find(board_type);
+    if (queue == nullptr) return;
+    for (const auto& [negative_priority, number] : queue->jobs) {
+      if (!visit(Place{static_cast<int32_t>(-negative_priority), number})) return;
+    }
+  }
   /// The 1-based places of those `numbers` that are queued for `board_type`, found in one walk
   /// that stops at the last of them.
   std::map<int64_t, int32_t> Positions(const std::string& board_type,

@@ -187,6 +187,8 @@ class Lab {
   void UpdateQueueMetrics(const std::string& board_type);
 
   // lab_boards.cc: boards, their reservations, maintenance and health.
+  /// NotFound naming the board when no agent ever registered it.
+  absl::StatusOr<LabBoard*> FindBoard(const std::string& board_id);
   void PersistBoard(LabBoard& board);
   void FreeBoard(const std::string& board_id);
   void SendTo(const LabBoard& board, const v1::ServerMessage& message);

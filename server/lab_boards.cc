@@ -33,22 +33,18 @@ std::vector<v1::Board> Lab::ListBoards(const std::string& board_type) {
 
 absl::StatusOr<v1::Board> Lab::GetBoard(const std::string& board_id) {
   std::lock_guard lock(mutex_);
-  auto it = boards_.find(board_id);
-  if (it == boards_.end()) {
-    return absl::NotFoundError(absl::StrCat("board '", board_id, "' does not exist"));
-  }
-  return it->second.View();
+  absl::StatusOr<LabBoard*> board = FindBoard(board_id);
+  if (!board.ok()) return board.status();
+  return (*board)->View();
 }
 
 absl::StatusOr<v1::ReserveResponse> Lab::Reserve(const Caller& caller,
                                                  const v1::ReserveRequest& request) {
   std::lock_guard lock(mutex_);
   Flusher flush(*this);
-  auto it = boards_.find(request.board_id());
-  if (it == boards_.end()) {
-    return absl::NotFoundError(absl::StrCat("board '", request.board_id(), "' does not exist"));
-  }
-  LabBoard& board = it->second;
+  absl::StatusOr<LabBoard*> found = FindBoard(request.board_id());
+  if (!found.ok()) return found.status();
+  LabBoard& board = **found;
   if (absl::Status ok =
           ReserveBoard(board, caller, request.lease_id(), request.ttl_seconds(), NowMs());
       !ok.ok()) {
@@ -64,11 +60,9 @@ absl::StatusOr<v1::ReserveResponse> Lab::Reserve(const Caller& caller,
 absl::StatusOr<v1::Board> Lab::Release(const Caller& caller, const v1::ReleaseRequest& request) {
   std::lock_guard lock(mutex_);
   Flusher flush(*this);
-  auto it = boards_.find(request.board_id());
-  if (it == boards_.end()) {
-    return absl::NotFoundError(absl::StrCat("board '", request.board_id(), "' does not exist"));
-  }
-  LabBoard& board = it->second;
+  absl::StatusOr<LabBoard*> found = FindBoard(request.board_id());
+  if (!found.ok()) return found.status();
+  LabBoard& board = **found;
   if (absl::Status ok = ReleaseBoard(board, caller, request.lease_id()); !ok.ok()) return ok;
   UpdateBoardMetrics();
   Schedule();
@@ -78,11 +72,9 @@ absl::StatusOr<v1::Board> Lab::Release(const Caller& caller, const v1::ReleaseRe
 absl::StatusOr<v1::Board> Lab::SetMaintenance(const v1::SetMaintenanceRequest& request) {
   std::lock_guard lock(mutex_);
   Flusher flush(*this);
-  auto it = boards_.find(request.board_id());
-  if (it == boards_.end()) {
-    return absl::NotFoundError(absl::StrCat("board '", request.board_id(), "' does not exist"));
-  }
-  LabBoard& board = it->second;
+  absl::StatusOr<LabBoard*> found = FindBoard(request.board_id());
+  if (!found.ok()) return found.status();
+  LabBoard& board = **found;
   board.maintenance = request.on();
   if (request.on()) {
     board.board.set_reason(request.reason().empty() ? "maintenance" : request.reason());
@@ -93,6 +85,14 @@ absl::StatusOr<v1::Board> Lab::SetMaintenance(const v1::SetMaintenanceRequest& r
   UpdateBoardMetrics();
   Schedule();
   return board.View();
+}
+
+absl::StatusOr<LabBoard*> Lab::FindBoard(const std::string& board_id) {
+  auto it = boards_.find(board_id);
+  if (it == boards_.end()) {
+    return absl::NotFoundError(absl::StrCat("board '", board_id, "' does not exist"));
+  }
+  return &it->second;
 }
 
 void Lab::PersistBoard(LabBoard& board) { pending_.boards[board.board.id()] = board.View(); }

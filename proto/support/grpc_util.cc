@@ -9,6 +9,11 @@
 namespace boardlab::api {
 namespace {
 
+// The least time a client connection attempt gets for its TCP and HTTP/2 handshakes: ten times
+// what a busy CI machine needed at worst, and short enough that an attempt stuck on a server that
+// is still starting is given up and retried soon (gRPC's default is 20 s).
+constexpr int kMinConnectTimeoutMs = 2000;
+
 constexpr size_t kMaxStatusMessage = 4096;
 
 absl::StatusOr<std::string> ReadTextFile(const std::string& path) {

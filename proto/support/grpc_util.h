@@ -27,11 +27,6 @@ void AddBearerToken(grpc::ClientContext& context, const std::string& token);
 /// The bearer token of an incoming call, or "" when there is none.
 std::string BearerToken(const grpc::ServerContext& context);
 
-/// The least time a client connection attempt gets for its TCP and HTTP/2 handshakes: ten times
-/// what a busy CI machine needed at worst, and short enough that an attempt stuck on a server
-/// that is still starting is given up and retried soon (gRPC's default is 20 s).
-inline constexpr int kMinConnectTimeoutMs = 2000;
-
 /// Clients ping an idle connection every kKeepaliveTimeMs and drop it when a ping is not answered
 /// within kKeepaliveTimeoutMs. Servers must allow pings that often (ServerKeepaliveArguments).
 inline constexpr int kKeepaliveTimeMs = 10000;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/driver.h"
+#include "tests/firmware/firmware_available.h"
 #include "tests/support/op_cases.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
@@ -42,10 +43,10 @@ std::vector<testing::OpCase> RunTimeInputCases() {
 class FirmwareOpsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!BOARDLAB_QEMU_FOUND) GTEST_SKIP() << "qemu-system-arm is not installed";
-    if (!fs::exists(BOARDLAB_FIRMWARE_ELF)) GTEST_SKIP() << "no " << BOARDLAB_FIRMWARE_ELF;
+    const std::string why =
+        firmware::WhyFirmwareCannotRun(BOARDLAB_FIRMWARE_ELF, firmware::NeedsRun::kYes);
+    if (!why.empty()) GTEST_SKIP() << why;
     run_ = testing::RunBinary();
-    if (run_.empty()) GTEST_SKIP() << "boardlab-run is not built";
     dir_ = fs::path(::testing::TempDir()) / ("fw_ops_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);

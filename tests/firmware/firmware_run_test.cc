@@ -21,6 +21,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/profiling/etdump/clock_record.h"
 #include "runtime/profiling/etdump/etdump_reader.h"
+#include "tests/firmware/firmware_available.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_models.h"
@@ -46,8 +47,9 @@ RunResult RunFirmware(const std::string& args, int icount_shift = -1) {
 class FirmwareTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!BOARDLAB_QEMU_FOUND) GTEST_SKIP() << "qemu-system-arm is not installed";
-    if (!fs::exists(BOARDLAB_FIRMWARE_ELF)) GTEST_SKIP() << "no " << BOARDLAB_FIRMWARE_ELF;
+    const std::string why =
+        firmware::WhyFirmwareCannotRun(BOARDLAB_FIRMWARE_ELF, firmware::NeedsRun::kNo);
+    if (!why.empty()) GTEST_SKIP() << why;
     const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
     std::string name = std::string(info->test_suite_name()) + "_" + info->name();
     for (char& c : name) {

@@ -14,6 +14,7 @@
 #include "compiler/driver.h"
 #include "nlohmann/json.hpp"
 #include "tests/firmware/core_timeline.h"
+#include "tests/firmware/firmware_available.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_models.h"
@@ -30,10 +31,10 @@ using boardlab::testing::RunCommand;
 class RunCliQemuTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!BOARDLAB_QEMU_FOUND) GTEST_SKIP() << "qemu-system-arm is not installed";
-    if (!fs::exists(BOARDLAB_FIRMWARE_ELF)) GTEST_SKIP() << "no " << BOARDLAB_FIRMWARE_ELF;
+    const std::string why =
+        firmware::WhyFirmwareCannotRun(BOARDLAB_FIRMWARE_ELF, firmware::NeedsRun::kYes);
+    if (!why.empty()) GTEST_SKIP() << why;
     run_ = testing::RunBinary();
-    if (run_.empty()) GTEST_SKIP() << "boardlab-run is not built";
     const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
     dir_ = fs::path(::testing::TempDir()) /
            ("runqemu_" + std::string(info->name()) + "_" + std::to_string(::getpid()));

@@ -24,6 +24,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/firmware/core_timeline.h"
 #include "tests/firmware/etdump_events.h"
+#include "tests/firmware/firmware_available.h"
 #include "tests/support/child_process.h"
 #include "tests/support/free_port.h"
 #include "tests/support/process.h"
@@ -101,12 +102,7 @@ class QemuBoard {
 };
 
 bool QemuAvailable(std::string* why) {
-  if (!BOARDLAB_QEMU_FOUND)
-    *why = "qemu-system-arm is not installed";
-  else if (!fs::exists(BOARDLAB_FIRMWARE_AN505_ELF))
-    *why = std::string("no ") + BOARDLAB_FIRMWARE_AN505_ELF;
-  else if (testing::RunBinary().empty())
-    *why = "boardlab-run is not built";
+  *why = firmware::WhyFirmwareCannotRun(BOARDLAB_FIRMWARE_AN505_ELF, firmware::NeedsRun::kYes);
   return why->empty();
 }
 
