@@ -1,15 +1,8 @@
 #include "firmware/an505_board_support.h"
 
 #include "firmware/an505_platform.h"
-#include "firmware/reset_record.h"
+#include "firmware/link_board.h"
 #include "runtime/platform/platform.h"
-
-#ifndef BOARDLAB_FIRMWARE_VERSION
-#define BOARDLAB_FIRMWARE_VERSION "0.0.0"
-#endif
-#ifndef BOARDLAB_FIRMWARE_BUILD_ID
-#define BOARDLAB_FIRMWARE_BUILD_ID "unknown"
-#endif
 
 namespace boardlab::firmware {
 namespace {
@@ -83,28 +76,7 @@ int8_t IcountShiftFromQemu() {
 
 void An505BoardSupport::Init(const link::MemoryRegion* regions, uint8_t num_regions) {
   rt_pal_init();
-  BoardlabResetRecord& r = boardlab_reset_record;
-  if (r.magic == BOARDLAB_RESET_RECORD_MAGIC &&
-      r.check == (BOARDLAB_RESET_RECORD_MAGIC ^ r.cause ^ r.pc) && r.cause >= 2 && r.cause <= 4) {
-    cause_ = static_cast<link::ResetCause>(r.cause);
-    has_record_ = cause_ != link::ResetCause::kSoftware;
-    fault_.cause = cause_;
-    fault_.r0 = r.r0;
-    fault_.r1 = r.r1;
-    fault_.r2 = r.r2;
-    fault_.r3 = r.r3;
-    fault_.r12 = r.r12;
-    fault_.lr = r.lr;
-    fault_.pc = r.pc;
-    fault_.xpsr = r.xpsr;
-    fault_.sp = r.sp;
-    fault_.exc_return = r.exc_return;
-    fault_.cfsr = r.cfsr;
-    fault_.hfsr = r.hfsr;
-    fault_.mmfar = r.mmfar;
-    fault_.bfar = r.bfar;
-  }
-  r.magic = 0;  // a later power-on or monitor reset is not this one
+  TakeResetRecord();
 
   // Interrupts stay masked: pending ones only wake WFI.
   __asm volatile("cpsid i" ::: "memory");
@@ -136,14 +108,8 @@ void An505BoardSupport::Drain() {
   CmsdkUart& uart = Uart();
   uint32_t state;
   while (((state = uart.state) & kStateRxFull) != 0) {
-    const uint8_t byte = static_cast<uint8_t>(uart.data);
-    const size_t next = (tail_ + 1) % kRingBytes;
-    if (next == head_) {
-      ++overruns_;  // the ring is full: the byte is lost, the link will retransmit
-    } else {
-      ring_[tail_] = byte;
-      tail_ = next;
-    }
+    // A full ring loses the byte; the link retransmits.
+    if (!ring_.Push(static_cast<uint8_t>(uart.data))) ++overruns_;
   }
   if ((state & kStateRxOverrun) != 0) {
     ++overruns_;
@@ -159,7 +125,7 @@ void An505BoardSupport::WaitForEvent(uint32_t timeout_ms) {
   const uint32_t start = Milliseconds();
   for (;;) {
     Drain();
-    if (head_ != tail_ || Milliseconds() - start >= timeout_ms) return;
+    if (!ring_.empty() || Milliseconds() - start >= timeout_ms) return;
     // Cleared before the last look at the UART: a byte arriving after it pends the interrupt
     // again, so WFI cannot sleep through it.
     uart.intstatus = kIntRx;
@@ -173,13 +139,8 @@ void An505BoardSupport::WaitForEvent(uint32_t timeout_ms) {
 
 size_t An505BoardSupport::Read(uint8_t* data, size_t size, uint32_t timeout_ms) {
   Drain();
-  if (head_ == tail_ && timeout_ms > 0) WaitForEvent(timeout_ms);
-  size_t n = 0;
-  while (n < size && head_ != tail_) {
-    data[n++] = ring_[head_];
-    head_ = (head_ + 1) % kRingBytes;
-  }
-  return n;
+  if (ring_.empty() && timeout_ms > 0) WaitForEvent(timeout_ms);
+  return ring_.Pop(data, size);
 }
 
 void An505BoardSupport::Write(const uint8_t* data, size_t size) {
@@ -194,43 +155,32 @@ uint32_t An505BoardSupport::Milliseconds() {
   return static_cast<uint32_t>(rt_pal_current_ticks() / kTicksPerMs);
 }
 
-void An505BoardSupport::KickWatchdog() {
-  // Kicks are cheap but each is an emulated register write; the protocol loop asks for one per
-  // turn, so they are thinned to one per kKickIntervalMs.
-  const uint32_t now = Milliseconds();
-  if (now - last_kick_ms_ < kKickIntervalMs) return;
-  last_kick_ms_ = now;
-  Watchdog().intclr = 1;
-}
+void An505BoardSupport::FeedWatchdog() { Watchdog().intclr = 1; }
 
-bool An505BoardSupport::fault_record(link::Fault* fault) const {
-  if (!has_record_) return false;
-  *fault = fault_;
+void An505BoardSupport::SetWatchdogPeriod(uint32_t ms) { StartWatchdog(ms); }
+
+bool An505BoardSupport::StopWatchdog() {
+  Watchdog().control = 0;
   return true;
 }
 
-void An505BoardSupport::Reset() { boardlab_record_and_reset(kBoardlabResetSoftware, nullptr, 0); }
-
-bool An505BoardSupport::CauseTestFault(link::TestFault fault) {
-  switch (fault) {
-    case link::TestFault::kNone:
-      return false;
-    case link::TestFault::kHang:
-      StartWatchdog(kHangWatchdogMs);
-      for (;;) {
-      }
-    case link::TestFault::kHangWithoutWatchdog:
-      Watchdog().control = 0;
-      for (;;) {
-      }
-    case link::TestFault::kHardFault:
-      __asm volatile("udf #0");  // undefined instruction: UsageFault, escalated to HardFault
-      for (;;) {
-      }
-    case link::TestFault::kReset:
-      Reset();
-  }
-  return false;
+LinkBoard StartLinkBoard() {
+  // QEMU mps2-an505 (link.ld): 4 MB code RAM, 4 MB data RAM, 16 MB PSRAM. The artifact cache
+  // (8 MB), the job area (1 MB) and the reorder buffer come from the top of PSRAM.
+  static const link::MemoryRegion regions[] = {
+      {"code", 0x10000000u, 4u << 20},
+      {"ram", 0x38000000u, 4u << 20},
+      {"psram", 0x80000000u, 16u << 20},
+  };
+  static An505BoardSupport board;
+  board.Init(regions, sizeof(regions) / sizeof(regions[0]));
+  LinkBoard out;
+  out.support = &board;
+  out.cache_bytes = 8u << 20;
+  out.job_bytes = 1u << 20;
+  out.receive_window = 8;
+  out.clock = BoardClockRecord(board.info().icount_shift);
+  return out;
 }
 
 }  // namespace boardlab::firmware

@@ -25,50 +25,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/link/board_support.h"
+#include "firmware/byte_ring.h"
+#include "firmware/recording_board_support.h"
 
 namespace boardlab::firmware {
 
-class An505BoardSupport : public link::BoardSupport {
+class An505BoardSupport final : public RecordingBoardSupport {
  public:
-  /// Watchdog period while running (kernels kick it; the longest shared model's longest kernel
-  /// takes well under a second of QEMU time).
-  static constexpr uint32_t kWatchdogMs = 8000;
-  /// Watchdog period of TestFault::kHang, so that recovery tests do not wait kWatchdogMs.
-  static constexpr uint32_t kHangWatchdogMs = 1000;
-  /// Kicks closer together than this are skipped.
-  static constexpr uint32_t kKickIntervalMs = 50;
-
   /// Reads and clears the reset record, sets up UART0, timer 1 and the watchdog.
   void Init(const link::MemoryRegion* regions, uint8_t num_regions);
 
   size_t Read(uint8_t* data, size_t size, uint32_t timeout_ms) override;
   void Write(const uint8_t* data, size_t size) override;
   uint32_t Milliseconds() override;
-  void KickWatchdog() override;
-  link::ResetCause reset_cause() const override { return cause_; }
-  bool fault_record(link::Fault* fault) const override;
-  void Reset() override;
-  bool CauseTestFault(link::TestFault fault) override;
-  const link::BoardInfo& info() const override { return info_; }
 
   /// Bytes the UART received while the receive ring was full (lost; the link retransmits).
   uint32_t overruns() const { return overruns_; }
 
  private:
+  // Kicks are cheap but each is an emulated register write: RecordingBoardSupport thins them.
+  void FeedWatchdog() override;
+  void SetWatchdogPeriod(uint32_t ms) override;
+  bool StopWatchdog() override;
   void Drain();  // moves received bytes from the UART into the ring
   void WaitForEvent(uint32_t timeout_ms);
 
-  static constexpr size_t kRingBytes = 4096;
-  uint8_t ring_[kRingBytes];
-  size_t head_ = 0;  // next byte to read
-  size_t tail_ = 0;  // next free slot
+  ByteRing<4096> ring_;
   uint32_t overruns_ = 0;
-  uint32_t last_kick_ms_ = 0;
-  link::ResetCause cause_ = link::ResetCause::kPowerOn;
-  bool has_record_ = false;
-  link::Fault fault_;
-  link::BoardInfo info_;
 };
 
 }  // namespace boardlab::firmware

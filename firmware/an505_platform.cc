@@ -10,7 +10,7 @@
 // least once per kernel, and no kernel runs for 214 virtual seconds.
 //
 // Logging and abort differ between the builds: an505_semihosting_pal.cc (stderr, exit status)
-// and an505_link_pal.cc (LOG messages, reset).
+// and link_pal.cc (LOG messages, reset).
 
 #include "firmware/an505_platform.h"
 #include "runtime/platform/platform.h"

@@ -1,7 +1,7 @@
 #pragma once
 
 // Facts about the QEMU mps2-an505 board the firmware relies on (shared/reference/local-tools.md
-// section 6), and the firmware's exit codes (the QEMU process exit status).
+// section 6). The exit codes (the QEMU process exit status) are runner.h's.
 
 #include <stddef.h>
 #include <stdint.h>
@@ -18,14 +18,5 @@ inline constexpr uint64_t kTimerNsPerTick = 50;
 /// instructions under `-icount shift=icount_shift`, or virtual time paced by the host when
 /// icount_shift < 0 (run without -icount). The core clock of an emulated M33 is unknown.
 runtime::etdump::ClockRecord BoardClockRecord(int icount_shift);
-
-/// Exit codes, the same as boardlab-run's (docs/runtime.md), plus 5 for a CPU fault
-/// (startup.c's Default_Handler) and 2 for bad arguments.
-inline constexpr int kExitPass = 0;
-inline constexpr int kExitMismatch = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitInvalidArtifact = 3;
-inline constexpr int kExitRuntime = 4;
-inline constexpr int kExitFault = 5;
 
 }  // namespace boardlab::firmware

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "firmware/an505_platform.h"
+#include "firmware/runner.h"
 #include "runtime/platform/platform.h"
 
 extern "C" {

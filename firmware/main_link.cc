@@ -1,36 +1,32 @@
-// boardlab-firmware-an505 (the board-link build): the firmware of a board that speaks the board
-// link protocol (docs/board-protocol.md) on its UART, here CMSDK UART0 of QEMU mps2-an505 (run
-// it with firmware/qemu-board.sh). It announces itself, keeps the artifacts it receives in an
-// artifact cache, runs them with the shared runner (firmware/runner.h) and sends outputs, ETDump
-// and results back. It never exits: a fault or the watchdog resets it, and the next session
-// starts with the FAULT record.
+// The board-link firmware, shared by every board ELF (boardlab-firmware-an505 on QEMU
+// mps2-an505, boardlab-firmware-rt700 on the MIMXRT700-EVK): a board that speaks the board link
+// protocol (docs/board-protocol.md) on its UART. It announces itself, keeps the artifacts it
+// receives in an artifact cache, runs them with the shared runner (firmware/runner.h) and sends
+// outputs, ETDump and results back. It never exits: a fault or the watchdog resets it, and the
+// next session starts with the FAULT record. The board part is StartLinkBoard (link_board.h).
 //
-// Memory (QEMU mps2-an505, link.ld): the artifact cache (8 MB) and the job area for inputs and
-// expected outputs (1 MB) are taken from the top of PSRAM once; the RAM pool and the rest of
-// PSRAM serve each run and are released after it.
+// Memory: the artifact cache, the job area for inputs and expected outputs and the link's
+// reorder buffer are taken from the top of the bulk pool once, in the sizes the board asks for;
+// the RAM pool, the rest of the bulk pool and the scratch pool serve each run and are released
+// after it.
 
 #include <stdio.h>
 #include <string.h>
 
-#include "firmware/an505_board_support.h"
-#include "firmware/an505_link_pal.h"
-#include "firmware/an505_platform.h"
 #include "firmware/board_memory.h"
+#include "firmware/link_board.h"
+#include "firmware/link_pal.h"
 #include "firmware/runner.h"
 #include "runtime/link/board_endpoint.h"
 
 namespace boardlab::firmware {
 namespace {
 
-constexpr size_t kCacheBytes = 8u << 20;
-constexpr size_t kJobBytes = 1u << 20;
 constexpr size_t kMaxPayload = link::BoardEndpoint::kMaxPayload;
-constexpr uint8_t kWindow = 4;         // frames the board sends before waiting for an ACK
-constexpr uint8_t kReceiveWindow = 8;  // frames the host may send ahead (kept after a loss)
+constexpr uint8_t kWindow = 4;  // frames the board sends before waiting for an ACK
 
 uint8_t tx_storage[kWindow * kMaxPayload];
 uint8_t rx_storage[kMaxPayload + link::kFrameOverhead];
-uint8_t reorder_storage[kReceiveWindow * kMaxPayload];
 
 unsigned long U(size_t v) { return static_cast<unsigned long>(v); }
 
@@ -38,8 +34,8 @@ unsigned long U(size_t v) { return static_cast<unsigned long>(v); }
 // it at the start of the next run (the outputs and the ETDump must survive until they are sent).
 class FirmwareRunner : public link::BoardRunner {
  public:
-  FirmwareRunner(BoardMemory::Mark empty, int icount_shift)
-      : empty_(empty), clock_(BoardClockRecord(icount_shift)) {}
+  FirmwareRunner(BoardMemory::Mark empty, const runtime::etdump::ClockRecord& clock)
+      : empty_(empty), clock_(clock) {}
 
   void Run(const link::RunRequest& request, link::RunOutcome* outcome) override {
     BoardMemory& memory = BoardMemory::Get();
@@ -101,10 +97,10 @@ class FirmwareRunner : public link::BoardRunner {
     }
     outcome->etdump = {in.etdump.data, in.etdump.size};
     snprintf(out.message, sizeof(out.message),
-             "memory: RAM pool %lu of %lu bytes used, PSRAM %lu of %lu; persistent %lu, arena %s",
-             U(memory.ram_used()), U(memory.ram_capacity()), U(memory.psram_used()),
-             U(memory.psram_capacity()), U(in.persistent_bytes),
-             in.arena_in_ram ? "in RAM" : "in PSRAM");
+             "memory: RAM pool %lu of %lu bytes used, %s %lu of %lu; persistent %lu, arena %s",
+             U(memory.ram_used()), U(memory.ram_capacity()), BoardMemory::bulk_name(),
+             U(memory.psram_used()), U(memory.psram_capacity()), U(in.persistent_bytes),
+             in.arena_in_ram ? "in RAM" : "in the bulk pool");
   }
 
   BoardMemory::Mark empty_;
@@ -116,31 +112,27 @@ void LogToHost(void* endpoint, int level, const char* text) {
 }
 
 [[noreturn]] void Serve() {
+  static const LinkBoard board = StartLinkBoard();
   BoardMemory& memory = BoardMemory::Get();
-  uint8_t* cache = memory.Reserve(kCacheBytes);
-  uint8_t* job = memory.Reserve(kJobBytes);
-  static const link::MemoryRegion regions[] = {
-      {"code", 0x10000000u, 4u << 20},
-      {"ram", 0x38000000u, 4u << 20},
-      {"psram", 0x80000000u, 16u << 20},
-  };
-  static An505BoardSupport board;
-  board.Init(regions, sizeof(regions) / sizeof(regions[0]));
-  static FirmwareRunner runner(memory.mark(), board.info().icount_shift);
+  uint8_t* cache = memory.Reserve(board.cache_bytes);
+  uint8_t* job = memory.Reserve(board.job_bytes);
+  const size_t reorder_bytes = size_t{board.receive_window} * kMaxPayload;
+  uint8_t* reorder = memory.Reserve(reorder_bytes);
+  static FirmwareRunner runner(memory.mark(), board.clock);
   link::BoardEndpointMemory buffers;
   buffers.tx = tx_storage;
   buffers.tx_size = sizeof(tx_storage);
   buffers.rx = rx_storage;
   buffers.rx_size = sizeof(rx_storage);
-  buffers.reorder = reorder_storage;
-  buffers.reorder_size = sizeof(reorder_storage);
+  buffers.reorder = reorder;
+  buffers.reorder_size = reorder == nullptr ? 0 : reorder_bytes;
   buffers.cache = cache;
-  buffers.cache_size = kCacheBytes;
+  buffers.cache_size = cache == nullptr ? 0 : board.cache_bytes;
   buffers.job = job;
-  buffers.job_size = kJobBytes;
+  buffers.job_size = job == nullptr ? 0 : board.job_bytes;
   link::LinkOptions options;
   options.window = kWindow;
-  static link::BoardEndpoint endpoint(board, runner, buffers, options);
+  static link::BoardEndpoint endpoint(*board.support, runner, buffers, options);
   SetLogSink(&LogToHost, &endpoint);
   endpoint.Serve();
   for (;;) {  // Serve returns only when the board support's Reset returns, which it does not

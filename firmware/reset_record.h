@@ -3,7 +3,7 @@
 /* The record a board keeps across a reset (in the .noinit section, which startup code does not
  * clear and QEMU's ELF loader does not rewrite): why the firmware restarted itself, and the
  * registers of the fault or of the code the watchdog interrupted. Written by the fault and NMI
- * handlers (an505_faults.c) and by a requested reset, read once at boot by the board support,
+ * handlers (link_faults.c) and by a requested reset, read once at boot by the board support,
  * which then clears it, so that a later power-on or monitor reset is not mistaken for it.
  * C, because the exception handlers that fill it are C. */
 

@@ -33,12 +33,6 @@ constexpr size_t kTempBytes = 256u * 1024u;
 constexpr size_t kEtdumpBytes = 256u * 1024u;
 constexpr char kMethod[] = "forward";
 
-constexpr int kExitPass = 0;
-constexpr int kExitMismatch = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitInvalidArtifact = 3;
-constexpr int kExitRuntime = 4;
-
 // newlib as Debian builds it has no C99 size_t printf format (%zu prints literally), so sizes
 // are printed as unsigned long, which is as wide as size_t on this target.
 unsigned long U(size_t v) { return static_cast<unsigned long>(v); }
@@ -95,9 +89,10 @@ int DoesNotFit(RunnerResult* result, const Needs& needs) {
   const size_t capacity = m.CapacityBytes();
   return Fail(result, kExitRuntime,
               "does not fit: needs %lu bytes, board has %lu (artifact %lu + planned buffers %lu + "
-              "runtime pools %lu + I/O %lu; RAM pool %lu + PSRAM %lu)",
+              "runtime pools %lu + I/O %lu; RAM pool %lu + %s %lu + non-cacheable %lu)",
               U(needs.Total()), U(capacity), U(needs.artifact), U(needs.planned), U(needs.pools),
-              U(needs.io), U(m.ram_capacity()), U(m.psram_capacity()));
+              U(needs.io), U(m.ram_capacity()), BoardMemory::bulk_name(), U(m.psram_capacity()),
+              U(m.scratch_capacity()));
 }
 
 // One buffer from the board, or the "does not fit" failure naming it (the total fits but no
@@ -108,8 +103,9 @@ uint8_t* Take(RunnerResult* result, size_t size, BoardMemory::Preference prefere
   uint8_t* p = m.Allocate(size, preference);
   if (p == nullptr) {
     Fail(result, kExitRuntime,
-         "does not fit: %s needs %lu bytes, board has %lu free in RAM pool and %lu free in PSRAM",
-         what, U(size), U(m.ram_capacity() - m.ram_used()), U(m.psram_capacity() - m.psram_used()));
+         "does not fit: %s needs %lu bytes, board has %lu free in RAM pool and %lu free in %s",
+         what, U(size), U(m.ram_capacity() - m.ram_used()), U(m.psram_capacity() - m.psram_used()),
+         BoardMemory::bulk_name());
   }
   return p;
 }
@@ -188,7 +184,10 @@ int RunModel(const RunnerRequest& request, RunnerResult* result) {
   for (size_t i = 0; i < *num_planned; ++i) {
     char what[48];
     snprintf(what, sizeof(what), "planned buffer %lu", U(i));
-    uint8_t* p = Take(result, planned_sizes[i], BoardMemory::kFast, what);
+    // Planned buffer 1 is the NPU weight-scratch window (docs/artifact-format.md): the NPU reads
+    // it behind the core's cache, so it goes to non-cacheable SRAM where the board has some.
+    const BoardMemory::Preference where = i == 1 ? BoardMemory::kWeightScratch : BoardMemory::kFast;
+    uint8_t* p = Take(result, planned_sizes[i], where, what);
     if (p == nullptr) return result->exit_code;
     planned[i] = {p, planned_sizes[i]};
   }

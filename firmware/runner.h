@@ -23,6 +23,15 @@
 
 namespace boardlab::firmware {
 
+/// Exit codes, the same as boardlab-run's (docs/runtime.md), plus 5 for a CPU fault
+/// (startup.c's Default_Handler, semihosting build) and 2 for bad arguments.
+inline constexpr int kExitPass = 0;
+inline constexpr int kExitMismatch = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInvalidArtifact = 3;
+inline constexpr int kExitRuntime = 4;
+inline constexpr int kExitFault = 5;
+
 inline constexpr size_t kMaxTensors = 8;    // inputs and expected outputs a request gives
 inline constexpr size_t kMaxOutputs = 256;  // outputs a run returns (more is refused); ~50 KiB
 inline constexpr size_t kMaxIterationTimes = 64;

@@ -1,7 +1,7 @@
 #pragma once
 
-// The board-link build's log hook (an505_link_pal.cc): where rt_pal_emit_log sends runtime log
-// lines. main_link.cc points it at BoardEndpoint::Log.
+// The board-link builds' log hook (link_pal.cc, shared by every board): where rt_pal_emit_log sends
+// runtime log lines. main_link.cc points it at BoardEndpoint::Log.
 
 namespace boardlab::firmware {
 

@@ -1,12 +1,13 @@
-/* Fault and watchdog handlers of the board-link build (QEMU mps2-an505): instead of stopping,
- * the firmware records what happened (reset_record.h) and resets; after the reset the board
- * support reads the record and the board link sends it to the host as a FAULT message. The
- * semihosting build keeps startup.c's handler (message and exit status 5), because there the
- * QEMU process is the board and ends with the run. These strong definitions replace startup.c's
- * weak aliases.
+/* Fault and watchdog handlers of the board-link builds (every board; only Armv8-M System Control
+ * Block registers): instead of stopping, the firmware records what happened (reset_record.h)
+ * and resets; after the reset the board support reads the record and the board link sends it
+ * to the host as a FAULT message. The semihosting build keeps startup.c's handler (message and
+ * exit status 5), because there the QEMU process is the board and ends with the run. These
+ * strong definitions replace the startup files' weak aliases.
  *
- * Secure watchdog (CMSDK APB watchdog at 0x50081000): its first expiry raises NMI, its second
- * would reset; NMI_Handler records the interrupted PC and resets at once. */
+ * Watchdogs: an505's Secure CMSDK watchdog raises NMI at its first expiry (NMI_Handler); the
+ * RT700's WWDT0 raises its warning interrupt shortly before it resets, which rt700_startup.c
+ * routes to boardlab_watchdog_warning_handler. Both record the interrupted PC and reset at once. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -78,3 +79,4 @@ BOARDLAB_RECORD_HANDLER(BusFault_Handler, 4)
 BOARDLAB_RECORD_HANDLER(UsageFault_Handler, 4)
 BOARDLAB_RECORD_HANDLER(SecureFault_Handler, 4)
 BOARDLAB_RECORD_HANDLER(NMI_Handler, 3)
+BOARDLAB_RECORD_HANDLER(boardlab_watchdog_warning_handler, 3)

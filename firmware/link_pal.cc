@@ -1,11 +1,11 @@
-// Logging and abort of the board-link build (QEMU mps2-an505): runtime log lines go to the host
+// Logging and abort of the board-link builds (every board): runtime log lines go to the host
 // as LOG messages (through the sink main_link.cc installs; dropped without a session), and a
 // runtime abort resets the board with a fault record, which the host receives as a FAULT after
 // the reset. Strong definitions of the rt_pal_* symbols runtime/platform/minimal.cc leaves weak.
 
 #include <stdio.h>
 
-#include "firmware/an505_link_pal.h"
+#include "firmware/link_pal.h"
 #include "firmware/reset_record.h"
 #include "runtime/platform/platform.h"
 
