@@ -128,7 +128,7 @@ TEST(AgentConfig, ValidationNamesWhatIsWrong) {
   c = Valid();
   c.boards[0].driver = "jlink";
   EXPECT_EQ(message(c),
-            "Invalid configuration of board 'a-sim-0': driver 'jlink' is unknown (sim or qemu)");
+            "Invalid configuration of board 'a-sim-0': driver 'jlink' is unknown (sim, qemu or serial)");
 }
 
 TEST(AgentConfig, FileErrorsNameTheFile) {
