@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "agent/child_process.h"
@@ -18,6 +20,9 @@ namespace boardlab::agent {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A probe whose port went away is repeated after this pause.
+constexpr auto kProbeRetryDelay = std::chrono::milliseconds(250);
 
 // A command's last output lines are its message when it fails.
 constexpr size_t kKeptCommandLines = 3;
@@ -67,9 +72,11 @@ RunDocument ReadRunDocument(const std::string& path) {
 
 }  // namespace
 
-BoardProbe ProbeBoard(const SerialBoardConfig& serial) {
+namespace {
+
+// One CONNECT -> HELLO exchange within `timeout_ms`.
+BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms) {
   BoardProbe probe;
-  const int timeout_ms = serial.connect_timeout_seconds * 1000;
   std::string error;
   std::unique_ptr<link::ByteStream> stream =
       link::OpenByteStream(serial.port, serial.baud, &error, timeout_ms);
@@ -89,6 +96,27 @@ BoardProbe ProbeBoard(const SerialBoardConfig& serial) {
   return probe;
 }
 
+}  // namespace
+
+BoardProbe ProbeBoard(const SerialBoardConfig& serial) {
+  // Right after a flash, reset or power cycle the port may be gone for a while (a USB serial
+  // device enumerates again, ser2net or a proxy drops its client while the board's end is
+  // down): ask again until the connect timeout is spent.
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::seconds(serial.connect_timeout_seconds);
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    BoardProbe probe = ProbeOnce(serial, static_cast<int>(std::max<int64_t>(left, 1)));
+    if (probe.status.ok() || !absl::IsUnavailable(probe.status) ||
+        Clock::now() + kProbeRetryDelay >= deadline) {
+      return probe;
+    }
+    std::this_thread::sleep_for(kProbeRetryDelay);
+  }
+}
+
 // One job on the board: the preparation (probe, ladder, flash), then the run. Its callbacks run
 // on the io_context thread; once `detached`, nothing is reported any more.
 class SerialBoardExecutor::Run {
@@ -101,7 +129,8 @@ class SerialBoardExecutor::Run {
   bool finished = false;
   int rung = 0;  // ladder steps taken in this preparation: 1 after reset, 2 after power cycle
   int flash_attempts = 0;
-  bool flashed = false;  // this preparation flashed the board
+  bool flashed = false;               // this preparation flashed the board
+  std::set<std::string> images_made;  // {hex} / {bin} images made for this preparation
   std::shared_ptr<ChildProcess> command;
   std::unique_ptr<BoardRun> job;
 
@@ -298,7 +327,8 @@ void SerialBoardExecutor::MakeImage(std::shared_ptr<Run> run, const std::string&
 void SerialBoardExecutor::Flash(std::shared_ptr<Run> run) {
   const std::string& command = board_.serial.flash.command;
   for (const char* format : {"hex", "bin"}) {
-    if (UsesPlaceholder(command, format) && !fs::exists(FirmwareImage(format))) {
+    // Made again for every flash: the ELF may have been rebuilt since the last one.
+    if (UsesPlaceholder(command, format) && run->images_made.insert(format).second) {
       return MakeImage(run, format, [this, run](absl::Status status) {
         if (run->stopped()) return run->FinishCancelled();
         if (!status.ok()) return OnFlashFailed(run, std::string(status.message()));

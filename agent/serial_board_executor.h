@@ -42,8 +42,9 @@ struct BoardProbe {
   std::string firmware_version;
 };
 
-/// Connects to the board and returns its HELLO (blocking, up to `connect_timeout_seconds` plus
-/// the time to open the port). Uses link::HostSession, like boardlab-run --board serial.
+/// Connects to the board and returns its HELLO (blocking, up to `connect_timeout_seconds`; a
+/// port that cannot be opened or closes at once is tried again within that time). Uses
+/// link::HostSession, like boardlab-run --board serial.
 BoardProbe ProbeBoard(const SerialBoardConfig& serial);
 
 class SerialBoardExecutor : public BoardExecutor {
