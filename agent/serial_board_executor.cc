@@ -1,5 +1,6 @@
 #include "agent/serial_board_executor.h"
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <deque>
 #include <filesystem>
@@ -233,9 +234,12 @@ void SerialBoardExecutor::Prepare(std::shared_ptr<Run> run) {
 }
 
 void SerialBoardExecutor::Probe(std::shared_ptr<Run> run, std::function<void(BoardProbe)> then) {
-  boost::asio::post(probes_, [this, serial = board_.serial, alive = alive_, then, run] {
+  // The io_context has work while the probe runs on its thread: its answer comes back there.
+  auto work = boost::asio::make_work_guard(io_);
+  boost::asio::post(probes_, [this, serial = board_.serial, alive = alive_, then, run, work] {
     BoardProbe probe = ProbeBoard(serial);
-    boost::asio::post(io_, [alive, then, probe = std::move(probe)]() mutable {
+    boost::asio::post(io_, [alive, then, probe = std::move(probe), work]() mutable {
+      work.reset();
       if (*alive) then(std::move(probe));
     });
   });
@@ -363,7 +367,6 @@ void SerialBoardExecutor::RunCommand(std::shared_ptr<Run> run, const std::string
                                                      {"board", board_.id},
                                                      {"port", board_.serial.port}};
   const std::string expanded = ExpandCommandTemplate(command.command, values);
-  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": ", what, ": ", expanded));
   ChildOptions options;
   options.argv = {"/bin/sh", "-c", expanded};
   options.timeout = std::chrono::seconds(command.timeout_seconds);
@@ -386,6 +389,9 @@ void SerialBoardExecutor::RunCommand(std::shared_ptr<Run> run, const std::string
                                                  last_lines->empty() ? "" : ": ",
                                                  JoinLines(*last_lines))));
       });
+  // Its output comes later (never inside Start); a cancel during this line must reach it.
+  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": ", what, ": ", expanded));
+  if (run->cancelled || run->detached) run->command->Kill();
 }
 
 void SerialBoardExecutor::Quarantine(std::shared_ptr<Run> run, const std::string& reason) {
