@@ -30,6 +30,7 @@ struct BoardRunRequest {
   int iterations = 1;
   int timeout_seconds = 300;  // the run is killed after this long: BOARD_ERROR
   std::string work_dir;       // exists, owned by this run; empty (see ReportsOnlyItsOwnFiles)
+  bool health_check = false;  // the server's golden-model check of a quarantined board
 };
 
 /// How a run ended and what it left behind.

@@ -2,11 +2,14 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "agent/command_template.h"
+#include "runtime/link/host_transport.h"
 
 namespace boardlab::agent {
 namespace {
@@ -32,9 +35,86 @@ absl::Status ReadInt(const YAML::Node& node, const std::string& where, int& out)
   return absl::OkStatus();
 }
 
+absl::Status ReadPositive(const YAML::Node& node, const std::string& where, int& out) {
+  absl::Status s = ReadInt(node, where, out);
+  if (s.ok() && out <= 0) s = Invalid(where, "must be positive");
+  return s;
+}
+
+// A command template: `flash: "pyocd flash {hex}"`, or a map with `command`, `timeout_seconds`
+// (and, for flash, `attempts`).
+absl::Status ReadCommand(const YAML::Node& node, const std::string& where, BoardCommand& out,
+                         int* attempts) {
+  if (node.IsScalar()) return ReadScalar(node, where, out.command);
+  if (!node.IsMap()) return Invalid(where, "must be a command string or a map with command");
+  const std::string known =
+      attempts != nullptr ? "command, timeout_seconds, attempts" : "command, timeout_seconds";
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const std::string field = absl::StrCat(where, ".", key);
+    absl::Status s;
+    if (key == "command") {
+      s = ReadScalar(kv.second, field, out.command);
+    } else if (key == "timeout_seconds") {
+      s = ReadPositive(kv.second, field, out.timeout_seconds);
+    } else if (key == "attempts" && attempts != nullptr) {
+      s = ReadPositive(kv.second, field, *attempts);
+    } else {
+      s = Invalid(field, absl::StrCat("unknown key (known: ", known, ")"));
+    }
+    if (!s.ok()) return s;
+  }
+  if (out.command.empty()) return Invalid(where, "command is missing");
+  return absl::OkStatus();
+}
+
+absl::Status ReadFirmware(const YAML::Node& node, const std::string& where,
+                          SerialBoardConfig& serial) {
+  if (!node.IsMap()) return Invalid(where, "must be a map with elf and build_id");
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const std::string field = absl::StrCat(where, ".", key);
+    absl::Status s;
+    if (key == "elf") {
+      s = ReadScalar(kv.second, field, serial.firmware_elf);
+    } else if (key == "build_id") {
+      s = ReadScalar(kv.second, field, serial.firmware_build_id);
+    } else {
+      s = Invalid(field, "unknown key (known: elf, build_id)");
+    }
+    if (!s.ok()) return s;
+  }
+  if (serial.firmware_elf.empty()) return Invalid(where, "elf is missing");
+  return absl::OkStatus();
+}
+
+// The keys only the serial driver takes. False when `key` is none of them.
+bool ParseSerialKey(const std::string& key, const YAML::Node& value, const std::string& field,
+                    SerialBoardConfig& serial, absl::Status& status) {
+  if (key == "port") {
+    status = ReadScalar(value, field, serial.port);
+  } else if (key == "baud") {
+    status = ReadPositive(value, field, serial.baud);
+  } else if (key == "connect_timeout_seconds") {
+    status = ReadPositive(value, field, serial.connect_timeout_seconds);
+  } else if (key == "firmware") {
+    status = ReadFirmware(value, field, serial);
+  } else if (key == "flash") {
+    status = ReadCommand(value, field, serial.flash, &serial.flash_attempts);
+  } else if (key == "reset") {
+    status = ReadCommand(value, field, serial.reset, nullptr);
+  } else if (key == "power_cycle") {
+    status = ReadCommand(value, field, serial.power_cycle, nullptr);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 absl::Status ParseBoard(const YAML::Node& node, size_t index, BoardConfig& board) {
   const std::string where = absl::StrCat("boards[", index, "]");
   if (!node.IsMap()) return Invalid(where, "must be a map with id, type, driver, tags");
+  std::string serial_key;  // the first serial-only key, refused for other drivers
   for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
     const std::string field = absl::StrCat(where, ".", key);
@@ -59,14 +139,77 @@ absl::Status ParseBoard(const YAML::Node& node, size_t index, BoardConfig& board
           board.tags[tag.first.Scalar()] = value;
         }
       }
+    } else if (ParseSerialKey(key, kv.second, field, board.serial, s)) {
+      if (serial_key.empty()) serial_key = key;
     } else {
-      s = Invalid(field, "unknown key (known: id, type, driver, tags, timeout_seconds)");
+      s = Invalid(field,
+                  "unknown key (known: id, type, driver, tags, timeout_seconds; for driver "
+                  "serial also port, baud, connect_timeout_seconds, firmware, flash, reset, "
+                  "power_cycle)");
     }
     if (!s.ok()) return s;
   }
   if (board.id.empty()) return Invalid(where, "id is missing");
   if (board.driver.empty()) board.driver = "sim";
+  if (!serial_key.empty() && board.driver != "serial") {
+    return Invalid(
+        absl::StrCat(where, ".", serial_key),
+        absl::StrCat("is a setting of driver serial, not of driver '", board.driver, "'"));
+  }
   if (board.type.empty()) board.type = DefaultBoardType(board.driver);
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCommand(const std::string& where, const std::string& key,
+                             const BoardCommand& command, const SerialBoardConfig& serial) {
+  if (command.command.empty()) return absl::OkStatus();
+  const std::string field = absl::StrCat(where, ".", key);
+  if (absl::Status s = CheckCommandTemplate(command.command); !s.ok()) {
+    return Invalid(field, std::string(s.message()));
+  }
+  for (const char* file : {"elf", "hex", "bin"}) {
+    if (UsesPlaceholder(command.command, file) && serial.firmware_elf.empty()) {
+      return Invalid(field, absl::StrCat("uses {", file, "} but the board has no firmware.elf"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSerialBoard(const BoardConfig& board) {
+  const std::string where = absl::StrCat("board '", board.id, "'");
+  const SerialBoardConfig& serial = board.serial;
+  if (serial.port.empty()) {
+    return Invalid(where, "port is missing (a /dev/serial/by-id/... path or tcp:HOST:PORT)");
+  }
+  if (serial.port.rfind("tcp:", 0) == 0) {
+    const std::string address = serial.port.substr(4);
+    const size_t colon = address.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
+      return Invalid(absl::StrCat(where, ".port"),
+                     absl::StrCat("'", serial.port, "' must be tcp:HOST:PORT"));
+    }
+  } else if (!link::IsSupportedBaudRate(serial.baud)) {
+    return Invalid(absl::StrCat(where, ".baud"),
+                   absl::StrCat(serial.baud, " is not a standard rate (9600 ... 4000000)"));
+  }
+  if (!serial.firmware_elf.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(serial.firmware_elf, ec)) {
+      return Invalid(absl::StrCat(where, ".firmware.elf"),
+                     absl::StrCat("'", serial.firmware_elf, "' is not a file"));
+    }
+    if (serial.flash.command.empty()) {
+      return Invalid(where, "firmware is set but flash is not (the command that writes it)");
+    }
+  } else if (!serial.flash.command.empty()) {
+    return Invalid(where, "flash is set but firmware is not (the ELF it writes)");
+  }
+  for (const auto& [key, command] :
+       {std::pair<const char*, const BoardCommand&>{"flash", serial.flash},
+        {"reset", serial.reset},
+        {"power_cycle", serial.power_cycle}}) {
+    if (absl::Status s = ValidateCommand(where, key, command, serial); !s.ok()) return s;
+  }
   return absl::OkStatus();
 }
 
@@ -75,6 +218,7 @@ absl::Status ParseBoard(const YAML::Node& node, size_t index, BoardConfig& board
 std::string DefaultBoardType(const std::string& driver) {
   if (driver == "sim") return "imxrt700-sim";
   if (driver == "qemu") return "imxrt700-qemu";
+  if (driver == "serial") return "imxrt700-evk";
   return "";
 }
 
@@ -173,9 +317,13 @@ absl::Status ValidateAgentConfig(const AgentConfig& config) {
     const std::string where = absl::StrCat("board '", board.id, "'");
     if (!ids.insert(board.id).second) return Invalid(where, "the id is used twice");
     if (DefaultBoardType(board.driver).empty()) {
-      return Invalid(where, absl::StrCat("driver '", board.driver, "' is unknown (sim or qemu)"));
+      return Invalid(where,
+                     absl::StrCat("driver '", board.driver, "' is unknown (sim, qemu or serial)"));
     }
     if (board.type.empty()) return Invalid(where, "type is empty");
+    if (board.driver == "serial") {
+      if (absl::Status s = ValidateSerialBoard(board); !s.ok()) return s;
+    }
   }
   return absl::OkStatus();
 }

@@ -16,13 +16,35 @@
 
 namespace boardlab::agent {
 
+/// A shell command template of a `serial` board (flash, reset, power cycle) and its time limit.
+/// Placeholders {elf} {hex} {bin} {board} {port} are replaced by shell-quoted values.
+struct BoardCommand {
+  std::string command;  // empty: not configured
+  int timeout_seconds = 60;
+};
+
+/// The `serial` driver's settings: a board that speaks the board link protocol
+/// (docs/board-protocol.md) on a serial port or a TCP socket (ser2net, firmware/qemu-board.sh).
+struct SerialBoardConfig {
+  std::string port;  // /dev/serial/by-id/... or tcp:HOST:PORT
+  int baud = 921600;
+  std::string firmware_elf;       // what `flash` writes; empty: never flash
+  std::string firmware_build_id;  // what HELLO reports for it; empty: learnt at the first flash
+  BoardCommand flash;
+  BoardCommand reset;
+  BoardCommand power_cycle;
+  int flash_attempts = 3;            // a flash tool failing this often in a row quarantines
+  int connect_timeout_seconds = 10;  // for the board's HELLO
+};
+
 /// One board the agent drives.
 struct BoardConfig {
   std::string id;      // unique in the lab
-  std::string type;    // imxrt700-sim, imxrt700-qemu (what jobs select)
-  std::string driver;  // sim or qemu (how the agent runs it)
+  std::string type;    // imxrt700-sim, imxrt700-qemu, imxrt700-evk (what jobs select)
+  std::string driver;  // sim, qemu or serial (how the agent runs it)
   std::map<std::string, std::string> tags;
-  int timeout_seconds = 0;  // used when an assignment carries none; 0 = kDefaultRunTimeoutSeconds
+  int timeout_seconds = 0;   // used when an assignment carries none; 0 = kDefaultRunTimeoutSeconds
+  SerialBoardConfig serial;  // driver serial only
 };
 
 inline constexpr int kDefaultRunTimeoutSeconds = 300;
@@ -51,11 +73,13 @@ absl::StatusOr<AgentConfig> LoadAgentConfigFile(const std::string& path);
 void AddSimBoards(AgentConfig& config, int count);
 
 /// The board type a driver serves by default ("sim" -> "imxrt700-sim", "qemu" ->
-/// "imxrt700-qemu"); empty for an unknown driver.
+/// "imxrt700-qemu", "serial" -> "imxrt700-evk"); empty for an unknown driver.
 std::string DefaultBoardType(const std::string& driver);
 
 /// Checks the merged configuration (file + flags): agent_id, server, state_dir and at least one
-/// board are set, board ids are unique, drivers known. Errors: InvalidArgument.
+/// board are set, board ids are unique, drivers known; a serial board has a port, a supported
+/// baud rate, a firmware ELF that exists when it has a flash command (and the reverse), and
+/// placeholders it knows in its commands. Errors: InvalidArgument naming the board and key.
 absl::Status ValidateAgentConfig(const AgentConfig& config);
 
 }  // namespace boardlab::agent

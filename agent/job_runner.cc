@@ -142,6 +142,7 @@ void JobRunner::OnFetched(Fetched fetched) {
                             : board_.timeout_seconds > 0      ? board_.timeout_seconds
                                                               : kDefaultRunTimeoutSeconds;
   request.work_dir = work_dir();
+  request.health_check = assignment_.health_check();
   report_(JobStage{key_, v1::JOB_STATE_RUNNING});
   stage_start_ = std::chrono::steady_clock::now();
   std::weak_ptr<JobRunner> weak = weak_from_this();

@@ -24,6 +24,7 @@
 #include "agent/journal.h"
 #include "agent/process_board_executor.h"
 #include "agent/retrying_blob_store.h"
+#include "agent/serial_board_executor.h"
 #include "agent/serving_board_executor.h"
 #include "proto/support/grpc_util.h"
 
@@ -140,10 +141,18 @@ int main(int argc, char** argv) {
   if (!core.ok()) return Fail(kExitRuntime, std::string(core.status().message()));
 
   boost::asio::io_context io;
+  // Declared before the executors, which count into it.
+  ba::BoardMetrics board_metrics(
+      (std::filesystem::path(config.state_dir) / "metrics.prom").string());
   std::map<std::string, ba::BoardExecutorPtr> executors;
   for (const ba::BoardConfig& board : config.boards) {
-    // sim: a persistent boardlab-run --serve per board; qemu: one boardlab-run per job.
-    if (board.driver == "qemu") {
+    // sim: a persistent boardlab-run --serve per board; qemu: one boardlab-run per job; serial:
+    // probe, flash and recovery around one boardlab-run --board serial per job.
+    if (board.driver == "serial") {
+      executors[board.id] = std::make_unique<ba::SerialBoardExecutor>(
+          io, board, config.boardlab_run, &board_metrics,
+          (std::filesystem::path(config.state_dir) / "firmware").string());
+    } else if (board.driver == "qemu") {
       executors[board.id] = std::make_unique<ba::ProcessBoardExecutor>(io, config.boardlab_run,
                                                                        ba::RunnerBoard::kQemu);
     } else {

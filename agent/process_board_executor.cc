@@ -38,6 +38,13 @@ ProcessBoardExecutor::ProcessBoardExecutor(boost::asio::io_context& io, std::str
                                            RunnerBoard board)
     : io_(io), boardlab_run_(std::move(boardlab_run)), board_(board) {}
 
+ProcessBoardExecutor::ProcessBoardExecutor(boost::asio::io_context& io, std::string boardlab_run,
+                                           SerialTarget serial)
+    : io_(io),
+      boardlab_run_(std::move(boardlab_run)),
+      board_(RunnerBoard::kSerial),
+      serial_(std::move(serial)) {}
+
 std::unique_ptr<BoardRun> ProcessBoardExecutor::Start(const BoardRunRequest& request,
                                                       LineCallback on_line, DoneCallback on_done) {
   auto state = std::make_shared<RunState>();
@@ -47,20 +54,26 @@ std::unique_ptr<BoardRun> ProcessBoardExecutor::Start(const BoardRunRequest& req
   std::filesystem::create_directories(OutputsDir(request), ec);
 
   ChildOptions options;
-  options.argv = RunnerCommand(boardlab_run_, board_, request);
+  options.argv = RunnerCommand(boardlab_run_, board_, request, &serial_);
   const int timeout = std::max(1, request.timeout_seconds);
+  // A board runner has its own deadline; the agent's comes later, as a backstop (serial: also
+  // past the connect timeout, which boardlab-run spends before the run's timeout starts).
+  const bool on_board = board_ != RunnerBoard::kSim;
   options.timeout =
-      std::chrono::seconds(board_ == RunnerBoard::kQemu ? timeout + kQemuBackstopSeconds : timeout);
+      std::chrono::seconds(!on_board ? timeout
+                           : board_ == RunnerBoard::kSerial
+                               ? timeout + kQemuBackstopSeconds + serial_.connect_timeout_seconds
+                               : timeout + kQemuBackstopSeconds);
   boost::asio::post(
       io_, [on_line, text = absl::StrCat("boardlab-agent: running on ", request.board_id, ": ",
                                          absl::StrJoin(options.argv, " "))] { on_line(text); });
 
-  // sim: stdout is the JSON document (kept, not streamed); qemu: stdout is the console.
+  // sim: stdout is the JSON document (kept, not streamed); qemu, serial: stdout is the console.
   auto on_stdout = [state, on_line](std::string line) {
     if (state->stdout_text.size() + line.size() < kMaxStdoutBytes) {
       absl::StrAppend(&state->stdout_text, line, "\n");
     }
-    if (state->board == RunnerBoard::kQemu) on_line(std::move(line));
+    if (state->board != RunnerBoard::kSim) on_line(std::move(line));
   };
   auto on_stderr = [state, on_line](std::string line) {
     state->stderr_lines.push_back(line);
@@ -72,7 +85,7 @@ std::unique_ptr<BoardRun> ProcessBoardExecutor::Start(const BoardRunRequest& req
     on_line(absl::StrCat("boardlab-agent: ", v1::RunOutcome_Name(report.outcome), ": ",
                          report.message));
     // The firmware's console has no profile; its ETDump does. boardlab-run reads it back.
-    if (state->board == RunnerBoard::kQemu && !report.etdump_path.empty()) {
+    if (state->board != RunnerBoard::kSim && !report.etdump_path.empty()) {
       StartProfileFromEtdump(std::move(report), on_done);
       return;
     }

@@ -1,7 +1,8 @@
 #pragma once
 
-// The `sim` and `qemu` board drivers: boardlab-run in a child process (ChildProcess), so that a
-// crashing or hanging run cannot take the agent down. sim runs `boardlab-run --board sim
+// The `sim` and `qemu` board drivers, and the run step of `serial` (serial_board_executor.h):
+// boardlab-run in a child process (ChildProcess), so that a crashing or hanging run cannot take the
+// agent down. sim runs `boardlab-run --board sim
 // --profile json` (simulated RT700 cycles); qemu runs `boardlab-run --board qemu --timeout N`
 // (boardlab-firmware under qemu-system-arm), streams the firmware console, and reads the per-op
 // profile back from the firmware's ETDump.
@@ -29,6 +30,8 @@ class ProcessBoardExecutor : public BoardExecutor {
  public:
   /// `io` runs the child's I/O and must outlive this executor and its runs.
   ProcessBoardExecutor(boost::asio::io_context& io, std::string boardlab_run, RunnerBoard board);
+  /// kSerial: `boardlab-run --board serial` on `serial`'s port.
+  ProcessBoardExecutor(boost::asio::io_context& io, std::string boardlab_run, SerialTarget serial);
 
   std::unique_ptr<BoardRun> Start(const BoardRunRequest& request, LineCallback on_line,
                                   DoneCallback on_done) override;
@@ -41,6 +44,7 @@ class ProcessBoardExecutor : public BoardExecutor {
   boost::asio::io_context& io_;
   std::string boardlab_run_;
   RunnerBoard board_;
+  SerialTarget serial_;
 };
 
 }  // namespace boardlab::agent

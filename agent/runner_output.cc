@@ -212,10 +212,21 @@ std::string EtdumpPath(const BoardRunRequest& request) {
   return (fs::path(request.work_dir) / "run.etdp").string();
 }
 
+std::string RunJsonPath(const BoardRunRequest& request) {
+  return (fs::path(request.work_dir) / "run.json").string();
+}
+
 std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBoard board,
-                                       const BoardRunRequest& request) {
-  std::vector<std::string> argv = {boardlab_run, request.artifact_path, "--board",
-                                   board == RunnerBoard::kSim ? "sim" : "qemu"};
+                                       const BoardRunRequest& request, const SerialTarget* serial) {
+  const char* board_name = board == RunnerBoard::kSim    ? "sim"
+                           : board == RunnerBoard::kQemu ? "qemu"
+                                                         : "serial";
+  std::vector<std::string> argv = {boardlab_run, request.artifact_path, "--board", board_name};
+  if (board == RunnerBoard::kSerial && serial != nullptr) {
+    argv.insert(argv.end(), {"--port", serial->port, "--baud", std::to_string(serial->baud),
+                             "--connect-timeout", std::to_string(serial->connect_timeout_seconds),
+                             "--json", RunJsonPath(request)});
+  }
   for (const std::string& input : request.inputs) {
     argv.push_back("--input");
     argv.push_back(input);
@@ -238,8 +249,8 @@ std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBo
     argv.push_back("--profile");
     argv.push_back("json");
   } else {
-    // boardlab-run stops QEMU itself at this deadline and says "board error: ... timed out"; the
-    // agent's own deadline is a little later, as a backstop.
+    // boardlab-run stops QEMU itself (serial: gives up on the board) at this deadline and says
+    // "board error: ... timed out"; the agent's own deadline is a little later, as a backstop.
     argv.push_back("--timeout");
     argv.push_back(std::to_string(std::max(1, request.timeout_seconds)));
   }
@@ -321,7 +332,7 @@ BoardReport InterpretRunnerExit(RunnerBoard board, const BoardRunRequest& reques
   if (board == RunnerBoard::kSim) {
     if (exit.exit_code == 0 || exit.exit_code == 1) ReadSimJson(stdout_text, report, json_error);
   } else {
-    ReadQemuConsole(stdout_text, report);
+    ReadQemuConsole(stdout_text, report);  // --board serial prints the same output/result lines
   }
   CollectFiles(request, report);
   InterpretExitCode(board, request, exit.exit_code, RunnerError(stderr_lines),

@@ -127,8 +127,9 @@ TEST(AgentConfig, ValidationNamesWhatIsWrong) {
   EXPECT_EQ(message(c), "Invalid configuration of board 'a-sim-0': the id is used twice");
   c = Valid();
   c.boards[0].driver = "jlink";
-  EXPECT_EQ(message(c),
-            "Invalid configuration of board 'a-sim-0': driver 'jlink' is unknown (sim or qemu)");
+  EXPECT_EQ(
+      message(c),
+      "Invalid configuration of board 'a-sim-0': driver 'jlink' is unknown (sim, qemu or serial)");
 }
 
 TEST(AgentConfig, FileErrorsNameTheFile) {

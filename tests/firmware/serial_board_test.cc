@@ -28,6 +28,7 @@
 #include "tests/support/child_process.h"
 #include "tests/support/free_port.h"
 #include "tests/support/process.h"
+#include "tests/support/qemu_board.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_paths.h"
@@ -59,46 +60,11 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-// One board: qemu-board.sh on free ports, in `dir`.
-class QemuBoard {
+// One board: qemu-board.sh on free ports, in `dir`, running the an505 board-link firmware.
+class QemuBoard : public testing::QemuBoard {
  public:
   explicit QemuBoard(const fs::path& dir)
-      : dir_(dir), port_(testing::FreeLoopbackPort()), monitor_(testing::FreeLoopbackPort()) {}
-
-  ::testing::AssertionResult Start() {
-    fs::remove(dir_ / "qemu.pid");
-    auto started =
-        Process::Start({"/bin/bash", BOARDLAB_QEMU_BOARD, "--listen",
-                        "127.0.0.1:" + std::to_string(port_), "--monitor", monitor(), "--elf",
-                        BOARDLAB_FIRMWARE_AN505_ELF, "--pidfile", (dir_ / "qemu.pid").string()},
-                       log().string(), log().string());
-    if (!started.ok()) return ::testing::AssertionFailure() << started.status();
-    process_ = *std::move(started);
-    if (!WaitFor([&] { return qemu_pid() > 0; }, std::chrono::seconds(20))) {
-      return ::testing::AssertionFailure() << "QEMU did not start:\n" << ReadText(log());
-    }
-    return ::testing::AssertionSuccess();
-  }
-  void Stop() {
-    if (process_) process_->Terminate(std::chrono::seconds(5));
-  }
-  ~QemuBoard() { Stop(); }
-
-  std::string port() const { return "tcp:127.0.0.1:" + std::to_string(port_); }
-  int tcp_port() const { return port_; }
-  std::string monitor() const { return "127.0.0.1:" + std::to_string(monitor_); }
-  fs::path log() const { return dir_ / "qemu-board.log"; }
-  pid_t qemu_pid() const {
-    const std::string text = ReadText(dir_ / "qemu.pid");
-    return text.empty() ? 0 : static_cast<pid_t>(std::atoi(text.c_str()));
-  }
-  Process* process() { return process_.get(); }
-
- private:
-  fs::path dir_;
-  int port_;
-  int monitor_;
-  std::unique_ptr<Process> process_;
+      : testing::QemuBoard(dir, BOARDLAB_QEMU_BOARD, BOARDLAB_FIRMWARE_AN505_ELF) {}
 };
 
 bool QemuAvailable(std::string* why) {

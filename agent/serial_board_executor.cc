@@ -1,0 +1,431 @@
+#include "agent/serial_board_executor.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "agent/child_process.h"
+#include "agent/command_template.h"
+#include "agent/runner_output.h"
+#include "nlohmann/json.hpp"
+#include "runtime/link/host_session.h"
+#include "runtime/link/host_transport.h"
+
+namespace boardlab::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A probe whose port went away is repeated after this pause.
+constexpr auto kProbeRetryDelay = std::chrono::milliseconds(250);
+
+// A command's last output lines are its message when it fails.
+constexpr size_t kKeptCommandLines = 3;
+
+std::string JoinLines(const std::deque<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) absl::StrAppend(&text, text.empty() ? "" : " / ", line);
+  return text;
+}
+
+std::string DescribeExit(const ChildExit& exit, int timeout_seconds) {
+  switch (exit.kind) {
+    case ChildExit::Kind::kExited:
+      return absl::StrCat("exit status ", exit.exit_code);
+    case ChildExit::Kind::kSignaled:
+      return absl::StrCat("died of signal ", exit.signal);
+    case ChildExit::Kind::kTimedOut:
+      return absl::StrCat("timed out after ", timeout_seconds, "s (killed)");
+    case ChildExit::Kind::kKilled:
+      return "killed";
+    case ChildExit::Kind::kStartFailed:
+      return absl::StrCat("could not start: ", exit.error);
+  }
+  return "unknown";
+}
+
+// The link's retransmissions and the board's build in boardlab-run's --json document.
+struct RunDocument {
+  uint64_t retransmissions = 0;
+  std::string build_id;
+};
+
+RunDocument ReadRunDocument(const std::string& path) {
+  RunDocument doc;
+  std::ifstream in(path);
+  if (!in) return doc;
+  const nlohmann::json json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return doc;
+  const auto link = json.find("link");
+  if (link != json.end() && link->is_object()) {
+    doc.retransmissions = link->value("retransmissions", uint64_t{0});
+  }
+  const auto board = json.find("board");
+  if (board != json.end() && board->is_object()) doc.build_id = board->value("build_id", "");
+  return doc;
+}
+
+}  // namespace
+
+namespace {
+
+// One CONNECT -> HELLO exchange within `timeout_ms`.
+BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms) {
+  BoardProbe probe;
+  std::string error;
+  std::unique_ptr<link::ByteStream> stream =
+      link::OpenByteStream(serial.port, serial.baud, &error, timeout_ms);
+  if (stream == nullptr) {
+    probe.status = absl::UnavailableError(error);
+    return probe;
+  }
+  link::HostSessionOptions options;
+  options.connect_timeout_ms = timeout_ms;
+  link::HostSession session(*stream, options);
+  probe.status = session.Connect();
+  if (probe.status.ok()) {
+    probe.board = session.hello().board;
+    probe.build_id = session.hello().build_id;
+    probe.firmware_version = session.hello().firmware_version;
+  }
+  return probe;
+}
+
+}  // namespace
+
+BoardProbe ProbeBoard(const SerialBoardConfig& serial) {
+  // Right after a flash, reset or power cycle the port may be gone for a while (a USB serial
+  // device enumerates again, ser2net or a proxy drops its client while the board's end is
+  // down): ask again until the connect timeout is spent.
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::seconds(serial.connect_timeout_seconds);
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    BoardProbe probe = ProbeOnce(serial, static_cast<int>(std::max<int64_t>(left, 1)));
+    if (probe.status.ok() || !absl::IsUnavailable(probe.status) ||
+        Clock::now() + kProbeRetryDelay >= deadline) {
+      return probe;
+    }
+    std::this_thread::sleep_for(kProbeRetryDelay);
+  }
+}
+
+// One job on the board: the preparation (probe, ladder, flash), then the run. Its callbacks run
+// on the io_context thread; once `detached`, nothing is reported any more.
+class SerialBoardExecutor::Run {
+ public:
+  BoardRunRequest request;
+  LineCallback on_line;
+  DoneCallback on_done;
+  bool cancelled = false;
+  bool detached = false;
+  bool finished = false;
+  int rung = 0;  // ladder steps taken in this preparation: 1 after reset, 2 after power cycle
+  int flash_attempts = 0;
+  bool flashed = false;               // this preparation flashed the board
+  std::set<std::string> images_made;  // {hex} / {bin} images made for this preparation
+  std::shared_ptr<ChildProcess> command;
+  std::unique_ptr<BoardRun> job;
+
+  bool stopped() const { return cancelled || detached || finished; }
+  void Line(const std::string& text) {
+    if (!detached) on_line(text);
+  }
+  void Finish(BoardReport report) {
+    if (finished || detached) return;
+    finished = true;
+    on_done(std::move(report));
+  }
+  void FinishCancelled() {
+    BoardReport report;
+    report.outcome = v1::RUN_OUTCOME_CANCELLED;
+    report.message = "cancelled while preparing the board";
+    Finish(std::move(report));
+  }
+  void Stop() {
+    if (command != nullptr) command->Kill();
+    if (job != nullptr) job->Cancel();
+  }
+};
+
+namespace {
+
+// What the job runner holds: Cancel() stops the run, destruction drops it without a report.
+class SerialRunHandle : public BoardRun {
+ public:
+  SerialRunHandle(std::function<void()> cancel, std::function<void()> detach)
+      : cancel_(std::move(cancel)), detach_(std::move(detach)) {}
+  ~SerialRunHandle() override { detach_(); }
+  void Cancel() override { cancel_(); }
+
+ private:
+  std::function<void()> cancel_;
+  std::function<void()> detach_;
+};
+
+}  // namespace
+
+SerialBoardExecutor::SerialBoardExecutor(boost::asio::io_context& io, BoardConfig board,
+                                         std::string boardlab_run, BoardMetrics* metrics,
+                                         std::string firmware_dir)
+    : io_(io),
+      board_(std::move(board)),
+      boardlab_run_(std::move(boardlab_run)),
+      metrics_(metrics),
+      firmware_dir_(std::move(firmware_dir)),
+      runner_(io, boardlab_run_,
+              SerialTarget{board_.serial.port, board_.serial.baud,
+                           board_.serial.connect_timeout_seconds}) {}
+
+SerialBoardExecutor::~SerialBoardExecutor() {
+  *alive_ = false;
+  probes_.join();
+}
+
+std::unique_ptr<BoardRun> SerialBoardExecutor::Start(const BoardRunRequest& request,
+                                                     LineCallback on_line, DoneCallback on_done) {
+  auto run = std::make_shared<Run>();
+  run->request = request;
+  run->on_line = std::move(on_line);
+  run->on_done = std::move(on_done);
+  boost::asio::post(io_, [this, run, alive = alive_] {
+    if (*alive) Prepare(run);
+  });
+  return std::make_unique<SerialRunHandle>(
+      [run] {
+        if (run->stopped()) return;
+        run->cancelled = true;
+        run->Stop();
+      },
+      [run] {
+        run->detached = true;
+        run->Stop();
+      });
+}
+
+void SerialBoardExecutor::Prepare(std::shared_ptr<Run> run) {
+  if (run->stopped()) return run->FinishCancelled();
+  if (health_ == Health::kQuarantined && !run->request.health_check) {
+    BoardReport report;
+    report.message =
+        absl::StrCat("board ", board_.id, " is quarantined by the agent: ", quarantine_reason_);
+    run->Line(absl::StrCat("boardlab-agent: ", report.message));
+    return run->Finish(std::move(report));
+  }
+  if (health_ == Health::kReady) return StartJob(run);
+  if (health_ == Health::kSuspect) {
+    // The first rung: a new session (CONNECT with a new nonce) over a resynchronised stream.
+    metrics_->CountStep(board_.id, RecoveryStep::kResync);
+    run->Line(absl::StrCat("boardlab-agent: board ", board_.id,
+                           ": its last job ended in a board error; connecting again"));
+  } else {
+    run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": asking ", board_.serial.port,
+                           " for the board's HELLO"));
+  }
+  Probe(run, [this, run](BoardProbe probe) { OnProbe(run, std::move(probe)); });
+}
+
+void SerialBoardExecutor::Probe(std::shared_ptr<Run> run, std::function<void(BoardProbe)> then) {
+  // The io_context has work while the probe runs on its thread: its answer comes back there.
+  auto work = boost::asio::make_work_guard(io_);
+  boost::asio::post(probes_, [this, serial = board_.serial, alive = alive_, then, run, work] {
+    BoardProbe probe = ProbeBoard(serial);
+    boost::asio::post(io_, [alive, then, probe = std::move(probe), work]() mutable {
+      work.reset();
+      if (*alive) then(std::move(probe));
+    });
+  });
+}
+
+void SerialBoardExecutor::OnProbe(std::shared_ptr<Run> run, BoardProbe probe) {
+  if (run->stopped()) return run->FinishCancelled();
+  if (!probe.status.ok()) return ClimbLadder(run, std::string(probe.status.message()));
+  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " answered: ", probe.board,
+                         " firmware ", probe.firmware_version, " build ", probe.build_id));
+  CheckFirmware(run, probe);
+}
+
+void SerialBoardExecutor::ClimbLadder(std::shared_ptr<Run> run, const std::string& why) {
+  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " does not answer: ", why));
+  const auto step = [this, run](RecoveryStep name, const BoardCommand& command) {
+    metrics_->CountStep(board_.id, name);
+    RunCommand(run, RecoveryStepName(name), command, [this, run](absl::Status status) {
+      if (run->stopped()) return run->FinishCancelled();
+      if (!status.ok()) return ClimbLadder(run, std::string(status.message()));
+      Probe(run, [this, run](BoardProbe probe) { OnProbe(run, std::move(probe)); });
+    });
+  };
+  const SerialBoardConfig& serial = board_.serial;
+  if (run->rung < 1 && !serial.reset.command.empty()) {
+    run->rung = 1;
+    return step(RecoveryStep::kReset, serial.reset);
+  }
+  if (run->rung < 2 && !serial.power_cycle.command.empty()) {
+    run->rung = 2;
+    return step(RecoveryStep::kPowerCycle, serial.power_cycle);
+  }
+  std::string tried = "connecting again";
+  if (!serial.reset.command.empty()) absl::StrAppend(&tried, ", reset");
+  if (!serial.power_cycle.command.empty()) absl::StrAppend(&tried, ", power cycle");
+  Quarantine(run, absl::StrCat("no answer on ", serial.port, " after ", tried, ": ", why));
+}
+
+std::string SerialBoardExecutor::ExpectedBuildId() const {
+  return board_.serial.firmware_build_id.empty() ? learnt_build_id_
+                                                 : board_.serial.firmware_build_id;
+}
+
+void SerialBoardExecutor::CheckFirmware(std::shared_ptr<Run> run, const BoardProbe& probe) {
+  const std::string expected = ExpectedBuildId();
+  const bool flash_configured = !board_.serial.firmware_elf.empty();
+  if (!flash_configured || (!expected.empty() && probe.build_id == expected)) {
+    if (health_ == Health::kQuarantined) {
+      run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " is back: quarantine lifted"));
+      metrics_->SetQuarantined(board_.id, false);
+    }
+    health_ = Health::kReady;
+    return StartJob(run);
+  }
+  if (run->flashed && expected.empty()) {
+    // No build id configured: the build this flash left on the board is the ELF's.
+    learnt_build_id_ = probe.build_id;
+    run->Line(absl::StrCat("boardlab-agent: firmware ", board_.serial.firmware_elf,
+                           " reports build ", probe.build_id));
+    return CheckFirmware(run, probe);
+  }
+  if (run->flashed) {
+    return OnFlashFailed(run, absl::StrCat("after flashing, the board reports build ",
+                                           probe.build_id, ", the firmware's is ", expected));
+  }
+  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " runs build ", probe.build_id,
+                         expected.empty() ? " (the firmware's build id is not known yet)"
+                                          : absl::StrCat(", not ", expected),
+                         ": flashing ", board_.serial.firmware_elf));
+  Flash(run);
+}
+
+std::string SerialBoardExecutor::FirmwareImage(const std::string& format) const {
+  return (fs::path(firmware_dir_) / absl::StrCat(board_.id, ".", format)).string();
+}
+
+void SerialBoardExecutor::MakeImage(std::shared_ptr<Run> run, const std::string& format,
+                                    std::function<void(absl::Status)> then) {
+  // LinkServer and J-Link take the ELF; some tools want Intel HEX or a raw image.
+  BoardCommand objcopy;
+  objcopy.command = absl::StrCat("arm-none-eabi-objcopy -O ", format == "hex" ? "ihex" : "binary",
+                                 " {elf} ", ShellQuote(FirmwareImage(format)));
+  objcopy.timeout_seconds = 60;
+  std::error_code ec;
+  fs::create_directories(firmware_dir_, ec);
+  RunCommand(run, absl::StrCat("objcopy to .", format), objcopy, std::move(then));
+}
+
+void SerialBoardExecutor::Flash(std::shared_ptr<Run> run) {
+  const std::string& command = board_.serial.flash.command;
+  for (const char* format : {"hex", "bin"}) {
+    // Made again for every flash: the ELF may have been rebuilt since the last one.
+    if (UsesPlaceholder(command, format) && run->images_made.insert(format).second) {
+      return MakeImage(run, format, [this, run](absl::Status status) {
+        if (run->stopped()) return run->FinishCancelled();
+        if (!status.ok()) return OnFlashFailed(run, std::string(status.message()));
+        Flash(run);
+      });
+    }
+  }
+  ++run->flash_attempts;
+  RunCommand(run, "flash", board_.serial.flash, [this, run](absl::Status status) {
+    if (run->stopped()) return run->FinishCancelled();
+    metrics_->CountFlash(board_.id, status.ok());
+    if (!status.ok()) return OnFlashFailed(run, std::string(status.message()));
+    run->flashed = true;
+    Probe(run, [this, run](BoardProbe probe) { OnProbe(run, std::move(probe)); });
+  });
+}
+
+void SerialBoardExecutor::OnFlashFailed(std::shared_ptr<Run> run, const std::string& why) {
+  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": flash attempt ",
+                         run->flash_attempts, " of ", board_.serial.flash_attempts,
+                         " failed: ", why));
+  if (run->flash_attempts < board_.serial.flash_attempts) return Flash(run);
+  Quarantine(run, absl::StrCat("flashing failed ", run->flash_attempts, " times; last: ", why));
+}
+
+void SerialBoardExecutor::RunCommand(std::shared_ptr<Run> run, const std::string& what,
+                                     const BoardCommand& command,
+                                     std::function<void(absl::Status)> then) {
+  const std::map<std::string, std::string> values = {{"elf", board_.serial.firmware_elf},
+                                                     {"hex", FirmwareImage("hex")},
+                                                     {"bin", FirmwareImage("bin")},
+                                                     {"board", board_.id},
+                                                     {"port", board_.serial.port}};
+  const std::string expanded = ExpandCommandTemplate(command.command, values);
+  ChildOptions options;
+  options.argv = {"/bin/sh", "-c", expanded};
+  options.timeout = std::chrono::seconds(command.timeout_seconds);
+  auto last_lines = std::make_shared<std::deque<std::string>>();
+  auto on_output = [run, what, last_lines](std::string line) {
+    run->Line(absl::StrCat(what, ": ", line));
+    last_lines->push_back(std::move(line));
+    if (last_lines->size() > kKeptCommandLines) last_lines->pop_front();
+  };
+  const int timeout = command.timeout_seconds;
+  run->command = ChildProcess::Start(
+      io_, std::move(options), on_output, on_output,
+      [run, what, last_lines, timeout, then, alive = alive_](const ChildExit& exit) {
+        run->command.reset();
+        if (!*alive) return;
+        if (exit.kind == ChildExit::Kind::kExited && exit.exit_code == 0) {
+          return then(absl::OkStatus());
+        }
+        then(absl::UnavailableError(absl::StrCat(what, " command ", DescribeExit(exit, timeout),
+                                                 last_lines->empty() ? "" : ": ",
+                                                 JoinLines(*last_lines))));
+      });
+  // Its output comes later (never inside Start); a cancel during this line must reach it.
+  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": ", what, ": ", expanded));
+  if (run->cancelled || run->detached) run->command->Kill();
+}
+
+void SerialBoardExecutor::Quarantine(std::shared_ptr<Run> run, const std::string& reason) {
+  health_ = Health::kQuarantined;
+  quarantine_reason_ = reason;
+  metrics_->SetQuarantined(board_.id, true);
+  std::cerr << "boardlab-agent: board " << board_.id << " quarantined: " << reason << std::endl;
+  BoardReport report;
+  report.message = absl::StrCat("board ", board_.id, " quarantined by the agent: ", reason);
+  run->Line(absl::StrCat("boardlab-agent: ", report.message));
+  run->Finish(std::move(report));
+}
+
+void SerialBoardExecutor::StartJob(std::shared_ptr<Run> run) {
+  std::error_code ec;
+  fs::remove(RunJsonPath(run->request), ec);  // a document of an earlier run is not this one's
+  run->job = runner_.Start(
+      run->request, [run](std::string line) { run->Line(line); },
+      [this, run, alive = alive_](BoardReport report) {
+        if (*alive) OnJobDone(run, std::move(report));
+      });
+}
+
+void SerialBoardExecutor::OnJobDone(std::shared_ptr<Run> run, BoardReport report) {
+  const RunDocument doc = ReadRunDocument(RunJsonPath(run->request));
+  if (doc.retransmissions > 0) metrics_->AddRetransmissions(board_.id, doc.retransmissions);
+  if (report.outcome == v1::RUN_OUTCOME_BOARD_ERROR) {
+    health_ = Health::kSuspect;  // the next job climbs the ladder first
+  } else if (report.outcome != v1::RUN_OUTCOME_CANCELLED && !doc.build_id.empty() &&
+             !ExpectedBuildId().empty() && doc.build_id != ExpectedBuildId()) {
+    // Someone flashed the board behind the agent's back: flash it again before the next job.
+    health_ = Health::kUnknown;
+  }
+  run->Finish(std::move(report));
+}
+
+}  // namespace boardlab::agent

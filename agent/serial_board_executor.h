@@ -1,0 +1,106 @@
+#pragma once
+
+// The `serial` board driver: a board that speaks the board link protocol (docs/board-protocol.md)
+// on a serial port or a TCP socket, as a board farm drives it (docs/boards.md):
+//
+//   - before a board's first job, and after a job that ended in a board error, the agent asks the
+//     board for its HELLO (link::HostSession::Connect, on a thread of its own: it blocks);
+//   - when the firmware build the board reports differs from the configured ELF's, the agent runs
+//     the `flash` command (up to `attempts` times) and asks again;
+//   - a board that does not answer climbs the recovery ladder: resync (connect again) -> `reset`
+//     -> `power_cycle` -> quarantine, each step logged in the job's log and counted in
+//     BoardMetrics; a quarantined board answers every job at once with BOARD_ERROR and the
+//     reason (the server retries the job elsewhere and, after a few, quarantines the board with
+//     that reason too) until a health check from the server finds it working again;
+//   - the job itself is `boardlab-run --board serial --json` in a child process
+//     (ProcessBoardExecutor): the same host session, a crash or hang cannot take the agent down,
+//     the board's UART log lines stream into the job log, and its JSON document gives the link's
+//     retransmissions.
+//
+//   SerialBoardExecutor evk(io, board_config, "/usr/bin/boardlab-run", &metrics, "/var/lib/x");
+//   auto run = evk.Start(request, on_line, on_done);
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "agent/board_executor.h"
+#include "agent/board_metrics.h"
+#include "agent/config.h"
+#include "agent/process_board_executor.h"
+
+namespace boardlab::agent {
+
+/// What a probe of the board found: its HELLO's facts, or why there was none.
+struct BoardProbe {
+  absl::Status status;
+  std::string board;     // the board name HELLO gives
+  std::string build_id;  // the firmware build HELLO gives
+  std::string firmware_version;
+};
+
+/// Connects to the board and returns its HELLO (blocking, up to `connect_timeout_seconds`; a
+/// port that cannot be opened or closes at once is tried again within that time). Uses
+/// link::HostSession, like boardlab-run --board serial.
+BoardProbe ProbeBoard(const SerialBoardConfig& serial);
+
+class SerialBoardExecutor : public BoardExecutor {
+ public:
+  /// `io` and `metrics` outlive the executor. `firmware_dir` receives the .hex / .bin copies of
+  /// the firmware when a flash template asks for them.
+  SerialBoardExecutor(boost::asio::io_context& io, BoardConfig board, std::string boardlab_run,
+                      BoardMetrics* metrics, std::string firmware_dir);
+  ~SerialBoardExecutor() override;
+
+  std::unique_ptr<BoardRun> Start(const BoardRunRequest& request, LineCallback on_line,
+                                  DoneCallback on_done) override;
+
+  bool quarantined() const { return health_ == Health::kQuarantined; }
+  const std::string& quarantine_reason() const { return quarantine_reason_; }
+
+ private:
+  class Run;
+  enum class Health {
+    kUnknown,      // not asked yet (agent start)
+    kReady,        // answered with the right firmware; its last job did not end in a board error
+    kSuspect,      // its last job ended in a board error: ask it again before the next job
+    kQuarantined,  // the ladder ran out; jobs fail at once
+  };
+
+  void Prepare(std::shared_ptr<Run> run);
+  void Probe(std::shared_ptr<Run> run, std::function<void(BoardProbe)> then);
+  void OnProbe(std::shared_ptr<Run> run, BoardProbe probe);
+  void ClimbLadder(std::shared_ptr<Run> run, const std::string& why);
+  void CheckFirmware(std::shared_ptr<Run> run, const BoardProbe& probe);
+  void Flash(std::shared_ptr<Run> run);
+  void OnFlashFailed(std::shared_ptr<Run> run, const std::string& why);
+  void RunCommand(std::shared_ptr<Run> run, const std::string& what, const BoardCommand& command,
+                  std::function<void(absl::Status)> then);
+  void MakeImage(std::shared_ptr<Run> run, const std::string& format,
+                 std::function<void(absl::Status)> then);
+  void Quarantine(std::shared_ptr<Run> run, const std::string& reason);
+  void StartJob(std::shared_ptr<Run> run);
+  void OnJobDone(std::shared_ptr<Run> run, BoardReport report);
+  std::string FirmwareImage(const std::string& format) const;
+  std::string ExpectedBuildId() const;
+
+  boost::asio::io_context& io_;
+  BoardConfig board_;
+  std::string boardlab_run_;
+  BoardMetrics* metrics_;
+  std::string firmware_dir_;
+  ProcessBoardExecutor runner_;
+  Health health_ = Health::kUnknown;
+  std::string quarantine_reason_;
+  std::string learnt_build_id_;  // what the board reported after our flash (no build_id given)
+  // False once the executor is gone: callbacks still queued on the io_context do nothing.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // Probes block (up to the connect timeout); one board asks one question at a time. Joined
+  // first on destruction (declared last).
+  boost::asio::thread_pool probes_{1};
+};
+
+}  // namespace boardlab::agent

@@ -1,0 +1,98 @@
+// agent/serial_board_executor.h without a board: a port nobody answers on climbs the recovery
+// ladder (resync, the reset command, the power cycle command) and ends in quarantine with the
+// reason; a quarantined board fails the next job at once; a health check runs the ladder again;
+// a cancel stops the ladder. The runs with a board (QEMU) are in tests/service/.
+
+#include "agent/serial_board_executor.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/agent/agent_test_support.h"
+#include "tests/support/free_port.h"
+
+namespace boardlab::agent {
+namespace {
+
+class SerialExecutorTest : public testing::ExecutorTest {
+ protected:
+  SerialExecutorTest() : metrics_(dir_ / "metrics.prom") {
+    board_.id = "evk-0";
+    board_.driver = "serial";
+    board_.type = "imxrt700-evk";
+    // Nothing listens there: every connection is refused until the connect timeout.
+    board_.serial.port = absl::StrCat("tcp:127.0.0.1:", boardlab::testing::FreeLoopbackPort());
+    board_.serial.connect_timeout_seconds = 1;
+    board_.serial.reset.command = "echo pressing reset on {board}";
+    board_.serial.power_cycle.command = "echo 'uhubctl: no compatible hub' >&2; exit 1";
+  }
+  double Count(const std::string& series) const {
+    const std::string text = metrics_.Text();
+    const size_t at = text.find(series + " ");
+    return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size() + 1));
+  }
+
+  BoardConfig board_;
+  BoardMetrics metrics_;
+};
+
+TEST_F(SerialExecutorTest, SilentBoardClimbsTheLadderIntoQuarantine) {
+  SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
+  const BoardReport r = RunOn(executor, Request());
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(r.message,
+            absl::StrCat("board evk-0 quarantined by the agent: no answer on ", board_.serial.port,
+                         " after connecting again, reset, power cycle: power_cycle "
+                         "command exit status 1: uhubctl: no compatible hub"));
+  EXPECT_TRUE(HasLine("boardlab-agent: board evk-0: reset: echo pressing reset on 'evk-0'"));
+  EXPECT_TRUE(HasLine("reset: pressing reset on evk-0"));  // the command's output is logged
+  EXPECT_TRUE(HasLine("power_cycle: uhubctl: no compatible hub"));
+  EXPECT_TRUE(executor.quarantined());
+  EXPECT_EQ(Count("boardlab_agent_board_recovery_steps_total{board=\"evk-0\",step=\"reset\"}"), 1);
+  EXPECT_EQ(
+      Count("boardlab_agent_board_recovery_steps_total{board=\"evk-0\",step=\"power_cycle\"}"), 1);
+  EXPECT_EQ(Count("boardlab_agent_board_quarantined{board=\"evk-0\"}"), 1);
+
+  // The next job fails at once, without touching the board.
+  const auto start = std::chrono::steady_clock::now();
+  const BoardReport again = RunOn(executor, Request());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  EXPECT_EQ(again.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_NE(again.message.find("board evk-0 is quarantined by the agent: no answer on"),
+            std::string::npos)
+      << again.message;
+  EXPECT_EQ(Count("boardlab_agent_board_recovery_steps_total{board=\"evk-0\",step=\"reset\"}"), 1);
+
+  // The server's health check tries the whole ladder again.
+  BoardRunRequest check = Request();
+  check.health_check = true;
+  const BoardReport checked = RunOn(executor, check);
+  EXPECT_EQ(checked.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(Count("boardlab_agent_board_recovery_steps_total{board=\"evk-0\",step=\"reset\"}"), 2);
+  EXPECT_EQ(Count("boardlab_agent_board_quarantines_total{board=\"evk-0\"}"), 1);
+}
+
+TEST_F(SerialExecutorTest, CancelStopsTheLadder) {
+  board_.serial.reset.command = "sleep 30";
+  SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<BoardRun> run;
+  std::optional<BoardReport> report;
+  run = executor.Start(
+      Request(),
+      [&](std::string line) {
+        // The reset command has started: cancel the job.
+        if (line.find("reset: sleep 30") != std::string::npos) run->Cancel();
+      },
+      [&](BoardReport r) { report = std::move(r); });
+  while (!report.has_value() && io_.run_one_for(std::chrono::seconds(60)) > 0) {
+  }
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->outcome, v1::RUN_OUTCOME_CANCELLED);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_FALSE(executor.quarantined());
+}
+
+}  // namespace
+}  // namespace boardlab::agent

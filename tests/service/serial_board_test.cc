@@ -1,0 +1,402 @@
+// The agent's `serial` driver as a board farm uses it (issue 12, docs/boards.md): server + agent
+// with a `sim` board and a board-link board (the an505 protocol firmware behind
+// firmware/qemu-board.sh, its UART on a TCP port as ser2net serves a real board's, its QEMU
+// monitor as the reset button and the power switch).
+//
+// - jobs land on both boards and agree byte for byte (and with the golden output); the firmware
+//   is flashed once (the build the board reports is learnt from that flash) and not again;
+// - a line that corrupts, drops and duplicates bytes (byte_fault_proxy) still passes, and the
+//   agent's metrics count the retransmissions (promtool accepts the file);
+// - a hung board (QEMU stopped) gives BOARD_ERROR and the job is retried on the sim board; the
+//   next job climbs the ladder (resync, reset, power cycle) and passes on the board;
+// - a flash tool that fails N times quarantines the board with the tool's message;
+// - QEMU killed mid-run gives BOARD_ERROR, the agent stays alive and serves its other board, and
+//   the dead board ends in quarantine.
+//
+// Every process is real: boardlab-server, boardlab-agent, boardlab-run, qemu-board.sh and QEMU,
+// byte_fault_proxy, the boardlab client.
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gtest/gtest.h"
+#include "tests/firmware/firmware_available.h"
+#include "tests/service/harness.h"
+#include "tests/support/free_port.h"
+#include "tests/support/process.h"
+#include "tests/support/qemu_board.h"
+#include "tests/support/shared_data.h"
+
+namespace boardlab::testing::service {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+constexpr char kKws[] = "mlperf-tiny/kws_dscnn_int8.tflite";
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// "" when QEMU, the board-link firmware and the shared kws model are all here.
+std::string WhyNotRunnable() {
+  if (std::string why =
+          firmware::WhyFirmwareCannotRun(BOARDLAB_SERVICE_AN505_ELF, firmware::NeedsRun::kYes);
+      !why.empty()) {
+    return why;
+  }
+  if (!SharedModelPath(kKws)) return "shared models folder absent: " + SharedModelsDir();
+  return "";
+}
+
+// The build id the firmware build wrote next to the ELF (firmware/build_id.cmake).
+std::string FirmwareBuildId() {
+  const std::string header = ReadText(fs::path(BOARDLAB_SERVICE_AN505_ELF).parent_path() /
+                                      "generated" / "firmware_build_id.h");
+  const size_t open = header.find('"');
+  const size_t close = header.find('"', open + 1);
+  if (open == std::string::npos || close == std::string::npos) return "";
+  return header.substr(open + 1, close - open - 1);
+}
+
+std::string Golden(const std::string& file) {
+  return (fs::path(SharedModelsDir()).parent_path() / "golden" / "kws_dscnn_int8" / file).string();
+}
+
+// A QEMU board whose "flash memory" is a copy of the firmware ELF in `dir` (qemu-board.sh loads
+// it again at every power cycle), so that a flash command can write it.
+struct FlashableBoard {
+  explicit FlashableBoard(const fs::path& dir)
+      : elf(dir / "flash.elf"), board(dir, BOARDLAB_SERVICE_QEMU_BOARD, elf.string()) {
+    fs::create_directories(dir);
+    fs::copy_file(BOARDLAB_SERVICE_AN505_ELF, elf, fs::copy_options::overwrite_existing);
+  }
+  std::string Monitor(const std::string& action) const {
+    return absl::StrCat("/bin/bash ", board.script(), " --", action, " ", board.monitor());
+  }
+  fs::path elf;
+  QemuBoard board;
+};
+
+struct SerialBoardYaml {
+  std::string id = "lab-evk-0";
+  std::string type = "imxrt700-evk";
+  std::string port;
+  std::string build_id;  // empty: learnt at the first flash
+  std::string flash;
+  int flash_attempts = 3;
+  std::string reset;
+  std::string power_cycle;
+  int timeout_seconds = 120;
+};
+
+std::string Yaml(const std::string& text) {
+  return "\"" + absl::StrReplaceAll(text, {{"\\", "\\\\"}, {"\"", "\\\""}}) + "\"";
+}
+
+std::string AgentConfig(const std::string& sim_type, const SerialBoardYaml& b) {
+  std::string yaml = absl::StrCat(
+      "boards:\n  - {id: lab-sim-0, type: ", sim_type, ", driver: sim}\n  - id: ", b.id,
+      "\n    type: ", b.type, "\n    driver: serial\n    port: ", b.port,
+      "\n    timeout_seconds: ", b.timeout_seconds, "\n    connect_timeout_seconds: 5\n");
+  absl::StrAppend(&yaml, "    firmware: {elf: ", BOARDLAB_SERVICE_AN505_ELF,
+                  b.build_id.empty() ? "" : absl::StrCat(", build_id: ", b.build_id), "}\n");
+  absl::StrAppend(&yaml, "    flash: {command: ", Yaml(b.flash), ", attempts: ", b.flash_attempts,
+                  ", timeout_seconds: 60}\n");
+  if (!b.reset.empty()) absl::StrAppend(&yaml, "    reset: ", Yaml(b.reset), "\n");
+  if (!b.power_cycle.empty()) {
+    absl::StrAppend(&yaml, "    power_cycle: ", Yaml(b.power_cycle), "\n");
+  }
+  return yaml;
+}
+
+SerialBoardYaml BoardOf(const FlashableBoard& b, const std::string& port) {
+  SerialBoardYaml yaml;
+  yaml.port = port;
+  yaml.flash = absl::StrCat("cp {elf} ", b.elf.string(), " && ", b.Monitor("power-cycle"));
+  yaml.reset = b.Monitor("reset");
+  yaml.power_cycle = b.Monitor("power-cycle");
+  return yaml;
+}
+
+std::string MetricsText(ServiceLab& lab) {
+  return ReadText(fs::path(lab.Path("agent-lab-state")) / "metrics.prom");
+}
+
+double Metric(ServiceLab& lab, const std::string& name,
+              const std::map<std::string, std::string>& labels) {
+  return MetricSum(MetricsText(lab), name, labels).value_or(0);
+}
+
+// Heartbeats every second (a lease of 3 s): the QEMU board and the flash / power cycle commands
+// load the machine, and an agent stalled for the default 600 ms would lose its jobs.
+ServerOptions SlowHeartbeats() {
+  ServerOptions options;
+  options.heartbeat_ms = 1000;
+  return options;
+}
+
+// The job's log lines, from its events.
+std::string JobLog(ServiceLab& lab, const std::string& job_id) {
+  std::string log;
+  absl::StatusOr<std::vector<v1::JobEvent>> events = lab.Events(job_id);
+  if (!events.ok()) return absl::StrCat("(no events: ", events.status().message(), ")");
+  for (const v1::JobEvent& e : *events) {
+    if (e.kind_case() == v1::JobEvent::kLog) absl::StrAppend(&log, e.log(), "\n");
+  }
+  return log;
+}
+
+// Submits kws with the golden seed-1 case to `selector` ("--board ID" or "--board-type T") and
+// waits; the job, with its output in `out`.
+absl::StatusOr<v1::Job> RunKws(ServiceLab& lab, const std::vector<std::string>& selector,
+                               const std::string& out, seconds timeout = seconds(240)) {
+  std::vector<std::string> argv = {"submit", *SharedModelPath(kKws)};
+  argv.insert(argv.end(), selector.begin(), selector.end());
+  argv.insert(argv.end(), {"--input", Golden("seed1.input.bin"), "--expected",
+                           Golden("seed1.output.bin"), "--wait", "--out", out, "--json"});
+  ClientResult r = lab.RunClient(argv, timeout);
+  absl::StatusOr<v1::Job> job = ParseJobJson(r.out);
+  if (!job.ok()) {
+    return absl::InternalError(absl::StrCat(job.status().message(), "\n", r.out, r.err));
+  }
+  return job;
+}
+
+// Submits kws without waiting; the job id.
+std::string SubmitKws(ServiceLab& lab, const std::vector<std::string>& selector) {
+  std::vector<std::string> argv = {"submit", *SharedModelPath(kKws)};
+  argv.insert(argv.end(), selector.begin(), selector.end());
+  argv.insert(argv.end(), {"--input", Golden("seed1.input.bin"), "--expected",
+                           Golden("seed1.output.bin"), "--json"});
+  ClientResult r = lab.RunClient(argv);
+  absl::StatusOr<v1::Job> job = ParseJobJson(r.out);
+  EXPECT_TRUE(job.ok()) << job.status() << "\n" << r;
+  return job.ok() ? job->id() : "";
+}
+
+TEST(SerialBoardServiceTest, SimAndSerialBoardsAgreeAndTheFirmwareIsFlashedOnce) {
+  if (std::string why = WhyNotRunnable(); !why.empty()) GTEST_SKIP() << why;
+  ServiceLab lab;
+  FlashableBoard evk(lab.Path("evk"));
+  ASSERT_TRUE(evk.board.Start());
+  ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
+  ASSERT_TRUE(lab.StartAgentWithConfig(
+      "lab", AgentConfig("imxrt700-sim", BoardOf(evk, evk.board.port())), 2));
+
+  absl::StatusOr<v1::Job> sim =
+      RunKws(lab, {"--board-type", "imxrt700-sim", "--board", "lab-sim-0"}, lab.Path("out-sim"));
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  EXPECT_EQ(sim->result(), v1::JOB_RESULT_PASS) << sim->message();
+  for (int run = 0; run < 2; ++run) {
+    const std::string out = lab.Path(absl::StrCat("out-evk-", run));
+    absl::StatusOr<v1::Job> job =
+        RunKws(lab, {"--board-type", "imxrt700-evk", "--board", "lab-evk-0"}, out);
+    ASSERT_TRUE(job.ok()) << job.status() << "\n" << lab.AgentLog("lab");
+    const std::string log = JobLog(lab, job->id());
+    ASSERT_EQ(job->result(), v1::JOB_RESULT_PASS) << job->message() << "\n" << log;
+    EXPECT_EQ(job->board_id(), "lab-evk-0");
+    EXPECT_GT(job->inference_us(), 0);
+    EXPECT_EQ(ReadFile(out + "/output0.bin"), ReadFile(lab.Path("out-sim") + "/output0.bin"));
+    EXPECT_EQ(ReadFile(out + "/output0.bin"), ReadFile(Golden("seed1.output.bin")));
+    EXPECT_TRUE(fs::is_regular_file(out + "/etdump.etdp"));
+    EXPECT_TRUE(fs::is_regular_file(out + "/profile.json"));
+    // The board's console (HELLO facts, result, link statistics) is the job's log.
+    EXPECT_NE(log.find("board: an505 firmware"), std::string::npos) << log;
+    EXPECT_NE(log.find("result: PASS"), std::string::npos) << log;
+    EXPECT_NE(log.find("link: frames sent"), std::string::npos) << log;
+    if (run == 0) {
+      // No build id configured: the first job flashes and learns what the board reports.
+      EXPECT_NE(log.find("flash: cp "), std::string::npos) << log;
+      EXPECT_NE(log.find(" reports build "), std::string::npos) << log;
+    } else {
+      EXPECT_EQ(log.find("flash: "), std::string::npos) << log;
+    }
+  }
+  EXPECT_EQ(
+      Metric(lab, "boardlab_agent_board_flashes_total", {{"board", "lab-evk-0"}, {"result", "ok"}}),
+      1)
+      << MetricsText(lab);
+}
+
+TEST(SerialBoardServiceTest, DamagedLineAndHungBoardRecover) {
+  if (std::string why = WhyNotRunnable(); !why.empty()) GTEST_SKIP() << why;
+  ServiceLab lab;
+  FlashableBoard evk(lab.Path("evk"));
+  ASSERT_TRUE(evk.board.Start());
+  // About one byte in 10,000 corrupted, lost or doubled each way between the agent and the board.
+  const int proxy_port = FreeLoopbackPort();
+  const std::string proxy_log = lab.Path("proxy.log");
+  auto proxy = Process::Start(
+      {BOARDLAB_SERVICE_FAULT_PROXY, "--listen", absl::StrCat("127.0.0.1:", proxy_port),
+       "--connect", absl::StrCat("127.0.0.1:", evk.board.tcp_port()), "--corrupt", "0.00004",
+       "--drop", "0.00003", "--duplicate", "0.00003", "--seed", "11"},
+      proxy_log, proxy_log);
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  ASSERT_TRUE(WaitFor([&] { return ReadText(proxy_log).find("listening") != std::string::npos; },
+                      seconds(10), "the proxy"));
+  // Both boards serve one type, so that a job the serial board fails is retried on the sim one.
+  SerialBoardYaml yaml = BoardOf(evk, absl::StrCat("tcp:127.0.0.1:", proxy_port));
+  yaml.type = "imxrt700-pool";
+  yaml.timeout_seconds = 30;
+  ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
+  ASSERT_TRUE(lab.StartAgentWithConfig("lab", AgentConfig("imxrt700-pool", yaml), 2));
+
+  absl::StatusOr<v1::Job> damaged =
+      RunKws(lab, {"--board-type", "imxrt700-pool", "--board", "lab-evk-0"}, lab.Path("damaged"));
+  ASSERT_TRUE(damaged.ok()) << damaged.status();
+  ASSERT_EQ(damaged->result(), v1::JOB_RESULT_PASS)
+      << damaged->message() << "\n"
+      << JobLog(lab, damaged->id()) << ReadText(proxy_log);
+  EXPECT_EQ(ReadFile(lab.Path("damaged") + "/output0.bin"), ReadFile(Golden("seed1.output.bin")));
+  EXPECT_GT(Metric(lab, "boardlab_agent_link_retransmissions_total", {{"board", "lab-evk-0"}}), 0)
+      << MetricsText(lab) << JobLog(lab, damaged->id());
+  const std::string promtool = BOARDLAB_SERVICE_PROMTOOL;
+  ASSERT_FALSE(promtool.empty()) << "promtool is missing: run deploy/install-deps.sh";
+  CommandResult check =
+      RunCommand(promtool + " check metrics < " +
+                 (fs::path(lab.Path("agent-lab-state")) / "metrics.prom").string());
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+
+  // The board hangs (its core stops; the UART stays connected): both queued jobs pass, the one
+  // that went to the serial board on its second attempt, on the sim board.
+  // One HMP command, and the monitor's prompt after it ran (as qemu-board.sh sends its own).
+  const std::string monitor = absl::StrReplaceAll(evk.board.monitor(), {{":", "/"}});
+  const std::string stop_script =
+      lab.WriteFile("stop.sh", absl::StrCat("exec 3<>/dev/tcp/", monitor,
+                                            "\nprintf 'stop\\n' >&3\nn=0\n"
+                                            "while IFS= read -r -t 5 -d ')' line <&3; do\n"
+                                            "  [[ $line == *'(qemu'* ]] && n=$((n + 1))\n"
+                                            "  ((n >= 2)) && break\n"
+                                            "done\n"));
+  CommandResult stop = RunCommand("/bin/bash " + stop_script);
+  ASSERT_EQ(stop.exit_code, 0) << stop.output;
+  const std::string first = SubmitKws(lab, {"--board-type", "imxrt700-pool"});
+  const std::string second = SubmitKws(lab, {"--board-type", "imxrt700-pool"});
+  bool retried = false;
+  for (const std::string& id : {first, second}) {
+    absl::StatusOr<v1::Job> job = lab.WaitForJobDone(id, seconds(180));
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_EQ(job->result(), v1::JOB_RESULT_PASS) << job->message() << "\n" << JobLog(lab, id);
+    absl::StatusOr<std::vector<v1::JobEvent>> events = lab.Events(id);
+    ASSERT_TRUE(events.ok()) << events.status();
+    const std::vector<BoardInterval> runs = BoardIntervals(*events);
+    if (runs.size() == 2) {
+      retried = true;
+      EXPECT_EQ(runs[0].board_id, "lab-evk-0");
+      EXPECT_EQ(runs[1].board_id, "lab-sim-0");
+      EXPECT_EQ(job->board_id(), "lab-sim-0");
+      EXPECT_NE(JobLog(lab, id).find("BOARD_ERROR"), std::string::npos) << JobLog(lab, id);
+    }
+  }
+  EXPECT_TRUE(retried) << "no job went to the hung board first";
+
+  // The next job on the board: connecting again fails (stopped), the reset leaves it stopped,
+  // the power cycle brings it back; the job passes.
+  absl::StatusOr<v1::Job> back =
+      RunKws(lab, {"--board-type", "imxrt700-pool", "--board", "lab-evk-0"}, lab.Path("back"));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->result(), v1::JOB_RESULT_PASS) << back->message() << "\n"
+                                                 << JobLog(lab, back->id()) << lab.AgentLog("lab");
+  for (const char* step : {"resync", "reset", "power_cycle"}) {
+    EXPECT_GE(Metric(lab, "boardlab_agent_board_recovery_steps_total",
+                     {{"board", "lab-evk-0"}, {"step", step}}),
+              1)
+        << step << "\n"
+        << MetricsText(lab);
+  }
+  EXPECT_EQ(Metric(lab, "boardlab_agent_board_quarantined", {{"board", "lab-evk-0"}}), 0);
+  (*proxy)->Terminate(seconds(5));
+}
+
+TEST(SerialBoardServiceTest, FailingFlashToolQuarantinesTheBoardWithItsMessage) {
+  if (std::string why = WhyNotRunnable(); !why.empty()) GTEST_SKIP() << why;
+  ServiceLab lab;
+  FlashableBoard evk(lab.Path("evk"));
+  ASSERT_TRUE(evk.board.Start());
+  SerialBoardYaml yaml = BoardOf(evk, evk.board.port());
+  yaml.build_id = "00000000deadbeef";  // never what the board reports: it must be flashed
+  yaml.flash = "echo 'Error: no probe found (MCU-Link not connected)' >&2; exit 3";
+  yaml.flash_attempts = 2;
+  ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
+  ASSERT_TRUE(lab.StartAgentWithConfig("lab", AgentConfig("imxrt700-sim", yaml), 2));
+
+  absl::StatusOr<v1::Job> job =
+      RunKws(lab, {"--board-type", "imxrt700-evk", "--board", "lab-evk-0"}, lab.Path("out"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_NE(job->result(), v1::JOB_RESULT_PASS);
+  const std::string reason =
+      "quarantined by the agent: flashing failed 2 times; last: flash command exit status 3: "
+      "Error: no probe found (MCU-Link not connected)";
+  const std::string log = JobLog(lab, job->id());
+  EXPECT_NE(log.find(reason), std::string::npos) << log;
+  EXPECT_NE(job->message().find("quarantined by the agent"), std::string::npos) << job->message();
+  EXPECT_NE(lab.AgentLog("lab").find("board lab-evk-0 quarantined: flashing failed 2 times"),
+            std::string::npos)
+      << lab.AgentLog("lab");
+  // Each retry of the job met the quarantine at once: two failed flashes in all.
+  EXPECT_EQ(Metric(lab, "boardlab_agent_board_flashes_total",
+                   {{"board", "lab-evk-0"}, {"result", "failed"}}),
+            2)
+      << MetricsText(lab);
+  EXPECT_EQ(Metric(lab, "boardlab_agent_board_quarantined", {{"board", "lab-evk-0"}}), 1);
+  EXPECT_EQ(Metric(lab, "boardlab_agent_board_quarantines_total", {{"board", "lab-evk-0"}}), 1);
+  // The agent goes on serving its other board.
+  absl::StatusOr<v1::Job> sim =
+      RunKws(lab, {"--board-type", "imxrt700-sim", "--board", "lab-sim-0"}, lab.Path("sim"));
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  EXPECT_EQ(sim->result(), v1::JOB_RESULT_PASS) << sim->message();
+}
+
+TEST(SerialBoardServiceTest, KilledQemuIsABoardErrorAndTheAgentStaysAlive) {
+  if (std::string why = WhyNotRunnable(); !why.empty()) GTEST_SKIP() << why;
+  ServiceLab lab;
+  FlashableBoard evk(lab.Path("evk"));
+  ASSERT_TRUE(evk.board.Start());
+  SerialBoardYaml yaml = BoardOf(evk, evk.board.port());
+  yaml.type = "imxrt700-pool";
+  yaml.build_id = FirmwareBuildId();  // what the board runs: no flash
+  ASSERT_FALSE(yaml.build_id.empty());
+  ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
+  ASSERT_TRUE(lab.StartAgentWithConfig("lab", AgentConfig("imxrt700-pool", yaml), 2));
+
+  // kws takes seconds to reach the board over QEMU's UART: QEMU is killed during the upload.
+  const std::string id = SubmitKws(lab, {"--board-type", "imxrt700-pool", "--board", "lab-evk-0"});
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<v1::Job> job = lab.GetJob(id);
+        return job.ok() && job->state() == v1::JOB_STATE_RUNNING;
+      },
+      seconds(60), "the job to run"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_EQ(::kill(evk.board.qemu_pid(), SIGKILL), 0);
+  absl::StatusOr<v1::Job> job = lab.WaitForJobDone(id, seconds(180));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_NE(job->result(), v1::JOB_RESULT_PASS);
+  const std::string log = JobLog(lab, id);
+  EXPECT_NE(log.find("BOARD_ERROR: board error:"), std::string::npos) << log;
+  EXPECT_EQ(log.find("flash: "), std::string::npos) << log;  // the build id matched
+  // The retries found nothing on the port: the ladder ran out, the board is quarantined.
+  EXPECT_NE(log.find("quarantined by the agent: no answer on tcp:"), std::string::npos) << log;
+  EXPECT_NE(log.find("after connecting again, reset, power cycle"), std::string::npos) << log;
+  ASSERT_TRUE(lab.agent("lab")->Running()) << lab.AgentLog("lab");
+  absl::StatusOr<v1::Job> sim =
+      RunKws(lab, {"--board-type", "imxrt700-pool", "--board", "lab-sim-0"}, lab.Path("sim"));
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  EXPECT_EQ(sim->result(), v1::JOB_RESULT_PASS) << sim->message();
+}
+
+}  // namespace
+}  // namespace boardlab::testing::service
