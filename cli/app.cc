@@ -10,6 +10,7 @@
 #include "cli/exit_codes.h"
 #include "cli/submit.h"
 #include "cli/watch.h"
+#include "runtime/cli/budget_checks.h"
 
 namespace boardlab::cli {
 namespace {
@@ -39,6 +40,8 @@ void AddReportOptions(CLI::App& command, ReportOptions& report) {
                      "write the job's files (artifact.pte, report.json, outputs, etdump, "
                      "profile.json, log.txt, job.json) into DIR");
   command.add_flag("--json", report.json, "print the final job as JSON instead of tables");
+  command.add_option("--junit", report.junit,
+                     "write a JUnit XML report (one testcase per check) to FILE");
 }
 
 void AddSubmitSelection(CLI::App& submit, SubmitArgs& args) {
@@ -77,6 +80,35 @@ void AddSubmitRun(CLI::App& submit, SubmitArgs& args) {
       .add_option("--timeout", args.timeout_seconds,
                   "seconds per run on a board (0 = server default)")
       ->check(CLI::NonNegativeNumber);
+  run::AddBudgetOptions(submit, args.budgets);
+}
+
+void AddGateOptions(CLI::App& command, DiffGates& gates) {
+  command
+      .add_option_function<double>(
+          "--fail-if-slower",
+          [&gates](const double& percent) { gates.fail_if_slower_percent = percent; },
+          "fail when B's latency is more than PCT percent above A's")
+      ->check(CLI::Validator([](std::string& text) { return run::NotANonNegativeNumber(text); },
+                             "PCT"));
+  command.add_flag("--fail-if-outputs-differ", gates.fail_if_outputs_differ,
+                   "fail when an output of B differs from A's");
+  command.add_flag("--fail-if-cpu-ops-added", gates.fail_if_cpu_ops_added,
+                   "fail when an operator moved from the NPU to the CPU or B has more CPU ops");
+}
+
+void AddDiffCommand(CLI::App& app, Command& command) {
+  auto args = std::make_shared<DiffArgs>();
+  CLI::App* diff =
+      app.add_subcommand("diff", "compare two jobs (ids or --out directories); gates for CI");
+  diff->add_option("a", args->a, "the baseline: job id or --out directory")->required();
+  diff->add_option("b", args->b, "the candidate: job id or --out directory")->required();
+  AddGateOptions(*diff, args->gates);
+  diff->add_flag("--json", args->json, "print the diff as JSON");
+  diff->add_option("--junit", args->junit, "write a JUnit XML report (one testcase per gate)");
+  diff->callback([args, &command] {
+    command = [args](const Connection& connection) { return RunDiff(connection, *args); };
+  });
 }
 
 void AddSubmitCommand(CLI::App& app, Command& command) {
@@ -89,6 +121,16 @@ void AddSubmitCommand(CLI::App& app, Command& command) {
       submit->add_flag("--wait", args->wait, "follow the job and exit with its verdict");
   AddReportOptions(*submit, args->report);
   submit->get_option("--out")->needs(wait);
+  submit->get_option("--junit")->needs(wait);
+  CLI::Option* baseline = submit->add_option(
+      "--baseline", args->report.baseline,
+      "when the job ends, diff it against this job id or --out directory (boardlab diff)");
+  baseline->needs(wait);
+  AddGateOptions(*submit, args->report.gates);
+  for (const char* gate :
+       {"--fail-if-slower", "--fail-if-outputs-differ", "--fail-if-cpu-ops-added"}) {
+    submit->get_option(gate)->needs(baseline);
+  }
   submit->callback([args, &command] {
     command = [args](const Connection& connection) { return RunSubmit(connection, *args); };
   });
@@ -229,7 +271,7 @@ int ParseErrorExit(const CLI::App& app, const CLI::ParseError& error) {
   if (CommandPath(app) == app.get_name() && !unused.empty()) {
     return Fail(kExitUsage, "unknown command '" + unused.front() +
                                 "'; the commands are submit, watch, status, cancel, jobs, boards, "
-                                "board and artifact (see `boardlab --help`)");
+                                "board, artifact and diff (see `boardlab --help`)");
   }
   return Fail(kExitUsage, std::string(error.what()) + "; see `" + CommandPath(app) + " --help`");
 }
@@ -247,6 +289,7 @@ int RunBoardlab(int argc, const char* const* argv) {
   AddGlobalOptions(app, global);
   AddSubmitCommand(app, command);
   AddWatchCommand(app, command);
+  AddDiffCommand(app, command);
   AddStatusAndCancelCommands(app, command);
   AddJobsCommand(app, command);
   AddBoardsCommand(app, command);

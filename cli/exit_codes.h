@@ -12,7 +12,7 @@
 namespace boardlab::cli {
 
 inline constexpr int kExitPass = 0;          // the job passed; other commands: success
-inline constexpr int kExitFail = 1;          // the outputs differ from the expected ones
+inline constexpr int kExitFail = 1;          // outputs differ, a budget or a diff gate failed
 inline constexpr int kExitUsage = 2;         // bad arguments, bad local files, a rejected request,
                                              // INVALID_REQUEST (the request does not fit the model)
 inline constexpr int kExitCompileError = 3;  // the compiler rejected the model

@@ -65,6 +65,13 @@ absl::Status AddExpectedOutputs(const SubmitArgs& args, PreparedSubmit& prepared
   return absl::OkStatus();
 }
 
+void FillBudgets(const run::BudgetLimits& limits, v1::Budgets& budgets) {
+  if (limits.max_latency_us) budgets.set_max_latency_us(*limits.max_latency_us);
+  if (limits.max_sram_bytes) budgets.set_max_sram_bytes(*limits.max_sram_bytes);
+  if (limits.max_flash_bytes) budgets.set_max_flash_bytes(*limits.max_flash_bytes);
+  if (limits.min_npu_macs_percent) budgets.set_min_npu_macs_percent(*limits.min_npu_macs_percent);
+}
+
 // Everything of the spec that is not a file.
 void FillOptions(const SubmitArgs& args, v1::JobSpec& spec) {
   spec.set_name(std::filesystem::path(args.model).filename().string());
@@ -78,6 +85,7 @@ void FillOptions(const SubmitArgs& args, v1::JobSpec& spec) {
   spec.mutable_selector()->set_board_id(args.board_id);
   spec.set_priority(args.priority);
   spec.set_queue_timeout_seconds(args.queue_timeout_seconds);
+  FillBudgets(args.budgets, *spec.mutable_budgets());
 }
 
 std::string SizeText(size_t bytes) {

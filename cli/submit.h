@@ -19,6 +19,7 @@
 #include "cli/connection.h"
 #include "cli/watch.h"
 #include "proto/support/blob_client.h"
+#include "runtime/cli/budget_checks.h"
 
 namespace boardlab::cli {
 
@@ -39,6 +40,7 @@ struct SubmitArgs {
   int queue_timeout_seconds = 0;  // 0 = server default
   int timeout_seconds = 0;        // per board attempt; 0 = server default
   std::string request_id;         // "" = a fresh random one
+  run::BudgetLimits budgets;      // --max-latency-us, --max-sram, --max-flash, --min-npu-macs
   bool wait = false;
   ReportOptions report;  // --out, --json
 };

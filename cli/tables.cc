@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "cli/exit_codes.h"
+#include "runtime/cli/budget_checks.h"
 
 namespace boardlab::cli {
 namespace {
@@ -80,6 +81,18 @@ std::string MessageJson(const google::protobuf::Message& message) {
   return json;
 }
 
+std::string BudgetCheckText(const v1::BudgetCheck& check) {
+  run::BudgetCheck view;
+  view.name = check.name();
+  view.unit = check.unit();
+  view.minimum = check.comparison() == ">=";
+  view.limit = check.limit();
+  if (check.has_measured()) view.measured = check.measured();
+  view.passed = check.passed();
+  view.detail = check.detail();
+  return run::DescribeCheck(view);
+}
+
 std::string StateName(v1::JobState state) {
   return ShortName(v1::JobState_Name(state), "JOB_STATE_");
 }
@@ -105,6 +118,9 @@ void PrintVerdict(const v1::Job& job, std::ostream& out) {
   for (const v1::OutputCheck& check : job.checks()) {
     out << absl::StrFormat("  output %d: %s (max abs diff %d)\n", check.index(),
                            check.passed() ? "pass" : "FAIL", check.max_abs_diff());
+  }
+  for (const v1::BudgetCheck& check : job.budget_checks()) {
+    out << "  budget " << BudgetCheckText(check) << "\n";
   }
   if (job.inference_us() > 0) {
     out << absl::StrFormat("inference: %.1f us", job.inference_us());
@@ -157,6 +173,9 @@ void PrintJobSummary(const v1::Job& job, std::ostream& out) {
     for (const v1::OutputCheck& check : job.checks()) {
       out << absl::StrFormat("  output %d    %s (max abs diff %d)\n", check.index(),
                              check.passed() ? "pass" : "FAIL", check.max_abs_diff());
+    }
+    for (const v1::BudgetCheck& check : job.budget_checks()) {
+      out << "  budget      " << BudgetCheckText(check) << "\n";
     }
     if (job.inference_us() > 0) {
       out << absl::StrFormat("  inference   %.1f us\n", job.inference_us());

@@ -19,6 +19,9 @@ namespace boardlab::cli {
 /// The message in proto3 JSON (field names as in the .proto, defaults included), one line.
 std::string MessageJson(const google::protobuf::Message& message);
 
+/// "latency 612.5 us <= 700 us: pass", "sram not measured (why) <= 1000 bytes: FAIL".
+std::string BudgetCheckText(const v1::BudgetCheck& check);
+
 /// "compiling", "queued", ..., "done".
 std::string StateName(v1::JobState state);
 
@@ -31,6 +34,7 @@ std::string FormatDuration(int64_t ms);
 /// The verdict block of a finished job:
 ///   PASS  job 42 on board sim-0 (attempt 1) in 3.1s: outputs match
 ///     output 0: pass (max abs diff 0)
+///     budget latency 612.5 us <= 700 us: pass
 ///   inference: 1234.5 us, 567890 cycles
 void PrintVerdict(const v1::Job& job, std::ostream& out);
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/exit_codes.h"
 #include "cli/job_files.h"
+#include "cli/junit.h"
 #include "cli/profile_view.h"
 #include "cli/tables.h"
 #include "proto/support/blob_client.h"
@@ -88,6 +89,30 @@ void PrintJobProfile(api::BlobClient& blobs, const v1::Job& job, std::ostream& o
     if (debug_map.ok()) NameOps(*profile, *debug_map, report.ok() ? *report : "");
   }
   PrintProfileTable(*profile, out);
+}
+
+// submit --baseline: the diff of the finished job against the baseline, printed after the verdict
+// (on stderr with --json, whose stdout is one JSON object), its suite added to the report.
+// Returns the exit code: a failed gate fails a passing job; a baseline that cannot be read is an
+// error of its own.
+int DiffWithBaseline(const Connection& connection, api::BlobClient& blobs, const v1::Job& job,
+                     const ReportOptions& options, int code, std::vector<GateSuite>& suites) {
+  absl::StatusOr<JobSnapshot> a = LoadSnapshot(connection, options.baseline);
+  absl::StatusOr<JobSnapshot> b =
+      a.ok() ? LoadSnapshotOfJob(blobs, job) : absl::StatusOr<JobSnapshot>(a.status());
+  if (!b.ok()) {
+    const int failed = FailWithStatus(
+        b.status(), "diffing against the baseline " + options.baseline, connection.server);
+    return code == kExitPass ? failed : code;
+  }
+  const JobDiff diff = DiffJobs(*a, *b);
+  const std::vector<GateCase> gates = JudgeGates(diff, options.gates);
+  PrintDiff(diff, gates, options.json ? std::cerr : std::cout);
+  suites.push_back(DiffSuite(diff, gates));
+  for (const GateCase& gate : gates) {
+    if (!gate.passed && code == kExitPass) code = kExitFail;
+  }
+  return code;
 }
 
 }  // namespace
@@ -175,7 +200,17 @@ int ReportFinishedJob(const Connection& connection, const v1::Job& job,
     PrintJobProfile(blobs, job, std::cout);
   }
   std::cout.flush();
-  const int code = ExitCodeForResult(job.result());
+  int code = ExitCodeForResult(job.result());
+  std::vector<GateSuite> suites = {JobSuite(job)};
+  if (!options.baseline.empty())
+    code = DiffWithBaseline(connection, blobs, job, options, code, suites);
+  if (!options.junit.empty()) {
+    const absl::Status written = WriteJunitFile(options.junit, suites);
+    if (!written.ok()) {
+      FailWithStatus(written, "writing the JUnit report", connection.server);
+      if (code == kExitPass) code = kExitInfra;
+    }
+  }
   if (options.out_dir.empty()) return code;
   const absl::Status downloaded = DownloadJobFiles(blobs, job, options.out_dir);
   if (!downloaded.ok()) {

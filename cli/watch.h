@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "boardlab/v1/job_service.grpc.pb.h"
 #include "cli/connection.h"
+#include "cli/diff.h"
 
 namespace boardlab::cli {
 
@@ -70,13 +71,18 @@ class ProgressPrinter : public JobObserver {
 
 /// What to do with a finished job.
 struct ReportOptions {
-  std::string out_dir;  // "" = do not download the job's files
-  bool json = false;    // print the final job as one JSON object instead of tables
+  std::string out_dir;   // "" = do not download the job's files
+  bool json = false;     // print the final job as one JSON object instead of tables
+  std::string junit;     // "" = no JUnit XML report (cli/junit.h)
+  std::string baseline;  // submit --baseline: a job id or --out directory to diff against
+  DiffGates gates;       // the gates of that diff (cli/diff.h)
 };
 
 /// Prints the verdict, the checks, the inference time and the profile table (or the JSON) on
-/// stdout, downloads the files to `options.out_dir`, and returns the exit code: the verdict's,
-/// or kExitInfra when the files of a passing job cannot be downloaded.
+/// stdout, writes the JUnit report to `options.junit`, downloads the files to `options.out_dir`,
+/// and returns the exit code: the verdict's, or kExitInfra when the report or the files of a
+/// passing job cannot be written. With a baseline, the diff against it follows the verdict and a
+/// failed gate makes a passing job exit 1.
 int ReportFinishedJob(const Connection& connection, const v1::Job& job,
                       const ReportOptions& options);
 

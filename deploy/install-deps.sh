@@ -10,6 +10,8 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev libabsl-dev libcli11-dev
   # tests and benchmarks; libxml2 parses and rsvg-convert draws the timeline SVGs in the tests
   libgtest-dev libgmock-dev libbenchmark-dev libxml2-dev librsvg2-bin
+  # the client writes JUnit reports with libxml2; the tests check them with xmllint --schema
+  libxml2-utils
   # the board link tests check CRC-32 against zlib (and SHA-256 against OpenSSL, libssl-dev below)
   zlib1g-dev
   # runtime_bench's ArmNN CpuRef peer

@@ -199,6 +199,8 @@ class Lab {
   void OnStage(const v1::StageEvent& stage);
   void OnLogs(const v1::LogLines& logs);
   void OnResult(const std::string& session_id, const v1::RunResult& result);
+  /// The verdict of a run that ended PASS or FAIL, with the job's budgets judged.
+  void FinishRun(JobEntry& entry, const v1::RunResult& result);
   void DetachSession(const std::string& session_id, bool lease_expired);
   void ReconcileInFlight(const v1::Hello& hello);
   void ExpireSilentAgents(int64_t now);

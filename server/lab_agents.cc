@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/clock.h"
+#include "server/job_budgets.h"
 #include "server/lab_internal.h"
 #include "server/log.h"
 
@@ -177,10 +178,8 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
   job.set_inference_cycles(result.inference_cycles());
   switch (result.outcome()) {
     case v1::RUN_OUTCOME_PASS:
-      Finish(*entry, v1::JOB_RESULT_PASS, result.message());
-      break;
     case v1::RUN_OUTCOME_FAIL:
-      Finish(*entry, v1::JOB_RESULT_FAIL, result.message());
+      FinishRun(*entry, result);
       break;
     case v1::RUN_OUTCOME_MODEL_ERROR:
       Finish(*entry, v1::JOB_RESULT_RUN_ERROR, result.message());
@@ -194,6 +193,33 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
       break;
   }
   Schedule();
+}
+
+// A job that ran: its outputs' verdict and its budgets (server/job_budgets.h), judged here so
+// that the stored job, the watchers and job.json agree.
+void Lab::FinishRun(JobEntry& entry, const v1::RunResult& result) {
+  v1::Job& job = entry.job;
+  std::optional<std::string> report;
+  std::string report_error;
+  if (job.spec().has_budgets()) {
+    absl::StatusOr<std::string> read = blobs_.Read(job.files().report());
+    if (read.ok()) {
+      report = *std::move(read);
+    } else {
+      report_error = absl::StrCat("compile report unreadable: ", read.status().message());
+    }
+  }
+  const std::string failed_budgets = JudgeBudgets(job, report, report_error);
+  const bool outputs_pass = result.outcome() == v1::RUN_OUTCOME_PASS;
+  if (failed_budgets.empty()) {
+    Finish(entry, outputs_pass ? v1::JOB_RESULT_PASS : v1::JOB_RESULT_FAIL, result.message());
+    return;
+  }
+  AddLog(entry, failed_budgets);
+  Finish(entry, v1::JOB_RESULT_FAIL,
+         outputs_pass || result.message().empty()
+             ? failed_budgets
+             : absl::StrCat(result.message(), "; ", failed_budgets));
 }
 
 void Lab::DetachSession(const std::string& session_id, bool lease_expired) {

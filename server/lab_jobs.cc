@@ -8,6 +8,7 @@
 #include "proto/support/digest.h"
 #include "server/blob_access.h"
 #include "server/clock.h"
+#include "server/job_budgets.h"
 #include "server/lab_internal.h"
 #include "server/log.h"
 
@@ -168,6 +169,7 @@ absl::Status Lab::ValidateSpec(const Caller& caller, const v1::JobSpec& spec) {
   if (run.timeout_seconds() < 0 || spec.queue_timeout_seconds() < 0) {
     return absl::InvalidArgumentError("timeouts must not be negative");
   }
+  if (absl::Status ok = ValidateBudgets(spec.budgets()); !ok.ok()) return ok;
   if (std::abs(spec.priority()) > kMaxPriority) {
     return absl::InvalidArgumentError(absl::StrCat("priority ", spec.priority(), " is not in [-",
                                                    kMaxPriority, ", ", kMaxPriority, "]"));

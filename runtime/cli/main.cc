@@ -36,6 +36,7 @@
 #include "compiler/target_spec.h"
 #include "nlohmann/json.hpp"
 #include "runtime/cli/aligned_buffer.h"
+#include "runtime/cli/budget_checks.h"
 #include "runtime/cli/debug_map_names.h"
 #include "runtime/cli/input_spec.h"
 #include "runtime/cli/inspect.h"
@@ -95,6 +96,8 @@ struct Args {
   boardlab::run::SerialRunOptions serial;  // --port, --baud, --json, ... (--board serial)
   std::string trace;                       // Chrome trace JSON of the run's timeline
   std::string timeline;                    // SVG picture of it
+  boardlab::run::BudgetLimits budgets;     // --max-latency-us, --max-sram, ... (sim runs)
+  std::string report;                      // compile report for the SRAM and NPU MACs budgets
 };
 
 int Fail(int code, const std::string& message) {
@@ -351,6 +354,60 @@ void AddOptions(CLI::App& app, Args& args) {
   app.add_option("--debug-map", args.debug_map,
                  "the compiler's debug map (boardlab-compile --debug-map): the profile names CPU "
                  "ops and NPU kernels after their TFLite source ops (not with --serve)");
+  boardlab::run::AddBudgetOptions(app, args.budgets);
+  app.add_option("--report", args.report,
+                 "the compile report (boardlab-compile --report) that --max-sram and "
+                 "--min-npu-macs read");
+}
+
+// The budget options: only a sim run (whose clock is the board's) checks them.
+constexpr std::initializer_list<const char*> kBudgetOptions = {
+    "--max-latency-us", "--max-sram", "--max-flash", "--min-npu-macs", "--report"};
+
+// What a sim run's budgets measure besides its latency: the artifact's size (what is stored in
+// flash) and, from --report, the SRAM and the NPU's share of MACs. Read before the run, so that a
+// bad report costs no run. Returns kExitPass or kExitUsage (reported).
+int ReadBudgetMeasurements(const Args& args, boardlab::run::BudgetMeasurements& measured) {
+  if (args.budgets.empty()) {
+    return args.report.empty() ? kExitPass : Fail(kExitUsage, "--report is read for a budget only");
+  }
+  if (args.clock != "sim" && args.budgets.max_latency_us) {
+    return Fail(kExitUsage, "--max-latency-us needs --clock sim (the board's simulated time)");
+  }
+  const bool needs_report = args.budgets.max_sram_bytes || args.budgets.min_npu_macs_percent;
+  if (needs_report && args.report.empty()) {
+    return Fail(kExitUsage,
+                "--max-sram and --min-npu-macs need --report (boardlab-compile --report FILE)");
+  }
+  if (!args.report.empty()) {
+    std::vector<uint8_t> bytes;
+    if (!ReadFile(args.report, bytes)) {
+      return Fail(kExitUsage, "reading compile report '" + args.report + "': cannot open it");
+    }
+    const std::string text(bytes.begin(), bytes.end());
+    if (!json::accept(text)) {
+      return Fail(kExitUsage, "'" + args.report + "' is not a compile report (not JSON)");
+    }
+    measured = boardlab::run::MeasurementsFromReport(text);
+  }
+  std::error_code error;
+  const uintmax_t artifact_bytes = std::filesystem::file_size(args.artifact, error);
+  if (!error) measured.flash_bytes = static_cast<double>(artifact_bytes);
+  return kExitPass;
+}
+
+json BudgetChecksJson(const std::vector<boardlab::run::BudgetCheck>& checks) {
+  json list = json::array();
+  for (const boardlab::run::BudgetCheck& check : checks) {
+    list.push_back({{"name", check.name},
+                    {"unit", check.unit},
+                    {"comparison", check.minimum ? ">=" : "<="},
+                    {"limit", check.limit},
+                    {"measured", check.measured ? json(*check.measured) : json(nullptr)},
+                    {"passed", check.passed},
+                    {"detail", check.detail}});
+  }
+  return list;
 }
 
 // Reads the debug map at `path` (a JSON object). Returns kExitPass, or kExitUsage (cannot be
@@ -857,14 +914,28 @@ int Run(const Args& args) {
   if (!UseTemporaryEtdump(WantsTimeline(args), temporary, run_args.etdump)) {
     return Fail(kExitRuntime, "cannot create a temporary ETDump");
   }
+  boardlab::run::BudgetMeasurements measured;
+  if (ReadBudgetMeasurements(args, measured) != kExitPass) return kExitUsage;
   RunOutput out;
-  const int code = RunArtifact(run_args, out);
+  int code = RunArtifact(run_args, out);
   if (!out.error.empty()) return Fail(code, out.error);
   boardlab::run::NameFromDebugMap(map, out.profile);
+  if (out.profile.total_us >= 0) measured.latency_us = out.profile.total_us;
+  const std::vector<boardlab::run::BudgetCheck> budgets =
+      boardlab::run::CheckBudgets(args.budgets, measured);
   if (args.profile == "json") {
-    std::cout << RunDocument(args, out).dump(2) << "\n";
+    json document = RunDocument(args, out);
+    if (!budgets.empty()) document["budgets"] = BudgetChecksJson(budgets);
+    std::cout << document.dump(2) << "\n";
   } else {
     PrintRunTable(args, out);
+    for (const boardlab::run::BudgetCheck& check : budgets) {
+      std::printf("budget %s\n", boardlab::run::DescribeCheck(check).c_str());
+    }
+  }
+  if (!boardlab::run::AllPassed(budgets)) {
+    Fail(kExitMismatch, boardlab::run::FailedBudgetsMessage(budgets));
+    code = kExitMismatch;
   }
   if (WantsTimeline(args) && WriteTimeline(args, run_args.etdump, map, args.artifact + " on sim",
                                            kExitRuntime) != kExitPass) {
@@ -994,6 +1065,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitUsage;
+  }
+  if (args.board != "sim" || args.serve || !args.inspect.empty()) {
+    for (const char* option : kBudgetOptions) {
+      if (app.count(option) > 0) {
+        return Fail(kExitUsage, std::string(option) +
+                                    " is checked on a run with --board sim only (not --serve, "
+                                    "--inspect, qemu or serial)");
+      }
+    }
   }
   if (args.serve) {
     if (!args.artifact.empty() || !args.inspect.empty() || args.board != "sim" ||

@@ -1,0 +1,561 @@
+#include "cli/diff.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "boardlab/v1/job_service.grpc.pb.h"
+#include "cli/exit_codes.h"
+#include "cli/file_io.h"
+#include "cli/profile_view.h"
+#include "cli/tables.h"
+#include "nlohmann/json.hpp"
+#include "proto/support/grpc_util.h"
+#include "runtime/cli/budget_checks.h"
+
+namespace boardlab::cli {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// A JSON document, or null when the text is empty or not JSON (a file the job lacks).
+json ParseOrNull(const std::string& text) {
+  if (text.empty()) return nullptr;
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return doc.is_discarded() ? json(nullptr) : doc;
+}
+
+// The optional file `name` in `dir`: "" when it is not there.
+std::string ReadOptional(const fs::path& dir, const std::string& name) {
+  if (!fs::is_regular_file(dir / name)) return "";
+  absl::StatusOr<std::string> bytes = ReadFileBytes((dir / name).string(), name);
+  return bytes.ok() ? *std::move(bytes) : "";
+}
+
+// --- outputs -------------------------------------------------------------------------------
+
+// Bytes per element and a reader of element i, for the types boardlab-run names.
+struct ElementType {
+  size_t bytes = 1;
+  double (*read)(const char* data) = nullptr;
+};
+
+template <typename T>
+double ReadAs(const char* data) {
+  T value;
+  std::memcpy(&value, data, sizeof(T));
+  return static_cast<double>(value);
+}
+
+ElementType ElementTypeOf(const std::string& name) {
+  if (name == "uint8" || name == "bool") return {1, &ReadAs<uint8_t>};
+  if (name == "int16") return {2, &ReadAs<int16_t>};
+  if (name == "int32") return {4, &ReadAs<int32_t>};
+  if (name == "int64") return {8, &ReadAs<int64_t>};
+  if (name == "float32") return {4, &ReadAs<float>};
+  return {1, &ReadAs<int8_t>};
+}
+
+// The output's element type as the profile document lists it; int8 (boardlab's models) otherwise.
+std::string OutputType(const JobSnapshot& snapshot, size_t index) {
+  const json doc = ParseOrNull(snapshot.profile_json);
+  if (doc.is_object() && doc.contains("outputs") && doc["outputs"].is_array()) {
+    for (const json& output : doc["outputs"]) {
+      if (output.is_object() && output.value("index", -1) == static_cast<int>(index) &&
+          output.contains("type") && output["type"].is_string()) {
+        return output["type"].get<std::string>();
+      }
+    }
+  }
+  return "int8";
+}
+
+int64_t ArgMax(const std::string& bytes, const ElementType& type) {
+  int64_t best = -1;
+  double best_value = 0;
+  for (size_t i = 0; i + type.bytes <= bytes.size(); i += type.bytes) {
+    const double value = type.read(bytes.data() + i);
+    if (best < 0 || value > best_value) {
+      best = static_cast<int64_t>(i / type.bytes);
+      best_value = value;
+    }
+  }
+  return best;
+}
+
+OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, size_t index) {
+  OutputDiff diff;
+  diff.index = static_cast<int>(index);
+  diff.type = OutputType(b, index);
+  if (index >= a.outputs.size() || index >= b.outputs.size()) {
+    diff.not_comparable = index >= a.outputs.size() ? "only in B" : "only in A";
+    return diff;
+  }
+  const std::string& x = a.outputs[index];
+  const std::string& y = b.outputs[index];
+  if (x.size() != y.size()) {
+    diff.not_comparable = absl::StrFormat("sizes differ: %d vs %d bytes", x.size(), y.size());
+    return diff;
+  }
+  const ElementType type = ElementTypeOf(diff.type);
+  diff.elements = static_cast<int64_t>(x.size() / type.bytes);
+  for (size_t i = 0; i + type.bytes <= x.size(); i += type.bytes) {
+    const double d = std::fabs(type.read(x.data() + i) - type.read(y.data() + i));
+    if (d > diff.max_abs_diff || std::isnan(d)) diff.max_abs_diff = std::isnan(d) ? INFINITY : d;
+  }
+  diff.top1_a = ArgMax(x, type);
+  diff.top1_b = ArgMax(y, type);
+  return diff;
+}
+
+bool OutputDiffers(const OutputDiff& diff) {
+  return !diff.not_comparable.empty() || diff.max_abs_diff > 0;
+}
+
+// --- latency per operator ------------------------------------------------------------------
+
+// "NPU kernel 2: CONV_2D #2" -> "CONV_2D #2": kernels are numbered per compile, the source ops
+// they came from are what two compiles share.
+std::string SourceOpKey(const std::string& label) {
+  if (absl::StartsWith(label, "NPU kernel ")) {
+    const size_t colon = label.find(": ");
+    if (colon != std::string::npos) return label.substr(colon + 2);
+  }
+  return label;
+}
+
+// Mean µs per source operator (CPU rows and NPU kernel rows), from the profile named through the
+// debug map; empty when the profile is missing or its clock gives no time.
+std::map<std::string, double> OpMicroseconds(const JobSnapshot& snapshot) {
+  std::map<std::string, double> us;
+  if (snapshot.profile_json.empty()) return us;
+  absl::StatusOr<ProfileView> view = ParseProfileJson(snapshot.profile_json);
+  if (!view.ok()) return us;
+  if (!snapshot.debug_map_json.empty()) {
+    NameOps(*view, snapshot.debug_map_json, snapshot.report_json);
+  }
+  for (const ProfileOp& op : view->ops) {
+    if (op.npu_kernels.empty()) {
+      if (op.us) us[SourceOpKey(op.op)] += *op.us;
+      continue;
+    }
+    for (const ProfileOp& kernel : op.npu_kernels) {
+      if (kernel.us) us[SourceOpKey(kernel.op)] += *kernel.us;
+    }
+  }
+  return us;
+}
+
+std::vector<OpLatencyDiff> DiffOps(const JobSnapshot& a, const JobSnapshot& b) {
+  std::map<std::string, OpLatencyDiff> by_op;
+  for (const auto& [op, us] : OpMicroseconds(a)) {
+    by_op[op].op = op;
+    by_op[op].a_us = us;
+  }
+  for (const auto& [op, us] : OpMicroseconds(b)) {
+    by_op[op].op = op;
+    by_op[op].b_us = us;
+  }
+  std::vector<OpLatencyDiff> ops;
+  for (auto& [name, op] : by_op) ops.push_back(std::move(op));
+  std::stable_sort(ops.begin(), ops.end(), [](const OpLatencyDiff& x, const OpLatencyDiff& y) {
+    return std::fabs(x.change_us()) > std::fabs(y.change_us());
+  });
+  return ops;
+}
+
+// --- placement and memory ------------------------------------------------------------------
+
+struct Placement {
+  std::string type;
+  std::string unit;
+  std::string reason;
+};
+
+// Source op index -> placement, from the compile report's "ops".
+std::map<int64_t, Placement> Placements(const json& report, int& cpu_ops) {
+  std::map<int64_t, Placement> placements;
+  cpu_ops = 0;
+  if (!report.is_object() || !report.contains("ops") || !report["ops"].is_array()) {
+    return placements;
+  }
+  for (const json& op : report["ops"]) {
+    if (!op.is_object() || !op.contains("index") || !op["index"].is_number()) continue;
+    Placement placement{op.value("type", "?"), op.value("unit", "-"), op.value("reason", "")};
+    if (placement.unit == "CPU") ++cpu_ops;
+    placements[op["index"].get<int64_t>()] = std::move(placement);
+  }
+  return placements;
+}
+
+void DiffPlacements(const json& a_report, const json& b_report, JobDiff& diff) {
+  const std::map<int64_t, Placement> a = Placements(a_report, diff.a_cpu_ops);
+  const std::map<int64_t, Placement> b = Placements(b_report, diff.b_cpu_ops);
+  std::map<int64_t, std::pair<const Placement*, const Placement*>> both;
+  for (const auto& [index, placement] : a) both[index].first = &placement;
+  for (const auto& [index, placement] : b) both[index].second = &placement;
+  for (const auto& [index, pair] : both) {
+    const std::string from = pair.first ? pair.first->unit : "-";
+    const std::string to = pair.second ? pair.second->unit : "-";
+    if (from == to) continue;
+    PlacementMove move;
+    move.index = index;
+    move.type = pair.second ? pair.second->type : pair.first->type;
+    move.from = from;
+    move.to = to;
+    if (pair.second && to == "CPU") move.reason = pair.second->reason;
+    diff.moves.push_back(std::move(move));
+  }
+}
+
+void DiffMemory(const json& a, const json& b, JobDiff& diff) {
+  for (const char* name :
+       {"arena_bytes", "weight_bytes", "weight_scratch_bytes", "sram_used_bytes"}) {
+    diff.memory.push_back(
+        {name, run::JsonNumberAt(a, {"memory", name}), run::JsonNumberAt(b, {"memory", name})});
+  }
+  diff.memory.push_back({"artifact_bytes", run::JsonNumberAt(a, {"artifact_bytes"}),
+                         run::JsonNumberAt(b, {"artifact_bytes"})});
+  const auto placement = [](const json& report) -> std::string {
+    if (!report.is_object() || !report.contains("memory")) return "-";
+    return report["memory"].value("weights_placement", "-");
+  };
+  diff.weights_placement_a = placement(a);
+  diff.weights_placement_b = placement(b);
+}
+
+std::optional<double> Latency(const v1::Job& job) {
+  if (job.inference_us() > 0) return job.inference_us();
+  return std::nullopt;
+}
+
+// --- printing ------------------------------------------------------------------------------
+
+std::string Signed(double value) { return absl::StrFormat("%+.2f", value); }
+
+void PrintOutputs(const JobDiff& diff, std::ostream& out) {
+  out << "outputs:\n";
+  if (diff.outputs.empty()) out << "  none in either job\n";
+  for (const OutputDiff& o : diff.outputs) {
+    if (!o.not_comparable.empty()) {
+      out << absl::StrFormat("  output %d: not comparable (%s)\n", o.index, o.not_comparable);
+      continue;
+    }
+    out << absl::StrFormat("  output %d (%s, %d elements): max abs diff %g, top-1 %s (%d vs %d)\n",
+                           o.index, o.type, o.elements, o.max_abs_diff,
+                           o.top1_a == o.top1_b ? "agrees" : "DIFFERS", o.top1_a, o.top1_b);
+  }
+}
+
+void PrintLatency(const JobDiff& diff, std::ostream& out) {
+  out << "latency: ";
+  if (!diff.a_latency_us || !diff.b_latency_us) {
+    out << (diff.a_latency_us ? absl::StrFormat("%.2f us", *diff.a_latency_us) : "unknown")
+        << " -> "
+        << (diff.b_latency_us ? absl::StrFormat("%.2f us", *diff.b_latency_us) : "unknown") << "\n";
+  } else {
+    const double change = *diff.b_latency_us - *diff.a_latency_us;
+    out << absl::StrFormat("%.2f us -> %.2f us (%+.2f us, %+.1f%%)\n", *diff.a_latency_us,
+                           *diff.b_latency_us, change, 100.0 * change / *diff.a_latency_us);
+  }
+  if (diff.ops.empty()) return;
+  out << absl::StrFormat("  %-40s %12s %12s %10s\n", "op", "A us", "B us", "change");
+  constexpr size_t kShown = 20;
+  for (size_t i = 0; i < diff.ops.size() && i < kShown; ++i) {
+    const OpLatencyDiff& op = diff.ops[i];
+    out << absl::StrFormat(
+        "  %-40s %12s %12s %10s\n", op.op, op.a_us ? absl::StrFormat("%.2f", *op.a_us) : "-",
+        op.b_us ? absl::StrFormat("%.2f", *op.b_us) : "-", Signed(op.change_us()));
+  }
+  if (diff.ops.size() > kShown) {
+    out << absl::StrFormat("  ... %d more (--json lists all)\n", diff.ops.size() - kShown);
+  }
+}
+
+void PrintPlacement(const JobDiff& diff, std::ostream& out) {
+  out << absl::StrFormat("placement: %d -> %d operators on the CPU", diff.a_cpu_ops,
+                         diff.b_cpu_ops);
+  out << (diff.moves.empty() ? ", none moved\n" : "\n");
+  for (const PlacementMove& move : diff.moves) {
+    out << absl::StrFormat("  %s #%d: %s -> %s", move.type, move.index, move.from, move.to);
+    if (!move.reason.empty()) out << " (" << move.reason << ")";
+    out << "\n";
+  }
+}
+
+void PrintMemory(const JobDiff& diff, std::ostream& out) {
+  out << "memory:\n";
+  for (const MemoryChange& m : diff.memory) {
+    out << absl::StrFormat("  %-22s %12s -> %-12s", m.name,
+                           m.a ? absl::StrFormat("%.0f", *m.a) : "-",
+                           m.b ? absl::StrFormat("%.0f", *m.b) : "-");
+    if (m.a && m.b && *m.a != *m.b) out << absl::StrFormat(" (%+.0f)", *m.b - *m.a);
+    out << "\n";
+  }
+  if (diff.weights_placement_a != diff.weights_placement_b) {
+    out << absl::StrFormat("  weights in %s -> %s\n", diff.weights_placement_a,
+                           diff.weights_placement_b);
+  }
+}
+
+json OptionalJson(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+GateCase Gate(const std::string& name, bool passed, const std::string& message) {
+  GateCase gate;
+  gate.name = name;
+  gate.passed = passed;
+  gate.message = message;
+  return gate;
+}
+
+}  // namespace
+
+absl::StatusOr<JobSnapshot> LoadSnapshotFromDirectory(const std::string& dir) {
+  const fs::path folder(dir);
+  absl::StatusOr<std::string> job_json =
+      ReadFileBytes((folder / "job.json").string(), "job record");
+  if (!job_json.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", dir, "' is not a `boardlab --out` directory: ", job_json.status().message()));
+  }
+  JobSnapshot snapshot;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;  // written by a newer client
+  if (!google::protobuf::util::JsonStringToMessage(*job_json, &snapshot.job, options).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", (folder / "job.json").string(), "' is not a job record"));
+  }
+  snapshot.source = absl::StrCat(dir, " (job ", snapshot.job.id(), ")");
+  snapshot.report_json = ReadOptional(folder, "report.json");
+  snapshot.profile_json = ReadOptional(folder, "profile.json");
+  snapshot.debug_map_json = ReadOptional(folder, "debug_map.json");
+  for (int i = 0; i < snapshot.job.files().outputs_size(); ++i) {
+    snapshot.outputs.push_back(ReadOptional(folder, absl::StrCat("output", i, ".bin")));
+  }
+  return snapshot;
+}
+
+absl::StatusOr<JobSnapshot> LoadSnapshotOfJob(api::BlobClient& blobs, const v1::Job& job) {
+  JobSnapshot snapshot;
+  snapshot.source = "job " + job.id();
+  snapshot.job = job;
+  const auto fetch = [&](const v1::Digest& digest, const std::string& name,
+                         std::string& into) -> absl::Status {
+    if (digest.sha256().empty()) return absl::OkStatus();
+    absl::StatusOr<std::string> bytes = blobs.Get(digest);
+    if (!bytes.ok()) {
+      return absl::Status(
+          bytes.status().code(),
+          absl::StrCat("downloading ", name, " of job ", job.id(), ": ", bytes.status().message()));
+    }
+    into = *std::move(bytes);
+    return absl::OkStatus();
+  };
+  absl::Status status = fetch(job.files().report(), "report.json", snapshot.report_json);
+  if (status.ok()) status = fetch(job.files().profile(), "profile.json", snapshot.profile_json);
+  if (status.ok()) {
+    status = fetch(job.files().debug_map(), "debug_map.json", snapshot.debug_map_json);
+  }
+  snapshot.outputs.resize(job.files().outputs_size());
+  for (int i = 0; status.ok() && i < job.files().outputs_size(); ++i) {
+    status = fetch(job.files().outputs(i), absl::StrCat("output", i, ".bin"), snapshot.outputs[i]);
+  }
+  if (!status.ok()) return status;
+  return snapshot;
+}
+
+absl::StatusOr<JobSnapshot> LoadSnapshot(const Connection& connection, const std::string& what) {
+  if (fs::is_directory(what)) return LoadSnapshotFromDirectory(what);
+  if (absl::StrContains(what, "/")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", what, "' is neither a directory nor a job id"));
+  }
+  std::unique_ptr<v1::JobService::Stub> stub = v1::JobService::NewStub(connection.channel);
+  v1::GetJobRequest request;
+  request.set_job_id(what);
+  v1::Job job;
+  const absl::Status status = UnaryCall(connection, [&](grpc::ClientContext& context) {
+    return stub->GetJob(&context, request, &job);
+  });
+  if (!status.ok()) return status;
+  if (job.state() != v1::JOB_STATE_DONE) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", what, " is not done yet (",
+                                                      StateName(job.state()), "); `boardlab watch ",
+                                                      what, "` waits for it"));
+  }
+  api::BlobClient blobs(connection.channel, connection.token);
+  return LoadSnapshotOfJob(blobs, job);
+}
+
+JobDiff DiffJobs(const JobSnapshot& a, const JobSnapshot& b) {
+  JobDiff diff;
+  diff.a_source = a.source;
+  diff.b_source = b.source;
+  for (size_t i = 0; i < std::max(a.outputs.size(), b.outputs.size()); ++i) {
+    diff.outputs.push_back(CompareOutput(a, b, i));
+  }
+  diff.a_latency_us = Latency(a.job);
+  diff.b_latency_us = Latency(b.job);
+  diff.ops = DiffOps(a, b);
+  const json a_report = ParseOrNull(a.report_json);
+  const json b_report = ParseOrNull(b.report_json);
+  DiffPlacements(a_report, b_report, diff);
+  DiffMemory(a_report, b_report, diff);
+  return diff;
+}
+
+std::vector<GateCase> JudgeGates(const JobDiff& diff, const DiffGates& gates) {
+  std::vector<GateCase> cases;
+  if (gates.fail_if_slower_percent) {
+    const double limit = *gates.fail_if_slower_percent;
+    if (!diff.a_latency_us || !diff.b_latency_us) {
+      GateCase gate = Gate("slower", false, "latency unknown in A or B: cannot compare");
+      gate.error = true;
+      cases.push_back(gate);
+    } else {
+      const double percent = 100.0 * (*diff.b_latency_us - *diff.a_latency_us) / *diff.a_latency_us;
+      cases.push_back(
+          Gate("slower", percent <= limit,
+               absl::StrFormat("latency %.2f us -> %.2f us (%+.1f%%, limit +%g%%)",
+                               *diff.a_latency_us, *diff.b_latency_us, percent, limit)));
+    }
+  }
+  if (gates.fail_if_outputs_differ) {
+    std::string differing;
+    for (const OutputDiff& o : diff.outputs) {
+      if (!OutputDiffers(o)) continue;
+      absl::StrAppend(&differing, differing.empty() ? "" : "; ", "output ", o.index, ": ",
+                      o.not_comparable.empty() ? absl::StrFormat("max abs diff %g", o.max_abs_diff)
+                                               : o.not_comparable);
+    }
+    cases.push_back(Gate("outputs differ", differing.empty(),
+                         differing.empty() ? "outputs are identical" : differing));
+  }
+  if (gates.fail_if_cpu_ops_added) {
+    std::string added;
+    for (const PlacementMove& move : diff.moves) {
+      if (move.to != "CPU") continue;
+      absl::StrAppend(&added, added.empty() ? "" : "; ", move.type, " #", move.index, " ",
+                      move.from, " -> CPU", move.reason.empty() ? "" : " (" + move.reason + ")");
+    }
+    const bool passed = added.empty() && diff.b_cpu_ops <= diff.a_cpu_ops;
+    cases.push_back(Gate("cpu ops added", passed,
+                         absl::StrFormat("%d -> %d operators on the CPU%s", diff.a_cpu_ops,
+                                         diff.b_cpu_ops, added.empty() ? "" : ": " + added)));
+  }
+  return cases;
+}
+
+void PrintDiff(const JobDiff& diff, const std::vector<GateCase>& gates, std::ostream& out) {
+  out << "diff A " << diff.a_source << "\n     B " << diff.b_source << "\n";
+  PrintOutputs(diff, out);
+  PrintLatency(diff, out);
+  PrintPlacement(diff, out);
+  PrintMemory(diff, out);
+  if (gates.empty()) return;
+  out << "gates:\n";
+  for (const GateCase& gate : gates) {
+    out << absl::StrFormat("  %-15s %s: %s\n", gate.name, gate.passed ? "pass" : "FAIL",
+                           gate.message);
+  }
+}
+
+std::string DiffJson(const JobDiff& diff, const std::vector<GateCase>& gates) {
+  json doc = {{"a", diff.a_source},
+              {"b", diff.b_source},
+              {"a_latency_us", OptionalJson(diff.a_latency_us)},
+              {"b_latency_us", OptionalJson(diff.b_latency_us)},
+              {"a_cpu_ops", diff.a_cpu_ops},
+              {"b_cpu_ops", diff.b_cpu_ops},
+              {"weights_placement", {diff.weights_placement_a, diff.weights_placement_b}}};
+  doc["outputs"] = json::array();
+  for (const OutputDiff& o : diff.outputs) {
+    doc["outputs"].push_back({{"index", o.index},
+                              {"type", o.type},
+                              {"elements", o.elements},
+                              {"comparable", o.not_comparable.empty()},
+                              {"not_comparable", o.not_comparable},
+                              {"max_abs_diff", o.max_abs_diff},
+                              {"top1_a", o.top1_a},
+                              {"top1_b", o.top1_b},
+                              {"top1_agrees", o.top1_a == o.top1_b}});
+  }
+  doc["ops"] = json::array();
+  for (const OpLatencyDiff& op : diff.ops) {
+    doc["ops"].push_back({{"op", op.op},
+                          {"a_us", OptionalJson(op.a_us)},
+                          {"b_us", OptionalJson(op.b_us)},
+                          {"change_us", op.change_us()}});
+  }
+  doc["moves"] = json::array();
+  for (const PlacementMove& move : diff.moves) {
+    doc["moves"].push_back({{"index", move.index},
+                            {"type", move.type},
+                            {"from", move.from},
+                            {"to", move.to},
+                            {"reason", move.reason}});
+  }
+  doc["memory"] = json::object();
+  for (const MemoryChange& m : diff.memory) {
+    doc["memory"][m.name] = {{"a", OptionalJson(m.a)}, {"b", OptionalJson(m.b)}};
+  }
+  doc["gates"] = json::array();
+  for (const GateCase& gate : gates) {
+    doc["gates"].push_back(
+        {{"name", gate.name}, {"passed", gate.passed}, {"message", gate.message}});
+  }
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+GateSuite DiffSuite(const JobDiff& diff, const std::vector<GateCase>& gates) {
+  GateSuite suite;
+  suite.name = "boardlab diff " + diff.a_source + " -> " + diff.b_source;
+  suite.classname = "boardlab.diff";
+  suite.properties = {{"a", diff.a_source}, {"b", diff.b_source}};
+  for (GateCase gate : gates) {
+    if (gate.passed) gate.message.clear();
+    suite.cases.push_back(std::move(gate));
+  }
+  std::ostringstream text;
+  PrintDiff(diff, gates, text);
+  suite.system_out = text.str();
+  return suite;
+}
+
+int RunDiff(const Connection& connection, const DiffArgs& args) {
+  absl::StatusOr<JobSnapshot> a = LoadSnapshot(connection, args.a);
+  if (!a.ok()) return FailWithStatus(a.status(), "reading A (" + args.a + ")", connection.server);
+  absl::StatusOr<JobSnapshot> b = LoadSnapshot(connection, args.b);
+  if (!b.ok()) return FailWithStatus(b.status(), "reading B (" + args.b + ")", connection.server);
+  const JobDiff diff = DiffJobs(*a, *b);
+  const std::vector<GateCase> gates = JudgeGates(diff, args.gates);
+  if (args.json) {
+    std::cout << DiffJson(diff, gates) << "\n";
+  } else {
+    PrintDiff(diff, gates, std::cout);
+  }
+  std::cout.flush();
+  if (!args.junit.empty()) {
+    const absl::Status written = WriteJunitFile(args.junit, {DiffSuite(diff, gates)});
+    if (!written.ok())
+      return FailWithStatus(written, "writing the JUnit report", connection.server);
+  }
+  for (const GateCase& gate : gates) {
+    if (!gate.passed) return kExitFail;
+  }
+  return kExitPass;
+}
+
+}  // namespace boardlab::cli

@@ -1,0 +1,191 @@
+#include "runtime/cli/budget_checks.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+
+#include "CLI/CLI.hpp"
+#include "nlohmann/json.hpp"
+
+namespace boardlab::run {
+namespace {
+
+using nlohmann::json;
+
+// Up to three decimals, without trailing zeros: 500, 612.5, 97.25, 0.001.
+std::string NumberText(double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.3f", value);
+  std::string s = text;
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+std::string ValueText(double value, const std::string& unit) {
+  return NumberText(value) + " " + unit;
+}
+
+BudgetCheck MakeCheck(const char* name, const char* unit, bool minimum, double limit,
+                      const std::optional<double>& measured, const std::string& missing) {
+  BudgetCheck check;
+  check.name = name;
+  check.unit = unit;
+  check.minimum = minimum;
+  check.limit = limit;
+  check.measured = measured;
+  if (!measured) {
+    check.detail = missing;
+    return check;
+  }
+  check.passed = minimum ? *measured >= limit : *measured <= limit;
+  return check;
+}
+
+bool Negative(const std::optional<double>& value) { return value && !(*value >= 0); }
+
+// A finite decimal number, the whole text.
+std::optional<double> ParseNumber(const std::string& text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::optional<double> JsonNumberAt(const json& doc, std::initializer_list<const char*> path) {
+  const json* node = &doc;
+  for (const char* key : path) {
+    if (!node->is_object() || !node->contains(key)) return std::nullopt;
+    node = &(*node)[key];
+  }
+  if (!node->is_number()) return std::nullopt;
+  return node->get<double>();
+}
+
+std::string NotANonNegativeNumber(const std::string& text) {
+  const std::optional<double> value = ParseNumber(text);
+  if (value && *value >= 0) return "";
+  return "'" + text + "' is not a number >= 0 (e.g. 2000 or 0.5)";
+}
+
+std::string NotAByteCount(const std::string& text) {
+  int64_t bytes = 0;
+  const char* end = text.data() + text.size();
+  const auto [rest, error] = std::from_chars(text.data(), end, bytes);
+  if (!text.empty() && error == std::errc() && rest == end && bytes >= 0) return "";
+  return "'" + text + "' is not a whole number of bytes >= 0 (e.g. 1048576)";
+}
+
+std::string NotAPercentage(const std::string& text) {
+  const std::optional<double> value = ParseNumber(text);
+  if (value && *value >= 0 && *value <= 100) return "";
+  return "'" + text + "' is not a percentage from 0 to 100 (e.g. 90)";
+}
+
+void AddBudgetOptions(CLI::App& app, BudgetLimits& limits) {
+  const auto check = [](std::string (*problem)(const std::string&), const char* name) {
+    return CLI::Validator([problem](std::string& text) { return problem(text); }, name);
+  };
+  // Callbacks rather than std::optional targets: CLI11 2.1 converts only plain values.
+  app.add_option_function<double>(
+         "--max-latency-us", [&limits](const double& us) { limits.max_latency_us = us; },
+         "budget: the mean inference time on the board's clock at most N us")
+      ->check(check(&NotANonNegativeNumber, "N"));
+  app.add_option_function<int64_t>(
+         "--max-sram", [&limits](const int64_t& bytes) { limits.max_sram_bytes = bytes; },
+         "budget: the model's SRAM (arena + weights or weight window) at most BYTES")
+      ->check(check(&NotAByteCount, "BYTES"));
+  app.add_option_function<int64_t>(
+         "--max-flash", [&limits](const int64_t& bytes) { limits.max_flash_bytes = bytes; },
+         "budget: the artifact (what is stored in flash) at most BYTES")
+      ->check(check(&NotAByteCount, "BYTES"));
+  app.add_option_function<double>(
+         "--min-npu-macs", [&limits](const double& pct) { limits.min_npu_macs_percent = pct; },
+         "budget: at least PCT percent of the model's MACs on the NPU (0-100)")
+      ->check(check(&NotAPercentage, "PCT"));
+}
+
+std::string InvalidBudget(const BudgetLimits& limits) {
+  if (Negative(limits.max_latency_us)) return "max_latency_us must be a number >= 0";
+  if (limits.max_sram_bytes && *limits.max_sram_bytes < 0) return "max_sram_bytes must be >= 0";
+  if (limits.max_flash_bytes && *limits.max_flash_bytes < 0) return "max_flash_bytes must be >= 0";
+  if (Negative(limits.min_npu_macs_percent) ||
+      (limits.min_npu_macs_percent && *limits.min_npu_macs_percent > 100)) {
+    return "min_npu_macs_percent must be a number in [0, 100]";
+  }
+  return "";
+}
+
+BudgetMeasurements MeasurementsFromReport(std::string_view report_json) {
+  BudgetMeasurements measured;
+  const json report = json::parse(report_json, nullptr, /*allow_exceptions=*/false);
+  if (report.is_discarded() || !report.is_object()) {
+    measured.report_missing = "the compile report is not JSON";
+    return measured;
+  }
+  measured.report_missing = "not in the compile report";
+  measured.sram_bytes = JsonNumberAt(report, {"memory", "sram_used_bytes"});
+  measured.flash_bytes = JsonNumberAt(report, {"artifact_bytes"});
+  measured.npu_macs_percent = JsonNumberAt(report, {"totals", "npu_macs_percent"});
+  return measured;
+}
+
+std::vector<BudgetCheck> CheckBudgets(const BudgetLimits& limits,
+                                      const BudgetMeasurements& measured) {
+  std::vector<BudgetCheck> checks;
+  if (limits.max_latency_us) {
+    checks.push_back(MakeCheck("latency", "us", false, *limits.max_latency_us, measured.latency_us,
+                               measured.latency_missing));
+  }
+  if (limits.max_sram_bytes) {
+    checks.push_back(MakeCheck("sram", "bytes", false, static_cast<double>(*limits.max_sram_bytes),
+                               measured.sram_bytes, measured.report_missing));
+  }
+  if (limits.max_flash_bytes) {
+    checks.push_back(MakeCheck("flash", "bytes", false,
+                               static_cast<double>(*limits.max_flash_bytes), measured.flash_bytes,
+                               measured.report_missing));
+  }
+  if (limits.min_npu_macs_percent) {
+    checks.push_back(MakeCheck("npu_macs", "%", true, *limits.min_npu_macs_percent,
+                               measured.npu_macs_percent, measured.report_missing));
+  }
+  return checks;
+}
+
+bool AllPassed(const std::vector<BudgetCheck>& checks) {
+  for (const BudgetCheck& check : checks) {
+    if (!check.passed) return false;
+  }
+  return true;
+}
+
+std::string DescribeCheck(const BudgetCheck& check) {
+  const std::string measured = check.measured ? ValueText(*check.measured, check.unit)
+                                              : "not measured (" + check.detail + ")";
+  return check.name + " " + measured + (check.minimum ? " >= " : " <= ") +
+         ValueText(check.limit, check.unit) + ": " + (check.passed ? "pass" : "FAIL");
+}
+
+std::string FailedBudgetsMessage(const std::vector<BudgetCheck>& checks) {
+  std::string message;
+  for (const BudgetCheck& check : checks) {
+    if (check.passed) continue;
+    message += message.empty() ? "budget failed: " : "; ";
+    if (check.measured) {
+      message += check.name + " " + ValueText(*check.measured, check.unit) +
+                 (check.minimum ? " < " : " > ") + ValueText(check.limit, check.unit);
+    } else {
+      message += check.name + " not measured (" + check.detail + ")";
+    }
+  }
+  return message;
+}
+
+}  // namespace boardlab::run

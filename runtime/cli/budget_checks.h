@@ -1,0 +1,101 @@
+#pragma once
+
+// Budgets: the limits a model must keep besides matching outputs (latency, SRAM, flash, the
+// share of MACs on the NPU), judged the same way by boardlab-run, the server and the boardlab
+// client. A budget is a check with its measured value, its limit and pass/fail; a budget that
+// could not be measured fails, so that a gate never passes unseen.
+//
+// Usage:
+//   BudgetLimits limits;
+//   AddBudgetOptions(app, limits);              // --max-latency-us, --max-sram, ...
+//   BudgetMeasurements measured = MeasurementsFromReport(report_json_text);
+//   measured.latency_us = 612.5;
+//   for (const BudgetCheck& check : CheckBudgets(limits, measured)) puts(DescribeCheck(check));
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace boardlab::run {
+
+struct BudgetLimits {
+  std::optional<double> max_latency_us;
+  std::optional<int64_t> max_sram_bytes;
+  std::optional<int64_t> max_flash_bytes;
+  std::optional<double> min_npu_macs_percent;  // 0..100
+
+  bool empty() const {
+    return !max_latency_us && !max_sram_bytes && !max_flash_bytes && !min_npu_macs_percent;
+  }
+};
+
+/// What was measured; nullopt = not known (the check then fails with `*_missing` as its reason).
+struct BudgetMeasurements {
+  std::optional<double> latency_us;        // mean inference time on the board's clock
+  std::optional<double> sram_bytes;        // compile report: memory.sram_used_bytes
+  std::optional<double> flash_bytes;       // the artifact's size (compile report: artifact_bytes)
+  std::optional<double> npu_macs_percent;  // compile report: totals.npu_macs_percent
+  std::string latency_missing = "the board's clock gives no time";
+  std::string report_missing = "no compile report";
+};
+
+struct BudgetCheck {
+  std::string name;      // "latency", "sram", "flash", "npu_macs"
+  std::string unit;      // "us", "bytes", "%"
+  bool minimum = false;  // the measured value must be >= limit (else <= limit)
+  double limit = 0;
+  std::optional<double> measured;
+  bool passed = false;
+  std::string detail;  // why it was not measured; empty otherwise
+};
+
+/// The command-line options of the budgets, with their checks (each a non-negative number,
+/// the percentage at most 100): --max-latency-us N, --max-sram BYTES, --max-flash BYTES,
+/// --min-npu-macs PCT. `limits` must outlive `app`'s parse.
+void AddBudgetOptions(CLI::App& app, BudgetLimits& limits);
+
+/// What is wrong with an option's value, or "" when it is fine (CLI11 validators use them, so
+/// that the message says what to give): a number >= 0 ("2000", "0.5"), a whole number of bytes
+/// >= 0 ("1048576"), a percentage from 0 to 100.
+std::string NotANonNegativeNumber(const std::string& text);
+std::string NotAByteCount(const std::string& text);
+std::string NotAPercentage(const std::string& text);
+
+/// Empty when the limits are valid, else a message naming the budget (for limits that did not
+/// come through AddBudgetOptions, e.g. over the API).
+std::string InvalidBudget(const BudgetLimits& limits);
+
+/// The number at `path` in `doc` (e.g. {"memory", "sram_used_bytes"} of a compile report), or
+/// nullopt when a key is missing or the value is not a number.
+std::optional<double> JsonNumberAt(const nlohmann::json& doc,
+                                   std::initializer_list<const char*> path);
+
+/// SRAM, flash and NPU MACs from a compile report (report.json of boardlab-compile --report);
+/// fields the report lacks, or a text that is not a report, stay unmeasured with the reason.
+BudgetMeasurements MeasurementsFromReport(std::string_view report_json);
+
+/// One check per limit set, in the order latency, sram, flash, npu_macs.
+std::vector<BudgetCheck> CheckBudgets(const BudgetLimits& limits,
+                                      const BudgetMeasurements& measured);
+
+/// True when every check passed (also when there are none).
+bool AllPassed(const std::vector<BudgetCheck>& checks);
+
+/// "latency 612.5 us <= 500 us: FAIL", "npu_macs 97.3 % >= 90 %: pass",
+/// "sram not measured (no compile report) <= 524288 bytes: FAIL".
+std::string DescribeCheck(const BudgetCheck& check);
+
+/// The failed checks in one phrase for a verdict message: "budget failed: latency 612.5 us > 500
+/// us; sram not measured (no compile report)". Empty when all passed.
+std::string FailedBudgetsMessage(const std::vector<BudgetCheck>& checks);
+
+}  // namespace boardlab::run
