@@ -39,6 +39,7 @@ NpuKernelClass NpuClassOf(OpType type) {
       return NpuKernelClass::kMatMul;
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
+    case OpType::kL2Pool2D:
     case OpType::kMean:
     case OpType::kSum:
     case OpType::kReduceMax:
@@ -79,8 +80,11 @@ NpuKernelClass NpuClassOf(OpType type) {
     case OpType::kSquaredDifference:
     case OpType::kAddN:
     case OpType::kCumsum:
+    case OpType::kL2Normalization:
+    case OpType::kResizeBilinear:
       return NpuKernelClass::kElementwise;
     case OpType::kSoftmax:
+    case OpType::kLogSoftmax:
       return NpuKernelClass::kSoftmax;
     default:
       return NpuKernelClass::kDataMovement;
@@ -108,7 +112,8 @@ void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
       break;
     }
     case OpType::kAveragePool2D:
-    case OpType::kMaxPool2D: {
+    case OpType::kMaxPool2D:
+    case OpType::kL2Pool2D: {
       const auto& opt = op.opts<PoolOptions>();
       shape.kernel_taps = int64_t{opt.filter_w} * opt.filter_h;
       break;

@@ -350,7 +350,8 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       return absl::OkStatus();
     }
     case OpType::kAveragePool2D:
-    case OpType::kMaxPool2D: {
+    case OpType::kMaxPool2D:
+    case OpType::kL2Pool2D: {
       const auto* o = src.builtin_options_as_Pool2DOptions();
       if (!o) return missing();
       PoolOptions p;
@@ -450,13 +451,29 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       op.options = s;
       return absl::OkStatus();
     }
-    case OpType::kResizeNearestNeighbor: {
+    case OpType::kResizeNearestNeighbor:
+    case OpType::kResizeBilinear: {
       ResizeOptions r;
       if (const auto* o = src.builtin_options_as_ResizeNearestNeighborOptions()) {
         r.align_corners = o->align_corners();
         r.half_pixel_centers = o->half_pixel_centers();
       }
+      if (const auto* o = src.builtin_options_as_ResizeBilinearOptions()) {
+        r.align_corners = o->align_corners();
+        r.half_pixel_centers = o->half_pixel_centers();
+      }
       op.options = r;
+      return absl::OkStatus();
+    }
+    case OpType::kL2Normalization: {
+      // The activation is kept so that validation can refuse one TFLite Micro does not run.
+      ElementwiseOptions e;
+      if (const auto* o = src.builtin_options_as_L2NormOptions()) {
+        auto act = activation(o->fused_activation_function());
+        if (!act.ok()) return act.status();
+        e.activation = *act;
+      }
+      op.options = e;
       return absl::OkStatus();
     }
     case OpType::kLeakyRelu: {

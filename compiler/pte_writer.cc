@@ -398,6 +398,11 @@ absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
     case OpType::kMaxPool2D:
       PoolParams(op, args);
       return absl::OkStatus();
+    case OpType::kL2Pool2D:
+      // float32: the kernel clamps with the activation code, not the int8 range.
+      PoolParams(op, args);
+      args.push_back(Int(static_cast<int>(op.opts<PoolOptions>().activation)));
+      return absl::OkStatus();
     case OpType::kAdd:
     case OpType::kSub:
     case OpType::kMul:

@@ -154,7 +154,13 @@ absl::Status ValidateFullyConnected(const OpChecker& c) {
 absl::Status ValidatePool(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(1, 1));
   RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  if (c.op().type == OpType::kL2Pool2D) {
+    RETURN_IF_ERROR(c.TypeIn(c.In(0), "input", {DataType::kFloat32},
+                             "TFLite Micro's L2_POOL_2D computes float32 only"));
+    RETURN_IF_ERROR(c.SameType(c.In(0), c.Out()));
+  } else {
+    RETURN_IF_ERROR(c.AllInt8Activations());
+  }
   const auto& o = c.op().opts<PoolOptions>();
   RETURN_IF_ERROR(CheckWindow(c, o.stride_h, o.stride_w, 1, 1, o.filter_h, o.filter_w));
   return CheckSpatialOutput(c, o.padding, o.filter_h, o.filter_w, o.stride_h, o.stride_w, 1, 1,
@@ -382,6 +388,23 @@ absl::Status ValidateResize(const OpChecker& c) {
   return c.OutputShape({in[0], size[0], size[1], in[3]});
 }
 
+// RESIZE_BILINEAR int8 (TFLite Micro's resize_bilinear.cc): it interpolates the raw int8
+// values, so input and output must share one quantization for the result to mean anything;
+// align_corners and half_pixel_centers exclude each other.
+absl::Status ValidateResizeBilinear(const OpChecker& c) {
+  RETURN_IF_ERROR(ValidateResize(c));
+  if (!c.In(0).quant.SameAs(c.Out().quant)) {
+    return c.Unsupported(
+        "input and output are quantized differently; TFLite Micro's RESIZE_BILINEAR interpolates "
+        "the raw int8 values and needs one quantization for both");
+  }
+  const auto& o = c.op().opts<ResizeOptions>();
+  if (o.align_corners && o.half_pixel_centers) {
+    return c.Invalid("align_corners and half_pixel_centers are both set (TFLite Micro refuses)");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateBatchMatMul(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
   RETURN_IF_ERROR(c.Rank(c.In(0), "lhs", 2, 5));
@@ -462,6 +485,7 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
       return ValidateFullyConnected(c);
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
+    case OpType::kL2Pool2D:
       return ValidatePool(c);
     case OpType::kAdd:
     case OpType::kSub:
@@ -500,6 +524,8 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
       return ValidateStridedSlice(c);
     case OpType::kResizeNearestNeighbor:
       return ValidateResize(c);
+    case OpType::kResizeBilinear:
+      return ValidateResizeBilinear(c);
     case OpType::kBatchMatMul:
       return ValidateBatchMatMul(c);
     case OpType::kQuantize:
@@ -556,6 +582,8 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
     case OpType::kSquaredDifference:
     case OpType::kAddN:
     case OpType::kCumsum:
+    case OpType::kLogSoftmax:
+    case OpType::kL2Normalization:
       return ValidateMathOp(c);
   }
   return c.Invalid("unknown op type");

@@ -55,6 +55,7 @@ size_t ExpectedOptionsIndex(OpType type) {
       return 1;
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
+    case OpType::kL2Pool2D:
       return 2;
     case OpType::kFullyConnected:
       return 3;
@@ -62,6 +63,7 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kSub:
     case OpType::kMul:
     case OpType::kDiv:
+    case OpType::kL2Normalization:
       return 4;
     case OpType::kConcatenation:
       return 5;
@@ -74,6 +76,7 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kStridedSlice:
       return 9;
     case OpType::kResizeNearestNeighbor:
+    case OpType::kResizeBilinear:
       return 10;
     case OpType::kLeakyRelu:
       return 11;

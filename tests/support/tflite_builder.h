@@ -77,7 +77,8 @@ struct FullyConnectedOpts {
   bool keep_num_dims = false;
   int8_t weights_format = 0;  // 1 = SHUFFLED4x16INT8
 };
-/// ADD, SUB and MUL: the builder picks AddOptions / SubOptions / MulOptions from the op code.
+/// ADD, SUB, MUL, DIV and L2_NORMALIZATION: the builder picks AddOptions / SubOptions /
+/// MulOptions / DivOptions / L2NormOptions from the op code.
 struct ElementwiseOpts {
   Activation activation = Activation::kNone;
 };
@@ -101,6 +102,7 @@ struct StridedSliceOpts {
   int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_axis_mask = 0;
   bool offset = false;
 };
+/// RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR: the builder picks the table from the op code.
 struct ResizeNearestNeighborOpts {
   bool align_corners = false;
   bool half_pixel_centers = false;
