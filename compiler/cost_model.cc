@@ -32,6 +32,7 @@ NpuKernelClass NpuClassOf(OpType type) {
   switch (type) {
     case OpType::kConv2D:
     case OpType::kFullyConnected:
+    case OpType::kTransposeConv:
       return NpuKernelClass::kConv;
     case OpType::kDepthwiseConv2D:
       return NpuKernelClass::kDepthwise;
@@ -94,7 +95,8 @@ NpuKernelClass NpuClassOf(OpType type) {
 // Reduction length per output (input channels) and kernel taps of a MAC or pool op.
 void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
   switch (op.type) {
-    case OpType::kConv2D: {
+    case OpType::kConv2D:
+    case OpType::kTransposeConv: {
       const Tensor& w = graph.input(op, 1);  // OHWI
       shape.in_channels = w.shape[3];
       shape.kernel_taps = int64_t{w.shape[1]} * w.shape[2];
@@ -136,7 +138,9 @@ void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
 CpuKernelClass CpuClassOf(OpType type) {
   switch (NpuClassOf(type)) {
     case NpuKernelClass::kConv:
-      return type == OpType::kConv2D ? CpuKernelClass::kConv : CpuKernelClass::kFullyConnected;
+      return type == OpType::kConv2D || type == OpType::kTransposeConv
+                 ? CpuKernelClass::kConv
+                 : CpuKernelClass::kFullyConnected;
     case NpuKernelClass::kDepthwise:
       return CpuKernelClass::kDepthwise;
     case NpuKernelClass::kMatMul:

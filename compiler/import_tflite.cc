@@ -349,6 +349,25 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       op.options = c;
       return absl::OkStatus();
     }
+    case OpType::kTransposeConv: {
+      // Dilation and depth multiplier stay 1: TRANSPOSE_CONV has neither.
+      const auto* o = src.builtin_options_as_TransposeConvOptions();
+      if (!o) return missing();
+      ConvOptions c;
+      auto pad = padding(o->padding());
+      auto act = activation(o->fused_activation_function());
+      if (!pad.ok()) return pad.status();
+      if (!act.ok()) return act.status();
+      c.padding = *pad;
+      c.activation = *act;
+      c.stride_w = o->stride_w();
+      c.stride_h = o->stride_h();
+      op.options = c;
+      // The bias is optional and may be left out of the input list: give it its slot, as
+      // CONV_2D's absent bias has, so that the kernel call keeps one layout.
+      if (op.inputs.size() == 3) op.inputs.push_back(kNoTensor);
+      return absl::OkStatus();
+    }
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
     case OpType::kL2Pool2D: {

@@ -503,9 +503,10 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
            NeverOnNpu}};
     }
     // The Neutron-C flow runs these (neutron-rt700.md section 4), boardlab's lowering does not.
-    for (OpType type : {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum,
-                        OpType::kMirrorPad, OpType::kSplit, OpType::kSplitV, OpType::kRsqrt,
-                        OpType::kPrelu, OpType::kDiv, OpType::kResizeBilinear}) {
+    for (OpType type :
+         {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,
+          OpType::kSplit, OpType::kSplitV, OpType::kRsqrt, OpType::kPrelu, OpType::kDiv,
+          OpType::kResizeBilinear, OpType::kTransposeConv}) {
       t[static_cast<size_t>(type)].constraints = {NpuNotLoweredConstraint()};
     }
     return t;

@@ -55,6 +55,7 @@ namespace boardlab::compiler {
   X(kGreaterEqual, "GREATER_EQUAL", 62)                    \
   X(kLessEqual, "LESS_EQUAL", 63)                          \
   X(kSlice, "SLICE", 65)                                   \
+  X(kTransposeConv, "TRANSPOSE_CONV", 67)                  \
   X(kExpandDims, "EXPAND_DIMS", 70)                        \
   X(kEqual, "EQUAL", 71)                                   \
   X(kNotEqual, "NOT_EQUAL", 72)                            \

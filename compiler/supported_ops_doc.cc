@@ -128,6 +128,8 @@ std::string CpuTypes(OpType type) {
       return "int8 (output scale 1/128, zero point 0; no fused activation); rank <= 4";
     case OpType::kL2Pool2D:
       return "float32 (TFLite Micro has no int8 kernel)";
+    case OpType::kTransposeConv:
+      return "int8 (per-channel weights, optional int32 bias; no fused activation)";
     case OpType::kResizeBilinear:
       return "int8 (same quantization in and out); size a constant int32 [2]";
     case OpType::kQuantize:

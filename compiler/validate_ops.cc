@@ -102,6 +102,43 @@ absl::Status ValidateConv(const OpChecker& c) {
                             o.dilation_h, o.dilation_w, w.shape[0]);
 }
 
+// TRANSPOSE_CONV (TFLite Micro's transpose_conv.cc): inputs output_shape (constant int32 [4]),
+// weights (constant int8 OHWI, per-channel along O, zero point 0), the int8 input and an optional
+// constant int32 bias [O]. TFLite Micro versions disagree on applying the fused activation, so
+// only NONE is taken.
+absl::Status ValidateTransposeConv(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(3, 4));
+  const Tensor& shape = c.In(0);
+  const Tensor& w = c.In(1);
+  const Tensor& in = c.In(2);
+  RETURN_IF_ERROR(c.Constant(shape, "output_shape", DataType::kInt32));
+  RETURN_IF_ERROR(c.Constant(w, "weights", DataType::kInt8));
+  RETURN_IF_ERROR(c.Rank(w, "weights", 4, 4));
+  RETURN_IF_ERROR(c.Rank(in, "input", 4, 4));
+  RETURN_IF_ERROR(c.Int8Activation(in, "input"));
+  RETURN_IF_ERROR(c.Int8Activation(c.Out(), "output"));
+  const auto& o = c.op().opts<ConvOptions>();
+  RETURN_IF_ERROR(CheckWindow(c, o.stride_h, o.stride_w, 1, 1, w.shape[1], w.shape[2]));
+  if (o.activation != Activation::kNone) {
+    return c.Unsupported(absl::StrCat("fused activation ", static_cast<int>(o.activation),
+                                      "; boardlab's TRANSPOSE_CONV takes NONE only (TFLite Micro "
+                                      "versions differ in applying it)"));
+  }
+  if (in.shape[3] != w.shape[3]) {
+    return c.Invalid(
+        absl::StrCat("weights expect ", w.shape[3], " input channels, input has ", in.shape[3]));
+  }
+  RETURN_IF_ERROR(CheckPerChannelWeights(c, w, 0));
+  RETURN_IF_ERROR(CheckBias(c, 3, w.shape[0]));
+  const std::vector<int32_t> out = c.ConstantInts(shape);
+  if (out.size() != 4 || out[0] != in.shape[0] || out[3] != w.shape[0] || out[1] < 1 ||
+      out[2] < 1) {
+    return c.Invalid(absl::StrCat("output_shape [", absl::StrJoin(out, ","), "] is not [",
+                                  in.shape[0], ",H,W,", w.shape[0], "]"));
+  }
+  return c.OutputShape(out);
+}
+
 absl::Status ValidateDepthwise(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 3));
   RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
@@ -481,6 +518,8 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
       return ValidateConv(c);
     case OpType::kDepthwiseConv2D:
       return ValidateDepthwise(c);
+    case OpType::kTransposeConv:
+      return ValidateTransposeConv(c);
     case OpType::kFullyConnected:
       return ValidateFullyConnected(c);
     case OpType::kAveragePool2D:

@@ -52,6 +52,7 @@ size_t ExpectedOptionsIndex(OpType type) {
   switch (type) {
     case OpType::kConv2D:
     case OpType::kDepthwiseConv2D:
+    case OpType::kTransposeConv:
       return 1;
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:

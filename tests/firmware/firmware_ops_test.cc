@@ -98,7 +98,8 @@ class FirmwareOpsTest : public ::testing::Test {
 // firmware's output limit), one with run-time index, bool and scalar inputs.
 TEST_F(FirmwareOpsTest, EveryCaseGivesTheHostsOutputs) {
   const std::vector<testing::OpCase>* batches[] = {
-      &testing::LayoutAndSelectionCases(), &testing::MathCases(), &testing::NormalizationCases()};
+      &testing::LayoutAndSelectionCases(), &testing::MathCases(), &testing::NormalizationCases(),
+      &testing::TransposeConvCases()};
   size_t constant = 0, cases = 0, expected = 0;
   for (size_t i = 0; i < std::size(batches); ++i) {
     const testing::CaseModel m = testing::ConstantInputsModel(*batches[i]);

@@ -460,7 +460,8 @@ const std::vector<OpCase>& LayoutAndSelectionCases() {
 const std::vector<OpCase>& AllOpCases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = LayoutAndSelectionCases();
-    for (const std::vector<OpCase>* list : {&MathCases(), &NormalizationCases()}) {
+    for (const std::vector<OpCase>* list :
+         {&MathCases(), &NormalizationCases(), &TransposeConvCases()}) {
       all.insert(all.end(), list->begin(), list->end());
     }
     return all;

@@ -69,7 +69,11 @@ const std::vector<OpCase>& MathCases();
 /// L2_POOL_2D and RESIZE_BILINEAR.
 const std::vector<OpCase>& NormalizationCases();
 
-/// LayoutAndSelectionCases(), MathCases() and NormalizationCases(), in that order.
+/// Every TRANSPOSE_CONV case (transpose_conv_cases.cc).
+const std::vector<OpCase>& TransposeConvCases();
+
+/// LayoutAndSelectionCases(), MathCases(), NormalizationCases() and TransposeConvCases(), in
+/// that order.
 const std::vector<OpCase>& AllOpCases();
 
 /// The cases of one op type, in list order.

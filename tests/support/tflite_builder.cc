@@ -156,6 +156,12 @@ class OptionsWriter {
     return {tflite::BuiltinOptions::CumsumOptions,
             tflite::CreateCumsumOptions(fbb_, o.exclusive, o.reverse).Union()};
   }
+  OptionsRef operator()(const TransposeConvOpts& o) {
+    return {tflite::BuiltinOptions::TransposeConvOptions,
+            tflite::CreateTransposeConvOptions(fbb_, Byte(o.padding), o.stride_w, o.stride_h,
+                                               Byte(o.activation))
+                .Union()};
+  }
   OptionsRef operator()(const ShapeOpts& o) {
     return {tflite::BuiltinOptions::ShapeOptions,
             tflite::CreateShapeOptions(fbb_, static_cast<int8_t>(o.out_type)).Union()};

@@ -144,13 +144,18 @@ struct ShapeOpts {
 struct CumsumOpts {
   bool exclusive = false, reverse = false;
 };
+struct TransposeConvOpts {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  Activation activation = Activation::kNone;
+};
 
 using BuilderOptions =
     std::variant<std::monostate, Conv2DOpts, DepthwiseConv2DOpts, Pool2DOpts, FullyConnectedOpts,
                  ElementwiseOpts, ConcatenationOpts, SoftmaxOpts, ReducerOpts, ReshapeOpts,
                  SqueezeOpts, StridedSliceOpts, ResizeNearestNeighborOpts, LeakyReluOpts,
                  BatchMatMulOpts, GatherOpts, PackOpts, UnpackOpts, SplitOpts, BlockSizeOpts,
-                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts>;
+                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts, TransposeConvOpts>;
 
 /// BuiltinOperator codes used by tests that are not in compiler::OpType.
 inline constexpr int32_t kBuiltinSvdf = 27;
