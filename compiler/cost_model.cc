@@ -32,6 +32,7 @@ NpuKernelClass NpuClassOf(OpType type) {
   switch (type) {
     case OpType::kConv2D:
     case OpType::kFullyConnected:
+    case OpType::kTransposeConv:
       return NpuKernelClass::kConv;
     case OpType::kDepthwiseConv2D:
       return NpuKernelClass::kDepthwise;
@@ -39,6 +40,7 @@ NpuKernelClass NpuClassOf(OpType type) {
       return NpuKernelClass::kMatMul;
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
+    case OpType::kL2Pool2D:
     case OpType::kMean:
     case OpType::kSum:
     case OpType::kReduceMax:
@@ -79,8 +81,11 @@ NpuKernelClass NpuClassOf(OpType type) {
     case OpType::kSquaredDifference:
     case OpType::kAddN:
     case OpType::kCumsum:
+    case OpType::kL2Normalization:
+    case OpType::kResizeBilinear:
       return NpuKernelClass::kElementwise;
     case OpType::kSoftmax:
+    case OpType::kLogSoftmax:
       return NpuKernelClass::kSoftmax;
     default:
       return NpuKernelClass::kDataMovement;
@@ -90,7 +95,8 @@ NpuKernelClass NpuClassOf(OpType type) {
 // Reduction length per output (input channels) and kernel taps of a MAC or pool op.
 void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
   switch (op.type) {
-    case OpType::kConv2D: {
+    case OpType::kConv2D:
+    case OpType::kTransposeConv: {
       const Tensor& w = graph.input(op, 1);  // OHWI
       shape.in_channels = w.shape[3];
       shape.kernel_taps = int64_t{w.shape[1]} * w.shape[2];
@@ -108,7 +114,8 @@ void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
       break;
     }
     case OpType::kAveragePool2D:
-    case OpType::kMaxPool2D: {
+    case OpType::kMaxPool2D:
+    case OpType::kL2Pool2D: {
       const auto& opt = op.opts<PoolOptions>();
       shape.kernel_taps = int64_t{opt.filter_w} * opt.filter_h;
       break;
@@ -131,7 +138,9 @@ void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
 CpuKernelClass CpuClassOf(OpType type) {
   switch (NpuClassOf(type)) {
     case NpuKernelClass::kConv:
-      return type == OpType::kConv2D ? CpuKernelClass::kConv : CpuKernelClass::kFullyConnected;
+      return type == OpType::kConv2D || type == OpType::kTransposeConv
+                 ? CpuKernelClass::kConv
+                 : CpuKernelClass::kFullyConnected;
     case NpuKernelClass::kDepthwise:
       return CpuKernelClass::kDepthwise;
     case NpuKernelClass::kMatMul:

@@ -349,8 +349,28 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       op.options = c;
       return absl::OkStatus();
     }
+    case OpType::kTransposeConv: {
+      // Dilation and depth multiplier stay 1: TRANSPOSE_CONV has neither.
+      const auto* o = src.builtin_options_as_TransposeConvOptions();
+      if (!o) return missing();
+      ConvOptions c;
+      auto pad = padding(o->padding());
+      auto act = activation(o->fused_activation_function());
+      if (!pad.ok()) return pad.status();
+      if (!act.ok()) return act.status();
+      c.padding = *pad;
+      c.activation = *act;
+      c.stride_w = o->stride_w();
+      c.stride_h = o->stride_h();
+      op.options = c;
+      // The bias is optional and may be left out of the input list: give it its slot, as
+      // CONV_2D's absent bias has, so that the kernel call keeps one layout.
+      if (op.inputs.size() == 3) op.inputs.push_back(kNoTensor);
+      return absl::OkStatus();
+    }
     case OpType::kAveragePool2D:
-    case OpType::kMaxPool2D: {
+    case OpType::kMaxPool2D:
+    case OpType::kL2Pool2D: {
       const auto* o = src.builtin_options_as_Pool2DOptions();
       if (!o) return missing();
       PoolOptions p;
@@ -450,13 +470,29 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       op.options = s;
       return absl::OkStatus();
     }
-    case OpType::kResizeNearestNeighbor: {
+    case OpType::kResizeNearestNeighbor:
+    case OpType::kResizeBilinear: {
       ResizeOptions r;
       if (const auto* o = src.builtin_options_as_ResizeNearestNeighborOptions()) {
         r.align_corners = o->align_corners();
         r.half_pixel_centers = o->half_pixel_centers();
       }
+      if (const auto* o = src.builtin_options_as_ResizeBilinearOptions()) {
+        r.align_corners = o->align_corners();
+        r.half_pixel_centers = o->half_pixel_centers();
+      }
       op.options = r;
+      return absl::OkStatus();
+    }
+    case OpType::kL2Normalization: {
+      // The activation is kept so that validation can refuse one TFLite Micro does not run.
+      ElementwiseOptions e;
+      if (const auto* o = src.builtin_options_as_L2NormOptions()) {
+        auto act = activation(o->fused_activation_function());
+        if (!act.ok()) return act.status();
+        e.activation = *act;
+      }
+      op.options = e;
       return absl::OkStatus();
     }
     case OpType::kLeakyRelu: {

@@ -138,6 +138,10 @@ int64_t Graph::Macs(const Op& op) const {
       const Tensor& w = input(op, 1);  // OHWI
       return out.NumElements() * w.shape[1] * w.shape[2] * w.shape[3];
     }
+    case OpType::kTransposeConv: {
+      const Tensor& w = input(op, 1);  // OHWI; every input element meets every tap
+      return input(op, 2).NumElements() * w.shape[0] * w.shape[1] * w.shape[2];
+    }
     case OpType::kDepthwiseConv2D: {
       const Tensor& w = input(op, 1);  // 1 x H x W x C
       return out.NumElements() * w.shape[1] * w.shape[2];

@@ -495,7 +495,7 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
     // TFLite Micro computes these in float32 only (no int8 kernel), so a model that holds them
     // is float there, which the NPU does not compute.
     for (OpType type : {OpType::kNeg, OpType::kExp, OpType::kLog, OpType::kSqrt, OpType::kSquare,
-                        OpType::kRound, OpType::kFloor}) {
+                        OpType::kRound, OpType::kFloor, OpType::kL2Pool2D}) {
       t[static_cast<size_t>(type)].constraints = {
           {"float32_only",
            "TFLite Micro computes this op in float32 only (it has no int8 kernel); the NPU "
@@ -505,7 +505,8 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
     // The Neutron-C flow runs these (neutron-rt700.md section 4), boardlab's lowering does not.
     for (OpType type :
          {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,
-          OpType::kSplit, OpType::kSplitV, OpType::kRsqrt, OpType::kPrelu, OpType::kDiv}) {
+          OpType::kSplit, OpType::kSplitV, OpType::kRsqrt, OpType::kPrelu, OpType::kDiv,
+          OpType::kResizeBilinear, OpType::kTransposeConv}) {
       t[static_cast<size_t>(type)].constraints = {NpuNotLoweredConstraint()};
     }
     return t;

@@ -18,12 +18,15 @@ namespace boardlab::compiler {
   X(kDequantize, "DEQUANTIZE", 6)                          \
   X(kFloor, "FLOOR", 8)                                    \
   X(kFullyConnected, "FULLY_CONNECTED", 9)                 \
+  X(kL2Normalization, "L2_NORMALIZATION", 11)              \
+  X(kL2Pool2D, "L2_POOL_2D", 12)                           \
   X(kLogistic, "LOGISTIC", 14)                             \
   X(kMaxPool2D, "MAX_POOL_2D", 17)                         \
   X(kMul, "MUL", 18)                                       \
   X(kRelu, "RELU", 19)                                     \
   X(kRelu6, "RELU6", 21)                                   \
   X(kReshape, "RESHAPE", 22)                               \
+  X(kResizeBilinear, "RESIZE_BILINEAR", 23)                \
   X(kSoftmax, "SOFTMAX", 25)                               \
   X(kSpaceToDepth, "SPACE_TO_DEPTH", 26)                   \
   X(kTanh, "TANH", 28)                                     \
@@ -39,6 +42,7 @@ namespace boardlab::compiler {
   X(kStridedSlice, "STRIDED_SLICE", 45)                    \
   X(kExp, "EXP", 47)                                       \
   X(kSplit, "SPLIT", 49)                                   \
+  X(kLogSoftmax, "LOG_SOFTMAX", 50)                        \
   X(kCast, "CAST", 53)                                     \
   X(kPrelu, "PRELU", 54)                                   \
   X(kMaximum, "MAXIMUM", 55)                               \
@@ -51,6 +55,7 @@ namespace boardlab::compiler {
   X(kGreaterEqual, "GREATER_EQUAL", 62)                    \
   X(kLessEqual, "LESS_EQUAL", 63)                          \
   X(kSlice, "SLICE", 65)                                   \
+  X(kTransposeConv, "TRANSPOSE_CONV", 67)                  \
   X(kExpandDims, "EXPAND_DIMS", 70)                        \
   X(kEqual, "EQUAL", 71)                                   \
   X(kNotEqual, "NOT_EQUAL", 72)                            \

@@ -45,8 +45,8 @@ absl::Status PlaceInFlash(Compilation& c, int64_t weight_bytes, int64_t largest_
   MemoryPlan& m = c.memory;
   if (c.board.flash_bytes < weight_bytes) {
     return absl::FailedPreconditionError(
-        absl::StrCat("does not fit: ", weight_bytes, " bytes of weights, but board '",
-                     c.board.name, "' has ", c.board.flash_bytes, " bytes of external flash"));
+        absl::StrCat("does not fit: ", weight_bytes, " bytes of weights, but board '", c.board.name,
+                     "' has ", c.board.flash_bytes, " bytes of external flash"));
   }
   int64_t scratch = 2 * largest_kernel;
   if (m.arena_bytes + scratch > m.sram_budget_bytes) scratch = largest_kernel;
@@ -57,9 +57,11 @@ absl::Status PlaceInFlash(Compilation& c, int64_t weight_bytes, int64_t largest_
                      "; the scratch window must hold the largest kernel's weights"));
   }
   if (scratch < 2 * largest_kernel) {
-    c.warnings.push_back(absl::StrCat(
-        "weight scratch is single-buffered (", scratch, " bytes): prefetches cannot overlap "
-        "compute; ", m.arena_bytes + 2 * largest_kernel, " bytes of SRAM would double-buffer it"));
+    c.warnings.push_back(absl::StrCat("weight scratch is single-buffered (", scratch,
+                                      " bytes): prefetches cannot overlap "
+                                      "compute; ",
+                                      m.arena_bytes + 2 * largest_kernel,
+                                      " bytes of SRAM would double-buffer it"));
   }
   m.weights_in_flash = true;
   m.weight_scratch_bytes = scratch;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "boardlab/schema/program_generated.h"
 #include "compiler/quantization.h"
+#include "compiler/validate_ops.h"
 #include "nlohmann/json.hpp"
 
 namespace boardlab::compiler {
@@ -115,6 +116,7 @@ class ProgramBuilder {
   void ConvParams(const Op& op, std::vector<int>& args);
   void FullyConnectedParams(const Op& op, std::vector<int>& args);
   void PoolParams(const Op& op, std::vector<int>& args);
+  void TransposeConvParams(const Op& op, std::vector<int>& args);
   void ElementwiseParams(const Op& op, std::vector<int>& args);
   void GenericParams(const Op& op, std::vector<int>& args);
   void ActivationParams(const Op& op, Activation act, std::vector<int>& args);
@@ -270,7 +272,7 @@ void ProgramBuilder::ConvParams(const Op& op, std::vector<int>& args) {
 // Zero points and per-channel (multiplier, shift) of conv-like ops; FULLY_CONNECTED adds its
 // own activation and keep_num_dims after this.
 void ProgramBuilder::FullyConnectedParams(const Op& op, std::vector<int>& args) {
-  const Tensor& in = g_.input(op, 0);
+  const Tensor& in = g_.input(op, op.type == OpType::kTransposeConv ? 2 : 0);
   const Tensor& w = g_.input(op, 1);
   const Tensor& out = g_.output(op);
   std::vector<int32_t> multipliers, shifts;
@@ -290,6 +292,24 @@ void ProgramBuilder::FullyConnectedParams(const Op& op, std::vector<int>& args) 
   const auto& o = op.opts<FullyConnectedOptions>();
   ActivationParams(op, o.activation, args);
   args.push_back(Bool(o.keep_num_dims));
+}
+
+// TRANSPOSE_CONV pads as TFLite Micro does: the SAME padding of the convolution that would map
+// the output back onto the input (window and stride over the output's height and width).
+void ProgramBuilder::TransposeConvParams(const Op& op, std::vector<int>& args) {
+  const auto& o = op.opts<ConvOptions>();
+  const Tensor& w = g_.input(op, 1);
+  const Tensor& out = g_.output(op);
+  auto padding = [&](int size, int k, int stride) {
+    return SamePadding(o.padding, size, WindowedOutputSize(o.padding, size, k, stride, 1), k,
+                       stride, 1);
+  };
+  const auto [top, bottom] = padding(out.shape[1], w.shape[1], o.stride_h);
+  const auto [left, right] = padding(out.shape[2], w.shape[2], o.stride_w);
+  args.push_back(IntList({o.stride_h, o.stride_w}));
+  args.push_back(IntList({top, left, bottom, right}));
+  FullyConnectedParams(op, args);
+  ActivationParams(op, Activation::kNone, args);
 }
 
 void ProgramBuilder::PoolParams(const Op& op, std::vector<int>& args) {
@@ -394,9 +414,17 @@ absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
     case OpType::kFullyConnected:
       FullyConnectedParams(op, args);
       return absl::OkStatus();
+    case OpType::kTransposeConv:
+      TransposeConvParams(op, args);
+      return absl::OkStatus();
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
       PoolParams(op, args);
+      return absl::OkStatus();
+    case OpType::kL2Pool2D:
+      // float32: the kernel clamps with the activation code, not the int8 range.
+      PoolParams(op, args);
+      args.push_back(Int(static_cast<int>(op.opts<PoolOptions>().activation)));
       return absl::OkStatus();
     case OpType::kAdd:
     case OpType::kSub:
@@ -487,7 +515,7 @@ bool ProgramBuilder::NeedsConstantSegment() const {
   for (const Op& op : g_.ops) {
     if (op.dead || op.unit != Unit::kCpu) continue;
     if (op.type == OpType::kConv2D || op.type == OpType::kDepthwiseConv2D ||
-        op.type == OpType::kFullyConnected) {
+        op.type == OpType::kFullyConnected || op.type == OpType::kTransposeConv) {
       return true;
     }
     for (int t : op.inputs) {

@@ -122,6 +122,16 @@ std::string CpuTypes(OpType type) {
       return "int8 (one quantization for every input), float32";
     case OpType::kCumsum:
       return "int8, float32; axis int32";
+    case OpType::kLogSoftmax:
+      return "int8 (output scale 16/256, zero point 127; fixed-point exp and log)";
+    case OpType::kL2Normalization:
+      return "int8 (output scale 1/128, zero point 0; no fused activation); rank <= 4";
+    case OpType::kL2Pool2D:
+      return "float32 (TFLite Micro has no int8 kernel)";
+    case OpType::kTransposeConv:
+      return "int8 (per-channel weights, optional int32 bias; no fused activation)";
+    case OpType::kResizeBilinear:
+      return "int8 (same quantization in and out); size a constant int32 [2]";
     case OpType::kQuantize:
       return "float32 or int8 to int8";
     case OpType::kDequantize:

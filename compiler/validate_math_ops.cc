@@ -3,6 +3,8 @@
 // round.cc, elu.cc, prelu.cc, div.cc, squared_difference.cc, add_n.cc and cumsum.cc): what TFLite
 // Micro refuses is refused here when compiling, with the reason.
 
+#include <cmath>
+
 #include "compiler/op_checker.h"
 
 namespace boardlab::compiler {
@@ -141,6 +143,48 @@ absl::Status ValidateCumsum(const OpChecker& c) {
   return c.OutputShape(in.shape);
 }
 
+// LOG_SOFTMAX and L2_NORMALIZATION: int8 in and out of one shape, normalized along the last
+// dimension into the fixed output quantization TFLite's Prepare requires.
+absl::Status ValidateRowNormalization(const OpChecker& c, float out_scale, int64_t out_zp,
+                                      size_t max_rank) {
+  RETURN_IF_ERROR(c.Arity(1, 1));
+  const Tensor& in = c.In(0);
+  RETURN_IF_ERROR(c.Int8Activation(in, "input"));
+  RETURN_IF_ERROR(c.Int8Activation(c.Out(), "output"));
+  RETURN_IF_ERROR(c.Rank(in, "input", 1, max_rank));
+  const Quantization& q = c.Out().quant;
+  if (q.scale[0] != out_scale || q.zp() != out_zp) {
+    return c.Unsupported(absl::StrCat("output quantization (scale ", q.scale[0], ", zero point ",
+                                      q.zp(), ") must be (", out_scale, ", ", out_zp, ") for ",
+                                      OpTypeName(c.op().type), " int8 (TFLite's Prepare)"));
+  }
+  return c.OutputShape(in.shape);
+}
+
+// LOG_SOFTMAX rescales the input by scale * 2^26 into a multiplier >= 1 with a shift below 31
+// (TFLite's QuantizeMultiplierGreaterThanOne): input scales in [2^-26, 16).
+absl::Status ValidateLogSoftmax(const OpChecker& c) {
+  RETURN_IF_ERROR(ValidateRowNormalization(c, 16.0f / 256, 127, 6));
+  const float scale = c.In(0).quant.scale[0];
+  if (!(scale >= std::ldexp(1.0f, -26) && scale < 16.0f)) {
+    return c.Unsupported(absl::StrCat("input scale ", scale,
+                                      " is outside [2^-26, 16), where the fixed-point rescaling "
+                                      "of LOG_SOFTMAX int8 is defined"));
+  }
+  return absl::OkStatus();
+}
+
+// L2_NORMALIZATION: rank <= 4 and no fused activation (TFLite Micro's l2norm.cc).
+absl::Status ValidateL2Normalization(const OpChecker& c) {
+  RETURN_IF_ERROR(ValidateRowNormalization(c, 1.0f / 128, 0, 4));
+  const Activation act = c.op().opts<ElementwiseOptions>().activation;
+  if (act != Activation::kNone) {
+    return c.Unsupported(absl::StrCat("fused activation ", static_cast<int>(act),
+                                      "; TFLite Micro's L2_NORMALIZATION runs without one only"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateMathOp(const OpChecker& c) {
@@ -165,6 +209,10 @@ absl::Status ValidateMathOp(const OpChecker& c) {
       return ValidateAddN(c);
     case OpType::kCumsum:
       return ValidateCumsum(c);
+    case OpType::kLogSoftmax:
+      return ValidateLogSoftmax(c);
+    case OpType::kL2Normalization:
+      return ValidateL2Normalization(c);
     default:
       return c.Invalid("not a math op");
   }

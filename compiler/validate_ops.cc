@@ -102,6 +102,43 @@ absl::Status ValidateConv(const OpChecker& c) {
                             o.dilation_h, o.dilation_w, w.shape[0]);
 }
 
+// TRANSPOSE_CONV (TFLite Micro's transpose_conv.cc): inputs output_shape (constant int32 [4]),
+// weights (constant int8 OHWI, per-channel along O, zero point 0), the int8 input and an optional
+// constant int32 bias [O]. TFLite Micro versions disagree on applying the fused activation, so
+// only NONE is taken.
+absl::Status ValidateTransposeConv(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(3, 4));
+  const Tensor& shape = c.In(0);
+  const Tensor& w = c.In(1);
+  const Tensor& in = c.In(2);
+  RETURN_IF_ERROR(c.Constant(shape, "output_shape", DataType::kInt32));
+  RETURN_IF_ERROR(c.Constant(w, "weights", DataType::kInt8));
+  RETURN_IF_ERROR(c.Rank(w, "weights", 4, 4));
+  RETURN_IF_ERROR(c.Rank(in, "input", 4, 4));
+  RETURN_IF_ERROR(c.Int8Activation(in, "input"));
+  RETURN_IF_ERROR(c.Int8Activation(c.Out(), "output"));
+  const auto& o = c.op().opts<ConvOptions>();
+  RETURN_IF_ERROR(CheckWindow(c, o.stride_h, o.stride_w, 1, 1, w.shape[1], w.shape[2]));
+  if (o.activation != Activation::kNone) {
+    return c.Unsupported(absl::StrCat("fused activation ", static_cast<int>(o.activation),
+                                      "; boardlab's TRANSPOSE_CONV takes NONE only (TFLite Micro "
+                                      "versions differ in applying it)"));
+  }
+  if (in.shape[3] != w.shape[3]) {
+    return c.Invalid(
+        absl::StrCat("weights expect ", w.shape[3], " input channels, input has ", in.shape[3]));
+  }
+  RETURN_IF_ERROR(CheckPerChannelWeights(c, w, 0));
+  RETURN_IF_ERROR(CheckBias(c, 3, w.shape[0]));
+  const std::vector<int32_t> out = c.ConstantInts(shape);
+  if (out.size() != 4 || out[0] != in.shape[0] || out[3] != w.shape[0] || out[1] < 1 ||
+      out[2] < 1) {
+    return c.Invalid(absl::StrCat("output_shape [", absl::StrJoin(out, ","), "] is not [",
+                                  in.shape[0], ",H,W,", w.shape[0], "]"));
+  }
+  return c.OutputShape(out);
+}
+
 absl::Status ValidateDepthwise(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 3));
   RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
@@ -154,7 +191,13 @@ absl::Status ValidateFullyConnected(const OpChecker& c) {
 absl::Status ValidatePool(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(1, 1));
   RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  if (c.op().type == OpType::kL2Pool2D) {
+    RETURN_IF_ERROR(c.TypeIn(c.In(0), "input", {DataType::kFloat32},
+                             "TFLite Micro's L2_POOL_2D computes float32 only"));
+    RETURN_IF_ERROR(c.SameType(c.In(0), c.Out()));
+  } else {
+    RETURN_IF_ERROR(c.AllInt8Activations());
+  }
   const auto& o = c.op().opts<PoolOptions>();
   RETURN_IF_ERROR(CheckWindow(c, o.stride_h, o.stride_w, 1, 1, o.filter_h, o.filter_w));
   return CheckSpatialOutput(c, o.padding, o.filter_h, o.filter_w, o.stride_h, o.stride_w, 1, 1,
@@ -382,6 +425,23 @@ absl::Status ValidateResize(const OpChecker& c) {
   return c.OutputShape({in[0], size[0], size[1], in[3]});
 }
 
+// RESIZE_BILINEAR int8 (TFLite Micro's resize_bilinear.cc): it interpolates the raw int8
+// values, so input and output must share one quantization for the result to mean anything;
+// align_corners and half_pixel_centers exclude each other.
+absl::Status ValidateResizeBilinear(const OpChecker& c) {
+  RETURN_IF_ERROR(ValidateResize(c));
+  if (!c.In(0).quant.SameAs(c.Out().quant)) {
+    return c.Unsupported(
+        "input and output are quantized differently; TFLite Micro's RESIZE_BILINEAR interpolates "
+        "the raw int8 values and needs one quantization for both");
+  }
+  const auto& o = c.op().opts<ResizeOptions>();
+  if (o.align_corners && o.half_pixel_centers) {
+    return c.Invalid("align_corners and half_pixel_centers are both set (TFLite Micro refuses)");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateBatchMatMul(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
   RETURN_IF_ERROR(c.Rank(c.In(0), "lhs", 2, 5));
@@ -458,10 +518,13 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
       return ValidateConv(c);
     case OpType::kDepthwiseConv2D:
       return ValidateDepthwise(c);
+    case OpType::kTransposeConv:
+      return ValidateTransposeConv(c);
     case OpType::kFullyConnected:
       return ValidateFullyConnected(c);
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
+    case OpType::kL2Pool2D:
       return ValidatePool(c);
     case OpType::kAdd:
     case OpType::kSub:
@@ -500,6 +563,8 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
       return ValidateStridedSlice(c);
     case OpType::kResizeNearestNeighbor:
       return ValidateResize(c);
+    case OpType::kResizeBilinear:
+      return ValidateResizeBilinear(c);
     case OpType::kBatchMatMul:
       return ValidateBatchMatMul(c);
     case OpType::kQuantize:
@@ -556,6 +621,8 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
     case OpType::kSquaredDifference:
     case OpType::kAddN:
     case OpType::kCumsum:
+    case OpType::kLogSoftmax:
+    case OpType::kL2Normalization:
       return ValidateMathOp(c);
   }
   return c.Invalid("unknown op type");

@@ -5,27 +5,12 @@
 //   ADD_N: inputs 0 (TensorList), zero_points 1, scales 2, out 3.
 //   CUMSUM: in 0, axis 1 (int32), exclusive 2, reverse 3, zero_points 4, scales 5, out 6.
 
-#include <limits>
-
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
 #include "runtime/kernels/reference/arith.h"
 
 namespace boardlab::runtime::kernels {
 namespace {
-
-// The fused activation codes of the TFLite schema that clamp (the others clamp nowhere).
-enum ActivationCode : int32_t { kActRelu = 1, kActReluN1To1 = 2, kActRelu6 = 3 };
-
-// TFLite's CalculateActivationRange<T> for float32 and int32 outputs.
-template <typename T>
-void ActivationRange(int32_t code, T* lo, T* hi) {
-  *lo = std::numeric_limits<T>::lowest();
-  *hi = std::numeric_limits<T>::max();
-  if (code == kActRelu) *lo = 0;
-  if (code == kActRelu6) *lo = 0, *hi = 6;
-  if (code == kActReluN1To1) *lo = -1, *hi = 1;
-}
 
 // Two operands of one type (int8, int32 or float32) broadcast to the output.
 Error PrepareBroadcastBinary(const char* op, Args args, size_t count, BroadcastStrides* strides) {

@@ -5,6 +5,7 @@
 // program does not match what the compiler writes.
 
 #include <cstdint>
+#include <limits>
 
 #include "runtime/core/error.h"
 #include "runtime/core/span.h"
@@ -189,5 +190,18 @@ inline bool IsIndexTensor(const Value* v) {
 /// TFLite QuantizeMultiplier (tflite-int8.md section 9), for multipliers kernels derive at
 /// Prepare. Uses frexp, so it is only called at load time.
 void QuantizeMultiplier(double real, int32_t* multiplier, int32_t* shift);
+
+// The fused activation codes of the TFLite schema that clamp (the others clamp nowhere).
+enum ActivationCode : int32_t { kActRelu = 1, kActReluN1To1 = 2, kActRelu6 = 3 };
+
+/// TFLite's CalculateActivationRange<T> for float32 and int32 outputs.
+template <typename T>
+void ActivationRange(int32_t code, T* lo, T* hi) {
+  *lo = std::numeric_limits<T>::lowest();
+  *hi = std::numeric_limits<T>::max();
+  if (code == kActRelu) *lo = 0;
+  if (code == kActRelu6) *lo = 0, *hi = 6;
+  if (code == kActReluN1To1) *lo = -1, *hi = 1;
+}
 
 }  // namespace boardlab::runtime::kernels

@@ -85,7 +85,12 @@
   X(div, Div, OpDataDiv)                                            \
   X(squared_difference, SquaredDifference, OpDataSquaredDifference) \
   X(add_n, AddN, OpDataAddN)                                        \
-  X(cumsum, Cumsum, OpDataCumsum)
+  X(cumsum, Cumsum, OpDataCumsum)                                   \
+  X(log_softmax, LogSoftmax, OpDataLogSoftmax)                      \
+  X(l2_normalization, L2Normalization, OpDataL2Normalization)       \
+  X(l2_pool_2d, L2Pool2D, OpDataL2Pool)                             \
+  X(resize_bilinear, ResizeBilinear, OpDataResize)                  \
+  X(transpose_conv, TransposeConv, OpDataConv)
 
 namespace boardlab::runtime::kernels {
 

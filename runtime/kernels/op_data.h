@@ -19,6 +19,7 @@
 #include "runtime/kernels/reference/math.h"
 #include "runtime/kernels/reference/mean_s8.h"
 #include "runtime/kernels/reference/mul_s8.h"
+#include "runtime/kernels/reference/normalization.h"
 #include "runtime/kernels/reference/pooling_s8.h"
 #include "runtime/kernels/reference/quantize_s8.h"
 #include "runtime/kernels/reference/reduce.h"
@@ -41,6 +42,11 @@ struct OpDataFullyConnected {
 
 struct OpDataPool {
   PoolParams params;
+};
+
+struct OpDataL2Pool {
+  PoolParams geometry;  // its int8 range is unused
+  float act_min = 0, act_max = 0;
 };
 
 struct OpDataAdd {
@@ -178,6 +184,14 @@ struct OpDataAbs {
 
 struct OpDataRsqrt {
   RsqrtParams params;
+};
+
+struct OpDataLogSoftmax {
+  LogSoftmaxParams params;
+};
+
+struct OpDataL2Normalization {
+  int32_t input_zero_point = 0;
 };
 
 struct OpDataElu {

@@ -5,16 +5,17 @@
 namespace boardlab::runtime::kernels {
 namespace {
 
-// Args: in 0, stride 1, padding 2, filter 3, act_min 4, act_max 5, output 6.
-Error PreparePool(const char* op, KernelContext& ctx, Args args) {
-  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 7));
+// Args: in 0, stride 1, padding 2, filter 3, act_min 4, act_max 5, then for L2_POOL_2D the
+// activation code 6; the output last. `type` is the element type of input and output.
+Error PreparePool(const char* op, Args args, PoolParams& p, ScalarType type = ScalarType::kChar,
+                  size_t count = 7) {
+  RT_RETURN_IF_ERROR(CheckArgCount(op, args, count));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 6, ScalarType::kChar, &out));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, count - 1, type, &out));
   RT_CHECK_OR_RETURN_ERROR(
       in->rank == 4 && out->rank == 4 && in->dims[0] == out->dims[0] && in->dims[3] == out->dims[3],
       kInvalidProgram, "%s: input and output must be NHWC of equal N, C", op);
-  PoolParams& p = static_cast<OpDataPool*>(ctx.op_data)->params;
   int32_t v2[2], v4[4];
   RT_RETURN_IF_ERROR(IntListArg(op, args, 1, 2, v2, 2));
   p.stride_h = v2[0];
@@ -39,7 +40,7 @@ Error PreparePool(const char* op, KernelContext& ctx, Args args) {
 }  // namespace
 
 Error AveragePool2DPrepare(KernelContext& ctx, Args args) {
-  return PreparePool("average_pool_2d", ctx, args);
+  return PreparePool("average_pool_2d", args, static_cast<OpDataPool*>(ctx.op_data)->params);
 }
 
 Error AveragePool2DEval(KernelContext& ctx, Args args) {
@@ -50,7 +51,7 @@ Error AveragePool2DEval(KernelContext& ctx, Args args) {
 }
 
 Error MaxPool2DPrepare(KernelContext& ctx, Args args) {
-  return PreparePool("max_pool_2d", ctx, args);
+  return PreparePool("max_pool_2d", args, static_cast<OpDataPool*>(ctx.op_data)->params);
 }
 
 Error MaxPool2DEval(KernelContext& ctx, Args args) {
@@ -58,6 +59,26 @@ Error MaxPool2DEval(KernelContext& ctx, Args args) {
   const TensorView& out = *args[6]->tensor;
   return maxpool_s8(static_cast<const OpDataPool*>(ctx.op_data)->params, ToDims4(in),
                     in.As<const int8_t>(), ToDims4(out), out.As<int8_t>());
+}
+
+// L2_POOL_2D is float32 in TFLite Micro: the int8 range (args 4, 5) is unused, the activation
+// code (arg 6) gives the float clamp.
+Error L2Pool2DPrepare(KernelContext& ctx, Args args) {
+  constexpr const char* op = "l2_pool_2d";
+  auto* d = static_cast<OpDataL2Pool*>(ctx.op_data);
+  RT_RETURN_IF_ERROR(PreparePool(op, args, d->geometry, ScalarType::kFloat, 8));
+  int32_t activation = 0;
+  RT_RETURN_IF_ERROR(IntArg(op, args, 6, &activation));
+  ActivationRange(activation, &d->act_min, &d->act_max);
+  return Error::kOk;
+}
+
+Error L2Pool2DEval(KernelContext& ctx, Args args) {
+  const auto* d = static_cast<const OpDataL2Pool*>(ctx.op_data);
+  const TensorView& in = *args[0]->tensor;
+  const TensorView& out = *args[7]->tensor;
+  return l2pool_f32(d->geometry, d->act_min, d->act_max, ToDims4(in), in.As<const float>(),
+                    ToDims4(out), out.As<float>());
 }
 
 }  // namespace boardlab::runtime::kernels

@@ -1,13 +1,16 @@
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
 #include "runtime/kernels/reference/data_movement_s8.h"
+#include "runtime/kernels/reference/normalization.h"
 
 namespace boardlab::runtime::kernels {
 
-// Args: in 0, size 1 (int32 [2]), align_corners 2, half_pixel_centers 3, zero_points 4,
-// scales 5, out 6. The output size is the output tensor's (the compiler resolved `size`).
-Error ResizeNearestNeighborPrepare(KernelContext& ctx, Args args) {
-  constexpr const char* op = "resize_nearest_neighbor";
+namespace {
+
+// Args of both resizes: in 0, size 1 (int32 [2]), align_corners 2, half_pixel_centers 3,
+// zero_points 4, scales 5, out 6. The output size is the output tensor's (the compiler resolved
+// `size`).
+Error PrepareResize(const char* op, KernelContext& ctx, Args args) {
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 7));
   TensorView *in, *out;
   RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
@@ -21,12 +24,36 @@ Error ResizeNearestNeighborPrepare(KernelContext& ctx, Args args) {
   return Error::kOk;
 }
 
+}  // namespace
+
+Error ResizeNearestNeighborPrepare(KernelContext& ctx, Args args) {
+  return PrepareResize("resize_nearest_neighbor", ctx, args);
+}
+
 Error ResizeNearestNeighborEval(KernelContext& ctx, Args args) {
   const auto* d = static_cast<const OpDataResize*>(ctx.op_data);
   const TensorView& in = *args[0]->tensor;
   const TensorView& out = *args[6]->tensor;
   return resize_nearest_neighbor_s8(ToDims4(in), in.As<const int8_t>(), ToDims4(out),
                                     d->align_corners, d->half_pixel_centers, out.As<int8_t>());
+}
+
+// RESIZE_BILINEAR (TFLite Micro refuses align_corners with half_pixel_centers).
+Error ResizeBilinearPrepare(KernelContext& ctx, Args args) {
+  constexpr const char* op = "resize_bilinear";
+  RT_RETURN_IF_ERROR(PrepareResize(op, ctx, args));
+  const auto* d = static_cast<const OpDataResize*>(ctx.op_data);
+  RT_CHECK_OR_RETURN_ERROR(!(d->align_corners && d->half_pixel_centers), kInvalidProgram,
+                           "%s: align_corners and half_pixel_centers together", op);
+  return Error::kOk;
+}
+
+Error ResizeBilinearEval(KernelContext& ctx, Args args) {
+  const auto* d = static_cast<const OpDataResize*>(ctx.op_data);
+  const TensorView& in = *args[0]->tensor;
+  const TensorView& out = *args[6]->tensor;
+  return resize_bilinear_s8(ToDims4(in), in.As<const int8_t>(), ToDims4(out), d->align_corners,
+                            d->half_pixel_centers, out.As<int8_t>());
 }
 
 }  // namespace boardlab::runtime::kernels

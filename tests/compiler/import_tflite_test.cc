@@ -52,9 +52,11 @@ size_t ExpectedOptionsIndex(OpType type) {
   switch (type) {
     case OpType::kConv2D:
     case OpType::kDepthwiseConv2D:
+    case OpType::kTransposeConv:
       return 1;
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
+    case OpType::kL2Pool2D:
       return 2;
     case OpType::kFullyConnected:
       return 3;
@@ -62,6 +64,7 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kSub:
     case OpType::kMul:
     case OpType::kDiv:
+    case OpType::kL2Normalization:
       return 4;
     case OpType::kConcatenation:
       return 5;
@@ -74,6 +77,7 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kStridedSlice:
       return 9;
     case OpType::kResizeNearestNeighbor:
+    case OpType::kResizeBilinear:
       return 10;
     case OpType::kLeakyRelu:
       return 11;

@@ -98,6 +98,44 @@ TEST(HandDerivedOpsTest, OpsXnnpackComputesDifferentlyFollowTfliteMicro) {
   EXPECT_GE(checked, 4);
 }
 
+// RESIZE_BILINEAR (XNNPACK in the interpreter) and L2_POOL_2D (the interpreter's optimized
+// kernel) differ from TFLite Micro's reference kernels in a few elements; every element of every
+// case follows TFLite Micro's arithmetic exactly.
+TEST(HandDerivedOpsTest, ResizeBilinearAndL2PoolFollowTfliteMicro) {
+  int checked = 0;
+  for (const OpCase& c : testing::NormalizationCases()) {
+    if (c.type != compiler::OpType::kResizeBilinear && c.type != compiler::OpType::kL2Pool2D) {
+      continue;
+    }
+    SCOPED_TRACE(c.name);
+    const CaseModel m = testing::SingleCaseModel(c);
+    std::string error;
+    const runtime::testing::PteRun run =
+        runtime::testing::CompileAndRunCase(m.model, m.inputs, &error);
+    ASSERT_TRUE(error.empty()) << error;
+    ASSERT_EQ(run.outputs.size(), 1u);
+    const testing::BuilderOptions& o = m.builder.operator_spec(0).options;
+    if (const auto* resize = std::get_if<testing::ResizeNearestNeighborOpts>(&o)) {
+      EXPECT_EQ(run.outputs[0],
+                ResizeBilinearReference(m, resize->align_corners, resize->half_pixel_centers));
+    } else {
+      EXPECT_EQ(run.outputs[0], L2PoolReference(m, std::get<testing::Pool2DOpts>(o)));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 14);
+}
+
+// The resize reference on the kernel test's worked numbers (width 2 -> 3: 0, 66.7, 100).
+TEST(HandDerivedOpsTest, ResizeBilinearReferenceOnWorkedNumbers) {
+  testing::CaseModel m;
+  const testing::QuantParams q = testing::PerTensor(0.1f, 0);
+  m.input_tensors = {m.builder.AddTensor("in", {1, 1, 2, 1}, TflType::kInt8, q)};
+  m.output_tensors = {m.builder.AddTensor("out", {1, 1, 3, 1}, TflType::kInt8, q)};
+  m.inputs = {FromInt8s({0, 100})};
+  EXPECT_EQ(Int8s(ResizeBilinearReference(m, false, false)), (std::vector<int8_t>{0, 67, 100}));
+}
+
 // The reference functions on worked numbers: 2.5 and -0.5 are ties (to 2 and +0), -0.375 rounds
 // to +0; an ELU entry whose product 0.1 * 25 is exactly 2.5 rounds away from zero to 3.
 TEST(HandDerivedOpsTest, RoundAndEluReferencesOnWorkedNumbers) {

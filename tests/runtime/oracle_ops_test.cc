@@ -145,7 +145,15 @@ class OracleOpsTest : public ::testing::Test {
 //   TFLite's RoundToNearest returns floor + 1 = +0.
 // - ELU int8: XNNPACK rounds the table's exact float ties to even, TFLite rounds them away from
 //   zero (TfLiteRound).
+// - RESIZE_BILINEAR int8: XNNPACK interpolates with its own fixed-point weights, one step off
+//   TFLite's 1/1024 grid now and then; only elements one step apart, where ours equal
+//   TFLite Micro's arithmetic (tflm_reference.h), are taken.
 int XnnpackKnownDifferences(const OpCase& c, const CaseModel& m, const Bytes& mine, Bytes& want);
+
+// L2_POOL_2D float32 is not XNNPACK's, but the interpreter's optimized L2Pool sums and divides in
+// another order than the reference kernel TFLite Micro runs: elements one float ULP apart where
+// ours equal the reference's arithmetic are taken; returns how many.
+int OptimizedL2PoolDifferences(const CaseModel& m, const Bytes& mine, Bytes& want);
 
 TEST_F(OracleOpsTest, EveryCaseEqualsTheInterpreterExactly) {
   std::vector<OpCase> cases;
@@ -165,7 +173,7 @@ TEST_F(OracleOpsTest, EveryCaseEqualsTheInterpreterExactly) {
   std::string error;
   ASSERT_TRUE(testing::RunTfliteOracleTyped(oracle, &expected, &error, &nodes)) << error;
   struct Stats {
-    int cases = 0, xnnpack = 0, bytes = 0, xnnpack_differences = 0;
+    int cases = 0, xnnpack = 0, bytes = 0, xnnpack_differences = 0, optimized_differences = 0;
   };
   std::map<std::string, Stats> per_op;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -184,6 +192,8 @@ TEST_F(OracleOpsTest, EveryCaseEqualsTheInterpreterExactly) {
       if (xnnpack) {
         stats.xnnpack_differences +=
             XnnpackKnownDifferences(cases[i], models[i], run.outputs[k], want);
+      } else if (cases[i].type == compiler::OpType::kL2Pool2D) {
+        stats.optimized_differences += OptimizedL2PoolDifferences(models[i], run.outputs[k], want);
       }
       EXPECT_EQ(run.outputs[k], want) << "output " << k;
       stats.bytes += static_cast<int>(run.outputs[k].size());
@@ -194,6 +204,10 @@ TEST_F(OracleOpsTest, EveryCaseEqualsTheInterpreterExactly) {
                 s.cases, s.xnnpack, s.bytes);
     if (s.xnnpack_differences > 0) {
       std::printf(", %d elements where XNNPACK is known to differ", s.xnnpack_differences);
+    }
+    if (s.optimized_differences > 0) {
+      std::printf(", %d elements one ULP off in the interpreter's optimized kernel",
+                  s.optimized_differences);
     }
     std::printf("\n");
   }
@@ -272,6 +286,18 @@ int XnnpackKnownDifferences(const OpCase& c, const CaseModel& m, const Bytes& mi
         ++changed;
       }
     }
+  } else if (c.type == compiler::OpType::kResizeBilinear) {
+    const auto& o =
+        std::get<testing::ResizeNearestNeighborOpts>(m.builder.operator_spec(0).options);
+    const Bytes reference =
+        tflm_reference::ResizeBilinearReference(m, o.align_corners, o.half_pixel_centers);
+    for (size_t i = 0; i < mine.size() && i < want.size(); ++i) {
+      const int step = static_cast<int8_t>(want[i]) - static_cast<int8_t>(mine[i]);
+      if ((step == 1 || step == -1) && mine[i] == reference[i]) {
+        want[i] = mine[i];
+        ++changed;
+      }
+    }
   } else if (c.type == compiler::OpType::kElu && IsInt8Case(m)) {
     const testing::QuantParams& in = m.builder.tensor(m.input_tensors[0]).quant;
     const testing::QuantParams& out = m.builder.tensor(m.output_tensors[0]).quant;
@@ -283,6 +309,23 @@ int XnnpackKnownDifferences(const OpCase& c, const CaseModel& m, const Bytes& mi
         want[i] = mine[i];
         ++changed;
       }
+    }
+  }
+  return changed;
+}
+
+int OptimizedL2PoolDifferences(const CaseModel& m, const Bytes& mine, Bytes& want) {
+  const auto& o = std::get<testing::Pool2DOpts>(m.builder.operator_spec(0).options);
+  const Bytes reference = tflm_reference::L2PoolReference(m, o);
+  int changed = 0;
+  for (size_t i = 0; i + 4 <= mine.size() && i + 4 <= want.size(); i += 4) {
+    int32_t a, b;
+    std::memcpy(&a, mine.data() + i, 4);
+    std::memcpy(&b, want.data() + i, 4);
+    const bool one_ulp = a - b == 1 || b - a == 1;
+    if (one_ulp && std::equal(mine.begin() + i, mine.begin() + i + 4, reference.begin() + i)) {
+      std::copy(mine.begin() + i, mine.begin() + i + 4, want.begin() + i);
+      ++changed;
     }
   }
   return changed;

@@ -197,4 +197,88 @@ inline Bytes CumsumReference(const CaseModel& m, int axis, bool exclusive, bool 
   return out;
 }
 
+// RESIZE_BILINEAR int8 (reference_ops::ResizeBilinearInteger): for output index i the source
+// sits at i * scale (1/1024 steps; half_pixel_centers adds scale/2 - 512) with scale =
+// round(1024 * in / out), or 1024 * (in - 1) / (out - 1) with align_corners. The neighbours
+// floor and ceil of it (cut to the input) get weights 1024 - f and f, f = source - 1024 * floor;
+// the int64 sum of the four products is divided by 2^20 with the half rounded away from zero.
+inline int32_t ResizeSource(int32_t i, int32_t in, int32_t out, bool align, bool half) {
+  const int32_t scale = (align && out > 1) ? ((in - 1) * 1024 + (out - 1) / 2) / (out - 1)
+                                           : (in * 1024 + out / 2) / out;
+  return half ? i * scale + scale / 2 - 512 : i * scale;
+}
+
+inline Bytes ResizeBilinearReference(const CaseModel& m, bool align, bool half) {
+  const std::vector<int32_t>& is = m.builder.tensor(m.input_tensors[0]).shape;
+  const std::vector<int32_t>& os = m.builder.tensor(m.output_tensors[0]).shape;
+  const std::vector<int8_t> in = Int8s(m.inputs[0]);
+  auto pixel = [&](int b, int y, int x, int c) {
+    return int64_t{in[((static_cast<size_t>(b) * is[1] + y) * is[2] + x) * is[3] + c]};
+  };
+  std::vector<int8_t> out;
+  for (int b = 0; b < os[0]; ++b) {
+    for (int y = 0; y < os[1]; ++y) {
+      const int32_t sy = ResizeSource(y, is[1], os[1], align, half);
+      const int32_t y0 = std::max(sy / 1024, 0), y1 = std::min((sy + 1023) / 1024, is[1] - 1);
+      for (int x = 0; x < os[2]; ++x) {
+        const int32_t sx = ResizeSource(x, is[2], os[2], align, half);
+        const int32_t x0 = std::max(sx / 1024, 0), x1 = std::min((sx + 1023) / 1024, is[2] - 1);
+        const int64_t fy = sy - 1024 * y0, fx = sx - 1024 * x0;
+        for (int c = 0; c < os[3]; ++c) {
+          const int64_t sum = pixel(b, y0, x0, c) * (1024 - fy) * (1024 - fx) +
+                              pixel(b, y1, x0, c) * fy * (1024 - fx) +
+                              pixel(b, y0, x1, c) * (1024 - fy) * fx +
+                              pixel(b, y1, x1, c) * fy * fx;
+          const int64_t half_step = int64_t{1} << 19;
+          out.push_back(
+              static_cast<int8_t>((sum + (sum > 0 ? half_step : -half_step)) / (int64_t{1} << 20)));
+        }
+      }
+    }
+  }
+  return FromInt8s(out);
+}
+
+// L2_POOL_2D float32 (reference_ops::L2Pool): per output, the squares of the window's in-bounds
+// inputs summed in float (rows outer, columns inner), sqrt(sum / count), then clamped.
+inline Bytes L2PoolReference(const CaseModel& m, const testing::Pool2DOpts& o) {
+  const std::vector<int32_t>& is = m.builder.tensor(m.input_tensors[0]).shape;
+  const std::vector<int32_t>& os = m.builder.tensor(m.output_tensors[0]).shape;
+  auto pad = [&](int32_t in, int32_t out, int32_t filter, int32_t stride) {
+    if (o.padding == compiler::Padding::kValid) return 0;
+    return std::max(0, ((out - 1) * stride + filter - in) / 2);
+  };
+  const int32_t pad_h = pad(is[1], os[1], o.filter_h, o.stride_h);
+  const int32_t pad_w = pad(is[2], os[2], o.filter_w, o.stride_w);
+  float lo = -INFINITY, hi = INFINITY;
+  if (o.activation == compiler::Activation::kRelu) lo = 0;
+  if (o.activation == compiler::Activation::kRelu6) lo = 0, hi = 6;
+  if (o.activation == compiler::Activation::kReluN1To1) lo = -1, hi = 1;
+  Bytes out;
+  for (int b = 0; b < os[0]; ++b) {
+    for (int y = 0; y < os[1]; ++y) {
+      for (int x = 0; x < os[2]; ++x) {
+        for (int c = 0; c < os[3]; ++c) {
+          float sum = 0.0f;
+          int count = 0;
+          for (int fy = 0; fy < o.filter_h; ++fy) {
+            for (int fx = 0; fx < o.filter_w; ++fx) {
+              const int iy = y * o.stride_h - pad_h + fy, ix = x * o.stride_w - pad_w + fx;
+              if (iy < 0 || iy >= is[1] || ix < 0 || ix >= is[2]) continue;
+              const float v = FloatAt(
+                  m.inputs[0], ((static_cast<size_t>(b) * is[1] + iy) * is[2] + ix) * is[3] + c);
+              sum += v * v;
+              ++count;
+            }
+          }
+          const float r = std::min(std::max(std::sqrt(sum / static_cast<float>(count)), lo), hi);
+          const auto* p = reinterpret_cast<const uint8_t*>(&r);
+          out.insert(out.end(), p, p + 4);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace boardlab::tflm_reference

@@ -73,6 +73,13 @@ class CaseWriter {
   int Const32(std::vector<int32_t> shape, const std::vector<int32_t>& values) {
     return b_.AddConstInt32(Name("c"), std::move(shape), values);
   }
+  /// Constant int8 weights with random values in [-127, 127] (symmetric, as TFLite quantizes).
+  int ConstInt8(std::vector<int32_t> shape, QuantParams q) {
+    std::uniform_int_distribution<int> d(-127, 127);
+    std::vector<int8_t> v(static_cast<size_t>(Count(shape)));
+    for (int8_t& x : v) x = static_cast<int8_t>(d(rng_));
+    return b_.AddConstInt8(Name("w"), std::move(shape), v, std::move(q));
+  }
   int Const64(std::vector<int32_t> shape, const std::vector<int64_t>& values) {
     return b_.AddTensor(Name("c"), std::move(shape), TflType::kInt64, {}, RawBytes(values));
   }

@@ -460,8 +460,10 @@ const std::vector<OpCase>& LayoutAndSelectionCases() {
 const std::vector<OpCase>& AllOpCases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = LayoutAndSelectionCases();
-    const std::vector<OpCase>& math = MathCases();
-    all.insert(all.end(), math.begin(), math.end());
+    for (const std::vector<OpCase>* list :
+         {&MathCases(), &NormalizationCases(), &TransposeConvCases()}) {
+      all.insert(all.end(), list->begin(), list->end());
+    }
     return all;
   }();
   return cases;

@@ -65,7 +65,15 @@ const std::vector<OpCase>& LayoutAndSelectionCases();
 /// SQUARE, ROUND, FLOOR, ELU, PRELU, DIV, SQUARED_DIFFERENCE, ADD_N and CUMSUM.
 const std::vector<OpCase>& MathCases();
 
-/// LayoutAndSelectionCases() followed by MathCases().
+/// Every case of the batch-3 ops (normalization_cases.cc): LOG_SOFTMAX, L2_NORMALIZATION,
+/// L2_POOL_2D and RESIZE_BILINEAR.
+const std::vector<OpCase>& NormalizationCases();
+
+/// Every TRANSPOSE_CONV case (transpose_conv_cases.cc).
+const std::vector<OpCase>& TransposeConvCases();
+
+/// LayoutAndSelectionCases(), MathCases(), NormalizationCases() and TransposeConvCases(), in
+/// that order.
 const std::vector<OpCase>& AllOpCases();
 
 /// The cases of one op type, in list order.

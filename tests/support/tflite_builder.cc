@@ -62,6 +62,10 @@ class OptionsWriter {
     if (code_ == 42) {
       return {tflite::BuiltinOptions::DivOptions, tflite::CreateDivOptions(fbb_, act).Union()};
     }
+    if (code_ == 11) {
+      return {tflite::BuiltinOptions::L2NormOptions,
+              tflite::CreateL2NormOptions(fbb_, act).Union()};
+    }
     return {tflite::BuiltinOptions::AddOptions, tflite::CreateAddOptions(fbb_, act).Union()};
   }
   OptionsRef operator()(const ConcatenationOpts& o) {
@@ -91,6 +95,11 @@ class OptionsWriter {
                 .Union()};
   }
   OptionsRef operator()(const ResizeNearestNeighborOpts& o) {
+    if (code_ == 23) {
+      return {
+          tflite::BuiltinOptions::ResizeBilinearOptions,
+          tflite::CreateResizeBilinearOptions(fbb_, o.align_corners, o.half_pixel_centers).Union()};
+    }
     return {tflite::BuiltinOptions::ResizeNearestNeighborOptions,
             tflite::CreateResizeNearestNeighborOptions(fbb_, o.align_corners, o.half_pixel_centers)
                 .Union()};
@@ -146,6 +155,12 @@ class OptionsWriter {
   OptionsRef operator()(const CumsumOpts& o) {
     return {tflite::BuiltinOptions::CumsumOptions,
             tflite::CreateCumsumOptions(fbb_, o.exclusive, o.reverse).Union()};
+  }
+  OptionsRef operator()(const TransposeConvOpts& o) {
+    return {tflite::BuiltinOptions::TransposeConvOptions,
+            tflite::CreateTransposeConvOptions(fbb_, Byte(o.padding), o.stride_w, o.stride_h,
+                                               Byte(o.activation))
+                .Union()};
   }
   OptionsRef operator()(const ShapeOpts& o) {
     return {tflite::BuiltinOptions::ShapeOptions,

@@ -77,7 +77,8 @@ struct FullyConnectedOpts {
   bool keep_num_dims = false;
   int8_t weights_format = 0;  // 1 = SHUFFLED4x16INT8
 };
-/// ADD, SUB and MUL: the builder picks AddOptions / SubOptions / MulOptions from the op code.
+/// ADD, SUB, MUL, DIV and L2_NORMALIZATION: the builder picks AddOptions / SubOptions /
+/// MulOptions / DivOptions / L2NormOptions from the op code.
 struct ElementwiseOpts {
   Activation activation = Activation::kNone;
 };
@@ -101,6 +102,7 @@ struct StridedSliceOpts {
   int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_axis_mask = 0;
   bool offset = false;
 };
+/// RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR: the builder picks the table from the op code.
 struct ResizeNearestNeighborOpts {
   bool align_corners = false;
   bool half_pixel_centers = false;
@@ -142,13 +144,18 @@ struct ShapeOpts {
 struct CumsumOpts {
   bool exclusive = false, reverse = false;
 };
+struct TransposeConvOpts {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  Activation activation = Activation::kNone;
+};
 
 using BuilderOptions =
     std::variant<std::monostate, Conv2DOpts, DepthwiseConv2DOpts, Pool2DOpts, FullyConnectedOpts,
                  ElementwiseOpts, ConcatenationOpts, SoftmaxOpts, ReducerOpts, ReshapeOpts,
                  SqueezeOpts, StridedSliceOpts, ResizeNearestNeighborOpts, LeakyReluOpts,
                  BatchMatMulOpts, GatherOpts, PackOpts, UnpackOpts, SplitOpts, BlockSizeOpts,
-                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts>;
+                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts, TransposeConvOpts>;
 
 /// BuiltinOperator codes used by tests that are not in compiler::OpType.
 inline constexpr int32_t kBuiltinSvdf = 27;

@@ -1,12 +1,14 @@
 #include "runtime/kernels/reference/pooling_s8.h"
 
+#include <cmath>
+
 #include "runtime/kernels/reference/quantized_math.h"
 
 namespace boardlab::runtime::kernels {
 namespace {
 
-Error CheckPool(const char* name, const PoolParams& p, const Dims4& in, const int8_t* input,
-                const Dims4& out, const int8_t* output) {
+Error CheckPool(const char* name, const PoolParams& p, const Dims4& in, const void* input,
+                const Dims4& out, const void* output) {
   RT_CHECK_OR_RETURN_ERROR(input != nullptr && output != nullptr, kInvalidArgument,
                            "%s: null tensor", name);
   RT_CHECK_OR_RETURN_ERROR(p.stride_h > 0 && p.stride_w > 0 && p.filter_h > 0 && p.filter_w > 0,
@@ -75,6 +77,24 @@ Error maxpool_s8(const PoolParams& p, const Dims4& in, const int8_t* input, cons
         }
         for (int32_t c = 0; c < in.c; ++c) {
           dst[c] = ClampToInt8(dst[c], p.act_min, p.act_max);
+        }
+      });
+}
+
+Error l2pool_f32(const PoolParams& p, float act_min, float act_max, const Dims4& in,
+                 const float* input, const Dims4& out, float* output) {
+  RT_RETURN_IF_ERROR(CheckPool("l2pool_f32", p, in, input, out, output));
+  return ForEachWindow(
+      p, in, out, [&](int32_t b, int32_t ys, int32_t ye, int32_t xs, int32_t xe, int64_t o) {
+        const int32_t count = (ye - ys) * (xe - xs);
+        for (int32_t c = 0; c < in.c; ++c) {
+          float sum_squares = 0.0f;
+          for (int32_t y = ys; y < ye; ++y) {
+            const float* row = input + ((static_cast<int64_t>(b) * in.h + y) * in.w) * in.c + c;
+            for (int32_t x = xs; x < xe; ++x) sum_squares += row[x * in.c] * row[x * in.c];
+          }
+          const float v = std::sqrt(sum_squares / static_cast<float>(count));
+          output[o + c] = v < act_min ? act_min : (v > act_max ? act_max : v);
         }
       });
 }

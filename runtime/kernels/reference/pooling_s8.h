@@ -26,4 +26,11 @@ struct PoolParams {
 [[nodiscard]] Error maxpool_s8(const PoolParams& params, const Dims4& input_dims,
                                const int8_t* input, const Dims4& output_dims, int8_t* output);
 
+/// L2_POOL_2D float32 (TFLite Micro has no int8 kernel): sqrt(sum of squares / count) over the
+/// window's in-bounds elements (rows outer, columns inner, summed in float), clamped to
+/// [act_min, act_max]. `params` gives the window geometry; its int8 range is not used.
+[[nodiscard]] Error l2pool_f32(const PoolParams& params, float act_min, float act_max,
+                               const Dims4& input_dims, const float* input,
+                               const Dims4& output_dims, float* output);
+
 }  // namespace boardlab::runtime::kernels

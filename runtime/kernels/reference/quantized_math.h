@@ -261,6 +261,71 @@ inline void InvSqrtQuantizedMultiplier(int32_t input, int reverse_shift, int32_t
   *shift *= reverse_shift;
 }
 
+/// a + b and a - b saturated to int32 (the log below accumulates with them).
+inline int32_t SaturatingAdd(int32_t a, int32_t b) {
+  const int64_t s = int64_t{a} + b;
+  return static_cast<int32_t>(s > kInt32Max ? kInt32Max : (s < kInt32Min ? kInt32Min : s));
+}
+inline int32_t SaturatingSub(int32_t a, int32_t b) {
+  const int64_t s = int64_t{a} - b;
+  return static_cast<int32_t>(s > kInt32Max ? kInt32Max : (s < kInt32Min ? kInt32Min : s));
+}
+
+/// Raw int32 addition that wraps, as gemmlowp's FixedPoint operator+ does.
+inline int32_t WrappingAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
+/// log(x) for x >= 1 given in Q`input_integer_bits`, result in Q`output_integer_bits` (TFLite's
+/// log_x_for_x_greater_than_or_equal_to_1, which LOG_SOFTMAX int8 is defined by). x is written
+/// as 2^k * r with r in [sqrt(1/2), 1) in two ways (r_a from the raw headroom, r_b after a
+/// pre-multiplication by sqrt(1/2)); the smaller r and the matching exponent, shifted by a
+/// quarter, feed log(r) = a rational approximation around 2^(-1/4): num / (1 + denom - 1).
+/// The sum is accumulated with one extra integer bit so that k * log(2) cannot saturate.
+inline int32_t LogXForXGreaterThanOrEqualTo1(int32_t x, int input_integer_bits,
+                                             int output_integer_bits) {
+  const int accum_bits = output_integer_bits + 1;
+  constexpr int32_t kLog2 = 1488522236;          // log(2) in Q0
+  constexpr int32_t kSqrtSqrtHalf = 1805811301;  // 0.5^(1/4)
+  constexpr int32_t kSqrtHalf = 1518500250;      // 0.5^(1/2)
+  constexpr int32_t kOneQuarter = 536870912;     // 1/4
+  constexpr int32_t kAlphaN = 117049297;         // 11/240 * 2^(1/4)
+  constexpr int32_t kAlphaD = 127690142;         // 1/20 * 2^(1/4)
+  constexpr int32_t kAlphaI = 1057819769;        // 2 / 2^(1/4) - 2^(1/4)
+  constexpr int32_t kAlphaF = 638450708;         // 1/4 * 2^(1/4)
+  const int32_t shifted_quarter = Rescale(kOneQuarter, 0, accum_bits);
+
+  // x's raw bits read as Q0: the exponent is worked out from the headroom here.
+  const int z_a_headroom_plus_1 = CountLeadingZeros32(static_cast<uint32_t>(x));
+  const int32_t r_a_tmp = SaturatingRoundingMultiplyByPOT(x, z_a_headroom_plus_1 - 1);
+  const int32_t r_a = SaturatingRoundingMultiplyByPOT(Mul(r_a_tmp, kSqrtHalf), 1);
+  const int32_t z_a_pow_2_adj = SaturatingAdd(
+      SaturatingRoundingMultiplyByPOT(input_integer_bits - z_a_headroom_plus_1, 31 - accum_bits),
+      shifted_quarter);
+
+  const int32_t z_b = Mul(x, kSqrtHalf);
+  const int z_b_headroom = CountLeadingZeros32(static_cast<uint32_t>(z_b)) - 1;
+  const int32_t r_b = SaturatingRoundingMultiplyByPOT(x, z_b_headroom);
+  const int32_t z_b_pow_2_adj = SaturatingSub(
+      SaturatingRoundingMultiplyByPOT(input_integer_bits - z_b_headroom, 31 - accum_bits),
+      shifted_quarter);
+
+  const int32_t r = Min32(r_a, r_b);
+  const int32_t z_pow_2_adj = Max32(z_a_pow_2_adj, z_b_pow_2_adj);
+
+  const int32_t p = RoundingHalfSum(r, kSqrtSqrtHalf);
+  int32_t q = WrappingAdd(r, -kSqrtSqrtHalf);
+  q = WrappingAdd(q, q);
+  const int32_t common_sq = Mul(q, q);
+  const int32_t num = WrappingAdd(Mul(q, r), Mul(Mul(q, common_sq), kAlphaN));
+  const int32_t denom_minus_one = WrappingAdd(
+      Mul(p, WrappingAdd(WrappingAdd(kAlphaI, q), Mul(kAlphaD, common_sq))), Mul(kAlphaF, q));
+  const int32_t recip_denom = OneOverOnePlusX(denom_minus_one);
+  const int32_t num_scaled = Rescale(num, 0, accum_bits);
+  return Rescale(WrappingAdd(Mul(z_pow_2_adj, kLog2), Mul(num_scaled, recip_denom)), accum_bits,
+                 output_integer_bits);
+}
+
 }  // namespace fixed_point
 
 }  // namespace boardlab::runtime::kernels
