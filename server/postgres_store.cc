@@ -367,10 +367,11 @@ absl::StatusOr<JobPage> PostgresStore::ListJobs(const JobFilter& filter, int64_t
   int64_t below = before > 0 ? before : INT64_MAX;
   const int64_t fetch = std::max(page_size, 1) + 1;
   for (;;) {
-    auto rows = Run(
-        "SELECT number, record FROM jobs WHERE number < $1 AND ($2 = ''::bytea OR tenant = $2) "
-        "AND ($3 = ''::bytea OR board_type = $3) ORDER BY number DESC LIMIT $4",
-        Params().Int(below).Bytes(filter.tenant).Bytes(filter.board_type).Int(fetch), "listing jobs");
+    auto rows =
+        Run("SELECT number, record FROM jobs WHERE number < $1 AND ($2 = ''::bytea OR tenant = $2) "
+            "AND ($3 = ''::bytea OR board_type = $3) ORDER BY number DESC LIMIT $4",
+            Params().Int(below).Bytes(filter.tenant).Bytes(filter.board_type).Int(fetch),
+            "listing jobs");
     if (!rows.ok()) return rows.status();
     for (int row = 0; row < rows->size(); ++row) {
       below = rows->Int(row, 0);
