@@ -108,6 +108,18 @@ TEST_F(PostgresStoreTest, OpenStoreReadsThePasswordFromTheFile) {
   EXPECT_NE(missing.status().message().find("no-such-file"), std::string::npos) << missing.status();
 }
 
+TEST_F(PostgresStoreTest, WithoutAPasswordFileLibpqTakesPGPASSWORD) {
+  ServerConfig config;
+  config.store = uri_;
+  ASSERT_EQ(setenv("PGPASSWORD", server_->password().c_str(), 1), 0);
+  auto store = OpenStore(config);
+  unsetenv("PGPASSWORD");
+  ASSERT_TRUE(store.ok()) << store.status();
+  // And without any password the login is refused.
+  auto refused = OpenStore(config);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
+}
+
 TEST(PasswordFileTest, ThePasswordIsTheFirstLineAndMustNotBeEmpty) {
   const fs::path dir = fs::path(::testing::TempDir()) / ("password_" + std::to_string(getpid()));
   fs::create_directories(dir);
