@@ -1,6 +1,6 @@
 // boardlab-server with `store: postgres://...`: jobs run, and a killed and restarted server finds
 // them (and their events) in PostgreSQL. The database is a throwaway server's
-// (tests/support/postgres_server.h); skipped with the reason where none can be started.
+// (tests/support/postgres_server.h); skipped with the reason where PostgreSQL is not installed.
 
 #include <filesystem>
 
@@ -14,9 +14,12 @@ namespace {
 using std::chrono::seconds;
 
 TEST(PostgresStoreServiceTest, JobsOutliveAServerRestartInPostgres) {
-  std::string why_not;
-  PostgresServer* postgres = PostgresServer::Shared(&why_not);
-  if (postgres == nullptr) GTEST_SKIP() << "PostgreSQL service test skipped: " << why_not;
+  absl::StatusOr<PostgresServer*> shared = PostgresServer::Shared();
+  if (absl::IsFailedPrecondition(shared.status())) {
+    GTEST_SKIP() << "PostgreSQL service test skipped: " << shared.status().message();
+  }
+  ASSERT_TRUE(shared.ok()) << shared.status();  // installed, but it did not start
+  PostgresServer* postgres = *shared;
   absl::StatusOr<std::string> uri = postgres->CreateDatabase();
   ASSERT_TRUE(uri.ok()) << uri.status();
 

@@ -19,9 +19,12 @@ namespace fs = std::filesystem;
 class PostgresStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string why_not;
-    server_ = testing::PostgresServer::Shared(&why_not);
-    if (server_ == nullptr) GTEST_SKIP() << "PostgreSQL store tests skipped: " << why_not;
+    absl::StatusOr<testing::PostgresServer*> shared = testing::PostgresServer::Shared();
+    if (absl::IsFailedPrecondition(shared.status())) {
+      GTEST_SKIP() << "PostgreSQL store tests skipped: " << shared.status().message();
+    }
+    ASSERT_TRUE(shared.ok()) << shared.status();  // installed, but it did not start
+    server_ = *shared;
     auto uri = server_->CreateDatabase();
     ASSERT_TRUE(uri.ok()) << uri.status();
     uri_ = *uri;

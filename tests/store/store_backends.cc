@@ -67,11 +67,13 @@ class SqliteBackend : public StoreBackend {
 class PostgresBackend : public StoreBackend {
  public:
   std::string SkipReason() override {
-    std::string why_not;
-    server_ = testing::PostgresServer::Shared(&why_not);
-    return server_ == nullptr ? "PostgreSQL store tests skipped: " + why_not : "";
+    shared_ = testing::PostgresServer::Shared();
+    if (!absl::IsFailedPrecondition(shared_.status())) return "";
+    return absl::StrCat("PostgreSQL store tests skipped: ", shared_.status().message());
   }
   absl::Status PrepareEmptyDatabase() override {
+    if (!shared_.ok()) return shared_.status();  // installed, but it did not start
+    server_ = *shared_;
     auto uri = server_->CreateDatabase();
     if (!uri.ok()) return uri.status();
     uri_ = *uri;
@@ -90,6 +92,7 @@ class PostgresBackend : public StoreBackend {
   }
 
  private:
+  absl::StatusOr<testing::PostgresServer*> shared_ = absl::UnknownError("not started");
   testing::PostgresServer* server_ = nullptr;
   std::string uri_;
 };

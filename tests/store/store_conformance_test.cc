@@ -1,6 +1,6 @@
 // The Store interface (server/store.h), one suite for every implementation: each test runs
 // against SQLite and against PostgreSQL (tests/store/store_backends.h), so both stores keep the
-// same behaviour. PostgreSQL tests skip with the reason where no server can be started.
+// same behaviour. PostgreSQL tests skip with the reason where PostgreSQL is not installed.
 
 #include <algorithm>
 #include <set>
@@ -21,7 +21,8 @@ class StoreConformanceTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     backend_ = MakeStoreBackend(GetParam());
     if (std::string why_not = backend_->SkipReason(); !why_not.empty()) GTEST_SKIP() << why_not;
-    ASSERT_TRUE(backend_->PrepareEmptyDatabase().ok());
+    absl::Status prepared = backend_->PrepareEmptyDatabase();
+    ASSERT_TRUE(prepared.ok()) << prepared;
     Reopen();
   }
 

@@ -63,19 +63,19 @@ absl::StatusOr<Connection> Connect(const std::string& uri, const std::string& pa
 
 }  // namespace
 
-PostgresServer* PostgresServer::Shared(std::string* why_not) {
+absl::StatusOr<PostgresServer*> PostgresServer::Shared() {
   static std::once_flag once;
   static std::unique_ptr<PostgresServer> server;
-  static std::string failure;
+  static absl::Status failure;
   std::call_once(once, [] {
     auto started = Start();
     if (started.ok()) {
       server = *std::move(started);
     } else {
-      failure = std::string(started.status().message());
+      failure = started.status();
     }
   });
-  if (why_not != nullptr) *why_not = failure;
+  if (server == nullptr) return failure;
   return server.get();
 }
 
@@ -87,10 +87,11 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
 
 absl::Status PostgresServer::Init() {
   bin_dir_ = FindBinDir();
-  if (bin_dir_.empty()) {
-    return absl::UnavailableError(
-        "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb; Debian package "
-        "postgresql, or set BOARDLAB_POSTGRES_BIN)");
+  if (bin_dir_.empty() || !fs::exists(bin_dir_ + "/initdb")) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("PostgreSQL is not installed (no initdb in ",
+                     bin_dir_.empty() ? "/usr/lib/postgresql/*/bin" : bin_dir_,
+                     "; Debian package postgresql, or set BOARDLAB_POSTGRES_BIN)"));
   }
   uid_t uid = getuid();
   gid_t gid = getgid();
@@ -98,7 +99,7 @@ absl::Status PostgresServer::Init() {
     // initdb and postgres refuse to run as root.
     const passwd* user = getpwnam(kServerUser);
     if (user == nullptr || RunCommand("command -v runuser").exit_code != 0) {
-      return absl::UnavailableError(
+      return absl::FailedPreconditionError(
           "the tests run as root and there is no user 'nobody' or no runuser to start "
           "PostgreSQL as (initdb refuses root)");
     }

@@ -6,10 +6,10 @@
 // runs the server as "nobody" (runuser). Stopped and removed by the destructor.
 //
 // Usage:
-//   std::string why_not;
-//   PostgresServer* server = PostgresServer::Shared(&why_not);
-//   if (server == nullptr) GTEST_SKIP() << why_not;
-//   auto uri = server->CreateDatabase();  // postgresql:///... (no password in it)
+//   absl::StatusOr<PostgresServer*> server = PostgresServer::Shared();
+//   if (absl::IsFailedPrecondition(server.status())) GTEST_SKIP() << server.status().message();
+//   ASSERT_TRUE(server.ok()) << server.status();  // installed, but it did not start
+//   auto uri = (*server)->CreateDatabase();  // postgresql:///... (no password in it)
 //   ... store: *uri, store_password_file: server->password_file()
 
 #include <libpq-fe.h>
@@ -25,10 +25,11 @@ namespace boardlab::testing {
 class PostgresServer {
  public:
   /// The server of this test process: started on first use (one per test binary run, not per
-  /// test) and stopped at exit. nullptr, with the reason in `why_not`, when it cannot run here
-  /// (postgresql not installed, no unprivileged user to run it as, initdb or start failed).
-  static PostgresServer* Shared(std::string* why_not);
-  /// A server of its own. Errors: Unavailable with the reason, as for Shared.
+  /// test) and stopped at exit. Errors: FailedPrecondition when it cannot run here (postgresql
+  /// not installed, no unprivileged user to run it as): tests skip; Unavailable when initdb or
+  /// the start failed (with their output): tests fail.
+  static absl::StatusOr<PostgresServer*> Shared();
+  /// A server of its own. Errors: as for Shared.
   static absl::StatusOr<std::unique_ptr<PostgresServer>> Start();
   ~PostgresServer();
   PostgresServer(const PostgresServer&) = delete;
