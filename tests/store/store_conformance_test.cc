@@ -281,6 +281,10 @@ TEST_P(StoreConformanceTest, ACorruptCompileRecordIsDataLoss) {
   ASSERT_TRUE(backend_->Sql("UPDATE compile_cache SET record = 'not json'").ok());
   auto read = store_->GetCompile("k");
   EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss) << read.status();
+  // JSON, but not an object (nlohmann's value() would throw on it).
+  ASSERT_TRUE(backend_->Sql("UPDATE compile_cache SET record = '[1]'").ok());
+  read = store_->GetCompile("k");
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss) << read.status();
 }
 
 TEST_P(StoreConformanceTest, BlobsKeepEveryByteAndTheirSizes) {
