@@ -20,6 +20,8 @@ packages=(
   # YAML configuration, Boost.Asio agent event loop
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsqlite3-dev
   prometheus-cpp-dev prometheus libyaml-cpp-dev libboost-dev libssl-dev
+  # the PostgreSQL store (libpq), and the server the store and service tests start and throw away
+  libpq-dev postgresql
   # Cortex-M33 firmware (firmware/) and the QEMU mps2-an505 board it runs on
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
 )

@@ -1,6 +1,9 @@
 #include "server/config.h"
 
+#include <libpq-fe.h>
 #include <yaml-cpp/yaml.h>
+
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 
@@ -55,12 +58,13 @@ absl::Status CheckKeys(const YAML::Node& node, const std::string& section,
 }
 
 absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
-  absl::Status known = CheckKeys(
-      root, "",
-      {"listen", "metrics_listen", "data_dir", "compile_workers", "heartbeat_interval_ms",
-       "missed_heartbeats", "retry_budget", "quarantine_after", "default_queue_timeout_seconds",
-       "default_run_timeout_seconds", "max_blob_bytes", "max_unfinished_jobs_per_tenant",
-       "boardlab_run", "tls", "tokens", "health_check", "retention"});
+  absl::Status known =
+      CheckKeys(root, "",
+                {"listen", "metrics_listen", "data_dir", "store", "store_password_file",
+                 "compile_workers", "heartbeat_interval_ms", "missed_heartbeats", "retry_budget",
+                 "quarantine_after", "default_queue_timeout_seconds", "default_run_timeout_seconds",
+                 "max_blob_bytes", "max_unfinished_jobs_per_tenant", "boardlab_run", "tls",
+                 "tokens", "health_check", "retention"});
   if (known.ok() && root["tls"]) {
     known = CheckKeys(root["tls"], "tls", {"cert", "key", "client_ca"});
   }
@@ -75,6 +79,8 @@ absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
   ReadKey(root, "listen", config.listen);
   ReadKey(root, "metrics_listen", config.metrics_listen);
   ReadKey(root, "data_dir", config.data_dir);
+  ReadKey(root, "store", config.store);
+  ReadKey(root, "store_password_file", config.store_password_file);
   ReadKey(root, "compile_workers", config.compile_workers);
   ReadKey(root, "heartbeat_interval_ms", config.heartbeat_interval_ms);
   ReadKey(root, "missed_heartbeats", config.missed_heartbeats);
@@ -103,7 +109,48 @@ absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
   return ReadTokens(root["tokens"], config);
 }
 
+// The store URI must name a PostgreSQL database libpq can parse, without a password: the config
+// file is not a place for secrets.
+absl::Status ValidatePostgresUri(const std::string& uri) {
+  char* error = nullptr;
+  std::unique_ptr<PQconninfoOption, void (*)(PQconninfoOption*)> options(
+      PQconninfoParse(uri.c_str(), &error), PQconninfoFree);
+  if (options == nullptr) {
+    std::string message = error ? error : "out of memory";
+    PQfreemem(error);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return absl::InvalidArgumentError(absl::StrCat("invalid configuration of store: ", message));
+  }
+  for (const PQconninfoOption* option = options.get(); option->keyword != nullptr; ++option) {
+    if (std::string(option->keyword) == "password" && option->val != nullptr &&
+        *option->val != '\0') {
+      return absl::InvalidArgumentError(
+          "invalid configuration of store: the URI holds a password; put it in the file named by "
+          "store_password_file, or in PGPASSWORD");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateStore(const ServerConfig& c) {
+  if (UsesPostgres(c)) return ValidatePostgresUri(c.store);
+  if (!c.store.empty() && c.store != "sqlite") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid configuration of store: '", c.store,
+                     "' is neither sqlite nor a postgres:// or postgresql:// URI"));
+  }
+  if (!c.store_password_file.empty()) {
+    return absl::InvalidArgumentError(
+        "invalid configuration of store_password_file: only a PostgreSQL store has a password");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+bool UsesPostgres(const ServerConfig& config) {
+  return config.store.rfind("postgres://", 0) == 0 || config.store.rfind("postgresql://", 0) == 0;
+}
 
 const char* RoleName(Role role) {
   switch (role) {
@@ -162,6 +209,7 @@ absl::Status ValidateServerConfig(const ServerConfig& c) {
       !ok.ok()) {
     return ok;
   }
+  if (absl::Status ok = ValidateStore(c); !ok.ok()) return ok;
   if (c.tls_cert.empty() != c.tls_key.empty()) {
     return absl::InvalidArgumentError("invalid configuration of tls: cert and key go together");
   }

@@ -41,6 +41,11 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:7400";
   std::string metrics_listen = "127.0.0.1:9400";  // empty = no /metrics endpoint
   std::string data_dir = "boardlab-data";         // database + blobs
+  // Where the state is kept: empty (or "sqlite") = SQLite in data_dir; a postgres:// or
+  // postgresql:// URI = that PostgreSQL database (blobs stay in data_dir). The URI holds no
+  // password: it comes from store_password_file, or from libpq's PGPASSWORD / PGPASSFILE.
+  std::string store;
+  std::string store_password_file;
   int compile_workers = 2;
   int heartbeat_interval_ms = 1000;
   int missed_heartbeats = 3;  // a lease dies after this many missed heartbeats
@@ -61,6 +66,9 @@ struct ServerConfig {
 
 /// Reads a YAML config file. Errors: InvalidArgument naming the file and the bad key.
 absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path);
+
+/// Whether `config.store` names a PostgreSQL database.
+bool UsesPostgres(const ServerConfig& config);
 
 /// Checks ranges and combinations. Errors: InvalidArgument naming the key.
 absl::Status ValidateServerConfig(const ServerConfig& config);

@@ -24,10 +24,10 @@
 #include "server/file_blob_store.h"
 #include "server/lab.h"
 #include "server/log.h"
+#include "server/open_store.h"
 #include "server/reference_runner.h"
 #include "server/retention.h"
 #include "server/services.h"
-#include "server/sqlite_store.h"
 #include "server/tiered_blob_store.h"
 
 namespace boardlab::server {
@@ -131,10 +131,7 @@ absl::Status PrepareHealthCheck(const ServerConfig& config, BlobStore& blobs,
 }
 
 int Serve(const ServerConfig& config) {
-  auto store = SqliteStore::Open(config.data_dir + "/boardlab.db");
-  std::error_code error;
-  std::filesystem::create_directories(config.data_dir, error);
-  if (!store.ok()) store = SqliteStore::Open(config.data_dir + "/boardlab.db");
+  auto store = OpenStore(config);
   if (!store.ok()) {
     LogError(std::string(store.status().message()));
     return kExitStartup;

@@ -4,10 +4,10 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "nlohmann/json.hpp"
 #include "server/blob_store.h"
 #include "server/clock.h"
 #include "server/job_digests.h"
+#include "server/store_records.h"
 
 namespace boardlab::server {
 namespace {
@@ -45,10 +45,6 @@ CREATE TABLE IF NOT EXISTS blob_grants (
 // PRAGMA user_version of a database this server has migrated. 1: small_blobs.used_ms; 2:
 // blob_grants filled from the jobs of databases written before blobs were scoped to tenants.
 constexpr int64_t kSchemaVersion = 2;
-
-// Jobs are scanned and deleted this many at a time, so that the Lab's writes are held up for
-// one page at most.
-constexpr int kRetentionPageJobs = 500;
 
 // One use of a statement from the store's cache: prepared on first use and kept until the store
 // closes; reset and unbound when this goes out of scope. Use under the store's mutex.
@@ -100,41 +96,6 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
   bool ok_ = false;
 };
-
-template <typename Message>
-absl::StatusOr<Message> Parse(const std::string& bytes, const char* what) {
-  Message message;
-  if (!message.ParseFromString(bytes)) {
-    return absl::DataLossError(absl::StrCat("the database holds a corrupt ", what, " record"));
-  }
-  return message;
-}
-
-nlohmann::json DigestJson(const v1::Digest& digest) {
-  return {{"sha256", digest.sha256()}, {"size", digest.size_bytes()}};
-}
-
-v1::Digest DigestFromJson(const nlohmann::json& json) {
-  v1::Digest digest;
-  digest.set_sha256(json.value("sha256", ""));
-  digest.set_size_bytes(json.value("size", int64_t{0}));
-  return digest;
-}
-
-bool MatchesFilter(const v1::Job& job, const JobFilter& filter) {
-  if (!filter.states.empty() &&
-      std::find(filter.states.begin(), filter.states.end(), job.state()) == filter.states.end()) {
-    return false;
-  }
-  for (const auto& wanted : filter.labels) {
-    bool found = std::any_of(job.spec().labels().begin(), job.spec().labels().end(),
-                             [&](const v1::Tag& tag) {
-                               return tag.key() == wanted.key() && tag.value() == wanted.value();
-                             });
-    if (!found) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -242,7 +203,7 @@ absl::Status SqliteStore::GrantJobBlobsLocked() {
     Statement jobs(db_, statements_, "SELECT tenant, record FROM jobs");
     int rc;
     while ((rc = jobs.Step()) == SQLITE_ROW) {
-      auto job = Parse<v1::Job>(jobs.Blob(1), "job");
+      auto job = ParseRecord<v1::Job>(jobs.Blob(1), "job");
       if (!job.ok()) return job.status();
       absl::flat_hash_set<std::string> digests;
       CollectDigests(*job, digests);
@@ -315,7 +276,7 @@ absl::StatusOr<std::optional<v1::Job>> SqliteStore::GetJob(const std::string& id
   int rc = stmt.Step();
   if (rc == SQLITE_DONE) return std::optional<v1::Job>();
   if (rc != SQLITE_ROW) return Error("reading a job");
-  auto job = Parse<v1::Job>(stmt.Blob(0), "job");
+  auto job = ParseRecord<v1::Job>(stmt.Blob(0), "job");
   if (!job.ok()) return job.status();
   return std::optional<v1::Job>(*std::move(job));
 }
@@ -328,7 +289,7 @@ absl::StatusOr<std::optional<v1::Job>> SqliteStore::FindJobByRequestId(
   int rc = stmt.Step();
   if (rc == SQLITE_DONE) return std::optional<v1::Job>();
   if (rc != SQLITE_ROW) return Error("looking up a request id");
-  auto job = Parse<v1::Job>(stmt.Blob(0), "job");
+  auto job = ParseRecord<v1::Job>(stmt.Blob(0), "job");
   if (!job.ok()) return job.status();
   return std::optional<v1::Job>(*std::move(job));
 }
@@ -340,7 +301,7 @@ absl::StatusOr<std::vector<v1::Job>> SqliteStore::LoadUnfinishedJobs() {
   std::vector<v1::Job> jobs;
   int rc;
   while ((rc = stmt.Step()) == SQLITE_ROW) {
-    auto job = Parse<v1::Job>(stmt.Blob(0), "job");
+    auto job = ParseRecord<v1::Job>(stmt.Blob(0), "job");
     if (!job.ok()) return job.status();
     jobs.push_back(*std::move(job));
   }
@@ -361,9 +322,9 @@ absl::StatusOr<JobPage> SqliteStore::ListJobs(const JobFilter& filter, int64_t b
   JobPage page;
   int rc;
   while ((rc = stmt.Step()) == SQLITE_ROW) {
-    auto job = Parse<v1::Job>(stmt.Blob(1), "job");
+    auto job = ParseRecord<v1::Job>(stmt.Blob(1), "job");
     if (!job.ok()) return job.status();
-    if (!MatchesFilter(*job, filter)) continue;
+    if (!MatchesStateAndLabels(*job, filter)) continue;
     if (static_cast<int>(page.jobs.size()) == page_size) {
       page.next_before = page.jobs.empty() ? 0 : stmt.Int(0) + 1;
       break;
@@ -390,7 +351,7 @@ absl::StatusOr<std::vector<std::pair<int64_t, v1::Job>>> SqliteStore::JobsAfter(
   std::vector<std::pair<int64_t, v1::Job>> jobs;
   int rc;
   while ((rc = stmt.Step()) == SQLITE_ROW) {
-    auto job = Parse<v1::Job>(stmt.Blob(1), "job");
+    auto job = ParseRecord<v1::Job>(stmt.Blob(1), "job");
     if (!job.ok()) return job.status();
     jobs.emplace_back(stmt.Int(0), *std::move(job));
   }
@@ -426,7 +387,7 @@ absl::StatusOr<int64_t> SqliteStore::DeleteFinishedPage(int64_t ended_before_ms,
     while (!past_cutoff && (rc = stmt.Step()) == SQLITE_ROW) {
       ++rows;
       after = stmt.Int(0);
-      auto job = Parse<v1::Job>(stmt.Blob(1), "job");
+      auto job = ParseRecord<v1::Job>(stmt.Blob(1), "job");
       if (!job.ok()) return job.status();
       // Numbers follow submit times: from a job submitted after the cutoff on, none has ended
       // before it.
@@ -485,7 +446,7 @@ absl::StatusOr<std::vector<v1::JobEvent>> SqliteStore::Events(const std::string&
   std::vector<v1::JobEvent> events;
   int rc;
   while ((rc = stmt.Step()) == SQLITE_ROW) {
-    auto event = Parse<v1::JobEvent>(stmt.Blob(0), "job event");
+    auto event = ParseRecord<v1::JobEvent>(stmt.Blob(0), "job event");
     if (!event.ok()) return event.status();
     events.push_back(*std::move(event));
   }
@@ -511,7 +472,7 @@ absl::StatusOr<std::vector<v1::Board>> SqliteStore::LoadBoards() {
   std::vector<v1::Board> boards;
   int rc;
   while ((rc = stmt.Step()) == SQLITE_ROW) {
-    auto board = Parse<v1::Board>(stmt.Blob(0), "board");
+    auto board = ParseRecord<v1::Board>(stmt.Blob(0), "board");
     if (!board.ok()) return board.status();
     boards.push_back(*std::move(board));
   }
@@ -520,17 +481,11 @@ absl::StatusOr<std::vector<v1::Board>> SqliteStore::LoadBoards() {
 }
 
 absl::Status SqliteStore::PutCompile(const std::string& key, const CompileRecord& record) {
-  nlohmann::json json = {{"artifact", DigestJson(record.artifact)},
-                         {"report", DigestJson(record.report)},
-                         {"debug_map", DigestJson(record.debug_map)},
-                         {"input_bytes", record.input_bytes},
-                         {"output_bytes", record.output_bytes},
-                         {"error", record.error},
-                         {"error_code", record.error_code}};
+  const std::string json = CompileRecordToJson(record);
   std::lock_guard lock(mutex_);
   Statement stmt(db_, statements_,
                  "INSERT OR REPLACE INTO compile_cache (key, record) VALUES (?, ?)");
-  stmt.Bind(1, key).Bind(2, json.dump());
+  stmt.Bind(1, key).Bind(2, json);
   if (stmt.Step() != SQLITE_DONE) return Error("storing a compile cache entry");
   return absl::OkStatus();
 }
@@ -542,18 +497,9 @@ absl::StatusOr<std::optional<CompileRecord>> SqliteStore::GetCompile(const std::
   int rc = stmt.Step();
   if (rc == SQLITE_DONE) return std::optional<CompileRecord>();
   if (rc != SQLITE_ROW) return Error("reading the compile cache");
-  nlohmann::json json = nlohmann::json::parse(stmt.Blob(0), nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded())
-    return absl::DataLossError("the database holds a corrupt compile record");
-  CompileRecord record;
-  record.artifact = DigestFromJson(json.value("artifact", nlohmann::json::object()));
-  record.report = DigestFromJson(json.value("report", nlohmann::json::object()));
-  record.debug_map = DigestFromJson(json.value("debug_map", nlohmann::json::object()));
-  record.input_bytes = json.value("input_bytes", std::vector<int64_t>{});
-  record.output_bytes = json.value("output_bytes", std::vector<int64_t>{});
-  record.error = json.value("error", "");
-  record.error_code = json.value("error_code", 0);
-  return std::optional<CompileRecord>(record);
+  auto record = CompileRecordFromJson(stmt.Blob(0));
+  if (!record.ok()) return record.status();
+  return std::optional<CompileRecord>(*std::move(record));
 }
 
 absl::Status SqliteStore::PutBlob(const std::string& sha256, std::string_view bytes) {

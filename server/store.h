@@ -3,7 +3,8 @@
 // The server's durable state: jobs, their event logs, boards and the compile cache. The Lab keeps
 // its working set in memory and writes every change through this interface before it is
 // acknowledged, so a restarted server (even after kill -9) loses nothing it has confirmed.
-// SqliteStore implements it; a PostgreSQL store can serve several replicas later.
+// SqliteStore (the default) and PostgresStore implement it with the same behaviour
+// (tests/store/store_conformance_test.cc).
 
 #include <cstdint>
 #include <map>

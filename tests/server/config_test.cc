@@ -74,5 +74,42 @@ TEST(ServerConfigTest, BadRetentionValuesAreNamed) {
   EXPECT_FALSE(typo.ok());
 }
 
+TEST(ServerConfigTest, TheStoreIsSqliteByDefaultOrAPostgresUri) {
+  auto sqlite = LoadServerConfig(WriteConfig("listen: 127.0.0.1:0\n"));
+  ASSERT_TRUE(sqlite.ok()) << sqlite.status();
+  EXPECT_FALSE(UsesPostgres(*sqlite));
+  EXPECT_TRUE(ValidateServerConfig(*sqlite).ok());
+  for (const char* uri : {"postgres://boardlab@db.example/boardlab?sslmode=verify-full",
+                          "postgresql:///boardlab?host=/run/postgresql"}) {
+    auto postgres = LoadServerConfig(
+        WriteConfig(std::string("store: \"") + uri + "\"\nstore_password_file: /etc/pw\n"));
+    ASSERT_TRUE(postgres.ok()) << postgres.status();
+    EXPECT_TRUE(UsesPostgres(*postgres)) << uri;
+    EXPECT_EQ(postgres->store_password_file, "/etc/pw");
+    EXPECT_TRUE(ValidateServerConfig(*postgres).ok()) << ValidateServerConfig(*postgres);
+  }
+}
+
+TEST(ServerConfigTest, BadStoresAreNamedAndPasswordsStayOutOfTheFile) {
+  ServerConfig config;
+  config.store = "postgres://boardlab:s3cret@db.example/boardlab";
+  absl::Status checked = ValidateServerConfig(config);
+  EXPECT_EQ(checked.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(checked.message()), HasSubstr("holds a password"));
+  EXPECT_THAT(std::string(checked.message()), ::testing::Not(HasSubstr("s3cret")));
+  config.store = "postgres://db.example/boardlab?password=s3cret";
+  EXPECT_THAT(std::string(ValidateServerConfig(config).message()), HasSubstr("holds a password"));
+  config.store = "postgres://db.example/boardlab?no_such_option=1";
+  EXPECT_THAT(std::string(ValidateServerConfig(config).message()),
+              HasSubstr("invalid configuration of store"));
+  config.store = "mysql://db.example/boardlab";
+  EXPECT_THAT(std::string(ValidateServerConfig(config).message()),
+              HasSubstr("neither sqlite nor a postgres"));
+  config.store = "";
+  config.store_password_file = "/etc/pw";
+  EXPECT_THAT(std::string(ValidateServerConfig(config).message()),
+              HasSubstr("only a PostgreSQL store has a password"));
+}
+
 }  // namespace
 }  // namespace boardlab::server

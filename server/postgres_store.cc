@@ -1,0 +1,619 @@
+#include "server/postgres_store.h"
+
+#include <endian.h>
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "server/blob_store.h"
+#include "server/clock.h"
+#include "server/store_records.h"
+
+namespace boardlab::server {
+namespace {
+
+// Parameter types (pg_type OIDs, fixed since PostgreSQL 7): parameters and results travel in
+// binary, so that bytea needs no escaping and numbers no formatting.
+constexpr Oid kInt8Oid = 20;
+constexpr Oid kTextOid = 25;
+constexpr Oid kByteaOid = 17;
+
+// Held for the migration transaction: servers starting together migrate one after another.
+constexpr int64_t kMigrationLockKey = 0x626f6172646c6162;  // "boardlab"
+
+struct Migration {
+  int64_t version;
+  const char* sql;
+};
+
+// Applied in order, each once, in the transaction that records it in schema_version. Never edit
+// a migration that has shipped: add the next one. Version 1 is the schema SqliteStore reached
+// at its version 2 (PostgreSQL databases start there). Strings are bytea, not text: compared and
+// ordered byte by byte, and any bytes accepted (a NUL too), as SQLite does.
+constexpr Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE jobs (
+  number bigint PRIMARY KEY,
+  id bytea NOT NULL UNIQUE,
+  tenant bytea NOT NULL,
+  request_id bytea NOT NULL,
+  state bigint NOT NULL,
+  board_type bytea NOT NULL,
+  record bytea NOT NULL);
+CREATE INDEX jobs_by_request ON jobs (tenant, request_id) WHERE request_id <> ''::bytea;
+CREATE INDEX jobs_by_state ON jobs (state);
+CREATE TABLE events (
+  job_id bytea NOT NULL,
+  seq bigint NOT NULL,
+  record bytea NOT NULL,
+  PRIMARY KEY (job_id, seq));
+CREATE TABLE boards (id bytea PRIMARY KEY, record bytea NOT NULL);
+CREATE TABLE compile_cache (key bytea PRIMARY KEY, record text NOT NULL);
+CREATE TABLE small_blobs (
+  sha256 bytea PRIMARY KEY,
+  data bytea NOT NULL,
+  used_ms bigint NOT NULL DEFAULT 0);
+CREATE INDEX small_blobs_by_use ON small_blobs (used_ms);
+CREATE TABLE blob_grants (
+  sha256 bytea NOT NULL,
+  tenant bytea NOT NULL,
+  PRIMARY KEY (sha256, tenant));
+)sql"},
+};
+
+std::string Trimmed(const char* message) {
+  return std::string(absl::StripTrailingAsciiWhitespace(message ? message : ""));
+}
+
+bool Succeeded(const PGresult* result) {
+  ExecStatusType status = PQresultStatus(result);
+  return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+}
+
+}  // namespace
+
+// Statement parameters, all in binary format.
+class PostgresStore::Params {
+ public:
+  Params& Int(int64_t value) {
+    const uint64_t big_endian = htobe64(static_cast<uint64_t>(value));
+    return Add(kInt8Oid, std::string(reinterpret_cast<const char*>(&big_endian), 8));
+  }
+  Params& Text(std::string_view text) { return Add(kTextOid, std::string(text)); }
+  Params& Bytes(std::string_view bytes) { return Add(kByteaOid, std::string(bytes)); }
+
+  int size() const { return static_cast<int>(values_.size()); }
+  const Oid* types() const { return types_.data(); }
+  std::vector<const char*> values() const {
+    std::vector<const char*> values;
+    for (const std::string& value : values_) values.push_back(value.data());
+    return values;
+  }
+  std::vector<int> lengths() const {
+    std::vector<int> lengths;
+    for (const std::string& value : values_) lengths.push_back(static_cast<int>(value.size()));
+    return lengths;
+  }
+
+ private:
+  Params& Add(Oid type, std::string value) {
+    types_.push_back(type);
+    values_.push_back(std::move(value));
+    return *this;
+  }
+
+  std::vector<std::string> values_;
+  std::vector<Oid> types_;
+};
+
+// A query's result, columns in binary format.
+class PostgresStore::Rows {
+ public:
+  explicit Rows(PGresult* result) : result_(result, PQclear) {}
+  const PGresult* get() const { return result_.get(); }
+  int size() const { return PQntuples(result_.get()); }
+  /// A bigint or integer column.
+  int64_t Int(int row, int column) const {
+    const char* value = PQgetvalue(result_.get(), row, column);
+    if (PQgetlength(result_.get(), row, column) == 4) {
+      uint32_t big_endian;
+      std::memcpy(&big_endian, value, 4);
+      return static_cast<int32_t>(be32toh(big_endian));
+    }
+    uint64_t big_endian;
+    std::memcpy(&big_endian, value, 8);
+    return static_cast<int64_t>(be64toh(big_endian));
+  }
+  /// A text or bytea column.
+  std::string Bytes(int row, int column) const {
+    return std::string(PQgetvalue(result_.get(), row, column),
+                       static_cast<size_t>(PQgetlength(result_.get(), row, column)));
+  }
+
+ private:
+  std::unique_ptr<PGresult, void (*)(PGresult*)> result_;
+};
+
+namespace {
+
+// The records in column `column` of every row, parsed.
+template <typename Message, typename Rows>
+absl::StatusOr<std::vector<Message>> ParseRecords(const Rows& rows, int column, const char* what) {
+  std::vector<Message> records;
+  for (int row = 0; row < rows.size(); ++row) {
+    auto record = ParseRecord<Message>(rows.Bytes(row, column), what);
+    if (!record.ok()) return record.status();
+    records.push_back(*std::move(record));
+  }
+  return records;
+}
+
+}  // namespace
+
+int64_t PostgresStore::LatestSchemaVersion() { return std::end(kMigrations)[-1].version; }
+
+absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& conninfo,
+                                                                   const std::string& password) {
+  // The URI comes after the defaults so that it may override them, the password last so that it
+  // wins over one in the URI (configurations are refused one, see ValidateServerConfig).
+  std::vector<const char*> keywords = {"application_name", "client_encoding", "dbname"};
+  std::vector<const char*> values = {"boardlab-server", "UTF8", conninfo.c_str()};
+  if (!password.empty()) {
+    keywords.push_back("password");
+    values.push_back(password.c_str());
+  }
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* connection = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
+  if (connection == nullptr) return absl::ResourceExhaustedError("out of memory");
+  auto store = std::unique_ptr<PostgresStore>(new PostgresStore(connection));
+  // Notices (e.g. "relation already exists, skipping" at each start) are not errors; libpq would
+  // print them on stderr.
+  PQsetNoticeProcessor(
+      connection, [](void*, const char*) {}, nullptr);
+  if (PQstatus(connection) != CONNECTION_OK) {
+    return absl::UnavailableError(
+        absl::StrCat("connecting to PostgreSQL: ", Trimmed(PQerrorMessage(connection))));
+  }
+  if (absl::Status ok = store->Migrate(); !ok.ok()) {
+    return absl::UnavailableError(absl::StrCat("opening the PostgreSQL database: ", ok.message()));
+  }
+  return store;
+}
+
+PostgresStore::~PostgresStore() { PQfinish(connection_); }
+
+absl::Status PostgresStore::EnsureConnected() {
+  if (PQstatus(connection_) == CONNECTION_OK) return absl::OkStatus();
+  // Inside a transaction its earlier statements are gone with the connection: the caller fails
+  // and rolls back.
+  if (in_transaction_) return absl::UnavailableError("database: the connection was lost");
+  PQreset(connection_);
+  prepared_.clear();  // statements are prepared per connection
+  if (PQstatus(connection_) != CONNECTION_OK) {
+    return absl::UnavailableError(
+        absl::StrCat("database: reconnecting: ", Trimmed(PQerrorMessage(connection_))));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PostgresStore::Error(const char* what, const PGresult* result) const {
+  const char* message = result ? PQresultErrorMessage(result) : "";
+  if (message == nullptr || *message == '\0') message = PQerrorMessage(connection_);
+  return absl::InternalError(absl::StrCat("database: ", what, ": ", Trimmed(message)));
+}
+
+absl::Status PostgresStore::Exec(const char* sql, const char* what) {
+  if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;
+  Rows result(PQexec(connection_, sql));
+  if (!Succeeded(result.get())) return Error(what, result.get());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PostgresStore::Rows> PostgresStore::Run(const char* sql, const Params& params,
+                                                       const char* what) {
+  if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;
+  auto [name, added] = prepared_.try_emplace(sql, absl::StrCat("s", prepared_.size()));
+  if (added) {
+    Rows prepared(PQprepare(connection_, name->second.c_str(), sql, params.size(), params.types()));
+    if (!Succeeded(prepared.get())) {
+      prepared_.erase(name);
+      return Error(what, prepared.get());
+    }
+  }
+  const std::vector<const char*> values = params.values();
+  const std::vector<int> lengths = params.lengths();
+  const std::vector<int> binary(values.size(), 1);
+  Rows rows(PQexecPrepared(connection_, name->second.c_str(), params.size(), values.data(),
+                           lengths.data(), binary.data(), /*resultFormat=*/1));
+  if (!Succeeded(rows.get())) return Error(what, rows.get());
+  return rows;
+}
+
+absl::Status PostgresStore::InTransaction(const std::function<absl::Status()>& body) {
+  if (absl::Status ok = Exec("BEGIN", "starting a transaction"); !ok.ok()) return ok;
+  in_transaction_ = true;
+  absl::Status done = body();
+  if (done.ok()) done = Exec("COMMIT", "committing a transaction");
+  if (!done.ok() && PQstatus(connection_) == CONNECTION_OK) {
+    Exec("ROLLBACK", "rolling back").IgnoreError();  // nothing of the transaction stays
+  }
+  in_transaction_ = false;
+  return done;
+}
+
+absl::Status PostgresStore::Migrate() {
+  std::lock_guard lock(mutex_);
+  return InTransaction([this] { return MigrateLocked(); });
+}
+
+absl::Status PostgresStore::MigrateLocked() {
+  if (absl::Status ok = Run("SELECT pg_advisory_xact_lock($1)", Params().Int(kMigrationLockKey),
+                            "waiting for other migrations")
+                            .status();
+      !ok.ok()) {
+    return ok;
+  }
+  if (absl::Status ok =
+          Exec("CREATE TABLE IF NOT EXISTS schema_version (version bigint PRIMARY KEY, "
+               "applied_ms bigint NOT NULL)",
+               "creating the schema_version table");
+      !ok.ok()) {
+    return ok;
+  }
+  auto current = Run("SELECT COALESCE(MAX(version), 0) FROM schema_version", Params(),
+                     "reading the schema "
+                     "version");
+  if (!current.ok()) return current.status();
+  const int64_t version = current->Int(0, 0);
+  if (version > LatestSchemaVersion()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the database has schema version ", version, ", newer than this server's ",
+                     LatestSchemaVersion(), ": run a newer boardlab-server"));
+  }
+  for (const Migration& migration : kMigrations) {
+    if (migration.version <= version) continue;
+    if (absl::Status ok = Exec(migration.sql, "migrating the schema"); !ok.ok()) return ok;
+    auto recorded = Run("INSERT INTO schema_version (version, applied_ms) VALUES ($1, $2)",
+                        Params().Int(migration.version).Int(NowMs()), "recording a migration");
+    if (!recorded.ok()) return recorded.status();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PostgresStore::Commit(const StoreBatch& batch) {
+  std::lock_guard lock(mutex_);
+  return InTransaction([&] { return CommitLocked(batch); });
+}
+
+absl::Status PostgresStore::CommitLocked(const StoreBatch& batch) {
+  for (const auto& [number, job] : batch.jobs) {
+    if (absl::Status ok = PutJobLocked(number, job); !ok.ok()) return ok;
+  }
+  for (const v1::JobEvent& event : batch.events) {
+    if (absl::Status ok = AppendEventLocked(event); !ok.ok()) return ok;
+  }
+  for (const auto& [id, board] : batch.boards) {
+    if (absl::Status ok = PutBoardLocked(board); !ok.ok()) return ok;
+  }
+  for (const auto& [tenant, sha256] : batch.blob_grants) {
+    if (absl::Status ok = GrantBlobLocked(tenant, sha256); !ok.ok()) return ok;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PostgresStore::PutJob(int64_t number, const v1::Job& job) {
+  std::lock_guard lock(mutex_);
+  return PutJobLocked(number, job);
+}
+
+absl::Status PostgresStore::PutJobLocked(int64_t number, const v1::Job& job) {
+  // As in SqliteStore: an update sets only what changes (the id, tenant and request id columns
+  // of a job never do).
+  return Run("INSERT INTO jobs (number, id, tenant, request_id, state, board_type, record) "
+             "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (number) DO UPDATE SET "
+             "state = excluded.state, record = excluded.record",
+             Params()
+                 .Int(number)
+                 .Bytes(job.id())
+                 .Bytes(job.tenant())
+                 .Bytes(job.request_id())
+                 .Int(job.state())
+                 .Bytes(job.spec().selector().board_type())
+                 .Bytes(job.SerializeAsString()),
+             "storing a job")
+      .status();
+}
+
+absl::StatusOr<std::optional<v1::Job>> PostgresStore::OneJob(const char* sql, const Params& params,
+                                                             const char* what) {
+  auto rows = Run(sql, params, what);
+  if (!rows.ok()) return rows.status();
+  if (rows->size() == 0) return std::optional<v1::Job>();
+  auto job = ParseRecord<v1::Job>(rows->Bytes(0, 0), "job");
+  if (!job.ok()) return job.status();
+  return std::optional<v1::Job>(*std::move(job));
+}
+
+absl::StatusOr<std::optional<v1::Job>> PostgresStore::GetJob(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  return OneJob("SELECT record FROM jobs WHERE id = $1", Params().Bytes(id), "reading a job");
+}
+
+absl::StatusOr<std::optional<v1::Job>> PostgresStore::FindJobByRequestId(
+    const std::string& tenant, const std::string& request_id) {
+  std::lock_guard lock(mutex_);
+  return OneJob("SELECT record FROM jobs WHERE tenant = $1 AND request_id = $2 LIMIT 1",
+                Params().Bytes(tenant).Bytes(request_id), "looking up a request id");
+}
+
+absl::StatusOr<std::vector<v1::Job>> PostgresStore::LoadUnfinishedJobs() {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT record FROM jobs WHERE state <> $1 ORDER BY number",
+                  Params().Int(v1::JOB_STATE_DONE), "loading unfinished jobs");
+  if (!rows.ok()) return rows.status();
+  return ParseRecords<v1::Job>(*rows, 0, "job");
+}
+
+absl::StatusOr<JobPage> PostgresStore::ListJobs(const JobFilter& filter, int64_t before,
+                                                int page_size) {
+  std::lock_guard lock(mutex_);
+  // As in SqliteStore, states and labels are checked on the parsed records. The rows come in
+  // pages of the page size (a cursor-less keyset scan) so that a filter matching few jobs does
+  // not load the whole table at once.
+  JobPage page;
+  int64_t below = before > 0 ? before : INT64_MAX;
+  const int64_t fetch = std::max(page_size, 1) + 1;
+  for (;;) {
+    auto rows =
+        Run("SELECT number, record FROM jobs WHERE number < $1 AND ($2 = ''::bytea OR tenant = $2) "
+            "AND ($3 = ''::bytea OR board_type = $3) ORDER BY number DESC LIMIT $4",
+            Params().Int(below).Bytes(filter.tenant).Bytes(filter.board_type).Int(fetch),
+            "listing jobs");
+    if (!rows.ok()) return rows.status();
+    for (int row = 0; row < rows->size(); ++row) {
+      below = rows->Int(row, 0);
+      auto job = ParseRecord<v1::Job>(rows->Bytes(row, 1), "job");
+      if (!job.ok()) return job.status();
+      if (!MatchesStateAndLabels(*job, filter)) continue;
+      if (static_cast<int>(page.jobs.size()) == page_size) {
+        page.next_before = page.jobs.empty() ? 0 : below + 1;
+        return page;
+      }
+      page.jobs.push_back(*std::move(job));
+    }
+    if (rows->size() < fetch) return page;
+  }
+}
+
+absl::StatusOr<int64_t> PostgresStore::MaxJobNumber() {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT COALESCE(MAX(number), 0) FROM jobs", Params(), "reading the job counter");
+  if (!rows.ok()) return rows.status();
+  return rows->Int(0, 0);
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, v1::Job>>> PostgresStore::JobsAfter(int64_t after,
+                                                                                  int limit) {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT number, record FROM jobs WHERE number > $1 ORDER BY number LIMIT $2",
+                  Params().Int(after).Int(limit), "reading jobs");
+  if (!rows.ok()) return rows.status();
+  std::vector<std::pair<int64_t, v1::Job>> jobs;
+  for (int row = 0; row < rows->size(); ++row) {
+    auto job = ParseRecord<v1::Job>(rows->Bytes(row, 1), "job");
+    if (!job.ok()) return job.status();
+    jobs.emplace_back(rows->Int(row, 0), *std::move(job));
+  }
+  return jobs;
+}
+
+absl::StatusOr<int64_t> PostgresStore::DeleteFinishedJobs(int64_t ended_before_ms) {
+  int64_t deleted = 0;
+  int64_t after = 0;
+  for (bool more = true; more;) {
+    auto page = DeleteFinishedPage(ended_before_ms, after, more);
+    if (!page.ok()) return page.status();
+    deleted += *page;
+  }
+  return deleted;
+}
+
+absl::StatusOr<int64_t> PostgresStore::DeleteFinishedPage(int64_t ended_before_ms, int64_t& after,
+                                                          bool& more) {
+  std::lock_guard lock(mutex_);
+  more = false;
+  auto rows = Run(
+      "SELECT number, record FROM jobs WHERE state = $1 AND number > $2 ORDER BY number LIMIT $3",
+      Params().Int(v1::JOB_STATE_DONE).Int(after).Int(kRetentionPageJobs), "reading finished jobs");
+  if (!rows.ok()) return rows.status();
+  std::vector<std::string> expired;  // job ids
+  bool past_cutoff = false;
+  for (int row = 0; row < rows->size() && !past_cutoff; ++row) {
+    after = rows->Int(row, 0);
+    auto job = ParseRecord<v1::Job>(rows->Bytes(row, 1), "job");
+    if (!job.ok()) return job.status();
+    // Numbers follow submit times: from a job submitted after the cutoff on, none has ended
+    // before it.
+    past_cutoff = job->submit_time_ms() >= ended_before_ms;
+    if (!past_cutoff && job->end_time_ms() < ended_before_ms) expired.push_back(job->id());
+  }
+  more = !past_cutoff && rows->size() == kRetentionPageJobs;
+  if (expired.empty()) return 0;
+  absl::Status deleted = InTransaction([&] { return DeleteJobsLocked(expired); });
+  if (!deleted.ok()) return deleted;
+  return static_cast<int64_t>(expired.size());
+}
+
+absl::Status PostgresStore::DeleteJobsLocked(const std::vector<std::string>& ids) {
+  for (const std::string& id : ids) {
+    auto events =
+        Run("DELETE FROM events WHERE job_id = $1", Params().Bytes(id), "deleting job events");
+    if (!events.ok()) return events.status();
+    auto job = Run("DELETE FROM jobs WHERE id = $1", Params().Bytes(id), "deleting a job");
+    if (!job.ok()) return job.status();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PostgresStore::AppendEvent(const v1::JobEvent& event) {
+  std::lock_guard lock(mutex_);
+  return AppendEventLocked(event);
+}
+
+absl::Status PostgresStore::AppendEventLocked(const v1::JobEvent& event) {
+  return Run("INSERT INTO events (job_id, seq, record) VALUES ($1, $2, $3) "
+             "ON CONFLICT (job_id, seq) DO UPDATE SET record = excluded.record",
+             Params().Bytes(event.job_id()).Int(event.seq()).Bytes(event.SerializeAsString()),
+             "storing a job event")
+      .status();
+}
+
+absl::StatusOr<std::vector<v1::JobEvent>> PostgresStore::Events(const std::string& job_id,
+                                                                int64_t after_seq) {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT record FROM events WHERE job_id = $1 AND seq > $2 ORDER BY seq",
+                  Params().Bytes(job_id).Int(after_seq), "reading job events");
+  if (!rows.ok()) return rows.status();
+  return ParseRecords<v1::JobEvent>(*rows, 0, "job event");
+}
+
+absl::Status PostgresStore::PutBoard(const v1::Board& board) {
+  std::lock_guard lock(mutex_);
+  return PutBoardLocked(board);
+}
+
+absl::Status PostgresStore::PutBoardLocked(const v1::Board& board) {
+  return Run("INSERT INTO boards (id, record) VALUES ($1, $2) "
+             "ON CONFLICT (id) DO UPDATE SET record = excluded.record",
+             Params().Bytes(board.id()).Bytes(board.SerializeAsString()), "storing a board")
+      .status();
+}
+
+absl::StatusOr<std::vector<v1::Board>> PostgresStore::LoadBoards() {
+  std::lock_guard lock(mutex_);
+  // Byte order of the ids (bytea), as SQLite sorts them.
+  auto rows = Run("SELECT record FROM boards ORDER BY id", Params(), "loading boards");
+  if (!rows.ok()) return rows.status();
+  return ParseRecords<v1::Board>(*rows, 0, "board");
+}
+
+absl::Status PostgresStore::PutCompile(const std::string& key, const CompileRecord& record) {
+  const std::string json = CompileRecordToJson(record);
+  std::lock_guard lock(mutex_);
+  return Run("INSERT INTO compile_cache (key, record) VALUES ($1, $2) "
+             "ON CONFLICT (key) DO UPDATE SET record = excluded.record",
+             Params().Bytes(key).Text(json), "storing a compile cache entry")
+      .status();
+}
+
+absl::StatusOr<std::optional<CompileRecord>> PostgresStore::GetCompile(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT record FROM compile_cache WHERE key = $1", Params().Bytes(key),
+                  "reading the compile cache");
+  if (!rows.ok()) return rows.status();
+  if (rows->size() == 0) return std::optional<CompileRecord>();
+  auto record = CompileRecordFromJson(rows->Bytes(0, 0));
+  if (!record.ok()) return record.status();
+  return std::optional<CompileRecord>(*std::move(record));
+}
+
+absl::Status PostgresStore::PutBlob(const std::string& sha256, std::string_view bytes) {
+  std::lock_guard lock(mutex_);
+  // Storing a blob again counts as a use.
+  return Run("INSERT INTO small_blobs (sha256, data, used_ms) VALUES ($1, $2, $3) "
+             "ON CONFLICT (sha256) DO UPDATE SET used_ms = excluded.used_ms",
+             Params().Bytes(sha256).Bytes(bytes).Int(NowMs()), "storing a blob")
+      .status();
+}
+
+absl::StatusOr<std::optional<std::string>> PostgresStore::GetBlob(const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT data FROM small_blobs WHERE sha256 = $1", Params().Bytes(sha256),
+                  "reading a blob");
+  if (!rows.ok()) return rows.status();
+  if (rows->size() == 0) return std::optional<std::string>();
+  return std::optional<std::string>(rows->Bytes(0, 0));
+}
+
+absl::StatusOr<int64_t> PostgresStore::BlobSize(const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT octet_length(data)::bigint FROM small_blobs WHERE sha256 = $1",
+                  Params().Bytes(sha256), "looking up a blob");
+  if (!rows.ok()) return rows.status();
+  return rows->size() == 0 ? -1 : rows->Int(0, 0);
+}
+
+absl::StatusOr<int64_t> PostgresStore::BlobBytes() {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT COALESCE(SUM(octet_length(data)), 0)::bigint FROM small_blobs", Params(),
+                  "summing the blobs");
+  if (!rows.ok()) return rows.status();
+  return rows->Int(0, 0);
+}
+
+absl::Status PostgresStore::TouchBlob(const std::string& sha256, int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  // A blob used recently is left alone: no write for every submit of a model.
+  return Run("UPDATE small_blobs SET used_ms = $1 WHERE sha256 = $2 AND used_ms < $3",
+             Params().Int(now_ms).Bytes(sha256).Int(now_ms - kTouchPrecisionMs),
+             "marking a blob used")
+      .status();
+}
+
+absl::StatusOr<std::vector<std::string>> PostgresStore::BlobsUnusedSince(int64_t ms) {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT sha256 FROM small_blobs WHERE used_ms < $1", Params().Int(ms),
+                  "listing unused blobs");
+  if (!rows.ok()) return rows.status();
+  std::vector<std::string> unused;
+  for (int row = 0; row < rows->size(); ++row) unused.push_back(rows->Bytes(row, 0));
+  return unused;
+}
+
+absl::StatusOr<int64_t> PostgresStore::DeleteBlobUnusedSince(const std::string& sha256,
+                                                             int64_t ms) {
+  std::lock_guard lock(mutex_);
+  // One statement: a use recorded in between (by another replica) keeps the blob.
+  auto rows =
+      Run("DELETE FROM small_blobs WHERE sha256 = $1 AND used_ms < $2 "
+          "RETURNING octet_length(data)::bigint",
+          Params().Bytes(sha256).Int(ms), "deleting a blob");
+  if (!rows.ok()) return rows.status();
+  return rows->size() == 0 ? -1 : rows->Int(0, 0);
+}
+
+absl::Status PostgresStore::GrantBlob(const std::string& tenant, const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  return GrantBlobLocked(tenant, sha256);
+}
+
+absl::Status PostgresStore::GrantBlobLocked(const std::string& tenant, const std::string& sha256) {
+  return Run("INSERT INTO blob_grants (sha256, tenant) VALUES ($1, $2) "
+             "ON CONFLICT (sha256, tenant) DO NOTHING",
+             Params().Bytes(sha256).Bytes(tenant), "granting a blob")
+      .status();
+}
+
+absl::StatusOr<bool> PostgresStore::HasBlobGrant(const std::string& tenant,
+                                                 const std::string& sha256) {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT 1 FROM blob_grants WHERE sha256 = $1 AND tenant = $2",
+                  Params().Bytes(sha256).Bytes(tenant), "looking up a blob grant");
+  if (!rows.ok()) return rows.status();
+  return rows->size() > 0;
+}
+
+absl::Status PostgresStore::DeleteBlobGrants(const std::vector<std::string>& sha256s) {
+  std::lock_guard lock(mutex_);
+  for (const std::string& sha256 : sha256s) {
+    auto deleted = Run("DELETE FROM blob_grants WHERE sha256 = $1", Params().Bytes(sha256),
+                       "deleting blob grants");
+    if (!deleted.ok()) return deleted.status();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace boardlab::server

@@ -1,0 +1,93 @@
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "server/store.h"
+
+namespace boardlab::server {
+
+/// Store in a PostgreSQL database: the same tables and semantics as SqliteStore (rows keep the
+/// serialized protobuf next to the columns queries filter on), for a lab whose state must outlive
+/// the server's machine. Thread-safe: one connection behind a mutex; statements are prepared once
+/// per connection. A connection found broken between calls is re-established (the call that found
+/// it broken fails; nothing of an interrupted transaction stays).
+class PostgresStore : public Store {
+ public:
+  /// Connects to `conninfo` (a postgres:// URI or libpq key=value string) and brings the schema
+  /// up to date (versioned migrations in one transaction). `password`, when not empty, is used
+  /// instead of libpq's own sources (PGPASSWORD, PGPASSFILE, ~/.pgpass). Errors: Unavailable when
+  /// the server cannot be reached, refuses the login or holds a database migrated by a newer
+  /// boardlab-server (the message says which).
+  static absl::StatusOr<std::unique_ptr<PostgresStore>> Open(const std::string& conninfo,
+                                                             const std::string& password);
+  ~PostgresStore() override;
+
+  absl::Status Commit(const StoreBatch& batch) override;
+  absl::Status PutJob(int64_t number, const v1::Job& job) override;
+  absl::StatusOr<std::optional<v1::Job>> GetJob(const std::string& id) override;
+  absl::StatusOr<std::optional<v1::Job>> FindJobByRequestId(const std::string& tenant,
+                                                            const std::string& request_id) override;
+  absl::StatusOr<std::vector<v1::Job>> LoadUnfinishedJobs() override;
+  absl::StatusOr<JobPage> ListJobs(const JobFilter& filter, int64_t before, int page_size) override;
+  absl::StatusOr<int64_t> MaxJobNumber() override;
+  absl::StatusOr<std::vector<std::pair<int64_t, v1::Job>>> JobsAfter(int64_t after,
+                                                                     int limit) override;
+  absl::StatusOr<int64_t> DeleteFinishedJobs(int64_t ended_before_ms) override;
+  absl::Status AppendEvent(const v1::JobEvent& event) override;
+  absl::StatusOr<std::vector<v1::JobEvent>> Events(const std::string& job_id,
+                                                   int64_t after_seq) override;
+  absl::Status PutBoard(const v1::Board& board) override;
+  absl::StatusOr<std::vector<v1::Board>> LoadBoards() override;
+  absl::Status PutCompile(const std::string& key, const CompileRecord& record) override;
+  absl::StatusOr<std::optional<CompileRecord>> GetCompile(const std::string& key) override;
+  absl::Status PutBlob(const std::string& sha256, std::string_view bytes) override;
+  absl::StatusOr<std::optional<std::string>> GetBlob(const std::string& sha256) override;
+  absl::StatusOr<int64_t> BlobSize(const std::string& sha256) override;
+  absl::StatusOr<int64_t> BlobBytes() override;
+  absl::Status TouchBlob(const std::string& sha256, int64_t now_ms) override;
+  absl::StatusOr<std::vector<std::string>> BlobsUnusedSince(int64_t ms) override;
+  absl::StatusOr<int64_t> DeleteBlobUnusedSince(const std::string& sha256, int64_t ms) override;
+  absl::Status GrantBlob(const std::string& tenant, const std::string& sha256) override;
+  absl::StatusOr<bool> HasBlobGrant(const std::string& tenant, const std::string& sha256) override;
+  absl::Status DeleteBlobGrants(const std::vector<std::string>& sha256s) override;
+
+  /// The schema version this server migrates databases to.
+  static int64_t LatestSchemaVersion();
+
+ private:
+  class Params;
+  class Rows;
+  explicit PostgresStore(PGconn* connection) : connection_(connection) {}
+
+  // Under mutex_.
+  absl::StatusOr<Rows> Run(const char* sql, const Params& params, const char* what);
+  absl::Status Exec(const char* sql, const char* what);
+  absl::Status Error(const char* what, const PGresult* result) const;
+  absl::Status EnsureConnected();
+  /// Runs `body` between BEGIN and COMMIT; rolls back when it fails.
+  absl::Status InTransaction(const std::function<absl::Status()>& body);
+  absl::Status Migrate();
+  absl::Status MigrateLocked();
+  absl::Status CommitLocked(const StoreBatch& batch);
+  absl::Status PutJobLocked(int64_t number, const v1::Job& job);
+  absl::Status AppendEventLocked(const v1::JobEvent& event);
+  absl::Status PutBoardLocked(const v1::Board& board);
+  absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256);
+  absl::Status DeleteJobsLocked(const std::vector<std::string>& ids);
+  absl::StatusOr<std::optional<v1::Job>> OneJob(const char* sql, const Params& params,
+                                                const char* what);
+  /// One page of DeleteFinishedJobs: from job number `after`; false in `more` at the end.
+  absl::StatusOr<int64_t> DeleteFinishedPage(int64_t ended_before_ms, int64_t& after, bool& more);
+
+  std::mutex mutex_;
+  PGconn* connection_;
+  bool in_transaction_ = false;
+  std::map<std::string, std::string> prepared_;  // statement name by SQL text, this connection's
+};
+
+}  // namespace boardlab::server
