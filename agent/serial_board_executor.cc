@@ -183,7 +183,8 @@ SerialBoardExecutor::SerialBoardExecutor(boost::asio::io_context& io, BoardConfi
       firmware_dir_(std::move(firmware_dir)),
       runner_(io, boardlab_run_,
               SerialTarget{board_.serial.port, board_.serial.baud,
-                           board_.serial.connect_timeout_seconds}) {}
+                           board_.serial.connect_timeout_seconds}),
+      test_faults_left_(board_.serial.test_fault_jobs) {}
 
 SerialBoardExecutor::~SerialBoardExecutor() {
   *alive_ = false;
@@ -408,8 +409,15 @@ void SerialBoardExecutor::Quarantine(std::shared_ptr<Run> run, const std::string
 void SerialBoardExecutor::StartJob(std::shared_ptr<Run> run) {
   std::error_code ec;
   fs::remove(RunJsonPath(run->request), ec);  // a document of an earlier run is not this one's
+  BoardRunRequest request = run->request;
+  if (test_faults_left_ > 0 && !request.health_check) {
+    --test_faults_left_;
+    request.test_fault = board_.serial.test_fault;
+    run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": test fault '",
+                           request.test_fault, "' configured for this job (tests only)"));
+  }
   run->job = runner_.Start(
-      run->request, [run](std::string line) { run->Line(line); },
+      request, [run](std::string line) { run->Line(line); },
       [this, run, alive = alive_](BoardReport report) {
         if (*alive) OnJobDone(run, std::move(report));
       });

@@ -95,6 +95,7 @@ class SerialBoardExecutor : public BoardExecutor {
   ProcessBoardExecutor runner_;
   Health health_ = Health::kUnknown;
   std::string quarantine_reason_;
+  int test_faults_left_ = 0;     // jobs that still get the configured test fault
   std::string learnt_build_id_;  // what the board reported after our flash (no build_id given)
   // False once the executor is gone: callbacks still queued on the io_context do nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
