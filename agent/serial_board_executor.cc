@@ -89,7 +89,9 @@ BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms) {
   options.connect_timeout_ms = timeout_ms;
   link::HostSession session(*stream, options);
   probe.status = session.Connect();
-  if (probe.status.ok()) {
+  probe.other_protocol = absl::IsFailedPrecondition(probe.status) &&
+                         session.hello().protocol_version != link::kProtocolVersion;
+  if (probe.status.ok() || probe.other_protocol) {
     probe.board = session.hello().board;
     probe.build_id = session.hello().build_id;
     probe.firmware_version = session.hello().firmware_version;
@@ -248,6 +250,14 @@ void SerialBoardExecutor::Probe(std::shared_ptr<Run> run, std::function<void(Boa
 
 void SerialBoardExecutor::OnProbe(std::shared_ptr<Run> run, BoardProbe probe) {
   if (run->stopped()) return run->FinishCancelled();
+  if (probe.other_protocol && !board_.serial.firmware_elf.empty()) {
+    // A reset cannot help a firmware of another protocol version: only a flash can.
+    const std::string why(probe.status.message());
+    if (run->flashed) return OnFlashFailed(run, absl::StrCat("after flashing, ", why));
+    run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " runs build ", probe.build_id,
+                           ": ", why, "; flashing ", board_.serial.firmware_elf));
+    return Flash(run);
+  }
   if (!probe.status.ok()) return ClimbLadder(run, std::string(probe.status.message()));
   run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " answered: ", probe.board,
                          " firmware ", probe.firmware_version, " build ", probe.build_id));

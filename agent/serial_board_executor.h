@@ -40,6 +40,9 @@ struct BoardProbe {
   std::string board;     // the board name HELLO gives
   std::string build_id;  // the firmware build HELLO gives
   std::string firmware_version;
+  // The board answered but speaks another board link protocol version (status says which):
+  // its firmware is older or newer than this agent's, so the agent flashes rather than resets.
+  bool other_protocol = false;
 };
 
 /// Connects to the board and returns its HELLO (blocking, up to `connect_timeout_seconds`; a
