@@ -132,6 +132,15 @@ SerialBoardYaml BoardOf(const FlashableBoard& b, const std::string& port) {
   return yaml;
 }
 
+// The board in the pool type the sim board serves too (a job it fails is retried there), with
+// the build id of the firmware QEMU runs (no flash before its first job).
+SerialBoardYaml PoolBoardRunningTheFirmware(const FlashableBoard& b) {
+  SerialBoardYaml yaml = BoardOf(b, b.board.port());
+  yaml.type = "imxrt700-pool";
+  yaml.build_id = FirmwareBuildId();
+  return yaml;
+}
+
 std::string MetricsText(ServiceLab& lab) {
   return ReadText(fs::path(lab.Path("agent-lab-state")) / "metrics.prom");
 }
@@ -331,9 +340,7 @@ TEST(SerialBoardServiceTest, FirmwareHangEndsInTheWatchdogAndTheJobPassesElsewhe
   ServiceLab lab;
   FlashableBoard evk(lab.Path("evk"));
   ASSERT_TRUE(evk.board.Start());
-  SerialBoardYaml yaml = BoardOf(evk, evk.board.port());
-  yaml.type = "imxrt700-pool";
-  yaml.build_id = FirmwareBuildId();  // what the board runs: no flash
+  SerialBoardYaml yaml = PoolBoardRunningTheFirmware(evk);
   ASSERT_FALSE(yaml.build_id.empty());
   yaml.timeout_seconds = 60;  // longer than the watchdog: only the watchdog can end the hang
   ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
@@ -440,9 +447,7 @@ TEST(SerialBoardServiceTest, KilledQemuIsABoardErrorAndTheAgentStaysAlive) {
   ServiceLab lab;
   FlashableBoard evk(lab.Path("evk"));
   ASSERT_TRUE(evk.board.Start());
-  SerialBoardYaml yaml = BoardOf(evk, evk.board.port());
-  yaml.type = "imxrt700-pool";
-  yaml.build_id = FirmwareBuildId();  // what the board runs: no flash
+  SerialBoardYaml yaml = PoolBoardRunningTheFirmware(evk);
   ASSERT_FALSE(yaml.build_id.empty());
   ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
   ASSERT_TRUE(lab.StartAgentWithConfig("lab", AgentConfig("imxrt700-pool", yaml), 2));
