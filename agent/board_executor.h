@@ -31,6 +31,7 @@ struct BoardRunRequest {
   int timeout_seconds = 300;  // the run is killed after this long: BOARD_ERROR
   std::string work_dir;       // exists, owned by this run; empty (see ReportsOnlyItsOwnFiles)
   bool health_check = false;  // the server's golden-model check of a quarantined board
+  std::string test_fault;     // serial: boardlab-run --test-fault (a test-only board config)
 };
 
 /// How a run ended and what it left behind.

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -88,6 +89,41 @@ absl::Status ReadFirmware(const YAML::Node& node, const std::string& where,
   return absl::OkStatus();
 }
 
+// `test_fault: {fault: hang, jobs: 1}`: only when the agent runs under a test, which says so in
+// kAllowTestFaultsEnv; a production config that carries it is refused, never silently obeyed.
+absl::Status ReadTestFault(const YAML::Node& node, const std::string& where,
+                           SerialBoardConfig& serial) {
+  const char* allowed = std::getenv(kAllowTestFaultsEnv);
+  if (allowed == nullptr || std::string(allowed) != "1") {
+    return Invalid(where, absl::StrCat("is for the agent's tests only (it makes the board fail on "
+                                       "purpose); refused unless ",
+                                       kAllowTestFaultsEnv, "=1"));
+  }
+  if (!node.IsMap()) return Invalid(where, "must be a map with fault and jobs");
+  serial.test_fault_jobs = 1;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const std::string field = absl::StrCat(where, ".", key);
+    absl::Status s;
+    if (key == "fault") {
+      s = ReadScalar(kv.second, field, serial.test_fault);
+    } else if (key == "jobs") {
+      s = ReadPositive(kv.second, field, serial.test_fault_jobs);
+    } else {
+      s = Invalid(field, "unknown key (known: fault, jobs)");
+    }
+    if (!s.ok()) return s;
+  }
+  const std::set<std::string> faults = {"hang", "hang-without-watchdog", "hardfault", "reset"};
+  if (faults.count(serial.test_fault) == 0) {
+    return Invalid(absl::StrCat(where, ".fault"),
+                   absl::StrCat("'", serial.test_fault,
+                                "' is not a test fault (hang, hang-without-watchdog, hardfault, "
+                                "reset)"));
+  }
+  return absl::OkStatus();
+}
+
 // The keys only the serial driver takes. False when `key` is none of them.
 bool ParseSerialKey(const std::string& key, const YAML::Node& value, const std::string& field,
                     SerialBoardConfig& serial, absl::Status& status) {
@@ -105,6 +141,8 @@ bool ParseSerialKey(const std::string& key, const YAML::Node& value, const std::
     status = ReadCommand(value, field, serial.reset, nullptr);
   } else if (key == "power_cycle") {
     status = ReadCommand(value, field, serial.power_cycle, nullptr);
+  } else if (key == "test_fault") {
+    status = ReadTestFault(value, field, serial);
   } else {
     return false;
   }

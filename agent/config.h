@@ -35,7 +35,15 @@ struct SerialBoardConfig {
   BoardCommand power_cycle;
   int flash_attempts = 3;            // a flash tool failing this often in a row quarantines
   int connect_timeout_seconds = 10;  // for the board's HELLO
+  // Tests only (refused unless BOARDLAB_AGENT_ALLOW_TEST_FAULTS=1): the board's firmware fails
+  // on purpose at the end of its next `test_fault_jobs` jobs (boardlab-run --test-fault), so
+  // that the recovery of a real firmware fault can be tested through the whole service.
+  std::string test_fault;  // hang, hang-without-watchdog, hardfault, reset; empty: none
+  int test_fault_jobs = 0;
 };
+
+/// The environment variable that lets a board config carry `test_fault` (the agent's tests).
+inline constexpr char kAllowTestFaultsEnv[] = "BOARDLAB_AGENT_ALLOW_TEST_FAULTS";
 
 /// One board the agent drives.
 struct BoardConfig {

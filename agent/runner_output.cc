@@ -226,6 +226,7 @@ std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBo
     argv.insert(argv.end(), {"--port", serial->port, "--baud", std::to_string(serial->baud),
                              "--connect-timeout", std::to_string(serial->connect_timeout_seconds),
                              "--json", RunJsonPath(request)});
+    if (!request.test_fault.empty()) argv.insert(argv.end(), {"--test-fault", request.test_fault});
   }
   for (const std::string& input : request.inputs) {
     argv.push_back("--input");

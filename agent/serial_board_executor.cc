@@ -89,7 +89,9 @@ BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms) {
   options.connect_timeout_ms = timeout_ms;
   link::HostSession session(*stream, options);
   probe.status = session.Connect();
-  if (probe.status.ok()) {
+  probe.other_protocol = absl::IsFailedPrecondition(probe.status) &&
+                         session.hello().protocol_version != link::kProtocolVersion;
+  if (probe.status.ok() || probe.other_protocol) {
     probe.board = session.hello().board;
     probe.build_id = session.hello().build_id;
     probe.firmware_version = session.hello().firmware_version;
@@ -183,7 +185,8 @@ SerialBoardExecutor::SerialBoardExecutor(boost::asio::io_context& io, BoardConfi
       firmware_dir_(std::move(firmware_dir)),
       runner_(io, boardlab_run_,
               SerialTarget{board_.serial.port, board_.serial.baud,
-                           board_.serial.connect_timeout_seconds}) {}
+                           board_.serial.connect_timeout_seconds}),
+      test_faults_left_(board_.serial.test_fault_jobs) {}
 
 SerialBoardExecutor::~SerialBoardExecutor() {
   *alive_ = false;
@@ -247,6 +250,14 @@ void SerialBoardExecutor::Probe(std::shared_ptr<Run> run, std::function<void(Boa
 
 void SerialBoardExecutor::OnProbe(std::shared_ptr<Run> run, BoardProbe probe) {
   if (run->stopped()) return run->FinishCancelled();
+  if (probe.other_protocol && !board_.serial.firmware_elf.empty()) {
+    // A reset cannot help a firmware of another protocol version: only a flash can.
+    const std::string why(probe.status.message());
+    if (run->flashed) return OnFlashFailed(run, absl::StrCat("after flashing, ", why));
+    run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " runs build ", probe.build_id,
+                           ": ", why, "; flashing ", board_.serial.firmware_elf));
+    return Flash(run);
+  }
   if (!probe.status.ok()) return ClimbLadder(run, std::string(probe.status.message()));
   run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " answered: ", probe.board,
                          " firmware ", probe.firmware_version, " build ", probe.build_id));
@@ -408,8 +419,15 @@ void SerialBoardExecutor::Quarantine(std::shared_ptr<Run> run, const std::string
 void SerialBoardExecutor::StartJob(std::shared_ptr<Run> run) {
   std::error_code ec;
   fs::remove(RunJsonPath(run->request), ec);  // a document of an earlier run is not this one's
+  BoardRunRequest request = run->request;
+  if (test_faults_left_ > 0 && !request.health_check) {
+    --test_faults_left_;
+    request.test_fault = board_.serial.test_fault;
+    run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": test fault '",
+                           request.test_fault, "' configured for this job (tests only)"));
+  }
   run->job = runner_.Start(
-      run->request, [run](std::string line) { run->Line(line); },
+      request, [run](std::string line) { run->Line(line); },
       [this, run, alive = alive_](BoardReport report) {
         if (*alive) OnJobDone(run, std::move(report));
       });

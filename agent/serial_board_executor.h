@@ -40,6 +40,9 @@ struct BoardProbe {
   std::string board;     // the board name HELLO gives
   std::string build_id;  // the firmware build HELLO gives
   std::string firmware_version;
+  // The board answered but speaks another board link protocol version (status says which):
+  // its firmware is older or newer than this agent's, so the agent flashes rather than resets.
+  bool other_protocol = false;
 };
 
 /// Connects to the board and returns its HELLO (blocking, up to `connect_timeout_seconds`; a
@@ -95,6 +98,7 @@ class SerialBoardExecutor : public BoardExecutor {
   ProcessBoardExecutor runner_;
   Health health_ = Health::kUnknown;
   std::string quarantine_reason_;
+  int test_faults_left_ = 0;     // jobs that still get the configured test fault
   std::string learnt_build_id_;  // what the board reported after our flash (no build_id given)
   // False once the executor is gone: callbacks still queued on the io_context do nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

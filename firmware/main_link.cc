@@ -23,6 +23,7 @@ namespace boardlab::firmware {
 namespace {
 
 constexpr size_t kMaxPayload = link::BoardEndpoint::kMaxPayload;
+static_assert(link::kMaxTensors <= kMaxTensors, "a RUN's inputs must fit the runner's request");
 constexpr uint8_t kWindow = 4;  // frames the board sends before waiting for an ACK
 
 uint8_t tx_storage[kWindow * kMaxPayload];

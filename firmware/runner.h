@@ -32,7 +32,7 @@ inline constexpr int kExitInvalidArtifact = 3;
 inline constexpr int kExitRuntime = 4;
 inline constexpr int kExitFault = 5;
 
-inline constexpr size_t kMaxTensors = 8;    // inputs and expected outputs a request gives
+inline constexpr size_t kMaxTensors = 64;   // inputs and expected outputs a request gives
 inline constexpr size_t kMaxOutputs = 256;  // outputs a run returns (more is refused); ~50 KiB
 inline constexpr size_t kMaxIterationTimes = 64;
 

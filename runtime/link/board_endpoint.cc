@@ -429,6 +429,12 @@ bool BoardEndpoint::SendRunResult(const RunCommand& run, RunOutcome& outcome) {
   if ((run.flags & RunCommand::kSendEtdump) != 0 && outcome.etdump.size > 0) {
     if (!SendBlob(BlobKind::kEtdump, 0, outcome.etdump)) return false;
   }
+  for (uint8_t i = 0; i < result.num_outputs; ++i) {
+    const OutputCheckMessage check{i, result.outputs[i]};
+    if (!SendMessage(FrameType::kCheck, scratch_, Encode(check, scratch_, sizeof(scratch_)))) {
+      return false;
+    }
+  }
   const size_t capacity = Min(sizeof(scratch_), link_.max_send_payload());
   size_t n = Encode(result, scratch_, capacity);
   while (n == 0 && result.num_times > 0) {  // a small host buffer: fewer iteration times

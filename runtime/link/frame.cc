@@ -41,6 +41,8 @@ const char* FrameTypeName(FrameType type) {
       return "RESULT";
     case FrameType::kFault:
       return "FAULT";
+    case FrameType::kCheck:
+      return "CHECK";
   }
   return "UNKNOWN";
 }

@@ -56,6 +56,7 @@ enum class FrameType : uint8_t {
   kBlobStatus = 0x21,
   kResult = 0x22,
   kFault = 0x23,
+  kCheck = 0x24,  // protocol 2: one output's check, before RESULT
 };
 
 constexpr bool IsSequenced(FrameType type) { return static_cast<uint8_t>(type) >= 0x10; }

@@ -217,6 +217,16 @@ void HostSession::Handle(FrameType type, const uint8_t* payload, size_t size, bo
     case FrameType::kBlobStatus:
       DecodeInto(type, payload, size, &blob_status_, &protocol_error_);
       return;
+    case FrameType::kCheck: {
+      OutputCheckMessage check;
+      if (!Decode(payload, size, &check)) {
+        protocol_error_ = "the board sent a malformed CHECK message";
+        return;
+      }
+      checks_[check.index] = check.check;
+      have_check_[check.index] = true;
+      return;
+    }
     case FrameType::kResult:
       DecodeInto(type, payload, size, &result_, &protocol_error_);
       return;
@@ -454,6 +464,7 @@ absl::Status HostSession::Execute(const HostJob& job, HostJobReport* report) {
   have_output_.clear();
   etdump_.clear();
   incoming_blob_.reset();
+  for (bool& have : have_check_) have = false;
   RunCommand run;
   run.artifact = report->artifact_digest;
   run.iterations = job.iterations;
@@ -478,6 +489,13 @@ absl::Status HostSession::Execute(const HostJob& job, HostJobReport* report) {
   report->run_seconds = (NowMs() - start) / 1000.0;
   if (!waited.ok()) return waited;
   report->result = *result_;
+  for (uint8_t i = 0; i < report->result.num_outputs; ++i) {
+    if (!have_check_[i]) {
+      return absl::InternalError(
+          absl::StrFormat("the board's RESULT came without the CHECK of output %u", i));
+    }
+    report->result.outputs[i] = checks_[i];
+  }
   if (job.want_outputs && report->result.exit_code <= 1) {
     for (uint8_t i = 0; i < report->result.num_outputs; ++i) {
       if (i >= have_output_.size() || !have_output_[i]) {

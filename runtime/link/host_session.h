@@ -151,6 +151,9 @@ class HostSession {
   std::optional<IncomingBlob> incoming_blob_;
   std::vector<std::vector<uint8_t>> outputs_;
   std::vector<bool> have_output_;
+  // The CHECK messages of the current run, by output index (protocol 2).
+  OutputCheck checks_[kMaxTensors];
+  bool have_check_[kMaxTensors] = {};
   std::vector<uint8_t> etdump_;
   std::vector<Fault> faults_;
 };

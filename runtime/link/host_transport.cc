@@ -1,80 +1,88 @@
 #include "runtime/link/host_transport.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <termios.h>
-#include <unistd.h>
 
+#include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/serial_port.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <thread>
 #include <utility>
 
 namespace boardlab::link {
 namespace {
 
-std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+namespace asio = boost::asio;
+using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
 
-// The rates termios names; Linux has them all up to 4 Mbaud.
-struct BaudRate {
-  int baud;
-  speed_t speed;
-};
-constexpr BaudRate kBaudRates[] = {
-    {9600, B9600},       {19200, B19200},     {38400, B38400},     {57600, B57600},
-    {115200, B115200},   {230400, B230400},   {460800, B460800},   {500000, B500000},
-    {576000, B576000},   {921600, B921600},   {1000000, B1000000}, {1152000, B1152000},
-    {1500000, B1500000}, {2000000, B2000000}, {2500000, B2500000}, {3000000, B3000000},
-    {3500000, B3500000}, {4000000, B4000000},
-};
+// The rates a serial port takes here (Linux termios names them all up to 4 Mbaud, and
+// asio::serial_port_base::baud_rate maps each to its B constant).
+constexpr int kBaudRates[] = {9600,    19200,   38400,   57600,   115200,  230400,
+                              460800,  500000,  576000,  921600,  1000000, 1152000,
+                              1500000, 2000000, 2500000, 3000000, 3500000, 4000000};
 
-// A file descriptor stream: poll() for timeouts, so one class serves sockets and ttys.
-class FdStream : public ByteStream {
+// A blocking ByteStream over one Asio stream (a serial port or a TCP socket) with its own
+// io_context: each Read starts one async_read_some and runs the context for at most the
+// timeout, so a Read never blocks longer than asked and bytes are never lost to a cancel (a read
+// that completed before the cancel still delivers them).
+template <typename AsioStream>
+class AsioByteStream : public ByteStream {
  public:
-  FdStream(int fd, std::string description, bool is_socket)
-      : fd_(fd), description_(std::move(description)), is_socket_(is_socket) {}
-  ~FdStream() override {
-    if (fd_ >= 0) ::close(fd_);
+  AsioByteStream(std::unique_ptr<asio::io_context> io, AsioStream stream, std::string description,
+                 std::string closed_message)
+      : io_(std::move(io)),
+        stream_(std::move(stream)),
+        description_(std::move(description)),
+        closed_message_(std::move(closed_message)) {}
+
+  ~AsioByteStream() override {
+    error_code ignored;
+    stream_.close(ignored);
   }
 
   long Read(uint8_t* data, size_t size, int timeout_ms) override {
     if (!error_.empty()) return -1;
-    pollfd p = {fd_, POLLIN, 0};
-    const int ready = ::poll(&p, 1, timeout_ms < 0 ? 0 : timeout_ms);
-    if (ready < 0) return errno == EINTR ? 0 : Fail(Errno("poll " + description_));
-    if (ready == 0) return 0;
-    const ssize_t n = ::read(fd_, data, size);
-    if (n > 0) return static_cast<long>(n);
-    if (n == 0) {
-      return Fail(is_socket_ ? "the connection to " + description_ + " was closed by the other end"
-                             : description_ + " hung up (unplugged?)");
+    bool done = false;
+    error_code result;
+    size_t got = 0;
+    stream_.async_read_some(asio::buffer(data, size), [&](const error_code& ec, size_t n) {
+      done = true;
+      result = ec;
+      got = n;
+    });
+    RunUntil(done, timeout_ms);
+    if (!done) {
+      // Nothing within the timeout: cancel, and let the (aborted or just completed) read finish.
+      error_code ignored;
+      stream_.cancel(ignored);
+      RunUntil(done, -1);
     }
-    if (errno == EAGAIN || errno == EINTR) return 0;
-    return Fail(Errno("reading " + description_));
+    if (got > 0) return static_cast<long>(got);
+    if (!result || result == asio::error::operation_aborted || result == asio::error::interrupted ||
+        result == asio::error::would_block) {
+      return 0;
+    }
+    // The other end closed (TCP), or the device went away (a USB adapter unplugged, the far end
+    // of a pty closed): EOF or EIO.
+    if (result == asio::error::eof || result.value() == EIO) return Fail(closed_message_);
+    return Fail("reading " + description_ + ": " + result.message());
   }
 
   bool Write(const uint8_t* data, size_t size) override {
-    while (size > 0 && error_.empty()) {
-      const ssize_t n =
-          is_socket_ ? ::send(fd_, data, size, MSG_NOSIGNAL) : ::write(fd_, data, size);
-      if (n > 0) {
-        data += n;
-        size -= static_cast<size_t>(n);
-        continue;
-      }
-      if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-        pollfd p = {fd_, POLLOUT, 0};
-        if (::poll(&p, 1, 1000) < 0 && errno != EINTR) Fail(Errno("poll " + description_));
-        continue;
-      }
-      Fail(Errno("writing " + description_));
-    }
+    if (!error_.empty()) return false;
+    bool done = false;
+    error_code result;
+    asio::async_write(stream_, asio::buffer(data, size), [&](const error_code& ec, size_t) {
+      done = true;
+      result = ec;
+    });
+    RunUntil(done, -1);
+    if (result) Fail("writing " + description_ + ": " + result.message());
     return error_.empty();
   }
 
@@ -82,17 +90,39 @@ class FdStream : public ByteStream {
   std::string description() const override { return description_; }
 
  private:
+  // Runs the handlers until `done`, for at most `timeout_ms` (< 0: no limit; 0: only what is
+  // ready now).
+  void RunUntil(const bool& done, int timeout_ms) {
+    io_->restart();
+    if (timeout_ms == 0) {
+      io_->poll();
+      return;
+    }
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (!done) {
+      if (timeout_ms < 0) {
+        io_->run_one();
+      } else if (Clock::now() >= deadline || io_->run_one_until(deadline) == 0) {
+        return;
+      }
+      if (io_->stopped()) io_->restart();
+    }
+  }
+
   long Fail(const std::string& message) {
     if (error_.empty()) error_ = message;
     return -1;
   }
 
-  int fd_;
+  std::unique_ptr<asio::io_context> io_;  // owns stream_'s service: declared first
+  AsioStream stream_;
   std::string description_;
-  bool is_socket_;
+  std::string closed_message_;
   std::string error_;
 };
 
+// One connection attempt to each resolved address in turn, each within what is left of
+// `timeout_ms`. `*refused` when some address refused (nothing listens there yet).
 std::unique_ptr<ByteStream> ConnectTcp(const std::string& address, std::string* error,
                                        int timeout_ms, bool* refused) {
   *refused = false;
@@ -102,45 +132,46 @@ std::unique_ptr<ByteStream> ConnectTcp(const std::string& address, std::string* 
     return nullptr;
   }
   std::string host = address.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
-  const std::string service = address.substr(colon + 1);
-  addrinfo hints = {};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
-    *error = "port 'tcp:" + address + "': " + ::gai_strerror(rc);
+  }
+  auto io = std::make_unique<asio::io_context>();
+  asio::ip::tcp::resolver resolver(*io);
+  error_code ec;
+  const auto endpoints = resolver.resolve(host, address.substr(colon + 1), ec);
+  if (ec) {
+    *error = "port 'tcp:" + address + "': " + ec.message();
     return nullptr;
   }
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::string last = "no address";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-      last = Errno("socket");
-      continue;
+  for (const auto& entry : endpoints) {
+    asio::ip::tcp::socket socket(*io);
+    bool done = false;
+    error_code result;
+    socket.async_connect(entry.endpoint(), [&](const error_code& e) {
+      done = true;
+      result = e;
+    });
+    io->restart();
+    while (!done && io->run_one_until(deadline) > 0) {
     }
-    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
-    if (rc < 0 && errno == EINPROGRESS) {
-      pollfd p = {fd, POLLOUT, 0};
-      rc = ::poll(&p, 1, timeout_ms) == 1 ? 0 : -1;
-      int so_error = rc == 0 ? 0 : ETIMEDOUT;
-      socklen_t len = sizeof(so_error);
-      if (rc == 0) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
-      errno = so_error;
-      rc = so_error == 0 ? 0 : -1;
+    if (!done) {
+      socket.close(ec);  // aborts the connect; its handler runs below
+      io->restart();
+      while (!done && io->run_one() > 0) {
+      }
+      result = asio::error::timed_out;
     }
-    if (rc == 0) {
-      ::freeaddrinfo(found);
-      const int one = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      return std::make_unique<FdStream>(fd, "tcp:" + address, true);
+    if (!result) {
+      socket.set_option(asio::ip::tcp::no_delay(true), ec);
+      return std::make_unique<AsioByteStream<asio::ip::tcp::socket>>(
+          std::move(io), std::move(socket), "tcp:" + address,
+          "the connection to tcp:" + address + " was closed by the other end");
     }
-    *refused = *refused || errno == ECONNREFUSED;
-    last = Errno("connecting to tcp:" + address);
-    ::close(fd);
+    *refused = *refused || result == asio::error::connection_refused;
+    last = "connecting to tcp:" + address + ": " + result.message();
   }
-  ::freeaddrinfo(found);
   *error = last;
   return nullptr;
 }
@@ -149,59 +180,60 @@ std::unique_ptr<ByteStream> ConnectTcp(const std::string& address, std::string* 
 // yet (ser2net or QEMU starting, a power cycle in progress).
 std::unique_ptr<ByteStream> OpenTcp(const std::string& address, std::string* error,
                                     int timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     bool refused = false;
-    std::unique_ptr<ByteStream> stream = ConnectTcp(address, error, timeout_ms, &refused);
-    if (stream != nullptr || !refused || std::chrono::steady_clock::now() >= deadline)
-      return stream;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    std::unique_ptr<ByteStream> stream =
+        ConnectTcp(address, error, static_cast<int>(std::max<int64_t>(left, 1)), &refused);
+    if (stream != nullptr || !refused || Clock::now() >= deadline) return stream;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
 std::unique_ptr<ByteStream> OpenSerial(const std::string& path, int baud, std::string* error) {
-  speed_t speed = 0;
-  for (const BaudRate& r : kBaudRates) {
-    if (r.baud == baud) speed = r.speed;
-  }
-  if (speed == 0) {
+  if (!IsSupportedBaudRate(baud)) {
     *error = "baud rate " + std::to_string(baud) + " is not a standard rate (9600 ... 4000000)";
     return nullptr;
   }
-  const int fd = ::open(path.c_str(), O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    *error = Errno("opening serial port '" + path + "'");
+  auto io = std::make_unique<asio::io_context>();
+  asio::serial_port port(*io);
+  error_code ec;
+  // Asio opens the device without making it the controlling terminal and sets it raw (no echo,
+  // no line editing, no character translation) before the options below.
+  port.open(path, ec);
+  if (ec.value() == ENOTTY) {
+    *error = "'" + path + "' is not a serial port";
     return nullptr;
   }
-  termios t = {};
-  if (::tcgetattr(fd, &t) != 0) {
-    *error = Errno("'" + path + "' is not a serial port");
-    ::close(fd);
+  if (ec) {
+    *error = "opening serial port '" + path + "': " + ec.message();
     return nullptr;
   }
-  // Raw 8N1, no flow control, reads return what arrived.
-  ::cfmakeraw(&t);
-  t.c_cflag &= ~static_cast<tcflag_t>(CSTOPB | PARENB | CRTSCTS);
-  t.c_cflag |= CLOCAL | CREAD | CS8;
-  t.c_iflag &= ~static_cast<tcflag_t>(IXON | IXOFF | IXANY);
-  t.c_cc[VMIN] = 0;
-  t.c_cc[VTIME] = 0;
-  ::cfsetispeed(&t, speed);
-  ::cfsetospeed(&t, speed);
-  if (::tcsetattr(fd, TCSANOW, &t) != 0) {
-    *error = Errno("configuring serial port '" + path + "'");
-    ::close(fd);
+  using Base = asio::serial_port_base;
+  // 8N1 at `baud`, no flow control.
+  port.set_option(Base::baud_rate(static_cast<unsigned>(baud)), ec);
+  if (!ec) port.set_option(Base::character_size(8), ec);
+  if (!ec) port.set_option(Base::parity(Base::parity::none), ec);
+  if (!ec) port.set_option(Base::stop_bits(Base::stop_bits::one), ec);
+  if (!ec) port.set_option(Base::flow_control(Base::flow_control::none), ec);
+  if (ec) {
+    *error = "configuring serial port '" + path + "': " + ec.message();
     return nullptr;
   }
-  ::tcflush(fd, TCIOFLUSH);
-  return std::make_unique<FdStream>(fd, path + " at " + std::to_string(baud) + " baud", false);
+  // Bytes from before this session (a boot banner, an earlier host's half frame) are stale.
+  ::tcflush(port.native_handle(), TCIOFLUSH);
+  const std::string description = path + " at " + std::to_string(baud) + " baud";
+  return std::make_unique<AsioByteStream<asio::serial_port>>(
+      std::move(io), std::move(port), description, description + " hung up (unplugged?)");
 }
 
 }  // namespace
 
 bool IsSupportedBaudRate(int baud) {
-  for (const BaudRate& r : kBaudRates) {
-    if (r.baud == baud) return true;
+  for (const int rate : kBaudRates) {
+    if (rate == baud) return true;
   }
   return false;
 }

@@ -1,9 +1,11 @@
 #pragma once
 
 // Byte streams to a board, for the host side of the board link: a serial port (a
-// /dev/serial/by-id/... path, set to raw 8N1 at a baud rate with termios) or a TCP connection
-// ("tcp:HOST:PORT": ser2net in front of a real board, or QEMU's UART socket from
-// firmware/qemu-board.sh). Host-only (POSIX), not part of the firmware.
+// /dev/serial/by-id/... path, boost::asio::serial_port set to raw 8N1 at a baud rate) or a TCP
+// connection (boost::asio::ip::tcp::socket; "tcp:HOST:PORT": ser2net in front of a real board, or
+// QEMU's UART socket from firmware/qemu-board.sh). Each stream runs its own io_context for the
+// time a call may take, so the interface stays blocking with timeouts (HostSession). Host-only,
+// not part of the firmware.
 //
 //   std::string error;
 //   std::unique_ptr<ByteStream> port = OpenByteStream("tcp:127.0.0.1:5555", 921600, &error);

@@ -258,6 +258,34 @@ bool Decode(const uint8_t* payload, size_t size, Log* m) {
   return Done(r);
 }
 
+size_t Encode(const OutputCheckMessage& m, uint8_t* out, size_t size) {
+  WireWriter w(out, size);
+  w.U8(m.index);
+  const OutputCheck& o = m.check;
+  w.U32(o.bytes);
+  w.U32(o.fnv1a32);
+  w.U8(o.checked);
+  w.U8(o.pass);
+  w.F64(o.max_abs_diff);
+  w.U32(o.mismatches);
+  w.U32(o.elements);
+  return Finish(w);
+}
+
+bool Decode(const uint8_t* payload, size_t size, OutputCheckMessage* m) {
+  WireReader r(payload, size);
+  m->index = r.U8();
+  OutputCheck& o = m->check;
+  o.bytes = r.U32();
+  o.fnv1a32 = r.U32();
+  o.checked = r.U8();
+  o.pass = r.U8();
+  o.max_abs_diff = r.F64();
+  o.mismatches = r.U32();
+  o.elements = r.U32();
+  return Done(r) && m->index < kMaxTensors && o.checked <= 1 && o.pass <= 1;
+}
+
 size_t Encode(const Result& m, uint8_t* out, size_t size) {
   WireWriter w(out, size);
   w.U8(m.exit_code);
@@ -268,17 +296,7 @@ size_t Encode(const Result& m, uint8_t* out, size_t size) {
   w.U16(times);
   for (uint16_t i = 0; i < times; ++i) w.U64(m.ticks[i]);
   const uint8_t outputs = m.num_outputs < kMaxTensors ? m.num_outputs : kMaxTensors;
-  w.U8(outputs);
-  for (uint8_t i = 0; i < outputs; ++i) {
-    const OutputCheck& o = m.outputs[i];
-    w.U32(o.bytes);
-    w.U32(o.fnv1a32);
-    w.U8(o.checked);
-    w.U8(o.pass);
-    w.F64(o.max_abs_diff);
-    w.U32(o.mismatches);
-    w.U32(o.elements);
-  }
+  w.U8(outputs);  // their checks came in CHECK messages
   w.String16(m.message, sizeof(m.message) - 1);
   return Finish(w);
 }
@@ -295,16 +313,6 @@ bool Decode(const uint8_t* payload, size_t size, Result* m) {
   for (uint16_t i = 0; i < m->num_times; ++i) m->ticks[i] = r.U64();
   m->num_outputs = r.U8();
   if (m->num_outputs > kMaxTensors) return false;
-  for (uint8_t i = 0; i < m->num_outputs; ++i) {
-    OutputCheck& o = m->outputs[i];
-    o.bytes = r.U32();
-    o.fnv1a32 = r.U32();
-    o.checked = r.U8();
-    o.pass = r.U8();
-    o.max_abs_diff = r.F64();
-    o.mismatches = r.U32();
-    o.elements = r.U32();
-  }
   r.String16(m->message, sizeof(m->message));
   return Done(r) && verdict <= 3;
 }

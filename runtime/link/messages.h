@@ -21,9 +21,12 @@
 namespace boardlab::link {
 
 /// The protocol version both ends must speak (HELLO and CONNECT carry it).
-inline constexpr uint16_t kProtocolVersion = 1;
+/// 2: per-output checks travel in CHECK messages of their own (RESULT carries their count), so
+/// a run's outputs are no longer bounded by what fits in one RESULT frame.
+inline constexpr uint16_t kProtocolVersion = 2;
 
-inline constexpr size_t kMaxTensors = 8;          // inputs, expected outputs, outputs
+/// Inputs, expected outputs and outputs of one RUN (blob indexes are 8 bits).
+inline constexpr size_t kMaxTensors = 64;
 inline constexpr size_t kMaxRegions = 8;          // memory regions in HELLO
 inline constexpr size_t kMaxCachedArtifacts = 8;  // artifact cache entries in HELLO
 inline constexpr size_t kMaxIterationTimes = 64;  // per-iteration times in RESULT
@@ -185,7 +188,16 @@ struct OutputCheck {
   uint32_t elements = 0;
 };
 
-/// RESULT, board -> host: the end of a RUN (after its OUTPUT / ETDUMP blobs).
+/// CHECK, board -> host: what the board found for output `index` of the last RUN. One per
+/// output, in order, after the OUTPUT / ETDUMP blobs and before RESULT.
+struct OutputCheckMessage {
+  uint8_t index = 0;
+  OutputCheck check;
+};
+
+/// RESULT, board -> host: the end of a RUN (after its OUTPUT / ETDUMP blobs and CHECKs). On the
+/// wire it carries `num_outputs` only; `outputs` travel in CHECK messages (the host puts them
+/// here).
 struct Result {
   uint8_t exit_code = 0;  // boardlab-run's: 0 pass / unverified, 1 mismatch, 2 usage,
                           // 3 invalid artifact, 4 runtime error or does not fit
@@ -222,6 +234,7 @@ size_t Encode(const BlobEnd& m, uint8_t* out, size_t size);
 size_t Encode(const BlobStatus& m, uint8_t* out, size_t size);
 size_t Encode(const RunCommand& m, uint8_t* out, size_t size);
 size_t Encode(const Log& m, uint8_t* out, size_t size);
+size_t Encode(const OutputCheckMessage& m, uint8_t* out, size_t size);
 size_t Encode(const Result& m, uint8_t* out, size_t size);
 size_t Encode(const Fault& m, uint8_t* out, size_t size);
 
@@ -233,6 +246,7 @@ bool Decode(const uint8_t* payload, size_t size, BlobEnd* m);
 bool Decode(const uint8_t* payload, size_t size, BlobStatus* m);
 bool Decode(const uint8_t* payload, size_t size, RunCommand* m);
 bool Decode(const uint8_t* payload, size_t size, Log* m);
+bool Decode(const uint8_t* payload, size_t size, OutputCheckMessage* m);
 bool Decode(const uint8_t* payload, size_t size, Result* m);
 bool Decode(const uint8_t* payload, size_t size, Fault* m);
 

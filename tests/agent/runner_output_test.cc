@@ -50,6 +50,22 @@ TEST(RunnerOutput, QemuCommandLineHasTheTimeoutAndNoProfile) {
   EXPECT_EQ(std::find(argv.begin(), argv.end(), "--profile"), argv.end());
 }
 
+TEST(RunnerOutput, SerialCommandLineCarriesTheTestFaultOnlyWhenSet) {
+  const SerialTarget serial{"tcp:127.0.0.1:5555", 921600, 5};
+  BoardRunRequest request = Request("/w");
+  std::vector<std::string> argv =
+      RunnerCommand("/bin/boardlab-run", RunnerBoard::kSerial, request, &serial);
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--test-fault"), argv.end());
+  request.test_fault = "hang";
+  argv = RunnerCommand("/bin/boardlab-run", RunnerBoard::kSerial, request, &serial);
+  auto at = std::find(argv.begin(), argv.end(), "--test-fault");
+  ASSERT_NE(at, argv.end());
+  EXPECT_EQ(*(at + 1), "hang");
+  // The sim board has no such option: a test fault never reaches its command line.
+  argv = RunnerCommand("/bin/boardlab-run", RunnerBoard::kSim, request);
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--test-fault"), argv.end());
+}
+
 constexpr char kSimJson[] = R"({
   "artifact": "a.pte", "verdict": "fail", "atol": 1.0, "persistent_bytes": 10,
   "outputs": [

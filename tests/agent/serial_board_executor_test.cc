@@ -5,10 +5,23 @@
 
 #include "agent/serial_board_executor.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "runtime/link/frame.h"
+#include "runtime/link/messages.h"
 #include "tests/agent/agent_test_support.h"
 #include "tests/support/free_port.h"
 
@@ -71,6 +84,110 @@ TEST_F(SerialExecutorTest, SilentBoardClimbsTheLadderIntoQuarantine) {
   EXPECT_EQ(checked.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
   EXPECT_EQ(Count("boardlab_agent_board_recovery_steps_total{board=\"evk-0\",step=\"reset\"}"), 2);
   EXPECT_EQ(Count("boardlab_agent_board_quarantines_total{board=\"evk-0\"}"), 1);
+}
+
+// A board whose firmware speaks board link protocol 1 (before CHECK messages): it answers every
+// CONNECT with a HELLO of protocol 1, on a loopback TCP port, as an old firmware behind ser2net.
+class OldProtocolBoard {
+ public:
+  OldProtocolBoard() {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a = {};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), len) == 0 &&
+        ::listen(listen_fd_, 4) == 0 &&
+        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+      port_ = absl::StrCat("tcp:127.0.0.1:", ntohs(a.sin_port));
+    }
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~OldProtocolBoard() {
+    stop_ = true;
+    thread_.join();
+    ::close(listen_fd_);
+  }
+  const std::string& port() const { return port_; }
+
+ private:
+  void Loop() {
+    while (!stop_) {
+      pollfd p = {listen_fd_, POLLIN, 0};
+      if (::poll(&p, 1, 50) != 1) continue;
+      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) Serve(fd);
+    }
+  }
+  void Serve(int fd) {
+    uint8_t buffer[1024];
+    link::FrameDecoder decoder(buffer, sizeof(buffer));
+    while (!stop_) {
+      pollfd p = {fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) != 1) continue;
+      uint8_t bytes[256];
+      const ssize_t n = ::read(fd, bytes, sizeof(bytes));
+      if (n <= 0) break;
+      for (size_t at = 0; at < static_cast<size_t>(n);) {
+        at += decoder.Feed(bytes + at, static_cast<size_t>(n) - at);
+        if (decoder.frame() == nullptr) continue;
+        link::Connect connect;
+        if (decoder.frame()->type == link::FrameType::kConnect &&
+            link::Decode(decoder.frame()->payload, decoder.frame()->size, &connect)) {
+          SendHello(fd, connect.nonce);
+        }
+        decoder.Consume();
+      }
+    }
+    ::close(fd);
+  }
+  static void SendHello(int fd, uint32_t nonce) {
+    link::Hello hello;
+    hello.protocol_version = 1;
+    hello.session = nonce;
+    std::strcpy(hello.board, "rt700");
+    std::strcpy(hello.firmware_version, "0.1.0");
+    std::strcpy(hello.build_id, "protocol-1-build");
+    uint8_t payload[link::kMinPayloadLimit];
+    const size_t size = link::Encode(hello, payload, sizeof(payload));
+    uint8_t frame[link::kMinPayloadLimit + link::kFrameOverhead];
+    const size_t bytes =
+        link::EncodeFrame(link::FrameType::kHello, 0, payload, size, frame, sizeof(frame));
+    if (::write(fd, frame, bytes) != static_cast<ssize_t>(bytes)) return;
+  }
+
+  int listen_fd_ = -1;
+  std::string port_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// A firmware of another protocol version cannot be reset into working: the agent flashes it,
+// and a flash that leaves it speaking the old protocol counts as a failed flash.
+TEST_F(SerialExecutorTest, FirmwareOfAnotherProtocolIsFlashedNotReset) {
+  OldProtocolBoard old_board;
+  ASSERT_FALSE(old_board.port().empty());
+  board_.serial.port = old_board.port();
+  board_.serial.connect_timeout_seconds = 3;
+  const std::filesystem::path elf = dir_ / "firmware.elf";
+  std::ofstream(elf) << "ELF";
+  board_.serial.firmware_elf = elf.string();
+  board_.serial.firmware_build_id = "protocol-2-build";
+  board_.serial.flash.command = "echo flashing {elf}";
+  board_.serial.flash_attempts = 2;
+  SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
+  const BoardReport r = RunOn(executor, Request());
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  const std::string mismatch =
+      "the board speaks board link protocol 1, this host 2: flash a matching firmware";
+  EXPECT_TRUE(HasLine(absl::StrCat("boardlab-agent: board evk-0 runs build protocol-1-build: ",
+                                   mismatch, "; flashing ", elf.string())));
+  EXPECT_EQ(r.message,
+            absl::StrCat("board evk-0 quarantined by the agent: flashing failed 2 times; last: "
+                         "after flashing, ",
+                         mismatch));
+  EXPECT_EQ(Count("boardlab_agent_board_flashes_total{board=\"evk-0\",result=\"ok\"}"), 2);
+  EXPECT_EQ(Count("boardlab_agent_board_recovery_steps_total{board=\"evk-0\",step=\"reset\"}"), 0);
 }
 
 TEST_F(SerialExecutorTest, CancelStopsTheLadder) {

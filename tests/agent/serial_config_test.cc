@@ -1,6 +1,8 @@
 // The `serial` driver's configuration (agent/config.h, docs/boards.md): the documented example
 // parses, and every mistake gets a message that names the board and the key.
 
+#include <stdlib.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -124,6 +126,63 @@ TEST(SerialConfig, MistakesNameTheBoardAndTheKey) {
        "Invalid configuration of boards[0].flash.attempts: must be positive"},
       {"{id: e, driver: telnet}",
        "Invalid configuration of board 'e': driver 'telnet' is unknown (sim, qemu or serial)"},
+  };
+  for (const auto& [board, message] : cases) {
+    absl::Status status = Check(board);
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << board << ": " << status;
+    EXPECT_EQ(std::string(status.message()), message) << board;
+  }
+}
+
+// Sets an environment variable for one scope (the test fault's permission).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+TEST(SerialConfig, TestFaultIsRefusedOutsideTests) {
+  ::unsetenv(kAllowTestFaultsEnv);
+  absl::Status status =
+      Check("{id: e, driver: serial, port: /dev/ttyACM0, test_fault: {fault: hang}}");
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_EQ(
+      std::string(status.message()),
+      "Invalid configuration of boards[0].test_fault: is for the agent's tests only (it makes "
+      "the board fail on purpose); refused unless BOARDLAB_AGENT_ALLOW_TEST_FAULTS=1");
+  ScopedEnv wrong(kAllowTestFaultsEnv, "yes");
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      Check("{id: e, driver: serial, port: /dev/ttyACM0, test_fault: {fault: hang}}")));
+}
+
+TEST(SerialConfig, TestFaultUnderATest) {
+  ScopedEnv allow(kAllowTestFaultsEnv, "1");
+  absl::StatusOr<AgentConfig> config = ParseAgentConfig(
+      Config("{id: e, driver: serial, port: /dev/ttyACM0, test_fault: {fault: hang, jobs: 2}}"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->boards[0].serial.test_fault, "hang");
+  EXPECT_EQ(config->boards[0].serial.test_fault_jobs, 2);
+  config = ParseAgentConfig(
+      Config("{id: e, driver: serial, port: /dev/ttyACM0, test_fault: {fault: reset}}"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->boards[0].serial.test_fault_jobs, 1);  // one job unless told
+
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{id: e, driver: serial, port: /dev/ttyACM0, test_fault: {fault: melt}}",
+       "Invalid configuration of boards[0].test_fault.fault: 'melt' is not a test fault (hang, "
+       "hang-without-watchdog, hardfault, reset)"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, test_fault: {fault: hang, jobs: 0}}",
+       "Invalid configuration of boards[0].test_fault.jobs: must be positive"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, test_fault: hang}",
+       "Invalid configuration of boards[0].test_fault: must be a map with fault and jobs"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, test_fault: {fault: hang, when: 1}}",
+       "Invalid configuration of boards[0].test_fault.when: unknown key (known: fault, jobs)"},
+      {"{id: e, driver: sim, test_fault: {fault: hang}}",
+       "Invalid configuration of boards[0].test_fault: is a setting of driver serial, not of "
+       "driver 'sim'"},
   };
   for (const auto& [board, message] : cases) {
     absl::Status status = Check(board);

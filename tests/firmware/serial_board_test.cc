@@ -27,6 +27,7 @@
 #include "tests/firmware/firmware_available.h"
 #include "tests/support/child_process.h"
 #include "tests/support/free_port.h"
+#include "tests/support/op_cases.h"
 #include "tests/support/process.h"
 #include "tests/support/qemu_board.h"
 #include "tests/support/shared_data.h"
@@ -252,6 +253,48 @@ class SerialBoardTest : public ::testing::Test {
   std::string pte_;
   std::string debug_map_;
 };
+
+// A model with more outputs than protocol 1 carried (8): the first layout and selection cases in
+// one model (their inputs baked in), every output sent back, checked on the board against the
+// sim board's bytes, and each check reported (CHECK messages, protocol 2).
+TEST_F(SerialBoardTest, ManyOutputsAreSentAndCheckedOverTheUart) {
+  const std::vector<testing::OpCase>& all = testing::LayoutAndSelectionCases();
+  ASSERT_GE(all.size(), 12u);
+  const testing::CaseModel m =
+      testing::ConstantInputsModel(std::vector<testing::OpCase>(all.begin(), all.begin() + 12));
+  const size_t outputs = m.output_tensors.size();
+  ASSERT_GT(outputs, 8u);
+  const std::string pte = Compile(m.model, dir_ / "many.pte");
+  ASSERT_FALSE(pte.empty());
+  std::string inputs;
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    const fs::path file = dir_ / ("many.in" + std::to_string(i));
+    ASSERT_TRUE(testing::WriteFile(file.string(), m.inputs[i]));
+    inputs += " --input " + file.string();
+  }
+  const CommandResult sim =
+      BoardlabRun("--board sim " + pte + inputs + " --outputs " + (dir_ / "sim").string());
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  std::string expected;
+  for (size_t k = 0; k < outputs; ++k) {
+    expected += " --expected " + (dir_ / "sim" / ("output" + std::to_string(k) + ".bin")).string();
+  }
+  const fs::path json_path = dir_ / "many.json";
+  const CommandResult serial = BoardlabRun(
+      "--board serial --port " + board_->port() + " " + pte + inputs + expected + " --atol 0" +
+      " --outputs " + (dir_ / "serial").string() + " --json " + json_path.string());
+  ASSERT_EQ(serial.exit_code, 0) << serial.output;
+  EXPECT_NE(serial.output.find("result: PASS"), std::string::npos) << serial.output;
+  const json doc = ReadJson(json_path);
+  ASSERT_EQ(doc["outputs"].size(), outputs) << doc.dump();
+  for (size_t k = 0; k < outputs; ++k) {
+    const std::string file = "output" + std::to_string(k) + ".bin";
+    EXPECT_EQ(testing::ReadFile((dir_ / "serial" / file).string()),
+              testing::ReadFile((dir_ / "sim" / file).string()))
+        << file;
+    EXPECT_TRUE(doc["outputs"][k]["verification"]["pass"].get<bool>()) << doc["outputs"][k];
+  }
+}
 
 TEST_F(SerialBoardTest, DamagedLineStillPassesAndRetransmissionsAreCounted) {
   // About one byte in 10,000 corrupted, lost or doubled, each way, by a proxy between

@@ -17,6 +17,7 @@
 // byte_fault_proxy, the boardlab client.
 
 #include <signal.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -26,6 +27,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "agent/config.h"
 #include "gtest/gtest.h"
 #include "tests/firmware/firmware_available.h"
 #include "tests/service/harness.h"
@@ -127,6 +129,15 @@ SerialBoardYaml BoardOf(const FlashableBoard& b, const std::string& port) {
   yaml.flash = absl::StrCat("cp {elf} ", b.elf.string(), " && ", b.Monitor("power-cycle"));
   yaml.reset = b.Monitor("reset");
   yaml.power_cycle = b.Monitor("power-cycle");
+  return yaml;
+}
+
+// The board in the pool type the sim board serves too (a job it fails is retried there), with
+// the build id of the firmware QEMU runs (no flash before its first job).
+SerialBoardYaml PoolBoardRunningTheFirmware(const FlashableBoard& b) {
+  SerialBoardYaml yaml = BoardOf(b, b.board.port());
+  yaml.type = "imxrt700-pool";
+  yaml.build_id = FirmwareBuildId();
   return yaml;
 }
 
@@ -320,6 +331,78 @@ TEST(SerialBoardServiceTest, DamagedLineAndHungBoardRecover) {
   (*proxy)->Terminate(seconds(5));
 }
 
+// The firmware itself hangs at the end of the first job on the serial board (the board config's
+// test-only `test_fault`, boardlab-run --test-fault hang): its watchdog resets it, the host end
+// collects the FAULT record, the job ends in BOARD_ERROR and passes on the sim board; the serial
+// board, back from its reset, serves the next job after one resync (no reset or power cycle).
+TEST(SerialBoardServiceTest, FirmwareHangEndsInTheWatchdogAndTheJobPassesElsewhere) {
+  if (std::string why = WhyNotRunnable(); !why.empty()) GTEST_SKIP() << why;
+  ServiceLab lab;
+  FlashableBoard evk(lab.Path("evk"));
+  ASSERT_TRUE(evk.board.Start());
+  SerialBoardYaml yaml = PoolBoardRunningTheFirmware(evk);
+  ASSERT_FALSE(yaml.build_id.empty());
+  yaml.timeout_seconds = 60;  // longer than the watchdog: only the watchdog can end the hang
+  ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
+  // The agent inherits the permission; unset again before anything else starts.
+  ::setenv(agent::kAllowTestFaultsEnv, "1", 1);
+  const bool started = lab.StartAgentWithConfig(
+      "lab", AgentConfig("imxrt700-pool", yaml) + "    test_fault: {fault: hang, jobs: 1}\n", 2);
+  ::unsetenv(agent::kAllowTestFaultsEnv);
+  ASSERT_TRUE(started) << lab.AgentLog("lab");
+
+  // Two jobs at once: one goes to each board, the serial board's hangs.
+  const std::string first = SubmitKws(lab, {"--board-type", "imxrt700-pool"});
+  const std::string second = SubmitKws(lab, {"--board-type", "imxrt700-pool"});
+  bool retried = false;
+  for (const std::string& id : {first, second}) {
+    absl::StatusOr<v1::Job> job = lab.WaitForJobDone(id, seconds(180));
+    ASSERT_TRUE(job.ok()) << job.status();
+    const std::string log = JobLog(lab, id);
+    EXPECT_EQ(job->result(), v1::JOB_RESULT_PASS) << job->message() << "\n" << log;
+    absl::StatusOr<std::vector<v1::JobEvent>> events = lab.Events(id);
+    ASSERT_TRUE(events.ok()) << events.status();
+    const std::vector<BoardInterval> runs = BoardIntervals(*events);
+    if (runs.size() != 2) continue;
+    retried = true;
+    EXPECT_EQ(runs[0].board_id, "lab-evk-0");
+    EXPECT_EQ(runs[1].board_id, "lab-sim-0");
+    EXPECT_EQ(job->board_id(), "lab-sim-0");
+    EXPECT_NE(log.find("test fault 'hang' configured for this job"), std::string::npos) << log;
+    // The board's own watchdog ended the hang, long before the job's 60 s timeout.
+    EXPECT_NE(log.find("the board was reset (watchdog reset) while waiting for the result"),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find("watchdog reset: pc 0x"), std::string::npos) << log;
+    EXPECT_NE(log.find("BOARD_ERROR"), std::string::npos) << log;
+  }
+  EXPECT_TRUE(retried) << "no job went to the serial board first";
+
+  // The next job on the serial board: the fault is spent, the board answers the resync and
+  // passes; no reset or power cycle was needed.
+  absl::StatusOr<v1::Job> back =
+      RunKws(lab, {"--board-type", "imxrt700-pool", "--board", "lab-evk-0"}, lab.Path("back"));
+  ASSERT_TRUE(back.ok()) << back.status();
+  const std::string log = JobLog(lab, back->id());
+  EXPECT_EQ(back->result(), v1::JOB_RESULT_PASS) << back->message() << "\n" << log;
+  EXPECT_NE(log.find("its last job ended in a board error; connecting again"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("last reset: watchdog reset"), std::string::npos) << log;
+  EXPECT_EQ(log.find("test fault"), std::string::npos) << log;
+  EXPECT_EQ(ReadFile(lab.Path("back") + "/output0.bin"), ReadFile(Golden("seed1.output.bin")));
+  EXPECT_EQ(Metric(lab, "boardlab_agent_board_recovery_steps_total",
+                   {{"board", "lab-evk-0"}, {"step", "resync"}}),
+            1)
+      << MetricsText(lab);
+  for (const char* step : {"reset", "power_cycle"}) {
+    EXPECT_EQ(Metric(lab, "boardlab_agent_board_recovery_steps_total",
+                     {{"board", "lab-evk-0"}, {"step", step}}),
+              0)
+        << step << "\n"
+        << MetricsText(lab);
+  }
+}
+
 TEST(SerialBoardServiceTest, FailingFlashToolQuarantinesTheBoardWithItsMessage) {
   if (std::string why = WhyNotRunnable(); !why.empty()) GTEST_SKIP() << why;
   ServiceLab lab;
@@ -364,9 +447,7 @@ TEST(SerialBoardServiceTest, KilledQemuIsABoardErrorAndTheAgentStaysAlive) {
   ServiceLab lab;
   FlashableBoard evk(lab.Path("evk"));
   ASSERT_TRUE(evk.board.Start());
-  SerialBoardYaml yaml = BoardOf(evk, evk.board.port());
-  yaml.type = "imxrt700-pool";
-  yaml.build_id = FirmwareBuildId();  // what the board runs: no flash
+  SerialBoardYaml yaml = PoolBoardRunningTheFirmware(evk);
   ASSERT_FALSE(yaml.build_id.empty());
   ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
   ASSERT_TRUE(lab.StartAgentWithConfig("lab", AgentConfig("imxrt700-pool", yaml), 2));

@@ -273,7 +273,7 @@ class FakeBoardSupport : public BoardSupport {
 };
 
 /// Output 0 = SHA-256 over the artifact and every input; output 1 = each byte of input 0 plus 1
-/// (when there is an input). An artifact starting with "BAD" is invalid (exit 3). Compares the
+/// (one per input). An artifact starting with "BAD" is invalid (exit 3). Compares the
 /// expected outputs byte for byte; the ETDump is `etdump_bytes` bytes of a known pattern.
 class FakeRunner : public BoardRunner {
  public:
@@ -284,8 +284,8 @@ class FakeRunner : public BoardRunner {
     for (const auto& in : inputs) hash.Update(in.data(), in.size());
     const Digest d = hash.Finish();
     std::vector<std::vector<uint8_t>> out = {std::vector<uint8_t>(d.bytes, d.bytes + kDigestBytes)};
-    if (!inputs.empty()) {
-      out.push_back(inputs[0]);
+    for (const auto& in : inputs) {  // then every input, each byte plus one
+      out.push_back(in);
       for (uint8_t& b : out.back()) ++b;
     }
     return out;

@@ -210,28 +210,56 @@ TEST(Messages, ResultWithEveryTimeAndOutput) {
   m.num_times = kMaxIterationTimes;
   for (size_t i = 0; i < kMaxIterationTimes; ++i) m.ticks[i] = 1000 + i;
   m.num_outputs = kMaxTensors;
-  for (size_t i = 0; i < kMaxTensors; ++i) {
-    m.outputs[i] = OutputCheck{static_cast<uint32_t>(i + 1),
-                               0xABCD0000u + static_cast<uint32_t>(i),
-                               1,
-                               static_cast<uint8_t>(i % 2),
-                               0.5 * static_cast<double>(i),
-                               static_cast<uint32_t>(i),
-                               1000};
-  }
+  m.outputs[7].fnv1a32 = 0xABCD0007u;  // not on the wire: checks travel in CHECK messages
   std::strcpy(m.message, "memory: RAM pool 1 of 2 bytes used");
-  EXPECT_LE(Encoded(m).size(), 2048u);
+  // RESULT no longer grows with the outputs (protocol 2).
+  Result none = m;
+  none.num_outputs = 0;
+  EXPECT_EQ(Encoded(m).size(), Encoded(none).size());
   const Result b = RoundTrip(m);
   EXPECT_EQ(b.verdict, Verdict::kFail);
   EXPECT_EQ(b.mean_ticks, uint64_t{1} << 40);
   ASSERT_EQ(b.num_times, kMaxIterationTimes);
   EXPECT_EQ(b.ticks[63], 1063u);
   ASSERT_EQ(b.num_outputs, kMaxTensors);
-  EXPECT_EQ(b.outputs[7].fnv1a32, 0xABCD0007u);
-  EXPECT_EQ(b.outputs[7].max_abs_diff, 3.5);
-  EXPECT_EQ(b.outputs[7].pass, 1);
+  EXPECT_EQ(b.outputs[7].fnv1a32, 0u);
   EXPECT_STREQ(b.message, m.message);
   EXPECT_STREQ(VerdictName(b.verdict), "FAIL");
+  Result too_many = m;
+  std::vector<uint8_t> bytes = Encoded(m);
+  bytes[1 + 1 + 4 + 8 + 2 + 8 * kMaxIterationTimes] = kMaxTensors + 1;  // the outputs count
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &too_many));
+}
+
+TEST(Messages, CheckCarriesOneOutputsVerdict) {
+  OutputCheckMessage m;
+  m.index = kMaxTensors - 1;
+  m.check = OutputCheck{4096, 0xABCD0007u, 1, 1, 3.5, 7, 1000};
+  EXPECT_EQ(Encoded(m).size(), 27u);
+  const OutputCheckMessage b = RoundTrip(m);
+  EXPECT_EQ(b.index, kMaxTensors - 1);
+  EXPECT_EQ(b.check.bytes, 4096u);
+  EXPECT_EQ(b.check.fnv1a32, 0xABCD0007u);
+  EXPECT_EQ(b.check.checked, 1);
+  EXPECT_EQ(b.check.pass, 1);
+  EXPECT_EQ(b.check.max_abs_diff, 3.5);
+  EXPECT_EQ(b.check.mismatches, 7u);
+  EXPECT_EQ(b.check.elements, 1000u);
+  // An index beyond the run's outputs, a flag that is not 0 / 1, a cut payload: refused.
+  OutputCheckMessage out_of_range = m;
+  out_of_range.index = kMaxTensors;
+  std::vector<uint8_t> bytes = Encoded(out_of_range);
+  OutputCheckMessage back;
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &back));
+  OutputCheckMessage bad_flag = m;
+  bad_flag.check.pass = 2;
+  bytes = Encoded(bad_flag);
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &back));
+  bytes = Encoded(m);
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size() - 1, &back));
+  bytes.push_back(0);
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &back));
+  EXPECT_STREQ(FrameTypeName(FrameType::kCheck), "CHECK");
 }
 
 TEST(Messages, Fault) {

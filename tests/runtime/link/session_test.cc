@@ -128,6 +128,35 @@ TEST_F(SessionTest, RunSendsTheArtifactOnceThenHitsTheCache) {
   EXPECT_EQ(other->hello().cached[0].size, 50000u);
 }
 
+// 41 outputs (the fake board gives one per input, and one more), each checked against its
+// expected bytes, over a board that takes only the smallest frames: the checks travel in CHECK
+// messages of their own, not in one RESULT (protocol 1 carried at most 8).
+TEST_F(SessionTest, ManyOutputsAreCheckedOverTheSmallestFrames) {
+  FakeBoardOptions small;
+  small.max_payload = kMinPayloadLimit;
+  StartBoard(small);
+  HostSessionOptions options = FastOptions();
+  options.max_receive_payload = kMinPayloadLimit;
+  options.max_send_payload = kMinPayloadLimit;
+  auto session = Session(options);
+  HostJob job = Job(3000);
+  job.inputs.clear();
+  for (uint32_t i = 0; i < 40; ++i) job.inputs.push_back(Bytes(10 + i, 100 + i));
+  job.expected = FakeRunner::ExpectedOutputs(job.artifact, job.inputs);
+  job.expected[33][0] ^= 1;  // one wrong byte in output 33
+  HostJobReport report;
+  ASSERT_TRUE(session->RunJob(job, &report).ok());
+  ASSERT_EQ(report.result.num_outputs, 41);
+  EXPECT_EQ(report.result.verdict, Verdict::kFail);
+  for (uint8_t i = 0; i < 41; ++i) {
+    EXPECT_EQ(report.result.outputs[i].checked, 1) << int{i};
+    EXPECT_EQ(report.result.outputs[i].pass, i == 33 ? 0 : 1) << int{i};
+    EXPECT_EQ(report.result.outputs[i].bytes, job.expected[i].size()) << int{i};
+  }
+  ASSERT_EQ(report.outputs.size(), 41u);
+  EXPECT_EQ(report.outputs[40], job.expected[40]);
+}
+
 TEST_F(SessionTest, WrongExpectedOutputIsAFailNotAnError) {
   StartBoard();
   auto session = Session();
