@@ -13,6 +13,7 @@
 #include "compiler/supported_ops_doc.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_paths.h"
 
 namespace boardlab::compiler {
 namespace {
@@ -601,9 +602,9 @@ TEST(NpuConstraint, ConstantIntegersReadsLittleEndianData) {
 // docs/supported-ops.md is generated; this fails when the tables change without regenerating
 // it. BOARDLAB_UPDATE_DOCS=1 rewrites the file instead.
 TEST(NpuConstraintDoc, SupportedOpsMarkdownIsUpToDate) {
+  // From the configured repository root, not __FILE__: ccache's base_dir makes that relative.
   const std::filesystem::path doc =
-      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" /
-      "supported-ops.md";
+      std::filesystem::path(boardlab::testing::RepoDir()) / "docs" / "supported-ops.md";
   absl::StatusOr<TargetSpec> target = LoadTargetSpec("imxrt700");
   ASSERT_TRUE(target.ok()) << target.status();
   const std::string generated = GenerateSupportedOpsMarkdown(target->npu);
