@@ -21,10 +21,7 @@ Error PrepareRowOp(const char* op, Args args, size_t count, QuantLists* q) {
                                in->rank >= 1 && in->dims[in->rank - 1] > 0,
                            kInvalidProgram, "%s: int8 input and output of one shape, rank >= 1",
                            op);
-  RT_RETURN_IF_ERROR(QuantListArgs(op, args, q));
-  RT_CHECK_OR_RETURN_ERROR(q->count == 2 && q->scale[0] > 0 && q->scale[1] > 0, kInvalidProgram,
-                           "%s: quantization lists", op);
-  return Error::kOk;
+  return Int8Quantization(op, args, 2, q);
 }
 
 // Rows and the length of the last dimension.
