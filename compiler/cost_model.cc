@@ -92,11 +92,11 @@ NpuKernelClass NpuClassOf(OpType type) {
   }
 }
 
-// Reduction length per output (input channels) and kernel taps of a MAC or pool op.
+// Reduction length per output (input channels) and kernel taps of a MAC or pool op the NPU runs
+// (NpuShapeFor; TRANSPOSE_CONV never does, see npu_constraints.cc) or of a CPU pool.
 void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
   switch (op.type) {
-    case OpType::kConv2D:
-    case OpType::kTransposeConv: {
+    case OpType::kConv2D: {
       const Tensor& w = graph.input(op, 1);  // OHWI
       shape.in_channels = w.shape[3];
       shape.kernel_taps = int64_t{w.shape[1]} * w.shape[2];

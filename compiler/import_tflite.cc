@@ -313,19 +313,24 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
   auto missing = [&]() {
     return Invalid(absl::StrCat(where, ": options table missing or of the wrong type"));
   };
+  // CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV options share padding, activation and stride.
+  auto conv_options = [&](const auto& o, ConvOptions& c) -> absl::Status {
+    auto pad = padding(o.padding());
+    auto act = activation(o.fused_activation_function());
+    if (!pad.ok()) return pad.status();
+    if (!act.ok()) return act.status();
+    c.padding = *pad;
+    c.activation = *act;
+    c.stride_w = o.stride_w();
+    c.stride_h = o.stride_h();
+    return absl::OkStatus();
+  };
   switch (op.type) {
     case OpType::kConv2D: {
       const auto* o = src.builtin_options_as_Conv2DOptions();
       if (!o) return missing();
       ConvOptions c;
-      auto pad = padding(o->padding());
-      auto act = activation(o->fused_activation_function());
-      if (!pad.ok()) return pad.status();
-      if (!act.ok()) return act.status();
-      c.padding = *pad;
-      c.activation = *act;
-      c.stride_w = o->stride_w();
-      c.stride_h = o->stride_h();
+      if (absl::Status st = conv_options(*o, c); !st.ok()) return st;
       c.dilation_w = o->dilation_w_factor();
       c.dilation_h = o->dilation_h_factor();
       op.options = c;
@@ -335,14 +340,7 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       const auto* o = src.builtin_options_as_DepthwiseConv2DOptions();
       if (!o) return missing();
       ConvOptions c;
-      auto pad = padding(o->padding());
-      auto act = activation(o->fused_activation_function());
-      if (!pad.ok()) return pad.status();
-      if (!act.ok()) return act.status();
-      c.padding = *pad;
-      c.activation = *act;
-      c.stride_w = o->stride_w();
-      c.stride_h = o->stride_h();
+      if (absl::Status st = conv_options(*o, c); !st.ok()) return st;
       c.dilation_w = o->dilation_w_factor();
       c.dilation_h = o->dilation_h_factor();
       c.depth_multiplier = o->depth_multiplier();
@@ -354,14 +352,7 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       const auto* o = src.builtin_options_as_TransposeConvOptions();
       if (!o) return missing();
       ConvOptions c;
-      auto pad = padding(o->padding());
-      auto act = activation(o->fused_activation_function());
-      if (!pad.ok()) return pad.status();
-      if (!act.ok()) return act.status();
-      c.padding = *pad;
-      c.activation = *act;
-      c.stride_w = o->stride_w();
-      c.stride_h = o->stride_h();
+      if (absl::Status st = conv_options(*o, c); !st.ok()) return st;
       op.options = c;
       // The bias is optional and may be left out of the input list: give it its slot, as
       // CONV_2D's absent bias has, so that the kernel call keeps one layout.
@@ -473,14 +464,13 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
     case OpType::kResizeNearestNeighbor:
     case OpType::kResizeBilinear: {
       ResizeOptions r;
-      if (const auto* o = src.builtin_options_as_ResizeNearestNeighborOptions()) {
+      auto read = [&r](const auto* o) {
+        if (o == nullptr) return;
         r.align_corners = o->align_corners();
         r.half_pixel_centers = o->half_pixel_centers();
-      }
-      if (const auto* o = src.builtin_options_as_ResizeBilinearOptions()) {
-        r.align_corners = o->align_corners();
-        r.half_pixel_centers = o->half_pixel_centers();
-      }
+      };
+      read(src.builtin_options_as_ResizeNearestNeighborOptions());
+      read(src.builtin_options_as_ResizeBilinearOptions());
       op.options = r;
       return absl::OkStatus();
     }

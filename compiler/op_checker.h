@@ -242,6 +242,19 @@ class OpChecker {
     }                                         \
   } while (0)
 
+/// How ValidateFixedOutputQuant compares and refuses. The default is the TFLite int8
+/// quantization spec's fixed output (scale within 1e-3, Invalid); a kernel's own requirement
+/// (e.g. TFLite's Prepare) is exact and Unsupported.
+struct FixedQuantRule {
+  float relative_tolerance = 1e-3f;
+  bool unsupported = false;  // Unsupported (we do not run it) rather than Invalid
+  std::string required_by = "int8 (TFLite quantization spec)";  // ends the message
+};
+
+/// The output's quantization must be (scale, zero_point) under `rule`.
+absl::Status ValidateFixedOutputQuant(const OpChecker& c, float scale, int64_t zero_point,
+                                      const FixedQuantRule& rule = {});
+
 /// Layout and data movement ops: EXPAND_DIMS, SHAPE, FILL, ZEROS_LIKE, BROADCAST_TO, PACK,
 /// UNPACK, SPLIT, SPLIT_V, GATHER, GATHER_ND, REVERSE_V2, MIRROR_PAD, DEPTH_TO_SPACE,
 /// SPACE_TO_DEPTH, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND (validate_data_movement_ops.cc).

@@ -114,6 +114,7 @@ class ProgramBuilder {
   // Per-op parameter lists (docs/artifact-format.md, "CPU kernel arguments").
   absl::Status Params(const Op& op, std::vector<int>& args);
   void ConvParams(const Op& op, std::vector<int>& args);
+  void ChannelQuantParams(const Op& op, const Tensor& in, std::vector<int>& args);
   void FullyConnectedParams(const Op& op, std::vector<int>& args);
   void PoolParams(const Op& op, std::vector<int>& args);
   void TransposeConvParams(const Op& op, std::vector<int>& args);
@@ -265,14 +266,13 @@ void ProgramBuilder::ConvParams(const Op& op, std::vector<int>& args) {
   args.push_back(IntList({top, left, bottom, right}));
   args.push_back(IntList({o.dilation_h, o.dilation_w}));
   if (op.type == OpType::kDepthwiseConv2D) args.push_back(Int(o.depth_multiplier));
-  FullyConnectedParams(op, args);
+  ChannelQuantParams(op, in, args);
   ActivationParams(op, o.activation, args);
 }
 
-// Zero points and per-channel (multiplier, shift) of conv-like ops; FULLY_CONNECTED adds its
-// own activation and keep_num_dims after this.
-void ProgramBuilder::FullyConnectedParams(const Op& op, std::vector<int>& args) {
-  const Tensor& in = g_.input(op, op.type == OpType::kTransposeConv ? 2 : 0);
+// Zero points and per-channel (multiplier, shift) of conv-like ops (weights at input 1, the
+// activation input `in`).
+void ProgramBuilder::ChannelQuantParams(const Op& op, const Tensor& in, std::vector<int>& args) {
   const Tensor& w = g_.input(op, 1);
   const Tensor& out = g_.output(op);
   std::vector<int32_t> multipliers, shifts;
@@ -288,7 +288,10 @@ void ProgramBuilder::FullyConnectedParams(const Op& op, std::vector<int>& args) 
   args.push_back(Int(out.quant.zp()));
   args.push_back(ConstantInt32Tensor(multipliers));
   args.push_back(ConstantInt32Tensor(shifts));
-  if (op.type != OpType::kFullyConnected) return;
+}
+
+void ProgramBuilder::FullyConnectedParams(const Op& op, std::vector<int>& args) {
+  ChannelQuantParams(op, g_.input(op, 0), args);
   const auto& o = op.opts<FullyConnectedOptions>();
   ActivationParams(op, o.activation, args);
   args.push_back(Bool(o.keep_num_dims));
@@ -308,7 +311,7 @@ void ProgramBuilder::TransposeConvParams(const Op& op, std::vector<int>& args) {
   const auto [left, right] = padding(out.shape[2], w.shape[2], o.stride_w);
   args.push_back(IntList({o.stride_h, o.stride_w}));
   args.push_back(IntList({top, left, bottom, right}));
-  FullyConnectedParams(op, args);
+  ChannelQuantParams(op, g_.input(op, 2), args);
   ActivationParams(op, Activation::kNone, args);
 }
 

@@ -152,12 +152,9 @@ absl::Status ValidateRowNormalization(const OpChecker& c, float out_scale, int64
   RETURN_IF_ERROR(c.Int8Activation(in, "input"));
   RETURN_IF_ERROR(c.Int8Activation(c.Out(), "output"));
   RETURN_IF_ERROR(c.Rank(in, "input", 1, max_rank));
-  const Quantization& q = c.Out().quant;
-  if (q.scale[0] != out_scale || q.zp() != out_zp) {
-    return c.Unsupported(absl::StrCat("output quantization (scale ", q.scale[0], ", zero point ",
-                                      q.zp(), ") must be (", out_scale, ", ", out_zp, ") for ",
-                                      OpTypeName(c.op().type), " int8 (TFLite's Prepare)"));
-  }
+  const FixedQuantRule prepare{/*relative_tolerance=*/0.0f, /*unsupported=*/true,
+                               absl::StrCat(OpTypeName(c.op().type), " int8 (TFLite's Prepare)")};
+  RETURN_IF_ERROR(ValidateFixedOutputQuant(c, out_scale, out_zp, prepare));
   return c.OutputShape(in.shape);
 }
 

@@ -221,16 +221,6 @@ absl::Status ValidateUnary(const OpChecker& c) {
   return c.OutputShape(c.In(0).shape);
 }
 
-absl::Status ValidateFixedOutputQuant(const OpChecker& c, float scale, int64_t zero_point) {
-  const Quantization& q = c.Out().quant;
-  if (std::fabs(q.scale[0] - scale) > scale * 1e-3f || q.zp() != zero_point) {
-    return c.Invalid(absl::StrCat("output quantization (scale ", q.scale[0], ", zero point ",
-                                  q.zp(), ") must be (", scale, ", ", zero_point,
-                                  ") for int8 (TFLite quantization spec)"));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ValidateSoftmax(const OpChecker& c) {
   RETURN_IF_ERROR(ValidateUnary(c));
   if (c.In(0).shape.empty()) return c.Invalid("input is a scalar");
@@ -491,6 +481,18 @@ absl::Status ValidateDequantize(const OpChecker& c) {
 }
 
 }  // namespace
+
+absl::Status ValidateFixedOutputQuant(const OpChecker& c, float scale, int64_t zero_point,
+                                      const FixedQuantRule& rule) {
+  const Quantization& q = c.Out().quant;
+  if (std::fabs(q.scale[0] - scale) > scale * rule.relative_tolerance || q.zp() != zero_point) {
+    const std::string what =
+        absl::StrCat("output quantization (scale ", q.scale[0], ", zero point ", q.zp(),
+                     ") must be (", scale, ", ", zero_point, ") for ", rule.required_by);
+    return rule.unsupported ? c.Unsupported(what) : c.Invalid(what);
+  }
+  return absl::OkStatus();
+}
 
 int32_t WindowedOutputSize(Padding padding, int32_t in, int32_t filter, int32_t stride,
                            int32_t dilation) {

@@ -4,10 +4,49 @@
 
 namespace boardlab::runtime::kernels {
 
+Error ReadStrideAndPadding(const char* op, Args args, size_t first, ConvParams& p) {
+  int32_t stride[2], padding[4];
+  RT_RETURN_IF_ERROR(IntListArg(op, args, first, 2, stride, 2));
+  p.stride_h = stride[0];
+  p.stride_w = stride[1];
+  RT_RETURN_IF_ERROR(IntListArg(op, args, first + 1, 4, padding, 4));
+  p.pad_top = padding[0];
+  p.pad_left = padding[1];
+  return Error::kOk;
+}
+
+Error PrepareConvOutputStage(const char* op, Args args, size_t first, int32_t channels,
+                             const TensorView* bias, OpDataConv& d) {
+  ConvParams& p = d.params.conv;
+  int32_t in_zp, out_zp;
+  RT_RETURN_IF_ERROR(IntArg(op, args, first, &in_zp));
+  RT_RETURN_IF_ERROR(IntArg(op, args, first + 1, &out_zp));
+  p.input_offset = -in_zp;
+  p.out.output_offset = out_zp;
+  TensorView *mult, *shift;
+  RT_RETURN_IF_ERROR(TensorArg(op, args, first + 2, ScalarType::kInt, &mult));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, first + 3, ScalarType::kInt, &shift));
+  RT_RETURN_IF_ERROR(IntArg(op, args, first + 4, &p.out.act_min));
+  RT_RETURN_IF_ERROR(IntArg(op, args, first + 5, &p.out.act_max));
+  RT_CHECK_OR_RETURN_ERROR(
+      -128 <= p.out.act_min && p.out.act_min <= p.out.act_max && p.out.act_max <= 127,
+      kInvalidProgram, "%s: bad activation range", op);
+  RT_CHECK_OR_RETURN_ERROR(mult->rank == 1 && shift->rank == 1 && mult->dims[0] == shift->dims[0] &&
+                               (mult->dims[0] == 1 || mult->dims[0] == channels) &&
+                               mult->data != nullptr && shift->data != nullptr,
+                           kInvalidProgram, "%s: %d multipliers for %d output channels", op,
+                           static_cast<int>(mult->dims[0]), static_cast<int>(channels));
+  d.quant = ChannelQuant{mult->As<const int32_t>(), shift->As<const int32_t>(), mult->dims[0]};
+  RT_CHECK_OR_RETURN_ERROR(bias == nullptr || (bias->rank == 1 && bias->dims[0] == channels),
+                           kInvalidProgram, "%s: bias must be [%d]", op,
+                           static_cast<int>(channels));
+  return Error::kOk;
+}
+
 Error PrepareConvLike(const char* op, KernelContext& ctx, Args args, bool depthwise) {
   const size_t extra = depthwise ? 1 : 0;
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 13 + extra));
-  TensorView *in, *w, *bias, *mult, *shift, *out;
+  TensorView *in, *w, *bias, *out;
   RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
   RT_RETURN_IF_ERROR(TensorArg(op, args, 1, ScalarType::kChar, &w));
   RT_RETURN_IF_ERROR(OptionalTensorArg(op, args, 2, ScalarType::kInt, &bias));
@@ -16,43 +55,18 @@ Error PrepareConvLike(const char* op, KernelContext& ctx, Args args, bool depthw
                            "%s: input, weights and output must be 4-D", op);
   auto* d = static_cast<OpDataConv*>(ctx.op_data);
   ConvParams& p = d->params.conv;
-  int32_t v2[2], v4[4];
-  RT_RETURN_IF_ERROR(IntListArg(op, args, 3, 2, v2, 2));
-  p.stride_h = v2[0];
-  p.stride_w = v2[1];
-  RT_RETURN_IF_ERROR(IntListArg(op, args, 4, 4, v4, 4));
-  p.pad_top = v4[0];
-  p.pad_left = v4[1];
-  RT_RETURN_IF_ERROR(IntListArg(op, args, 5, 2, v2, 2));
-  p.dilation_h = v2[0];
-  p.dilation_w = v2[1];
+  RT_RETURN_IF_ERROR(ReadStrideAndPadding(op, args, 3, p));
+  int32_t dilation[2];
+  RT_RETURN_IF_ERROR(IntListArg(op, args, 5, 2, dilation, 2));
+  p.dilation_h = dilation[0];
+  p.dilation_w = dilation[1];
   RT_CHECK_OR_RETURN_ERROR(p.stride_h > 0 && p.stride_w > 0 && p.dilation_h > 0 &&
-                               p.dilation_w > 0 && v4[0] >= 0 && v4[1] >= 0,
+                               p.dilation_w > 0 && p.pad_top >= 0 && p.pad_left >= 0,
                            kInvalidProgram, "%s: bad stride, dilation or padding", op);
   d->params.depth_multiplier = 1;
   if (depthwise) RT_RETURN_IF_ERROR(IntArg(op, args, 6, &d->params.depth_multiplier));
-  int32_t in_zp, out_zp;
-  RT_RETURN_IF_ERROR(IntArg(op, args, 6 + extra, &in_zp));
-  RT_RETURN_IF_ERROR(IntArg(op, args, 7 + extra, &out_zp));
-  p.input_offset = -in_zp;
-  p.out.output_offset = out_zp;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 8 + extra, ScalarType::kInt, &mult));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 9 + extra, ScalarType::kInt, &shift));
-  RT_RETURN_IF_ERROR(IntArg(op, args, 10 + extra, &p.out.act_min));
-  RT_RETURN_IF_ERROR(IntArg(op, args, 11 + extra, &p.out.act_max));
-  RT_CHECK_OR_RETURN_ERROR(
-      -128 <= p.out.act_min && p.out.act_min <= p.out.act_max && p.out.act_max <= 127,
-      kInvalidProgram, "%s: bad activation range", op);
   const int32_t channels = out->dims[3];
-  RT_CHECK_OR_RETURN_ERROR(mult->rank == 1 && shift->rank == 1 && mult->dims[0] == shift->dims[0] &&
-                               (mult->dims[0] == 1 || mult->dims[0] == channels) &&
-                               mult->data != nullptr && shift->data != nullptr,
-                           kInvalidProgram, "%s: %d multipliers for %d output channels", op,
-                           static_cast<int>(mult->dims[0]), static_cast<int>(channels));
-  d->quant = ChannelQuant{mult->As<const int32_t>(), shift->As<const int32_t>(), mult->dims[0]};
-  RT_CHECK_OR_RETURN_ERROR(bias == nullptr || (bias->rank == 1 && bias->dims[0] == channels),
-                           kInvalidProgram, "%s: bias must be [%d]", op,
-                           static_cast<int>(channels));
+  RT_RETURN_IF_ERROR(PrepareConvOutputStage(op, args, 6 + extra, channels, bias, *d));
   RT_CHECK_OR_RETURN_ERROR(in->dims[0] == out->dims[0], kInvalidProgram, "%s: batch mismatch", op);
   if (depthwise) {
     RT_CHECK_OR_RETURN_ERROR(w->dims[0] == 1 && w->dims[3] == channels &&

@@ -165,6 +165,20 @@ struct QuantLists {
   return Error::kOk;
 }
 
+/// The float32 scales and zero points of `count` operands (inputs, then the output); every one
+/// but `unquantized` (an index operand, -1 for none) has a positive scale.
+[[nodiscard]] inline Error Int8Quantization(const char* op, Args args, int32_t count, QuantLists* q,
+                                            int32_t unquantized = -1) {
+  RT_RETURN_IF_ERROR(QuantListArgs(op, args, q));
+  RT_CHECK_OR_RETURN_ERROR(q->count == count, kInvalidProgram, "%s: quantization lists", op);
+  for (int32_t k = 0; k < count; ++k) {
+    RT_CHECK_OR_RETURN_ERROR(k == unquantized || q->scale[k] > 0, kInvalidProgram,
+                             "%s: scale %d is not positive", op, static_cast<int>(k));
+    q->scale[k] = static_cast<float>(q->scale[k]);  // TFLite keeps float32 scales
+  }
+  return Error::kOk;
+}
+
 inline ShapeN ToShape(const TensorView& t) {
   ShapeN s;
   s.rank = t.rank;

@@ -23,14 +23,6 @@ Error PrepareUnary(const char* op, Args args, bool int8_too, TensorView** in, Te
   return Error::kOk;
 }
 
-// The int8 quantization of input 0 and the output, with positive scales.
-Error UnaryQuantization(const char* op, Args args, QuantLists* q) {
-  RT_RETURN_IF_ERROR(QuantListArgs(op, args, q));
-  RT_CHECK_OR_RETURN_ERROR(q->count == 2 && q->scale[0] > 0 && q->scale[1] > 0, kInvalidProgram,
-                           "%s: quantization lists", op);
-  return Error::kOk;
-}
-
 Error PrepareFloatUnary(const char* op, Args args) {
   TensorView *in, *out;
   return PrepareUnary(op, args, /*int8_too=*/false, &in, &out);
@@ -60,7 +52,7 @@ Error RsqrtPrepare(KernelContext& ctx, Args args) {
   RT_RETURN_IF_ERROR(PrepareUnary(op, args, /*int8_too=*/true, &in, &out));
   if (in->type != ScalarType::kChar) return Error::kOk;
   QuantLists q;
-  RT_RETURN_IF_ERROR(UnaryQuantization(op, args, &q));
+  RT_RETURN_IF_ERROR(Int8Quantization(op, args, 2, &q));
   RsqrtParams& p = static_cast<OpDataRsqrt*>(ctx.op_data)->params;
   p.input_zero_point = q.zero_point[0];
   p.output_zero_point = q.zero_point[1];
@@ -84,7 +76,7 @@ Error EluPrepare(KernelContext& ctx, Args args) {
   RT_RETURN_IF_ERROR(PrepareUnary(op, args, /*int8_too=*/true, &in, &out));
   if (in->type != ScalarType::kChar) return Error::kOk;
   QuantLists q;
-  RT_RETURN_IF_ERROR(UnaryQuantization(op, args, &q));
+  RT_RETURN_IF_ERROR(Int8Quantization(op, args, 2, &q));
   BuildEluTable(static_cast<float>(q.scale[0]), q.zero_point[0], static_cast<float>(q.scale[1]),
                 q.zero_point[1], static_cast<OpDataElu*>(ctx.op_data)->table);
   return Error::kOk;

@@ -13,37 +13,32 @@
 namespace boardlab::runtime::kernels {
 namespace {
 
-// int8 input and output of one shape, rank >= 1, with `count` arguments.
-Error PrepareRowOp(const char* op, Args args, size_t count, QuantLists* q) {
+// int8 input and output of one shape, rank >= 1, with `count` arguments; `rows` of `depth` (the
+// last dimension) elements each.
+Error PrepareRowOp(const char* op, Args args, size_t count, QuantLists* q, RowShape* rows) {
   TensorView *in, *out;
   RT_RETURN_IF_ERROR(InputOutputArgs(op, args, count, &in, &out));
   RT_CHECK_OR_RETURN_ERROR(in->type == ScalarType::kChar && SameTypeAndShape(*in, *out) &&
                                in->rank >= 1 && in->dims[in->rank - 1] > 0,
                            kInvalidProgram, "%s: int8 input and output of one shape, rank >= 1",
                            op);
-  RT_RETURN_IF_ERROR(QuantListArgs(op, args, q));
-  RT_CHECK_OR_RETURN_ERROR(q->count == 2 && q->scale[0] > 0 && q->scale[1] > 0, kInvalidProgram,
-                           "%s: quantization lists", op);
-  return Error::kOk;
-}
-
-// Rows and the length of the last dimension.
-void RowsAndDepth(const TensorView& t, int64_t* rows, int32_t* depth) {
-  *depth = t.dims[t.rank - 1];
-  *rows = t.NumElements() / *depth;
+  rows->depth = in->Dim(-1);
+  rows->rows = in->NumElements() / rows->depth;
+  return Int8Quantization(op, args, 2, q);
 }
 
 }  // namespace
 
 Error LogSoftmaxPrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "log_softmax";
+  auto* d = static_cast<OpDataLogSoftmax*>(ctx.op_data);
   QuantLists q;
-  RT_RETURN_IF_ERROR(PrepareRowOp(op, args, 4, &q));
+  RT_RETURN_IF_ERROR(PrepareRowOp(op, args, 4, &q, &d->rows));
   RT_CHECK_OR_RETURN_ERROR(q.zero_point[1] == 127 && static_cast<float>(q.scale[1]) == 16.0f / 256,
                            kInvalidProgram, "%s: output quantization must be (16/256, 127)", op);
   // log_softmax.cc: PreprocessLogSoftmaxScalingExp with beta 1 and 5 integer bits.
   constexpr int kInputIntegerBits = 5;
-  LogSoftmaxParams& p = static_cast<OpDataLogSoftmax*>(ctx.op_data)->params;
+  LogSoftmaxParams& p = d->params;
   const double input_scale = static_cast<float>(q.scale[0]);
   const double real =
       std::fmin(input_scale * std::ldexp(1.0, 31 - kInputIntegerBits), std::ldexp(1.0, 31) - 1.0);
@@ -61,34 +56,28 @@ Error LogSoftmaxPrepare(KernelContext& ctx, Args args) {
 }
 
 Error LogSoftmaxEval(KernelContext& ctx, Args args) {
-  const TensorView& in = *args[0]->tensor;
-  int64_t rows;
-  int32_t depth;
-  RowsAndDepth(in, &rows, &depth);
-  return log_softmax_s8(static_cast<const OpDataLogSoftmax*>(ctx.op_data)->params, rows, depth,
-                        in.As<const int8_t>(), args[3]->tensor->As<int8_t>());
+  const auto* d = static_cast<const OpDataLogSoftmax*>(ctx.op_data);
+  return log_softmax_s8(d->params, d->rows.rows, d->rows.depth, args[0]->tensor->As<const int8_t>(),
+                        args[3]->tensor->As<int8_t>());
 }
 
 Error L2NormalizationPrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "l2_normalization";
+  auto* d = static_cast<OpDataL2Normalization*>(ctx.op_data);
   QuantLists q;
-  RT_RETURN_IF_ERROR(PrepareRowOp(op, args, 7, &q));
+  RT_RETURN_IF_ERROR(PrepareRowOp(op, args, 7, &q, &d->rows));
   int32_t activation = 0;
   RT_RETURN_IF_ERROR(IntArg(op, args, 1, &activation));
   RT_CHECK_OR_RETURN_ERROR(activation == 0, kInvalidProgram, "%s: fused activation %d", op,
                            static_cast<int>(activation));
-  static_cast<OpDataL2Normalization*>(ctx.op_data)->input_zero_point = q.zero_point[0];
+  d->input_zero_point = q.zero_point[0];
   return Error::kOk;
 }
 
 Error L2NormalizationEval(KernelContext& ctx, Args args) {
-  const TensorView& in = *args[0]->tensor;
-  int64_t rows;
-  int32_t depth;
-  RowsAndDepth(in, &rows, &depth);
-  return l2_normalization_s8(
-      static_cast<const OpDataL2Normalization*>(ctx.op_data)->input_zero_point, rows, depth,
-      in.As<const int8_t>(), args[6]->tensor->As<int8_t>());
+  const auto* d = static_cast<const OpDataL2Normalization*>(ctx.op_data);
+  return l2_normalization_s8(d->input_zero_point, d->rows.rows, d->rows.depth,
+                             args[0]->tensor->As<const int8_t>(), args[6]->tensor->As<int8_t>());
 }
 
 }  // namespace boardlab::runtime::kernels

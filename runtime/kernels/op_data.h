@@ -186,12 +186,20 @@ struct OpDataRsqrt {
   RsqrtParams params;
 };
 
+// The rows of a last-dimension op (LOG_SOFTMAX, L2_NORMALIZATION), fixed at Prepare.
+struct RowShape {
+  int64_t rows = 0;
+  int32_t depth = 0;
+};
+
 struct OpDataLogSoftmax {
   LogSoftmaxParams params;
+  RowShape rows;
 };
 
 struct OpDataL2Normalization {
   int32_t input_zero_point = 0;
+  RowShape rows;
 };
 
 struct OpDataElu {

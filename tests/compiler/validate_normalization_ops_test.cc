@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "compiler/driver.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/validate_test_util.h"
 #include "tests/support/op_cases.h"
@@ -13,7 +12,6 @@
 namespace boardlab::testing {
 namespace {
 
-using compiler::ImportTflite;
 using compiler::OpType;
 using validate_test::ExpectInvalid;
 using validate_test::ExpectUnsupported;
@@ -23,25 +21,9 @@ using validate_test::OneOp;
 const QuantParams kLogSoftmaxOut = PerTensor(16.0f / 256, 127);
 const QuantParams kL2NormOut = PerTensor(1.0f / 128, 0);
 
-TEST(ValidateNormalizationOps, EveryGeneratedCaseImports) {
-  for (const OpCase& c : NormalizationCases()) {
-    SCOPED_TRACE(c.name);
-    absl::StatusOr<compiler::Graph> g = ImportTflite(SingleCaseModel(c).model);
-    EXPECT_TRUE(g.ok()) << g.status();
-  }
-}
-
-// Every batch-3 op stays on the CPU, each with its reason.
+// Every batch-3 op compiles (so imports) and stays on the CPU, each with its reason.
 TEST(ValidateNormalizationOps, EveryCaseRunsOnTheCpuWithAReason) {
-  for (const OpCase& c : NormalizationCases()) {
-    SCOPED_TRACE(c.name);
-    absl::StatusOr<compiler::CompileResult> r = compiler::Compile(SingleCaseModel(c).model, {});
-    ASSERT_TRUE(r.ok()) << r.status();
-    for (const compiler::Op& op : r->compilation.graph.ops) {
-      EXPECT_EQ(op.unit, compiler::Unit::kCpu);
-      EXPECT_FALSE(op.cpu_reason.empty());
-    }
-  }
+  validate_test::ExpectEveryCaseOnTheCpu(NormalizationCases());
 }
 
 TEST(ValidateNormalizationOps, LogSoftmaxOutputQuantizationIsFixed) {

@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "compiler/driver.h"
 #include "compiler/import_tflite.h"
 #include "gtest/gtest.h"
+#include "tests/support/op_cases.h"
 #include "tests/support/test_models.h"
 #include "tests/support/tflite_builder.h"
 
@@ -66,5 +68,20 @@ struct OneOp {
     return b;
   }
 };
+
+/// Every case compiles, each op onto the CPU with a reason that holds `reason` (any where empty).
+inline void ExpectEveryCaseOnTheCpu(const std::vector<OpCase>& cases,
+                                    const std::string& reason = "") {
+  for (const OpCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<compiler::CompileResult> r = compiler::Compile(SingleCaseModel(c).model, {});
+    ASSERT_TRUE(r.ok()) << r.status();
+    for (const compiler::Op& op : r->compilation.graph.ops) {
+      EXPECT_EQ(op.unit, compiler::Unit::kCpu);
+      EXPECT_FALSE(op.cpu_reason.empty());
+      EXPECT_NE(op.cpu_reason.find(reason), std::string::npos) << op.cpu_reason;
+    }
+  }
+}
 
 }  // namespace boardlab::testing::validate_test

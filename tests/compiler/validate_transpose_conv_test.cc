@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "compiler/driver.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/validate_test_util.h"
 #include "tests/support/op_cases.h"
@@ -36,15 +35,7 @@ struct TransposeConvModel {
 };
 
 TEST(ValidateTransposeConv, EveryCaseCompilesOntoTheCpuWithAReason) {
-  for (const OpCase& c : TransposeConvCases()) {
-    SCOPED_TRACE(c.name);
-    absl::StatusOr<compiler::CompileResult> r = compiler::Compile(SingleCaseModel(c).model, {});
-    ASSERT_TRUE(r.ok()) << r.status();
-    for (const compiler::Op& op : r->compilation.graph.ops) {
-      EXPECT_EQ(op.unit, compiler::Unit::kCpu);
-      EXPECT_NE(op.cpu_reason.find("lowering has no kernel"), std::string::npos) << op.cpu_reason;
-    }
-  }
+  validate_test::ExpectEveryCaseOnTheCpu(TransposeConvCases(), "lowering has no kernel");
 }
 
 TEST(ValidateTransposeConv, RefusesAFusedActivation) {

@@ -61,19 +61,29 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
   }
 }
 
-TEST(HandDerivedOpsTest, CasesTheInterpreterCannotCheckFollowTfliteMicro) {
-  int checked = 0;
-  for (const OpCase& c : testing::AllOpCases()) {
-    if (c.no_oracle.empty()) continue;
-    SCOPED_TRACE(c.name + " (" + c.no_oracle + ")");
+// Compiles and runs every case of `cases` that `select` takes and compares its outputs with
+// `expected(c, m)`; `checked` counts the cases run.
+template <typename Select, typename Expected>
+void ExpectCasesFollow(const std::vector<OpCase>& cases, Select select, Expected expected,
+                       int* checked) {
+  for (const OpCase& c : cases) {
+    if (!select(c)) continue;
+    SCOPED_TRACE(c.no_oracle.empty() ? c.name : c.name + " (" + c.no_oracle + ")");
     const CaseModel m = testing::SingleCaseModel(c);
     std::string error;
     const runtime::testing::PteRun run =
         runtime::testing::CompileAndRunCase(m.model, m.inputs, &error);
     ASSERT_TRUE(error.empty()) << error;
-    EXPECT_EQ(run.outputs, HandDerived(c, m));
-    ++checked;
+    EXPECT_EQ(run.outputs, expected(c, m));
+    ++*checked;
   }
+}
+
+TEST(HandDerivedOpsTest, CasesTheInterpreterCannotCheckFollowTfliteMicro) {
+  int checked = 0;
+  ExpectCasesFollow(
+      testing::AllOpCases(), [](const OpCase& c) { return !c.no_oracle.empty(); }, HandDerived,
+      &checked);
   EXPECT_GE(checked, 14);
 }
 
@@ -81,20 +91,16 @@ TEST(HandDerivedOpsTest, CasesTheInterpreterCannotCheckFollowTfliteMicro) {
 // (XnnpackKnownDifferences) follow TFLite Micro's own arithmetic exactly.
 TEST(HandDerivedOpsTest, OpsXnnpackComputesDifferentlyFollowTfliteMicro) {
   int checked = 0;
-  for (const OpCase& c : testing::AllOpCases()) {
-    const bool elu_int8 =
-        c.type == compiler::OpType::kElu && c.name.find("int8") != std::string::npos;
-    if (c.type != compiler::OpType::kRound && !elu_int8) continue;
-    SCOPED_TRACE(c.name);
-    const CaseModel m = testing::SingleCaseModel(c);
-    std::string error;
-    const runtime::testing::PteRun run =
-        runtime::testing::CompileAndRunCase(m.model, m.inputs, &error);
-    ASSERT_TRUE(error.empty()) << error;
-    ASSERT_EQ(run.outputs.size(), 1u);
-    EXPECT_EQ(run.outputs[0], XnnpackRunReference(c, m));
-    ++checked;
-  }
+  ExpectCasesFollow(
+      testing::AllOpCases(),
+      [](const OpCase& c) {
+        return c.type == compiler::OpType::kRound ||
+               (c.type == compiler::OpType::kElu && c.name.find("int8") != std::string::npos);
+      },
+      [](const OpCase& c, const CaseModel& m) {
+        return std::vector<Bytes>{XnnpackRunReference(c, m)};
+      },
+      &checked);
   EXPECT_GE(checked, 4);
 }
 
@@ -103,26 +109,20 @@ TEST(HandDerivedOpsTest, OpsXnnpackComputesDifferentlyFollowTfliteMicro) {
 // case follows TFLite Micro's arithmetic exactly.
 TEST(HandDerivedOpsTest, ResizeBilinearAndL2PoolFollowTfliteMicro) {
   int checked = 0;
-  for (const OpCase& c : testing::NormalizationCases()) {
-    if (c.type != compiler::OpType::kResizeBilinear && c.type != compiler::OpType::kL2Pool2D) {
-      continue;
-    }
-    SCOPED_TRACE(c.name);
-    const CaseModel m = testing::SingleCaseModel(c);
-    std::string error;
-    const runtime::testing::PteRun run =
-        runtime::testing::CompileAndRunCase(m.model, m.inputs, &error);
-    ASSERT_TRUE(error.empty()) << error;
-    ASSERT_EQ(run.outputs.size(), 1u);
-    const testing::BuilderOptions& o = m.builder.operator_spec(0).options;
-    if (const auto* resize = std::get_if<testing::ResizeNearestNeighborOpts>(&o)) {
-      EXPECT_EQ(run.outputs[0],
-                ResizeBilinearReference(m, resize->align_corners, resize->half_pixel_centers));
-    } else {
-      EXPECT_EQ(run.outputs[0], L2PoolReference(m, std::get<testing::Pool2DOpts>(o)));
-    }
-    ++checked;
-  }
+  ExpectCasesFollow(
+      testing::NormalizationCases(),
+      [](const OpCase& c) {
+        return c.type == compiler::OpType::kResizeBilinear || c.type == compiler::OpType::kL2Pool2D;
+      },
+      [](const OpCase&, const CaseModel& m) {
+        const testing::BuilderOptions& o = m.builder.operator_spec(0).options;
+        if (const auto* resize = std::get_if<testing::ResizeNearestNeighborOpts>(&o)) {
+          return std::vector<Bytes>{
+              ResizeBilinearReference(m, resize->align_corners, resize->half_pixel_centers)};
+        }
+        return std::vector<Bytes>{L2PoolReference(m, std::get<testing::Pool2DOpts>(o))};
+      },
+      &checked);
   EXPECT_EQ(checked, 14);
 }
 

@@ -19,54 +19,52 @@ using compiler::OpType;
 const QuantParams kLogSoftmaxOut = PerTensor(16.0f / 256, 127);
 const QuantParams kL2NormOut = PerTensor(1.0f / 128, 0);
 
-void AddLogSoftmaxCases(CaseList& l) {
-  struct Shape {
-    const char* name;
-    std::vector<int32_t> shape;
-    QuantParams q;
-    int lo, hi;
-  };
-  const Shape kShapes[] = {
-      {"int8", {4, 16}, kQ, -128, 127},
-      {"int8 zp -128", {2, 3, 24}, kQLow, -128, 127},
-      {"int8 zp 127", {3, 40}, kQHigh, -128, 127},
-      {"int8 ties", {5, 12}, PerTensor(0.2f, 10), 5, 9},
-      {"int8 large scale cut off", {2, 32}, PerTensor(1.5f, 0), -128, 127},
-      {"int8 small scale", {2, 64}, PerTensor(0.001f, -5), -128, 127},
-      {"int8 depth 1", {6, 1}, kQ, -128, 127},
-      {"int8 rank 1", {100}, kQ, -128, 127},
-      {"int8 rank 4", {2, 2, 3, 7}, PerTensor(0.08f, -40), -128, 127},
-  };
-  for (const Shape& s : kShapes) {
-    l.Add(OpType::kLogSoftmax, s.name, [s](CaseWriter& w) {
+// One case per shape of a row op (int8 in and out of one shape, a fixed output quantization).
+struct RowCase {
+  const char* name;
+  std::vector<int32_t> shape;
+  QuantParams q;
+  int lo, hi;
+};
+
+void AddRowCases(CaseList& l, OpType type, const std::vector<RowCase>& shapes,
+                 const QuantParams& out_q, const BuilderOptions& options) {
+  for (const RowCase& s : shapes) {
+    l.Add(type, s.name, [s, type, out_q, options](CaseWriter& w) {
       const int in = w.Int8(s.shape, s.q, s.lo, s.hi);
-      w.Op(OpType::kLogSoftmax, {in}, {w.Int8Output(s.shape, kLogSoftmaxOut)});
+      w.Op(type, {in}, {w.Int8Output(s.shape, out_q)}, options);
     });
   }
 }
 
+void AddLogSoftmaxCases(CaseList& l) {
+  AddRowCases(l, OpType::kLogSoftmax,
+              {
+                  {"int8", {4, 16}, kQ, -128, 127},
+                  {"int8 zp -128", {2, 3, 24}, kQLow, -128, 127},
+                  {"int8 zp 127", {3, 40}, kQHigh, -128, 127},
+                  {"int8 ties", {5, 12}, PerTensor(0.2f, 10), 5, 9},
+                  {"int8 large scale cut off", {2, 32}, PerTensor(1.5f, 0), -128, 127},
+                  {"int8 small scale", {2, 64}, PerTensor(0.001f, -5), -128, 127},
+                  {"int8 depth 1", {6, 1}, kQ, -128, 127},
+                  {"int8 rank 1", {100}, kQ, -128, 127},
+                  {"int8 rank 4", {2, 2, 3, 7}, PerTensor(0.08f, -40), -128, 127},
+              },
+              kLogSoftmaxOut, std::monostate{});
+}
+
 void AddL2NormalizationCases(CaseList& l) {
-  struct Shape {
-    const char* name;
-    std::vector<int32_t> shape;
-    QuantParams q;
-    int lo, hi;
-  };
-  const Shape kShapes[] = {
-      {"int8", {3, 16}, kQ, -128, 127},
-      {"int8 zp -128", {2, 3, 10}, kQLow, -128, 127},
-      {"int8 zp 127", {4, 1, 1, 8}, kQHigh, -128, 127},
-      {"int8 at the zero point", {2, 6}, PerTensor(0.1f, 17), 17, 17},
-      {"int8 near the zero point", {4, 5}, PerTensor(0.1f, -2), -3, -1},
-      {"int8 depth 1", {6, 1}, kQ, -128, 127},
-      {"int8 rank 1", {64}, PerTensor(0.3f, 90), -128, 127},
-  };
-  for (const Shape& s : kShapes) {
-    l.Add(OpType::kL2Normalization, s.name, [s](CaseWriter& w) {
-      const int in = w.Int8(s.shape, s.q, s.lo, s.hi);
-      w.Op(OpType::kL2Normalization, {in}, {w.Int8Output(s.shape, kL2NormOut)}, ElementwiseOpts{});
-    });
-  }
+  AddRowCases(l, OpType::kL2Normalization,
+              {
+                  {"int8", {3, 16}, kQ, -128, 127},
+                  {"int8 zp -128", {2, 3, 10}, kQLow, -128, 127},
+                  {"int8 zp 127", {4, 1, 1, 8}, kQHigh, -128, 127},
+                  {"int8 at the zero point", {2, 6}, PerTensor(0.1f, 17), 17, 17},
+                  {"int8 near the zero point", {4, 5}, PerTensor(0.1f, -2), -3, -1},
+                  {"int8 depth 1", {6, 1}, kQ, -128, 127},
+                  {"int8 rank 1", {64}, PerTensor(0.3f, 90), -128, 127},
+              },
+              kL2NormOut, ElementwiseOpts{});
 }
 
 void AddL2PoolCases(CaseList& l) {

@@ -108,6 +108,30 @@ const std::vector<OpCase>& TransposeConvCases() {
          true,
          kQ,
          PerTensor(0.06f, 10)},
+        // More output channels than the kernel accumulates at once (64): the last block is
+        // partial, per-channel and per-tensor.
+        {"int8 2x2 stride 2 valid bias 70 channels",
+         {1, 2, 2, 3},
+         {70, 2, 2},
+         {1, 4, 4, 70},
+         Padding::kValid,
+         2,
+         2,
+         true,
+         true,
+         kQ,
+         PerTensor(0.07f, -3)},
+        {"int8 1x1 stride 2 same per-tensor weights 66 channels",
+         {1, 2, 2, 4},
+         {66, 1, 1},
+         {1, 4, 4, 66},
+         Padding::kSame,
+         2,
+         2,
+         false,
+         false,
+         kQ,
+         PerTensor(0.05f, 2)},
     };
     CaseList l;
     for (const Geometry& g : kGeometries) {
