@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "agent/child_process.h"
 #include "agent/command_template.h"
 #include "agent/runner_output.h"
@@ -27,28 +28,6 @@ constexpr auto kProbeRetryDelay = std::chrono::milliseconds(250);
 
 // A command's last output lines are its message when it fails.
 constexpr size_t kKeptCommandLines = 3;
-
-std::string JoinLines(const std::deque<std::string>& lines) {
-  std::string text;
-  for (const std::string& line : lines) absl::StrAppend(&text, text.empty() ? "" : " / ", line);
-  return text;
-}
-
-std::string DescribeExit(const ChildExit& exit, int timeout_seconds) {
-  switch (exit.kind) {
-    case ChildExit::Kind::kExited:
-      return absl::StrCat("exit status ", exit.exit_code);
-    case ChildExit::Kind::kSignaled:
-      return absl::StrCat("died of signal ", exit.signal);
-    case ChildExit::Kind::kTimedOut:
-      return absl::StrCat("timed out after ", timeout_seconds, "s (killed)");
-    case ChildExit::Kind::kKilled:
-      return "killed";
-    case ChildExit::Kind::kStartFailed:
-      return absl::StrCat("could not start: ", exit.error);
-  }
-  return "unknown";
-}
 
 // The link's retransmissions and the board's build in boardlab-run's --json document.
 struct RunDocument {
@@ -70,10 +49,6 @@ RunDocument ReadRunDocument(const std::string& path) {
   if (board != json.end() && board->is_object()) doc.build_id = board->value("build_id", "");
   return doc;
 }
-
-}  // namespace
-
-namespace {
 
 // One CONNECT -> HELLO exchange within `timeout_ms`.
 BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms) {
@@ -180,12 +155,9 @@ SerialBoardExecutor::SerialBoardExecutor(boost::asio::io_context& io, BoardConfi
                                          std::string firmware_dir)
     : io_(io),
       board_(std::move(board)),
-      boardlab_run_(std::move(boardlab_run)),
       metrics_(metrics),
       firmware_dir_(std::move(firmware_dir)),
-      runner_(io, boardlab_run_,
-              SerialTarget{board_.serial.port, board_.serial.baud,
-                           board_.serial.connect_timeout_seconds}),
+      runner_(io, std::move(boardlab_run), board_.serial),
       test_faults_left_(board_.serial.test_fault_jobs) {}
 
 SerialBoardExecutor::~SerialBoardExecutor() {
@@ -396,9 +368,9 @@ void SerialBoardExecutor::RunCommand(std::shared_ptr<Run> run, const std::string
         if (exit.kind == ChildExit::Kind::kExited && exit.exit_code == 0) {
           return then(absl::OkStatus());
         }
-        then(absl::UnavailableError(absl::StrCat(what, " command ", DescribeExit(exit, timeout),
-                                                 last_lines->empty() ? "" : ": ",
-                                                 JoinLines(*last_lines))));
+        then(absl::UnavailableError(
+            absl::StrCat(what, " command ", DescribeChildExit(exit, timeout),
+                         last_lines->empty() ? "" : ": ", absl::StrJoin(*last_lines, " / "))));
       });
   // Its output comes later (never inside Start); a cancel during this line must reach it.
   run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": ", what, ": ", expanded));

@@ -62,7 +62,6 @@ class SerialBoardExecutor : public BoardExecutor {
                                   DoneCallback on_done) override;
 
   bool quarantined() const { return health_ == Health::kQuarantined; }
-  const std::string& quarantine_reason() const { return quarantine_reason_; }
 
  private:
   class Run;
@@ -92,7 +91,6 @@ class SerialBoardExecutor : public BoardExecutor {
 
   boost::asio::io_context& io_;
   BoardConfig board_;
-  std::string boardlab_run_;
   BoardMetrics* metrics_;
   std::string firmware_dir_;
   ProcessBoardExecutor runner_;
