@@ -5,14 +5,12 @@
 
 #include "agent/serial_board_executor.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -86,36 +84,27 @@ TEST_F(SerialExecutorTest, SilentBoardClimbsTheLadderIntoQuarantine) {
   EXPECT_EQ(Count("boardlab_agent_board_quarantines_total{board=\"evk-0\"}"), 1);
 }
 
-// A board whose firmware speaks board link protocol 1 (before CHECK messages): it answers every
-// CONNECT with a HELLO of protocol 1, on a loopback TCP port, as an old firmware behind ser2net.
-class OldProtocolBoard {
+// A board that answers every CONNECT with a HELLO of `protocol_version` naming itself `board`,
+// on a loopback TCP port, as a firmware behind ser2net: protocol 1 is an old firmware (before
+// CHECK messages).
+class HelloBoard {
  public:
-  OldProtocolBoard() {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a = {};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), len) == 0 &&
-        ::listen(listen_fd_, 4) == 0 &&
-        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-      port_ = absl::StrCat("tcp:127.0.0.1:", ntohs(a.sin_port));
-    }
+  HelloBoard(uint8_t protocol_version, std::string board)
+      : protocol_version_(protocol_version), board_(std::move(board)) {
     thread_ = std::thread([this] { Loop(); });
   }
-  ~OldProtocolBoard() {
+  ~HelloBoard() {
     stop_ = true;
     thread_.join();
-    ::close(listen_fd_);
   }
-  const std::string& port() const { return port_; }
+  const std::string& port() const { return listener_.port(); }
 
  private:
   void Loop() {
     while (!stop_) {
-      pollfd p = {listen_fd_, POLLIN, 0};
+      pollfd p = {listener_.fd(), POLLIN, 0};
       if (::poll(&p, 1, 50) != 1) continue;
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      const int fd = listener_.Accept();
       if (fd >= 0) Serve(fd);
     }
   }
@@ -141,13 +130,14 @@ class OldProtocolBoard {
     }
     ::close(fd);
   }
-  static void SendHello(int fd, uint32_t nonce) {
+  void SendHello(int fd, uint32_t nonce) const {
     link::Hello hello;
-    hello.protocol_version = 1;
+    hello.protocol_version = protocol_version_;
     hello.session = nonce;
-    std::strcpy(hello.board, "rt700");
+    std::snprintf(hello.board, sizeof(hello.board), "%s", board_.c_str());
     std::strcpy(hello.firmware_version, "0.1.0");
-    std::strcpy(hello.build_id, "protocol-1-build");
+    std::snprintf(hello.build_id, sizeof(hello.build_id), "protocol-%u-build",
+                  unsigned{protocol_version_});
     uint8_t payload[link::kMinPayloadLimit];
     const size_t size = link::Encode(hello, payload, sizeof(payload));
     uint8_t frame[link::kMinPayloadLimit + link::kFrameOverhead];
@@ -156,8 +146,9 @@ class OldProtocolBoard {
     if (::write(fd, frame, bytes) != static_cast<ssize_t>(bytes)) return;
   }
 
-  int listen_fd_ = -1;
-  std::string port_;
+  const uint8_t protocol_version_;
+  const std::string board_;
+  boardlab::testing::LoopbackListener listener_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
@@ -165,7 +156,7 @@ class OldProtocolBoard {
 // A firmware of another protocol version cannot be reset into working: the agent flashes it,
 // and a flash that leaves it speaking the old protocol counts as a failed flash.
 TEST_F(SerialExecutorTest, FirmwareOfAnotherProtocolIsFlashedNotReset) {
-  OldProtocolBoard old_board;
+  HelloBoard old_board(/*protocol_version=*/1, "rt700");
   ASSERT_FALSE(old_board.port().empty());
   board_.serial.port = old_board.port();
   board_.serial.connect_timeout_seconds = 3;
