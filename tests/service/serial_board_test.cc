@@ -21,6 +21,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -169,15 +170,23 @@ std::string JobLog(ServiceLab& lab, const std::string& job_id) {
   return log;
 }
 
-// Submits kws with the golden seed-1 case to `selector` ("--board ID" or "--board-type T") and
-// waits; the job, with its output in `out`.
-absl::StatusOr<v1::Job> RunKws(ServiceLab& lab, const std::vector<std::string>& selector,
-                               const std::string& out, seconds timeout = seconds(240)) {
+// `boardlab submit` of kws with the golden seed-1 case to `selector` ("--board ID" or
+// "--board-type T"), then `more` options.
+std::vector<std::string> SubmitKwsArgv(const std::vector<std::string>& selector,
+                                       const std::vector<std::string>& more) {
   std::vector<std::string> argv = {"submit", *SharedModelPath(kKws)};
   argv.insert(argv.end(), selector.begin(), selector.end());
-  argv.insert(argv.end(), {"--input", Golden("seed1.input.bin"), "--expected",
-                           Golden("seed1.output.bin"), "--wait", "--out", out, "--json"});
-  ClientResult r = lab.RunClient(argv, timeout);
+  argv.insert(argv.end(),
+              {"--input", Golden("seed1.input.bin"), "--expected", Golden("seed1.output.bin")});
+  argv.insert(argv.end(), more.begin(), more.end());
+  return argv;
+}
+
+// Submits kws to `selector` and waits; the job, with its output in `out`.
+absl::StatusOr<v1::Job> RunKws(ServiceLab& lab, const std::vector<std::string>& selector,
+                               const std::string& out, seconds timeout = seconds(240)) {
+  ClientResult r =
+      lab.RunClient(SubmitKwsArgv(selector, {"--wait", "--out", out, "--json"}), timeout);
   absl::StatusOr<v1::Job> job = ParseJobJson(r.out);
   if (!job.ok()) {
     return absl::InternalError(absl::StrCat(job.status().message(), "\n", r.out, r.err));
@@ -187,14 +196,36 @@ absl::StatusOr<v1::Job> RunKws(ServiceLab& lab, const std::vector<std::string>& 
 
 // Submits kws without waiting; the job id.
 std::string SubmitKws(ServiceLab& lab, const std::vector<std::string>& selector) {
-  std::vector<std::string> argv = {"submit", *SharedModelPath(kKws)};
-  argv.insert(argv.end(), selector.begin(), selector.end());
-  argv.insert(argv.end(), {"--input", Golden("seed1.input.bin"), "--expected",
-                           Golden("seed1.output.bin"), "--json"});
-  ClientResult r = lab.RunClient(argv);
+  ClientResult r = lab.RunClient(SubmitKwsArgv(selector, {"--json"}));
   absl::StatusOr<v1::Job> job = ParseJobJson(r.out);
   EXPECT_TRUE(job.ok()) << job.status() << "\n" << r;
   return job.ok() ? job->id() : "";
+}
+
+// Two kws jobs at once on the pool, where the serial board fails the one it takes: both pass,
+// that one on its second attempt, on the sim board. `check_retried` looks at that job's log.
+void TwoJobsOneRetriedOnTheSimBoard(ServiceLab& lab,
+                                    const std::function<void(const std::string&)>& check_retried) {
+  const std::string first = SubmitKws(lab, {"--board-type", "imxrt700-pool"});
+  const std::string second = SubmitKws(lab, {"--board-type", "imxrt700-pool"});
+  bool retried = false;
+  for (const std::string& id : {first, second}) {
+    absl::StatusOr<v1::Job> job = lab.WaitForJobDone(id, seconds(180));
+    ASSERT_TRUE(job.ok()) << job.status();
+    const std::string log = JobLog(lab, id);
+    EXPECT_EQ(job->result(), v1::JOB_RESULT_PASS) << job->message() << "\n" << log;
+    absl::StatusOr<std::vector<v1::JobEvent>> events = lab.Events(id);
+    ASSERT_TRUE(events.ok()) << events.status();
+    const std::vector<BoardInterval> runs = BoardIntervals(*events);
+    if (runs.size() != 2) continue;
+    retried = true;
+    EXPECT_EQ(runs[0].board_id, "lab-evk-0");
+    EXPECT_EQ(runs[1].board_id, "lab-sim-0");
+    EXPECT_EQ(job->board_id(), "lab-sim-0");
+    EXPECT_NE(log.find("BOARD_ERROR"), std::string::npos) << log;
+    check_retried(log);
+  }
+  EXPECT_TRUE(retried) << "no job went to the serial board first";
 }
 
 TEST(SerialBoardServiceTest, SimAndSerialBoardsAgreeAndTheFirmwareIsFlashedOnce) {
@@ -293,25 +324,7 @@ TEST(SerialBoardServiceTest, DamagedLineAndHungBoardRecover) {
                                             "done\n"));
   CommandResult stop = RunCommand("/bin/bash " + stop_script);
   ASSERT_EQ(stop.exit_code, 0) << stop.output;
-  const std::string first = SubmitKws(lab, {"--board-type", "imxrt700-pool"});
-  const std::string second = SubmitKws(lab, {"--board-type", "imxrt700-pool"});
-  bool retried = false;
-  for (const std::string& id : {first, second}) {
-    absl::StatusOr<v1::Job> job = lab.WaitForJobDone(id, seconds(180));
-    ASSERT_TRUE(job.ok()) << job.status();
-    EXPECT_EQ(job->result(), v1::JOB_RESULT_PASS) << job->message() << "\n" << JobLog(lab, id);
-    absl::StatusOr<std::vector<v1::JobEvent>> events = lab.Events(id);
-    ASSERT_TRUE(events.ok()) << events.status();
-    const std::vector<BoardInterval> runs = BoardIntervals(*events);
-    if (runs.size() == 2) {
-      retried = true;
-      EXPECT_EQ(runs[0].board_id, "lab-evk-0");
-      EXPECT_EQ(runs[1].board_id, "lab-sim-0");
-      EXPECT_EQ(job->board_id(), "lab-sim-0");
-      EXPECT_NE(JobLog(lab, id).find("BOARD_ERROR"), std::string::npos) << JobLog(lab, id);
-    }
-  }
-  EXPECT_TRUE(retried) << "no job went to the hung board first";
+  ASSERT_NO_FATAL_FAILURE(TwoJobsOneRetriedOnTheSimBoard(lab, [](const std::string&) {}));
 
   // The next job on the board: connecting again fails (stopped), the reset leaves it stopped,
   // the power cycle brings it back; the job passes.
@@ -352,31 +365,14 @@ TEST(SerialBoardServiceTest, FirmwareHangEndsInTheWatchdogAndTheJobPassesElsewhe
   ASSERT_TRUE(started) << lab.AgentLog("lab");
 
   // Two jobs at once: one goes to each board, the serial board's hangs.
-  const std::string first = SubmitKws(lab, {"--board-type", "imxrt700-pool"});
-  const std::string second = SubmitKws(lab, {"--board-type", "imxrt700-pool"});
-  bool retried = false;
-  for (const std::string& id : {first, second}) {
-    absl::StatusOr<v1::Job> job = lab.WaitForJobDone(id, seconds(180));
-    ASSERT_TRUE(job.ok()) << job.status();
-    const std::string log = JobLog(lab, id);
-    EXPECT_EQ(job->result(), v1::JOB_RESULT_PASS) << job->message() << "\n" << log;
-    absl::StatusOr<std::vector<v1::JobEvent>> events = lab.Events(id);
-    ASSERT_TRUE(events.ok()) << events.status();
-    const std::vector<BoardInterval> runs = BoardIntervals(*events);
-    if (runs.size() != 2) continue;
-    retried = true;
-    EXPECT_EQ(runs[0].board_id, "lab-evk-0");
-    EXPECT_EQ(runs[1].board_id, "lab-sim-0");
-    EXPECT_EQ(job->board_id(), "lab-sim-0");
+  ASSERT_NO_FATAL_FAILURE(TwoJobsOneRetriedOnTheSimBoard(lab, [](const std::string& log) {
     EXPECT_NE(log.find("test fault 'hang' configured for this job"), std::string::npos) << log;
     // The board's own watchdog ended the hang, long before the job's 60 s timeout.
     EXPECT_NE(log.find("the board was reset (watchdog reset) while waiting for the result"),
               std::string::npos)
         << log;
     EXPECT_NE(log.find("watchdog reset: pc 0x"), std::string::npos) << log;
-    EXPECT_NE(log.find("BOARD_ERROR"), std::string::npos) << log;
-  }
-  EXPECT_TRUE(retried) << "no job went to the serial board first";
+  }));
 
   // The next job on the serial board: the fault is spent, the board answers the resync and
   // passes; no reset or power cycle was needed.
