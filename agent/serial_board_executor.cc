@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/child_process.h"
@@ -233,6 +234,7 @@ void SerialBoardExecutor::OnProbe(std::shared_ptr<Run> run, BoardProbe probe) {
   if (!probe.status.ok()) return ClimbLadder(run, std::string(probe.status.message()));
   run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " answered: ", probe.board,
                          " firmware ", probe.firmware_version, " build ", probe.build_id));
+  WarnOfAnotherBoard(run, probe);
   CheckFirmware(run, probe);
 }
 
@@ -259,6 +261,18 @@ void SerialBoardExecutor::ClimbLadder(std::shared_ptr<Run> run, const std::strin
   if (!serial.reset.command.empty()) absl::StrAppend(&tried, ", reset");
   if (!serial.power_cycle.command.empty()) absl::StrAppend(&tried, ", power cycle");
   Quarantine(run, absl::StrCat("no answer on ", serial.port, " after ", tried, ": ", why));
+}
+
+void SerialBoardExecutor::WarnOfAnotherBoard(std::shared_ptr<Run> run, const BoardProbe& probe) {
+  // Budgets, diffs and dashboards group measurements by board type: an emulated board (QEMU's
+  // an505) under an i.MX RT700 type would pass its figures off as the real board's.
+  if (!absl::StartsWith(board_.type, "imxrt700") || probe.board == kRt700HelloBoard) return;
+  const std::string warning = absl::StrCat(
+      "boardlab-agent: warning: board ", board_.id, " is configured as type ", board_.type,
+      " but its HELLO says it is an '", probe.board, "' board, not '", kRt700HelloBoard,
+      "': its measurements are filed under ", board_.type, "; give it a type of its own");
+  std::cerr << warning << std::endl;
+  run->Line(warning);
 }
 
 std::string SerialBoardExecutor::ExpectedBuildId() const {

@@ -45,6 +45,9 @@ struct BoardProbe {
   bool other_protocol = false;
 };
 
+/// What the i.MX RT700 firmware (firmware/rt700_board_support.cc) puts in HELLO's board field.
+inline constexpr char kRt700HelloBoard[] = "rt700";
+
 /// Connects to the board and returns its HELLO (blocking, up to `connect_timeout_seconds`; a
 /// port that cannot be opened or closes at once is tried again within that time). Uses
 /// link::HostSession, like boardlab-run --board serial.
@@ -76,6 +79,7 @@ class SerialBoardExecutor : public BoardExecutor {
   void Probe(std::shared_ptr<Run> run, std::function<void(BoardProbe)> then);
   void OnProbe(std::shared_ptr<Run> run, BoardProbe probe);
   void ClimbLadder(std::shared_ptr<Run> run, const std::string& why);
+  void WarnOfAnotherBoard(std::shared_ptr<Run> run, const BoardProbe& probe);
   void CheckFirmware(std::shared_ptr<Run> run, const BoardProbe& probe);
   void Flash(std::shared_ptr<Run> run);
   void OnFlashFailed(std::shared_ptr<Run> run, const std::string& why);

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "runtime/link/frame.h"
 #include "runtime/link/messages.h"
@@ -200,6 +201,43 @@ TEST_F(SerialExecutorTest, CancelStopsTheLadder) {
   EXPECT_EQ(report->outcome, v1::RUN_OUTCOME_CANCELLED);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_FALSE(executor.quarantined());
+}
+
+// Budgets, diffs and dashboards group by board type: a board configured as an i.MX RT700 type
+// that says it is another board (QEMU's an505) is warned of in the job log.
+TEST_F(SerialExecutorTest, AnotherBoardUnderAnRt700TypeIsWarnedOf) {
+  HelloBoard an505(link::kProtocolVersion, "an505");
+  board_.serial.port = an505.port();
+  board_.serial.connect_timeout_seconds = 3;
+  SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
+  ::testing::internal::CaptureStderr();
+  RunOn(executor, Request());
+  const std::string agent_log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(
+      HasLine("boardlab-agent: board evk-0 answered: an505 firmware 0.1.0 build "
+              "protocol-2-build"));
+  const std::string warning =
+      "boardlab-agent: warning: board evk-0 is configured as type imxrt700-evk but its HELLO "
+      "says it is an 'an505' board, not 'rt700': its measurements are filed under imxrt700-evk; "
+      "give it a type of its own";
+  EXPECT_TRUE(HasLine(warning));                                       // the job's log
+  EXPECT_NE(agent_log.find(warning), std::string::npos) << agent_log;  // the agent's log
+}
+
+TEST_F(SerialExecutorTest, NoWarningForTheRt700OrAnEmulatedBoardOfItsOwnType) {
+  for (const auto& [hello_board, type] :
+       {std::pair<std::string, std::string>{"rt700", "imxrt700-evk"}, {"an505", "an505-qemu"}}) {
+    SCOPED_TRACE(type);
+    HelloBoard board(link::kProtocolVersion, hello_board);
+    board_.serial.port = board.port();
+    board_.serial.connect_timeout_seconds = 3;
+    board_.type = type;
+    SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
+    RunOn(executor, Request());
+    EXPECT_TRUE(HasLine(absl::StrCat("boardlab-agent: board evk-0 answered: ", hello_board,
+                                     " firmware 0.1.0 build protocol-2-build")));
+    EXPECT_FALSE(HasLine("warning")) << absl::StrJoin(lines_, "\n");
+  }
 }
 
 }  // namespace
