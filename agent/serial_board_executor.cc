@@ -1,5 +1,6 @@
 #include "agent/serial_board_executor.h"
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <deque>
@@ -26,6 +27,9 @@ namespace fs = std::filesystem;
 
 // A probe whose port went away is repeated after this pause.
 constexpr auto kProbeRetryDelay = std::chrono::milliseconds(250);
+// Opening the port takes at most this long per attempt, so that a stop between attempts is seen
+// within BoardRun::Cancel's second even while a TCP port keeps refusing.
+constexpr int kProbeOpenSliceMs = 500;
 
 // A command's last output lines are its message when it fails.
 constexpr size_t kKeptCommandLines = 3;
@@ -52,17 +56,19 @@ RunDocument ReadRunDocument(const std::string& path) {
 }
 
 // One CONNECT -> HELLO exchange within `timeout_ms`.
-BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms) {
+BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms,
+                     const std::atomic<bool>& stop) {
   BoardProbe probe;
   std::string error;
-  std::unique_ptr<link::ByteStream> stream =
-      link::OpenByteStream(serial.port, serial.baud, &error, timeout_ms);
+  std::unique_ptr<link::ByteStream> stream = link::OpenByteStream(
+      serial.port, serial.baud, &error, std::min(timeout_ms, kProbeOpenSliceMs));
   if (stream == nullptr) {
     probe.status = absl::UnavailableError(error);
     return probe;
   }
   link::HostSessionOptions options;
   options.connect_timeout_ms = timeout_ms;
+  options.stop_connecting = [&stop] { return stop.load(); };
   link::HostSession session(*stream, options);
   probe.status = session.Connect();
   probe.other_protocol = absl::IsFailedPrecondition(probe.status) &&
@@ -77,7 +83,7 @@ BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms) {
 
 }  // namespace
 
-BoardProbe ProbeBoard(const SerialBoardConfig& serial) {
+BoardProbe ProbeBoard(const SerialBoardConfig& serial, const std::atomic<bool>& stop) {
   // Right after a flash, reset or power cycle the port may be gone for a while (a USB serial
   // device enumerates again, ser2net or a proxy drops its client while the board's end is
   // down): ask again until the connect timeout is spent.
@@ -85,9 +91,14 @@ BoardProbe ProbeBoard(const SerialBoardConfig& serial) {
   const Clock::time_point deadline =
       Clock::now() + std::chrono::seconds(serial.connect_timeout_seconds);
   for (;;) {
+    if (stop) {
+      BoardProbe cancelled;
+      cancelled.status = absl::CancelledError("cancelled while probing");
+      return cancelled;
+    }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    BoardProbe probe = ProbeOnce(serial, static_cast<int>(std::max<int64_t>(left, 1)));
+    BoardProbe probe = ProbeOnce(serial, static_cast<int>(std::max<int64_t>(left, 1)), stop);
     if (probe.status.ok() || !absl::IsUnavailable(probe.status) ||
         Clock::now() + kProbeRetryDelay >= deadline) {
       return probe;
@@ -112,6 +123,7 @@ class SerialBoardExecutor::Run {
   std::set<std::string> images_made;  // {hex} / {bin} images made for this preparation
   std::shared_ptr<ChildProcess> command;
   std::unique_ptr<BoardRun> job;
+  std::atomic<bool> stop_probe{false};  // read by the probe's thread
 
   bool stopped() const { return cancelled || detached || finished; }
   void Line(const std::string& text) {
@@ -129,6 +141,7 @@ class SerialBoardExecutor::Run {
     Finish(std::move(report));
   }
   void Stop() {
+    stop_probe = true;
     if (command != nullptr) command->Kill();
     if (job != nullptr) job->Cancel();
   }
@@ -213,7 +226,7 @@ void SerialBoardExecutor::Probe(std::shared_ptr<Run> run, std::function<void(Boa
   // The io_context has work while the probe runs on its thread: its answer comes back there.
   auto work = boost::asio::make_work_guard(io_);
   boost::asio::post(probes_, [this, serial = board_.serial, alive = alive_, then, run, work] {
-    BoardProbe probe = ProbeBoard(serial);
+    BoardProbe probe = ProbeBoard(serial, run->stop_probe);
     boost::asio::post(io_, [alive, then, probe = std::move(probe), work]() mutable {
       work.reset();
       if (*alive) then(std::move(probe));

@@ -20,6 +20,7 @@
 //   SerialBoardExecutor evk(io, board_config, "/usr/bin/boardlab-run", &metrics, "/var/lib/x");
 //   auto run = evk.Start(request, on_line, on_done);
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
@@ -50,8 +51,9 @@ inline constexpr char kRt700HelloBoard[] = "rt700";
 
 /// Connects to the board and returns its HELLO (blocking, up to `connect_timeout_seconds`; a
 /// port that cannot be opened or closes at once is tried again within that time). Uses
-/// link::HostSession, like boardlab-run --board serial.
-BoardProbe ProbeBoard(const SerialBoardConfig& serial);
+/// link::HostSession, like boardlab-run --board serial. `stop` (set by another thread) ends it
+/// within a second with a Cancelled status.
+BoardProbe ProbeBoard(const SerialBoardConfig& serial, const std::atomic<bool>& stop);
 
 class SerialBoardExecutor : public BoardExecutor {
  public:

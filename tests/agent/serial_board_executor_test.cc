@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -237,6 +239,38 @@ TEST_F(SerialExecutorTest, NoWarningForTheRt700OrAnEmulatedBoardOfItsOwnType) {
     EXPECT_TRUE(HasLine(absl::StrCat("boardlab-agent: board evk-0 answered: ", hello_board,
                                      " firmware 0.1.0 build protocol-2-build")));
     EXPECT_FALSE(HasLine("warning")) << absl::StrJoin(lines_, "\n");
+  }
+}
+
+// A cancel reaches a probe that waits for a board (BoardRun::Cancel: within about a second),
+// not only the ladder's commands: a port that keeps refusing, and a port that accepts and never
+// answers (ser2net in front of a board that is off).
+TEST_F(SerialExecutorTest, CancelEndsAProbeWithinASecond) {
+  boardlab::testing::LoopbackListener silent;
+  ASSERT_FALSE(silent.port().empty());
+  for (const std::string& port : {board_.serial.port, silent.port()}) {
+    SCOPED_TRACE(port);
+    board_.serial.port = port;
+    board_.serial.connect_timeout_seconds = 20;
+    SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
+    std::unique_ptr<BoardRun> run;
+    std::optional<BoardReport> report;
+    run = executor.Start(
+        Request(), [](std::string) {}, [&](BoardReport r) { report = r; });
+    // Cancelled once the probe has been waiting for a while.
+    boost::asio::steady_timer timer(io_, std::chrono::milliseconds(700));
+    std::chrono::steady_clock::time_point cancelled_at;
+    timer.async_wait([&](boost::system::error_code) {
+      cancelled_at = std::chrono::steady_clock::now();
+      run->Cancel();
+    });
+    while (!report.has_value() && io_.run_one_for(std::chrono::seconds(60)) > 0) {
+    }
+    ASSERT_TRUE(report.has_value());
+    EXPECT_EQ(report->outcome, v1::RUN_OUTCOME_CANCELLED);
+    EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::milliseconds(1500));
+    EXPECT_FALSE(executor.quarantined());
+    io_.restart();
   }
 }
 
