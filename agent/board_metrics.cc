@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 
 #include "absl/strings/str_cat.h"
 
@@ -74,21 +75,31 @@ std::string BoardMetrics::Text() const {
 
 void BoardMetrics::Write() {
   if (path_.empty()) return;
+  const absl::Status status = WriteFile();
+  // Every change rewrites the file: say so once when it starts failing and once when it works
+  // again, not at every counter.
+  if (write_status_.ok() && !status.ok()) {
+    std::cerr << "boardlab-agent: board metrics: " << status.message()
+              << "; they are counted but not written until it works again" << std::endl;
+  } else if (!write_status_.ok() && status.ok()) {
+    std::cerr << "boardlab-agent: board metrics: writing '" << path_ << "' works again"
+              << std::endl;
+  }
+  write_status_ = status;
+}
+
+absl::Status BoardMetrics::WriteFile() const {
   // A reader (the textfile collector) must never see half a file: write aside, then rename.
   const std::string temporary = path_ + ".tmp";
   {
     std::ofstream out(temporary, std::ios::trunc);
     out << Text();
-    if (!out) {
-      write_status_ = absl::InternalError(absl::StrCat("writing '", temporary, "' failed"));
-      return;
-    }
+    if (!out) return absl::InternalError(absl::StrCat("writing '", temporary, "' failed"));
   }
   if (std::rename(temporary.c_str(), path_.c_str()) != 0) {
-    write_status_ = absl::InternalError(absl::StrCat("renaming '", temporary, "' failed"));
-    return;
+    return absl::InternalError(absl::StrCat("renaming '", temporary, "' failed"));
   }
-  write_status_ = absl::OkStatus();
+  return absl::OkStatus();
 }
 
 }  // namespace boardlab::agent

@@ -41,11 +41,12 @@ class BoardMetrics {
 
   /// The text exposition of every counter.
   std::string Text() const;
-  /// The last write error, or OK.
+  /// The last write error, or OK. A change of it is reported on stderr (once per failure).
   const absl::Status& write_status() const { return write_status_; }
 
  private:
   void Write();
+  absl::Status WriteFile() const;
 
   std::string path_;
   std::shared_ptr<prometheus::Registry> registry_;

@@ -30,6 +30,25 @@ void IgnoreSigpipe() {
 
 }  // namespace
 
+std::string DescribeChildExit(const ChildExit& exit, int timeout_seconds) {
+  switch (exit.kind) {
+    case ChildExit::Kind::kExited:
+      return absl::StrCat("exit status ", exit.exit_code);
+    case ChildExit::Kind::kSignaled: {
+      const char* name = sigabbrev_np(exit.signal);
+      return absl::StrCat("died of signal ", exit.signal,
+                          name != nullptr ? absl::StrCat(" (SIG", name, ")") : "");
+    }
+    case ChildExit::Kind::kTimedOut:
+      return absl::StrCat("timed out after ", timeout_seconds, "s (killed)");
+    case ChildExit::Kind::kKilled:
+      return "killed";
+    case ChildExit::Kind::kStartFailed:
+      return absl::StrCat("could not start: ", exit.error);
+  }
+  return "ended in an unknown way";
+}
+
 ChildProcess::ChildProcess(boost::asio::io_context& io)
     : io_(io),
       out_(io),

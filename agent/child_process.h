@@ -56,6 +56,10 @@ struct ChildExit {
   double seconds = 0;  // from start to exit
 };
 
+/// How a child ended, for messages: "exit status 1", "died of signal 11 (SIGSEGV)", "timed out
+/// after 30s (killed)" (with the deadline it was given), "killed", "could not start: ...".
+std::string DescribeChildExit(const ChildExit& exit, int timeout_seconds);
+
 class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
  public:
   using LineFn = std::function<void(std::string line)>;

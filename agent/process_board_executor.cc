@@ -39,11 +39,11 @@ ProcessBoardExecutor::ProcessBoardExecutor(boost::asio::io_context& io, std::str
     : io_(io), boardlab_run_(std::move(boardlab_run)), board_(board) {}
 
 ProcessBoardExecutor::ProcessBoardExecutor(boost::asio::io_context& io, std::string boardlab_run,
-                                           SerialTarget serial)
+                                           const SerialBoardConfig& serial)
     : io_(io),
       boardlab_run_(std::move(boardlab_run)),
       board_(RunnerBoard::kSerial),
-      serial_(std::move(serial)) {}
+      serial_(serial) {}
 
 std::unique_ptr<BoardRun> ProcessBoardExecutor::Start(const BoardRunRequest& request,
                                                       LineCallback on_line, DoneCallback on_done) {
@@ -58,12 +58,9 @@ std::unique_ptr<BoardRun> ProcessBoardExecutor::Start(const BoardRunRequest& req
   const int timeout = std::max(1, request.timeout_seconds);
   // A board runner has its own deadline; the agent's comes later, as a backstop (serial: also
   // past the connect timeout, which boardlab-run spends before the run's timeout starts).
-  const bool on_board = board_ != RunnerBoard::kSim;
   options.timeout =
-      std::chrono::seconds(!on_board ? timeout
-                           : board_ == RunnerBoard::kSerial
-                               ? timeout + kQemuBackstopSeconds + serial_.connect_timeout_seconds
-                               : timeout + kQemuBackstopSeconds);
+      std::chrono::seconds(timeout + (board_ == RunnerBoard::kSim ? 0 : kQemuBackstopSeconds) +
+                           (board_ == RunnerBoard::kSerial ? serial_.connect_timeout_seconds : 0));
   boost::asio::post(
       io_, [on_line, text = absl::StrCat("boardlab-agent: running on ", request.board_id, ": ",
                                          absl::StrJoin(options.argv, " "))] { on_line(text); });

@@ -31,7 +31,8 @@ class ProcessBoardExecutor : public BoardExecutor {
   /// `io` runs the child's I/O and must outlive this executor and its runs.
   ProcessBoardExecutor(boost::asio::io_context& io, std::string boardlab_run, RunnerBoard board);
   /// kSerial: `boardlab-run --board serial` on `serial`'s port.
-  ProcessBoardExecutor(boost::asio::io_context& io, std::string boardlab_run, SerialTarget serial);
+  ProcessBoardExecutor(boost::asio::io_context& io, std::string boardlab_run,
+                       const SerialBoardConfig& serial);
 
   std::unique_ptr<BoardRun> Start(const BoardRunRequest& request, LineCallback on_line,
                                   DoneCallback on_done) override;
@@ -44,7 +45,7 @@ class ProcessBoardExecutor : public BoardExecutor {
   boost::asio::io_context& io_;
   std::string boardlab_run_;
   RunnerBoard board_;
-  SerialTarget serial_;
+  SerialBoardConfig serial_;  // kSerial only
 };
 
 }  // namespace boardlab::agent

@@ -1,6 +1,5 @@
 #include "agent/runner_output.h"
 
-#include <signal.h>
 #include <string.h>
 
 #include <cstdio>
@@ -217,7 +216,8 @@ std::string RunJsonPath(const BoardRunRequest& request) {
 }
 
 std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBoard board,
-                                       const BoardRunRequest& request, const SerialTarget* serial) {
+                                       const BoardRunRequest& request,
+                                       const SerialBoardConfig* serial) {
   const char* board_name = board == RunnerBoard::kSim    ? "sim"
                            : board == RunnerBoard::kQemu ? "qemu"
                                                          : "serial";
@@ -318,13 +318,11 @@ BoardReport InterpretRunnerExit(RunnerBoard board, const BoardRunRequest& reques
       report.outcome = v1::RUN_OUTCOME_CANCELLED;
       report.message = "cancelled; boardlab-run killed";
       return report;
-    case ChildExit::Kind::kSignaled: {
-      const char* name = sigabbrev_np(exit.signal);
-      report.message = absl::StrCat("boardlab-run died of signal ", exit.signal,
-                                    name != nullptr ? absl::StrCat(" (SIG", name, ")") : "");
-      if (!exit.error.empty()) report.message = absl::StrCat("boardlab-run: ", exit.error);
+    case ChildExit::Kind::kSignaled:
+      report.message = exit.error.empty()
+                           ? absl::StrCat("boardlab-run ", DescribeChildExit(exit, 0))
+                           : absl::StrCat("boardlab-run: ", exit.error);
       return report;
-    }
     case ChildExit::Kind::kExited:
       break;
   }

@@ -15,18 +15,12 @@
 
 #include "agent/board_executor.h"
 #include "agent/child_process.h"
+#include "agent/config.h"
 
 namespace boardlab::agent {
 
 // kSerial: `boardlab-run --board serial` on a board link port; its console is read as qemu's.
 enum class RunnerBoard { kSim, kQemu, kSerial };
-
-/// Where a kSerial runner finds its board.
-struct SerialTarget {
-  std::string port;  // /dev/serial/by-id/... or tcp:HOST:PORT
-  int baud = 921600;
-  int connect_timeout_seconds = 10;
-};
 
 /// Files the runner writes below request.work_dir.
 std::string OutputsDir(const BoardRunRequest& request);   // work_dir/outputs
@@ -36,7 +30,7 @@ std::string RunJsonPath(const BoardRunRequest& request);  // work_dir/run.json (
 /// argv for `boardlab_run` running `request` on `board`; `serial` is required for kSerial.
 std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBoard board,
                                        const BoardRunRequest& request,
-                                       const SerialTarget* serial = nullptr);
+                                       const SerialBoardConfig* serial = nullptr);
 
 /// The `boardlab-run --serve` request line (JSON and '\n') for `request`.
 std::string ServeRequestLine(const BoardRunRequest& request);

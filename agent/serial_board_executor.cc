@@ -1,5 +1,6 @@
 #include "agent/serial_board_executor.h"
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <deque>
@@ -9,7 +10,9 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "agent/child_process.h"
 #include "agent/command_template.h"
 #include "agent/runner_output.h"
@@ -24,31 +27,12 @@ namespace fs = std::filesystem;
 
 // A probe whose port went away is repeated after this pause.
 constexpr auto kProbeRetryDelay = std::chrono::milliseconds(250);
+// Opening the port takes at most this long per attempt, so that a stop between attempts is seen
+// within BoardRun::Cancel's second even while a TCP port keeps refusing.
+constexpr int kProbeOpenSliceMs = 500;
 
 // A command's last output lines are its message when it fails.
 constexpr size_t kKeptCommandLines = 3;
-
-std::string JoinLines(const std::deque<std::string>& lines) {
-  std::string text;
-  for (const std::string& line : lines) absl::StrAppend(&text, text.empty() ? "" : " / ", line);
-  return text;
-}
-
-std::string DescribeExit(const ChildExit& exit, int timeout_seconds) {
-  switch (exit.kind) {
-    case ChildExit::Kind::kExited:
-      return absl::StrCat("exit status ", exit.exit_code);
-    case ChildExit::Kind::kSignaled:
-      return absl::StrCat("died of signal ", exit.signal);
-    case ChildExit::Kind::kTimedOut:
-      return absl::StrCat("timed out after ", timeout_seconds, "s (killed)");
-    case ChildExit::Kind::kKilled:
-      return "killed";
-    case ChildExit::Kind::kStartFailed:
-      return absl::StrCat("could not start: ", exit.error);
-  }
-  return "unknown";
-}
 
 // The link's retransmissions and the board's build in boardlab-run's --json document.
 struct RunDocument {
@@ -71,22 +55,20 @@ RunDocument ReadRunDocument(const std::string& path) {
   return doc;
 }
 
-}  // namespace
-
-namespace {
-
 // One CONNECT -> HELLO exchange within `timeout_ms`.
-BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms) {
+BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms,
+                     const std::atomic<bool>& stop) {
   BoardProbe probe;
   std::string error;
-  std::unique_ptr<link::ByteStream> stream =
-      link::OpenByteStream(serial.port, serial.baud, &error, timeout_ms);
+  std::unique_ptr<link::ByteStream> stream = link::OpenByteStream(
+      serial.port, serial.baud, &error, std::min(timeout_ms, kProbeOpenSliceMs));
   if (stream == nullptr) {
     probe.status = absl::UnavailableError(error);
     return probe;
   }
   link::HostSessionOptions options;
   options.connect_timeout_ms = timeout_ms;
+  options.stop_connecting = [&stop] { return stop.load(); };
   link::HostSession session(*stream, options);
   probe.status = session.Connect();
   probe.other_protocol = absl::IsFailedPrecondition(probe.status) &&
@@ -101,7 +83,7 @@ BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms) {
 
 }  // namespace
 
-BoardProbe ProbeBoard(const SerialBoardConfig& serial) {
+BoardProbe ProbeBoard(const SerialBoardConfig& serial, const std::atomic<bool>& stop) {
   // Right after a flash, reset or power cycle the port may be gone for a while (a USB serial
   // device enumerates again, ser2net or a proxy drops its client while the board's end is
   // down): ask again until the connect timeout is spent.
@@ -109,9 +91,14 @@ BoardProbe ProbeBoard(const SerialBoardConfig& serial) {
   const Clock::time_point deadline =
       Clock::now() + std::chrono::seconds(serial.connect_timeout_seconds);
   for (;;) {
+    if (stop) {
+      BoardProbe cancelled;
+      cancelled.status = absl::CancelledError("cancelled while probing");
+      return cancelled;
+    }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    BoardProbe probe = ProbeOnce(serial, static_cast<int>(std::max<int64_t>(left, 1)));
+    BoardProbe probe = ProbeOnce(serial, static_cast<int>(std::max<int64_t>(left, 1)), stop);
     if (probe.status.ok() || !absl::IsUnavailable(probe.status) ||
         Clock::now() + kProbeRetryDelay >= deadline) {
       return probe;
@@ -136,6 +123,7 @@ class SerialBoardExecutor::Run {
   std::set<std::string> images_made;  // {hex} / {bin} images made for this preparation
   std::shared_ptr<ChildProcess> command;
   std::unique_ptr<BoardRun> job;
+  std::atomic<bool> stop_probe{false};  // read by the probe's thread
 
   bool stopped() const { return cancelled || detached || finished; }
   void Line(const std::string& text) {
@@ -153,6 +141,7 @@ class SerialBoardExecutor::Run {
     Finish(std::move(report));
   }
   void Stop() {
+    stop_probe = true;
     if (command != nullptr) command->Kill();
     if (job != nullptr) job->Cancel();
   }
@@ -180,12 +169,9 @@ SerialBoardExecutor::SerialBoardExecutor(boost::asio::io_context& io, BoardConfi
                                          std::string firmware_dir)
     : io_(io),
       board_(std::move(board)),
-      boardlab_run_(std::move(boardlab_run)),
       metrics_(metrics),
       firmware_dir_(std::move(firmware_dir)),
-      runner_(io, boardlab_run_,
-              SerialTarget{board_.serial.port, board_.serial.baud,
-                           board_.serial.connect_timeout_seconds}),
+      runner_(io, std::move(boardlab_run), board_.serial),
       test_faults_left_(board_.serial.test_fault_jobs) {}
 
 SerialBoardExecutor::~SerialBoardExecutor() {
@@ -240,7 +226,7 @@ void SerialBoardExecutor::Probe(std::shared_ptr<Run> run, std::function<void(Boa
   // The io_context has work while the probe runs on its thread: its answer comes back there.
   auto work = boost::asio::make_work_guard(io_);
   boost::asio::post(probes_, [this, serial = board_.serial, alive = alive_, then, run, work] {
-    BoardProbe probe = ProbeBoard(serial);
+    BoardProbe probe = ProbeBoard(serial, run->stop_probe);
     boost::asio::post(io_, [alive, then, probe = std::move(probe), work]() mutable {
       work.reset();
       if (*alive) then(std::move(probe));
@@ -261,6 +247,7 @@ void SerialBoardExecutor::OnProbe(std::shared_ptr<Run> run, BoardProbe probe) {
   if (!probe.status.ok()) return ClimbLadder(run, std::string(probe.status.message()));
   run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " answered: ", probe.board,
                          " firmware ", probe.firmware_version, " build ", probe.build_id));
+  WarnOfAnotherBoard(run, probe);
   CheckFirmware(run, probe);
 }
 
@@ -287,6 +274,18 @@ void SerialBoardExecutor::ClimbLadder(std::shared_ptr<Run> run, const std::strin
   if (!serial.reset.command.empty()) absl::StrAppend(&tried, ", reset");
   if (!serial.power_cycle.command.empty()) absl::StrAppend(&tried, ", power cycle");
   Quarantine(run, absl::StrCat("no answer on ", serial.port, " after ", tried, ": ", why));
+}
+
+void SerialBoardExecutor::WarnOfAnotherBoard(std::shared_ptr<Run> run, const BoardProbe& probe) {
+  // Budgets, diffs and dashboards group measurements by board type: an emulated board (QEMU's
+  // an505) under an i.MX RT700 type would pass its figures off as the real board's.
+  if (!absl::StartsWith(board_.type, "imxrt700") || probe.board == kRt700HelloBoard) return;
+  const std::string warning = absl::StrCat(
+      "boardlab-agent: warning: board ", board_.id, " is configured as type ", board_.type,
+      " but its HELLO says it is an '", probe.board, "' board, not '", kRt700HelloBoard,
+      "': its measurements are filed under ", board_.type, "; give it a type of its own");
+  std::cerr << warning << std::endl;
+  run->Line(warning);
 }
 
 std::string SerialBoardExecutor::ExpectedBuildId() const {
@@ -396,9 +395,9 @@ void SerialBoardExecutor::RunCommand(std::shared_ptr<Run> run, const std::string
         if (exit.kind == ChildExit::Kind::kExited && exit.exit_code == 0) {
           return then(absl::OkStatus());
         }
-        then(absl::UnavailableError(absl::StrCat(what, " command ", DescribeExit(exit, timeout),
-                                                 last_lines->empty() ? "" : ": ",
-                                                 JoinLines(*last_lines))));
+        then(absl::UnavailableError(
+            absl::StrCat(what, " command ", DescribeChildExit(exit, timeout),
+                         last_lines->empty() ? "" : ": ", absl::StrJoin(*last_lines, " / "))));
       });
   // Its output comes later (never inside Start); a cancel during this line must reach it.
   run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": ", what, ": ", expanded));

@@ -20,6 +20,7 @@
 //   SerialBoardExecutor evk(io, board_config, "/usr/bin/boardlab-run", &metrics, "/var/lib/x");
 //   auto run = evk.Start(request, on_line, on_done);
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
@@ -45,10 +46,14 @@ struct BoardProbe {
   bool other_protocol = false;
 };
 
+/// What the i.MX RT700 firmware (firmware/rt700_board_support.cc) puts in HELLO's board field.
+inline constexpr char kRt700HelloBoard[] = "rt700";
+
 /// Connects to the board and returns its HELLO (blocking, up to `connect_timeout_seconds`; a
 /// port that cannot be opened or closes at once is tried again within that time). Uses
-/// link::HostSession, like boardlab-run --board serial.
-BoardProbe ProbeBoard(const SerialBoardConfig& serial);
+/// link::HostSession, like boardlab-run --board serial. `stop` (set by another thread) ends it
+/// within a second with a Cancelled status.
+BoardProbe ProbeBoard(const SerialBoardConfig& serial, const std::atomic<bool>& stop);
 
 class SerialBoardExecutor : public BoardExecutor {
  public:
@@ -62,7 +67,6 @@ class SerialBoardExecutor : public BoardExecutor {
                                   DoneCallback on_done) override;
 
   bool quarantined() const { return health_ == Health::kQuarantined; }
-  const std::string& quarantine_reason() const { return quarantine_reason_; }
 
  private:
   class Run;
@@ -77,6 +81,7 @@ class SerialBoardExecutor : public BoardExecutor {
   void Probe(std::shared_ptr<Run> run, std::function<void(BoardProbe)> then);
   void OnProbe(std::shared_ptr<Run> run, BoardProbe probe);
   void ClimbLadder(std::shared_ptr<Run> run, const std::string& why);
+  void WarnOfAnotherBoard(std::shared_ptr<Run> run, const BoardProbe& probe);
   void CheckFirmware(std::shared_ptr<Run> run, const BoardProbe& probe);
   void Flash(std::shared_ptr<Run> run);
   void OnFlashFailed(std::shared_ptr<Run> run, const std::string& why);
@@ -92,7 +97,6 @@ class SerialBoardExecutor : public BoardExecutor {
 
   boost::asio::io_context& io_;
   BoardConfig board_;
-  std::string boardlab_run_;
   BoardMetrics* metrics_;
   std::string firmware_dir_;
   ProcessBoardExecutor runner_;

@@ -53,7 +53,6 @@ class Rt700BoardSupport final : public RecordingBoardSupport {
   void Drain();  // moves received bytes from the UART FIFO into the ring
 
   ByteRing<4096> ring_;
-  uint32_t overruns_ = 0;
 };
 
 }  // namespace boardlab::firmware

@@ -292,6 +292,9 @@ absl::Status HostSession::Connect() {
   uint32_t last_sent = 0;
   bool sent = false;
   while (!connected_) {
+    if (options_.stop_connecting && options_.stop_connecting()) {
+      return absl::CancelledError("cancelled while waiting for the board's HELLO");
+    }
     const uint32_t now = NowMs();
     if (now - start >= static_cast<uint32_t>(options_.connect_timeout_ms)) {
       return absl::DeadlineExceededError(absl::StrFormat(

@@ -36,8 +36,11 @@
 namespace boardlab::link {
 
 struct HostSessionOptions {
-  int connect_timeout_ms = 10000;       // for the board's HELLO (it may be booting)
-  int connect_retry_ms = 250;           // CONNECT is repeated this often until HELLO comes
+  int connect_timeout_ms = 10000;  // for the board's HELLO (it may be booting)
+  int connect_retry_ms = 250;      // CONNECT is repeated this often until HELLO comes
+  /// Asked while Connect waits for HELLO: true ends the wait at once with a Cancelled status
+  /// (another thread's cancel reaches a probe that would otherwise wait the whole timeout).
+  std::function<bool()> stop_connecting;
   uint16_t max_receive_payload = 4096;  // announced in CONNECT: the board's frames stay below
   /// Largest payload sent to the board: 0 = what the board announced; smaller values make
   /// smaller frames. Blob chunks shrink on their own while frames are lost.

@@ -22,7 +22,9 @@ class ByteStream {
  public:
   virtual ~ByteStream() = default;
   /// Bytes read (> 0), 0 when none arrived within `timeout_ms`, -1 when the stream closed or
-  /// failed (error() says why: the board's TCP end closed, the serial device went away).
+  /// failed (error() says why: the board's TCP end closed, the serial device went away). A
+  /// negative `timeout_ms` blocks until bytes arrive or the stream fails; 0 only takes what has
+  /// arrived already.
   virtual long Read(uint8_t* data, size_t size, int timeout_ms) = 0;
   /// Writes all bytes; false when the stream failed (error()).
   virtual bool Write(const uint8_t* data, size_t size) = 0;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/support/process.h"
 
@@ -73,6 +74,35 @@ TEST(BoardMetrics, AnUnwritableFileIsReportedNotFatal) {
   metrics.CountFlash("evk-0", true);
   EXPECT_FALSE(metrics.write_status().ok());
   EXPECT_NE(metrics.Text().find("boardlab_agent_board_flashes_total"), std::string::npos);
+}
+
+// The file is rewritten at every change: its failure is said once when it starts, and once when
+// it ends, not at every counter.
+TEST(BoardMetrics, AFailingFileIsReportedOnceWhenItFailsAndOnceWhenItRecovers) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "metrics-recovers";
+  fs::remove_all(dir);
+  const fs::path path = dir / "metrics.prom";
+  BoardMetrics metrics(path.string());
+  ::testing::internal::CaptureStderr();
+  metrics.CountFlash("evk-0", true);
+  metrics.CountFlash("evk-0", false);
+  metrics.CountStep("evk-0", RecoveryStep::kReset);
+  const std::string failing = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(metrics.write_status().ok());
+  const std::string said = absl::StrCat("boardlab-agent: board metrics: writing '", path.string(),
+                                        ".tmp' failed; they are counted but not written");
+  EXPECT_NE(failing.find(said), std::string::npos) << failing;
+  EXPECT_EQ(failing.find(said), failing.rfind(said)) << "said more than once:\n" << failing;
+
+  fs::create_directories(dir);
+  ::testing::internal::CaptureStderr();
+  metrics.CountFlash("evk-0", true);
+  metrics.CountFlash("evk-0", true);
+  const std::string recovered = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(metrics.write_status().ok()) << metrics.write_status();
+  EXPECT_EQ(recovered, absl::StrCat("boardlab-agent: board metrics: writing '", path.string(),
+                                    "' works again\n"));
+  EXPECT_NE(ReadText(path).find("boardlab_agent_board_flashes_total"), std::string::npos);
 }
 
 }  // namespace

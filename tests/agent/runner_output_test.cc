@@ -51,7 +51,9 @@ TEST(RunnerOutput, QemuCommandLineHasTheTimeoutAndNoProfile) {
 }
 
 TEST(RunnerOutput, SerialCommandLineCarriesTheTestFaultOnlyWhenSet) {
-  const SerialTarget serial{"tcp:127.0.0.1:5555", 921600, 5};
+  SerialBoardConfig serial;
+  serial.port = "tcp:127.0.0.1:5555";
+  serial.connect_timeout_seconds = 5;
   BoardRunRequest request = Request("/w");
   std::vector<std::string> argv =
       RunnerCommand("/bin/boardlab-run", RunnerBoard::kSerial, request, &serial);

@@ -5,20 +5,21 @@
 
 #include "agent/serial_board_executor.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "runtime/link/frame.h"
 #include "runtime/link/messages.h"
@@ -86,36 +87,27 @@ TEST_F(SerialExecutorTest, SilentBoardClimbsTheLadderIntoQuarantine) {
   EXPECT_EQ(Count("boardlab_agent_board_quarantines_total{board=\"evk-0\"}"), 1);
 }
 
-// A board whose firmware speaks board link protocol 1 (before CHECK messages): it answers every
-// CONNECT with a HELLO of protocol 1, on a loopback TCP port, as an old firmware behind ser2net.
-class OldProtocolBoard {
+// A board that answers every CONNECT with a HELLO of `protocol_version` naming itself `board`,
+// on a loopback TCP port, as a firmware behind ser2net: protocol 1 is an old firmware (before
+// CHECK messages).
+class HelloBoard {
  public:
-  OldProtocolBoard() {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a = {};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), len) == 0 &&
-        ::listen(listen_fd_, 4) == 0 &&
-        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-      port_ = absl::StrCat("tcp:127.0.0.1:", ntohs(a.sin_port));
-    }
+  HelloBoard(uint8_t protocol_version, std::string board)
+      : protocol_version_(protocol_version), board_(std::move(board)) {
     thread_ = std::thread([this] { Loop(); });
   }
-  ~OldProtocolBoard() {
+  ~HelloBoard() {
     stop_ = true;
     thread_.join();
-    ::close(listen_fd_);
   }
-  const std::string& port() const { return port_; }
+  const std::string& port() const { return listener_.port(); }
 
  private:
   void Loop() {
     while (!stop_) {
-      pollfd p = {listen_fd_, POLLIN, 0};
+      pollfd p = {listener_.fd(), POLLIN, 0};
       if (::poll(&p, 1, 50) != 1) continue;
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      const int fd = listener_.Accept();
       if (fd >= 0) Serve(fd);
     }
   }
@@ -141,13 +133,14 @@ class OldProtocolBoard {
     }
     ::close(fd);
   }
-  static void SendHello(int fd, uint32_t nonce) {
+  void SendHello(int fd, uint32_t nonce) const {
     link::Hello hello;
-    hello.protocol_version = 1;
+    hello.protocol_version = protocol_version_;
     hello.session = nonce;
-    std::strcpy(hello.board, "rt700");
+    std::snprintf(hello.board, sizeof(hello.board), "%s", board_.c_str());
     std::strcpy(hello.firmware_version, "0.1.0");
-    std::strcpy(hello.build_id, "protocol-1-build");
+    std::snprintf(hello.build_id, sizeof(hello.build_id), "protocol-%u-build",
+                  unsigned{protocol_version_});
     uint8_t payload[link::kMinPayloadLimit];
     const size_t size = link::Encode(hello, payload, sizeof(payload));
     uint8_t frame[link::kMinPayloadLimit + link::kFrameOverhead];
@@ -156,8 +149,9 @@ class OldProtocolBoard {
     if (::write(fd, frame, bytes) != static_cast<ssize_t>(bytes)) return;
   }
 
-  int listen_fd_ = -1;
-  std::string port_;
+  const uint8_t protocol_version_;
+  const std::string board_;
+  boardlab::testing::LoopbackListener listener_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
@@ -165,7 +159,7 @@ class OldProtocolBoard {
 // A firmware of another protocol version cannot be reset into working: the agent flashes it,
 // and a flash that leaves it speaking the old protocol counts as a failed flash.
 TEST_F(SerialExecutorTest, FirmwareOfAnotherProtocolIsFlashedNotReset) {
-  OldProtocolBoard old_board;
+  HelloBoard old_board(/*protocol_version=*/1, "rt700");
   ASSERT_FALSE(old_board.port().empty());
   board_.serial.port = old_board.port();
   board_.serial.connect_timeout_seconds = 3;
@@ -209,6 +203,75 @@ TEST_F(SerialExecutorTest, CancelStopsTheLadder) {
   EXPECT_EQ(report->outcome, v1::RUN_OUTCOME_CANCELLED);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_FALSE(executor.quarantined());
+}
+
+// Budgets, diffs and dashboards group by board type: a board configured as an i.MX RT700 type
+// that says it is another board (QEMU's an505) is warned of in the job log.
+TEST_F(SerialExecutorTest, AnotherBoardUnderAnRt700TypeIsWarnedOf) {
+  HelloBoard an505(link::kProtocolVersion, "an505");
+  board_.serial.port = an505.port();
+  board_.serial.connect_timeout_seconds = 3;
+  SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
+  ::testing::internal::CaptureStderr();
+  RunOn(executor, Request());
+  const std::string agent_log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(
+      HasLine("boardlab-agent: board evk-0 answered: an505 firmware 0.1.0 build "
+              "protocol-2-build"));
+  const std::string warning =
+      "boardlab-agent: warning: board evk-0 is configured as type imxrt700-evk but its HELLO "
+      "says it is an 'an505' board, not 'rt700': its measurements are filed under imxrt700-evk; "
+      "give it a type of its own";
+  EXPECT_TRUE(HasLine(warning));                                       // the job's log
+  EXPECT_NE(agent_log.find(warning), std::string::npos) << agent_log;  // the agent's log
+}
+
+TEST_F(SerialExecutorTest, NoWarningForTheRt700OrAnEmulatedBoardOfItsOwnType) {
+  for (const auto& [hello_board, type] :
+       {std::pair<std::string, std::string>{"rt700", "imxrt700-evk"}, {"an505", "an505-qemu"}}) {
+    SCOPED_TRACE(type);
+    HelloBoard board(link::kProtocolVersion, hello_board);
+    board_.serial.port = board.port();
+    board_.serial.connect_timeout_seconds = 3;
+    board_.type = type;
+    SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
+    RunOn(executor, Request());
+    EXPECT_TRUE(HasLine(absl::StrCat("boardlab-agent: board evk-0 answered: ", hello_board,
+                                     " firmware 0.1.0 build protocol-2-build")));
+    EXPECT_FALSE(HasLine("warning")) << absl::StrJoin(lines_, "\n");
+  }
+}
+
+// A cancel reaches a probe that waits for a board (BoardRun::Cancel: within about a second),
+// not only the ladder's commands: a port that keeps refusing, and a port that accepts and never
+// answers (ser2net in front of a board that is off).
+TEST_F(SerialExecutorTest, CancelEndsAProbeWithinASecond) {
+  boardlab::testing::LoopbackListener silent;
+  ASSERT_FALSE(silent.port().empty());
+  for (const std::string& port : {board_.serial.port, silent.port()}) {
+    SCOPED_TRACE(port);
+    board_.serial.port = port;
+    board_.serial.connect_timeout_seconds = 20;
+    SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
+    std::unique_ptr<BoardRun> run;
+    std::optional<BoardReport> report;
+    run = executor.Start(
+        Request(), [](std::string) {}, [&](BoardReport r) { report = r; });
+    // Cancelled once the probe has been waiting for a while.
+    boost::asio::steady_timer timer(io_, std::chrono::milliseconds(700));
+    std::chrono::steady_clock::time_point cancelled_at;
+    timer.async_wait([&](boost::system::error_code) {
+      cancelled_at = std::chrono::steady_clock::now();
+      run->Cancel();
+    });
+    while (!report.has_value() && io_.run_one_for(std::chrono::seconds(60)) > 0) {
+    }
+    ASSERT_TRUE(report.has_value());
+    EXPECT_EQ(report->outcome, v1::RUN_OUTCOME_CANCELLED);
+    EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::milliseconds(1500));
+    EXPECT_FALSE(executor.quarantined());
+    io_.restart();
+  }
 }
 
 }  // namespace

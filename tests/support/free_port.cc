@@ -6,21 +6,44 @@
 #include <unistd.h>
 
 namespace boardlab::testing {
+namespace {
 
-int FreeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
+// Binds `fd` to a port of the kernel's choice on 127.0.0.1 (listening when `listen`): the port,
+// or 0.
+int BindLoopback(int fd, bool listen) {
   sockaddr_in address = {};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t size = sizeof(address);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
-    port = ntohs(address.sin_port);
-  }
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), size) != 0) return 0;
+  if (listen && ::listen(fd, 4) != 0) return 0;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return 0;
+  return ntohs(address.sin_port);
+}
+
+}  // namespace
+
+int FreeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  const int port = BindLoopback(fd, /*listen=*/false);
   ::close(fd);
   return port;
 }
+
+LoopbackListener::LoopbackListener() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+  if (fd_ < 0) return;
+  const int port = BindLoopback(fd_, /*listen=*/true);
+  if (port != 0) port_ = "tcp:127.0.0.1:" + std::to_string(port);
+}
+
+LoopbackListener::~LoopbackListener() { Close(); }
+
+void LoopbackListener::Close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+int LoopbackListener::Accept() const { return ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC); }
 
 }  // namespace boardlab::testing

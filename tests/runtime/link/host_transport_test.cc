@@ -5,12 +5,9 @@
 // test relays onto the other end of the descriptor; timeouts, a closed far end and the errors of
 // a wrong port are checked on both.
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pty.h>
-#include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -24,6 +21,7 @@
 #include "runtime/link/host_session.h"
 #include "runtime/link/host_transport.h"
 #include "tests/runtime/link/link_test_support.h"
+#include "tests/support/free_port.h"
 
 namespace boardlab::link {
 namespace {
@@ -53,25 +51,6 @@ struct Pty {
   }
   int board = -1;
   std::string path;
-};
-
-// A listening TCP socket on a free loopback port; Accept() gives the board's end.
-struct Listener {
-  Listener() {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a = {};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), len) == 0 && ::listen(fd, 1) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-      port = "tcp:127.0.0.1:" + std::to_string(ntohs(a.sin_port));
-    }
-  }
-  ~Listener() { ::close(fd); }
-  int Accept() const { return ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC); }
-  int fd = -1;
-  std::string port;
 };
 
 // Copies bytes between a descriptor (the board's end of the pty or socket) and the fake board's
@@ -224,12 +203,12 @@ TEST(HostTransport, WrongSerialPortsAreRefusedWithTheReason) {
 }
 
 TEST(HostTransport, TcpCarriesAJob) {
-  Listener listener;
-  ASSERT_FALSE(listener.port.empty());
+  boardlab::testing::LoopbackListener listener;
+  ASSERT_FALSE(listener.port().empty());
   std::string error;
-  std::unique_ptr<ByteStream> stream = OpenByteStream(listener.port, 921600, &error, 2000);
+  std::unique_ptr<ByteStream> stream = OpenByteStream(listener.port(), 921600, &error, 2000);
   ASSERT_NE(stream, nullptr) << error;
-  EXPECT_EQ(stream->description(), listener.port);
+  EXPECT_EQ(stream->description(), listener.port());
   const int board = listener.Accept();
   ASSERT_GE(board, 0);
   RunJobThrough(*stream, board);
@@ -237,9 +216,9 @@ TEST(HostTransport, TcpCarriesAJob) {
 }
 
 TEST(HostTransport, TcpReadTimesOutThenSeesTheCloseAndRefusalsAreRetried) {
-  Listener listener;
+  boardlab::testing::LoopbackListener listener;
   std::string error;
-  std::unique_ptr<ByteStream> stream = OpenByteStream(listener.port, 921600, &error, 2000);
+  std::unique_ptr<ByteStream> stream = OpenByteStream(listener.port(), 921600, &error, 2000);
   ASSERT_NE(stream, nullptr) << error;
   const int board = listener.Accept();
   uint8_t buffer[8];
@@ -248,12 +227,12 @@ TEST(HostTransport, TcpReadTimesOutThenSeesTheCloseAndRefusalsAreRetried) {
   EXPECT_GE(ElapsedMs(start), 140);
   ::close(board);
   EXPECT_EQ(stream->Read(buffer, sizeof(buffer), 2000), -1);
-  EXPECT_EQ(stream->error(), "the connection to " + listener.port + " was closed by the other end");
+  EXPECT_EQ(stream->error(),
+            "the connection to " + listener.port() + " was closed by the other end");
 
   // Nothing listens: refused connections are tried again until the timeout, then reported.
-  const std::string closed_port = listener.port;
-  ::close(listener.fd);
-  listener.fd = -1;
+  const std::string closed_port = listener.port();
+  listener.Close();
   const auto refused_start = Clock::now();
   EXPECT_EQ(OpenByteStream(closed_port, 921600, &error, 500), nullptr);
   EXPECT_GE(ElapsedMs(refused_start), 450);

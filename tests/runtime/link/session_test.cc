@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/link/frame.h"
@@ -386,6 +388,25 @@ TEST_F(SessionTest, NoBoardIsADeadlineWithAHint) {
   const absl::Status s = session->Connect();
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_NE(s.message().find("is the board-link firmware running"), std::string::npos) << s;
+}
+
+// Another thread's stop ends the wait for a HELLO that is not coming, long before the timeout.
+TEST_F(SessionTest, StopEndsTheWaitForHello) {
+  HostSessionOptions options = FastOptions();
+  options.connect_timeout_ms = 20000;
+  std::atomic<bool> stop{false};
+  options.stop_connecting = [&stop] { return stop.load(); };
+  auto session = Session(options);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const absl::Status s = session->Connect();
+  stopper.join();
+  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000));
+  EXPECT_FALSE(session->connected());
 }
 
 TEST_F(SessionTest, HostNeverSendsMoreThanTheBoardAnnounced) {
