@@ -236,7 +236,10 @@ std::optional<unsigned long long> RunCase(const testing::OpCase& c, const Firmwa
   std::string args = pte;
   for (size_t i = 0; i < m.inputs.size(); ++i) {
     const std::string file = (dir / (base + ".in" + std::to_string(i))).string();
-    testing::WriteFile(file, m.inputs[i]);
+    if (!testing::WriteFile(file, m.inputs[i])) {
+      std::printf("%-28s cannot write %s\n", c.name.c_str(), file.c_str());
+      return std::nullopt;
+    }
     args += " --input " + file;
   }
   const Firmware::Run run = firmware.Execute(args);
