@@ -76,6 +76,13 @@ const std::vector<OpCase>& TransposeConvCases();
 /// that order.
 const std::vector<OpCase>& AllOpCases();
 
+/// One case per element-wise, comparison, logical and row op of issue 13, int8 ADD first as the
+/// reference (per_element_cases.cc): same-shape operands of `elements` elements shaped
+/// [elements / 64, 64] (rows of 64 for LOG_SOFTMAX and L2_NORMALIZATION), so that the cost of
+/// two sizes gives the kernel's cost per element (tests/bench/firmware_bench.cc). `elements` is a
+/// multiple of 64. The list's order and names do not depend on `elements`.
+std::vector<OpCase> PerElementCases(int32_t elements);
+
 /// The cases of one op type, in list order.
 std::vector<OpCase> CasesOf(compiler::OpType type);
 

@@ -1,0 +1,134 @@
+// PerElementCases (op_cases.h): one case per element-wise, comparison, logical and row op of
+// issue 13, plus int8 ADD as the reference, at a chosen element count, for the per-element
+// figures of tests/bench/firmware_bench.cc. Each case is the op's main type (int8 where the
+// runtime has an int8 kernel, else float32 or bool) over same-shape operands, so the cost grows
+// with the element count alone; the value ranges keep every op in its domain (no division by
+// zero, no log of a negative).
+
+#include "tests/support/case_writer.h"
+#include "tests/support/op_cases.h"
+
+namespace boardlab::testing {
+namespace {
+
+using cases::CaseList;
+using cases::CaseWriter;
+using cases::kQ;
+using cases::kQHigh;
+using cases::kQLow;
+using compiler::OpType;
+
+// Row ops normalize over the last axis; a fixed row length makes their cost linear in the rows.
+constexpr int32_t kRowLength = 64;
+
+using Shape = std::vector<int32_t>;
+
+void AddInt8UnaryCases(CaseList& l, const Shape& s) {
+  struct Unary {
+    OpType type;
+    QuantParams in_q, out_q;
+    int lo;  // lowest input value (RSQRT needs inputs at or above its zero point)
+    BuilderOptions options;
+  };
+  const Unary kUnaries[] = {
+      {OpType::kAbs, kQ, PerTensor(0.05f, -128), -128, std::monostate{}},
+      {OpType::kRsqrt, PerTensor(0.05f, 0), PerTensor(0.04f, -128), 0, std::monostate{}},
+      {OpType::kElu, kQ, PerTensor(0.04f, 20), -128, std::monostate{}},
+      {OpType::kLogSoftmax, kQ, PerTensor(16.0f / 256, 127), -128, std::monostate{}},
+      {OpType::kL2Normalization, kQ, PerTensor(1.0f / 128, 0), -128, ElementwiseOpts{}},
+  };
+  for (const Unary& u : kUnaries) {
+    l.Add(u.type, "int8", [u, s](CaseWriter& w) {
+      const int in = w.Int8(s, u.in_q, u.lo, 127);
+      w.Op(u.type, {in}, {w.Int8Output(s, u.out_q)}, u.options);
+    });
+  }
+}
+
+// The ops the runtime (like TFLite Micro) has in float32 only, over inputs in their domain.
+void AddFloatUnaryCases(CaseList& l, const Shape& s) {
+  struct Unary {
+    OpType type;
+    float lo, hi;
+  };
+  const Unary kUnaries[] = {
+      {OpType::kNeg, -10.0f, 10.0f},  {OpType::kSquare, -100.0f, 100.0f},
+      {OpType::kSqrt, 0.0f, 50.0f},   {OpType::kExp, -10.0f, 10.0f},
+      {OpType::kLog, 0.125f, 100.0f}, {OpType::kFloor, -10.0f, 10.0f},
+      {OpType::kRound, -4.0f, 4.0f},
+  };
+  for (const Unary& u : kUnaries) {
+    l.Add(u.type, "float32", [u, s](CaseWriter& w) {
+      const int in = w.Float(s, u.lo, u.hi);
+      w.Op(u.type, {in}, {w.Output(s, TflType::kFloat32)});
+    });
+  }
+}
+
+void AddInt8BinaryCases(CaseList& l, const Shape& s) {
+  l.Add(OpType::kAdd, "int8", [s](CaseWriter& w) {
+    const int a = w.Int8(s, kQ), b = w.Int8(s, PerTensor(0.03f, 10));
+    w.Op(OpType::kAdd, {a, b}, {w.Int8Output(s, PerTensor(0.08f, -5))}, ElementwiseOpts{});
+  });
+  // Divisors stay off their zero point (-128).
+  l.Add(OpType::kDiv, "int8", [s](CaseWriter& w) {
+    const int a = w.Int8(s, kQ), b = w.Int8(s, PerTensor(0.04f, -128), -127, 127);
+    w.Op(OpType::kDiv, {a, b}, {w.Int8Output(s, PerTensor(0.02f, 5))}, ElementwiseOpts{});
+  });
+  l.Add(OpType::kSquaredDifference, "int8", [s](CaseWriter& w) {
+    const int a = w.Int8(s, kQ), b = w.Int8(s, PerTensor(0.03f, 10));
+    w.Op(OpType::kSquaredDifference, {a, b}, {w.Int8Output(s, PerTensor(0.2f, -128))});
+  });
+  l.Add(OpType::kPrelu, "int8 channel alpha", [s](CaseWriter& w) {
+    const int in = w.Int8(s, kQ), alpha = w.Int8({s.back()}, PerTensor(0.01f, 0));
+    w.Op(OpType::kPrelu, {in, alpha}, {w.Int8Output(s, PerTensor(0.04f, -10))});
+  });
+  l.Add(OpType::kSelectV2, "int8", [s](CaseWriter& w) {
+    const int c = w.Bool(s), x = w.Int8(s, kQ), y = w.Int8(s, kQ);
+    w.Op(OpType::kSelectV2, {c, x, y}, {w.Int8Output(s, kQ)});
+  });
+}
+
+void AddComparisonAndLogicalCases(CaseList& l, const Shape& s) {
+  const OpType kComparisons[] = {OpType::kEqual,        OpType::kNotEqual, OpType::kGreater,
+                                 OpType::kGreaterEqual, OpType::kLess,     OpType::kLessEqual};
+  for (OpType type : kComparisons) {
+    l.Add(type, "int8 rescaled", [type, s](CaseWriter& w) {
+      const int a = w.Int8(s, kQLow), b = w.Int8(s, kQHigh);
+      w.Op(type, {a, b}, {w.Output(s, TflType::kBool)});
+    });
+  }
+  for (OpType type : {OpType::kLogicalAnd, OpType::kLogicalOr}) {
+    l.Add(type, "bool", [type, s](CaseWriter& w) {
+      const int a = w.Bool(s), b = w.Bool(s);
+      w.Op(type, {a, b}, {w.Output(s, TflType::kBool)});
+    });
+  }
+  l.Add(OpType::kLogicalNot, "bool", [s](CaseWriter& w) {
+    w.Op(OpType::kLogicalNot, {w.Bool(s)}, {w.Output(s, TflType::kBool)});
+  });
+}
+
+void AddCastCases(CaseList& l, const Shape& s) {
+  l.Add(OpType::kCast, "int8 to int32", [s](CaseWriter& w) {
+    w.Op(OpType::kCast, {w.Int8(s, kQ)}, {w.Output(s, TflType::kInt32)});
+  });
+  l.Add(OpType::kCast, "float32 to int8", [s](CaseWriter& w) {
+    w.Op(OpType::kCast, {w.Float(s, -100.0f, 100.0f)}, {w.Output(s, TflType::kInt8)});
+  });
+}
+
+}  // namespace
+
+std::vector<OpCase> PerElementCases(int32_t elements) {
+  const Shape s = {elements / kRowLength, kRowLength};
+  CaseList l;
+  AddInt8BinaryCases(l, s);
+  AddInt8UnaryCases(l, s);
+  AddFloatUnaryCases(l, s);
+  AddComparisonAndLogicalCases(l, s);
+  AddCastCases(l, s);
+  return l.cases;
+}
+
+}  // namespace boardlab::testing
