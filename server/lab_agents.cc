@@ -201,7 +201,8 @@ void Lab::FinishRun(JobEntry& entry, const v1::RunResult& result) {
   v1::Job& job = entry.job;
   std::optional<std::string> report;
   std::string report_error;
-  if (job.spec().has_budgets()) {
+  // The report blob is read only when a budget is set (this runs under the Lab's mutex).
+  if (!BudgetLimitsOf(job.spec().budgets()).empty()) {
     absl::StatusOr<std::string> read = blobs_.Read(job.files().report());
     if (read.ok()) {
       report = *std::move(read);
