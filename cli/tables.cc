@@ -90,6 +90,7 @@ std::string BudgetCheckText(const v1::BudgetCheck& check) {
   if (check.has_measured()) view.measured = check.measured();
   view.passed = check.passed();
   view.detail = check.detail();
+  view.clock = check.clock();
   return run::DescribeCheck(view);
 }
 

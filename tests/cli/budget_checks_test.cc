@@ -203,6 +203,43 @@ TEST(SubmitBudgets, TheVerdictShowsEachCheck) {
   EXPECT_THAT(out.str(), HasSubstr("  budget npu_macs 87.5 % >= 50 %: pass\n"));
 }
 
+TEST(SubmitBudgets, TheVerdictNamesTheLatencyClock) {
+  v1::Job job;
+  job.set_id("j1");
+  job.set_result(v1::JOB_RESULT_FAIL);
+  v1::BudgetCheck* latency = job.add_budget_checks();
+  latency->set_name("latency");
+  latency->set_unit("us");
+  latency->set_comparison("<=");
+  latency->set_limit(500);
+  latency->set_measured(619.76);
+  latency->set_clock("simulated RT700");
+  std::ostringstream out;
+  PrintVerdict(job, out);
+  EXPECT_THAT(out.str(),
+              HasSubstr("  budget latency 619.76 us (simulated RT700) <= 500 us: FAIL\n"));
+}
+
+TEST(BudgetChecks, QemuClocksLeaveTheLatencyUnmeasured) {
+  run::BudgetLimits limits;
+  limits.max_latency_us = 1000;
+  for (const char* kind : {"qemu-icount", "qemu-virtual-time"}) {
+    run::BudgetMeasurements measured;
+    run::MeasureLatency(400, kind, measured);
+    const std::vector<run::BudgetCheck> checks = run::CheckBudgets(limits, measured);
+    ASSERT_EQ(checks.size(), 1u);
+    EXPECT_FALSE(checks[0].measured) << kind;
+    EXPECT_FALSE(checks[0].passed) << kind;
+    EXPECT_THAT(run::DescribeCheck(checks[0]), HasSubstr("latency not measured (")) << kind;
+    EXPECT_THAT(run::DescribeCheck(checks[0]), HasSubstr("QEMU")) << kind;
+  }
+  run::BudgetMeasurements sim;
+  run::MeasureLatency(400, "rt700-sim-cycles", sim);
+  EXPECT_EQ(run::DescribeCheck(run::CheckBudgets(limits, sim)[0]),
+            "latency 400 us (simulated RT700) <= 1000 us: pass");
+  EXPECT_EQ(run::FailedBudgetsMessage(run::CheckBudgets(limits, sim)), "");
+}
+
 // boardlab-run checks the same budgets on a sim run: exit 1 when one fails, and the checks in
 // its JSON document.
 class RunBudgetsTest : public ::testing::Test {
@@ -273,6 +310,16 @@ TEST_F(RunBudgetsTest, JsonListsTheChecks) {
   EXPECT_EQ(doc["budgets"][0]["name"], "flash");
   EXPECT_EQ(doc["budgets"][0]["measured"], std::filesystem::file_size(dir_ + "/m.pte"));
   EXPECT_EQ(doc["budgets"][0]["passed"], false);
+}
+
+TEST_F(RunBudgetsTest, TheLatencyNamesTheSimulatorClock) {
+  boardlab::testing::CommandResult r = boardlab::testing::RunCommand(
+      boardlab::testing::RunBinary() + " " + dir_ + "/m.pte --profile json --max-latency-us 1e9",
+      /*with_stderr=*/false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json doc = nlohmann::json::parse(r.output);
+  ASSERT_EQ(doc["budgets"].size(), 1u);
+  EXPECT_EQ(doc["budgets"][0]["clock"], "simulated RT700");
 }
 
 TEST_F(RunBudgetsTest, BadUseIsAUsageError) {
