@@ -259,7 +259,8 @@ void PrintOutputs(const JobDiff& diff, std::ostream& out) {
 
 void PrintLatency(const JobDiff& diff, std::ostream& out) {
   out << "latency: ";
-  if (!diff.a_latency_us || !diff.b_latency_us) {
+  // A change between two clocks (a simulator's model and an instruction count) means nothing.
+  if (!diff.a_latency_us || !diff.b_latency_us || diff.a_clock != diff.b_clock) {
     out << (diff.a_latency_us ? absl::StrFormat("%.2f us", *diff.a_latency_us) : "unknown")
         << " -> "
         << (diff.b_latency_us ? absl::StrFormat("%.2f us", *diff.b_latency_us) : "unknown") << "\n";
@@ -268,6 +269,9 @@ void PrintLatency(const JobDiff& diff, std::ostream& out) {
     out << absl::StrFormat("%.2f us -> %.2f us (%+.2f us, %+.1f%%)\n", *diff.a_latency_us,
                            *diff.b_latency_us, change, 100.0 * change / *diff.a_latency_us);
   }
+  out << (diff.a_clock == diff.b_clock ? "  clock: " + diff.a_clock + " (both)\n"
+                                       : "  clock: A " + diff.a_clock + ", B " + diff.b_clock +
+                                             " (DIFFER: not comparable)\n");
   if (diff.ops.empty()) return;
   out << absl::StrFormat("  %-40s %12s %12s %10s\n", "op", "A us", "B us", "change");
   constexpr size_t kShown = 20;
@@ -310,6 +314,12 @@ void PrintMemory(const JobDiff& diff, std::ostream& out) {
 
 json OptionalJson(const std::optional<double>& value) {
   return value ? json(*value) : json(nullptr);
+}
+
+std::string ClocksDifferMessage(const JobDiff& diff) {
+  return absl::StrFormat(
+      "A's latency is on %s, B's on %s: latencies on different clocks cannot be compared",
+      diff.a_clock, diff.b_clock);
 }
 
 GateCase Gate(const std::string& name, bool passed, const std::string& message) {
@@ -408,6 +418,10 @@ JobDiff DiffJobs(const JobSnapshot& a, const JobSnapshot& b) {
   }
   diff.a_latency_us = Latency(a.job);
   diff.b_latency_us = Latency(b.job);
+  diff.a_clock = run::LatencyClockName(
+      run::JsonStringAt(ParseOrNull(a.profile_json), {"profile", "clock"}).value_or(""));
+  diff.b_clock = run::LatencyClockName(
+      run::JsonStringAt(ParseOrNull(b.profile_json), {"profile", "clock"}).value_or(""));
   diff.ops = DiffOps(a, b);
   const json a_report = ParseOrNull(a.report_json);
   const json b_report = ParseOrNull(b.report_json);
@@ -416,12 +430,29 @@ JobDiff DiffJobs(const JobSnapshot& a, const JobSnapshot& b) {
   return diff;
 }
 
+int GatesExitCode(const JobDiff& diff, const DiffGates& asked, const std::vector<GateCase>& gates,
+                  std::string& error) {
+  if (asked.fail_if_slower_percent && diff.a_latency_us && diff.b_latency_us &&
+      diff.a_clock != diff.b_clock) {
+    error = "--fail-if-slower: " + ClocksDifferMessage(diff);
+    return kExitUsage;
+  }
+  for (const GateCase& gate : gates) {
+    if (!gate.passed) return kExitFail;
+  }
+  return kExitPass;
+}
+
 std::vector<GateCase> JudgeGates(const JobDiff& diff, const DiffGates& gates) {
   std::vector<GateCase> cases;
   if (gates.fail_if_slower_percent) {
     const double limit = *gates.fail_if_slower_percent;
     if (!diff.a_latency_us || !diff.b_latency_us) {
       GateCase gate = Gate("slower", false, "latency unknown in A or B: cannot compare");
+      gate.error = true;
+      cases.push_back(gate);
+    } else if (diff.a_clock != diff.b_clock) {
+      GateCase gate = Gate("slower", false, ClocksDifferMessage(diff));
       gate.error = true;
       cases.push_back(gate);
     } else {
@@ -477,6 +508,8 @@ std::string DiffJson(const JobDiff& diff, const std::vector<GateCase>& gates) {
               {"b", diff.b_source},
               {"a_latency_us", OptionalJson(diff.a_latency_us)},
               {"b_latency_us", OptionalJson(diff.b_latency_us)},
+              {"a_clock", diff.a_clock},
+              {"b_clock", diff.b_clock},
               {"a_cpu_ops", diff.a_cpu_ops},
               {"b_cpu_ops", diff.b_cpu_ops},
               {"weights_placement", {diff.weights_placement_a, diff.weights_placement_b}}};
@@ -523,7 +556,10 @@ GateSuite DiffSuite(const JobDiff& diff, const std::vector<GateCase>& gates) {
   GateSuite suite;
   suite.name = "boardlab diff " + diff.a_source + " -> " + diff.b_source;
   suite.classname = "boardlab.diff";
-  suite.properties = {{"a", diff.a_source}, {"b", diff.b_source}};
+  suite.properties = {{"a", diff.a_source},
+                      {"b", diff.b_source},
+                      {"a_clock", diff.a_clock},
+                      {"b_clock", diff.b_clock}};
   for (GateCase gate : gates) {
     if (gate.passed) gate.message.clear();
     suite.cases.push_back(std::move(gate));
@@ -552,10 +588,12 @@ int RunDiff(const Connection& connection, const DiffArgs& args) {
     if (!written.ok())
       return FailWithStatus(written, "writing the JUnit report", connection.server);
   }
-  for (const GateCase& gate : gates) {
-    if (!gate.passed) return kExitFail;
+  std::string error;
+  const int code = GatesExitCode(diff, args.gates, gates, error);
+  if (code == kExitUsage) {
+    return FailWithStatus(absl::InvalidArgumentError(error), "diffing", connection.server);
   }
-  return kExitPass;
+  return code;
 }
 
 }  // namespace boardlab::cli

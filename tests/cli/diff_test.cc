@@ -32,6 +32,7 @@ struct JobShape {
   int arena_bytes = 4096;
   std::string output = std::string("\x01\x05\x02", 3);  // int8 scores: class 1 wins
   double conv_us = 60;
+  std::string clock = "";  // the profile's clock kind; none when empty
 };
 
 // A `boardlab --out` directory of a job with two operators (FULLY_CONNECTED #0 on the CPU,
@@ -60,13 +61,14 @@ std::string MakeOutDir(const std::string& name, const JobShape& shape) {
         {"weights_placement", "sram"}}},
       {"artifact_bytes", 5000}};
   Write(dir / "report.json", report.dump());
-  const nlohmann::json profile = {
+  nlohmann::json profile = {
       {"outputs", {{{"index", 0}, {"type", "int8"}}}},
       {"profile",
        {{"total_us", shape.latency_us},
         {"ops",
          {{{"instruction", 0}, {"op", "fully_connected"}, {"us", shape.latency_us - shape.conv_us}},
           {{"instruction", 1}, {"op", "conv2d"}, {"us", shape.conv_us}}}}}}};
+  if (!shape.clock.empty()) profile["profile"]["clock"] = shape.clock;
   Write(dir / "profile.json", profile.dump());
   const nlohmann::json debug_map = {{"cpu_ops",
                                      {{{"instruction", 0}, {"name", "FULLY_CONNECTED #0"}},
@@ -204,6 +206,40 @@ TEST(Diff, SubmitWithABaselineAppliesTheGates) {
       testing::RunCaptured({"submit", model, "--wait", "--fail-if-slower", "10"}, server.address());
   EXPECT_EQ(no_baseline.code, 2);
   EXPECT_THAT(no_baseline.err, HasSubstr("--baseline"));
+}
+
+TEST(Diff, ShowsEachSidesClock) {
+  const std::string a = MakeOutDir("diff_clock_a", {.clock = "rt700-sim-cycles"});
+  const std::string b =
+      MakeOutDir("diff_clock_b", {.latency_us = 105, .clock = "rt700-sim-cycles"});
+  testing::CapturedRun same = Diff({a, b, "--fail-if-slower", "10"});
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_THAT(same.out, HasSubstr("clock: simulated RT700 (both)"));
+  const std::string qemu = MakeOutDir("diff_clock_qemu", {.clock = "qemu-icount"});
+  testing::CapturedRun json = Diff({a, qemu, "--json"});
+  EXPECT_EQ(json.code, 0) << json.err << "no gate asked for";
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["a_clock"], "simulated RT700");
+  EXPECT_EQ(doc["b_clock"], "QEMU instruction count");
+}
+
+// A simulator's timing model against QEMU's instruction count: no percentage means anything, so
+// the gate is an error (exit 2), not a pass or a fail.
+TEST(Diff, FailIfSlowerOnDifferentClocksIsAnError) {
+  const std::string a = MakeOutDir("diff_clocks_a", {.clock = "rt700-sim-cycles"});
+  const std::string b = MakeOutDir("diff_clocks_b", {.latency_us = 50, .clock = "qemu-icount"});
+  const std::string junit = ::testing::TempDir() + "/diff-clocks-junit.xml";
+  testing::CapturedRun run = Diff({a, b, "--fail-if-slower", "10", "--junit", junit});
+  EXPECT_EQ(run.code, 2) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("latency: 100.00 us -> 50.00 us\n"
+                                 "  clock: A simulated RT700, B QEMU instruction count"));
+  EXPECT_THAT(run.err, HasSubstr("--fail-if-slower: A's latency is on simulated RT700, B's on "
+                                 "QEMU instruction count"));
+  std::ifstream in(junit);
+  const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(xml, HasSubstr("errors=\"1\""));
+  EXPECT_THAT(xml, HasSubstr("name=\"b_clock\" value=\"QEMU instruction count\""));
+  EXPECT_EQ(Diff({a, b, "--fail-if-outputs-differ"}).code, 0) << "only the latency gate cares";
 }
 
 }  // namespace
