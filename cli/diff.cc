@@ -21,6 +21,9 @@
 #include "nlohmann/json.hpp"
 #include "proto/support/grpc_util.h"
 #include "runtime/cli/budget_checks.h"
+#include "runtime/core/span.h"
+#include "runtime/core/tensor_view.h"
+#include "runtime/verify/output_verifier.h"
 
 namespace boardlab::cli {
 namespace {
@@ -44,59 +47,74 @@ std::string ReadOptional(const fs::path& dir, const std::string& name) {
 
 // --- outputs -------------------------------------------------------------------------------
 
-// Bytes per element and a reader of element i, for the types boardlab-run names.
-struct ElementType {
-  size_t bytes = 1;
-  double (*read)(const char* data) = nullptr;
-};
-
-template <typename T>
-double ReadAs(const char* data) {
-  T value;
-  std::memcpy(&value, data, sizeof(T));
-  return static_cast<double>(value);
+// boardlab-run's names of element types (runtime/cli/main.cc TypeName); int8 (boardlab's models)
+// for any other.
+runtime::ScalarType ScalarTypeNamed(const std::string& name) {
+  using runtime::ScalarType;
+  if (name == "uint8") return ScalarType::kByte;
+  if (name == "bool") return ScalarType::kBool;
+  if (name == "int16") return ScalarType::kShort;
+  if (name == "int32") return ScalarType::kInt;
+  if (name == "int64") return ScalarType::kLong;
+  if (name == "float32") return ScalarType::kFloat;
+  return ScalarType::kChar;
 }
 
-ElementType ElementTypeOf(const std::string& name) {
-  if (name == "uint8" || name == "bool") return {1, &ReadAs<uint8_t>};
-  if (name == "int16") return {2, &ReadAs<int16_t>};
-  if (name == "int32") return {4, &ReadAs<int32_t>};
-  if (name == "int64") return {8, &ReadAs<int64_t>};
-  if (name == "float32") return {4, &ReadAs<float>};
-  return {1, &ReadAs<int8_t>};
-}
-
-// The output's element type as the profile document lists it; int8 (boardlab's models) otherwise.
-std::string OutputType(const JobSnapshot& snapshot, size_t index) {
-  const json doc = ParseOrNull(snapshot.profile_json);
-  if (doc.is_object() && doc.contains("outputs") && doc["outputs"].is_array()) {
-    for (const json& output : doc["outputs"]) {
-      if (output.is_object() && output.value("index", -1) == static_cast<int>(index) &&
-          output.contains("type") && output["type"].is_string()) {
-        return output["type"].get<std::string>();
-      }
+// The output's element type as the profile document lists it; int8 otherwise.
+std::string OutputType(const json& profile, size_t index) {
+  if (!profile.is_object() || !profile.contains("outputs") || !profile["outputs"].is_array()) {
+    return "int8";
+  }
+  for (const json& output : profile["outputs"]) {
+    if (run::JsonNumberAt(output, {"index"}) == static_cast<double>(index)) {
+      return run::JsonStringAt(output, {"type"}).value_or("int8");
     }
   }
   return "int8";
 }
 
-int64_t ArgMax(const std::string& bytes, const ElementType& type) {
+template <typename T>
+int64_t ArgMaxAs(const std::string& bytes) {
   int64_t best = -1;
-  double best_value = 0;
-  for (size_t i = 0; i + type.bytes <= bytes.size(); i += type.bytes) {
-    const double value = type.read(bytes.data() + i);
+  T best_value{};
+  for (size_t i = 0; i + sizeof(T) <= bytes.size(); i += sizeof(T)) {
+    T value;
+    std::memcpy(&value, bytes.data() + i, sizeof(T));
     if (best < 0 || value > best_value) {
-      best = static_cast<int64_t>(i / type.bytes);
+      best = static_cast<int64_t>(i / sizeof(T));
       best_value = value;
     }
   }
   return best;
 }
 
-OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, size_t index) {
+int64_t ArgMax(const std::string& bytes, runtime::ScalarType type) {
+  using runtime::ScalarType;
+  switch (type) {
+    case ScalarType::kByte:
+    case ScalarType::kBool:
+      return ArgMaxAs<uint8_t>(bytes);
+    case ScalarType::kShort:
+      return ArgMaxAs<int16_t>(bytes);
+    case ScalarType::kInt:
+      return ArgMaxAs<int32_t>(bytes);
+    case ScalarType::kLong:
+      return ArgMaxAs<int64_t>(bytes);
+    case ScalarType::kFloat:
+      return ArgMaxAs<float>(bytes);
+    case ScalarType::kChar:
+      break;
+  }
+  return ArgMaxAs<int8_t>(bytes);
+}
+
+// Output `index` of A and B compared as the on-board verifier compares outputs
+// (runtime/verify/output_verifier.h, atol 0): NaN in both is equal.
+OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, const json& b_profile,
+                         size_t index) {
   OutputDiff diff;
   diff.index = static_cast<int>(index);
-  diff.type = OutputType(b, index);
+  diff.type = OutputType(b_profile, index);
   if (index >= a.outputs.size() || index >= b.outputs.size()) {
     diff.not_comparable = index >= a.outputs.size() ? "only in B" : "only in A";
     return diff;
@@ -107,19 +125,34 @@ OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, size_t inde
     diff.not_comparable = absl::StrFormat("sizes differ: %d vs %d bytes", x.size(), y.size());
     return diff;
   }
-  const ElementType type = ElementTypeOf(diff.type);
-  diff.elements = static_cast<int64_t>(x.size() / type.bytes);
-  for (size_t i = 0; i + type.bytes <= x.size(); i += type.bytes) {
-    const double d = std::fabs(type.read(x.data() + i) - type.read(y.data() + i));
-    if (d > diff.max_abs_diff || std::isnan(d)) diff.max_abs_diff = std::isnan(d) ? INFINITY : d;
+  runtime::TensorView view;
+  view.type = ScalarTypeNamed(diff.type);
+  const size_t element_bytes = static_cast<size_t>(runtime::ElementSize(view.type));
+  if (x.size() % element_bytes != 0 || x.size() / element_bytes > INT32_MAX) {
+    diff.not_comparable =
+        absl::StrFormat("%d bytes are not a whole number of %s elements", x.size(), diff.type);
+    return diff;
   }
-  diff.top1_a = ArgMax(x, type);
-  diff.top1_b = ArgMax(y, type);
+  view.rank = 1;
+  view.dims[0] = static_cast<int32_t>(x.size() / element_bytes);
+  view.data = const_cast<char*>(x.data());
+  runtime::OutputComparison compared;
+  const runtime::Span<const uint8_t> expected(reinterpret_cast<const uint8_t*>(y.data()), y.size());
+  if (runtime::CompareOutput(view, expected, /*atol=*/0, &compared) != runtime::Error::kOk) {
+    diff.not_comparable = "the verifier cannot compare them";
+    return diff;
+  }
+  diff.elements = static_cast<int64_t>(compared.num_elements);
+  diff.differing_elements = static_cast<int64_t>(compared.mismatches);
+  // A NaN against a number: the largest possible difference.
+  diff.max_abs_diff = std::isnan(compared.max_abs_diff) ? INFINITY : compared.max_abs_diff;
+  diff.top1_a = ArgMax(x, view.type);
+  diff.top1_b = ArgMax(y, view.type);
   return diff;
 }
 
 bool OutputDiffers(const OutputDiff& diff) {
-  return !diff.not_comparable.empty() || diff.max_abs_diff > 0;
+  return !diff.not_comparable.empty() || diff.differing_elements > 0;
 }
 
 // --- latency per operator ------------------------------------------------------------------
@@ -413,15 +446,16 @@ JobDiff DiffJobs(const JobSnapshot& a, const JobSnapshot& b) {
   JobDiff diff;
   diff.a_source = a.source;
   diff.b_source = b.source;
+  const json b_profile = ParseOrNull(b.profile_json);
   for (size_t i = 0; i < std::max(a.outputs.size(), b.outputs.size()); ++i) {
-    diff.outputs.push_back(CompareOutput(a, b, i));
+    diff.outputs.push_back(CompareOutput(a, b, b_profile, i));
   }
   diff.a_latency_us = Latency(a.job);
   diff.b_latency_us = Latency(b.job);
   diff.a_clock = run::LatencyClockName(
       run::JsonStringAt(ParseOrNull(a.profile_json), {"profile", "clock"}).value_or(""));
-  diff.b_clock = run::LatencyClockName(
-      run::JsonStringAt(ParseOrNull(b.profile_json), {"profile", "clock"}).value_or(""));
+  diff.b_clock =
+      run::LatencyClockName(run::JsonStringAt(b_profile, {"profile", "clock"}).value_or(""));
   diff.ops = DiffOps(a, b);
   const json a_report = ParseOrNull(a.report_json);
   const json b_report = ParseOrNull(b.report_json);

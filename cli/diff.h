@@ -53,9 +53,10 @@ struct OutputDiff {
   int index = 0;
   std::string type;  // element type read from the profile ("int8" when it does not say)
   int64_t elements = 0;
-  std::string not_comparable;  // why the outputs cannot be compared (sizes differ, missing)
-  double max_abs_diff = 0;
-  int64_t top1_a = -1;  // index of the largest element
+  std::string not_comparable;      // why the outputs cannot be compared (sizes differ, missing)
+  double max_abs_diff = 0;         // INFINITY: a NaN against a number
+  int64_t differing_elements = 0;  // elements that are not equal (NaN in both is equal)
+  int64_t top1_a = -1;             // index of the largest element
   int64_t top1_b = -1;
 };
 

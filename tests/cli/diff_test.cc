@@ -6,8 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "cli/tables.h"
 #include "nlohmann/json.hpp"
@@ -32,7 +34,8 @@ struct JobShape {
   int arena_bytes = 4096;
   std::string output = std::string("\x01\x05\x02", 3);  // int8 scores: class 1 wins
   double conv_us = 60;
-  std::string clock = "";  // the profile's clock kind; none when empty
+  std::string clock = "";            // the profile's clock kind; none when empty
+  std::string output_type = "int8";  // as the profile lists output 0
 };
 
 // A `boardlab --out` directory of a job with two operators (FULLY_CONNECTED #0 on the CPU,
@@ -62,7 +65,7 @@ std::string MakeOutDir(const std::string& name, const JobShape& shape) {
       {"artifact_bytes", 5000}};
   Write(dir / "report.json", report.dump());
   nlohmann::json profile = {
-      {"outputs", {{{"index", 0}, {"type", "int8"}}}},
+      {"outputs", {{{"index", 0}, {"type", shape.output_type}}}},
       {"profile",
        {{"total_us", shape.latency_us},
         {"ops",
@@ -206,6 +209,29 @@ TEST(Diff, SubmitWithABaselineAppliesTheGates) {
       testing::RunCaptured({"submit", model, "--wait", "--fail-if-slower", "10"}, server.address());
   EXPECT_EQ(no_baseline.code, 2);
   EXPECT_THAT(no_baseline.err, HasSubstr("--baseline"));
+}
+
+std::string Floats(std::initializer_list<float> values) {
+  std::string bytes(values.size() * sizeof(float), '\0');
+  std::memcpy(bytes.data(), values.begin(), bytes.size());
+  return bytes;
+}
+
+// Outputs are compared as the on-board verifier compares them: NaN in both is equal.
+TEST(Diff, NanInBothOutputsIsNoDifference) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const JobShape nan_output{.output = Floats({1.5f, nan, 0.5f}), .output_type = "float32"};
+  const std::string a = MakeOutDir("diff_nan_a", nan_output);
+  const std::string b = MakeOutDir("diff_nan_b", nan_output);
+  testing::CapturedRun same = Diff({a, b, "--fail-if-outputs-differ"});
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_THAT(same.out, HasSubstr("output 0 (float32, 3 elements): max abs diff 0"));
+  EXPECT_THAT(same.out, HasSubstr("outputs differ  pass"));
+  const std::string c =
+      MakeOutDir("diff_nan_c", {.output = Floats({1.5f, 2.0f, 0.5f}), .output_type = "float32"});
+  testing::CapturedRun differs = Diff({a, c, "--fail-if-outputs-differ"});
+  EXPECT_EQ(differs.code, 1) << differs.out << differs.err;
+  EXPECT_THAT(differs.out, HasSubstr("max abs diff inf")) << "a NaN against a number";
 }
 
 TEST(Diff, ShowsEachSidesClock) {
