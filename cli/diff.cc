@@ -31,6 +31,10 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+// The compile report's memory figures the diff compares.
+constexpr const char* kMemoryFields[] = {"arena_bytes", "weight_bytes", "weight_scratch_bytes",
+                                         "sram_used_bytes"};
+
 // A JSON document, or null when the text is empty or not JSON (a file the job lacks).
 json ParseOrNull(const std::string& text) {
   if (text.empty()) return nullptr;
@@ -43,6 +47,53 @@ std::string ReadOptional(const fs::path& dir, const std::string& name) {
   if (!fs::is_regular_file(dir / name)) return "";
   absl::StatusOr<std::string> bytes = ReadFileBytes((dir / name).string(), name);
   return bytes.ok() ? *std::move(bytes) : "";
+}
+
+// Whether `object` has `key` with a value of another type than the diff reads there.
+bool NotNumber(const json& object, const char* key) {
+  return object.contains(key) && !object[key].is_number();
+}
+bool NotString(const json& object, const char* key) {
+  return object.contains(key) && !object[key].is_string();
+}
+
+// The problem of the report's "memory" (ReportProblem), or "".
+std::string MemoryProblem(const json& memory) {
+  if (!memory.is_object()) return "memory is not an object";
+  if (NotString(memory, "weights_placement")) return "memory.weights_placement is not a string";
+  for (const char* key : kMemoryFields) {
+    if (NotNumber(memory, key)) return absl::StrCat("memory.", key, " is not a number");
+  }
+  return "";
+}
+
+// The problem of the report's "ops" (ReportProblem), or "".
+std::string OpsProblem(const json& ops) {
+  if (!ops.is_array()) return "ops is not an array";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!ops[i].is_object()) return absl::StrCat("ops[", i, "] is not an object");
+    if (NotNumber(ops[i], "index")) return absl::StrCat("ops[", i, "].index is not a number");
+    for (const char* key : {"type", "unit", "reason"}) {
+      if (NotString(ops[i], key)) return absl::StrCat("ops[", i, "].", key, " is not a string");
+    }
+  }
+  return "";
+}
+
+// What is wrong with the compile report where the diff reads it ("ops[2].unit is not a
+// string"), or "" when nothing is (an empty text: the job has no report). The reads below are
+// guarded and would show a bad field as absent; a report with one is named as broken instead of
+// diffed on guesses.
+std::string ReportProblem(const std::string& report_json) {
+  if (report_json.empty()) return "";
+  const json report = json::parse(report_json, nullptr, /*allow_exceptions=*/false);
+  if (report.is_discarded()) return "not JSON";
+  if (!report.is_object()) return "not a JSON object";
+  if (NotNumber(report, "artifact_bytes")) return "artifact_bytes is not a number";
+  if (report.contains("memory")) {
+    if (std::string problem = MemoryProblem(report["memory"]); !problem.empty()) return problem;
+  }
+  return report.contains("ops") ? OpsProblem(report["ops"]) : "";
 }
 
 // --- outputs -------------------------------------------------------------------------------
@@ -224,7 +275,9 @@ std::map<int64_t, Placement> Placements(const json& report, int& cpu_ops) {
   }
   for (const json& op : report["ops"]) {
     if (!op.is_object() || !op.contains("index") || !op["index"].is_number()) continue;
-    Placement placement{op.value("type", "?"), op.value("unit", "-"), op.value("reason", "")};
+    Placement placement{run::JsonStringAt(op, {"type"}).value_or("?"),
+                        run::JsonStringAt(op, {"unit"}).value_or("-"),
+                        run::JsonStringAt(op, {"reason"}).value_or("")};
     if (placement.unit == "CPU") ++cpu_ops;
     placements[op["index"].get<int64_t>()] = std::move(placement);
   }
@@ -252,16 +305,14 @@ void DiffPlacements(const json& a_report, const json& b_report, JobDiff& diff) {
 }
 
 void DiffMemory(const json& a, const json& b, JobDiff& diff) {
-  for (const char* name :
-       {"arena_bytes", "weight_bytes", "weight_scratch_bytes", "sram_used_bytes"}) {
+  for (const char* name : kMemoryFields) {
     diff.memory.push_back(
         {name, run::JsonNumberAt(a, {"memory", name}), run::JsonNumberAt(b, {"memory", name})});
   }
   diff.memory.push_back({"artifact_bytes", run::JsonNumberAt(a, {"artifact_bytes"}),
                          run::JsonNumberAt(b, {"artifact_bytes"})});
-  const auto placement = [](const json& report) -> std::string {
-    if (!report.is_object() || !report.contains("memory")) return "-";
-    return report["memory"].value("weights_placement", "-");
+  const auto placement = [](const json& report) {
+    return run::JsonStringAt(report, {"memory", "weights_placement"}).value_or("-");
   };
   diff.weights_placement_a = placement(a);
   diff.weights_placement_b = placement(b);
@@ -382,6 +433,10 @@ absl::StatusOr<JobSnapshot> LoadSnapshotFromDirectory(const std::string& dir) {
   }
   snapshot.source = absl::StrCat(dir, " (job ", snapshot.job.id(), ")");
   snapshot.report_json = ReadOptional(folder, "report.json");
+  if (const std::string problem = ReportProblem(snapshot.report_json); !problem.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", (folder / "report.json").string(), "' is not a readable compile report: ", problem));
+  }
   snapshot.profile_json = ReadOptional(folder, "profile.json");
   snapshot.debug_map_json = ReadOptional(folder, "debug_map.json");
   for (int i = 0; i < snapshot.job.files().outputs_size(); ++i) {
@@ -416,6 +471,10 @@ absl::StatusOr<JobSnapshot> LoadSnapshotOfJob(api::BlobClient& blobs, const v1::
     status = fetch(job.files().outputs(i), absl::StrCat("output", i, ".bin"), snapshot.outputs[i]);
   }
   if (!status.ok()) return status;
+  if (const std::string problem = ReportProblem(snapshot.report_json); !problem.empty()) {
+    return absl::DataLossError(
+        absl::StrCat("the compile report of job ", job.id(), " is not readable: ", problem));
+  }
   return snapshot;
 }
 

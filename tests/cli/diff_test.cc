@@ -268,5 +268,34 @@ TEST(Diff, FailIfSlowerOnDifferentClocksIsAnError) {
   EXPECT_EQ(Diff({a, b, "--fail-if-outputs-differ"}).code, 0) << "only the latency gate cares";
 }
 
+// A report.json whose fields have the wrong types is named with the field, not a crash.
+TEST(Diff, AMalformedReportIsAClearError) {
+  const std::string a = MakeOutDir("diff_badreport_a", {});
+  const struct {
+    std::string text;
+    std::string problem;
+  } cases[] = {
+      {R"({"ops": [{"index": 0, "unit": "CPU"}, {"index": 1, "unit": 5}]})",
+       "ops[1].unit is not a string"},
+      {R"({"ops": [{"index": "zero"}]})", "ops[0].index is not a number"},
+      {R"({"memory": {"weights_placement": ["sram"]}})",
+       "memory.weights_placement is not a string"},
+      {R"({"memory": {"arena_bytes": "4096"}})", "memory.arena_bytes is not a number"},
+      {R"({"memory": 3})", "memory is not an object"},
+      {R"({"ops": {}})", "ops is not an array"},
+      {R"([1, 2])", "not a JSON object"},
+      {"{\"ops\": [", "not JSON"},
+  };
+  for (const auto& c : cases) {
+    const std::string b = MakeOutDir("diff_badreport_b", {});
+    Write(fs::path(b) / "report.json", c.text);
+    testing::CapturedRun run = Diff({a, b});
+    EXPECT_EQ(run.code, 2) << c.text << run.err;
+    EXPECT_THAT(run.err,
+                HasSubstr(b + "/report.json' is not a readable compile report: " + c.problem))
+        << c.text;
+  }
+}
+
 }  // namespace
 }  // namespace boardlab::cli
