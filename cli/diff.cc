@@ -11,11 +11,14 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "boardlab/v1/job_service.grpc.pb.h"
 #include "cli/exit_codes.h"
 #include "cli/file_io.h"
+#include "cli/job_files.h"
 #include "cli/profile_view.h"
 #include "cli/tables.h"
 #include "nlohmann/json.hpp"
@@ -47,6 +50,20 @@ std::string ReadOptional(const fs::path& dir, const std::string& name) {
   if (!fs::is_regular_file(dir / name)) return "";
   absl::StatusOr<std::string> bytes = ReadFileBytes((dir / name).string(), name);
   return bytes.ok() ? *std::move(bytes) : "";
+}
+
+// Where the snapshot keeps the job file `name` (ListJobFiles' names), or null for a file the
+// diff does not read (the artifact, the ETDump, the log).
+std::string* SnapshotFile(JobSnapshot& snapshot, absl::string_view name) {
+  if (name == "report.json") return &snapshot.report_json;
+  if (name == "profile.json") return &snapshot.profile_json;
+  if (name == "debug_map.json") return &snapshot.debug_map_json;
+  size_t index = 0;
+  if (absl::ConsumePrefix(&name, "output") && absl::ConsumeSuffix(&name, ".bin") &&
+      absl::SimpleAtoi(name, &index) && index < snapshot.outputs.size()) {
+    return &snapshot.outputs[index];
+  }
+  return nullptr;
 }
 
 // Whether `object` has `key` with a value of another type than the diff reads there.
@@ -449,28 +466,18 @@ absl::StatusOr<JobSnapshot> LoadSnapshotOfJob(api::BlobClient& blobs, const v1::
   JobSnapshot snapshot;
   snapshot.source = "job " + job.id();
   snapshot.job = job;
-  const auto fetch = [&](const v1::Digest& digest, const std::string& name,
-                         std::string& into) -> absl::Status {
-    if (digest.sha256().empty()) return absl::OkStatus();
-    absl::StatusOr<std::string> bytes = blobs.Get(digest);
-    if (!bytes.ok()) {
-      return absl::Status(
-          bytes.status().code(),
-          absl::StrCat("downloading ", name, " of job ", job.id(), ": ", bytes.status().message()));
-    }
-    into = *std::move(bytes);
-    return absl::OkStatus();
-  };
-  absl::Status status = fetch(job.files().report(), "report.json", snapshot.report_json);
-  if (status.ok()) status = fetch(job.files().profile(), "profile.json", snapshot.profile_json);
-  if (status.ok()) {
-    status = fetch(job.files().debug_map(), "debug_map.json", snapshot.debug_map_json);
-  }
   snapshot.outputs.resize(job.files().outputs_size());
-  for (int i = 0; status.ok() && i < job.files().outputs_size(); ++i) {
-    status = fetch(job.files().outputs(i), absl::StrCat("output", i, ".bin"), snapshot.outputs[i]);
+  for (const JobFile& file : ListJobFiles(job)) {
+    std::string* into = SnapshotFile(snapshot, file.name);
+    if (into == nullptr) continue;
+    absl::StatusOr<std::string> bytes = blobs.Get(file.digest);
+    if (!bytes.ok()) {
+      return absl::Status(bytes.status().code(),
+                          absl::StrCat("downloading ", file.name, " of job ", job.id(), ": ",
+                                       bytes.status().message()));
+    }
+    *into = *std::move(bytes);
   }
-  if (!status.ok()) return status;
   if (const std::string problem = ReportProblem(snapshot.report_json); !problem.empty()) {
     return absl::DataLossError(
         absl::StrCat("the compile report of job ", job.id(), " is not readable: ", problem));
