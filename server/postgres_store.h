@@ -8,6 +8,7 @@
 #include <string>
 
 #include "server/store.h"
+#include "server/store_records.h"
 
 namespace boardlab::server {
 
@@ -81,8 +82,9 @@ class PostgresStore : public Store {
   absl::Status DeleteJobsLocked(const std::vector<std::string>& ids);
   absl::StatusOr<std::optional<v1::Job>> OneJob(const char* sql, const Params& params,
                                                 const char* what);
-  /// One page of DeleteFinishedJobs: from job number `after`; false in `more` at the end.
-  absl::StatusOr<int64_t> DeleteFinishedPage(int64_t ended_before_ms, int64_t& after, bool& more);
+  /// One page of DeleteFinishedJobs (server/store_records.h DeleteInPages) from job number
+  /// `after`, its expired jobs deleted in one transaction.
+  absl::StatusOr<RetentionPage> DeleteFinishedPage(int64_t ended_before_ms, int64_t after);
 
   std::mutex mutex_;
   PGconn* connection_;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "server/store.h"
+#include "server/store_records.h"
 
 namespace boardlab::server {
 
@@ -59,8 +60,9 @@ class SqliteStore : public Store {
   absl::Status MigrateToBlobGrants();
   absl::Status GrantJobBlobsLocked();
   absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256);
-  /// One page of DeleteFinishedJobs: from job number `after`; false in `more` at the end.
-  absl::StatusOr<int64_t> DeleteFinishedPage(int64_t ended_before_ms, int64_t& after, bool& more);
+  /// One page of DeleteFinishedJobs (server/store_records.h DeleteInPages) from job number
+  /// `after`, its expired jobs deleted in one transaction.
+  absl::StatusOr<RetentionPage> DeleteFinishedPage(int64_t ended_before_ms, int64_t after);
   absl::Status Error(const char* what) const;
   // The writes, under mutex_.
   absl::Status PutJobLocked(int64_t number, const v1::Job& job);
