@@ -38,7 +38,7 @@ std::string JudgeBudgets(v1::Job& job, const std::optional<std::string>& report_
     v1::BudgetCheck& out = *job.add_budget_checks();
     out.set_name(check.name);
     out.set_unit(check.unit);
-    out.set_comparison(check.minimum ? ">=" : "<=");
+    out.set_comparison(check.comparison);
     out.set_limit(check.limit);
     if (check.measured) out.set_measured(*check.measured);
     out.set_passed(check.passed);

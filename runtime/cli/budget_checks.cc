@@ -36,19 +36,21 @@ std::string MeasuredText(const BudgetCheck& check) {
          (check.clock.empty() ? "" : " (" + check.clock + ")");
 }
 
-BudgetCheck MakeCheck(const char* name, const char* unit, bool minimum, double limit,
+bool IsMinimum(const BudgetCheck& check) { return check.comparison == ">="; }
+
+BudgetCheck MakeCheck(const char* name, const char* unit, const char* comparison, double limit,
                       const std::optional<double>& measured, const std::string& missing) {
   BudgetCheck check;
   check.name = name;
   check.unit = unit;
-  check.minimum = minimum;
+  check.comparison = comparison;
   check.limit = limit;
   check.measured = measured;
   if (!measured) {
     check.detail = missing;
     return check;
   }
-  check.passed = minimum ? *measured >= limit : *measured <= limit;
+  check.passed = IsMinimum(check) ? *measured >= limit : *measured <= limit;
   return check;
 }
 
@@ -184,21 +186,20 @@ std::vector<BudgetCheck> CheckBudgets(const BudgetLimits& limits,
                                       const BudgetMeasurements& measured) {
   std::vector<BudgetCheck> checks;
   if (limits.max_latency_us) {
-    checks.push_back(MakeCheck("latency", "us", false, *limits.max_latency_us, measured.latency_us,
+    checks.push_back(MakeCheck("latency", "us", "<=", *limits.max_latency_us, measured.latency_us,
                                measured.latency_missing));
     if (measured.latency_us) checks.back().clock = measured.latency_clock;
   }
   if (limits.max_sram_bytes) {
-    checks.push_back(MakeCheck("sram", "bytes", false, static_cast<double>(*limits.max_sram_bytes),
+    checks.push_back(MakeCheck("sram", "bytes", "<=", static_cast<double>(*limits.max_sram_bytes),
                                measured.sram_bytes, measured.report_missing));
   }
   if (limits.max_flash_bytes) {
-    checks.push_back(MakeCheck("flash", "bytes", false,
-                               static_cast<double>(*limits.max_flash_bytes), measured.flash_bytes,
-                               measured.report_missing));
+    checks.push_back(MakeCheck("flash", "bytes", "<=", static_cast<double>(*limits.max_flash_bytes),
+                               measured.flash_bytes, measured.report_missing));
   }
   if (limits.min_npu_macs_percent) {
-    checks.push_back(MakeCheck("npu_macs", "%", true, *limits.min_npu_macs_percent,
+    checks.push_back(MakeCheck("npu_macs", "%", ">=", *limits.min_npu_macs_percent,
                                measured.npu_macs_percent, measured.report_missing));
   }
   return checks;
@@ -212,7 +213,7 @@ bool AllPassed(const std::vector<BudgetCheck>& checks) {
 }
 
 std::string DescribeCheck(const BudgetCheck& check) {
-  return check.name + " " + MeasuredText(check) + (check.minimum ? " >= " : " <= ") +
+  return check.name + " " + MeasuredText(check) + " " + check.comparison + " " +
          ValueText(check.limit, check.unit) + ": " + (check.passed ? "pass" : "FAIL");
 }
 
@@ -223,7 +224,7 @@ std::string FailedBudgetsMessage(const std::vector<BudgetCheck>& checks) {
     message += message.empty() ? "budget failed: " : "; ";
     message += check.name + " " + MeasuredText(check);
     if (check.measured)
-      message += (check.minimum ? " < " : " > ") + ValueText(check.limit, check.unit);
+      message += (IsMinimum(check) ? " < " : " > ") + ValueText(check.limit, check.unit);
   }
   return message;
 }

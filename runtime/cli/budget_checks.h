@@ -50,9 +50,9 @@ struct BudgetMeasurements {
 };
 
 struct BudgetCheck {
-  std::string name;      // "latency", "sram", "flash", "npu_macs"
-  std::string unit;      // "us", "bytes", "%"
-  bool minimum = false;  // the measured value must be >= limit (else <= limit)
+  std::string name;        // "latency", "sram", "flash", "npu_macs"
+  std::string unit;        // "us", "bytes", "%"
+  std::string comparison;  // "<=" (a maximum) or ">=" (a minimum), as v1::BudgetCheck has it
   double limit = 0;
   std::optional<double> measured;
   bool passed = false;

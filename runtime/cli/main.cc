@@ -401,7 +401,7 @@ json BudgetChecksJson(const std::vector<boardlab::run::BudgetCheck>& checks) {
   for (const boardlab::run::BudgetCheck& check : checks) {
     list.push_back({{"name", check.name},
                     {"unit", check.unit},
-                    {"comparison", check.minimum ? ">=" : "<="},
+                    {"comparison", check.comparison},
                     {"limit", check.limit},
                     {"measured", check.measured ? json(*check.measured) : json(nullptr)},
                     {"passed", check.passed},
