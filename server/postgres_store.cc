@@ -285,17 +285,7 @@ absl::Status PostgresStore::MigrateLocked() {
 
 absl::Status PostgresStore::Commit(const StoreBatch& batch) {
   std::lock_guard lock(mutex_);
-  return InTransaction([&] { return CommitLocked(batch); });
-}
-
-absl::Status PostgresStore::CommitLocked(const StoreBatch& batch) {
-  return WriteBatch(
-      batch,
-      {.job = [this](int64_t number, const v1::Job& job) { return PutJobLocked(number, job); },
-       .event = [this](const v1::JobEvent& event) { return AppendEventLocked(event); },
-       .board = [this](const v1::Board& board) { return PutBoardLocked(board); },
-       .grant = [this](const std::string& tenant,
-                       const std::string& sha256) { return GrantBlobLocked(tenant, sha256); }});
+  return InTransaction([&] { return WriteBatch(batch, *this); });
 }
 
 absl::Status PostgresStore::PutJob(int64_t number, const v1::Job& job) {

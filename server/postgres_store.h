@@ -17,7 +17,7 @@ namespace boardlab::server {
 /// the server's machine. Thread-safe: one connection behind a mutex; statements are prepared once
 /// per connection. A connection found broken between calls is re-established (the call that found
 /// it broken fails; nothing of an interrupted transaction stays).
-class PostgresStore : public Store {
+class PostgresStore : public Store, private BatchWriter {
  public:
   /// Connects to `conninfo` (a postgres:// URI or libpq key=value string) and brings the schema
   /// up to date (versioned migrations in one transaction). `password`, when not empty, is used
@@ -74,11 +74,10 @@ class PostgresStore : public Store {
   absl::Status InTransaction(const std::function<absl::Status()>& body);
   absl::Status Migrate();
   absl::Status MigrateLocked();
-  absl::Status CommitLocked(const StoreBatch& batch);
-  absl::Status PutJobLocked(int64_t number, const v1::Job& job);
-  absl::Status AppendEventLocked(const v1::JobEvent& event);
-  absl::Status PutBoardLocked(const v1::Board& board);
-  absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256);
+  absl::Status PutJobLocked(int64_t number, const v1::Job& job) override;
+  absl::Status AppendEventLocked(const v1::JobEvent& event) override;
+  absl::Status PutBoardLocked(const v1::Board& board) override;
+  absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256) override;
   absl::Status DeleteJobsLocked(const std::vector<std::string>& ids);
   absl::StatusOr<std::optional<v1::Job>> OneJob(const char* sql, const Params& params,
                                                 const char* what);

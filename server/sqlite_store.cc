@@ -226,22 +226,12 @@ absl::Status SqliteStore::Commit(const StoreBatch& batch) {
   if (Statement(db_, statements_, "BEGIN").Step() != SQLITE_DONE) {
     return Error("starting a transaction");
   }
-  absl::Status written = CommitLocked(batch);
+  absl::Status written = WriteBatch(batch, *this);
   if (written.ok() && Statement(db_, statements_, "COMMIT").Step() != SQLITE_DONE) {
     written = Error("committing a transaction");
   }
   if (!written.ok()) Exec("ROLLBACK").IgnoreError();  // nothing of the batch stays
   return written;
-}
-
-absl::Status SqliteStore::CommitLocked(const StoreBatch& batch) {
-  return WriteBatch(
-      batch,
-      {.job = [this](int64_t number, const v1::Job& job) { return PutJobLocked(number, job); },
-       .event = [this](const v1::JobEvent& event) { return AppendEventLocked(event); },
-       .board = [this](const v1::Board& board) { return PutBoardLocked(board); },
-       .grant = [this](const std::string& tenant,
-                       const std::string& sha256) { return GrantBlobLocked(tenant, sha256); }});
 }
 
 absl::Status SqliteStore::PutJob(int64_t number, const v1::Job& job) {

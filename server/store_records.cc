@@ -47,18 +47,18 @@ absl::StatusOr<CompileRecord> CompileRecordFromJson(const std::string& text) {
   return record;
 }
 
-absl::Status WriteBatch(const StoreBatch& batch, const BatchWriters& write) {
+absl::Status WriteBatch(const StoreBatch& batch, BatchWriter& writer) {
   for (const auto& [number, job] : batch.jobs) {
-    if (absl::Status ok = write.job(number, job); !ok.ok()) return ok;
+    if (absl::Status ok = writer.PutJobLocked(number, job); !ok.ok()) return ok;
   }
   for (const v1::JobEvent& event : batch.events) {
-    if (absl::Status ok = write.event(event); !ok.ok()) return ok;
+    if (absl::Status ok = writer.AppendEventLocked(event); !ok.ok()) return ok;
   }
   for (const auto& [id, board] : batch.boards) {
-    if (absl::Status ok = write.board(board); !ok.ok()) return ok;
+    if (absl::Status ok = writer.PutBoardLocked(board); !ok.ok()) return ok;
   }
   for (const auto& [tenant, sha256] : batch.blob_grants) {
-    if (absl::Status ok = write.grant(tenant, sha256); !ok.ok()) return ok;
+    if (absl::Status ok = writer.GrantBlobLocked(tenant, sha256); !ok.ok()) return ok;
   }
   return absl::OkStatus();
 }

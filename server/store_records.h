@@ -34,18 +34,19 @@ std::string CompileRecordToJson(const CompileRecord& record);
 /// Errors: DataLoss when `json` is not JSON.
 absl::StatusOr<CompileRecord> CompileRecordFromJson(const std::string& json);
 
-/// The writes one store makes for a StoreBatch, each under the store's mutex and inside its
-/// transaction.
-struct BatchWriters {
-  std::function<absl::Status(int64_t number, const v1::Job& job)> job;
-  std::function<absl::Status(const v1::JobEvent& event)> event;
-  std::function<absl::Status(const v1::Board& board)> board;
-  std::function<absl::Status(const std::string& tenant, const std::string& sha256)> grant;
+/// The writes of a StoreBatch, as a store makes them under its mutex and inside its transaction.
+class BatchWriter {
+ public:
+  virtual ~BatchWriter() = default;
+  virtual absl::Status PutJobLocked(int64_t number, const v1::Job& job) = 0;
+  virtual absl::Status AppendEventLocked(const v1::JobEvent& event) = 0;
+  virtual absl::Status PutBoardLocked(const v1::Board& board) = 0;
+  virtual absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256) = 0;
 };
 
 /// Writes `batch` in the order every store keeps (jobs, events, boards, blob grants); stops at
 /// the first error, which the caller's rollback undoes.
-absl::Status WriteBatch(const StoreBatch& batch, const BatchWriters& write);
+absl::Status WriteBatch(const StoreBatch& batch, BatchWriter& writer);
 
 /// One page of DeleteFinishedJobs: the finished jobs a store scanned in job-number order, at
 /// most kRetentionPageJobs of them, and which of them ended before the cutoff.

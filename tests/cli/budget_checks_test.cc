@@ -180,7 +180,8 @@ TEST(SubmitBudgets, BadValuesAreUsageErrorsBeforeAnyCall) {
   EXPECT_EQ(server.jobs().job_count(), 0);
 }
 
-TEST(SubmitBudgets, TheVerdictShowsEachCheck) {
+// A failed job whose latency check measured `us` against a limit of 500 us.
+v1::Job JobWithLatencyCheck(double us) {
   v1::Job job;
   job.set_id("j1");
   job.set_result(v1::JOB_RESULT_FAIL);
@@ -189,7 +190,12 @@ TEST(SubmitBudgets, TheVerdictShowsEachCheck) {
   latency->set_unit("us");
   latency->set_comparison("<=");
   latency->set_limit(500);
-  latency->set_measured(612.5);
+  latency->set_measured(us);
+  return job;
+}
+
+TEST(SubmitBudgets, TheVerdictShowsEachCheck) {
+  v1::Job job = JobWithLatencyCheck(612.5);
   v1::BudgetCheck* npu = job.add_budget_checks();
   npu->set_name("npu_macs");
   npu->set_unit("%");
@@ -204,16 +210,8 @@ TEST(SubmitBudgets, TheVerdictShowsEachCheck) {
 }
 
 TEST(SubmitBudgets, TheVerdictNamesTheLatencyClock) {
-  v1::Job job;
-  job.set_id("j1");
-  job.set_result(v1::JOB_RESULT_FAIL);
-  v1::BudgetCheck* latency = job.add_budget_checks();
-  latency->set_name("latency");
-  latency->set_unit("us");
-  latency->set_comparison("<=");
-  latency->set_limit(500);
-  latency->set_measured(619.76);
-  latency->set_clock("simulated RT700");
+  v1::Job job = JobWithLatencyCheck(619.76);
+  job.mutable_budget_checks(0)->set_clock("simulated RT700");
   std::ostringstream out;
   PrintVerdict(job, out);
   EXPECT_THAT(out.str(),
@@ -264,6 +262,15 @@ class RunBudgetsTest : public ::testing::Test {
                                          options);
   }
 
+  // The "budgets" of the --profile json document of a run with `budget_options`.
+  nlohmann::json JsonBudgets(const std::string& budget_options, int expected_exit) {
+    boardlab::testing::CommandResult r = boardlab::testing::RunCommand(
+        boardlab::testing::RunBinary() + " " + dir_ + "/m.pte --profile json " + budget_options,
+        /*with_stderr=*/false);
+    EXPECT_EQ(r.exit_code, expected_exit) << r.output;
+    return nlohmann::json::parse(r.output)["budgets"];
+  }
+
   std::string dir_;
 };
 
@@ -301,25 +308,17 @@ TEST_F(RunBudgetsTest, EachTightBudgetFailsTheRun) {
 }
 
 TEST_F(RunBudgetsTest, JsonListsTheChecks) {
-  boardlab::testing::CommandResult r = boardlab::testing::RunCommand(
-      boardlab::testing::RunBinary() + " " + dir_ + "/m.pte --profile json --max-flash 1",
-      /*with_stderr=*/false);
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  const nlohmann::json doc = nlohmann::json::parse(r.output);
-  ASSERT_EQ(doc["budgets"].size(), 1u);
-  EXPECT_EQ(doc["budgets"][0]["name"], "flash");
-  EXPECT_EQ(doc["budgets"][0]["measured"], std::filesystem::file_size(dir_ + "/m.pte"));
-  EXPECT_EQ(doc["budgets"][0]["passed"], false);
+  const nlohmann::json budgets = JsonBudgets("--max-flash 1", 1);
+  ASSERT_EQ(budgets.size(), 1u);
+  EXPECT_EQ(budgets[0]["name"], "flash");
+  EXPECT_EQ(budgets[0]["measured"], std::filesystem::file_size(dir_ + "/m.pte"));
+  EXPECT_EQ(budgets[0]["passed"], false);
 }
 
 TEST_F(RunBudgetsTest, TheLatencyNamesTheSimulatorClock) {
-  boardlab::testing::CommandResult r = boardlab::testing::RunCommand(
-      boardlab::testing::RunBinary() + " " + dir_ + "/m.pte --profile json --max-latency-us 1e9",
-      /*with_stderr=*/false);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json doc = nlohmann::json::parse(r.output);
-  ASSERT_EQ(doc["budgets"].size(), 1u);
-  EXPECT_EQ(doc["budgets"][0]["clock"], "simulated RT700");
+  const nlohmann::json budgets = JsonBudgets("--max-latency-us 1e9", 0);
+  ASSERT_EQ(budgets.size(), 1u);
+  EXPECT_EQ(budgets[0]["clock"], "simulated RT700");
 }
 
 TEST_F(RunBudgetsTest, BadUseIsAUsageError) {
