@@ -43,6 +43,7 @@ struct BoardReport {
   std::string profile_json;               // per-op profile, boardlab-run --profile json shape
   std::vector<v1::OutputCheck> checks;
   double inference_us = 0;
+  std::string inference_clock;  // what timed inference_us (v1::RunResult.inference_clock)
   uint64_t inference_cycles = 0;
 };
 

@@ -214,6 +214,7 @@ void JobRunner::OnBoardDone(BoardReport report) {
     result.set_message(report.message);
     for (const v1::OutputCheck& check : report.checks) *result.add_checks() = check;
     result.set_inference_us(report.inference_us);
+    result.set_inference_clock(report.inference_clock);
     result.set_inference_cycles(report.inference_cycles);
     absl::Status status = self->UploadResults(report, log, result);
     if (!status.ok()) {

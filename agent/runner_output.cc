@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <string_view>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -100,6 +102,9 @@ void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
       if (p.contains("total_us") && p.at("total_us").is_number()) {
         report.inference_us = p.at("total_us").get<double>();
       }
+      if (p.contains("clock") && p.at("clock").is_string()) {
+        report.inference_clock = p.at("clock").get<std::string>();
+      }
       if (p.contains("total_cycles") && p.at("total_cycles").is_number()) {
         report.inference_cycles = p.at("total_cycles").get<uint64_t>();
       }
@@ -118,6 +123,21 @@ void ReadSimJson(const std::string& stdout_text, BoardReport& report, std::strin
     return;
   }
   if (error.empty()) report.profile_json = stdout_text;
+}
+
+// The clock of a console result line, from its "(per inference, ...)" ending: QEMU's
+// instruction count under -icount, QEMU's host-paced time without it, or the timer a serial
+// board names (runtime/cli/serial_board.cc); "" when the line names none.
+std::string ConsoleClock(const std::string& result_line) {
+  constexpr std::string_view kPerInference = "(per inference, ";
+  const size_t start = result_line.rfind(kPerInference);
+  const size_t end = result_line.rfind(')');
+  if (start == std::string::npos || end == std::string::npos || end < start) return "";
+  const std::string said =
+      result_line.substr(start + kPerInference.size(), end - start - kPerInference.size());
+  if (absl::StartsWith(said, "icount shift")) return "qemu-icount";
+  if (absl::StartsWith(said, "no icount")) return "qemu-virtual-time";
+  return said;
 }
 
 // Qemu: the firmware console (firmware/main.cc):
@@ -141,6 +161,7 @@ void ReadQemuConsole(const std::string& stdout_text, BoardReport& report) {
     char result[16] = {0};
     if (std::sscanf(line.c_str(), "result: %15s ticks %llu ns %llu", result, &ticks, &ns) == 3) {
       report.inference_us = static_cast<double>(ns) / 1e3;
+      report.inference_clock = ConsoleClock(line);
     }
   }
 }

@@ -11,22 +11,32 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "boardlab/v1/job_service.grpc.pb.h"
 #include "cli/exit_codes.h"
 #include "cli/file_io.h"
+#include "cli/job_files.h"
 #include "cli/profile_view.h"
 #include "cli/tables.h"
 #include "nlohmann/json.hpp"
 #include "proto/support/grpc_util.h"
 #include "runtime/cli/budget_checks.h"
+#include "runtime/core/span.h"
+#include "runtime/core/tensor_view.h"
+#include "runtime/verify/output_verifier.h"
 
 namespace boardlab::cli {
 namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+
+// The compile report's memory figures the diff compares.
+constexpr const char* kMemoryFields[] = {"arena_bytes", "weight_bytes", "weight_scratch_bytes",
+                                         "sram_used_bytes"};
 
 // A JSON document, or null when the text is empty or not JSON (a file the job lacks).
 json ParseOrNull(const std::string& text) {
@@ -42,61 +52,137 @@ std::string ReadOptional(const fs::path& dir, const std::string& name) {
   return bytes.ok() ? *std::move(bytes) : "";
 }
 
+// Where the snapshot keeps the job file `name` (ListJobFiles' names), or null for a file the
+// diff does not read (the artifact, the ETDump, the log).
+std::string* SnapshotFile(JobSnapshot& snapshot, absl::string_view name) {
+  if (name == "report.json") return &snapshot.report_json;
+  if (name == "profile.json") return &snapshot.profile_json;
+  if (name == "debug_map.json") return &snapshot.debug_map_json;
+  size_t index = 0;
+  if (absl::ConsumePrefix(&name, "output") && absl::ConsumeSuffix(&name, ".bin") &&
+      absl::SimpleAtoi(name, &index) && index < snapshot.outputs.size()) {
+    return &snapshot.outputs[index];
+  }
+  return nullptr;
+}
+
+// Whether `object` has `key` with a value of another type than the diff reads there.
+bool NotNumber(const json& object, const char* key) {
+  return object.contains(key) && !object[key].is_number();
+}
+bool NotString(const json& object, const char* key) {
+  return object.contains(key) && !object[key].is_string();
+}
+
+// The problem of the report's "memory" (ReportProblem), or "".
+std::string MemoryProblem(const json& memory) {
+  if (!memory.is_object()) return "memory is not an object";
+  if (NotString(memory, "weights_placement")) return "memory.weights_placement is not a string";
+  for (const char* key : kMemoryFields) {
+    if (NotNumber(memory, key)) return absl::StrCat("memory.", key, " is not a number");
+  }
+  return "";
+}
+
+// The problem of the report's "ops" (ReportProblem), or "".
+std::string OpsProblem(const json& ops) {
+  if (!ops.is_array()) return "ops is not an array";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!ops[i].is_object()) return absl::StrCat("ops[", i, "] is not an object");
+    if (NotNumber(ops[i], "index")) return absl::StrCat("ops[", i, "].index is not a number");
+    for (const char* key : {"type", "unit", "reason"}) {
+      if (NotString(ops[i], key)) return absl::StrCat("ops[", i, "].", key, " is not a string");
+    }
+  }
+  return "";
+}
+
+// What is wrong with the compile report where the diff reads it ("ops[2].unit is not a
+// string"), or "" when nothing is (an empty text: the job has no report). The reads below are
+// guarded and would show a bad field as absent; a report with one is named as broken instead of
+// diffed on guesses.
+std::string ReportProblem(const std::string& report_json) {
+  if (report_json.empty()) return "";
+  const json report = json::parse(report_json, nullptr, /*allow_exceptions=*/false);
+  if (report.is_discarded()) return "not JSON";
+  if (!report.is_object()) return "not a JSON object";
+  if (NotNumber(report, "artifact_bytes")) return "artifact_bytes is not a number";
+  if (report.contains("memory")) {
+    if (std::string problem = MemoryProblem(report["memory"]); !problem.empty()) return problem;
+  }
+  return report.contains("ops") ? OpsProblem(report["ops"]) : "";
+}
+
 // --- outputs -------------------------------------------------------------------------------
 
-// Bytes per element and a reader of element i, for the types boardlab-run names.
-struct ElementType {
-  size_t bytes = 1;
-  double (*read)(const char* data) = nullptr;
-};
-
-template <typename T>
-double ReadAs(const char* data) {
-  T value;
-  std::memcpy(&value, data, sizeof(T));
-  return static_cast<double>(value);
+// boardlab-run's names of element types (runtime/cli/main.cc TypeName); int8 (boardlab's models)
+// for any other.
+runtime::ScalarType ScalarTypeNamed(const std::string& name) {
+  using runtime::ScalarType;
+  if (name == "uint8") return ScalarType::kByte;
+  if (name == "bool") return ScalarType::kBool;
+  if (name == "int16") return ScalarType::kShort;
+  if (name == "int32") return ScalarType::kInt;
+  if (name == "int64") return ScalarType::kLong;
+  if (name == "float32") return ScalarType::kFloat;
+  return ScalarType::kChar;
 }
 
-ElementType ElementTypeOf(const std::string& name) {
-  if (name == "uint8" || name == "bool") return {1, &ReadAs<uint8_t>};
-  if (name == "int16") return {2, &ReadAs<int16_t>};
-  if (name == "int32") return {4, &ReadAs<int32_t>};
-  if (name == "int64") return {8, &ReadAs<int64_t>};
-  if (name == "float32") return {4, &ReadAs<float>};
-  return {1, &ReadAs<int8_t>};
-}
-
-// The output's element type as the profile document lists it; int8 (boardlab's models) otherwise.
-std::string OutputType(const JobSnapshot& snapshot, size_t index) {
-  const json doc = ParseOrNull(snapshot.profile_json);
-  if (doc.is_object() && doc.contains("outputs") && doc["outputs"].is_array()) {
-    for (const json& output : doc["outputs"]) {
-      if (output.is_object() && output.value("index", -1) == static_cast<int>(index) &&
-          output.contains("type") && output["type"].is_string()) {
-        return output["type"].get<std::string>();
-      }
+// The output's element type as the profile document lists it; int8 otherwise.
+std::string OutputType(const json& profile, size_t index) {
+  if (!profile.is_object() || !profile.contains("outputs") || !profile["outputs"].is_array()) {
+    return "int8";
+  }
+  for (const json& output : profile["outputs"]) {
+    if (run::JsonNumberAt(output, {"index"}) == static_cast<double>(index)) {
+      return run::JsonStringAt(output, {"type"}).value_or("int8");
     }
   }
   return "int8";
 }
 
-int64_t ArgMax(const std::string& bytes, const ElementType& type) {
+template <typename T>
+int64_t ArgMaxAs(const std::string& bytes) {
   int64_t best = -1;
-  double best_value = 0;
-  for (size_t i = 0; i + type.bytes <= bytes.size(); i += type.bytes) {
-    const double value = type.read(bytes.data() + i);
+  T best_value{};
+  for (size_t i = 0; i + sizeof(T) <= bytes.size(); i += sizeof(T)) {
+    T value;
+    std::memcpy(&value, bytes.data() + i, sizeof(T));
     if (best < 0 || value > best_value) {
-      best = static_cast<int64_t>(i / type.bytes);
+      best = static_cast<int64_t>(i / sizeof(T));
       best_value = value;
     }
   }
   return best;
 }
 
-OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, size_t index) {
+int64_t ArgMax(const std::string& bytes, runtime::ScalarType type) {
+  using runtime::ScalarType;
+  switch (type) {
+    case ScalarType::kByte:
+    case ScalarType::kBool:
+      return ArgMaxAs<uint8_t>(bytes);
+    case ScalarType::kShort:
+      return ArgMaxAs<int16_t>(bytes);
+    case ScalarType::kInt:
+      return ArgMaxAs<int32_t>(bytes);
+    case ScalarType::kLong:
+      return ArgMaxAs<int64_t>(bytes);
+    case ScalarType::kFloat:
+      return ArgMaxAs<float>(bytes);
+    case ScalarType::kChar:
+      break;
+  }
+  return ArgMaxAs<int8_t>(bytes);
+}
+
+// Output `index` of A and B compared as the on-board verifier compares outputs
+// (runtime/verify/output_verifier.h, atol 0): NaN in both is equal.
+OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, const json& b_profile,
+                         size_t index) {
   OutputDiff diff;
   diff.index = static_cast<int>(index);
-  diff.type = OutputType(b, index);
+  diff.type = OutputType(b_profile, index);
   if (index >= a.outputs.size() || index >= b.outputs.size()) {
     diff.not_comparable = index >= a.outputs.size() ? "only in B" : "only in A";
     return diff;
@@ -107,19 +193,34 @@ OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, size_t inde
     diff.not_comparable = absl::StrFormat("sizes differ: %d vs %d bytes", x.size(), y.size());
     return diff;
   }
-  const ElementType type = ElementTypeOf(diff.type);
-  diff.elements = static_cast<int64_t>(x.size() / type.bytes);
-  for (size_t i = 0; i + type.bytes <= x.size(); i += type.bytes) {
-    const double d = std::fabs(type.read(x.data() + i) - type.read(y.data() + i));
-    if (d > diff.max_abs_diff || std::isnan(d)) diff.max_abs_diff = std::isnan(d) ? INFINITY : d;
+  runtime::TensorView view;
+  view.type = ScalarTypeNamed(diff.type);
+  const size_t element_bytes = static_cast<size_t>(runtime::ElementSize(view.type));
+  if (x.size() % element_bytes != 0 || x.size() / element_bytes > INT32_MAX) {
+    diff.not_comparable =
+        absl::StrFormat("%d bytes are not a whole number of %s elements", x.size(), diff.type);
+    return diff;
   }
-  diff.top1_a = ArgMax(x, type);
-  diff.top1_b = ArgMax(y, type);
+  view.rank = 1;
+  view.dims[0] = static_cast<int32_t>(x.size() / element_bytes);
+  view.data = const_cast<char*>(x.data());
+  runtime::OutputComparison compared;
+  const runtime::Span<const uint8_t> expected(reinterpret_cast<const uint8_t*>(y.data()), y.size());
+  if (runtime::CompareOutput(view, expected, /*atol=*/0, &compared) != runtime::Error::kOk) {
+    diff.not_comparable = "the verifier cannot compare them";
+    return diff;
+  }
+  diff.elements = static_cast<int64_t>(compared.num_elements);
+  diff.differing_elements = static_cast<int64_t>(compared.mismatches);
+  // A NaN against a number: the largest possible difference.
+  diff.max_abs_diff = std::isnan(compared.max_abs_diff) ? INFINITY : compared.max_abs_diff;
+  diff.top1_a = ArgMax(x, view.type);
+  diff.top1_b = ArgMax(y, view.type);
   return diff;
 }
 
 bool OutputDiffers(const OutputDiff& diff) {
-  return !diff.not_comparable.empty() || diff.max_abs_diff > 0;
+  return !diff.not_comparable.empty() || diff.differing_elements > 0;
 }
 
 // --- latency per operator ------------------------------------------------------------------
@@ -191,7 +292,9 @@ std::map<int64_t, Placement> Placements(const json& report, int& cpu_ops) {
   }
   for (const json& op : report["ops"]) {
     if (!op.is_object() || !op.contains("index") || !op["index"].is_number()) continue;
-    Placement placement{op.value("type", "?"), op.value("unit", "-"), op.value("reason", "")};
+    Placement placement{run::JsonStringAt(op, {"type"}).value_or("?"),
+                        run::JsonStringAt(op, {"unit"}).value_or("-"),
+                        run::JsonStringAt(op, {"reason"}).value_or("")};
     if (placement.unit == "CPU") ++cpu_ops;
     placements[op["index"].get<int64_t>()] = std::move(placement);
   }
@@ -219,16 +322,14 @@ void DiffPlacements(const json& a_report, const json& b_report, JobDiff& diff) {
 }
 
 void DiffMemory(const json& a, const json& b, JobDiff& diff) {
-  for (const char* name :
-       {"arena_bytes", "weight_bytes", "weight_scratch_bytes", "sram_used_bytes"}) {
+  for (const char* name : kMemoryFields) {
     diff.memory.push_back(
         {name, run::JsonNumberAt(a, {"memory", name}), run::JsonNumberAt(b, {"memory", name})});
   }
   diff.memory.push_back({"artifact_bytes", run::JsonNumberAt(a, {"artifact_bytes"}),
                          run::JsonNumberAt(b, {"artifact_bytes"})});
-  const auto placement = [](const json& report) -> std::string {
-    if (!report.is_object() || !report.contains("memory")) return "-";
-    return report["memory"].value("weights_placement", "-");
+  const auto placement = [](const json& report) {
+    return run::JsonStringAt(report, {"memory", "weights_placement"}).value_or("-");
   };
   diff.weights_placement_a = placement(a);
   diff.weights_placement_b = placement(b);
@@ -259,7 +360,8 @@ void PrintOutputs(const JobDiff& diff, std::ostream& out) {
 
 void PrintLatency(const JobDiff& diff, std::ostream& out) {
   out << "latency: ";
-  if (!diff.a_latency_us || !diff.b_latency_us) {
+  // A change between two clocks (a simulator's model and an instruction count) means nothing.
+  if (!diff.a_latency_us || !diff.b_latency_us || diff.a_clock != diff.b_clock) {
     out << (diff.a_latency_us ? absl::StrFormat("%.2f us", *diff.a_latency_us) : "unknown")
         << " -> "
         << (diff.b_latency_us ? absl::StrFormat("%.2f us", *diff.b_latency_us) : "unknown") << "\n";
@@ -268,6 +370,9 @@ void PrintLatency(const JobDiff& diff, std::ostream& out) {
     out << absl::StrFormat("%.2f us -> %.2f us (%+.2f us, %+.1f%%)\n", *diff.a_latency_us,
                            *diff.b_latency_us, change, 100.0 * change / *diff.a_latency_us);
   }
+  out << (diff.a_clock == diff.b_clock ? "  clock: " + diff.a_clock + " (both)\n"
+                                       : "  clock: A " + diff.a_clock + ", B " + diff.b_clock +
+                                             " (DIFFER: not comparable)\n");
   if (diff.ops.empty()) return;
   out << absl::StrFormat("  %-40s %12s %12s %10s\n", "op", "A us", "B us", "change");
   constexpr size_t kShown = 20;
@@ -312,6 +417,12 @@ json OptionalJson(const std::optional<double>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
+std::string ClocksDifferMessage(const JobDiff& diff) {
+  return absl::StrFormat(
+      "A's latency is on %s, B's on %s: latencies on different clocks cannot be compared",
+      diff.a_clock, diff.b_clock);
+}
+
 GateCase Gate(const std::string& name, bool passed, const std::string& message) {
   GateCase gate;
   gate.name = name;
@@ -339,6 +450,10 @@ absl::StatusOr<JobSnapshot> LoadSnapshotFromDirectory(const std::string& dir) {
   }
   snapshot.source = absl::StrCat(dir, " (job ", snapshot.job.id(), ")");
   snapshot.report_json = ReadOptional(folder, "report.json");
+  if (const std::string problem = ReportProblem(snapshot.report_json); !problem.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", (folder / "report.json").string(), "' is not a readable compile report: ", problem));
+  }
   snapshot.profile_json = ReadOptional(folder, "profile.json");
   snapshot.debug_map_json = ReadOptional(folder, "debug_map.json");
   for (int i = 0; i < snapshot.job.files().outputs_size(); ++i) {
@@ -351,28 +466,22 @@ absl::StatusOr<JobSnapshot> LoadSnapshotOfJob(api::BlobClient& blobs, const v1::
   JobSnapshot snapshot;
   snapshot.source = "job " + job.id();
   snapshot.job = job;
-  const auto fetch = [&](const v1::Digest& digest, const std::string& name,
-                         std::string& into) -> absl::Status {
-    if (digest.sha256().empty()) return absl::OkStatus();
-    absl::StatusOr<std::string> bytes = blobs.Get(digest);
-    if (!bytes.ok()) {
-      return absl::Status(
-          bytes.status().code(),
-          absl::StrCat("downloading ", name, " of job ", job.id(), ": ", bytes.status().message()));
-    }
-    into = *std::move(bytes);
-    return absl::OkStatus();
-  };
-  absl::Status status = fetch(job.files().report(), "report.json", snapshot.report_json);
-  if (status.ok()) status = fetch(job.files().profile(), "profile.json", snapshot.profile_json);
-  if (status.ok()) {
-    status = fetch(job.files().debug_map(), "debug_map.json", snapshot.debug_map_json);
-  }
   snapshot.outputs.resize(job.files().outputs_size());
-  for (int i = 0; status.ok() && i < job.files().outputs_size(); ++i) {
-    status = fetch(job.files().outputs(i), absl::StrCat("output", i, ".bin"), snapshot.outputs[i]);
+  for (const JobFile& file : ListJobFiles(job)) {
+    std::string* into = SnapshotFile(snapshot, file.name);
+    if (into == nullptr) continue;
+    absl::StatusOr<std::string> bytes = blobs.Get(file.digest);
+    if (!bytes.ok()) {
+      return absl::Status(bytes.status().code(),
+                          absl::StrCat("downloading ", file.name, " of job ", job.id(), ": ",
+                                       bytes.status().message()));
+    }
+    *into = *std::move(bytes);
   }
-  if (!status.ok()) return status;
+  if (const std::string problem = ReportProblem(snapshot.report_json); !problem.empty()) {
+    return absl::DataLossError(
+        absl::StrCat("the compile report of job ", job.id(), " is not readable: ", problem));
+  }
   return snapshot;
 }
 
@@ -403,11 +512,16 @@ JobDiff DiffJobs(const JobSnapshot& a, const JobSnapshot& b) {
   JobDiff diff;
   diff.a_source = a.source;
   diff.b_source = b.source;
+  const json b_profile = ParseOrNull(b.profile_json);
   for (size_t i = 0; i < std::max(a.outputs.size(), b.outputs.size()); ++i) {
-    diff.outputs.push_back(CompareOutput(a, b, i));
+    diff.outputs.push_back(CompareOutput(a, b, b_profile, i));
   }
   diff.a_latency_us = Latency(a.job);
   diff.b_latency_us = Latency(b.job);
+  diff.a_clock = run::LatencyClockName(
+      run::JsonStringAt(ParseOrNull(a.profile_json), {"profile", "clock"}).value_or(""));
+  diff.b_clock =
+      run::LatencyClockName(run::JsonStringAt(b_profile, {"profile", "clock"}).value_or(""));
   diff.ops = DiffOps(a, b);
   const json a_report = ParseOrNull(a.report_json);
   const json b_report = ParseOrNull(b.report_json);
@@ -416,12 +530,29 @@ JobDiff DiffJobs(const JobSnapshot& a, const JobSnapshot& b) {
   return diff;
 }
 
+int GatesExitCode(const JobDiff& diff, const DiffGates& asked, const std::vector<GateCase>& gates,
+                  std::string& error) {
+  if (asked.fail_if_slower_percent && diff.a_latency_us && diff.b_latency_us &&
+      diff.a_clock != diff.b_clock) {
+    error = "--fail-if-slower: " + ClocksDifferMessage(diff);
+    return kExitUsage;
+  }
+  for (const GateCase& gate : gates) {
+    if (!gate.passed) return kExitFail;
+  }
+  return kExitPass;
+}
+
 std::vector<GateCase> JudgeGates(const JobDiff& diff, const DiffGates& gates) {
   std::vector<GateCase> cases;
   if (gates.fail_if_slower_percent) {
     const double limit = *gates.fail_if_slower_percent;
     if (!diff.a_latency_us || !diff.b_latency_us) {
       GateCase gate = Gate("slower", false, "latency unknown in A or B: cannot compare");
+      gate.error = true;
+      cases.push_back(gate);
+    } else if (diff.a_clock != diff.b_clock) {
+      GateCase gate = Gate("slower", false, ClocksDifferMessage(diff));
       gate.error = true;
       cases.push_back(gate);
     } else {
@@ -477,6 +608,8 @@ std::string DiffJson(const JobDiff& diff, const std::vector<GateCase>& gates) {
               {"b", diff.b_source},
               {"a_latency_us", OptionalJson(diff.a_latency_us)},
               {"b_latency_us", OptionalJson(diff.b_latency_us)},
+              {"a_clock", diff.a_clock},
+              {"b_clock", diff.b_clock},
               {"a_cpu_ops", diff.a_cpu_ops},
               {"b_cpu_ops", diff.b_cpu_ops},
               {"weights_placement", {diff.weights_placement_a, diff.weights_placement_b}}};
@@ -523,7 +656,10 @@ GateSuite DiffSuite(const JobDiff& diff, const std::vector<GateCase>& gates) {
   GateSuite suite;
   suite.name = "boardlab diff " + diff.a_source + " -> " + diff.b_source;
   suite.classname = "boardlab.diff";
-  suite.properties = {{"a", diff.a_source}, {"b", diff.b_source}};
+  suite.properties = {{"a", diff.a_source},
+                      {"b", diff.b_source},
+                      {"a_clock", diff.a_clock},
+                      {"b_clock", diff.b_clock}};
   for (GateCase gate : gates) {
     if (gate.passed) gate.message.clear();
     suite.cases.push_back(std::move(gate));
@@ -552,10 +688,12 @@ int RunDiff(const Connection& connection, const DiffArgs& args) {
     if (!written.ok())
       return FailWithStatus(written, "writing the JUnit report", connection.server);
   }
-  for (const GateCase& gate : gates) {
-    if (!gate.passed) return kExitFail;
+  std::string error;
+  const int code = GatesExitCode(diff, args.gates, gates, error);
+  if (code == kExitUsage) {
+    return FailWithStatus(absl::InvalidArgumentError(error), "diffing", connection.server);
   }
-  return kExitPass;
+  return code;
 }
 
 }  // namespace boardlab::cli

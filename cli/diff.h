@@ -53,9 +53,10 @@ struct OutputDiff {
   int index = 0;
   std::string type;  // element type read from the profile ("int8" when it does not say)
   int64_t elements = 0;
-  std::string not_comparable;  // why the outputs cannot be compared (sizes differ, missing)
-  double max_abs_diff = 0;
-  int64_t top1_a = -1;  // index of the largest element
+  std::string not_comparable;      // why the outputs cannot be compared (sizes differ, missing)
+  double max_abs_diff = 0;         // INFINITY: a NaN against a number
+  int64_t differing_elements = 0;  // elements that are not equal (NaN in both is equal)
+  int64_t top1_a = -1;             // index of the largest element
   int64_t top1_b = -1;
 };
 
@@ -86,6 +87,8 @@ struct JobDiff {
   std::vector<OutputDiff> outputs;
   std::optional<double> a_latency_us;  // the jobs' mean inference time; nullopt = unknown
   std::optional<double> b_latency_us;
+  std::string a_clock;  // what timed the latency (run::LatencyClockName of the profile's clock)
+  std::string b_clock;
   std::vector<OpLatencyDiff> ops;  // sorted by |change|, largest first
   std::vector<PlacementMove> moves;
   int a_cpu_ops = 0;
@@ -108,6 +111,12 @@ struct DiffGates {
 
 /// One case per gate asked for: "slower", "outputs differ", "cpu ops added".
 std::vector<GateCase> JudgeGates(const JobDiff& diff, const DiffGates& gates);
+
+/// The exit code of the judged gates: kExitPass, kExitFail when one failed, kExitUsage when
+/// --fail-if-slower compared latencies on different clocks (a simulator's timing model against a
+/// board's, say), which no limit makes meaningful; `error` then says so.
+int GatesExitCode(const JobDiff& diff, const DiffGates& asked, const std::vector<GateCase>& gates,
+                  std::string& error);
 
 /// The diff for people; `gates` follow when there are any.
 void PrintDiff(const JobDiff& diff, const std::vector<GateCase>& gates, std::ostream& out);

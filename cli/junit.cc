@@ -11,43 +11,16 @@
 #include "cli/exit_codes.h"
 #include "cli/file_io.h"
 #include "cli/tables.h"
+#include "runtime/cli/xml_chars.h"
 
 namespace boardlab::cli {
 namespace {
-
-// Length of the valid UTF-8 sequence at text[i] that XML 1.0 allows (tab, newline, carriage
-// return and everything from U+0020 except the surrogates and U+FFFE/U+FFFF), or 0.
-size_t ValidXmlCharLength(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  if (lead < 0x80) return lead >= 0x20 || lead == '\t' || lead == '\n' || lead == '\r' ? 1 : 0;
-  const size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 ? 2 : 0;
-  if (length == 0 || lead > 0xF4 || i + length > text.size()) return 0;
-  uint32_t code = lead & (0xFF >> (length + 1));
-  for (size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    code = (code << 6) | (byte(i + k) & 0x3F);
-  }
-  const uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (code < smallest[length] || code > 0x10FFFF) return 0;  // overlong or beyond Unicode
-  if ((code >= 0xD800 && code <= 0xDFFF) || code == 0xFFFE || code == 0xFFFF) return 0;
-  return length;
-}
 
 // Board logs and messages may hold any bytes; the report must still parse.
 std::string XmlSafe(std::string_view text) {
   std::string safe;
   safe.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const size_t length = ValidXmlCharLength(text, i);
-    if (length == 0) {
-      safe += '?';
-      ++i;
-      continue;
-    }
-    safe.append(text.substr(i, length));
-    i += length;
-  }
+  for (std::string_view c : run::XmlChars(text)) safe.append(c);
   return safe;
 }
 
@@ -217,6 +190,9 @@ GateSuite JobSuite(const v1::Job& job) {
     budget.name = "budget " + check.name();
     budget.passed = check.passed();
     if (!check.passed()) budget.message = BudgetCheckText(check);
+    // What timed the latency (a simulator's model is no silicon figure), pass or fail.
+    if (!check.clock().empty())
+      suite.properties.emplace_back(check.name() + "_clock", check.clock());
     suite.cases.push_back(std::move(budget));
   }
   std::ostringstream verdict;

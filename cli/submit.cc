@@ -85,7 +85,8 @@ void FillOptions(const SubmitArgs& args, v1::JobSpec& spec) {
   spec.mutable_selector()->set_board_id(args.board_id);
   spec.set_priority(args.priority);
   spec.set_queue_timeout_seconds(args.queue_timeout_seconds);
-  FillBudgets(args.budgets, *spec.mutable_budgets());
+  // No budgets message without a limit: the server then reads no compile report for the job.
+  if (!args.budgets.empty()) FillBudgets(args.budgets, *spec.mutable_budgets());
 }
 
 std::string SizeText(size_t bytes) {

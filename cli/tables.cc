@@ -85,11 +85,12 @@ std::string BudgetCheckText(const v1::BudgetCheck& check) {
   run::BudgetCheck view;
   view.name = check.name();
   view.unit = check.unit();
-  view.minimum = check.comparison() == ">=";
+  view.comparison = check.comparison();
   view.limit = check.limit();
   if (check.has_measured()) view.measured = check.measured();
   view.passed = check.passed();
   view.detail = check.detail();
+  view.clock = check.clock();
   return run::DescribeCheck(view);
 }
 

@@ -109,10 +109,13 @@ int DiffWithBaseline(const Connection& connection, api::BlobClient& blobs, const
   const std::vector<GateCase> gates = JudgeGates(diff, options.gates);
   PrintDiff(diff, gates, options.json ? std::cerr : std::cout);
   suites.push_back(DiffSuite(diff, gates));
-  for (const GateCase& gate : gates) {
-    if (!gate.passed && code == kExitPass) code = kExitFail;
+  std::string error;
+  const int gates_code = GatesExitCode(diff, options.gates, gates, error);
+  if (gates_code == kExitUsage) {
+    FailWithStatus(absl::InvalidArgumentError(error), "diffing against the baseline",
+                   connection.server);
   }
-  return code;
+  return code == kExitPass ? gates_code : code;
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ absl::Status ValidateBudgets(const v1::Budgets& budgets) {
 }
 
 std::string JudgeBudgets(v1::Job& job, const std::optional<std::string>& report_json,
-                         const std::string& report_error) {
+                         const std::string& report_error, const std::string& clock_kind) {
   job.clear_budget_checks();
   const run::BudgetLimits limits = BudgetLimitsOf(job.spec().budgets());
   if (limits.empty()) return "";
@@ -32,17 +32,18 @@ std::string JudgeBudgets(v1::Job& job, const std::optional<std::string>& report_
   } else {
     measured.report_missing = report_error;
   }
-  if (job.inference_us() > 0) measured.latency_us = job.inference_us();
+  run::MeasureLatency(job.inference_us(), clock_kind, measured);
   const std::vector<run::BudgetCheck> checks = run::CheckBudgets(limits, measured);
   for (const run::BudgetCheck& check : checks) {
     v1::BudgetCheck& out = *job.add_budget_checks();
     out.set_name(check.name);
     out.set_unit(check.unit);
-    out.set_comparison(check.minimum ? ">=" : "<=");
+    out.set_comparison(check.comparison);
     out.set_limit(check.limit);
     if (check.measured) out.set_measured(*check.measured);
     out.set_passed(check.passed);
     out.set_detail(check.detail);
+    out.set_clock(check.clock);
   }
   return run::FailedBudgetsMessage(checks);
 }

@@ -20,10 +20,12 @@ run::BudgetLimits BudgetLimitsOf(const v1::Budgets& budgets);
 absl::Status ValidateBudgets(const v1::Budgets& budgets);
 
 /// Sets job.budget_checks from the job's budgets: latency from job.inference_us (0 = the board's
-/// clock gave no time), SRAM, flash and NPU MACs from the compile report's text (nullopt when it
-/// could not be read, with `report_error` as the reason). Returns the failed budgets in one
+/// clock gave no time) on the clock `clock_kind` (v1::RunResult.inference_clock;
+/// run::MeasureLatency: a QEMU clock leaves it unmeasured, "" = not recorded), SRAM, flash and
+/// NPU MACs from the compile report's text (nullopt when it could not be read, with
+/// `report_error` as the reason). Returns the failed budgets in one
 /// phrase for the verdict message, empty when all passed.
 std::string JudgeBudgets(v1::Job& job, const std::optional<std::string>& report_json,
-                         const std::string& report_error);
+                         const std::string& report_error, const std::string& clock_kind = "");
 
 }  // namespace boardlab::server

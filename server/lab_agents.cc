@@ -201,7 +201,8 @@ void Lab::FinishRun(JobEntry& entry, const v1::RunResult& result) {
   v1::Job& job = entry.job;
   std::optional<std::string> report;
   std::string report_error;
-  if (job.spec().has_budgets()) {
+  // The report blob is read only when a budget is set (this runs under the Lab's mutex).
+  if (!BudgetLimitsOf(job.spec().budgets()).empty()) {
     absl::StatusOr<std::string> read = blobs_.Read(job.files().report());
     if (read.ok()) {
       report = *std::move(read);
@@ -209,7 +210,8 @@ void Lab::FinishRun(JobEntry& entry, const v1::RunResult& result) {
       report_error = absl::StrCat("compile report unreadable: ", read.status().message());
     }
   }
-  const std::string failed_budgets = JudgeBudgets(job, report, report_error);
+  const std::string failed_budgets =
+      JudgeBudgets(job, report, report_error, result.inference_clock());
   const bool outputs_pass = result.outcome() == v1::RUN_OUTCOME_PASS;
   if (failed_budgets.empty()) {
     Finish(entry, outputs_pass ? v1::JOB_RESULT_PASS : v1::JOB_RESULT_FAIL, result.message());

@@ -215,13 +215,13 @@ absl::Status PostgresStore::Exec(const char* sql, const char* what) {
 absl::StatusOr<PostgresStore::Rows> PostgresStore::Run(const char* sql, const Params& params,
                                                        const char* what) {
   if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;
-  auto [name, added] = prepared_.try_emplace(sql, absl::StrCat("s", prepared_.size()));
-  if (added) {
-    Rows prepared(PQprepare(connection_, name->second.c_str(), sql, params.size(), params.types()));
-    if (!Succeeded(prepared.get())) {
-      prepared_.erase(name);
-      return Error(what, prepared.get());
-    }
+  auto name = prepared_.find(sql);
+  if (name == prepared_.end()) {
+    // Named by count: a statement that failed to prepare was not added, so names stay unique.
+    const std::string statement = absl::StrCat("s", prepared_.size());
+    Rows prepared(PQprepare(connection_, statement.c_str(), sql, params.size(), params.types()));
+    if (!Succeeded(prepared.get())) return Error(what, prepared.get());
+    name = prepared_.emplace(sql, statement).first;
   }
   const std::vector<const char*> values = params.values();
   const std::vector<int> lengths = params.lengths();
@@ -285,23 +285,7 @@ absl::Status PostgresStore::MigrateLocked() {
 
 absl::Status PostgresStore::Commit(const StoreBatch& batch) {
   std::lock_guard lock(mutex_);
-  return InTransaction([&] { return CommitLocked(batch); });
-}
-
-absl::Status PostgresStore::CommitLocked(const StoreBatch& batch) {
-  for (const auto& [number, job] : batch.jobs) {
-    if (absl::Status ok = PutJobLocked(number, job); !ok.ok()) return ok;
-  }
-  for (const v1::JobEvent& event : batch.events) {
-    if (absl::Status ok = AppendEventLocked(event); !ok.ok()) return ok;
-  }
-  for (const auto& [id, board] : batch.boards) {
-    if (absl::Status ok = PutBoardLocked(board); !ok.ok()) return ok;
-  }
-  for (const auto& [tenant, sha256] : batch.blob_grants) {
-    if (absl::Status ok = GrantBlobLocked(tenant, sha256); !ok.ok()) return ok;
-  }
-  return absl::OkStatus();
+  return InTransaction([&] { return WriteBatch(batch, *this); });
 }
 
 absl::Status PostgresStore::PutJob(int64_t number, const v1::Job& job) {
@@ -411,40 +395,26 @@ absl::StatusOr<std::vector<std::pair<int64_t, v1::Job>>> PostgresStore::JobsAfte
 }
 
 absl::StatusOr<int64_t> PostgresStore::DeleteFinishedJobs(int64_t ended_before_ms) {
-  int64_t deleted = 0;
-  int64_t after = 0;
-  for (bool more = true; more;) {
-    auto page = DeleteFinishedPage(ended_before_ms, after, more);
-    if (!page.ok()) return page.status();
-    deleted += *page;
-  }
-  return deleted;
+  return DeleteInPages([&](int64_t after) { return DeleteFinishedPage(ended_before_ms, after); });
 }
 
-absl::StatusOr<int64_t> PostgresStore::DeleteFinishedPage(int64_t ended_before_ms, int64_t& after,
-                                                          bool& more) {
+absl::StatusOr<RetentionPage> PostgresStore::DeleteFinishedPage(int64_t ended_before_ms,
+                                                                int64_t after) {
   std::lock_guard lock(mutex_);
-  more = false;
   auto rows = Run(
       "SELECT number, record FROM jobs WHERE state = $1 AND number > $2 ORDER BY number LIMIT $3",
       Params().Int(v1::JOB_STATE_DONE).Int(after).Int(kRetentionPageJobs), "reading finished jobs");
   if (!rows.ok()) return rows.status();
-  std::vector<std::string> expired;  // job ids
-  bool past_cutoff = false;
-  for (int row = 0; row < rows->size() && !past_cutoff; ++row) {
-    after = rows->Int(row, 0);
-    auto job = ParseRecord<v1::Job>(rows->Bytes(row, 1), "job");
-    if (!job.ok()) return job.status();
-    // Numbers follow submit times: from a job submitted after the cutoff on, none has ended
-    // before it.
-    past_cutoff = job->submit_time_ms() >= ended_before_ms;
-    if (!past_cutoff && job->end_time_ms() < ended_before_ms) expired.push_back(job->id());
+  RetentionPage page(ended_before_ms, after);
+  for (int row = 0; row < rows->size(); ++row) {
+    absl::StatusOr<bool> go_on = page.Scan(rows->Int(row, 0), rows->Bytes(row, 1));
+    if (!go_on.ok()) return go_on.status();
+    if (!*go_on) break;
   }
-  more = !past_cutoff && rows->size() == kRetentionPageJobs;
-  if (expired.empty()) return 0;
-  absl::Status deleted = InTransaction([&] { return DeleteJobsLocked(expired); });
+  if (page.expired().empty()) return page;
+  absl::Status deleted = InTransaction([&] { return DeleteJobsLocked(page.expired()); });
   if (!deleted.ok()) return deleted;
-  return static_cast<int64_t>(expired.size());
+  return page;
 }
 
 absl::Status PostgresStore::DeleteJobsLocked(const std::vector<std::string>& ids) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "server/store.h"
+#include "server/store_records.h"
 
 namespace boardlab::server {
 
@@ -16,7 +17,7 @@ namespace boardlab::server {
 /// the server's machine. Thread-safe: one connection behind a mutex; statements are prepared once
 /// per connection. A connection found broken between calls is re-established (the call that found
 /// it broken fails; nothing of an interrupted transaction stays).
-class PostgresStore : public Store {
+class PostgresStore : public Store, private BatchWriter {
  public:
   /// Connects to `conninfo` (a postgres:// URI or libpq key=value string) and brings the schema
   /// up to date (versioned migrations in one transaction). `password`, when not empty, is used
@@ -73,16 +74,16 @@ class PostgresStore : public Store {
   absl::Status InTransaction(const std::function<absl::Status()>& body);
   absl::Status Migrate();
   absl::Status MigrateLocked();
-  absl::Status CommitLocked(const StoreBatch& batch);
-  absl::Status PutJobLocked(int64_t number, const v1::Job& job);
-  absl::Status AppendEventLocked(const v1::JobEvent& event);
-  absl::Status PutBoardLocked(const v1::Board& board);
-  absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256);
+  absl::Status PutJobLocked(int64_t number, const v1::Job& job) override;
+  absl::Status AppendEventLocked(const v1::JobEvent& event) override;
+  absl::Status PutBoardLocked(const v1::Board& board) override;
+  absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256) override;
   absl::Status DeleteJobsLocked(const std::vector<std::string>& ids);
   absl::StatusOr<std::optional<v1::Job>> OneJob(const char* sql, const Params& params,
                                                 const char* what);
-  /// One page of DeleteFinishedJobs: from job number `after`; false in `more` at the end.
-  absl::StatusOr<int64_t> DeleteFinishedPage(int64_t ended_before_ms, int64_t& after, bool& more);
+  /// One page of DeleteFinishedJobs (server/store_records.h DeleteInPages) from job number
+  /// `after`, its expired jobs deleted in one transaction.
+  absl::StatusOr<RetentionPage> DeleteFinishedPage(int64_t ended_before_ms, int64_t after);
 
   std::mutex mutex_;
   PGconn* connection_;

@@ -226,28 +226,12 @@ absl::Status SqliteStore::Commit(const StoreBatch& batch) {
   if (Statement(db_, statements_, "BEGIN").Step() != SQLITE_DONE) {
     return Error("starting a transaction");
   }
-  absl::Status written = CommitLocked(batch);
+  absl::Status written = WriteBatch(batch, *this);
   if (written.ok() && Statement(db_, statements_, "COMMIT").Step() != SQLITE_DONE) {
     written = Error("committing a transaction");
   }
   if (!written.ok()) Exec("ROLLBACK").IgnoreError();  // nothing of the batch stays
   return written;
-}
-
-absl::Status SqliteStore::CommitLocked(const StoreBatch& batch) {
-  for (const auto& [number, job] : batch.jobs) {
-    if (absl::Status ok = PutJobLocked(number, job); !ok.ok()) return ok;
-  }
-  for (const v1::JobEvent& event : batch.events) {
-    if (absl::Status ok = AppendEventLocked(event); !ok.ok()) return ok;
-  }
-  for (const auto& [id, board] : batch.boards) {
-    if (absl::Status ok = PutBoardLocked(board); !ok.ok()) return ok;
-  }
-  for (const auto& [tenant, sha256] : batch.blob_grants) {
-    if (absl::Status ok = GrantBlobLocked(tenant, sha256); !ok.ok()) return ok;
-  }
-  return absl::OkStatus();
 }
 
 absl::Status SqliteStore::PutJob(int64_t number, const v1::Job& job) {
@@ -360,21 +344,13 @@ absl::StatusOr<std::vector<std::pair<int64_t, v1::Job>>> SqliteStore::JobsAfter(
 }
 
 absl::StatusOr<int64_t> SqliteStore::DeleteFinishedJobs(int64_t ended_before_ms) {
-  int64_t deleted = 0;
-  int64_t after = 0;
-  for (bool more = true; more;) {
-    auto page = DeleteFinishedPage(ended_before_ms, after, more);
-    if (!page.ok()) return page.status();
-    deleted += *page;
-  }
-  return deleted;
+  return DeleteInPages([&](int64_t after) { return DeleteFinishedPage(ended_before_ms, after); });
 }
 
-absl::StatusOr<int64_t> SqliteStore::DeleteFinishedPage(int64_t ended_before_ms, int64_t& after,
-                                                        bool& more) {
+absl::StatusOr<RetentionPage> SqliteStore::DeleteFinishedPage(int64_t ended_before_ms,
+                                                              int64_t after) {
   std::lock_guard lock(mutex_);
-  std::vector<std::string> expired;  // job ids
-  more = false;
+  RetentionPage page(ended_before_ms, after);
   {
     Statement stmt(db_, statements_,
                    "SELECT number, record FROM jobs WHERE state = ? AND number > ? "
@@ -382,22 +358,16 @@ absl::StatusOr<int64_t> SqliteStore::DeleteFinishedPage(int64_t ended_before_ms,
     stmt.Bind(1, static_cast<int64_t>(v1::JOB_STATE_DONE)).Bind(2, after);
     stmt.Bind(3, kRetentionPageJobs);
     int rc = SQLITE_DONE;
-    int rows = 0;
-    bool past_cutoff = false;
-    while (!past_cutoff && (rc = stmt.Step()) == SQLITE_ROW) {
-      ++rows;
-      after = stmt.Int(0);
-      auto job = ParseRecord<v1::Job>(stmt.Blob(1), "job");
-      if (!job.ok()) return job.status();
-      // Numbers follow submit times: from a job submitted after the cutoff on, none has ended
-      // before it.
-      past_cutoff = job->submit_time_ms() >= ended_before_ms;
-      if (!past_cutoff && job->end_time_ms() < ended_before_ms) expired.push_back(job->id());
+    bool go_on = true;
+    while (go_on && (rc = stmt.Step()) == SQLITE_ROW) {
+      absl::StatusOr<bool> scanned = page.Scan(stmt.Int(0), stmt.Blob(1));
+      if (!scanned.ok()) return scanned.status();
+      go_on = *scanned;
     }
-    if (!past_cutoff && rc != SQLITE_DONE) return Error("reading finished jobs");
-    more = !past_cutoff && rows == kRetentionPageJobs;
+    if (go_on && rc != SQLITE_DONE) return Error("reading finished jobs");
   }
-  if (expired.empty()) return 0;
+  const std::vector<std::string>& expired = page.expired();
+  if (expired.empty()) return page;
   if (Statement(db_, statements_, "BEGIN").Step() != SQLITE_DONE) {
     return Error("starting a transaction");
   }
@@ -409,7 +379,7 @@ absl::StatusOr<int64_t> SqliteStore::DeleteFinishedPage(int64_t ended_before_ms,
     Exec("ROLLBACK").IgnoreError();
     return deleted;
   }
-  return static_cast<int64_t>(expired.size());
+  return page;
 }
 
 absl::Status SqliteStore::DeleteJobsLocked(const std::vector<std::string>& ids) {

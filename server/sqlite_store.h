@@ -7,13 +7,14 @@
 #include <string>
 
 #include "server/store.h"
+#include "server/store_records.h"
 
 namespace boardlab::server {
 
 /// Store in one SQLite database file (WAL journal: a committed write survives a killed process).
 /// Rows keep the serialized protobuf next to the columns that queries filter on. Thread-safe:
 /// one connection behind a mutex; statements are prepared once.
-class SqliteStore : public Store {
+class SqliteStore : public Store, private BatchWriter {
  public:
   /// Opens or creates the database. Errors: Unavailable when the file cannot be opened.
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
@@ -58,15 +59,15 @@ class SqliteStore : public Store {
   absl::Status MigrateToBlobUse();
   absl::Status MigrateToBlobGrants();
   absl::Status GrantJobBlobsLocked();
-  absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256);
-  /// One page of DeleteFinishedJobs: from job number `after`; false in `more` at the end.
-  absl::StatusOr<int64_t> DeleteFinishedPage(int64_t ended_before_ms, int64_t& after, bool& more);
+  absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256) override;
+  /// One page of DeleteFinishedJobs (server/store_records.h DeleteInPages) from job number
+  /// `after`, its expired jobs deleted in one transaction.
+  absl::StatusOr<RetentionPage> DeleteFinishedPage(int64_t ended_before_ms, int64_t after);
   absl::Status Error(const char* what) const;
   // The writes, under mutex_.
-  absl::Status PutJobLocked(int64_t number, const v1::Job& job);
-  absl::Status AppendEventLocked(const v1::JobEvent& event);
-  absl::Status PutBoardLocked(const v1::Board& board);
-  absl::Status CommitLocked(const StoreBatch& batch);
+  absl::Status PutJobLocked(int64_t number, const v1::Job& job) override;
+  absl::Status AppendEventLocked(const v1::JobEvent& event) override;
+  absl::Status PutBoardLocked(const v1::Board& board) override;
   absl::Status DeleteJobsLocked(const std::vector<std::string>& ids);
 
   std::mutex mutex_;

@@ -47,6 +47,47 @@ absl::StatusOr<CompileRecord> CompileRecordFromJson(const std::string& text) {
   return record;
 }
 
+absl::Status WriteBatch(const StoreBatch& batch, BatchWriter& writer) {
+  for (const auto& [number, job] : batch.jobs) {
+    if (absl::Status ok = writer.PutJobLocked(number, job); !ok.ok()) return ok;
+  }
+  for (const v1::JobEvent& event : batch.events) {
+    if (absl::Status ok = writer.AppendEventLocked(event); !ok.ok()) return ok;
+  }
+  for (const auto& [id, board] : batch.boards) {
+    if (absl::Status ok = writer.PutBoardLocked(board); !ok.ok()) return ok;
+  }
+  for (const auto& [tenant, sha256] : batch.blob_grants) {
+    if (absl::Status ok = writer.GrantBlobLocked(tenant, sha256); !ok.ok()) return ok;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> RetentionPage::Scan(int64_t number, const std::string& record) {
+  ++rows_;
+  after_ = number;
+  auto job = ParseRecord<v1::Job>(record, "job");
+  if (!job.ok()) return job.status();
+  past_cutoff_ = job->submit_time_ms() >= ended_before_ms_;
+  if (past_cutoff_) return false;
+  if (job->end_time_ms() < ended_before_ms_) expired_.push_back(job->id());
+  return true;
+}
+
+absl::StatusOr<int64_t> DeleteInPages(
+    const std::function<absl::StatusOr<RetentionPage>(int64_t after)>& delete_page) {
+  int64_t deleted = 0;
+  int64_t after = 0;
+  for (bool more = true; more;) {
+    absl::StatusOr<RetentionPage> page = delete_page(after);
+    if (!page.ok()) return page.status();
+    deleted += static_cast<int64_t>(page->expired().size());
+    after = page->after();
+    more = page->more();
+  }
+  return deleted;
+}
+
 bool MatchesStateAndLabels(const v1::Job& job, const JobFilter& filter) {
   if (!filter.states.empty() &&
       std::find(filter.states.begin(), filter.states.end(), job.state()) == filter.states.end()) {

@@ -29,19 +29,28 @@ std::string ValueText(double value, const std::string& unit) {
   return NumberText(value) + " " + unit;
 }
 
-BudgetCheck MakeCheck(const char* name, const char* unit, bool minimum, double limit,
+// "612.5 us (simulated RT700)", or "not measured (reason)".
+std::string MeasuredText(const BudgetCheck& check) {
+  if (!check.measured) return "not measured (" + check.detail + ")";
+  return ValueText(*check.measured, check.unit) +
+         (check.clock.empty() ? "" : " (" + check.clock + ")");
+}
+
+bool IsMinimum(const BudgetCheck& check) { return check.comparison == ">="; }
+
+BudgetCheck MakeCheck(const char* name, const char* unit, const char* comparison, double limit,
                       const std::optional<double>& measured, const std::string& missing) {
   BudgetCheck check;
   check.name = name;
   check.unit = unit;
-  check.minimum = minimum;
+  check.comparison = comparison;
   check.limit = limit;
   check.measured = measured;
   if (!measured) {
     check.detail = missing;
     return check;
   }
-  check.passed = minimum ? *measured >= limit : *measured <= limit;
+  check.passed = IsMinimum(check) ? *measured >= limit : *measured <= limit;
   return check;
 }
 
@@ -56,16 +65,28 @@ std::optional<double> ParseNumber(const std::string& text) {
   return value;
 }
 
+// The value at `path` in `doc`, or null when a key is missing.
+const json* JsonAt(const json& doc, std::initializer_list<const char*> path) {
+  const json* node = &doc;
+  for (const char* key : path) {
+    if (!node->is_object() || !node->contains(key)) return nullptr;
+    node = &(*node)[key];
+  }
+  return node;
+}
+
 }  // namespace
 
 std::optional<double> JsonNumberAt(const json& doc, std::initializer_list<const char*> path) {
-  const json* node = &doc;
-  for (const char* key : path) {
-    if (!node->is_object() || !node->contains(key)) return std::nullopt;
-    node = &(*node)[key];
-  }
-  if (!node->is_number()) return std::nullopt;
+  const json* node = JsonAt(doc, path);
+  if (node == nullptr || !node->is_number()) return std::nullopt;
   return node->get<double>();
+}
+
+std::optional<std::string> JsonStringAt(const json& doc, std::initializer_list<const char*> path) {
+  const json* node = JsonAt(doc, path);
+  if (node == nullptr || !node->is_string()) return std::nullopt;
+  return node->get<std::string>();
 }
 
 std::string NotANonNegativeNumber(const std::string& text) {
@@ -136,24 +157,49 @@ BudgetMeasurements MeasurementsFromReport(std::string_view report_json) {
   return measured;
 }
 
+std::string LatencyClockName(const std::string& clock_kind) {
+  if (clock_kind == "rt700-sim-cycles") return "simulated RT700";
+  if (clock_kind == "rt700-sim-npu-cycles") return "simulated RT700 NPU";
+  if (clock_kind == "dwt-cycles") return "DWT cycles on the board";
+  if (clock_kind == "host-wall") return "host wall clock";
+  if (clock_kind == "qemu-icount") return "QEMU instruction count";
+  if (clock_kind == "qemu-virtual-time") return "QEMU virtual time";
+  if (clock_kind.empty() || clock_kind == "unknown") return "clock not recorded";
+  return clock_kind;  // a serial board's timer, in its own words
+}
+
+void MeasureLatency(double us, const std::string& clock_kind, BudgetMeasurements& measured) {
+  if (clock_kind == "qemu-icount") {
+    measured.latency_missing = "a QEMU board counts instructions, not time";
+    return;
+  }
+  if (clock_kind == "qemu-virtual-time") {
+    measured.latency_missing = "QEMU's virtual time follows the host, not the board";
+    return;
+  }
+  if (!(us > 0)) return;
+  measured.latency_us = us;
+  if (!clock_kind.empty()) measured.latency_clock = LatencyClockName(clock_kind);
+}
+
 std::vector<BudgetCheck> CheckBudgets(const BudgetLimits& limits,
                                       const BudgetMeasurements& measured) {
   std::vector<BudgetCheck> checks;
   if (limits.max_latency_us) {
-    checks.push_back(MakeCheck("latency", "us", false, *limits.max_latency_us, measured.latency_us,
+    checks.push_back(MakeCheck("latency", "us", "<=", *limits.max_latency_us, measured.latency_us,
                                measured.latency_missing));
+    if (measured.latency_us) checks.back().clock = measured.latency_clock;
   }
   if (limits.max_sram_bytes) {
-    checks.push_back(MakeCheck("sram", "bytes", false, static_cast<double>(*limits.max_sram_bytes),
+    checks.push_back(MakeCheck("sram", "bytes", "<=", static_cast<double>(*limits.max_sram_bytes),
                                measured.sram_bytes, measured.report_missing));
   }
   if (limits.max_flash_bytes) {
-    checks.push_back(MakeCheck("flash", "bytes", false,
-                               static_cast<double>(*limits.max_flash_bytes), measured.flash_bytes,
-                               measured.report_missing));
+    checks.push_back(MakeCheck("flash", "bytes", "<=", static_cast<double>(*limits.max_flash_bytes),
+                               measured.flash_bytes, measured.report_missing));
   }
   if (limits.min_npu_macs_percent) {
-    checks.push_back(MakeCheck("npu_macs", "%", true, *limits.min_npu_macs_percent,
+    checks.push_back(MakeCheck("npu_macs", "%", ">=", *limits.min_npu_macs_percent,
                                measured.npu_macs_percent, measured.report_missing));
   }
   return checks;
@@ -167,9 +213,7 @@ bool AllPassed(const std::vector<BudgetCheck>& checks) {
 }
 
 std::string DescribeCheck(const BudgetCheck& check) {
-  const std::string measured = check.measured ? ValueText(*check.measured, check.unit)
-                                              : "not measured (" + check.detail + ")";
-  return check.name + " " + measured + (check.minimum ? " >= " : " <= ") +
+  return check.name + " " + MeasuredText(check) + " " + check.comparison + " " +
          ValueText(check.limit, check.unit) + ": " + (check.passed ? "pass" : "FAIL");
 }
 
@@ -178,12 +222,9 @@ std::string FailedBudgetsMessage(const std::vector<BudgetCheck>& checks) {
   for (const BudgetCheck& check : checks) {
     if (check.passed) continue;
     message += message.empty() ? "budget failed: " : "; ";
-    if (check.measured) {
-      message += check.name + " " + ValueText(*check.measured, check.unit) +
-                 (check.minimum ? " < " : " > ") + ValueText(check.limit, check.unit);
-    } else {
-      message += check.name + " not measured (" + check.detail + ")";
-    }
+    message += check.name + " " + MeasuredText(check);
+    if (check.measured)
+      message += (IsMinimum(check) ? " < " : " > ") + ValueText(check.limit, check.unit);
   }
   return message;
 }

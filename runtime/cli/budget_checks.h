@@ -41,6 +41,7 @@ struct BudgetLimits {
 /// What was measured; nullopt = not known (the check then fails with `*_missing` as its reason).
 struct BudgetMeasurements {
   std::optional<double> latency_us;        // mean inference time on the board's clock
+  std::string latency_clock;               // which clock gave latency_us (LatencyClockName)
   std::optional<double> sram_bytes;        // compile report: memory.sram_used_bytes
   std::optional<double> flash_bytes;       // the artifact's size (compile report: artifact_bytes)
   std::optional<double> npu_macs_percent;  // compile report: totals.npu_macs_percent
@@ -49,13 +50,14 @@ struct BudgetMeasurements {
 };
 
 struct BudgetCheck {
-  std::string name;      // "latency", "sram", "flash", "npu_macs"
-  std::string unit;      // "us", "bytes", "%"
-  bool minimum = false;  // the measured value must be >= limit (else <= limit)
+  std::string name;        // "latency", "sram", "flash", "npu_macs"
+  std::string unit;        // "us", "bytes", "%"
+  std::string comparison;  // "<=" (a maximum) or ">=" (a minimum), as v1::BudgetCheck has it
   double limit = 0;
   std::optional<double> measured;
   bool passed = false;
   std::string detail;  // why it was not measured; empty otherwise
+  std::string clock;   // latency: the clock that timed it ("simulated RT700"); "" = not recorded
 };
 
 /// The command-line options of the budgets, with their checks (each a non-negative number,
@@ -79,9 +81,24 @@ std::string InvalidBudget(const BudgetLimits& limits);
 std::optional<double> JsonNumberAt(const nlohmann::json& doc,
                                    std::initializer_list<const char*> path);
 
+/// The string at `path` in `doc`, or nullopt when a key is missing or the value is not a string.
+std::optional<std::string> JsonStringAt(const nlohmann::json& doc,
+                                        std::initializer_list<const char*> path);
+
 /// SRAM, flash and NPU MACs from a compile report (report.json of boardlab-compile --report);
 /// fields the report lacks, or a text that is not a report, stay unmeasured with the reason.
 BudgetMeasurements MeasurementsFromReport(std::string_view report_json);
+
+/// The clock of a latency in a few words, from a profile's "clock" (ClockKindName):
+/// "simulated RT700" for "rt700-sim-cycles", "DWT cycles on the board", "host wall clock",
+/// "QEMU instruction count", ..., "clock not recorded" for "".
+std::string LatencyClockName(const std::string& clock_kind);
+
+/// Sets measured.latency_us from a run's mean inference time `us` and the kind of the clock
+/// that timed it (a profile's "clock"; "" when the run recorded none). QEMU's clocks count
+/// instructions or follow the host, not the board, so their latency stays unmeasured with the
+/// reason; so does a time <= 0 (the clock gave none).
+void MeasureLatency(double us, const std::string& clock_kind, BudgetMeasurements& measured);
 
 /// One check per limit set, in the order latency, sram, flash, npu_macs.
 std::vector<BudgetCheck> CheckBudgets(const BudgetLimits& limits,
@@ -90,7 +107,7 @@ std::vector<BudgetCheck> CheckBudgets(const BudgetLimits& limits,
 /// True when every check passed (also when there are none).
 bool AllPassed(const std::vector<BudgetCheck>& checks);
 
-/// "latency 612.5 us <= 500 us: FAIL", "npu_macs 97.3 % >= 90 %: pass",
+/// "latency 612.5 us (simulated RT700) <= 500 us: FAIL", "npu_macs 97.3 % >= 90 %: pass",
 /// "sram not measured (no compile report) <= 524288 bytes: FAIL".
 std::string DescribeCheck(const BudgetCheck& check);
 

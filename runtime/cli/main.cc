@@ -401,11 +401,12 @@ json BudgetChecksJson(const std::vector<boardlab::run::BudgetCheck>& checks) {
   for (const boardlab::run::BudgetCheck& check : checks) {
     list.push_back({{"name", check.name},
                     {"unit", check.unit},
-                    {"comparison", check.minimum ? ">=" : "<="},
+                    {"comparison", check.comparison},
                     {"limit", check.limit},
                     {"measured", check.measured ? json(*check.measured) : json(nullptr)},
                     {"passed", check.passed},
-                    {"detail", check.detail}});
+                    {"detail", check.detail},
+                    {"clock", check.clock}});
   }
   return list;
 }
@@ -920,7 +921,7 @@ int Run(const Args& args) {
   int code = RunArtifact(run_args, out);
   if (!out.error.empty()) return Fail(code, out.error);
   boardlab::run::NameFromDebugMap(map, out.profile);
-  if (out.profile.total_us >= 0) measured.latency_us = out.profile.total_us;
+  boardlab::run::MeasureLatency(out.profile.total_us, out.profile.clock.kind, measured);
   const std::vector<boardlab::run::BudgetCheck> budgets =
       boardlab::run::CheckBudgets(args.budgets, measured);
   if (args.profile == "json") {

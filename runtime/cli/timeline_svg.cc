@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/cli/xml_chars.h"
+
 namespace boardlab::run {
 namespace {
 
@@ -24,46 +26,10 @@ constexpr double kLegendRow = 18;
 constexpr double kCharWidth = 6.6;      // average advance of an 11 px sans-serif character
 constexpr double kMinSliceWidth = 1.5;  // so that no slice disappears
 
-// The length of the UTF-8 sequence at text[i] when it encodes a character XML 1.0 allows, else
-// 0: no stray continuation bytes, no overlong forms, surrogates, U+FFFE/U+FFFF or control
-// characters other than tab, newline and carriage return.
-size_t XmlCharLength(std::string_view text, size_t i) {
-  const auto at = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  const unsigned char lead = at(0);
-  if (lead < 0x80) return lead >= 0x20 || lead == '\t' || lead == '\n' || lead == '\r' ? 1 : 0;
-  const size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
-                        : lead >= 0xE0 && lead <= 0xEF ? 3
-                        : lead >= 0xF0 && lead <= 0xF4 ? 4
-                                                       : 0;
-  if (length == 0 || i + length > text.size()) return 0;
-  for (size_t k = 1; k < length; ++k) {
-    if ((at(k) & 0xC0) != 0x80) return 0;
-  }
-  const unsigned char second = at(1);
-  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second >= 0xA0) ||
-      (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second >= 0x90)) {
-    return 0;  // overlong, surrogate or beyond U+10FFFF
-  }
-  if (lead == 0xEF && second == 0xBF && at(2) >= 0xBE) return 0;  // U+FFFE, U+FFFF
-  return length;
-}
-
-// The characters of `text`, each as its UTF-8 bytes; a byte that starts no character XML
-// allows becomes "?".
-std::vector<std::string> Utf8Chars(std::string_view text) {
-  std::vector<std::string> chars;
-  for (size_t i = 0; i < text.size();) {
-    const size_t length = XmlCharLength(text, i);
-    chars.emplace_back(length == 0 ? std::string_view("?") : text.substr(i, length));
-    i += length == 0 ? 1 : length;
-  }
-  return chars;
-}
-
-std::string Escaped(const std::vector<std::string>& chars, size_t count) {
+std::string Escaped(const std::vector<std::string_view>& chars, size_t count) {
   std::string out;
   for (size_t i = 0; i < count && i < chars.size(); ++i) {
-    const std::string& c = chars[i];
+    const std::string_view c = chars[i];
     if (c == "&") {
       out += "&amp;";
     } else if (c == "<") {
@@ -80,13 +46,13 @@ std::string Escaped(const std::vector<std::string>& chars, size_t count) {
 }
 
 std::string XmlText(std::string_view text) {
-  const std::vector<std::string> chars = Utf8Chars(text);
+  const std::vector<std::string_view> chars = XmlChars(text);
   return Escaped(chars, chars.size());
 }
 
 // What fits in `width` pixels: the whole label, its start with an ellipsis, or nothing.
 std::string FittedLabel(const std::string& label, double width) {
-  const std::vector<std::string> chars = Utf8Chars(label);
+  const std::vector<std::string_view> chars = XmlChars(label);
   const auto fit = static_cast<size_t>((width - 6) / kCharWidth);
   if (fit >= chars.size()) return Escaped(chars, chars.size());
   if (fit < 4) return "";

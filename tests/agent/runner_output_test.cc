@@ -206,5 +206,29 @@ TEST(RunnerOutput, QemuConsoleGivesChecksAndTime) {
   EXPECT_TRUE(r.profile_json.empty());
 }
 
+// The clock that timed inference_us goes to the server with it: the profile's for a sim run,
+// the console's "(per inference, ...)" for QEMU and serial boards.
+TEST(RunnerOutput, TheRunNamesTheClockOfItsTime) {
+  testing::ScratchDir dir;
+  const std::string sim = R"({"outputs": [],
+      "profile": {"clock": "rt700-sim-cycles", "total_us": 612.5, "ops": []}})";
+  EXPECT_EQ(InterpretRunnerExit(RunnerBoard::kSim, Request(dir.path().string()), Exited(0), sim, {})
+                .inference_clock,
+            "rt700-sim-cycles");
+  const std::pair<std::string, std::string> consoles[] = {
+      {"result: PASS ticks 1 ns 2000 instructions 2000 (per inference, icount shift 0)",
+       "qemu-icount"},
+      {"result: PASS ticks 1 ns 2000 (per inference, no icount: host time)", "qemu-virtual-time"},
+      {"result: PASS ticks 1 ns 2000 (per inference, cmsdk-timer0)", "cmsdk-timer0"},
+      {"result: PASS ticks 1 ns 2000", ""},
+  };
+  for (const auto& [line, clock] : consoles) {
+    const BoardReport r = InterpretRunnerExit(RunnerBoard::kQemu, Request("/nonexistent"),
+                                              Exited(0), line + "\n", {});
+    EXPECT_DOUBLE_EQ(r.inference_us, 2.0) << line;
+    EXPECT_EQ(r.inference_clock, clock) << line;
+  }
+}
+
 }  // namespace
 }  // namespace boardlab::agent

@@ -180,7 +180,8 @@ TEST(SubmitBudgets, BadValuesAreUsageErrorsBeforeAnyCall) {
   EXPECT_EQ(server.jobs().job_count(), 0);
 }
 
-TEST(SubmitBudgets, TheVerdictShowsEachCheck) {
+// A failed job whose latency check measured `us` against a limit of 500 us.
+v1::Job JobWithLatencyCheck(double us) {
   v1::Job job;
   job.set_id("j1");
   job.set_result(v1::JOB_RESULT_FAIL);
@@ -189,7 +190,12 @@ TEST(SubmitBudgets, TheVerdictShowsEachCheck) {
   latency->set_unit("us");
   latency->set_comparison("<=");
   latency->set_limit(500);
-  latency->set_measured(612.5);
+  latency->set_measured(us);
+  return job;
+}
+
+TEST(SubmitBudgets, TheVerdictShowsEachCheck) {
+  v1::Job job = JobWithLatencyCheck(612.5);
   v1::BudgetCheck* npu = job.add_budget_checks();
   npu->set_name("npu_macs");
   npu->set_unit("%");
@@ -201,6 +207,35 @@ TEST(SubmitBudgets, TheVerdictShowsEachCheck) {
   PrintVerdict(job, out);
   EXPECT_THAT(out.str(), HasSubstr("  budget latency 612.5 us <= 500 us: FAIL\n"));
   EXPECT_THAT(out.str(), HasSubstr("  budget npu_macs 87.5 % >= 50 %: pass\n"));
+}
+
+TEST(SubmitBudgets, TheVerdictNamesTheLatencyClock) {
+  v1::Job job = JobWithLatencyCheck(619.76);
+  job.mutable_budget_checks(0)->set_clock("simulated RT700");
+  std::ostringstream out;
+  PrintVerdict(job, out);
+  EXPECT_THAT(out.str(),
+              HasSubstr("  budget latency 619.76 us (simulated RT700) <= 500 us: FAIL\n"));
+}
+
+TEST(BudgetChecks, QemuClocksLeaveTheLatencyUnmeasured) {
+  run::BudgetLimits limits;
+  limits.max_latency_us = 1000;
+  for (const char* kind : {"qemu-icount", "qemu-virtual-time"}) {
+    run::BudgetMeasurements measured;
+    run::MeasureLatency(400, kind, measured);
+    const std::vector<run::BudgetCheck> checks = run::CheckBudgets(limits, measured);
+    ASSERT_EQ(checks.size(), 1u);
+    EXPECT_FALSE(checks[0].measured) << kind;
+    EXPECT_FALSE(checks[0].passed) << kind;
+    EXPECT_THAT(run::DescribeCheck(checks[0]), HasSubstr("latency not measured (")) << kind;
+    EXPECT_THAT(run::DescribeCheck(checks[0]), HasSubstr("QEMU")) << kind;
+  }
+  run::BudgetMeasurements sim;
+  run::MeasureLatency(400, "rt700-sim-cycles", sim);
+  EXPECT_EQ(run::DescribeCheck(run::CheckBudgets(limits, sim)[0]),
+            "latency 400 us (simulated RT700) <= 1000 us: pass");
+  EXPECT_EQ(run::FailedBudgetsMessage(run::CheckBudgets(limits, sim)), "");
 }
 
 // boardlab-run checks the same budgets on a sim run: exit 1 when one fails, and the checks in
@@ -225,6 +260,15 @@ class RunBudgetsTest : public ::testing::Test {
   boardlab::testing::CommandResult Run(const std::string& options) {
     return boardlab::testing::RunCommand(boardlab::testing::RunBinary() + " " + dir_ + "/m.pte " +
                                          options);
+  }
+
+  // The "budgets" of the --profile json document of a run with `budget_options`.
+  nlohmann::json JsonBudgets(const std::string& budget_options, int expected_exit) {
+    boardlab::testing::CommandResult r = boardlab::testing::RunCommand(
+        boardlab::testing::RunBinary() + " " + dir_ + "/m.pte --profile json " + budget_options,
+        /*with_stderr=*/false);
+    EXPECT_EQ(r.exit_code, expected_exit) << r.output;
+    return nlohmann::json::parse(r.output)["budgets"];
   }
 
   std::string dir_;
@@ -264,15 +308,17 @@ TEST_F(RunBudgetsTest, EachTightBudgetFailsTheRun) {
 }
 
 TEST_F(RunBudgetsTest, JsonListsTheChecks) {
-  boardlab::testing::CommandResult r = boardlab::testing::RunCommand(
-      boardlab::testing::RunBinary() + " " + dir_ + "/m.pte --profile json --max-flash 1",
-      /*with_stderr=*/false);
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  const nlohmann::json doc = nlohmann::json::parse(r.output);
-  ASSERT_EQ(doc["budgets"].size(), 1u);
-  EXPECT_EQ(doc["budgets"][0]["name"], "flash");
-  EXPECT_EQ(doc["budgets"][0]["measured"], std::filesystem::file_size(dir_ + "/m.pte"));
-  EXPECT_EQ(doc["budgets"][0]["passed"], false);
+  const nlohmann::json budgets = JsonBudgets("--max-flash 1", 1);
+  ASSERT_EQ(budgets.size(), 1u);
+  EXPECT_EQ(budgets[0]["name"], "flash");
+  EXPECT_EQ(budgets[0]["measured"], std::filesystem::file_size(dir_ + "/m.pte"));
+  EXPECT_EQ(budgets[0]["passed"], false);
+}
+
+TEST_F(RunBudgetsTest, TheLatencyNamesTheSimulatorClock) {
+  const nlohmann::json budgets = JsonBudgets("--max-latency-us 1e9", 0);
+  ASSERT_EQ(budgets.size(), 1u);
+  EXPECT_EQ(budgets[0]["clock"], "simulated RT700");
 }
 
 TEST_F(RunBudgetsTest, BadUseIsAUsageError) {

@@ -6,8 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "cli/tables.h"
 #include "nlohmann/json.hpp"
@@ -32,6 +34,8 @@ struct JobShape {
   int arena_bytes = 4096;
   std::string output = std::string("\x01\x05\x02", 3);  // int8 scores: class 1 wins
   double conv_us = 60;
+  std::string clock = "";            // the profile's clock kind; none when empty
+  std::string output_type = "int8";  // as the profile lists output 0
 };
 
 // A `boardlab --out` directory of a job with two operators (FULLY_CONNECTED #0 on the CPU,
@@ -60,13 +64,14 @@ std::string MakeOutDir(const std::string& name, const JobShape& shape) {
         {"weights_placement", "sram"}}},
       {"artifact_bytes", 5000}};
   Write(dir / "report.json", report.dump());
-  const nlohmann::json profile = {
-      {"outputs", {{{"index", 0}, {"type", "int8"}}}},
+  nlohmann::json profile = {
+      {"outputs", {{{"index", 0}, {"type", shape.output_type}}}},
       {"profile",
        {{"total_us", shape.latency_us},
         {"ops",
          {{{"instruction", 0}, {"op", "fully_connected"}, {"us", shape.latency_us - shape.conv_us}},
           {{"instruction", 1}, {"op", "conv2d"}, {"us", shape.conv_us}}}}}}};
+  if (!shape.clock.empty()) profile["profile"]["clock"] = shape.clock;
   Write(dir / "profile.json", profile.dump());
   const nlohmann::json debug_map = {{"cpu_ops",
                                      {{{"instruction", 0}, {"name", "FULLY_CONNECTED #0"}},
@@ -204,6 +209,92 @@ TEST(Diff, SubmitWithABaselineAppliesTheGates) {
       testing::RunCaptured({"submit", model, "--wait", "--fail-if-slower", "10"}, server.address());
   EXPECT_EQ(no_baseline.code, 2);
   EXPECT_THAT(no_baseline.err, HasSubstr("--baseline"));
+}
+
+std::string Floats(std::initializer_list<float> values) {
+  std::string bytes(values.size() * sizeof(float), '\0');
+  std::memcpy(bytes.data(), values.begin(), bytes.size());
+  return bytes;
+}
+
+// Outputs are compared as the on-board verifier compares them: NaN in both is equal.
+TEST(Diff, NanInBothOutputsIsNoDifference) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const JobShape nan_output{.output = Floats({1.5f, nan, 0.5f}), .output_type = "float32"};
+  const std::string a = MakeOutDir("diff_nan_a", nan_output);
+  const std::string b = MakeOutDir("diff_nan_b", nan_output);
+  testing::CapturedRun same = Diff({a, b, "--fail-if-outputs-differ"});
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_THAT(same.out, HasSubstr("output 0 (float32, 3 elements): max abs diff 0"));
+  EXPECT_THAT(same.out, HasSubstr("outputs differ  pass"));
+  const std::string c =
+      MakeOutDir("diff_nan_c", {.output = Floats({1.5f, 2.0f, 0.5f}), .output_type = "float32"});
+  testing::CapturedRun differs = Diff({a, c, "--fail-if-outputs-differ"});
+  EXPECT_EQ(differs.code, 1) << differs.out << differs.err;
+  EXPECT_THAT(differs.out, HasSubstr("max abs diff inf")) << "a NaN against a number";
+}
+
+TEST(Diff, ShowsEachSidesClock) {
+  const std::string a = MakeOutDir("diff_clock_a", {.clock = "rt700-sim-cycles"});
+  const std::string b =
+      MakeOutDir("diff_clock_b", {.latency_us = 105, .clock = "rt700-sim-cycles"});
+  testing::CapturedRun same = Diff({a, b, "--fail-if-slower", "10"});
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_THAT(same.out, HasSubstr("clock: simulated RT700 (both)"));
+  const std::string qemu = MakeOutDir("diff_clock_qemu", {.clock = "qemu-icount"});
+  testing::CapturedRun json = Diff({a, qemu, "--json"});
+  EXPECT_EQ(json.code, 0) << json.err << "no gate asked for";
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["a_clock"], "simulated RT700");
+  EXPECT_EQ(doc["b_clock"], "QEMU instruction count");
+}
+
+// A simulator's timing model against QEMU's instruction count: no percentage means anything, so
+// the gate is an error (exit 2), not a pass or a fail.
+TEST(Diff, FailIfSlowerOnDifferentClocksIsAnError) {
+  const std::string a = MakeOutDir("diff_clocks_a", {.clock = "rt700-sim-cycles"});
+  const std::string b = MakeOutDir("diff_clocks_b", {.latency_us = 50, .clock = "qemu-icount"});
+  const std::string junit = ::testing::TempDir() + "/diff-clocks-junit.xml";
+  testing::CapturedRun run = Diff({a, b, "--fail-if-slower", "10", "--junit", junit});
+  EXPECT_EQ(run.code, 2) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("latency: 100.00 us -> 50.00 us\n"
+                                 "  clock: A simulated RT700, B QEMU instruction count"));
+  EXPECT_THAT(run.err, HasSubstr("--fail-if-slower: A's latency is on simulated RT700, B's on "
+                                 "QEMU instruction count"));
+  std::ifstream in(junit);
+  const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(xml, HasSubstr("errors=\"1\""));
+  EXPECT_THAT(xml, HasSubstr("name=\"b_clock\" value=\"QEMU instruction count\""));
+  EXPECT_EQ(Diff({a, b, "--fail-if-outputs-differ"}).code, 0) << "only the latency gate cares";
+}
+
+// A report.json whose fields have the wrong types is named with the field, not a crash.
+TEST(Diff, AMalformedReportIsAClearError) {
+  const std::string a = MakeOutDir("diff_badreport_a", {});
+  const struct {
+    std::string text;
+    std::string problem;
+  } cases[] = {
+      {R"({"ops": [{"index": 0, "unit": "CPU"}, {"index": 1, "unit": 5}]})",
+       "ops[1].unit is not a string"},
+      {R"({"ops": [{"index": "zero"}]})", "ops[0].index is not a number"},
+      {R"({"memory": {"weights_placement": ["sram"]}})",
+       "memory.weights_placement is not a string"},
+      {R"({"memory": {"arena_bytes": "4096"}})", "memory.arena_bytes is not a number"},
+      {R"({"memory": 3})", "memory is not an object"},
+      {R"({"ops": {}})", "ops is not an array"},
+      {R"([1, 2])", "not a JSON object"},
+      {"{\"ops\": [", "not JSON"},
+  };
+  for (const auto& c : cases) {
+    const std::string b = MakeOutDir("diff_badreport_b", {});
+    Write(fs::path(b) / "report.json", c.text);
+    testing::CapturedRun run = Diff({a, b});
+    EXPECT_EQ(run.code, 2) << c.text << run.err;
+    EXPECT_THAT(run.err,
+                HasSubstr(b + "/report.json' is not a readable compile report: " + c.problem))
+        << c.text;
+  }
 }
 
 }  // namespace

@@ -107,6 +107,16 @@ TEST(Junit, AFailedJobIsOneSuiteWithACasePerCheck) {
   EXPECT_THAT(xml, HasSubstr("kws &lt;int8&gt; &amp; &quot;friends&quot;.tflite"));
 }
 
+// What timed the latency is a suite property, whether the budget passed or failed.
+TEST(Junit, TheLatencyClockIsAProperty) {
+  v1::Job job = FailedJob();
+  job.mutable_budget_checks(1)->set_clock("simulated RT700");
+  const std::string xml = JunitXml({JobSuite(job)});
+  EXPECT_EQ(ValidateAgainstSchema(xml, "clock.xml").exit_code, 0) << xml;
+  EXPECT_THAT(xml, HasSubstr("<property name=\"latency_clock\" value=\"simulated RT700\"/>"));
+  EXPECT_EQ(XPathNumber(xml, "count(//property[@name='sram_clock'])"), 0) << "only a clocked check";
+}
+
 TEST(Junit, AJobThatNeverRanIsAnError) {
   v1::Job job;
   job.set_id("j00000008");

@@ -81,6 +81,21 @@ TEST_F(SubmitTest, PrepareBuildsTheSpecFromTheArguments) {
   EXPECT_EQ(prepared->blobs.size(), 3u);
 }
 
+TEST_F(SubmitTest, OnlyALimitMakesABudgetsMessage) {
+  // Without one the server reads no compile report when the job ends (server/lab_agents.cc).
+  SubmitArgs args;
+  args.model = model_;
+  args.expected = {expected_};
+  absl::StatusOr<PreparedSubmit> prepared = PrepareSubmit(args);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_FALSE(prepared->request.spec().has_budgets());
+  args.budgets.max_flash_bytes = 4096;
+  prepared = PrepareSubmit(args);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  ASSERT_TRUE(prepared->request.spec().has_budgets());
+  EXPECT_EQ(prepared->request.spec().budgets().max_flash_bytes(), 4096);
+}
+
 TEST_F(SubmitTest, UploadsOnlyTheBlobsTheStoreLacksOnce) {
   server_.artifacts().Preload("model bytes");
   ASSERT_EQ(Run({"--token", "t0k", "submit", model_, "--input", input_, "--input", "random:3",

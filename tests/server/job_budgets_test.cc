@@ -76,6 +76,23 @@ TEST(JobBudgets, WithoutAReportOrATimeTheChecksFailUnmeasured) {
   }
 }
 
+TEST(JobBudgets, TheLatencyNamesTheClockThatTimedIt) {
+  v1::Job job = JobWithBudgets(600, 1 << 30, 1 << 30, 0);
+  EXPECT_EQ(JudgeBudgets(job, std::string(kReport), "", "rt700-sim-cycles"),
+            "budget failed: latency 612.5 us (simulated RT700) > 600 us");
+  EXPECT_EQ(job.budget_checks(0).clock(), "simulated RT700");
+  EXPECT_EQ(job.budget_checks(1).clock(), "") << "only the latency has a clock";
+}
+
+TEST(JobBudgets, AQemuInstructionCountIsNoLatency) {
+  v1::Job job = JobWithBudgets(1e9, 1 << 30, 1 << 30, 0);
+  EXPECT_EQ(JudgeBudgets(job, std::string(kReport), "", "qemu-icount"),
+            "budget failed: latency not measured (a QEMU board counts instructions, not time)");
+  EXPECT_FALSE(job.budget_checks(0).has_measured());
+  EXPECT_FALSE(job.budget_checks(0).passed());
+  EXPECT_TRUE(job.budget_checks(1).passed());
+}
+
 TEST(JobBudgets, AJobWithoutBudgetsHasNoChecks) {
   v1::Job job;
   job.set_inference_us(5);

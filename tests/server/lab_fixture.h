@@ -206,7 +206,8 @@ class LabTest : public ::testing::Test {
   }
 
   void Result(const std::string& session, const v1::Assignment& a, v1::RunOutcome outcome,
-              const std::string& message = "", const std::string& log_text = "") {
+              const std::string& message = "", const std::string& log_text = "",
+              const std::string& inference_clock = "") {
     v1::AgentMessage m;
     auto* r = m.mutable_result();
     r->set_job_id(a.job_id());
@@ -215,6 +216,7 @@ class LabTest : public ::testing::Test {
     r->set_outcome(outcome);
     r->set_message(message);
     r->set_inference_us(12.5);
+    r->set_inference_clock(inference_clock);
     r->set_log_text(log_text);
     Send(session, m);
   }

@@ -167,6 +167,38 @@ TEST_F(LabTest, AJobRunsOnAnIdleBoardAndPasses) {
   EXPECT_EQ(Get(job.id()).result(), v1::JOB_RESULT_PASS);
 }
 
+// The latency budget is judged on the clock the agent names: a simulator's time is labelled as
+// such, and QEMU's instruction count is no time at all.
+TEST_F(LabTest, TheLatencyBudgetIsJudgedOnTheClockTheAgentNames) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  const v1::Digest model = PutModel();
+  const std::pair<std::string, std::string> runs[] = {{"rt700-sim-cycles", "simulated RT700"},
+                                                      {"qemu-icount", ""}};
+  for (const auto& [clock, label] : runs) {
+    v1::SubmitJobRequest request = Request(model);
+    request.mutable_spec()->mutable_budgets()->set_max_latency_us(1000);
+    v1::Job job = Submit(request);
+    auto assignment = agent->WaitAssignment();
+    ASSERT_TRUE(assignment);
+    Result(session, *assignment, v1::RUN_OUTCOME_PASS, "", "", clock);
+    v1::Job done = Get(job.id());
+    ASSERT_EQ(done.budget_checks_size(), 1) << clock;
+    const v1::BudgetCheck& latency = done.budget_checks(0);
+    EXPECT_EQ(latency.clock(), label) << clock;
+    if (label.empty()) {
+      EXPECT_FALSE(latency.has_measured());
+      EXPECT_EQ(done.result(), v1::JOB_RESULT_FAIL);
+      EXPECT_EQ(done.message(),
+                "budget failed: latency not measured (a QEMU board counts instructions, not time)");
+    } else {
+      EXPECT_EQ(latency.measured(), 12.5);
+      EXPECT_EQ(done.result(), v1::JOB_RESULT_PASS) << done.message();
+    }
+  }
+}
+
 TEST_F(LabTest, AMalformedModelEndsAsACompileError) {
   StartLab();
   std::shared_ptr<FakeSession> agent;

@@ -76,6 +76,8 @@ TEST_F(GatesTest, AFailedBudgetFailsTheJobAndEveryViewSaysSo) {
     EXPECT_FALSE(job->budget_checks(0).passed());
     EXPECT_TRUE(job->budget_checks(1).passed());
   }
+  EXPECT_THAT(r.out, HasSubstr(" us (simulated RT700) <= 0.001 us: FAIL")) << r;
+  EXPECT_EQ(file_job->budget_checks(0).clock(), "simulated RT700");
   ClientResult watch = lab_.RunClient({"watch", file_job->id()});
   EXPECT_EQ(watch.exit_code, 1) << watch;
   EXPECT_THAT(watch.out, HasSubstr("  budget latency ")) << watch;
