@@ -232,28 +232,40 @@ CommandResult MonitorCommand(const QemuBoard& board, const std::string& action) 
 
 // ---- One board per test: faults and recovery. ----
 
-class SerialBoardTest : public ::testing::Test {
+// A fresh board in a directory of the test's own (removed when the test passed).
+class OneBoardTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  // Starts the board; `model_slot_file` (qemu-board.sh --model) when not empty.
+  void StartBoard(const fs::path& model_slot_file = {}) {
     std::string why;
     if (!QemuAvailable(&why)) GTEST_SKIP() << why;
     dir_ = TestDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     board_ = std::make_unique<QemuBoard>(dir_);
+    if (!model_slot_file.empty()) board_->set_model_slot_file(dir_ / model_slot_file);
     ASSERT_TRUE(board_->Start());
-    pte_ = Compile(testing::TinyDsCnn(), dir_ / "tiny.pte", &debug_map_);
-    ASSERT_FALSE(pte_.empty());
   }
   void TearDown() override {
     board_.reset();
     if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  fs::path dir_;
+  std::unique_ptr<QemuBoard> board_;
+};
+
+class SerialBoardTest : public OneBoardTest {
+ protected:
+  void SetUp() override {
+    StartBoard();
+    if (IsSkipped() || HasFatalFailure()) return;
+    pte_ = Compile(testing::TinyDsCnn(), dir_ / "tiny.pte", &debug_map_);
+    ASSERT_FALSE(pte_.empty());
   }
   CommandResult RunOnBoard(const std::string& args, const std::string& port = "") {
     return BoardlabRun("--board serial --port " + (port.empty() ? board_->port() : port) + " " +
                        pte_ + " " + args);
   }
 
-  fs::path dir_;
-  std::unique_ptr<QemuBoard> board_;
   std::string pte_;
   std::string debug_map_;
 };
@@ -487,20 +499,9 @@ TEST_F(SerialBoardTest, UsageErrorsAndAMissingBoard) {
 
 // ---- The model slot: models larger than the artifact cache, "flashed" with qemu-board.sh. ----
 
-class SerialBoardModelSlot : public ::testing::Test {
+class SerialBoardModelSlot : public OneBoardTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (!QemuAvailable(&why)) GTEST_SKIP() << why;
-    dir_ = TestDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
-    board_ = std::make_unique<QemuBoard>(dir_);
-    board_->set_model_slot_file(dir_ / "slot.bin");  // empty until the first flash
-    ASSERT_TRUE(board_->Start());
-  }
-  void TearDown() override {
-    board_.reset();
-    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
-  }
+  void SetUp() override { StartBoard("slot.bin"); }  // the slot is empty until the first flash
   CommandResult RunOnBoard(const std::string& pte, const std::string& args) {
     return BoardlabRun("--board serial --port " + board_->port() + " --connect-timeout 30 " + pte +
                        " " + args);
@@ -528,9 +529,6 @@ class SerialBoardModelSlot : public ::testing::Test {
     // Only the input, a few messages and the outputs crossed the line.
     EXPECT_LT(doc["link"]["bytes_sent"].get<uint64_t>(), 256u * 1024u);
   }
-
-  fs::path dir_;
-  std::unique_ptr<QemuBoard> board_;
 };
 
 // A fully connected layer with 3.7 MB of weights: larger than the 3 MB artifact cache.
