@@ -28,10 +28,11 @@ struct BoardRunRequest {
   std::vector<std::string> expected;  // expected raw bytes of output i
   int atol = 0;
   int iterations = 1;
-  int timeout_seconds = 300;  // the run is killed after this long: BOARD_ERROR
-  std::string work_dir;       // exists, owned by this run; empty (see ReportsOnlyItsOwnFiles)
-  bool health_check = false;  // the server's golden-model check of a quarantined board
-  std::string test_fault;     // serial: boardlab-run --test-fault (a test-only board config)
+  int timeout_seconds = 300;      // the run is killed after this long: BOARD_ERROR
+  std::string work_dir;           // exists, owned by this run; empty (see ReportsOnlyItsOwnFiles)
+  bool health_check = false;      // the server's golden-model check of a quarantined board
+  std::string test_fault;         // serial: boardlab-run --test-fault (a test-only board config)
+  bool artifact_in_slot = false;  // serial: the agent flashed the artifact into the model slot
 };
 
 /// How a run ended and what it left behind.

@@ -28,7 +28,7 @@ absl::Status CheckCommandTemplate(const std::string& command) {
     const std::string name = command.substr(i + 1, end - i - 1);
     if (!IsPlaceholder(name)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown placeholder {", name, "} (known: {elf} {hex} {bin} {board} {port})"));
+          "unknown placeholder {", name, "} (known: {elf} {hex} {bin} {board} {port} {model})"));
     }
     i = end;
   }

@@ -16,7 +16,9 @@
 namespace boardlab::agent {
 
 /// The placeholders a template may use, in the order docs/boards.md lists them.
-inline constexpr const char* kCommandPlaceholders[] = {"elf", "hex", "bin", "board", "port"};
+/// `model` (the artifact file) only in `model_flash`.
+inline constexpr const char* kCommandPlaceholders[] = {"elf",   "hex",  "bin",
+                                                       "board", "port", "model"};
 
 /// OK when every `{name}` in `command` is a known placeholder and every brace is part of one.
 /// Errors: InvalidArgument naming the offending text.

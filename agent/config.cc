@@ -42,14 +42,37 @@ absl::Status ReadPositive(const YAML::Node& node, const std::string& where, int&
   return s;
 }
 
+// model_flash's `when`.
+absl::Status ReadModelFlashPolicy(const YAML::Node& node, const std::string& where,
+                                  ModelFlashPolicy& out) {
+  std::string value;
+  if (absl::Status s = ReadScalar(node, where, value); !s.ok()) return s;
+  if (value == "always") {
+    out = ModelFlashPolicy::kAlways;
+  } else if (value == "too-large") {
+    out = ModelFlashPolicy::kTooLarge;
+  } else {
+    return Invalid(where, absl::StrCat("'", value, "' is not always or too-large"));
+  }
+  return absl::OkStatus();
+}
+
+// The keys a command map takes besides `command` and `timeout_seconds`: flash's `attempts`,
+// model_flash's `when` (null: not this command's).
+struct CommandExtras {
+  int* attempts = nullptr;
+  ModelFlashPolicy* when = nullptr;
+};
+
 // A command template: `flash: "pyocd flash {hex}"`, or a map with `command`, `timeout_seconds`
-// (and, for flash, `attempts`).
+// (and, for flash, `attempts`; for model_flash, `when`).
 absl::Status ReadCommand(const YAML::Node& node, const std::string& where, BoardCommand& out,
-                         int* attempts) {
+                         CommandExtras extras = {}) {
   if (node.IsScalar()) return ReadScalar(node, where, out.command);
   if (!node.IsMap()) return Invalid(where, "must be a command string or a map with command");
-  const std::string known =
-      attempts != nullptr ? "command, timeout_seconds, attempts" : "command, timeout_seconds";
+  std::string known = "command, timeout_seconds";
+  if (extras.attempts != nullptr) absl::StrAppend(&known, ", attempts");
+  if (extras.when != nullptr) absl::StrAppend(&known, ", when");
   for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
     const std::string field = absl::StrCat(where, ".", key);
@@ -58,8 +81,10 @@ absl::Status ReadCommand(const YAML::Node& node, const std::string& where, Board
       s = ReadScalar(kv.second, field, out.command);
     } else if (key == "timeout_seconds") {
       s = ReadPositive(kv.second, field, out.timeout_seconds);
-    } else if (key == "attempts" && attempts != nullptr) {
-      s = ReadPositive(kv.second, field, *attempts);
+    } else if (key == "attempts" && extras.attempts != nullptr) {
+      s = ReadPositive(kv.second, field, *extras.attempts);
+    } else if (key == "when" && extras.when != nullptr) {
+      s = ReadModelFlashPolicy(kv.second, field, *extras.when);
     } else {
       s = Invalid(field, absl::StrCat("unknown key (known: ", known, ")"));
     }
@@ -136,11 +161,13 @@ bool ParseSerialKey(const std::string& key, const YAML::Node& value, const std::
   } else if (key == "firmware") {
     status = ReadFirmware(value, field, serial);
   } else if (key == "flash") {
-    status = ReadCommand(value, field, serial.flash, &serial.flash_attempts);
+    status = ReadCommand(value, field, serial.flash, {&serial.flash_attempts, nullptr});
+  } else if (key == "model_flash") {
+    status = ReadCommand(value, field, serial.model_flash, {nullptr, &serial.model_flash_when});
   } else if (key == "reset") {
-    status = ReadCommand(value, field, serial.reset, nullptr);
+    status = ReadCommand(value, field, serial.reset);
   } else if (key == "power_cycle") {
-    status = ReadCommand(value, field, serial.power_cycle, nullptr);
+    status = ReadCommand(value, field, serial.power_cycle);
   } else if (key == "test_fault") {
     status = ReadTestFault(value, field, serial);
   } else {
@@ -182,8 +209,8 @@ absl::Status ParseBoard(const YAML::Node& node, size_t index, BoardConfig& board
     } else {
       s = Invalid(field,
                   "unknown key (known: id, type, driver, tags, timeout_seconds; for driver "
-                  "serial also port, baud, connect_timeout_seconds, firmware, flash, reset, "
-                  "power_cycle)");
+                  "serial also port, baud, connect_timeout_seconds, firmware, flash, "
+                  "model_flash, reset, power_cycle)");
     }
     if (!s.ok()) return s;
   }
@@ -209,6 +236,11 @@ absl::Status ValidateCommand(const std::string& where, const std::string& key,
     if (UsesPlaceholder(command.command, file) && serial.firmware_elf.empty()) {
       return Invalid(field, absl::StrCat("uses {", file, "} but the board has no firmware.elf"));
     }
+  }
+  const bool model_flash = key == std::string("model_flash");
+  if (UsesPlaceholder(command.command, "model") != model_flash) {
+    return Invalid(field, model_flash ? "does not use {model} (the artifact file it writes)"
+                                      : "uses {model}, which only model_flash has");
   }
   return absl::OkStatus();
 }
@@ -244,6 +276,7 @@ absl::Status ValidateSerialBoard(const BoardConfig& board) {
   }
   for (const auto& [key, command] :
        {std::pair<const char*, const BoardCommand&>{"flash", serial.flash},
+        {"model_flash", serial.model_flash},
         {"reset", serial.reset},
         {"power_cycle", serial.power_cycle}}) {
     if (absl::Status s = ValidateCommand(where, key, command, serial); !s.ok()) return s;

@@ -25,6 +25,12 @@ struct BoardCommand {
 
 /// The `serial` driver's settings: a board that speaks the board link protocol
 /// (docs/board-protocol.md) on a serial port or a TCP socket (ser2net, firmware/qemu-board.sh).
+/// When a serial board's `model_flash` writes the model into its model slot.
+enum class ModelFlashPolicy {
+  kAlways,    // every model
+  kTooLarge,  // a model larger than the artifact cache the board announces in HELLO
+};
+
 struct SerialBoardConfig {
   std::string port;  // /dev/serial/by-id/... or tcp:HOST:PORT
   int baud = 921600;
@@ -33,6 +39,10 @@ struct SerialBoardConfig {
   BoardCommand flash;
   BoardCommand reset;
   BoardCommand power_cycle;
+  // Writes a model into the board's model slot (XSPI flash on an RT700) instead of sending it
+  // over the link: `{model}` is the artifact file. Empty: every model goes over the link.
+  BoardCommand model_flash;
+  ModelFlashPolicy model_flash_when = ModelFlashPolicy::kTooLarge;
   int flash_attempts = 3;            // a flash tool failing this often in a row quarantines
   int connect_timeout_seconds = 10;  // for the board's HELLO
   // Tests only (refused unless BOARDLAB_AGENT_ALLOW_TEST_FAULTS=1): the board's firmware fails

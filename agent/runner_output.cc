@@ -248,6 +248,7 @@ std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBo
                              "--connect-timeout", std::to_string(serial->connect_timeout_seconds),
                              "--json", RunJsonPath(request)});
     if (!request.test_fault.empty()) argv.insert(argv.end(), {"--test-fault", request.test_fault});
+    if (request.artifact_in_slot) argv.push_back("--artifact-in-slot");
   }
   for (const std::string& input : request.inputs) {
     argv.push_back("--input");

@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/link/host_session.h"
 #include "runtime/link/host_transport.h"
+#include "runtime/link/sha256.h"
 
 namespace boardlab::agent {
 namespace {
@@ -39,6 +40,20 @@ struct RunDocument {
   uint64_t retransmissions = 0;
   std::string build_id;
 };
+
+// The file's SHA-256 in hex, empty when it cannot be read.
+std::string Sha256FileHex(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  link::Sha256 hash;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
+    hash.Update(reinterpret_cast<const uint8_t*>(buffer), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return "";
+  char hex[65];
+  return hash.Finish().ToHex(hex, 32);
+}
 
 RunDocument ReadRunDocument(const std::string& path) {
   RunDocument doc;
@@ -77,6 +92,8 @@ BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms,
     probe.board = session.hello().board;
     probe.build_id = session.hello().build_id;
     probe.firmware_version = session.hello().firmware_version;
+    probe.cache_capacity = session.hello().cache_capacity;
+    probe.model_slot_size = session.hello().model_slot_size;
   }
   return probe;
 }
@@ -120,6 +137,9 @@ class SerialBoardExecutor::Run {
   int rung = 0;  // ladder steps taken in this preparation: 1 after reset, 2 after power cycle
   int flash_attempts = 0;
   bool flashed = false;               // this preparation flashed the board
+  bool slot_decided = false;          // PrepareModelSlot ran for this job
+  bool model_flashed = false;         // this preparation ran model_flash
+  bool in_slot = false;               // the job runs its model from the slot
   std::set<std::string> images_made;  // {hex} / {bin} images made for this preparation
   std::shared_ptr<ChildProcess> command;
   std::unique_ptr<BoardRun> job;
@@ -248,6 +268,8 @@ void SerialBoardExecutor::OnProbe(std::shared_ptr<Run> run, BoardProbe probe) {
   run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " answered: ", probe.board,
                          " firmware ", probe.firmware_version, " build ", probe.build_id));
   WarnOfAnotherBoard(run, probe);
+  cache_capacity_ = probe.cache_capacity;
+  model_slot_size_ = probe.model_slot_size;
   CheckFirmware(run, probe);
 }
 
@@ -371,11 +393,10 @@ void SerialBoardExecutor::OnFlashFailed(std::shared_ptr<Run> run, const std::str
 void SerialBoardExecutor::RunCommand(std::shared_ptr<Run> run, const std::string& what,
                                      const BoardCommand& command,
                                      std::function<void(absl::Status)> then) {
-  const std::map<std::string, std::string> values = {{"elf", board_.serial.firmware_elf},
-                                                     {"hex", FirmwareImage("hex")},
-                                                     {"bin", FirmwareImage("bin")},
-                                                     {"board", board_.id},
-                                                     {"port", board_.serial.port}};
+  const std::map<std::string, std::string> values = {
+      {"elf", board_.serial.firmware_elf}, {"hex", FirmwareImage("hex")},
+      {"bin", FirmwareImage("bin")},       {"board", board_.id},
+      {"port", board_.serial.port},        {"model", run->request.artifact_path}};
   const std::string expanded = ExpandCommandTemplate(command.command, values);
   ChildOptions options;
   options.argv = {"/bin/sh", "-c", expanded};
@@ -415,10 +436,65 @@ void SerialBoardExecutor::Quarantine(std::shared_ptr<Run> run, const std::string
   run->Finish(std::move(report));
 }
 
+bool SerialBoardExecutor::PrepareModelSlot(std::shared_ptr<Run> run) {
+  const SerialBoardConfig& serial = board_.serial;
+  if (serial.model_flash.command.empty()) return false;
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(run->request.artifact_path, ec);
+  if (ec) return false;  // boardlab-run says what is wrong with the file
+  if (serial.model_flash_when == ModelFlashPolicy::kTooLarge && size <= cache_capacity_) {
+    return false;
+  }
+  run->in_slot = true;
+  if (model_slot_size_ == 0) {
+    // boardlab-run --artifact-in-slot refuses it with the board's words; no flash is tried.
+    run->Line(absl::StrCat("boardlab-agent: board ", board_.id,
+                           " announces no model slot (its firmware is older, or the board has "
+                           "none): the model cannot be flashed into it"));
+    return false;
+  }
+  const std::string digest = Sha256FileHex(run->request.artifact_path);
+  if (digest.empty()) return false;
+  if (digest == slot_digest_) {
+    run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": the model slot holds sha256 ",
+                           digest.substr(0, 16), "... already (the board checks it)"));
+    return false;
+  }
+  FlashModel(run, digest);
+  return true;
+}
+
+void SerialBoardExecutor::FlashModel(std::shared_ptr<Run> run, const std::string& digest) {
+  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": the model (", digest.substr(0, 16),
+                         "...) goes into the model slot (", model_slot_size_,
+                         " bytes; artifact cache ", cache_capacity_, " bytes)"));
+  slot_digest_.clear();  // whatever the slot held is being overwritten
+  RunCommand(run, "model_flash", board_.serial.model_flash,
+             [this, run, digest](absl::Status status) {
+               if (run->stopped()) return run->FinishCancelled();
+               if (!status.ok()) {
+                 // The board itself is not at fault: the job fails, the board stays in service.
+                 BoardReport report;
+                 report.message = absl::StrCat("board ", board_.id, ": ", status.message());
+                 run->Line(absl::StrCat("boardlab-agent: ", report.message));
+                 return run->Finish(std::move(report));
+               }
+               slot_digest_ = digest;
+               run->model_flashed = true;
+               // The tool may have reset the board: ask it again (and check its firmware).
+               Probe(run, [this, run](BoardProbe probe) { OnProbe(run, std::move(probe)); });
+             });
+}
+
 void SerialBoardExecutor::StartJob(std::shared_ptr<Run> run) {
+  if (!run->slot_decided) {
+    run->slot_decided = true;
+    if (PrepareModelSlot(run)) return;
+  }
   std::error_code ec;
   fs::remove(RunJsonPath(run->request), ec);  // a document of an earlier run is not this one's
   BoardRunRequest request = run->request;
+  request.artifact_in_slot = run->in_slot;
   if (test_faults_left_ > 0 && !request.health_check) {
     --test_faults_left_;
     request.test_fault = board_.serial.test_fault;
@@ -436,7 +512,8 @@ void SerialBoardExecutor::OnJobDone(std::shared_ptr<Run> run, BoardReport report
   const RunDocument doc = ReadRunDocument(RunJsonPath(run->request));
   if (doc.retransmissions > 0) metrics_->AddRetransmissions(board_.id, doc.retransmissions);
   if (report.outcome == v1::RUN_OUTCOME_BOARD_ERROR) {
-    health_ = Health::kSuspect;  // the next job climbs the ladder first
+    health_ = Health::kSuspect;              // the next job climbs the ladder first
+    if (run->in_slot) slot_digest_.clear();  // maybe a stale or failed model flash: write again
   } else if (report.outcome != v1::RUN_OUTCOME_CANCELLED && !doc.build_id.empty() &&
              !ExpectedBuildId().empty() && doc.build_id != ExpectedBuildId()) {
     // Someone flashed the board behind the agent's back: flash it again before the next job.

@@ -12,6 +12,10 @@
 //     BoardMetrics; a quarantined board answers every job at once with BOARD_ERROR and the
 //     reason (the server retries the job elsewhere and, after a few, quarantines the board with
 //     that reason too) until a health check from the server finds it working again;
+//   - with `model_flash` configured, a model larger than the board's artifact cache (or every
+//     model) is written into the board's model slot by that command ({model}) and run from there
+//     (boardlab-run --artifact-in-slot: the board checks the slot's SHA-256 first); the agent
+//     flashes a model again only when the slot holds another one;
 //   - the job itself is `boardlab-run --board serial --json` in a child process
 //     (ProcessBoardExecutor): the same host session, a crash or hang cannot take the agent down,
 //     the board's UART log lines stream into the job log, and its JSON document gives the link's
@@ -41,6 +45,8 @@ struct BoardProbe {
   std::string board;     // the board name HELLO gives
   std::string build_id;  // the firmware build HELLO gives
   std::string firmware_version;
+  uint32_t cache_capacity = 0;   // bytes of its artifact cache
+  uint32_t model_slot_size = 0;  // bytes of its model slot (0: none, or a protocol-2 board)
   // The board answered but speaks another board link protocol version (status says which):
   // its firmware is older or newer than this agent's, so the agent flashes rather than resets.
   bool other_protocol = false;
@@ -90,6 +96,10 @@ class SerialBoardExecutor : public BoardExecutor {
   void MakeImage(std::shared_ptr<Run> run, const std::string& format,
                  std::function<void(absl::Status)> then);
   void Quarantine(std::shared_ptr<Run> run, const std::string& reason);
+  // Whether the job's model goes into the model slot (model_flash and its policy); when the slot
+  // does not hold it yet, runs model_flash, probes the board and comes back to StartJob: true.
+  bool PrepareModelSlot(std::shared_ptr<Run> run);
+  void FlashModel(std::shared_ptr<Run> run, const std::string& digest);
   void StartJob(std::shared_ptr<Run> run);
   void OnJobDone(std::shared_ptr<Run> run, BoardReport report);
   std::string FirmwareImage(const std::string& format) const;
@@ -104,6 +114,11 @@ class SerialBoardExecutor : public BoardExecutor {
   std::string quarantine_reason_;
   int test_faults_left_ = 0;     // jobs that still get the configured test fault
   std::string learnt_build_id_;  // what the board reported after our flash (no build_id given)
+  uint32_t cache_capacity_ = 0;  // the board's artifact cache and model slot, from its last HELLO
+  uint32_t model_slot_size_ = 0;
+  // The SHA-256 (hex) of the artifact model_flash last wrote into the slot; empty when unknown
+  // (none yet, or a job that ran from the slot ended in a board error: maybe a failed flash).
+  std::string slot_digest_;
   // False once the executor is gone: callbacks still queued on the io_context do nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   // Probes block (up to the connect timeout); one board asks one question at a time. Joined

@@ -164,21 +164,36 @@ bool An505BoardSupport::StopWatchdog() {
   return true;
 }
 
+// The model slot: the top 6 MB of PSRAM, above the bulk pool (the .psram section, 10 MB in this
+// ELF: firmware/CMakeLists.txt). No section of its own: QEMU zero-fills every ELF segment at each
+// reset, which would collide with the `-device loader` that qemu-board.sh --model puts there.
+constexpr uintptr_t kModelSlotBase = 0x80A00000u;
+constexpr size_t kModelSlotBytes = 6u << 20;
+constexpr uintptr_t kPsramBase = 0x80000000u;
+static_assert(kPsramBase + BOARDLAB_BULK_POOL_BYTES <= kModelSlotBase,
+              "the bulk pool reaches into the model slot");
+static_assert(kModelSlotBase + kModelSlotBytes == kPsramBase + (16u << 20),
+              "the model slot ends with PSRAM");
+
 LinkBoard StartLinkBoard() {
-  // QEMU mps2-an505 (link.ld): 4 MB code RAM, 4 MB data RAM, 16 MB PSRAM. The artifact cache
-  // (8 MB), the job area (1 MB) and the reorder buffer come from the top of PSRAM.
+  // QEMU mps2-an505 (link.ld): 4 MB code RAM, 4 MB data RAM, 16 MB PSRAM: 10 MB bulk pool, whose
+  // top holds the artifact cache (3 MB), the job area (1 MB) and the reorder buffer, then the
+  // 6 MB model slot (qemu-board.sh --model).
   static const link::MemoryRegion regions[] = {
       {"code", 0x10000000u, 4u << 20},
       {"ram", 0x38000000u, 4u << 20},
-      {"psram", 0x80000000u, 16u << 20},
+      {"psram", kPsramBase, 10u << 20},
+      {"psram model slot", kModelSlotBase, kModelSlotBytes},
   };
   static An505BoardSupport board;
   board.Init(regions, sizeof(regions) / sizeof(regions[0]));
   LinkBoard out;
   out.support = &board;
-  out.cache_bytes = 8u << 20;
+  out.cache_bytes = 3u << 20;
   out.job_bytes = 1u << 20;
   out.receive_window = 8;
+  out.model_slot = reinterpret_cast<const uint8_t*>(kModelSlotBase);
+  out.model_slot_bytes = kModelSlotBytes;
   out.clock = BoardClockRecord(board.info().icount_shift);
   return out;
 }

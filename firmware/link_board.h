@@ -20,6 +20,10 @@ struct LinkBoard {
   size_t cache_bytes = 0;      // the artifact cache, taken from the bulk pool for good
   size_t job_bytes = 0;        // inputs and expected outputs of the next RUN, likewise
   uint8_t receive_window = 1;  // frames the host may send ahead (the reorder buffer's slots)
+  // The model slot (docs/board-protocol.md, MODEL_SLOT): memory the flash tool writes a model
+  // into, which the board checks and runs in place. Null: the board has none.
+  const uint8_t* model_slot = nullptr;
+  size_t model_slot_bytes = 0;
   runtime::etdump::ClockRecord clock;  // what the ETDump's ticks count
 };
 

@@ -131,6 +131,8 @@ void LogToHost(void* endpoint, int level, const char* text) {
   buffers.cache_size = cache == nullptr ? 0 : board.cache_bytes;
   buffers.job = job;
   buffers.job_size = job == nullptr ? 0 : board.job_bytes;
+  buffers.model_slot = board.model_slot;
+  buffers.model_slot_size = board.model_slot_bytes;
   link::LinkOptions options;
   options.window = kWindow;
   static link::BoardEndpoint endpoint(*board.support, runner, buffers, options);

@@ -4,9 +4,10 @@
 # exposes a real board's UART, and the QEMU monitor on a second port for reset and power cycle.
 #
 #   firmware/qemu-board.sh --listen HOST:PORT [--monitor HOST:PORT] [--elf FILE]
-#                          [--icount SHIFT|off] [--pidfile FILE]
+#                          [--model FILE] [--icount SHIFT|off] [--pidfile FILE]
 #   firmware/qemu-board.sh --reset HOST:PORT          # the reset button (via the monitor)
 #   firmware/qemu-board.sh --power-cycle HOST:PORT    # power off and on (via the monitor)
+#   firmware/qemu-board.sh --flash-model HOST:PORT FILE   # write FILE into the model slot
 #
 # The first form stays in the foreground as the board's "power supply": it starts QEMU, and
 # starts it again after --power-cycle (RAM cleared, the artifact cache empty, the UART connection
@@ -20,6 +21,13 @@
 # firmware's reset record survives, the artifact cache does not: .bss is cleared), the UART
 # connection stays open; the board announces itself with an unsolicited HELLO.
 #
+# The model slot (docs/board-protocol.md, MODEL_SLOT): --model FILE is the slot's "flash memory".
+# At every (re)start QEMU loads FILE, when it exists, into the firmware's model slot (the top
+# 6 MB of PSRAM, 0x80A00000) with -device loader; the firmware checks its SHA-256 when a host
+# names the artifact in it. --flash-model MONITOR FILE is the flash tool the agent's model_flash
+# runs: it copies FILE over the --model file of the board behind that monitor (which the
+# supervising script records next to the power-cycle marker) and power cycles the board.
+#
 # --icount SHIFT (default 0): every guest instruction takes 2^SHIFT virtual ns, so the
 # firmware's timer counts instructions deterministically; HELLO reports the shift (QEMU writes it
 # into the board with -device loader). --icount off runs on host time.
@@ -28,7 +36,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -57,13 +65,56 @@ monitor_command() {
 
 # The file --power-cycle leaves for the script that supervises the QEMU behind this monitor.
 power_cycle_marker() { echo "${TMPDIR:-/tmp}/qemu-board-${1//[^A-Za-z0-9.]/_}.power-cycle"; }
+# The file naming the --model file of the board behind this monitor (for --flash-model).
+model_slot_record() { echo "${TMPDIR:-/tmp}/qemu-board-${1//[^A-Za-z0-9.]/_}.model-slot"; }
 
-listen="" monitor="" elf="" icount=0 pidfile=""
+# The firmware's model slot (an505_board_support.cc).
+model_slot_address=0x80a00000
+model_slot_bytes=$((6 * 1024 * 1024))
+
+# False (with a message) for a model larger than the slot, as a flash tool refuses such an image.
+model_fits() {
+  local size
+  size=$(stat -c %s "$1")
+  if ((size > model_slot_bytes)); then
+    echo "qemu-board.sh: model '$1' has $size bytes, the model slot holds $model_slot_bytes" >&2
+    return 1
+  fi
+}
+
+# --flash-model MONITOR FILE: FILE becomes the slot's content at the next power-on.
+flash_model() {
+  local monitor=$1 file=$2 record target
+  record=$(model_slot_record "$monitor")
+  if [[ ! -f $file ]]; then
+    echo "qemu-board.sh: --flash-model: no file '$file'" >&2
+    exit 2
+  fi
+  if [[ ! -f $record ]]; then
+    echo "qemu-board.sh: --flash-model: the board behind monitor $monitor has no model slot file (start it with --model FILE)" >&2
+    exit 3
+  fi
+  model_fits "$file" || exit 2
+  target=$(cat "$record")
+  # Written beside the target and renamed over it, so that a power-on never sees half a model.
+  cp "$file" "$target.flashing"
+  mv -f "$target.flashing" "$target"
+  : >"$(power_cycle_marker "$monitor")"
+  monitor_command "$monitor" quit
+  echo "qemu-board.sh: flashed $(stat -c %s "$target") bytes into the model slot, power cycled" >&2
+}
+
+listen="" monitor="" elf="" icount=0 pidfile="" model=""
 while (($#)); do
   case "$1" in
     --listen) listen=$2; shift 2 ;;
     --monitor) monitor=$2; shift 2 ;;
     --elf) elf=$2; shift 2 ;;
+    --model) model=$2; shift 2 ;;
+    --flash-model)
+      (($# >= 3)) || usage
+      flash_model "$2" "$3"
+      exit 0 ;;
     --icount) icount=$2; shift 2 ;;
     --pidfile) pidfile=$2; shift 2 ;;
     --reset) monitor_command "$2" system_reset; exit 0 ;;
@@ -112,6 +163,22 @@ fi
 if [[ -n $pidfile ]]; then args+=(-pidfile "$pidfile"); fi
 if [[ -n $monitor ]]; then rm -f "$(power_cycle_marker "$monitor")"; fi
 args+=(-kernel "$elf")
+if [[ -n $model ]]; then
+  model=$(realpath -m "$model")
+  if [[ -n $monitor ]]; then
+    echo "$model" >"$(model_slot_record "$monitor")"
+  fi
+fi
+
+# QEMU's arguments for this power-on: the model slot's content is what --model holds now.
+power_on_args() {
+  qemu_args=("${args[@]}")
+  # A model too large for the slot is left out: the slot then holds zeros, which no digest
+  # matches.
+  if [[ -n $model && -f $model ]] && model_fits "$model"; then
+    qemu_args+=(-device "loader,file=$model,addr=$model_slot_address,force-raw=on")
+  fi
+}
 
 qemu_pid=""
 stopping=0
@@ -121,9 +188,10 @@ stop() {
 }
 trap stop TERM INT
 
-echo "qemu-board.sh: an505 board: UART0 on tcp:$listen${monitor:+, monitor on tcp:$monitor}, $elf" >&2
+echo "qemu-board.sh: an505 board: UART0 on tcp:$listen${monitor:+, monitor on tcp:$monitor}, $elf${model:+, model slot $model}" >&2
 while :; do
-  qemu-system-arm "${args[@]}" &
+  power_on_args
+  qemu-system-arm "${qemu_args[@]}" &
   qemu_pid=$!
   set +e
   wait "$qemu_pid"
@@ -132,7 +200,10 @@ while :; do
   while kill -0 "$qemu_pid" 2>/dev/null; do wait "$qemu_pid"; status=$?; done
   set -e
   qemu_pid=""
-  if ((stopping)); then exit 0; fi
+  if ((stopping)); then
+    if [[ -n $monitor ]]; then rm -f "$(model_slot_record "$monitor")"; fi
+    exit 0
+  fi
   if [[ -n $monitor && -f $(power_cycle_marker "$monitor") ]]; then
     rm -f "$(power_cycle_marker "$monitor")"
     echo "qemu-board.sh: power cycle: starting QEMU again" >&2

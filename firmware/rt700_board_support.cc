@@ -185,8 +185,8 @@ void MapNonCacheableScratch() {
 }  // namespace
 
 // The XSPI0 model slot (rt700.ld, 62 MB at 0x28200000, where NXP's demos keep a model too large
-// for SRAM): reserved for the flash tool. The firmware does not read models from it yet; models
-// reach the board over the link into the artifact cache.
+// for SRAM): the flash tool writes a model there (the agent's model_flash), MODEL_SLOT names it,
+// and the board checks its SHA-256 and runs it in place, memory-mapped (no copy into SRAM).
 extern "C" {
 __attribute__((section(".xspi_model"), used)) uint8_t boardlab_xspi_model_slot[0x03E00000];
 }
@@ -259,6 +259,8 @@ LinkBoard StartLinkBoard() {
   out.cache_bytes = 1536u * 1024u;
   out.job_bytes = 256u * 1024u;
   out.receive_window = 8;
+  out.model_slot = boardlab_xspi_model_slot;
+  out.model_slot_bytes = sizeof(boardlab_xspi_model_slot);
   out.clock = Rt700ClockRecord();
   return out;
 }

@@ -317,6 +317,9 @@ void AddOptions(CLI::App& app, Args& args) {
   app.add_option("--test-fault", args.serial.test_fault,
                  "--board serial, for recovery tests: make the board hang, hang-without-watchdog, "
                  "hardfault or reset after the run instead of answering");
+  app.add_flag("--artifact-in-slot", args.serial.artifact_in_slot,
+               "--board serial: the flash tool wrote the artifact into the board's model slot "
+               "(e.g. XSPI flash): it is not sent, the board checks its SHA-256 and runs it there");
   app.add_option("--icount", args.icount,
                  "--board qemu: QEMU -icount shift (the firmware then prints deterministic "
                  "instruction counts), or off");
@@ -1097,7 +1100,8 @@ int main(int argc, char** argv) {
   }
   if (args.board == "qemu") return RunQemu(app, args);
   if (args.board == "serial") return RunSerial(app, args);
-  for (const char* option : {"--port", "--baud", "--connect-timeout", "--json", "--test-fault"}) {
+  for (const char* option :
+       {"--port", "--baud", "--connect-timeout", "--json", "--test-fault", "--artifact-in-slot"}) {
     if (app.count(option) > 0) {
       return Fail(kExitUsage, std::string(option) + " is only used with --board serial");
     }

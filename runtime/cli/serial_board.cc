@@ -126,6 +126,7 @@ int PrepareJob(const SerialRunOptions& options, link::HostJob& job) {
   if (!ReadFile(options.artifact, job.artifact)) {
     return Fail(kExitUsage, "reading artifact '" + options.artifact + "': cannot open it");
   }
+  job.artifact_in_slot = options.artifact_in_slot;
   ModelInterface model;
   if (const int code = ReadModelInterface(options.artifact, job.artifact, model); code >= 0) {
     return code;
@@ -194,7 +195,8 @@ json HelloJson(const link::Hello& h) {
           {"npu", h.npu},
           {"reset_cause", link::ResetCauseName(h.reset_cause)},
           {"regions", regions},
-          {"artifact_cache", {{"capacity", h.cache_capacity}, {"artifacts", cached}}}};
+          {"artifact_cache", {{"capacity", h.cache_capacity}, {"artifacts", cached}}},
+          {"model_slot", {{"base", h.model_slot_base}, {"size", h.model_slot_size}}}};
 }
 
 json LinkJson(const link::LinkStats& s, int board_resets) {
@@ -249,8 +251,13 @@ void PrintHello(const link::Hello& h) {
     std::printf("%s %s 0x%08" PRIx32 " %" PRIu32 " bytes", i == 0 ? "" : ",", h.regions[i].name,
                 h.regions[i].base, h.regions[i].size);
   }
-  std::printf("; artifact cache %" PRIu32 " bytes holding %u artifact%s\n", h.cache_capacity,
+  std::printf("; artifact cache %" PRIu32 " bytes holding %u artifact%s", h.cache_capacity,
               unsigned{h.num_cached}, h.num_cached == 1 ? "" : "s");
+  if (h.model_slot_size > 0) {
+    std::printf("; model slot 0x%08" PRIx32 " %" PRIu32 " bytes", h.model_slot_base,
+                h.model_slot_size);
+  }
+  std::printf("\n");
   std::printf("board: last reset: %s\n", link::ResetCauseName(h.reset_cause));
 }
 
@@ -396,6 +403,7 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
       {"sha256", Hex(report.artifact_digest)},
       {"bytes", job.artifact.size()},
       {"cache_hit", report.artifact_cache_hit},
+      {"in_model_slot", report.artifact_in_slot},
       {"bytes_sent", report.artifact_bytes_sent},
       {"seconds", report.artifact_seconds},
       {"bytes_per_second",

@@ -24,6 +24,9 @@ struct SerialRunOptions : BoardRunOptions {
   double connect_timeout_seconds = 10;
   std::string json;        // write the run's JSON document here (empty: none)
   std::string test_fault;  // none, hang, hang-without-watchdog, hardfault, reset
+  // The flash tool wrote the artifact into the board's model slot: name it (MODEL_SLOT), the
+  // board checks its SHA-256 and runs it in place; it is not sent.
+  bool artifact_in_slot = false;
 };
 
 /// The TestFault names --test-fault takes.

@@ -11,6 +11,7 @@ constexpr uint32_t kIdleWaitMs = 10;           // longest wait for bytes in one 
 constexpr uint32_t kAnnounceIntervalMs = 250;  // unsolicited HELLOs, at most this often
 constexpr uint32_t kServiceIntervalMs = 5;     // link service between kernels, at most this often
 constexpr size_t kJobAlignment = 64;
+constexpr size_t kSlotHashStep = 16 * 1024;  // model slot bytes hashed between link services
 
 size_t Min(size_t a, size_t b) { return a < b ? a : b; }
 
@@ -28,7 +29,9 @@ BoardEndpoint::BoardEndpoint(BoardSupport& board, BoardRunner& runner,
             options),
       cache_(memory.cache, memory.cache_size),
       job_base_(memory.job),
-      job_size_(memory.job_size) {
+      job_size_(memory.job_size),
+      model_slot_(memory.model_slot),
+      model_slot_size_(memory.model_slot == nullptr ? 0 : memory.model_slot_size) {
   Fault record;
   fault_pending_ = board.fault_record(&record);
 }
@@ -138,6 +141,16 @@ void BoardEndpoint::Handle(FrameType type, const uint8_t* payload, size_t size, 
       }
       return;
     }
+    case FrameType::kModelSlot: {
+      ModelSlot slot;
+      if (Decode(payload, size, &slot)) {
+        OnModelSlot(slot);
+      } else {
+        SendSlotStatus(BlobStatusCode::kProtocolError, "malformed MODEL_SLOT (%u bytes)",
+                       static_cast<unsigned>(size));
+      }
+      return;
+    }
     case FrameType::kReset:
       board_.Reset();
       reset_ = true;  // only a test double returns
@@ -193,6 +206,9 @@ void BoardEndpoint::SendHello(uint32_t session, size_t limit) {
   for (uint8_t i = 0; i < hello.num_regions; ++i) hello.regions[i] = info.regions[i];
   hello.cache_capacity = static_cast<uint32_t>(cache_.capacity());
   hello.num_cached = static_cast<uint8_t>(cache_.List(hello.cached, kMaxCachedArtifacts));
+  // The firmware's addresses are 32 bits; a host-side test double's slot is announced cut.
+  hello.model_slot_base = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(model_slot_));
+  hello.model_slot_size = static_cast<uint32_t>(model_slot_size_);
   const size_t capacity = Min(sizeof(scratch_), limit);
   size_t n = Encode(hello, scratch_, capacity);
   while (n == 0 && hello.num_cached > 0) {  // a small host buffer: the oldest entries go
@@ -243,18 +259,83 @@ void BoardEndpoint::EndSession() {
   ResetJob();
   link_.EndSession();
   session_ = 0;
+  slot_verified_ = false;
+}
+
+void BoardEndpoint::SendStatusMessage(BlobKind kind, uint8_t index, BlobStatusCode code,
+                                      const char* format, va_list args) {
+  BlobStatus status;
+  status.kind = kind;
+  status.index = index;
+  status.status = code;
+  vsnprintf(status.message, sizeof(status.message), format, args);
+  SendMessage(FrameType::kBlobStatus, scratch_, Encode(status, scratch_, sizeof(scratch_)));
 }
 
 void BoardEndpoint::SendBlobStatus(BlobStatusCode code, const char* format, ...) {
-  BlobStatus status;
-  status.kind = blob_.kind;
-  status.index = blob_.index;
-  status.status = code;
   va_list args;
   va_start(args, format);
-  vsnprintf(status.message, sizeof(status.message), format, args);
+  SendStatusMessage(blob_.kind, blob_.index, code, format, args);
   va_end(args);
-  SendMessage(FrameType::kBlobStatus, scratch_, Encode(status, scratch_, sizeof(scratch_)));
+}
+
+void BoardEndpoint::SendSlotStatus(BlobStatusCode code, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  SendStatusMessage(BlobKind::kModelSlot, 0, code, format, args);
+  va_end(args);
+}
+
+Digest BoardEndpoint::HashModelSlot(size_t size) {
+  // Tens of megabytes take seconds: the link keeps acknowledging repeated frames and the
+  // watchdog is kicked, as during a RUN.
+  busy_ = true;
+  link_.set_accepting(false);
+  Sha256 hash;
+  for (size_t offset = 0; offset < size; offset += kSlotHashStep) {
+    hash.Update(model_slot_ + offset, Min(kSlotHashStep, size - offset));
+    ServiceDuringRun(this);
+  }
+  link_.set_accepting(true);
+  busy_ = false;
+  return hash.Finish();
+}
+
+void BoardEndpoint::OnModelSlot(const ModelSlot& slot) {
+  slot_verified_ = false;
+  const unsigned size = static_cast<unsigned>(slot.size);
+  if (model_slot_size_ == 0) {
+    SendSlotStatus(BlobStatusCode::kTooLarge, "this board has no model slot");
+    return;
+  }
+  if (slot.size == 0 || slot.size > model_slot_size_) {
+    SendSlotStatus(BlobStatusCode::kTooLarge,
+                   "does not fit: the artifact has %u bytes, the board's model slot holds %u", size,
+                   static_cast<unsigned>(model_slot_size_));
+    return;
+  }
+  const Digest digest = HashModelSlot(slot.size);
+  if (connect_waiting_ || reset_ || !link_.in_session()) return;  // the session ended meanwhile
+  char got[17], want[17];
+  if (digest != slot.digest) {
+    SendSlotStatus(BlobStatusCode::kDigestMismatch,
+                   "the model slot's first %u bytes hash to sha256 %s..., not %s... (a stale "
+                   "or failed flash)",
+                   size, digest.ToHex(got, 8), slot.digest.ToHex(want, 8));
+    return;
+  }
+  slot_verified_ = true;
+  slot_digest_ = slot.digest;
+  slot_artifact_size_ = slot.size;
+  SendSlotStatus(BlobStatusCode::kStored, "artifact sha256 %s... verified in the model slot",
+                 slot.digest.ToHex(want, 8));
+}
+
+const uint8_t* BoardEndpoint::FindArtifact(const Digest& digest, size_t* size) {
+  const uint8_t* cached = cache_.Find(digest, size);
+  if (cached != nullptr || !slot_verified_ || digest != slot_digest_) return cached;
+  *size = slot_artifact_size_;
+  return model_slot_;  // run in place: no copy into RAM
 }
 
 void BoardEndpoint::OnBlobBegin(const BlobBegin& begin) {
@@ -371,11 +452,12 @@ void BoardEndpoint::OnRun(const RunCommand& run) {
   Result& result = outcome_.result;
   RunRequest request;
   char hex[17];
-  request.artifact.data = cache_.Find(run.artifact, &request.artifact.size);
+  request.artifact.data = FindArtifact(run.artifact, &request.artifact.size);
   if (request.artifact.data == nullptr) {
     result.exit_code = 2;
     snprintf(result.message, sizeof(result.message),
-             "artifact sha256 %s... is not on the board (send it first)",
+             "artifact sha256 %s... is not on the board (send it first, or name it with "
+             "MODEL_SLOT when it is in the model slot)",
              run.artifact.ToHex(hex, 8));
   }
   for (uint8_t i = 0; i < run.num_inputs && result.exit_code == 0; ++i) {

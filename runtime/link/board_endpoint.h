@@ -13,6 +13,7 @@
 // Tests drive it step by step instead: Start(), then Step() until it returns false (the board
 // support's Reset() returned, i.e. a simulated reset).
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,6 +80,10 @@ struct BoardEndpointMemory {
   size_t cache_size = 0;
   uint8_t* job = nullptr;  // inputs and expected outputs of the next RUN (64-byte aligned)
   size_t job_size = 0;
+  // The model slot (protocol 3): memory the flash tool writes a model into (XSPI flash on an
+  // RT700), run in place after MODEL_SLOT checked it. Read only; 64-byte aligned; null: none.
+  const uint8_t* model_slot = nullptr;
+  size_t model_slot_size = 0;
 };
 
 class BoardEndpoint {
@@ -128,6 +133,14 @@ class BoardEndpoint {
   void OnBlobEnd(const BlobEnd& end);
   void SendBlobStatus(BlobStatusCode code, const char* format, ...)
       __attribute__((format(printf, 3, 4)));
+  void SendStatusMessage(BlobKind kind, uint8_t index, BlobStatusCode code, const char* format,
+                         va_list args) __attribute__((format(printf, 5, 0)));
+  void SendSlotStatus(BlobStatusCode code, const char* format, ...)
+      __attribute__((format(printf, 3, 4)));
+  void OnModelSlot(const ModelSlot& slot);
+  // The slot's first `size` bytes' SHA-256, serving the link (and the watchdog) meanwhile.
+  Digest HashModelSlot(size_t size);
+  const uint8_t* FindArtifact(const Digest& digest, size_t* size);
   void OnRun(const RunCommand& run);
   bool SendRunResult(const RunCommand& run, RunOutcome& outcome);
   bool SendBlob(BlobKind kind, uint8_t index, ConstBytes bytes);
@@ -149,6 +162,13 @@ class BoardEndpoint {
   uint8_t* job_base_;
   size_t job_size_;
   size_t job_used_ = 0;
+  const uint8_t* model_slot_;
+  size_t model_slot_size_;
+  // What the last MODEL_SLOT of this session verified (forgotten when the session ends: a flash
+  // tool may rewrite the slot between sessions).
+  bool slot_verified_ = false;
+  Digest slot_digest_;
+  size_t slot_artifact_size_ = 0;
 
   uint32_t session_ = 0;
   bool fault_pending_ = false;

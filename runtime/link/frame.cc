@@ -33,6 +33,8 @@ const char* FrameTypeName(FrameType type) {
       return "RUN";
     case FrameType::kReset:
       return "RESET";
+    case FrameType::kModelSlot:
+      return "MODEL_SLOT";
     case FrameType::kLog:
       return "LOG";
     case FrameType::kBlobStatus:

@@ -51,6 +51,7 @@ enum class FrameType : uint8_t {
   kBlobEnd = 0x12,
   kRun = 0x13,
   kReset = 0x14,
+  kModelSlot = 0x15,  // protocol 3: the artifact in the board's model slot
   // Board -> host messages (BLOB_BEGIN / CHUNK / END also flow this way: outputs, ETDump).
   kLog = 0x20,
   kBlobStatus = 0x21,

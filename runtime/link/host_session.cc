@@ -392,15 +392,30 @@ absl::Status HostSession::SendBlob(BlobKind kind, uint8_t index, const std::vect
       return s;
     }
   }
+  return AwaitBlobStatus(kind, index);
+}
+
+absl::Status HostSession::AwaitBlobStatus(BlobKind kind, uint8_t index) {
   const std::string what =
-      absl::StrFormat("waiting for the board to store %s %u", BlobKindName(kind), index);
+      kind == BlobKind::kModelSlot
+          ? std::string("waiting for the board to check its model slot")
+          : absl::StrFormat("waiting for the board to store %s %u", BlobKindName(kind), index);
   if (absl::Status s = WaitFor([&] { return blob_status_.has_value(); },
                                static_cast<uint32_t>(options_.blob_answer_timeout_ms), what);
       !s.ok()) {
     return s;
   }
-  const std::string message = absl::StrCat("the board refused ", BlobKindName(kind), " ", index,
-                                           ": ", blob_status_->message);
+  const std::string message =
+      kind == BlobKind::kModelSlot
+          ? absl::StrCat("the board refused the artifact in its model slot: ",
+                         blob_status_->message)
+          : absl::StrCat("the board refused ", BlobKindName(kind), " ", index, ": ",
+                         blob_status_->message);
+  if ((blob_status_->kind == BlobKind::kModelSlot) != (kind == BlobKind::kModelSlot)) {
+    return absl::InternalError(absl::StrCat("the board answered about ",
+                                            BlobKindName(blob_status_->kind),
+                                            " instead: ", blob_status_->message));
+  }
   switch (blob_status_->status) {
     case BlobStatusCode::kStored:
       return absl::OkStatus();
@@ -414,8 +429,38 @@ absl::Status HostSession::SendBlob(BlobKind kind, uint8_t index, const std::vect
   return absl::InternalError(message);
 }
 
-absl::Status HostSession::Upload(const HostJob& job, HostJobReport* report) {
-  report->hello = hello_;
+absl::Status HostSession::NameSlotArtifact(const HostJob& job, HostJobReport* report) {
+  report->artifact_in_slot = true;
+  if (hello_.model_slot_size == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the artifact is to run from the board's model slot, but board ", hello_.board,
+                     " announces none"));
+  }
+  if (job.artifact.size() > hello_.model_slot_size) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("does not fit: the artifact has %u bytes, the board's model slot holds %u",
+                        job.artifact.size(), hello_.model_slot_size));
+  }
+  blob_status_.reset();
+  ModelSlot slot;
+  slot.size = static_cast<uint32_t>(job.artifact.size());
+  slot.digest = report->artifact_digest;
+  uint8_t payload[64];
+  const uint32_t start = NowMs();
+  if (absl::Status s =
+          SendMessage(FrameType::kModelSlot, payload, Encode(slot, payload, sizeof(payload)));
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = AwaitBlobStatus(BlobKind::kModelSlot, 0); !s.ok()) return s;
+  report->artifact_seconds = (NowMs() - start) / 1000.0;
+  Progress(absl::StrFormat(
+      "artifact sha256 %s...: in the model slot at 0x%08x, checked by the board in %.2f s",
+      Hex(report->artifact_digest), hello_.model_slot_base, report->artifact_seconds));
+  return absl::OkStatus();
+}
+
+absl::Status HostSession::SendArtifact(const HostJob& job, HostJobReport* report) {
   if (job.artifact.size() > hello_.cache_capacity) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "does not fit: the artifact has %u bytes, the board's artifact cache holds %u",
@@ -425,22 +470,32 @@ absl::Status HostSession::Upload(const HostJob& job, HostJobReport* report) {
   if (report->artifact_cache_hit) {
     Progress(absl::StrCat("artifact sha256 ", Hex(report->artifact_digest),
                           "...: the board holds it (cache hit), not sent"));
-  } else {
-    const uint32_t start = NowMs();
-    const uint64_t sent_before = link_.stats().bytes_sent;
-    if (absl::Status s = SendBlob(BlobKind::kArtifact, 0, job.artifact, report->artifact_digest,
-                                  /*show_progress=*/true);
-        !s.ok()) {
-      return s;
-    }
-    report->artifact_seconds = (NowMs() - start) / 1000.0;
-    report->artifact_bytes_sent = job.artifact.size();
-    Progress(absl::StrFormat(
-        "artifact sha256 %s...: sent %u bytes in %.2f s (%.1f kB/s of payload; %u bytes on the "
-        "wire)",
-        Hex(report->artifact_digest), job.artifact.size(), report->artifact_seconds,
-        job.artifact.size() / std::max(report->artifact_seconds, 1e-3) / 1000.0,
-        link_.stats().bytes_sent - sent_before));
+    return absl::OkStatus();
+  }
+  const uint32_t start = NowMs();
+  const uint64_t sent_before = link_.stats().bytes_sent;
+  if (absl::Status s = SendBlob(BlobKind::kArtifact, 0, job.artifact, report->artifact_digest,
+                                /*show_progress=*/true);
+      !s.ok()) {
+    return s;
+  }
+  report->artifact_seconds = (NowMs() - start) / 1000.0;
+  report->artifact_bytes_sent = job.artifact.size();
+  Progress(absl::StrFormat(
+      "artifact sha256 %s...: sent %u bytes in %.2f s (%.1f kB/s of payload; %u bytes on the "
+      "wire)",
+      Hex(report->artifact_digest), job.artifact.size(), report->artifact_seconds,
+      job.artifact.size() / std::max(report->artifact_seconds, 1e-3) / 1000.0,
+      link_.stats().bytes_sent - sent_before));
+  return absl::OkStatus();
+}
+
+absl::Status HostSession::Upload(const HostJob& job, HostJobReport* report) {
+  report->hello = hello_;
+  if (absl::Status s =
+          job.artifact_in_slot ? NameSlotArtifact(job, report) : SendArtifact(job, report);
+      !s.ok()) {
+    return s;
   }
   for (size_t i = 0; i < job.inputs.size(); ++i) {
     const std::vector<uint8_t>& b = job.inputs[i];

@@ -64,12 +64,16 @@ struct HostJob {
   bool want_etdump = false;
   TestFault test_fault = TestFault::kNone;
   double run_timeout_seconds = 300;  // from RUN to RESULT
+  /// The flash tool wrote `artifact` into the board's model slot (protocol 3): it is not sent;
+  /// MODEL_SLOT names it and the board checks the slot's SHA-256 before running it in place.
+  bool artifact_in_slot = false;
 };
 
 struct HostJobReport {
   Hello hello;  // of the session that ran the job
   Digest artifact_digest;
   bool artifact_cache_hit = false;  // the board held the artifact: it was not sent
+  bool artifact_in_slot = false;    // it ran from the board's model slot (checked there)
   uint64_t artifact_bytes_sent = 0;
   double artifact_seconds = 0;  // sending it, BLOB_BEGIN to BLOB_STATUS
   double run_seconds = 0;       // RUN to RESULT, host time
@@ -122,6 +126,10 @@ class HostSession {
   absl::Status SendMessage(FrameType type, const uint8_t* payload, size_t size);
   absl::Status SendBlob(BlobKind kind, uint8_t index, const std::vector<uint8_t>& bytes,
                         const Digest& digest, bool show_progress);
+  // Waits for the BLOB_STATUS answering `kind` `index` and turns a refusal into an error.
+  absl::Status AwaitBlobStatus(BlobKind kind, uint8_t index);
+  absl::Status NameSlotArtifact(const HostJob& job, HostJobReport* report);
+  absl::Status SendArtifact(const HostJob& job, HostJobReport* report);
   absl::Status WaitFor(const std::function<bool()>& done, uint32_t timeout_ms,
                        const std::string& what);
   absl::Status Upload(const HostJob& job, HostJobReport* report);

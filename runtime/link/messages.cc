@@ -16,6 +16,10 @@ void GetDigest(WireReader& r, Digest& d) { r.Bytes(d.bytes, kDigestBytes); }
 // Enumerations are checked on decoding, so that a value from a newer peer is an error rather
 // than a silently wrong switch.
 bool ValidBlobKind(uint8_t v) { return v >= 1 && v <= 5; }
+// BLOB_STATUS also answers MODEL_SLOT.
+bool ValidStatusKind(uint8_t v) {
+  return ValidBlobKind(v) || v == static_cast<uint8_t>(BlobKind::kModelSlot);
+}
 bool ValidResetCause(uint8_t v) { return v <= 4; }
 
 }  // namespace
@@ -48,6 +52,8 @@ const char* BlobKindName(BlobKind kind) {
       return "output";
     case BlobKind::kEtdump:
       return "ETDump";
+    case BlobKind::kModelSlot:
+      return "model slot";
   }
   return "blob";
 }
@@ -114,6 +120,10 @@ size_t Encode(const Hello& m, uint8_t* out, size_t size) {
     PutDigest(w, m.cached[i].digest);
     w.U32(m.cached[i].size);
   }
+  if (m.protocol_version >= 3) {
+    w.U32(m.model_slot_base);
+    w.U32(m.model_slot_size);
+  }
   return Finish(w);
 }
 
@@ -147,6 +157,12 @@ bool Decode(const uint8_t* payload, size_t size, Hello* m) {
   for (uint8_t i = 0; i < m->num_cached; ++i) {
     GetDigest(r, m->cached[i].digest);
     m->cached[i].size = r.U32();
+  }
+  m->model_slot_base = 0;
+  m->model_slot_size = 0;
+  if (m->protocol_version >= 3) {
+    m->model_slot_base = r.U32();
+    m->model_slot_size = r.U32();
   }
   return Done(r) && ValidResetCause(cause);
 }
@@ -216,7 +232,7 @@ bool Decode(const uint8_t* payload, size_t size, BlobStatus* m) {
   const uint8_t status = r.U8();
   m->status = static_cast<BlobStatusCode>(status);
   r.String16(m->message, sizeof(m->message));
-  return Done(r) && ValidBlobKind(kind) && status <= 3;
+  return Done(r) && ValidStatusKind(kind) && status <= 3;
 }
 
 size_t Encode(const RunCommand& m, uint8_t* out, size_t size) {
@@ -242,6 +258,20 @@ bool Decode(const uint8_t* payload, size_t size, RunCommand* m) {
   const uint8_t fault = r.U8();
   m->test_fault = static_cast<TestFault>(fault);
   return Done(r) && fault <= 4 && m->num_inputs <= kMaxTensors && m->num_expected <= kMaxTensors;
+}
+
+size_t Encode(const ModelSlot& m, uint8_t* out, size_t size) {
+  WireWriter w(out, size);
+  w.U32(m.size);
+  PutDigest(w, m.digest);
+  return Finish(w);
+}
+
+bool Decode(const uint8_t* payload, size_t size, ModelSlot* m) {
+  WireReader r(payload, size);
+  m->size = r.U32();
+  GetDigest(r, m->digest);
+  return Done(r);
 }
 
 size_t Encode(const Log& m, uint8_t* out, size_t size) {

@@ -23,7 +23,9 @@ namespace boardlab::link {
 /// The protocol version both ends must speak (HELLO and CONNECT carry it).
 /// 2: per-output checks travel in CHECK messages of their own (RESULT carries their count), so
 /// a run's outputs are no longer bounded by what fits in one RESULT frame.
-inline constexpr uint16_t kProtocolVersion = 2;
+/// 3: HELLO announces the board's model slot (a model the flash tool wrote, e.g. into XSPI
+/// flash), and MODEL_SLOT names the artifact in it.
+inline constexpr uint16_t kProtocolVersion = 3;
 
 /// Inputs, expected outputs and outputs of one RUN (blob indexes are 8 bits).
 inline constexpr size_t kMaxTensors = 64;
@@ -89,16 +91,21 @@ struct Hello {
   uint32_t cache_capacity = 0;  // bytes of the artifact cache
   uint8_t num_cached = 0;
   CachedArtifact cached[kMaxCachedArtifacts];
+  // Protocol 3: where the flash tool writes a model that is run in place (0 bytes: no slot).
+  // Decoded only from a HELLO of protocol 3 or later, so an older board still says its version.
+  uint32_t model_slot_base = 0;
+  uint32_t model_slot_size = 0;
 };
 
 // ---- Blobs: artifacts, inputs and expected outputs to the board; outputs and ETDump back ----
 
 enum class BlobKind : uint8_t {
-  kArtifact = 1,  // kept in the board's artifact cache, named by its digest
-  kInput = 2,     // input tensor `index` of the next RUN
-  kExpected = 3,  // expected bytes of output `index` of the next RUN
-  kOutput = 4,    // board -> host: output `index` of the last RUN
-  kEtdump = 5,    // board -> host: the ETDump of the last RUN
+  kArtifact = 1,   // kept in the board's artifact cache, named by its digest
+  kInput = 2,      // input tensor `index` of the next RUN
+  kExpected = 3,   // expected bytes of output `index` of the next RUN
+  kOutput = 4,     // board -> host: output `index` of the last RUN
+  kEtdump = 5,     // board -> host: the ETDump of the last RUN
+  kModelSlot = 6,  // BLOB_STATUS only: the answer to MODEL_SLOT (the slot checked, not a blob)
 };
 const char* BlobKindName(BlobKind kind);
 
@@ -167,6 +174,15 @@ struct RunCommand {
   TestFault test_fault = TestFault::kNone;
 };
 
+/// MODEL_SLOT, host -> board (protocol 3): "the artifact `digest` of `size` bytes is in your model
+/// slot" (the flash tool wrote it). The board hashes the slot's first `size` bytes and answers
+/// with BLOB_STATUS of kind kModelSlot: stored (RUN may name `digest`; the model runs in place),
+/// too large (no slot, or `size` exceeds it) or digest mismatch (a stale or failed flash).
+struct ModelSlot {
+  uint32_t size = 0;
+  Digest digest;
+};
+
 /// RESET, host -> board: restart (a software reset). No payload.
 
 /// LOG, board -> host: a console line (runtime log, firmware message).
@@ -233,6 +249,7 @@ size_t Encode(const BlobChunk& m, uint8_t* out, size_t size);
 size_t Encode(const BlobEnd& m, uint8_t* out, size_t size);
 size_t Encode(const BlobStatus& m, uint8_t* out, size_t size);
 size_t Encode(const RunCommand& m, uint8_t* out, size_t size);
+size_t Encode(const ModelSlot& m, uint8_t* out, size_t size);
 size_t Encode(const Log& m, uint8_t* out, size_t size);
 size_t Encode(const OutputCheckMessage& m, uint8_t* out, size_t size);
 size_t Encode(const Result& m, uint8_t* out, size_t size);
@@ -245,6 +262,7 @@ bool Decode(const uint8_t* payload, size_t size, BlobChunk* m);
 bool Decode(const uint8_t* payload, size_t size, BlobEnd* m);
 bool Decode(const uint8_t* payload, size_t size, BlobStatus* m);
 bool Decode(const uint8_t* payload, size_t size, RunCommand* m);
+bool Decode(const uint8_t* payload, size_t size, ModelSlot* m);
 bool Decode(const uint8_t* payload, size_t size, Log* m);
 bool Decode(const uint8_t* payload, size_t size, OutputCheckMessage* m);
 bool Decode(const uint8_t* payload, size_t size, Result* m);

@@ -172,8 +172,8 @@ TEST_F(SerialExecutorTest, FirmwareOfAnotherProtocolIsFlashedNotReset) {
   SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
   const BoardReport r = RunOn(executor, Request());
   EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
-  const std::string mismatch =
-      "the board speaks board link protocol 1, this host 2: flash a matching firmware";
+  const std::string mismatch = absl::StrCat("the board speaks board link protocol 1, this host ",
+                                            link::kProtocolVersion, ": flash a matching firmware");
   EXPECT_TRUE(HasLine(absl::StrCat("boardlab-agent: board evk-0 runs build protocol-1-build: ",
                                    mismatch, "; flashing ", elf.string())));
   EXPECT_EQ(r.message,

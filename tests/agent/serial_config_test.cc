@@ -48,6 +48,7 @@ boards:
     flash: {command: "LinkServer flash MIMXRT798S:MIMXRT700-EVK load {elf}", timeout_seconds: 120, attempts: 2}
     reset: "LinkServer reset MIMXRT798S:MIMXRT700-EVK"
     power_cycle: {command: "uhubctl -l 1-1 -p 3 -a cycle", timeout_seconds: 30}
+    model_flash: {command: "LinkServer flash MIMXRT798S:MIMXRT700-EVK load --addr 0x28200000 {model}", timeout_seconds: 600, when: always}
 )";
   std::string text = yaml;
   text.replace(text.find("FIRMWARE"), 8, FirmwareFile());
@@ -67,6 +68,22 @@ boards:
   EXPECT_EQ(board.serial.reset.command, "LinkServer reset MIMXRT798S:MIMXRT700-EVK");
   EXPECT_EQ(board.serial.reset.timeout_seconds, 60);
   EXPECT_EQ(board.serial.power_cycle.timeout_seconds, 30);
+  EXPECT_EQ(board.serial.model_flash.command,
+            "LinkServer flash MIMXRT798S:MIMXRT700-EVK load --addr 0x28200000 {model}");
+  EXPECT_EQ(board.serial.model_flash.timeout_seconds, 600);
+  EXPECT_EQ(board.serial.model_flash_when, ModelFlashPolicy::kAlways);
+}
+
+TEST(SerialConfig, ModelFlashDefaultsToModelsLargerThanTheCache) {
+  const std::string board =
+      "{id: q, driver: serial, port: 'tcp:127.0.0.1:5555', model_flash: 'cp {model} "
+      "/var/lib/slot.bin'}";
+  absl::StatusOr<AgentConfig> config = ParseAgentConfig(Config(board));
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_TRUE(Check(board).ok()) << Check(board);
+  EXPECT_EQ(config->boards[0].serial.model_flash.command, "cp {model} /var/lib/slot.bin");
+  EXPECT_EQ(config->boards[0].serial.model_flash.timeout_seconds, 60);
+  EXPECT_EQ(config->boards[0].serial.model_flash_when, ModelFlashPolicy::kTooLarge);
 }
 
 TEST(SerialConfig, DefaultsForATcpPort) {
@@ -110,7 +127,31 @@ TEST(SerialConfig, MistakesNameTheBoardAndTheKey) {
       {"{id: e, driver: serial, port: /dev/ttyACM0, firmware: {elf: " + elf +
            "}, flash: 'x {image}'}",
        "Invalid configuration of board 'e'.flash: unknown placeholder {image} (known: {elf} {hex} "
-       "{bin} {board} {port})"},
+       "{bin} {board} {port} {model})"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, model_flash: 'pyocd load {board}.bin'}",
+       "Invalid configuration of board 'e'.model_flash: does not use {model} (the artifact file "
+       "it writes)"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, reset: 'reset {model}'}",
+       "Invalid configuration of board 'e'.reset: uses {model}, which only model_flash has"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, model_flash: 'x {elf} {model}'}",
+       "Invalid configuration of board 'e'.model_flash: uses {elf} but the board has no "
+       "firmware.elf"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, model_flash: {command: 'x {model}', when: "
+       "sometimes}}",
+       "Invalid configuration of boards[0].model_flash.when: 'sometimes' is not always or "
+       "too-large"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, model_flash: {command: 'x {model}', "
+       "attempts: 2}}",
+       "Invalid configuration of boards[0].model_flash.attempts: unknown key (known: command, "
+       "timeout_seconds, when)"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, model_flash: {when: always}}",
+       "Invalid configuration of boards[0].model_flash: command is missing"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, model_flash: {command: 'x {model}', "
+       "timeout_seconds: 0}}",
+       "Invalid configuration of boards[0].model_flash.timeout_seconds: must be positive"},
+      {"{id: e, driver: sim, model_flash: 'x {model}'}",
+       "Invalid configuration of boards[0].model_flash: is a setting of driver serial, not of "
+       "driver 'sim'"},
       {"{id: e, driver: serial, port: /dev/ttyACM0, reset: 'reset {elf}'}",
        "Invalid configuration of board 'e'.reset: uses {elf} but the board has no firmware.elf"},
       {"{id: e, driver: serial, port: /dev/ttyACM0, power_cycle: 'uhubctl -p {port'}",

@@ -100,6 +100,18 @@ json ReadJson(const fs::path& path) {
   return text.empty() ? json() : json::parse(text);
 }
 
+// Every output file of the sim board (at least one) has the same bytes in `serial`.
+void ExpectSameOutputs(const fs::path& sim, const fs::path& serial) {
+  size_t outputs = 0;
+  for (const auto& entry : fs::directory_iterator(sim)) {
+    const std::string file = entry.path().filename().string();
+    EXPECT_EQ(testing::ReadFile((serial / file).string()), testing::ReadFile(entry.path().string()))
+        << file;
+    ++outputs;
+  }
+  EXPECT_GT(outputs, 0u);
+}
+
 // ---- The shared models on one board. ----
 
 std::string Stem(std::string_view model) {
@@ -131,12 +143,11 @@ class SerialBoardModels : public ::testing::TestWithParam<std::string_view> {
 QemuBoard* SerialBoardModels::board_ = nullptr;
 fs::path* SerialBoardModels::dir_ = nullptr;
 
-// mobilenet_v2 (3.7 MB) fits the board but takes about five minutes over QEMU's emulated UART
-// (~12 kB/s, docs/board-protocol.md "Throughput"); it runs when BOARDLAB_SERIAL_LARGE_MODELS=1.
-bool TooSlowForTheDefaultRun(std::string_view model) {
-  const char* large = std::getenv("BOARDLAB_SERIAL_LARGE_MODELS");
-  return model.find("mobilenet") != std::string_view::npos &&
-         (large == nullptr || std::string(large) != "1");
+// mobilenet_v2 (3.7 MB) does not fit the an505 board's 3 MB artifact cache (and would take
+// about five minutes over QEMU's emulated UART, ~12 kB/s): it runs from the model slot
+// (SerialBoardModelSlot below).
+bool LargerThanTheCache(std::string_view model) {
+  return model.find("mobilenet") != std::string_view::npos;
 }
 
 TEST_P(SerialBoardModels, OutputsEqualSimAndEtdumpHasEveryKernelAndCacheHitsTheSecondTime) {
@@ -145,8 +156,9 @@ TEST_P(SerialBoardModels, OutputsEqualSimAndEtdumpHasEveryKernelAndCacheHitsTheS
   ASSERT_NE(board_, nullptr) << "the board did not start";
   const std::optional<std::string> model = testing::SharedModelPath(GetParam());
   if (!model) GTEST_SKIP() << "shared models folder absent: " << testing::SharedModelsDir();
-  if (TooSlowForTheDefaultRun(GetParam())) {
-    GTEST_SKIP() << "set BOARDLAB_SERIAL_LARGE_MODELS=1 to send this model over the emulated UART";
+  if (LargerThanTheCache(GetParam())) {
+    GTEST_SKIP() << "larger than the board's artifact cache: SerialBoardModelSlot runs it from "
+                    "the model slot";
   }
   const std::string stem = Stem(GetParam());
   const fs::path dir = *dir_ / stem;
@@ -174,15 +186,7 @@ TEST_P(SerialBoardModels, OutputsEqualSimAndEtdumpHasEveryKernelAndCacheHitsTheS
   EXPECT_NE(serial.output.find(have_golden ? "result: PASS" : "result: UNVERIFIED"),
             std::string::npos)
       << serial.output;
-  size_t outputs = 0;
-  for (const auto& entry : fs::directory_iterator(dir / "sim")) {
-    const std::string file = entry.path().filename().string();
-    EXPECT_EQ(testing::ReadFile((dir / "serial" / file).string()),
-              testing::ReadFile(entry.path().string()))
-        << file;
-    ++outputs;
-  }
-  EXPECT_GT(outputs, 0u);
+  ExpectSameOutputs(dir / "sim", dir / "serial");
   KernelEvents events;
   ASSERT_TRUE(ReadKernelEvents(testing::ReadFile(etdp.string()), &events)) << etdp;
   const KernelEvents expected = ExpectedKernelEvents(debug_map);
@@ -228,28 +232,40 @@ CommandResult MonitorCommand(const QemuBoard& board, const std::string& action) 
 
 // ---- One board per test: faults and recovery. ----
 
-class SerialBoardTest : public ::testing::Test {
+// A fresh board in a directory of the test's own (removed when the test passed).
+class OneBoardTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  // Starts the board; `model_slot_file` (qemu-board.sh --model) when not empty.
+  void StartBoard(const fs::path& model_slot_file = {}) {
     std::string why;
     if (!QemuAvailable(&why)) GTEST_SKIP() << why;
     dir_ = TestDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     board_ = std::make_unique<QemuBoard>(dir_);
+    if (!model_slot_file.empty()) board_->set_model_slot_file(dir_ / model_slot_file);
     ASSERT_TRUE(board_->Start());
-    pte_ = Compile(testing::TinyDsCnn(), dir_ / "tiny.pte", &debug_map_);
-    ASSERT_FALSE(pte_.empty());
   }
   void TearDown() override {
     board_.reset();
     if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  fs::path dir_;
+  std::unique_ptr<QemuBoard> board_;
+};
+
+class SerialBoardTest : public OneBoardTest {
+ protected:
+  void SetUp() override {
+    StartBoard();
+    if (IsSkipped() || HasFatalFailure()) return;
+    pte_ = Compile(testing::TinyDsCnn(), dir_ / "tiny.pte", &debug_map_);
+    ASSERT_FALSE(pte_.empty());
   }
   CommandResult RunOnBoard(const std::string& args, const std::string& port = "") {
     return BoardlabRun("--board serial --port " + (port.empty() ? board_->port() : port) + " " +
                        pte_ + " " + args);
   }
 
-  fs::path dir_;
-  std::unique_ptr<QemuBoard> board_;
   std::string pte_;
   std::string debug_map_;
 };
@@ -479,6 +495,115 @@ TEST_F(SerialBoardTest, UsageErrorsAndAMissingBoard) {
   const CommandResult not_a_tty = BoardlabRun("--board serial --port /dev/null " + pte_);
   EXPECT_EQ(not_a_tty.exit_code, 4) << not_a_tty.output;
   EXPECT_NE(not_a_tty.output.find("is not a serial port"), std::string::npos) << not_a_tty.output;
+}
+
+// ---- The model slot: models larger than the artifact cache, "flashed" with qemu-board.sh. ----
+
+class SerialBoardModelSlot : public OneBoardTest {
+ protected:
+  void SetUp() override { StartBoard("slot.bin"); }  // the slot is empty until the first flash
+  CommandResult RunOnBoard(const std::string& pte, const std::string& args) {
+    return BoardlabRun("--board serial --port " + board_->port() + " --connect-timeout 30 " + pte +
+                       " " + args);
+  }
+  // Runs `pte` from the slot and on the sim board with `io`; the outputs must be equal.
+  void ExpectSlotRunEqualsSim(const std::string& pte, const std::string& io) {
+    const CommandResult sim =
+        BoardlabRun("--board sim " + pte + io + " --outputs " + (dir_ / "sim").string());
+    ASSERT_EQ(sim.exit_code, 0) << sim.output;
+    const CommandResult run =
+        RunOnBoard(pte, "--artifact-in-slot" + io + " --outputs " + (dir_ / "serial").string() +
+                            " --json " + (dir_ / "slot.json").string());
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("in the model slot at 0x80a00000, checked by the board"),
+              std::string::npos)
+        << run.output;
+    ExpectSameOutputs(dir_ / "sim", dir_ / "serial");
+    const json doc = ReadJson(dir_ / "slot.json");
+    EXPECT_TRUE(doc["transfer"]["in_model_slot"].get<bool>());
+    EXPECT_EQ(doc["transfer"]["bytes_sent"], 0);
+    EXPECT_GT(doc["transfer"]["bytes"].get<uint64_t>(),
+              doc["board"]["artifact_cache"]["capacity"].get<uint64_t>());
+    EXPECT_EQ(doc["board"]["model_slot"]["base"], 0x80A00000u);
+    EXPECT_EQ(doc["board"]["model_slot"]["size"], 6u << 20);
+    // Only the input, a few messages and the outputs crossed the line.
+    EXPECT_LT(doc["link"]["bytes_sent"].get<uint64_t>(), 256u * 1024u);
+  }
+};
+
+// A fully connected layer with 3.7 MB of weights: larger than the 3 MB artifact cache.
+std::vector<uint8_t> LargerThanTheCacheModel(uint32_t seed) {
+  testing::FullyConnectedParams p;
+  p.in_shape = {1, 2048};
+  p.units = 1800;
+  p.seed = seed;
+  return testing::SingleFullyConnected(p);
+}
+
+TEST_F(SerialBoardModelSlot, ModelLargerThanTheCacheRunsFromTheSlotAsOnSim) {
+  const std::string pte = Compile(LargerThanTheCacheModel(3), dir_ / "large.pte");
+  ASSERT_FALSE(pte.empty());
+  // Over the link it cannot run at all.
+  const CommandResult sent = RunOnBoard(pte, "--input random:3");
+  EXPECT_EQ(sent.exit_code, 4) << sent.output;
+  EXPECT_NE(sent.output.find("board's artifact cache holds 3145728"), std::string::npos)
+      << sent.output;
+
+  ASSERT_EQ(board_->FlashModel(pte), "");
+  ExpectSlotRunEqualsSim(pte, " --input random:3");
+}
+
+TEST_F(SerialBoardModelSlot, SlotHoldingAnotherModelIsAClearBoardError) {
+  const std::string pte = Compile(LargerThanTheCacheModel(3), dir_ / "large.pte");
+  const std::string other = Compile(LargerThanTheCacheModel(4), dir_ / "other.pte");
+  ASSERT_FALSE(pte.empty());
+  ASSERT_FALSE(other.empty());
+  ASSERT_EQ(fs::file_size(pte), fs::file_size(other));  // only the weights differ
+  // Nothing flashed yet: the slot holds zeros.
+  const auto start = std::chrono::steady_clock::now();
+  CommandResult run = RunOnBoard(pte, "--artifact-in-slot --input random:3");
+  EXPECT_EQ(run.exit_code, 4) << run.output;
+  EXPECT_NE(run.output.find("board error: the board refused the artifact in its model slot: "
+                            "the model slot's first "),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("(a stale or failed flash)"), std::string::npos) << run.output;
+
+  // A flash of another model of the same size (a stale slot).
+  ASSERT_EQ(board_->FlashModel(other), "");
+  run = RunOnBoard(pte, "--artifact-in-slot --input random:3");
+  EXPECT_EQ(run.exit_code, 4) << run.output;
+  EXPECT_NE(run.output.find("(a stale or failed flash)"), std::string::npos) << run.output;
+  EXPECT_LT(Seconds(start), 90.0) << "a refused slot must not wait for a timeout";
+
+  // The board is not harmed: the right model, flashed, runs.
+  ASSERT_EQ(board_->FlashModel(pte), "");
+  run = RunOnBoard(pte, "--artifact-in-slot --input random:3");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+}
+
+TEST_F(SerialBoardModelSlot, FlashToolRefusesAModelLargerThanTheSlot) {
+  std::vector<uint8_t> big((6u << 20) + 1, 0x5A);
+  ASSERT_TRUE(testing::WriteFile((dir_ / "big.bin").string(), big));
+  const std::string flashed = board_->FlashModel(dir_ / "big.bin");
+  EXPECT_NE(flashed.find("exit 2"), std::string::npos) << flashed;
+  EXPECT_NE(flashed.find("the model slot holds 6291456"), std::string::npos) << flashed;
+}
+
+// A real model that does not fit the artifact cache (mobilenet_v2, 3.7 MB): from the slot, its
+// output equals TFLite Micro's golden output and the sim board's.
+TEST_F(SerialBoardModelSlot, MobilenetFromTheSlotMatchesTheGoldenOutput) {
+  const std::string name = "pytorch-export/mobilenet_v2_int8_1x3x224x224.tflite";
+  const std::optional<std::string> model = testing::SharedModelPath(name);
+  if (!model) GTEST_SKIP() << "shared models folder absent: " << testing::SharedModelsDir();
+  const std::string golden =
+      testing::SharedModelsDir() + "/../golden/mobilenet_v2_int8_1x3x224x224/seed1";
+  if (!fs::exists(golden + ".input.bin")) GTEST_SKIP() << "no golden output at " << golden;
+  const std::string pte = Compile(testing::ReadFile(*model), dir_ / "mobilenet.pte");
+  ASSERT_FALSE(pte.empty());
+  ASSERT_EQ(board_->FlashModel(pte), "");
+  ExpectSlotRunEqualsSim(
+      pte, " --input " + golden + ".input.bin --expected " + golden + ".output.bin --atol 0");
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -102,6 +103,7 @@ struct SerialBoardYaml {
   int flash_attempts = 3;
   std::string reset;
   std::string power_cycle;
+  std::string model_flash;  // empty: none
   int timeout_seconds = 120;
 };
 
@@ -121,6 +123,10 @@ std::string AgentConfig(const std::string& sim_type, const SerialBoardYaml& b) {
   if (!b.reset.empty()) absl::StrAppend(&yaml, "    reset: ", Yaml(b.reset), "\n");
   if (!b.power_cycle.empty()) {
     absl::StrAppend(&yaml, "    power_cycle: ", Yaml(b.power_cycle), "\n");
+  }
+  if (!b.model_flash.empty()) {
+    absl::StrAppend(&yaml, "    model_flash: {command: ", Yaml(b.model_flash),
+                    ", timeout_seconds: 60}\n");
   }
   return yaml;
 }
@@ -478,6 +484,102 @@ TEST(SerialBoardServiceTest, KilledQemuIsABoardErrorAndTheAgentStaysAlive) {
       RunKws(lab, {"--board-type", "qemu-and-sim-pool", "--board", "lab-sim-0"}, lab.Path("sim"));
   ASSERT_TRUE(sim.ok()) << sim.status();
   EXPECT_EQ(sim->result(), v1::JOB_RESULT_PASS) << sim->message();
+}
+
+// ---- The model slot: a model larger than the board's artifact cache. ----
+
+constexpr char kMobilenet[] = "pytorch-export/mobilenet_v2_int8_1x3x224x224.tflite";
+
+std::string MobilenetGolden(const std::string& file) {
+  return (fs::path(SharedModelsDir()).parent_path() / "golden" / "mobilenet_v2_int8_1x3x224x224" /
+          file)
+      .string();
+}
+
+// Submits mobilenet_v2 with its golden seed-1 case to the serial board and waits.
+absl::StatusOr<v1::Job> RunMobilenet(ServiceLab& lab, const std::string& out) {
+  ClientResult r = lab.RunClient(
+      {"submit", *SharedModelPath(kMobilenet), "--board-type", "an505-qemu", "--board",
+       "lab-evk-0", "--input", MobilenetGolden("seed1.input.bin"), "--expected",
+       MobilenetGolden("seed1.output.bin"), "--wait", "--out", out, "--json"},
+      seconds(400));
+  absl::StatusOr<v1::Job> job = ParseJobJson(r.out);
+  if (!job.ok()) {
+    return absl::InternalError(absl::StrCat(job.status().message(), "\n", r.out, r.err));
+  }
+  return job;
+}
+
+// mobilenet_v2's artifact (3.7 MB) does not fit the an505 board's 3 MB artifact cache: the agent
+// writes it into the model slot with model_flash (qemu-board.sh --flash-model, as a flash tool
+// writes XSPI flash), once; kws still goes over the link; a slot someone overwrote is refused
+// by the board (its SHA-256 differs) and the agent writes the model again.
+TEST(SerialBoardServiceTest, ModelLargerThanTheCacheGoesThroughTheModelSlot) {
+  if (std::string why = WhyNotRunnable(); !why.empty()) GTEST_SKIP() << why;
+  if (!SharedModelPath(kMobilenet) || !fs::exists(MobilenetGolden("seed1.input.bin"))) {
+    GTEST_SKIP() << "mobilenet_v2 or its golden output absent under " << SharedModelsDir();
+  }
+  ServiceLab lab;
+  FlashableBoard evk(lab.Path("evk"));
+  const fs::path slot = fs::path(lab.Path("evk")) / "model-slot.bin";
+  evk.board.set_model_slot_file(slot);
+  ASSERT_TRUE(evk.board.Start());
+  SerialBoardYaml yaml = BoardOf(evk, evk.board.port());
+  yaml.build_id = FirmwareBuildId();
+  yaml.model_flash = absl::StrCat("/bin/bash ", evk.board.script(), " --flash-model ",
+                                  evk.board.monitor(), " {model}");
+  ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
+  ASSERT_TRUE(lab.StartAgentWithConfig("lab", AgentConfig("imxrt700-sim", yaml), 2));
+
+  const std::vector<uint8_t> golden = ReadFile(MobilenetGolden("seed1.output.bin"));
+  absl::StatusOr<v1::Job> first = RunMobilenet(lab, lab.Path("out-1"));
+  ASSERT_TRUE(first.ok()) << first.status() << "\n" << lab.AgentLog("lab");
+  std::string log = JobLog(lab, first->id());
+  ASSERT_EQ(first->result(), v1::JOB_RESULT_PASS) << first->message() << "\n" << log;
+  EXPECT_EQ(ReadFile(lab.Path("out-1") + "/output0.bin"), golden);
+  EXPECT_NE(log.find("goes into the model slot (6291456 bytes; artifact cache 3145728 bytes)"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("model_flash: /bin/bash "), std::string::npos) << log;
+  EXPECT_NE(log.find("in the model slot at 0x80a00000, checked by the board"), std::string::npos)
+      << log;
+  ASSERT_TRUE(fs::exists(slot));
+  EXPECT_GT(fs::file_size(slot), 3u << 20);  // the artifact the agent flashed
+
+  // A model that fits the cache goes over the link; the slot is left alone.
+  absl::StatusOr<v1::Job> kws =
+      RunKws(lab, {"--board-type", "an505-qemu", "--board", "lab-evk-0"}, lab.Path("out-kws"));
+  ASSERT_TRUE(kws.ok()) << kws.status();
+  log = JobLog(lab, kws->id());
+  EXPECT_EQ(kws->result(), v1::JOB_RESULT_PASS) << kws->message() << "\n" << log;
+  EXPECT_EQ(log.find("model_flash"), std::string::npos) << log;
+
+  // The same model again: the slot holds it (the board still checks it), no flash.
+  absl::StatusOr<v1::Job> second = RunMobilenet(lab, lab.Path("out-2"));
+  ASSERT_TRUE(second.ok()) << second.status();
+  log = JobLog(lab, second->id());
+  ASSERT_EQ(second->result(), v1::JOB_RESULT_PASS) << second->message() << "\n" << log;
+  EXPECT_EQ(ReadFile(lab.Path("out-2") + "/output0.bin"), golden);
+  EXPECT_NE(log.find("the model slot holds sha256 "), std::string::npos) << log;
+  EXPECT_EQ(log.find("model_flash: "), std::string::npos) << log;
+
+  // Someone writes another image into the slot behind the agent's back: the board refuses the
+  // slot (a board error naming the stale flash, not a hang), the agent writes the model again.
+  {
+    std::ofstream overwrite(slot, std::ios::binary | std::ios::trunc);
+    overwrite << std::string(fs::file_size(*SharedModelPath(kMobilenet)), 'x');
+  }
+  ASSERT_EQ(RunCommand(evk.Monitor("power-cycle")).exit_code, 0);
+  absl::StatusOr<v1::Job> stale = RunMobilenet(lab, lab.Path("out-3"));
+  ASSERT_TRUE(stale.ok()) << stale.status();
+  log = JobLog(lab, stale->id());
+  const size_t refused = log.find("board error: the board refused the artifact in its model slot");
+  ASSERT_NE(refused, std::string::npos) << log;
+  EXPECT_NE(log.find("(a stale or failed flash)"), std::string::npos) << log;
+  // The server retried the job on the board: the agent wrote the model again, and it passed.
+  EXPECT_NE(log.find("model_flash: /bin/bash ", refused), std::string::npos) << log;
+  EXPECT_EQ(stale->result(), v1::JOB_RESULT_PASS) << stale->message() << "\n" << log;
+  EXPECT_EQ(ReadFile(lab.Path("out-3") + "/output0.bin"), golden);
 }
 
 }  // namespace

@@ -19,10 +19,12 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/support/child_process.h"
 #include "tests/support/free_port.h"
+#include "tests/support/process.h"
 
 namespace boardlab::testing {
 
@@ -37,13 +39,20 @@ class QemuBoard {
         monitor_(FreeLoopbackPort()) {}
   ~QemuBoard() { Stop(); }
 
+  /// The board's model slot "flash memory" (qemu-board.sh --model): the file need not exist.
+  /// Before Start().
+  void set_model_slot_file(const std::filesystem::path& file) { model_slot_file_ = file; }
+
   /// Starts qemu-board.sh and waits (up to 20 s) for QEMU's pid file.
   ::testing::AssertionResult Start() {
     std::filesystem::remove(dir_ / "qemu.pid");
-    auto started = Process::Start(
-        {"/bin/bash", script_, "--listen", "127.0.0.1:" + std::to_string(port_), "--monitor",
-         monitor(), "--elf", elf_, "--pidfile", (dir_ / "qemu.pid").string()},
-        log().string(), log().string());
+    std::vector<std::string> argv = {"/bin/bash", script_,
+                                     "--listen",  "127.0.0.1:" + std::to_string(port_),
+                                     "--monitor", monitor(),
+                                     "--elf",     elf_,
+                                     "--pidfile", (dir_ / "qemu.pid").string()};
+    if (!model_slot_file_.empty()) argv.insert(argv.end(), {"--model", model_slot_file_.string()});
+    auto started = Process::Start(argv, log().string(), log().string());
     if (!started.ok()) return ::testing::AssertionFailure() << started.status();
     process_ = *std::move(started);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -69,6 +78,15 @@ class QemuBoard {
     return text.empty() ? 0 : static_cast<pid_t>(std::atoi(text.c_str()));
   }
   Process* process() { return process_.get(); }
+  /// qemu-board.sh --flash-model: `model` into the slot, then a power cycle. Empty when it
+  /// worked, else the script's output.
+  std::string FlashModel(const std::filesystem::path& model) const {
+    const CommandResult flashed = RunCommand("/bin/bash '" + script_ + "' --flash-model " +
+                                             monitor() + " '" + model.string() + "'");
+    return flashed.exit_code == 0
+               ? ""
+               : "exit " + std::to_string(flashed.exit_code) + ": " + flashed.output;
+  }
 
  private:
   static std::string Read(const std::filesystem::path& path) {
@@ -83,6 +101,7 @@ class QemuBoard {
   std::string elf_;
   int port_;
   int monitor_;
+  std::filesystem::path model_slot_file_;
   std::unique_ptr<Process> process_;
 };
 

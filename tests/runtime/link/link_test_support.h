@@ -367,6 +367,8 @@ struct FakeBoardOptions {
   size_t max_payload = BoardEndpoint::kMaxPayload;  // what the board accepts
   uint8_t window = 4;                               // frames it sends ahead
   uint8_t receive_window = 8;                       // frames it keeps after a loss
+  // The model slot's "flash memory" (kept over resets; not owned). Null: no slot.
+  const std::vector<uint8_t>* model_slot = nullptr;
 };
 
 /// A board: the endpoint on its own thread, over the channels; restarted (fresh memory, as after
@@ -409,6 +411,10 @@ class FakeBoard {
       memory.cache_size = options_.cache_bytes;
       memory.job = Aligned(job);
       memory.job_size = options_.job_bytes;
+      if (options_.model_slot != nullptr) {
+        memory.model_slot = options_.model_slot->data();
+        memory.model_slot_size = options_.model_slot->size();
+      }
       LinkOptions link;
       link.window = options_.window;
       link.initial_timeout_ms = 200;

@@ -82,6 +82,8 @@ Hello FullHello() {
     m.regions[i].size = 1000u * i;
   }
   m.cache_capacity = 8u << 20;
+  m.model_slot_base = 0x28200000u;
+  m.model_slot_size = 0x03E00000u;
   m.num_cached = kMaxCachedArtifacts;
   for (uint8_t i = 0; i < kMaxCachedArtifacts; ++i) {
     m.cached[i].digest = DigestOf(i);
@@ -108,6 +110,42 @@ TEST(Messages, HelloWithEveryRegionAndCacheEntryFitsTheBoardsPayload) {
   ASSERT_EQ(b.num_cached, kMaxCachedArtifacts);
   EXPECT_EQ(b.cached[5].digest, DigestOf(5));
   EXPECT_EQ(b.cached[5].size, 105u);
+  EXPECT_EQ(b.model_slot_base, 0x28200000u);
+  EXPECT_EQ(b.model_slot_size, 0x03E00000u);
+}
+
+// A protocol-2 board's HELLO has no model slot fields: it still decodes, so that the host can
+// say which version the board speaks (and the agent flashes it).
+TEST(Messages, HelloOfProtocol2HasNoModelSlot) {
+  Hello old = FullHello();
+  old.protocol_version = 2;
+  const std::vector<uint8_t> bytes = Encoded(old);
+  EXPECT_EQ(bytes.size() + 8, Encoded(FullHello()).size());
+  Hello b;
+  b.model_slot_size = 99;
+  ASSERT_TRUE(Decode(bytes.data(), bytes.size(), &b));
+  EXPECT_EQ(b.protocol_version, 2);
+  EXPECT_EQ(b.model_slot_base, 0u);
+  EXPECT_EQ(b.model_slot_size, 0u);
+  EXPECT_EQ(b.num_cached, kMaxCachedArtifacts);
+}
+
+TEST(Messages, ModelSlotNamesTheArtifactInTheSlot) {
+  ModelSlot m;
+  m.size = 3721216;
+  m.digest = DigestOf(4);
+  const ModelSlot b = RoundTrip(m);
+  EXPECT_EQ(b.size, 3721216u);
+  EXPECT_EQ(b.digest, DigestOf(4));
+  // BLOB_STATUS answers it with the kind "model slot", which no blob has.
+  BlobStatus status;
+  status.kind = BlobKind::kModelSlot;
+  status.status = BlobStatusCode::kDigestMismatch;
+  EXPECT_EQ(RoundTrip(status).kind, BlobKind::kModelSlot);
+  BlobBegin begin;
+  begin.kind = BlobKind::kModelSlot;
+  const std::vector<uint8_t> bytes = Encoded(begin);
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &begin));
 }
 
 TEST(Messages, HelloRejectsTooManyEntriesAndUnknownCauses) {
@@ -120,8 +158,9 @@ TEST(Messages, HelloRejectsTooManyEntriesAndUnknownCauses) {
   few.num_regions = 1;
   few.num_cached = 0;
   std::vector<uint8_t> short_bytes = Encoded(few);
-  // num_cached is the last byte: claim one more entry than the payload has.
-  short_bytes.back() = kMaxCachedArtifacts + 1;
+  // num_cached is the last byte before the model slot's base and size: claim one more entry
+  // than the payload has.
+  short_bytes[short_bytes.size() - 9] = kMaxCachedArtifacts + 1;
   EXPECT_FALSE(Decode(short_bytes.data(), short_bytes.size(), &b));
 }
 

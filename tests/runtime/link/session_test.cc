@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -217,6 +218,76 @@ TEST_F(SessionTest, ArtifactLargerThanTheCacheDoesNotFit) {
                              "cache holds 8192"),
             std::string::npos)
       << s;
+}
+
+// A model larger than the artifact cache, written into the model slot by a "flash tool" (the
+// slot holds more bytes after it): named with MODEL_SLOT, checked, run in place, never sent.
+TEST_F(SessionTest, ModelInTheSlotRunsInPlaceWithoutBeingSent) {
+  HostJob job = Job(20000, 7);
+  std::vector<uint8_t> slot = Bytes(64 * 1024, 99);
+  std::copy(job.artifact.begin(), job.artifact.end(), slot.begin());
+  FakeBoardOptions options;
+  options.cache_bytes = 8 * 1024;
+  options.model_slot = &slot;
+  StartBoard(options);
+  auto session = Session();
+  job.artifact_in_slot = true;
+  job.expected = FakeRunner::ExpectedOutputs(job.artifact, job.inputs);
+  HostJobReport report;
+  const absl::Status s = session->RunJob(job, &report);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(report.hello.model_slot_size, 64u * 1024u);
+  EXPECT_TRUE(report.artifact_in_slot);
+  EXPECT_EQ(report.artifact_bytes_sent, 0u);
+  EXPECT_EQ(report.result.verdict, Verdict::kPass);
+  // The runner saw the artifact's 20000 bytes, not the whole slot.
+  EXPECT_EQ(report.outputs, job.expected);
+  EXPECT_LT(session->link_stats().bytes_sent, 10000u);
+  // The slot's artifact is not in the cache: a later session names it again.
+  auto other = Session();
+  ASSERT_TRUE(other->Connect().ok());
+  EXPECT_EQ(other->hello().num_cached, 0);
+}
+
+TEST_F(SessionTest, StaleModelSlotIsRefusedAndNothingRuns) {
+  HostJob job = Job(20000, 7);
+  const std::vector<uint8_t> slot = Bytes(64 * 1024, 5);  // another model (a failed flash)
+  FakeBoardOptions options;
+  options.model_slot = &slot;
+  StartBoard(options);
+  auto session = Session();
+  job.artifact_in_slot = true;
+  HostJobReport report;
+  const absl::Status s = session->RunJob(job, &report);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("the board refused the artifact in its model slot: the model "
+                             "slot's first 20000 bytes hash to sha256 "),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.message().find("(a stale or failed flash)"), std::string::npos) << s;
+  EXPECT_EQ(board_->runner().runs(), 0);
+}
+
+TEST_F(SessionTest, ModelSlotMissingOrTooSmallIsRefused) {
+  const std::vector<uint8_t> slot(16 * 1024);
+  FakeBoardOptions options;
+  options.model_slot = &slot;
+  StartBoard(options);
+  HostJob job = Job(20000);
+  job.artifact_in_slot = true;
+  HostJobReport report;
+  absl::Status s = Session()->RunJob(job, &report);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("does not fit: the artifact has 20000 bytes, the board's model "
+                             "slot holds 16384"),
+            std::string::npos)
+      << s;
+  board_->Stop();
+  StartBoard();  // no slot
+  s = Session()->RunJob(job, &report);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("board fake announces none"), std::string::npos) << s;
+  EXPECT_EQ(board_->runner().runs(), 0);
 }
 
 TEST_F(SessionTest, InputLargerThanTheJobAreaIsRefusedByTheBoard) {
