@@ -215,9 +215,8 @@ TEST_F(SerialExecutorTest, AnotherBoardUnderAnRt700TypeIsWarnedOf) {
   ::testing::internal::CaptureStderr();
   RunOn(executor, Request());
   const std::string agent_log = ::testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(
-      HasLine("boardlab-agent: board evk-0 answered: an505 firmware 0.1.0 build "
-              "protocol-2-build"));
+  EXPECT_TRUE(HasLine(absl::StrCat("boardlab-agent: board evk-0 answered: an505 firmware 0.1.0 ",
+                                   "build protocol-", link::kProtocolVersion, "-build")));
   const std::string warning =
       "boardlab-agent: warning: board evk-0 is configured as type imxrt700-evk but its HELLO "
       "says it is an 'an505' board, not 'rt700': its measurements are filed under imxrt700-evk; "
@@ -236,8 +235,9 @@ TEST_F(SerialExecutorTest, NoWarningForTheRt700OrAnEmulatedBoardOfItsOwnType) {
     board_.type = type;
     SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
     RunOn(executor, Request());
-    EXPECT_TRUE(HasLine(absl::StrCat("boardlab-agent: board evk-0 answered: ", hello_board,
-                                     " firmware 0.1.0 build protocol-2-build")));
+    EXPECT_TRUE(
+        HasLine(absl::StrCat("boardlab-agent: board evk-0 answered: ", hello_board,
+                             " firmware 0.1.0 build protocol-", link::kProtocolVersion, "-build")));
     EXPECT_FALSE(HasLine("warning")) << absl::StrJoin(lines_, "\n");
   }
 }
