@@ -209,7 +209,7 @@ void Rt700BoardSupport::Init(const link::MemoryRegion* regions, uint8_t num_regi
   info_.core_hz = measured_hz;
   info_.icount_shift = -1;
   // No Neutron driver: NPU partitions run on the Cortex-M33 with the CPU reference kernels.
-  info_.npu = "not driven: cpu reference";
+  info_.npu = "emulated on cortex-m33";  // the same words as an505: tools match them
   info_.regions = regions;
   info_.num_regions = num_regions;
 }
