@@ -235,16 +235,23 @@ std::string SourceOpKey(const std::string& label) {
   return label;
 }
 
-// Mean µs per source operator (CPU rows and NPU kernel rows), from the profile named through the
-// debug map; empty when the profile is missing or its clock gives no time.
-std::map<std::string, double> OpMicroseconds(const JobSnapshot& snapshot) {
-  std::map<std::string, double> us;
-  if (snapshot.profile_json.empty()) return us;
+// The snapshot's profile named through the debug map, read once for the per-op latency and the
+// clock; nullopt when the job has none or it does not parse.
+std::optional<ProfileView> ProfileOf(const JobSnapshot& snapshot) {
+  if (snapshot.profile_json.empty()) return std::nullopt;
   absl::StatusOr<ProfileView> view = ParseProfileJson(snapshot.profile_json);
-  if (!view.ok()) return us;
+  if (!view.ok()) return std::nullopt;
   if (!snapshot.debug_map_json.empty()) {
     NameOps(*view, snapshot.debug_map_json, snapshot.report_json);
   }
+  return *std::move(view);
+}
+
+// Mean µs per source operator (CPU rows and NPU kernel rows); empty when the profile is missing
+// or its clock gives no time.
+std::map<std::string, double> OpMicroseconds(const std::optional<ProfileView>& view) {
+  std::map<std::string, double> us;
+  if (!view) return us;
   for (const ProfileOp& op : view->ops) {
     if (op.npu_kernels.empty()) {
       if (op.us) us[SourceOpKey(op.op)] += *op.us;
@@ -257,7 +264,8 @@ std::map<std::string, double> OpMicroseconds(const JobSnapshot& snapshot) {
   return us;
 }
 
-std::vector<OpLatencyDiff> DiffOps(const JobSnapshot& a, const JobSnapshot& b) {
+std::vector<OpLatencyDiff> DiffOps(const std::optional<ProfileView>& a,
+                                   const std::optional<ProfileView>& b) {
   std::map<std::string, OpLatencyDiff> by_op;
   for (const auto& [op, us] : OpMicroseconds(a)) {
     by_op[op].op = op;
@@ -512,17 +520,17 @@ JobDiff DiffJobs(const JobSnapshot& a, const JobSnapshot& b) {
   JobDiff diff;
   diff.a_source = a.source;
   diff.b_source = b.source;
-  const json b_profile = ParseOrNull(b.profile_json);
+  const json b_profile = ParseOrNull(b.profile_json);  // the outputs' types
   for (size_t i = 0; i < std::max(a.outputs.size(), b.outputs.size()); ++i) {
     diff.outputs.push_back(CompareOutput(a, b, b_profile, i));
   }
   diff.a_latency_us = Latency(a.job);
   diff.b_latency_us = Latency(b.job);
-  diff.a_clock = run::LatencyClockName(
-      run::JsonStringAt(ParseOrNull(a.profile_json), {"profile", "clock"}).value_or(""));
-  diff.b_clock =
-      run::LatencyClockName(run::JsonStringAt(b_profile, {"profile", "clock"}).value_or(""));
-  diff.ops = DiffOps(a, b);
+  const std::optional<ProfileView> a_view = ProfileOf(a);
+  const std::optional<ProfileView> b_view = ProfileOf(b);
+  diff.a_clock = run::LatencyClockName(a_view ? a_view->clock : "");
+  diff.b_clock = run::LatencyClockName(b_view ? b_view->clock : "");
+  diff.ops = DiffOps(a_view, b_view);
   const json a_report = ParseOrNull(a.report_json);
   const json b_report = ParseOrNull(b.report_json);
   DiffPlacements(a_report, b_report, diff);

@@ -9,11 +9,18 @@
 
 #include "CLI/CLI.hpp"
 #include "nlohmann/json.hpp"
+#include "runtime/profiling/etdump/clock_record.h"
 
 namespace boardlab::run {
 namespace {
 
 using nlohmann::json;
+using runtime::etdump::ClockKind;
+
+// The kind a profile's "clock" names (runtime::etdump::ClockKindName's words).
+ClockKind ClockKindNamed(const std::string& name) {
+  return runtime::etdump::ClockKindFromName(name.data(), name.size());
+}
 
 // Up to three decimals, without trailing zeros: 500, 612.5, 97.25, 0.001.
 std::string NumberText(double value) {
@@ -158,24 +165,37 @@ BudgetMeasurements MeasurementsFromReport(std::string_view report_json) {
 }
 
 std::string LatencyClockName(const std::string& clock_kind) {
-  if (clock_kind == "rt700-sim-cycles") return "simulated RT700";
-  if (clock_kind == "rt700-sim-npu-cycles") return "simulated RT700 NPU";
-  if (clock_kind == "dwt-cycles") return "DWT cycles on the board";
-  if (clock_kind == "host-wall") return "host wall clock";
-  if (clock_kind == "qemu-icount") return "QEMU instruction count";
-  if (clock_kind == "qemu-virtual-time") return "QEMU virtual time";
-  if (clock_kind.empty() || clock_kind == "unknown") return "clock not recorded";
-  return clock_kind;  // a serial board's timer, in its own words
+  if (clock_kind.empty()) return "clock not recorded";
+  switch (ClockKindNamed(clock_kind)) {
+    case ClockKind::kSimCycles:
+      return "simulated RT700";
+    case ClockKind::kSimNpuCycles:
+      return "simulated RT700 NPU";
+    case ClockKind::kDwtCycles:
+      return "DWT cycles on the board";
+    case ClockKind::kHostWall:
+      return "host wall clock";
+    case ClockKind::kQemuIcount:
+      return "QEMU instruction count";
+    case ClockKind::kQemuVirtualTime:
+      return "QEMU virtual time";
+    case ClockKind::kUnknown:
+      break;
+  }
+  // "unknown" (ClockKindName's), or a serial board's timer in its own words.
+  return clock_kind == "unknown" ? "clock not recorded" : clock_kind;
 }
 
 void MeasureLatency(double us, const std::string& clock_kind, BudgetMeasurements& measured) {
-  if (clock_kind == "qemu-icount") {
-    measured.latency_missing = "a QEMU board counts instructions, not time";
-    return;
-  }
-  if (clock_kind == "qemu-virtual-time") {
-    measured.latency_missing = "QEMU's virtual time follows the host, not the board";
-    return;
+  switch (ClockKindNamed(clock_kind)) {
+    case ClockKind::kQemuIcount:
+      measured.latency_missing = "a QEMU board counts instructions, not time";
+      return;
+    case ClockKind::kQemuVirtualTime:
+      measured.latency_missing = "QEMU's virtual time follows the host, not the board";
+      return;
+    default:
+      break;
   }
   if (!(us > 0)) return;
   measured.latency_us = us;

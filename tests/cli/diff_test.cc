@@ -249,6 +249,22 @@ TEST(Diff, ShowsEachSidesClock) {
   EXPECT_EQ(doc["b_clock"], "QEMU instruction count");
 }
 
+// A profile blob may be only the document's "profile" member (cli/profile_view.h); its clock and
+// per-op latencies are read all the same.
+TEST(Diff, ReadsTheClockOfABareProfile) {
+  const std::string a = MakeOutDir("diff_bare_a", {.clock = "rt700-sim-cycles"});
+  const std::string b = MakeOutDir("diff_bare_b", {.clock = "rt700-sim-cycles"});
+  const fs::path profile = fs::path(b) / "profile.json";
+  std::ifstream in(profile);
+  const nlohmann::json document = nlohmann::json::parse(in);
+  in.close();
+  Write(profile, document["profile"].dump());
+  testing::CapturedRun run = Diff({a, b});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("clock: simulated RT700 (both)"));
+  EXPECT_THAT(run.out, HasSubstr("CONV_2D #1"));
+}
+
 // A simulator's timing model against QEMU's instruction count: no percentage means anything, so
 // the gate is an error (exit 2), not a pass or a fail.
 TEST(Diff, FailIfSlowerOnDifferentClocksIsAnError) {
