@@ -258,14 +258,17 @@ struct ElementCost {
   }
 };
 
-std::optional<ElementCost> MeasureCase(size_t index, const Firmware& firmware,
-                                       const fs::path& dir) {
+// The case at `index` of the two per-element lists (the same op at the two sizes).
+std::optional<ElementCost> MeasureCase(size_t index,
+                                       const std::vector<testing::OpCase>& small_cases,
+                                       const std::vector<testing::OpCase>& large_cases,
+                                       const Firmware& firmware, const fs::path& dir) {
   const std::string base = "case" + std::to_string(index);
   const std::optional<unsigned long long> small =
-      RunCase(testing::PerElementCases(kSmallElements)[index], firmware, dir, base + "_small");
+      RunCase(small_cases[index], firmware, dir, base + "_small");
   if (!small) return std::nullopt;
   const std::optional<unsigned long long> large =
-      RunCase(testing::PerElementCases(kLargeElements)[index], firmware, dir, base + "_large");
+      RunCase(large_cases[index], firmware, dir, base + "_large");
   if (!large) return std::nullopt;
   return ElementCost{*small, *large};
 }
@@ -273,6 +276,7 @@ std::optional<ElementCost> MeasureCase(size_t index, const Firmware& firmware,
 // Table 2; returns the number of cases that failed.
 int PerElementTable(const Options& o, const Firmware& firmware, const fs::path& dir) {
   const std::vector<testing::OpCase> cases = testing::PerElementCases(kSmallElements);
+  const std::vector<testing::OpCase> large_cases = testing::PerElementCases(kLargeElements);
   std::printf(
       "Per element: single-op models at %d and %d elements; instr/element = (instructions at "
       "%d - instructions at %d) / %d; vs ADD = instr/element over int8 ADD's (the reference, "
@@ -280,14 +284,17 @@ int PerElementTable(const Options& o, const Firmware& firmware, const fs::path& 
       kSmallElements, kLargeElements, kLargeElements, kSmallElements,
       kLargeElements - kSmallElements);
   // The reference (case 0) is measured whatever the filter says.
-  const std::optional<ElementCost> reference = MeasureCase(0, firmware, dir);
+  const std::optional<ElementCost> reference = MeasureCase(0, cases, large_cases, firmware, dir);
   if (!reference) return 1;
-  std::printf("%-28s %16s %16s %12s %8s\n", "op", "instr @1024", "instr @16384", "instr/elem",
-              "vs ADD");
+  const std::string small_head = "instr @" + std::to_string(kSmallElements);
+  const std::string large_head = "instr @" + std::to_string(kLargeElements);
+  std::printf("%-28s %16s %16s %12s %8s\n", "op", small_head.c_str(), large_head.c_str(),
+              "instr/elem", "vs ADD");
   int failures = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     if (i != 0 && !o.Wanted(cases[i].name)) continue;
-    const std::optional<ElementCost> cost = i == 0 ? reference : MeasureCase(i, firmware, dir);
+    const std::optional<ElementCost> cost =
+        i == 0 ? reference : MeasureCase(i, cases, large_cases, firmware, dir);
     if (!cost) {
       ++failures;
       continue;

@@ -244,4 +244,18 @@ void requantize_channels_s8(const int32_t* acc, const int32_t* bias, const int32
   }
 }
 
+void requantize_quant_s8(const int32_t* acc, const int32_t* bias, const ChannelQuant& q,
+                         int32_t first, int32_t n, const OutputStage& o, bool saturate_bias,
+                         int8_t* y) {
+  if (q.count != 1) {
+    requantize_channels_s8(acc, bias, q.multiplier + first, q.shift + first, n, o, saturate_bias,
+                           y);
+    return;
+  }
+  for (int32_t c = 0; c < n; ++c) {
+    y[c] = RequantizeOne(acc[c], bias != nullptr ? bias[c] : 0, q.multiplier[0], q.shift[0], o,
+                         saturate_bias);
+  }
+}
+
 }  // namespace boardlab::runtime::kernels

@@ -77,12 +77,19 @@ inline int8_t SaturateToInt8(int32_t v) {
 }
 
 /// Requantizes acc[0..n) into y[0..n). bias may be null (no bias). mult, shift: n entries each
-/// (one per channel; callers with a per-tensor table use the scalar functions). With
+/// (one per channel; requantize_quant_s8 takes a per-tensor table too). With
 /// `saturate_bias` acc + bias saturates to int32 (the NPU engine's rule for hostile payloads);
 /// otherwise it wraps. Channels with a negative multiplier take the scalar path.
 void requantize_channels_s8(const int32_t* acc, const int32_t* bias, const int32_t* mult,
                             const int32_t* shift, int32_t n, const OutputStage& out,
                             bool saturate_bias, int8_t* y);
+
+/// requantize_channels_s8 for channels [first, first + n) of a ChannelQuant that is per-channel or
+/// per-tensor (q.count == 1: every channel takes multiplier[0] and shift[0]). bias (may be null)
+/// and y start at channel `first`.
+void requantize_quant_s8(const int32_t* acc, const int32_t* bias, const ChannelQuant& q,
+                         int32_t first, int32_t n, const OutputStage& out, bool saturate_bias,
+                         int8_t* y);
 
 /// requantize_channels_s8 on `pixels` output pixels at once: pixel p's accumulators at
 /// acc + p * acc_stride, its outputs at y + p * y_stride, all with the same n channels' bias,

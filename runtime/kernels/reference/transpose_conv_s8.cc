@@ -1,6 +1,5 @@
 #include "runtime/kernels/reference/transpose_conv_s8.h"
 
-#include "runtime/kernels/reference/quantized_math.h"
 #include "runtime/kernels/reference/requantize_s8.h"
 
 namespace boardlab::runtime::kernels {
@@ -43,23 +42,6 @@ void AccumulateChannels(const ConvParams& p, const Dims4& in, const int8_t* inpu
   }
 }
 
-// Writes output channels [oc0, oc0 + n) of one pixel from their sums.
-void RequantizeChannels(const ConvParams& p, const ChannelQuant& q, const int32_t* acc,
-                        const int32_t* bias, int32_t oc0, int32_t n, int8_t* dst) {
-  const int32_t* channel_bias = bias != nullptr ? bias + oc0 : nullptr;
-  if (q.count != 1) {
-    requantize_channels_s8(acc, channel_bias, q.multiplier + oc0, q.shift + oc0, n, p.out,
-                           /*saturate_bias=*/false, dst);
-    return;
-  }
-  for (int32_t k = 0; k < n; ++k) {
-    const int32_t sum = channel_bias != nullptr ? AddBias(acc[k], channel_bias[k], false) : acc[k];
-    const int32_t v =
-        MultiplyByQuantizedMultiplier(sum, q.multiplier[0], q.shift[0]) + p.out.output_offset;
-    dst[k] = ClampToInt8(v, p.out.act_min, p.out.act_max);
-  }
-}
-
 }  // namespace
 
 Error transpose_conv_s8(const ConvParams& p, const ChannelQuant& q, const Dims4& in,
@@ -80,7 +62,8 @@ Error transpose_conv_s8(const ConvParams& p, const ChannelQuant& q, const Dims4&
         for (int32_t oc0 = 0; oc0 < out.c; oc0 += kChannelBlock) {
           const int32_t n = out.c - oc0 < kChannelBlock ? out.c - oc0 : kChannelBlock;
           AccumulateChannels(p, in, input, f, filter, b, y, x, oc0, n, acc);
-          RequantizeChannels(p, q, acc, bias, oc0, n, dst);
+          requantize_quant_s8(acc, bias != nullptr ? bias + oc0 : nullptr, q, oc0, n, p.out,
+                              /*saturate_bias=*/false, dst);
           dst += n;
         }
       }
