@@ -24,6 +24,9 @@ namespace boardlab::agent {
 struct BoardRunRequest {
   std::string board_id;
   std::string artifact_path;
+  // The artifact's SHA-256 (hex), as the job names it and the artifact cache verified it: a
+  // serial board's model slot is matched by it without reading the file again. Empty: unknown.
+  std::string artifact_sha256;
   std::vector<std::string> inputs;    // FILE.bin or random:SEED, in input order
   std::vector<std::string> expected;  // expected raw bytes of output i
   int atol = 0;

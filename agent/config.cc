@@ -237,7 +237,7 @@ absl::Status ValidateCommand(const std::string& where, const std::string& key,
       return Invalid(field, absl::StrCat("uses {", file, "} but the board has no firmware.elf"));
     }
   }
-  const bool model_flash = key == std::string("model_flash");
+  const bool model_flash = key == "model_flash";
   if (UsesPlaceholder(command.command, "model") != model_flash) {
     return Invalid(field, model_flash ? "does not use {model} (the artifact file it writes)"
                                       : "uses {model}, which only model_flash has");

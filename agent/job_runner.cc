@@ -134,6 +134,7 @@ void JobRunner::OnFetched(Fetched fetched) {
   BoardRunRequest request;
   request.board_id = board_.id;
   request.artifact_path = fetched.artifact;
+  request.artifact_sha256 = assignment_.artifact().sha256();
   request.inputs = std::move(fetched.inputs);
   request.expected = std::move(fetched.expected);
   request.atol = assignment_.atol();

@@ -126,8 +126,9 @@ void ReadSimJson(const std::string& stdout_text, BoardReport& report, std::strin
 }
 
 // The clock of a console result line, from its "(per inference, ...)" ending: QEMU's
-// instruction count under -icount, QEMU's host-paced time without it, or the timer a serial
-// board names (runtime/cli/serial_board.cc); "" when the line names none.
+// instruction count under -icount, QEMU's host-paced time without it (the qemu firmware says
+// "no icount", the an505 board behind a serial port names its timer "... (qemu virtual time)"),
+// or the timer a serial board names (runtime/cli/serial_board.cc); "" when the line names none.
 std::string ConsoleClock(const std::string& result_line) {
   constexpr std::string_view kPerInference = "(per inference, ";
   const size_t start = result_line.rfind(kPerInference);
@@ -136,7 +137,9 @@ std::string ConsoleClock(const std::string& result_line) {
   const std::string said =
       result_line.substr(start + kPerInference.size(), end - start - kPerInference.size());
   if (absl::StartsWith(said, "icount shift")) return "qemu-icount";
-  if (absl::StartsWith(said, "no icount")) return "qemu-virtual-time";
+  if (absl::StartsWith(said, "no icount") || absl::StrContains(said, "qemu virtual time")) {
+    return "qemu-virtual-time";
+  }
   return said;
 }
 

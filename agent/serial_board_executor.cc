@@ -19,7 +19,6 @@
 #include "nlohmann/json.hpp"
 #include "runtime/link/host_session.h"
 #include "runtime/link/host_transport.h"
-#include "runtime/link/sha256.h"
 
 namespace boardlab::agent {
 namespace {
@@ -40,20 +39,6 @@ struct RunDocument {
   uint64_t retransmissions = 0;
   std::string build_id;
 };
-
-// The file's SHA-256 in hex, empty when it cannot be read.
-std::string Sha256FileHex(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  link::Sha256 hash;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
-    hash.Update(reinterpret_cast<const uint8_t*>(buffer), static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) return "";
-  char hex[65];
-  return hash.Finish().ToHex(hex, 32);
-}
 
 RunDocument ReadRunDocument(const std::string& path) {
   RunDocument doc;
@@ -138,7 +123,6 @@ class SerialBoardExecutor::Run {
   int flash_attempts = 0;
   bool flashed = false;               // this preparation flashed the board
   bool slot_decided = false;          // PrepareModelSlot ran for this job
-  bool model_flashed = false;         // this preparation ran model_flash
   bool in_slot = false;               // the job runs its model from the slot
   std::set<std::string> images_made;  // {hex} / {bin} images made for this preparation
   std::shared_ptr<ChildProcess> command;
@@ -453,9 +437,10 @@ bool SerialBoardExecutor::PrepareModelSlot(std::shared_ptr<Run> run) {
                            "none): the model cannot be flashed into it"));
     return false;
   }
-  const std::string digest = Sha256FileHex(run->request.artifact_path);
-  if (digest.empty()) return false;
-  if (digest == slot_digest_) {
+  // The job's digest, which the artifact cache verified: hashing a model of tens of megabytes
+  // here would stall the agent's event loop at every job.
+  const std::string& digest = run->request.artifact_sha256;
+  if (!digest.empty() && digest == slot_digest_) {
     run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": the model slot holds sha256 ",
                            digest.substr(0, 16), "... already (the board checks it)"));
     return false;
@@ -465,8 +450,9 @@ bool SerialBoardExecutor::PrepareModelSlot(std::shared_ptr<Run> run) {
 }
 
 void SerialBoardExecutor::FlashModel(std::shared_ptr<Run> run, const std::string& digest) {
-  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": the model (", digest.substr(0, 16),
-                         "...) goes into the model slot (", model_slot_size_,
+  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": the model (",
+                         digest.empty() ? "sha256 unknown" : digest.substr(0, 16) + "...",
+                         ") goes into the model slot (", model_slot_size_,
                          " bytes; artifact cache ", cache_capacity_, " bytes)"));
   slot_digest_.clear();  // whatever the slot held is being overwritten
   RunCommand(run, "model_flash", board_.serial.model_flash,
@@ -479,8 +465,7 @@ void SerialBoardExecutor::FlashModel(std::shared_ptr<Run> run, const std::string
                  run->Line(absl::StrCat("boardlab-agent: ", report.message));
                  return run->Finish(std::move(report));
                }
-               slot_digest_ = digest;
-               run->model_flashed = true;
+               slot_digest_ = digest;  // empty (a request without a digest): still unknown
                // The tool may have reset the board: ask it again (and check its firmware).
                Probe(run, [this, run](BoardProbe probe) { OnProbe(run, std::move(probe)); });
              });

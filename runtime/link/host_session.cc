@@ -396,26 +396,24 @@ absl::Status HostSession::SendBlob(BlobKind kind, uint8_t index, const std::vect
 }
 
 absl::Status HostSession::AwaitBlobStatus(BlobKind kind, uint8_t index) {
+  const bool slot = kind == BlobKind::kModelSlot;
   const std::string what =
-      kind == BlobKind::kModelSlot
-          ? std::string("waiting for the board to check its model slot")
-          : absl::StrFormat("waiting for the board to store %s %u", BlobKindName(kind), index);
+      slot ? "waiting for the board to check its model slot"
+           : absl::StrFormat("waiting for the board to store %s %u", BlobKindName(kind), index);
   if (absl::Status s = WaitFor([&] { return blob_status_.has_value(); },
                                static_cast<uint32_t>(options_.blob_answer_timeout_ms), what);
       !s.ok()) {
     return s;
   }
-  const std::string message =
-      kind == BlobKind::kModelSlot
-          ? absl::StrCat("the board refused the artifact in its model slot: ",
-                         blob_status_->message)
-          : absl::StrCat("the board refused ", BlobKindName(kind), " ", index, ": ",
-                         blob_status_->message);
-  if ((blob_status_->kind == BlobKind::kModelSlot) != (kind == BlobKind::kModelSlot)) {
+  if ((blob_status_->kind == BlobKind::kModelSlot) != slot) {
     return absl::InternalError(absl::StrCat("the board answered about ",
                                             BlobKindName(blob_status_->kind),
                                             " instead: ", blob_status_->message));
   }
+  const std::string message = absl::StrCat(
+      "the board refused ",
+      slot ? "the artifact in its model slot" : absl::StrCat(BlobKindName(kind), " ", index), ": ",
+      blob_status_->message);
   switch (blob_status_->status) {
     case BlobStatusCode::kStored:
       return absl::OkStatus();
