@@ -80,6 +80,17 @@ class ExecutorTest : public ::testing::Test {
     return r;
   }
 
+  // Runs the io_context until `done` or for at most a minute. It does not stop when the
+  // io_context runs out of work for a moment: a driver's thread (a probe, a child's exit) may
+  // post its answer after the last handler ran.
+  void RunIoUntil(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      io_.restart();
+      io_.run_for(std::chrono::milliseconds(20));
+    }
+  }
+
   // Runs `request` on `executor` until on_done; `during` is called once the run started.
   BoardReport RunOn(BoardExecutor& executor, const BoardRunRequest& request,
                     std::function<void(BoardRun&)> during = nullptr) {
@@ -89,9 +100,7 @@ class ExecutorTest : public ::testing::Test {
         request, [&](std::string line) { lines_.push_back(line); },
         [&](BoardReport r) { report = std::move(r); });
     if (during) during(*run);
-    io_.restart();
-    while (!report.has_value() && io_.run_one_for(std::chrono::seconds(60)) > 0) {
-    }
+    RunIoUntil([&] { return report.has_value(); });
     EXPECT_TRUE(report.has_value());
     return report.value_or(BoardReport{});
   }

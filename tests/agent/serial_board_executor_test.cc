@@ -197,8 +197,7 @@ TEST_F(SerialExecutorTest, CancelStopsTheLadder) {
         if (line.find("reset: sleep 30") != std::string::npos) run->Cancel();
       },
       [&](BoardReport r) { report = std::move(r); });
-  while (!report.has_value() && io_.run_one_for(std::chrono::seconds(60)) > 0) {
-  }
+  RunIoUntil([&] { return report.has_value(); });
   ASSERT_TRUE(report.has_value());
   EXPECT_EQ(report->outcome, v1::RUN_OUTCOME_CANCELLED);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
@@ -264,13 +263,11 @@ TEST_F(SerialExecutorTest, CancelEndsAProbeWithinASecond) {
       cancelled_at = std::chrono::steady_clock::now();
       run->Cancel();
     });
-    while (!report.has_value() && io_.run_one_for(std::chrono::seconds(60)) > 0) {
-    }
+    RunIoUntil([&] { return report.has_value(); });
     ASSERT_TRUE(report.has_value());
     EXPECT_EQ(report->outcome, v1::RUN_OUTCOME_CANCELLED);
     EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::milliseconds(1500));
     EXPECT_FALSE(executor.quarantined());
-    io_.restart();
   }
 }
 
