@@ -339,7 +339,7 @@ absl::Status ValidatePad(const OpChecker& c) {
 
 absl::Status ValidateMean(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(QuantizedActivations(c));
   RETURN_IF_ERROR(c.Constant(c.In(1), "axes", DataType::kInt32));
   const int32_t rank = static_cast<int32_t>(c.In(0).shape.size());
   std::vector<int32_t> shape = c.In(0).shape;
@@ -576,6 +576,7 @@ bool Runs16x8(OpType type) {
     case OpType::kMaximum:
     case OpType::kMinimum:
     case OpType::kResizeNearestNeighbor:
+    case OpType::kMean:
       return true;
     default:
       return false;
@@ -588,7 +589,6 @@ namespace {
 // (TODO(#13)).
 bool TflmRuns16x8Only(OpType type) {
   switch (type) {
-    case OpType::kMean:
     case OpType::kSum:
     case OpType::kRelu6:
     case OpType::kBatchMatMul:

@@ -98,9 +98,11 @@ TEST(Validate16x8Test, OpsWithoutA16x8KernelSayWhy) {
 TEST(Validate16x8Test, OpsTfliteMicroRunsIn16x8ButBoardlabDoesNotYetSaySo) {
   Model16 m;
   const int in = m.In({2, 3});
-  const int axis = m.b.AddConstInt32("axis", {1}, std::vector<int32_t>{1});
-  ExpectUnsupported(m.Op(OpType::kMean, {in, axis}, {2}, ReducerOpts{}),
-                    {"MEAN #0", "is int16", "not implemented yet"});
+  const int six = m.b.AddTensor("six", {2, 3}, TflType::kInt16, kQ16);
+  m.b.AddOperator(Code(OpType::kRelu6), {in}, {six});
+  m.b.SetInputs({in});
+  m.b.SetOutputs({six});
+  ExpectUnsupported(m.b, {"RELU6 #0", "is int16", "not implemented yet"});
 }
 
 // Several int16 problems in one model: one message lists each with its operator.

@@ -196,4 +196,50 @@ inline Bytes16 Sigmoid16PowerOfTwoReference(const CaseModel& m, bool tanh) {
   return BytesOf(out);
 }
 
+// reference_ops::QuantizedMeanOrSumExtraArgs as TFLite Micro runs it for int16 MEAN: int32 sums
+// of the raw values over the axes; QuantizeMultiplier(in_scale / out_scale) with 1/count folded
+// in (shifted left by s = min(floor(log2 count), 32, 31 + shift) and divided by count, the
+// shift lowered by s); then MultiplyByQuantizedMultiplier of (sum - in_zp * count) plus the
+// output zero point, clamped to int16.
+inline Bytes16 Mean16x8Reference(const CaseModel& m) {
+  const testing::TfliteBuilder& b = m.builder;
+  const testing::TfliteBuilder::OperatorSpec& op = b.operator_spec(0);
+  const auto& in_t = b.tensor(op.inputs[0]);
+  const std::vector<int32_t> axes = ValuesOf<int32_t>(b.buffer(b.tensor(op.inputs[1]).buffer));
+  const int rank = static_cast<int>(in_t.shape.size());
+  std::vector<bool> reduced(rank, false);
+  for (int32_t a : axes) reduced[(a + rank) % rank] = true;
+  const std::vector<int16_t> input = ValuesOf<int16_t>(m.inputs[0]);
+  // Output index of every input element: its kept coordinates in row-major order.
+  std::vector<int64_t> sums;
+  int64_t count = 1, kept = 1;
+  for (int d = 0; d < rank; ++d) (reduced[d] ? count : kept) *= in_t.shape[d];
+  sums.assign(kept, 0);
+  for (size_t i = 0; i < input.size(); ++i) {
+    int64_t rest = static_cast<int64_t>(i), out = 0, stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t coord = rest % in_t.shape[d];
+      rest /= in_t.shape[d];
+      if (reduced[d]) continue;
+      out += coord * stride;
+      stride *= in_t.shape[d];
+    }
+    sums[out] += input[i];
+  }
+  const float so = b.tensor(op.outputs[0]).quant.scales[0];
+  const compiler::QuantizedMultiplier qm = compiler::QuantizeMultiplier(
+      static_cast<double>(in_t.quant.scales[0]) / static_cast<double>(so));
+  int s = 0;
+  while ((int64_t{2} << s) <= count) ++s;  // floor(log2 count)
+  s = std::min({s, 32, 31 + qm.shift});
+  const auto multiplier = static_cast<int32_t>((static_cast<int64_t>(qm.multiplier) << s) / count);
+  std::vector<int16_t> result;
+  for (int64_t sum : sums) {
+    const int32_t v = runtime::kernels::MultiplyByQuantizedMultiplier(static_cast<int32_t>(sum),
+                                                                      multiplier, qm.shift - s);
+    result.push_back(static_cast<int16_t>(std::min(32767, std::max(-32768, v))));
+  }
+  return BytesOf(result);
+}
+
 }  // namespace boardlab::tflm_reference

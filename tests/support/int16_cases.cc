@@ -552,6 +552,27 @@ void AddLayoutCases(CaseList& l) {
     w.Op(OpType::kResizeNearestNeighbor, {in, size}, {w.Int16Output({1, 5, 7, 2}, q)},
          ResizeNearestNeighborOpts{false, true});
   });
+  // The interpreter averages int16 in float; TFLite Micro rescales the integer sum.
+  constexpr const char* kMeanInFloat =
+      "the interpreter's int16 MEAN divides in float; TFLite Micro folds 1/count into its "
+      "integer multiplier";
+  l.Add(
+      OpType::kMean, "16x8 over H and W keep dims",
+      [q](CaseWriter& w) {
+        const int in = w.Int16({2, 3, 4, 5}, q);
+        const int axes = w.Const32({2}, {1, 2});
+        w.Op(OpType::kMean, {in, axes}, {w.Int16Output({2, 1, 1, 5}, PerTensor(0.0004f, 0))},
+             ReducerOpts{true});
+      },
+      kMeanInFloat);
+  l.Add(
+      OpType::kMean, "16x8 last axis",
+      [q](CaseWriter& w) {
+        const int in = w.Int16({3, 7}, q);
+        const int axes = w.Const32({1}, {-1});
+        w.Op(OpType::kMean, {in, axes}, {w.Int16Output({3}, q)}, ReducerOpts{false});
+      },
+      kMeanInFloat);
   l.Add(OpType::kMaximum, "16x8 broadcast", [q](CaseWriter& w) {
     const int a = w.Int16({2, 3, 4}, q);
     const int b = w.Int16({3, 1}, q);
