@@ -111,6 +111,17 @@ void CompileService::Request(const v1::Digest& model, const v1::CompileOptions& 
   }
   // Identical requests arriving meanwhile join the pending entry above.
   const bool here = ClaimHere(key);
+  if (here && cluster_ != nullptr) {
+    // Another replica may have stored the result and dropped its claim since the lookup above.
+    if (auto record = CachedRecord(key)) {
+      if (absl::Status done = cluster_->FinishCompileClaim(key); !done.ok()) {
+        LogError(absl::StrCat("compile claim: ", done.message()));
+      }
+      metrics_.CompileCache("hit");
+      Deliver(key, *record, CompileSource::kCache);
+      return;
+    }
+  }
   {
     std::lock_guard lock(mutex_);
     if (!here) {
@@ -140,7 +151,7 @@ void CompileService::CompiledElsewhere(const std::string& key) {
     auto it = pending_.find(key);
     if (it == pending_.end() || !it->second.elsewhere) return;
   }
-  if (auto record = CachedRecord(key)) Deliver(key, *record, /*compiled_here=*/false);
+  if (auto record = CachedRecord(key)) Deliver(key, *record, CompileSource::kShared);
 }
 
 void CompileService::PollElsewhere() {
@@ -153,7 +164,7 @@ void CompileService::PollElsewhere() {
   }
   for (const std::string& key : keys) {
     if (auto record = CachedRecord(key)) {
-      Deliver(key, *record, /*compiled_here=*/false);
+      Deliver(key, *record, CompileSource::kShared);
       continue;
     }
     // No result and the claim is free again: its replica died (its claims were released).
@@ -172,7 +183,7 @@ void CompileService::PollElsewhere() {
 }
 
 void CompileService::Deliver(const std::string& key, const CompileRecord& record,
-                             bool compiled_here) {
+                             CompileSource first) {
   std::vector<Done> waiters;
   {
     std::lock_guard lock(mutex_);
@@ -182,7 +193,7 @@ void CompileService::Deliver(const std::string& key, const CompileRecord& record
     pending_.erase(it);
   }
   for (size_t i = 0; i < waiters.size(); ++i) {
-    waiters[i](record, compiled_here && i == 0 ? CompileSource::kCompiled : CompileSource::kShared);
+    waiters[i](record, i == 0 ? first : CompileSource::kShared);
   }
 }
 
@@ -211,7 +222,7 @@ void CompileService::WorkerLoop() {
         LogError(absl::StrCat("compile claim: ", done.message()));
       }
     }
-    Deliver(key, record, /*compiled_here=*/true);
+    Deliver(key, record, CompileSource::kCompiled);
   }
 }
 

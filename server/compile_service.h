@@ -72,8 +72,9 @@ class CompileService {
   /// Whether this replica may compile `key` (always, without replicas or when the claim cannot
   /// be checked: a compile twice is better than none).
   bool ClaimHere(const std::string& key);
-  /// Hands `record` to the waiters of `key` and forgets it.
-  void Deliver(const std::string& key, const CompileRecord& record, bool compiled_here);
+  /// Hands `record` to the waiters of `key` (the first as from `first`, the others as shared)
+  /// and forgets it.
+  void Deliver(const std::string& key, const CompileRecord& record, CompileSource first);
 
   ClusterStore* cluster_;  // nullptr: one server
   Store& store_;
