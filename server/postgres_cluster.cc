@@ -31,6 +31,15 @@ static_assert(v1::JOB_STATE_DONE == 7);
   "number, record, owner, queue_deadline_ms, lease_deadline_ms, infra_failures, failed_boards, " \
   "cancel_requested"
 
+// The queued jobs a board of type $2 with id $3 may run, in the order it takes them: priority;
+// then fair share over every replica (the running jobs of each tenant, counted in the query);
+// then the oldest.
+#define BOARDLAB_CLAIM_ORDER                                                                   \
+  "SELECT j.number FROM jobs j LEFT JOIN (SELECT tenant, count(*) AS running FROM jobs WHERE " \
+  "state BETWEEN 3 AND 6 GROUP BY tenant) r ON r.tenant = j.tenant WHERE j.state = 2 AND "     \
+  "j.owner IS NULL AND j.board_type = $2 AND (j.pinned_board = ''::bytea OR j.pinned_board = " \
+  "$3) ORDER BY j.priority DESC, COALESCE(r.running, 0), j.number"
+
 // A claim looks at most at this many queued jobs of the board's type: a board whose tags match
 // none of the first ones waits until some of them are gone.
 constexpr int kClaimLooks = 512;
@@ -237,26 +246,21 @@ absl::StatusOr<int64_t> PostgresStore::NextJobNumber() {
 // ---------------------------------------------------------------------------------------------
 // Writes of owned rows.
 
-absl::StatusOr<bool> PostgresStore::OwnsJobLocked(const char* sql, const std::string& id,
-                                                  int64_t number) {
-  auto rows = id.empty() ? Run(sql, Params().Int(number), "checking a job's owner")
-                         : Run(sql, Params().Bytes(id), "checking a job's owner");
-  if (!rows.ok()) return rows.status();
-  if (rows->size() == 0) return id.empty();  // a new job is this replica's; unknown events not
-  return !rows->IsNull(0, 0) && rows->Bytes(0, 0) == replica_id_;
-}
-
-absl::StatusOr<bool> PostgresStore::OwnsBoardLocked(const std::string& id) {
-  auto rows = Run("SELECT owner FROM boards WHERE id = $1 FOR UPDATE", Params().Bytes(id),
-                  "checking a board's owner");
-  if (!rows.ok()) return rows.status();
-  if (rows->size() == 0) return true;
-  return !rows->IsNull(0, 0) && rows->Bytes(0, 0) == replica_id_;
-}
-
-absl::Status PostgresStore::PutRuntimeLocked(int64_t number, const JobRuntime& runtime) {
+absl::StatusOr<bool> PostgresStore::PutOwnedJobLocked(int64_t number, const v1::Job& job,
+                                                      const JobRuntime& runtime) {
+  // One statement: a new job is inserted; a known one is updated only while this replica owns
+  // it (the row stays locked to the end of the transaction). No row back: another owns it.
   Params params;
-  params.Int(number);
+  params.Int(number)
+      .Bytes(job.id())
+      .Bytes(job.tenant())
+      .Bytes(job.request_id())
+      .Int(job.state())
+      .Bytes(job.spec().selector().board_type())
+      .Bytes(job.SerializeAsString())
+      .Int(job.spec().priority())
+      .Bytes(job.spec().selector().board_id())
+      .Bytes(job.board_id());
   if (runtime.owner.empty()) {
     params.Null(kByteaOid);
   } else {
@@ -266,11 +270,21 @@ absl::Status PostgresStore::PutRuntimeLocked(int64_t number, const JobRuntime& r
       .Int(runtime.lease_deadline_ms)
       .Int(runtime.infra_failures)
       .Bytes(JoinFailedBoards(runtime.failed_boards))
-      .Int(runtime.cancel_requested ? 1 : 0);
-  return Run("UPDATE jobs SET owner = $2, queue_deadline_ms = $3, lease_deadline_ms = $4, "
-             "infra_failures = $5, failed_boards = $6, cancel_requested = $7 WHERE number = $1",
-             params, "storing a job's runtime")
-      .status();
+      .Int(runtime.cancel_requested ? 1 : 0)
+      .Bytes(replica_id_);
+  auto rows = Run(
+      "INSERT INTO jobs (number, id, tenant, request_id, state, board_type, record, priority, "
+      "pinned_board, board_id, owner, queue_deadline_ms, lease_deadline_ms, infra_failures, "
+      "failed_boards, cancel_requested) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
+      "$12, $13, $14, $15, $16) ON CONFLICT (number) DO UPDATE SET state = excluded.state, "
+      "record = excluded.record, priority = excluded.priority, board_id = excluded.board_id, "
+      "owner = excluded.owner, queue_deadline_ms = excluded.queue_deadline_ms, "
+      "lease_deadline_ms = excluded.lease_deadline_ms, infra_failures = excluded.infra_failures, "
+      "failed_boards = excluded.failed_boards, cancel_requested = excluded.cancel_requested "
+      "WHERE jobs.owner = $17 RETURNING number",
+      params, "storing an owned job");
+  if (!rows.ok()) return rows.status();
+  return rows->size() > 0;
 }
 
 absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
@@ -280,55 +294,47 @@ absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
   absl::Status done = InTransaction([&]() -> absl::Status {
     losses = CommitLosses();
     // Rows are locked in one order (jobs by number, then boards by id) so that two replicas'
-    // commits cannot deadlock on each other.
-    std::map<std::string, bool> writable;  // job id -> this replica may write it
+    // commits cannot deadlock on each other. The triggers of migration 2 notify the others.
+    std::map<std::string, bool> written;  // job id -> this replica wrote it
     for (const auto& [number, job] : batch.jobs) {
-      auto owned = OwnsJobLocked("SELECT owner FROM jobs WHERE number = $1 FOR UPDATE", "", number);
+      JobRuntime runtime;
+      runtime.owner = replica_id_;
+      if (auto it = runtimes.find(number); it != runtimes.end()) runtime = it->second;
+      auto owned = PutOwnedJobLocked(number, job, runtime);
       if (!owned.ok()) return owned.status();
-      writable[job.id()] = *owned;
+      written[job.id()] = *owned;
       if (!*owned) losses.jobs.push_back(number);
     }
     for (const v1::JobEvent& event : batch.events) {
-      if (writable.count(event.job_id())) continue;
-      auto owned =
-          OwnsJobLocked("SELECT owner FROM jobs WHERE id = $1 FOR UPDATE", event.job_id(), 0);
-      if (!owned.ok()) return owned.status();
-      writable[event.job_id()] = *owned;
-    }
-    for (const auto& [number, job] : batch.jobs) {
-      if (!writable[job.id()]) continue;
-      if (absl::Status ok = PutJobLocked(number, job); !ok.ok()) return ok;
-      if (auto runtime = runtimes.find(number); runtime != runtimes.end()) {
-        if (absl::Status ok = PutRuntimeLocked(number, runtime->second); !ok.ok()) return ok;
-      }
-      if (job.state() == v1::JOB_STATE_QUEUED) {
-        if (absl::Status ok = Notify(kQueueChannel, job.spec().selector().board_type()); !ok.ok()) {
-          return ok;
-        }
-      }
-    }
-    std::set<std::string> with_events;
-    for (const v1::JobEvent& event : batch.events) {
-      if (!writable[event.job_id()]) continue;
-      if (absl::Status ok = AppendEventLocked(event); !ok.ok()) return ok;
-      with_events.insert(event.job_id());
-    }
-    for (const std::string& id : with_events) {
-      if (absl::Status ok = Notify(kEventsChannel, id); !ok.ok()) return ok;
-    }
-    for (const auto& [id, board] : batch.boards) {
-      auto owned = OwnsBoardLocked(id);
-      if (!owned.ok()) return owned.status();
-      if (!*owned) {
-        losses.boards.push_back(id);
+      auto known = written.find(event.job_id());
+      if (known != written.end()) {
+        if (!known->second) continue;
+        if (absl::Status ok = AppendEventLocked(event); !ok.ok()) return ok;
         continue;
       }
-      auto written =
-          Run("INSERT INTO boards (id, record, owner) VALUES ($1, $2, $3) "
-              "ON CONFLICT (id) DO UPDATE SET record = excluded.record, owner = excluded.owner",
+      // A job this batch does not write: its events only while this replica owns it.
+      auto rows =
+          Run("INSERT INTO events (job_id, seq, record) SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 "
+              "FROM jobs WHERE id = $1 AND owner = $4 FOR UPDATE) ON CONFLICT (job_id, seq) DO "
+              "UPDATE SET record = excluded.record RETURNING seq",
+              Params()
+                  .Bytes(event.job_id())
+                  .Int(event.seq())
+                  .Bytes(event.SerializeAsString())
+                  .Bytes(replica_id_),
+              "storing an owned job's event");
+      if (!rows.ok()) return rows.status();
+      if (rows->size() == 0) written[event.job_id()] = false;  // its later events neither
+    }
+    for (const auto& [id, board] : batch.boards) {
+      auto rows =
+          Run("INSERT INTO boards (id, record, owner) VALUES ($1, $2, $3) ON CONFLICT (id) DO "
+              "UPDATE SET record = excluded.record, owner = excluded.owner WHERE boards.owner = $3 "
+              "RETURNING id",
               Params().Bytes(id).Bytes(board.SerializeAsString()).Bytes(replica_id_),
-              "storing a board");
-      if (!written.ok()) return written.status();
+              "storing an owned board");
+      if (!rows.ok()) return rows.status();
+      if (rows->size() == 0) losses.boards.push_back(id);
     }
     for (const auto& [tenant, sha256] : batch.blob_grants) {
       if (absl::Status ok = GrantBlobLocked(tenant, sha256); !ok.ok()) return ok;
@@ -343,9 +349,28 @@ absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
 // Taking jobs and boards.
 
 absl::StatusOr<std::optional<OwnedJob>> PostgresStore::ClaimQueuedJob(
-    const v1::Board& board,
-    const std::function<bool(const v1::Job&, const JobRuntime&)>& matches) {
+    const v1::Board& board, const std::function<bool(const v1::Job&, const JobRuntime&)>& matches) {
   std::lock_guard lock(mutex_);
+  // The common case in one statement (one round trip): the first job in order, claimed at once.
+  auto first = Run("UPDATE jobs SET owner = $1 WHERE number = (" BOARDLAB_CLAIM_ORDER
+                   " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS,
+                   Params().Bytes(replica_id_).Bytes(board.type()).Bytes(board.id()),
+                   "claiming the next queued job");
+  if (!first.ok()) return first.status();
+  auto firsts = OwnedJobsOf(*first);
+  if (!firsts.ok()) return firsts.status();
+  if (firsts->empty()) return std::optional<OwnedJob>();
+  if (matches(firsts->front().job, firsts->front().runtime)) {
+    return std::optional<OwnedJob>(std::move(firsts->front()));
+  }
+  // Refused (tags, a failed board): given back, and the jobs in order looked at one by one.
+  if (absl::Status ok =
+          Run("UPDATE jobs SET owner = NULL WHERE number = $1 AND owner = $2",
+              Params().Int(firsts->front().number).Bytes(replica_id_), "giving a refused job back")
+              .status();
+      !ok.ok()) {
+    return ok;
+  }
   std::optional<OwnedJob> claimed;
   absl::Status done = InTransaction([&]() -> absl::Status {
     claimed.reset();
@@ -353,16 +378,10 @@ absl::StatusOr<std::optional<OwnedJob>> PostgresStore::ClaimQueuedJob(
     // claim skips those and takes the next. The rows this claim refused stay locked by it, and
     // are stepped over with OFFSET (its own locks do not hide them from it).
     for (int refused = 0; refused < kClaimLooks; ++refused) {
-      // Fair share over every replica: the running jobs of each tenant, counted in the query.
       auto rows = Run(
-          "SELECT j.number, j.record, j.owner, j.queue_deadline_ms, j.lease_deadline_ms, "
-          "j.infra_failures, j.failed_boards, j.cancel_requested FROM jobs j LEFT JOIN (SELECT "
-          "tenant, count(*) AS running FROM jobs WHERE state BETWEEN 3 AND 6 GROUP BY tenant) r "
-          "ON r.tenant = j.tenant WHERE j.state = 2 AND j.owner IS NULL AND j.board_type = $1 "
-          "AND (j.pinned_board = ''::bytea OR j.pinned_board = $2) ORDER BY j.priority DESC, "
-          "COALESCE(r.running, 0), j.number LIMIT 1 OFFSET $3 FOR UPDATE OF j SKIP LOCKED",
-          Params().Bytes(board.type()).Bytes(board.id()).Int(refused),
-          "looking for a queued job");
+          "SELECT " BOARDLAB_JOB_COLUMNS " FROM jobs WHERE number = (" BOARDLAB_CLAIM_ORDER
+          " LIMIT 1 OFFSET $1 FOR UPDATE OF j SKIP LOCKED)",
+          Params().Int(refused).Bytes(board.type()).Bytes(board.id()), "looking for a queued job");
       if (!rows.ok()) return rows.status();
       auto candidates = OwnedJobsOf(*rows);
       if (!candidates.ok()) return candidates.status();

@@ -57,9 +57,11 @@ CREATE TABLE blob_grants (
   PRIMARY KEY (sha256, tenant));
 )sql"},
     // Several replicas on one database (docs/server.md, "Replicas"): who owns each job and board,
-    // what a replica needs to carry another's job on, the replicas' heartbeats, compile claims and
-    // the job number sequence. States are JobState numbers (QUEUED = 2, ASSIGNED..COLLECTING =
-    // 3..6), checked by static_asserts in postgres_cluster.cc.
+    // what a replica needs to carry another's job on, the replicas' heartbeats, compile claims,
+    // the job number sequence, and triggers that notify the replicas of newly queued jobs and of
+    // new events (in the writing transaction, without a round trip of its own). States are JobState
+    // numbers (QUEUED = 2, ASSIGNED..COLLECTING = 3..6), checked by static_asserts in
+    // postgres_cluster.cc.
     {2, R"sql(
 CREATE TABLE replicas (
   id bytea PRIMARY KEY,
@@ -87,6 +89,22 @@ CREATE TABLE compile_claims (
   claimed_ms bigint NOT NULL);
 CREATE SEQUENCE job_numbers;
 SELECT setval('job_numbers', COALESCE((SELECT MAX(number) FROM jobs), 0) + 1, false);
+CREATE FUNCTION boardlab_notify_queued() RETURNS trigger AS $$
+BEGIN
+  IF NEW.state = 2 AND NEW.owner IS NULL AND (TG_OP = 'INSERT' OR OLD.state <> 2) THEN
+    PERFORM pg_notify('boardlab_queue', encode(NEW.board_type, 'escape'));
+  END IF;
+  RETURN NULL;
+END $$ LANGUAGE plpgsql;
+CREATE TRIGGER jobs_queued_notify AFTER INSERT OR UPDATE OF state ON jobs
+  FOR EACH ROW EXECUTE FUNCTION boardlab_notify_queued();
+CREATE FUNCTION boardlab_notify_event() RETURNS trigger AS $$
+BEGIN
+  PERFORM pg_notify('boardlab_events', encode(NEW.job_id, 'escape'));
+  RETURN NULL;
+END $$ LANGUAGE plpgsql;
+CREATE TRIGGER events_notify AFTER INSERT ON events
+  FOR EACH ROW EXECUTE FUNCTION boardlab_notify_event();
 )sql"},
 };
 

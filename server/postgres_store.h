@@ -119,12 +119,9 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   // postgres_cluster.cc, under mutex_ and inside a transaction.
   absl::Status Notify(const char* channel, const std::string& payload);
   absl::Status ReleaseReplicaLocked(const std::string& replica, int64_t orphan_wait_ms);
-  /// Whether this replica may write job `number` / board `id`: it owns it, or it is new. Locks
-  /// the row for the transaction.
-  absl::StatusOr<bool> OwnsJobLocked(const char* sql, const std::string& key_or_number,
-                                     int64_t number);
-  absl::StatusOr<bool> OwnsBoardLocked(const std::string& id);
-  absl::Status PutRuntimeLocked(int64_t number, const JobRuntime& runtime);
+  /// Writes `job` with `runtime` when it is new or this replica owns it; false otherwise.
+  absl::StatusOr<bool> PutOwnedJobLocked(int64_t number, const v1::Job& job,
+                                         const JobRuntime& runtime);
   absl::StatusOr<std::vector<OwnedJob>> OwnedJobsOf(const Rows& rows);
 
   std::mutex mutex_;
