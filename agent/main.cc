@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
   std::string config_file, server, agent_id, token, state_dir, boardlab_run;
   int sim_boards = 0;
   app.add_option("--config", config_file, "YAML configuration file (docs/agent.md)");
-  app.add_option("--server", server, "server address HOST:PORT (overrides the file)");
+  app.add_option("--server", server,
+                 "server address HOST:PORT, or replicas IP:PORT,IP:PORT (overrides the file)");
   app.add_option("--agent-id", agent_id, "this agent's id (overrides the file)");
   app.add_option("--token", token,
                  "bearer token; default: $BOARDLAB_AGENT_TOKEN, then the file's token");
@@ -116,6 +117,7 @@ int main(int argc, char** argv) {
 
   boardlab::api::ChannelOptions channel_options;
   channel_options.address = config.server;
+  channel_options.round_robin = false;  // replicas: the first listed that answers
   channel_options.tls_ca_file = config.tls_ca_file;
   channel_options.tls_cert_file = config.tls_cert_file;
   channel_options.tls_key_file = config.tls_key_file;

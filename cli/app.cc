@@ -19,7 +19,9 @@ namespace {
 using Command = std::function<int(const Connection&)>;
 
 void AddGlobalOptions(CLI::App& app, GlobalOptions& global) {
-  app.add_option("--server", global.server, "server address HOST:PORT")
+  app.add_option("--server", global.server,
+                 "server address HOST:PORT; replicas: IP:PORT,IP:PORT or a DNS name with several "
+                 "addresses")
       ->envname("BOARDLAB_SERVER")
       ->capture_default_str();
   app.add_option("--token", global.token, "bearer token of your tenant")->envname("BOARDLAB_TOKEN");

@@ -217,6 +217,7 @@ int Serve(const ServerConfig& config) {
   LogInfo("shutting down");
   // Open streams (agents, watchers) are cut after a grace period; the state is already on disk.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  lab.Shutdown();  // replicas: the others take this one's work over at once
   retention.Stop();
   compiles.Stop();  // before the Lab its callbacks report to
   return kExitOk;
