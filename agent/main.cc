@@ -72,6 +72,11 @@ int main(int argc, char** argv) {
   app.add_option("--boardlab-run", boardlab_run,
                  absl::StrCat("boardlab-run binary for the sim and qemu drivers (default: ",
                               BOARDLAB_RUN_PATH, ")"));
+  bool check_config = false;
+  app.add_flag(
+      "--check-config", check_config,
+      "read and check the configuration (keys, values, boards, server address), then "
+      "exit: 0 when it is valid, 2 with the reason when not; nothing is opened or dialled");
   app.set_version_flag("--version", BOARDLAB_VERSION);
   try {
     app.parse(argc, argv);
@@ -102,6 +107,16 @@ int main(int argc, char** argv) {
   ba::AddSimBoards(config, sim_boards);
   if (absl::Status s = ba::ValidateAgentConfig(config); !s.ok()) {
     return Fail(kExitConfig, std::string(s.message()));
+  }
+  if (check_config) {
+    absl::StatusOr<std::string> target = boardlab::api::ChannelTarget(config.server);
+    if (!target.ok()) {
+      return Fail(kExitConfig,
+                  absl::StrCat("Invalid configuration of server: ", target.status().message()));
+    }
+    std::cout << "boardlab-agent: configuration is valid (" << config.boards.size()
+              << " board(s))\n";
+    return 0;
   }
   if (config.boardlab_run.empty() || ::access(config.boardlab_run.c_str(), X_OK) != 0) {
     return Fail(kExitConfig,

@@ -114,6 +114,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions&
     arguments.SetString(GRPC_ARG_DEFAULT_AUTHORITY,
                         options.address.substr(0, options.address.find(',')));
   }
+  if (!options.tls_server_name.empty()) {
+    arguments.SetSslTargetNameOverride(options.tls_server_name);
+  }
   arguments.SetMaxReceiveMessageSize(64 << 20);
   // Reconnect fast after a server restart: the default backoff grows to two minutes.
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);

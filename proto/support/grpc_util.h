@@ -47,6 +47,9 @@ struct ChannelOptions {
   std::string tls_ca_file;    // when set: TLS, verifying the server against this CA bundle
   std::string tls_cert_file;  // with tls_key_file: client certificate (mTLS, agents)
   std::string tls_key_file;
+  // The name the server's certificate must carry, when it differs from the address dialled (a
+  // probe dialling 127.0.0.1 inside the server's pod); "" = the address's host.
+  std::string tls_server_name;
 };
 
 /// The gRPC target for `address` (see ChannelOptions): the address itself, or for a list the
