@@ -633,6 +633,9 @@ TEST_F(LabTest, AnAgentsWordOnItsBoardHoldsJobsOffAndQuarantines) {
 // quarantine (a quarantine survives an agent restart): nothing is scheduled on them first.
 TEST_F(LabTest, AnAgentsHelloCarriesItsBoardsConditions) {
   StartLab();
+  std::shared_ptr<FakeSession> before;
+  const std::string first = Connect("a", 2, before);  // the boards' type is known from now on
+  lab_->AgentGone(first);
   Submit(Request(PutModel()));
   v1::Hello hello;
   hello.set_agent_id("a");
