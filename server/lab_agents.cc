@@ -205,6 +205,7 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
   *job.mutable_checks() = result.checks();
   job.set_inference_us(result.inference_us());
   job.set_inference_cycles(result.inference_cycles());
+  job.set_inference_clock(result.inference_clock());
   switch (result.outcome()) {
     case v1::RUN_OUTCOME_PASS:
     case v1::RUN_OUTCOME_FAIL:
