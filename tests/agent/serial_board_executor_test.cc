@@ -111,29 +111,39 @@ TEST_F(SerialExecutorTest, SilentBoardClimbsTheLadderIntoQuarantine) {
 // A firmware of another protocol version cannot be reset into working: the agent flashes it,
 // and a flash that leaves it speaking the old protocol counts as a failed flash.
 TEST_F(SerialExecutorTest, FirmwareOfAnotherProtocolIsFlashedNotReset) {
-  HelloBoard old_board(/*protocol_version=*/1, "rt700");
-  ASSERT_FALSE(old_board.port().empty());
-  board_.serial.port = old_board.port();
-  board_.serial.connect_timeout_seconds = 3;
-  const std::filesystem::path elf = dir_ / "firmware.elf";
-  std::ofstream(elf) << "ELF";
-  board_.serial.firmware_elf = elf.string();
-  board_.serial.firmware_build_id = "protocol-2-build";
-  board_.serial.flash.command = "echo flashing {elf}";
-  board_.serial.flash_attempts = 2;
-  SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics_, dir_ / "fw");
-  const BoardReport r = RunOn(executor, Request());
-  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
-  const std::string mismatch = absl::StrCat("the board speaks board link protocol 1, this host ",
-                                            link::kProtocolVersion, ": flash a matching firmware");
-  EXPECT_TRUE(HasLine(absl::StrCat("boardlab-agent: board evk-0 runs build protocol-1-build: ",
-                                   mismatch, "; flashing ", elf.string())));
-  EXPECT_EQ(r.message,
-            absl::StrCat("board evk-0 quarantined by the agent: flashing failed 2 times; last: "
-                         "after flashing, ",
-                         mismatch));
-  EXPECT_EQ(Count("boardlab_agent_board_flashes_total{board=\"evk-0\",result=\"ok\"}"), 2);
-  EXPECT_EQ(Count("boardlab_agent_board_recovery_steps_total{board=\"evk-0\",step=\"reset\"}"), 0);
+  // The versions before this one: the first, and the last (a firmware built before protocol 4's
+  // change of the state machine).
+  for (const uint16_t old : {uint16_t{1}, static_cast<uint16_t>(link::kProtocolVersion - 1)}) {
+    SCOPED_TRACE(old);
+    HelloBoard old_board(old, "rt700");
+    ASSERT_FALSE(old_board.port().empty());
+    board_.serial.port = old_board.port();
+    board_.serial.connect_timeout_seconds = 3;
+    const std::filesystem::path elf = dir_ / "firmware.elf";
+    std::ofstream(elf) << "ELF";
+    board_.serial.firmware_elf = elf.string();
+    board_.serial.firmware_build_id = absl::StrCat("protocol-", link::kProtocolVersion, "-build");
+    board_.serial.flash.command = "echo flashing {elf}";
+    board_.serial.flash_attempts = 2;
+    BoardMetrics metrics("");
+    SerialBoardExecutor executor(io_, board_, "/bin/false", &metrics, dir_ / "fw");
+    const BoardReport r = RunOn(executor, Request());
+    EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+    const std::string mismatch =
+        absl::StrCat("the board speaks board link protocol ", old, ", this host ",
+                     link::kProtocolVersion, ": flash a matching firmware");
+    EXPECT_TRUE(HasLine(absl::StrCat("boardlab-agent: board evk-0 runs build protocol-", old,
+                                     "-build: ", mismatch, "; flashing ", elf.string())));
+    EXPECT_EQ(r.message,
+              absl::StrCat("board evk-0 quarantined by the agent: flashing failed 2 times; last: "
+                           "after flashing, ",
+                           mismatch));
+    const std::string text = metrics.Text();
+    EXPECT_NE(text.find("boardlab_agent_board_flashes_total{board=\"evk-0\",result=\"ok\"} 2"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("step=\"reset\""), std::string::npos) << text;
+  }
 }
 
 TEST_F(SerialExecutorTest, CancelStopsTheLadder) {
