@@ -190,6 +190,16 @@ class BoardEndpointTest : public ::testing::Test {
     return run;
   }
 
+  // The RESULT that answers a RUN after `refused` was refused: an error, and nothing ran.
+  void ExpectNotRun(const std::string& refused) {
+    const Result result = host_.NextResult();
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.verdict, Verdict::kError);
+    EXPECT_EQ(std::string(result.message),
+              "not run: the board refused " + refused + " of this job (see its BLOB_STATUS)");
+    EXPECT_EQ(board_->runner().runs(), 0);
+  }
+
   ByteChannel to_board_, to_host_;
   std::unique_ptr<FakeBoard> board_;
   RawHost host_{to_host_, to_board_};
@@ -216,13 +226,7 @@ TEST_F(BoardEndpointTest, RunAfterARefusedArtifactIsAnErrorAndNothingRuns) {
   const BlobStatus input_status = host_.NextStatus();
   EXPECT_EQ(input_status.kind, BlobKind::kInput);
   EXPECT_EQ(input_status.status, BlobStatusCode::kStored);
-  const Result result = host_.NextResult();
-  EXPECT_EQ(result.exit_code, 2);
-  EXPECT_EQ(result.verdict, Verdict::kError);
-  EXPECT_STREQ(result.message,
-               "not run: the board refused artifact 0 of this job (see its "
-               "BLOB_STATUS)");
-  EXPECT_EQ(board_->runner().runs(), 0);
+  ExpectNotRun("artifact 0");
 
   // The refusal belonged to that job only: the next one runs.
   host_.SendBlob(BlobKind::kArtifact, 0, artifact);
@@ -251,12 +255,7 @@ TEST_F(BoardEndpointTest, RunAfterARefusedInputIsAnErrorAndNothingRuns) {
   EXPECT_NE(std::string(refused.message).find("does not fit: input 0 has 9000 bytes"),
             std::string::npos)
       << refused.message;
-  const Result result = host_.NextResult();
-  EXPECT_EQ(result.exit_code, 2);
-  EXPECT_STREQ(result.message,
-               "not run: the board refused input 0 of this job (see its "
-               "BLOB_STATUS)");
-  EXPECT_EQ(board_->runner().runs(), 0);
+  ExpectNotRun("input 0");
 }
 
 // MODEL_SLOT on a board without a slot is refused; the RUN behind it is not run.
@@ -270,12 +269,7 @@ TEST_F(BoardEndpointTest, RunAfterARefusedModelSlotIsAnErrorAndNothingRuns) {
   const BlobStatus refused = host_.NextStatus();
   EXPECT_EQ(refused.kind, BlobKind::kModelSlot);
   EXPECT_EQ(refused.status, BlobStatusCode::kTooLarge);
-  const Result result = host_.NextResult();
-  EXPECT_EQ(result.exit_code, 2);
-  EXPECT_STREQ(result.message,
-               "not run: the board refused the artifact in the model slot of this "
-               "job (see its BLOB_STATUS)");
-  EXPECT_EQ(board_->runner().runs(), 0);
+  ExpectNotRun("the artifact in the model slot");
 }
 
 }  // namespace
