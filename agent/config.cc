@@ -36,6 +36,16 @@ absl::Status ReadInt(const YAML::Node& node, const std::string& where, int& out)
   return absl::OkStatus();
 }
 
+absl::Status ReadBool(const YAML::Node& node, const std::string& where, bool& out) {
+  if (!node.IsScalar()) return Invalid(where, "must be true or false");
+  try {
+    out = node.as<bool>();
+  } catch (const YAML::Exception&) {
+    return Invalid(where, absl::StrCat("'", node.Scalar(), "' is not true or false"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadPositive(const YAML::Node& node, const std::string& where, int& out) {
   absl::Status s = ReadInt(node, where, out);
   if (s.ok() && out <= 0) s = Invalid(where, "must be positive");
@@ -158,6 +168,8 @@ bool ParseSerialKey(const std::string& key, const YAML::Node& value, const std::
     status = ReadPositive(value, field, serial.baud);
   } else if (key == "connect_timeout_seconds") {
     status = ReadPositive(value, field, serial.connect_timeout_seconds);
+  } else if (key == "check_at_start") {
+    status = ReadBool(value, field, serial.check_at_start);
   } else if (key == "firmware") {
     status = ReadFirmware(value, field, serial);
   } else if (key == "flash") {
@@ -209,8 +221,8 @@ absl::Status ParseBoard(const YAML::Node& node, size_t index, BoardConfig& board
     } else {
       s = Invalid(field,
                   "unknown key (known: id, type, driver, tags, timeout_seconds; for driver "
-                  "serial also port, baud, connect_timeout_seconds, firmware, flash, "
-                  "model_flash, reset, power_cycle)");
+                  "serial also port, baud, connect_timeout_seconds, check_at_start, firmware, "
+                  "flash, model_flash, reset, power_cycle)");
     }
     if (!s.ok()) return s;
   }
