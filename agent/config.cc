@@ -26,24 +26,25 @@ absl::Status ReadScalar(const YAML::Node& node, const std::string& where, std::s
   return absl::OkStatus();
 }
 
-absl::Status ReadInt(const YAML::Node& node, const std::string& where, int& out) {
-  if (!node.IsScalar()) return Invalid(where, "must be a number");
+// A scalar converted by yaml-cpp; `not_scalar` and "'VALUE' <not_converted>" say what is wrong.
+template <typename T>
+absl::Status ReadConverted(const YAML::Node& node, const std::string& where, const char* not_scalar,
+                           const char* not_converted, T& out) {
+  if (!node.IsScalar()) return Invalid(where, not_scalar);
   try {
-    out = node.as<int>();
+    out = node.as<T>();
   } catch (const YAML::Exception&) {
-    return Invalid(where, absl::StrCat("'", node.Scalar(), "' is not an integer"));
+    return Invalid(where, absl::StrCat("'", node.Scalar(), "' ", not_converted));
   }
   return absl::OkStatus();
 }
 
+absl::Status ReadInt(const YAML::Node& node, const std::string& where, int& out) {
+  return ReadConverted(node, where, "must be a number", "is not an integer", out);
+}
+
 absl::Status ReadBool(const YAML::Node& node, const std::string& where, bool& out) {
-  if (!node.IsScalar()) return Invalid(where, "must be true or false");
-  try {
-    out = node.as<bool>();
-  } catch (const YAML::Exception&) {
-    return Invalid(where, absl::StrCat("'", node.Scalar(), "' is not true or false"));
-  }
-  return absl::OkStatus();
+  return ReadConverted(node, where, "must be true or false", "is not true or false", out);
 }
 
 absl::Status ReadPositive(const YAML::Node& node, const std::string& where, int& out) {
