@@ -208,6 +208,8 @@ TEST(HandDerivedOpsTest, Relu6ReferenceOnWorkedNumbers) {
   const int in = m.builder.AddTensor("in", {4}, TflType::kInt8, testing::PerTensor(0.05f, -3));
   const int out = m.builder.AddTensor("out", {4}, TflType::kInt8, testing::PerTensor(0.5f, 9));
   m.builder.AddOperator(compiler::OpTypeTfliteCode(compiler::OpType::kRelu6), {in}, {out});
+  m.input_tensors = {in};
+  m.output_tensors = {out};
   m.inputs = {FromInt8s({-100, -3, 50, 127})};
   EXPECT_EQ(Int8s(Relu6Reference(m)), (std::vector<int8_t>{-3, -3, 50, 117}));
 }
