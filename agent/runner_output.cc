@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -81,6 +83,15 @@ void CollectServedFiles(const BoardRunRequest& request, const json& document, Bo
   if (fs::is_regular_file(EtdumpPath(request), ec)) report.etdump_path = EtdumpPath(request);
 }
 
+// A verification's max abs diff as OutputCheck keeps it (int32): a float output's difference
+// is cut to the int range (a cast of a larger double would be undefined), and one that is not a
+// number (null: a NaN against a number, or missing) is -1.
+int MaxAbsDiffOf(const json& verification) {
+  const auto diff = verification.find("max_abs_diff");
+  if (diff == verification.end() || !diff->is_number()) return -1;
+  return static_cast<int>(std::clamp(diff->get<double>(), -1.0, double{INT32_MAX}));
+}
+
 // One entry of a document's "cases" (runtime/cli/run_cases.h CaseJson).
 CaseReport ReadCase(const json& entry) {
   CaseReport c;
@@ -95,7 +106,7 @@ CaseReport ReadCase(const json& entry) {
     v1::OutputCheck* check = c.result.add_checks();
     check->set_index(o.at("index").get<int>());
     check->set_passed(v.value("pass", false));
-    check->set_max_abs_diff(static_cast<int>(v.value("max_abs_diff", -1.0)));
+    check->set_max_abs_diff(MaxAbsDiffOf(v));
   }
   if (entry.contains("total_us") && entry.at("total_us").is_number()) {
     c.result.set_inference_us(entry.at("total_us").get<double>());
@@ -148,7 +159,7 @@ void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
         v1::OutputCheck check;
         check.set_index(o.at("index").get<int>());
         check.set_passed(v.value("pass", false));
-        check.set_max_abs_diff(static_cast<int>(v.value("max_abs_diff", -1.0)));
+        check.set_max_abs_diff(MaxAbsDiffOf(v));
         report.checks.push_back(check);
       }
     }

@@ -340,3 +340,25 @@ TEST(RunnerOutputCases, PassingCasesSaySoInOneLine) {
 
 }  // namespace
 }  // namespace boardlab::agent
+
+namespace boardlab::agent {
+namespace {
+
+// A float output whose difference is NaN against a number (JSON null) or beyond int32 is still
+// a mismatch with a figure, not a document the agent cannot read (a board error, retried).
+TEST(RunnerOutput, DifferencesJsonCannotHoldOrIntCannotHoldAreStillAMismatch) {
+  testing::ScratchDir dir;
+  const std::string json = R"({"outputs": [
+      {"index": 0, "verification": {"pass": false, "max_abs_diff": null}},
+      {"index": 1, "verification": {"pass": false, "max_abs_diff": 1e30}}],
+      "profile": {"clock": "rt700-sim-cycles", "total_us": 1.0}})";
+  const BoardReport r =
+      InterpretRunnerExit(RunnerBoard::kSim, Request(dir.path().string()), Exited(1), json, {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_FAIL) << r.message;
+  ASSERT_EQ(r.checks.size(), 2u);
+  EXPECT_EQ(r.checks[0].max_abs_diff(), -1);
+  EXPECT_EQ(r.checks[1].max_abs_diff(), INT32_MAX);
+}
+
+}  // namespace
+}  // namespace boardlab::agent
