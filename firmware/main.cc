@@ -382,8 +382,8 @@ class CaseReader {
     char prefix[160];
     snprintf(prefix, sizeof(prefix), "case %s: ", name_);
     PrintTimes(prefix, verdict, result.mean_ticks, args_.icount_shift);
-    char dir[400];
-    snprintf(dir, sizeof(dir), "%s/%s", args_.outputs_dir, name_);
+    char dir[400] = {};
+    if (args_.outputs_dir != nullptr) snprintf(dir, sizeof(dir), "%s/%s", args_.outputs_dir, name_);
     int code = kExitPass;
     if (!ReportOutputs(args_.outputs_dir != nullptr ? dir : nullptr, "  ", result, code)) {
       return code;
