@@ -24,6 +24,10 @@ absl::StatusOr<std::string> Lab::AgentHello(const v1::Hello& hello, AgentSession
                                                    it->second.board.agent_id(), "'"));
     }
   }
+  if (cluster_ != nullptr) {
+    // The boards (and the runs on them) may have been another replica's until now.
+    if (absl::Status ok = TakeAgentBoards(hello); !ok.ok()) return ok;
+  }
   if (auto old = session_by_agent_.find(hello.agent_id()); old != session_by_agent_.end()) {
     // A reconnecting agent replaces its old session; its jobs stay where they are.
     std::string old_id = old->second;
@@ -237,7 +241,9 @@ void Lab::DetachSession(const std::string& session_id, bool lease_expired) {
   if (session == sessions_.end()) return;
   int64_t now = NowMs();
   for (const std::string& board_id : session->second.boards) {
-    LabBoard& board = boards_[board_id];
+    auto found = boards_.find(board_id);  // replicas: another may have taken it
+    if (found == boards_.end()) continue;
+    LabBoard& board = found->second;
     if (board.session_id != session_id) continue;
     board.session_id.clear();
     board.health_check_running = false;
