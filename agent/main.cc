@@ -166,9 +166,11 @@ int main(int argc, char** argv) {
     // sim: a persistent boardlab-run --serve per board; qemu: one boardlab-run per job; serial:
     // probe, flash and recovery around one boardlab-run --board serial per job.
     if (board.driver == "serial") {
-      executors[board.id] = std::make_unique<ba::SerialBoardExecutor>(
-          io, board, config.boardlab_run, &board_metrics,
-          (std::filesystem::path(config.state_dir) / "firmware").string());
+      absl::StatusOr<std::unique_ptr<ba::SerialBoardExecutor>> serial =
+          ba::SerialBoardExecutor::Create(io, board, config.boardlab_run, &board_metrics,
+                                          config.state_dir);
+      if (!serial.ok()) return Fail(kExitRuntime, std::string(serial.status().message()));
+      executors[board.id] = *std::move(serial);
     } else if (board.driver == "qemu") {
       executors[board.id] = std::make_unique<ba::ProcessBoardExecutor>(io, config.boardlab_run,
                                                                        ba::RunnerBoard::kQemu);

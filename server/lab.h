@@ -210,6 +210,10 @@ class Lab {
   void OnStage(const v1::StageEvent& stage);
   void OnLogs(const v1::LogLines& logs);
   void OnResult(const std::string& session_id, const v1::RunResult& result);
+  // The agent's word on a board's condition (at Hello, or a BoardStatus since).
+  void ApplyCondition(LabBoard& board, const std::string& agent_id, v1::BoardCondition condition,
+                      const std::string& reason);
+  void OnBoardStatus(const std::string& session_id, const v1::BoardStatus& status);
   /// The verdict of a run that ended PASS or FAIL, with the job's budgets judged.
   void FinishRun(JobEntry& entry, const v1::RunResult& result);
   void DetachSession(const std::string& session_id, bool lease_expired);

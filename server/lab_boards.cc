@@ -167,7 +167,7 @@ void Lab::UpdateBoardMetrics() {
   std::map<std::string, std::map<v1::BoardState, int>> counts;
   for (const auto& [id, board] : boards_) counts[board.board.type()][board.State()]++;
   for (const auto& [type, by_state] : counts) {
-    for (int s = v1::BOARD_STATE_IDLE; s <= v1::BOARD_STATE_QUARANTINED; ++s) {
+    for (int s = v1::BOARD_STATE_IDLE; s <= v1::BOARD_STATE_RECOVERING; ++s) {
       auto state = static_cast<v1::BoardState>(s);
       auto it = by_state.find(state);
       metrics_.BoardsInState(type, BoardStateName(state), it == by_state.end() ? 0 : it->second);
