@@ -123,6 +123,19 @@ TEST_F(SubmitCasesTest, BadCaseFilesAreRefusedBeforeAnyCall) {
   EXPECT_EQ(Run({"submit", model_, "--inputs", Path("in"), "--expected", Path("exp"), Path("in")}),
             2);
   EXPECT_THAT(err_, HasSubstr("--expected names one directory"));
+  fs::remove(Path("exp/b.bin"));
+  fs::remove(Path("exp/c.bin"));
+  EXPECT_EQ(Run({"submit", model_, "--inputs", Path("in"), "--expected", Path("exp")}), 2);
+  EXPECT_THAT(err_, HasSubstr("case 'b' has no expected output in"));
+  fs::create_directories(Path("empty"));
+  EXPECT_EQ(Run({"submit", model_, "--inputs", Path("empty")}), 2);
+  EXPECT_THAT(err_, HasSubstr("no cases in"));
+  File("bad.json", R"({"cases": [{"name": "a", "inputs": ["in/a.bin"], "colour": 1}]})");
+  EXPECT_EQ(Run({"submit", model_, "--cases", Path("bad.json")}), 2);
+  EXPECT_THAT(err_, HasSubstr("case 0: unknown key 'colour'"));
+  File("broken.json", "{\"cases\": [");
+  EXPECT_EQ(Run({"submit", model_, "--cases", Path("broken.json")}), 2);
+  EXPECT_THAT(err_, HasSubstr("broken.json': a cases manifest is a JSON object"));
   const std::string not_a_model = testing::WriteTestFile("cases_garbage.tflite", "garbage");
   EXPECT_EQ(Run({"submit", not_a_model, "--inputs", Path("in")}), 2);
   EXPECT_THAT(err_, HasSubstr("is not a TFLite model; its case files cannot be checked"));
