@@ -311,8 +311,8 @@ absl::Status ValidateDataMovementOp(const OpChecker& c);
 /// (validate_selection_ops.cc).
 absl::Status ValidateSelectionOp(const OpChecker& c);
 
-/// Arithmetic and math ops: EXP, LOG, SQRT, RSQRT, SQUARE, ROUND, FLOOR, ELU, PRELU, DIV,
-/// SQUARED_DIFFERENCE, ADD_N and CUMSUM (validate_math_ops.cc).
+/// Arithmetic and math ops: EXP, LOG, SQRT, RSQRT, SQUARE, ROUND, FLOOR, CEIL, SIN, COS, ELU,
+/// PRELU, DIV, FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE, ADD_N and CUMSUM (validate_math_ops.cc).
 absl::Status ValidateMathOp(const OpChecker& c);
 
 }  // namespace boardlab::compiler

@@ -129,7 +129,15 @@ std::string Int8Types(OpType type) {
     case OpType::kSquare:
     case OpType::kRound:
     case OpType::kFloor:
+    case OpType::kCeil:
+    case OpType::kSin:
+    case OpType::kCos:
       return "float32 (TFLite Micro has no int8 kernel)";
+    case OpType::kFloorDiv:
+      return "float32 (TFLite Micro has no int8 kernel); broadcast over rank <= 4; a zero "
+             "divisor is a run-time error";
+    case OpType::kFloorMod:
+      return "float32 (TFLite Micro has no int8 kernel); broadcast over rank <= 4";
     case OpType::kRsqrt:
       return "int8 (fixed-point inverse square root), float32";
     case OpType::kElu:

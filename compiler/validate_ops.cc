@@ -769,6 +769,11 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kSquare:
     case OpType::kRound:
     case OpType::kFloor:
+    case OpType::kCeil:
+    case OpType::kSin:
+    case OpType::kCos:
+    case OpType::kFloorDiv:
+    case OpType::kFloorMod:
     case OpType::kElu:
     case OpType::kPrelu:
     case OpType::kDiv:

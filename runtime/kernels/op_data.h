@@ -230,6 +230,11 @@ struct OpDataDiv {
   int32_t int_min = 0, int_max = 0;
 };
 
+/// FLOOR_DIV, FLOOR_MOD (float32).
+struct OpDataFloatBinary {
+  BroadcastStrides strides;
+};
+
 struct OpDataSquaredDifference {
   BroadcastStrides strides;
   SquaredDifferenceParams params;  // int8
