@@ -303,8 +303,9 @@ absl::Status ValidateFixedOutputQuant(const OpChecker& c, float scale, int64_t z
                                       const FixedQuantRule& rule = {});
 
 /// Layout and data movement ops: EXPAND_DIMS, SHAPE, FILL, ZEROS_LIKE, BROADCAST_TO, PACK,
-/// UNPACK, SPLIT, SPLIT_V, GATHER, GATHER_ND, REVERSE_V2, MIRROR_PAD, DEPTH_TO_SPACE,
-/// SPACE_TO_DEPTH, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND (validate_data_movement_ops.cc).
+/// UNPACK, SPLIT, SPLIT_V, GATHER, GATHER_ND, EMBEDDING_LOOKUP, REVERSE_V2, MIRROR_PAD,
+/// DEPTH_TO_SPACE, SPACE_TO_DEPTH, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND
+/// (validate_data_movement_ops.cc).
 absl::Status ValidateDataMovementOp(const OpChecker& c);
 
 /// Comparisons, logical ops, SELECT_V2, reductions, ARG_MAX/ARG_MIN, CAST, ABS and NEG

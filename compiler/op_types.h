@@ -16,6 +16,7 @@ namespace boardlab::compiler {
   X(kDepthwiseConv2D, "DEPTHWISE_CONV_2D", 4)              \
   X(kDepthToSpace, "DEPTH_TO_SPACE", 5)                    \
   X(kDequantize, "DEQUANTIZE", 6)                          \
+  X(kEmbeddingLookup, "EMBEDDING_LOOKUP", 7)               \
   X(kFloor, "FLOOR", 8)                                    \
   X(kFullyConnected, "FULLY_CONNECTED", 9)                 \
   X(kL2Normalization, "L2_NORMALIZATION", 11)              \

@@ -249,6 +249,40 @@ absl::Status ValidateGather(const OpChecker& c) {
   return c.OutputShape(shape);
 }
 
+// EMBEDDING_LOOKUP (embedding_lookup.cc): rows of a table of rank >= 2 picked by int32 ids of
+// rank 1. float32 rows and int8 rows into int8 are copied raw; int8 rows into float32 are
+// dequantized with the table's one scale, whose zero point TFLite Micro requires to be 0.
+absl::Status ValidateEmbeddingLookup(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 2));
+  const Tensor& ids = c.In(0);
+  const Tensor& table = c.In(1);
+  const Tensor& out = c.Out();
+  RETURN_IF_ERROR(
+      c.TypeIn(ids, "ids", {DataType::kInt32}, "TFLite Micro's EMBEDDING_LOOKUP takes int32 ids"));
+  RETURN_IF_ERROR(c.Rank(ids, "ids", 1, 1));
+  RETURN_IF_ERROR(c.TypeIn(table, "table", {DataType::kFloat32, DataType::kInt8},
+                           "TFLite Micro's EMBEDDING_LOOKUP takes float32 or int8 rows"));
+  RETURN_IF_ERROR(c.Rank(table, "table", 2, 6));
+  if (table.type == DataType::kFloat32) {
+    RETURN_IF_ERROR(c.SameType(table, out));
+  } else {
+    RETURN_IF_ERROR(c.TypeIn(out, "output", {DataType::kFloat32, DataType::kInt8},
+                             "TFLite Micro's EMBEDDING_LOOKUP gives int8 rows as int8 or float32"));
+  }
+  if (table.type == DataType::kInt8 && out.type == DataType::kFloat32) {
+    RETURN_IF_ERROR(c.PerTensorQuantized(table, "table"));
+    if (table.quant.zp() != 0) {
+      return c.Unsupported(absl::StrCat("table '", table.name, "' has zero point ",
+                                        table.quant.zp(),
+                                        "; TFLite Micro dequantizes EMBEDDING_LOOKUP rows with "
+                                        "zero point 0 only"));
+    }
+  }
+  std::vector<int32_t> shape = table.shape;
+  shape[0] = ids.shape[0];
+  return c.OutputShape(shape);
+}
+
 absl::Status ValidateGatherNd(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
   RETURN_IF_ERROR(CopyTypes(c));
@@ -411,6 +445,8 @@ absl::Status ValidateDataMovementOp(const OpChecker& c) {
       return ValidateGather(c);
     case OpType::kGatherNd:
       return ValidateGatherNd(c);
+    case OpType::kEmbeddingLookup:
+      return ValidateEmbeddingLookup(c);
     case OpType::kReverseV2:
       return ValidateReverse(c);
     case OpType::kMirrorPad:

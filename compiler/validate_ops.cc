@@ -742,6 +742,7 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kShape:
     case OpType::kFill:
     case OpType::kZerosLike:
+    case OpType::kEmbeddingLookup:
       return ValidateDataMovementOp(c);
     case OpType::kEqual:
     case OpType::kNotEqual:

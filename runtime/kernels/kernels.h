@@ -87,6 +87,7 @@
   X(prelu, Prelu, OpDataPrelu)                                      \
   X(div, Div, OpDataDiv)                                            \
   X(floor_div, FloorDiv, OpDataFloatBinary)                         \
+  X(embedding_lookup, EmbeddingLookup, OpDataEmbeddingLookup)       \
   X(floor_mod, FloorMod, OpDataFloatBinary)                         \
   X(squared_difference, SquaredDifference, OpDataSquaredDifference) \
   X(add_n, AddN, OpDataAddN)                                        \
