@@ -302,7 +302,8 @@ struct FixedQuantRule {
 absl::Status ValidateFixedOutputQuant(const OpChecker& c, float scale, int64_t zero_point,
                                       const FixedQuantRule& rule = {});
 
-/// Layout and data movement ops: EXPAND_DIMS, SHAPE, FILL, ZEROS_LIKE, BROADCAST_TO, PACK,
+/// Layout and data movement ops: EXPAND_DIMS, SHAPE, FILL, ZEROS_LIKE, BROADCAST_TO,
+/// BROADCAST_ARGS, PACK,
 /// UNPACK, SPLIT, SPLIT_V, GATHER, GATHER_ND, EMBEDDING_LOOKUP, REVERSE_V2, MIRROR_PAD,
 /// DEPTH_TO_SPACE, SPACE_TO_DEPTH, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND
 /// (validate_data_movement_ops.cc).

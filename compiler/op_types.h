@@ -97,7 +97,8 @@ namespace boardlab::compiler {
   X(kSelectV2, "SELECT_V2", 123)                           \
   X(kBatchMatMul, "BATCH_MATMUL", 126)                     \
   X(kCumsum, "CUMSUM", 128)                                \
-  X(kBroadcastTo, "BROADCAST_TO", 130)
+  X(kBroadcastTo, "BROADCAST_TO", 130)                     \
+  X(kBroadcastArgs, "BROADCAST_ARGS", 145)
 
 enum class OpType : uint8_t {
 #define BOARDLAB_OP_ENUM(name, str, code) name,

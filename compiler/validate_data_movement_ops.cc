@@ -101,6 +101,33 @@ absl::Status ValidateBroadcastTo(const OpChecker& c) {
   return c.OutputShape(shape);
 }
 
+// BROADCAST_ARGS (broadcast_args.cc): the broadcast of two shapes, int32 or int64 vectors of one
+// type, into a vector of that type as long as the longer one. The shapes may be run-time
+// values; constant ones that cannot broadcast are refused here.
+absl::Status ValidateBroadcastArgs(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 2));
+  const Tensor& a = c.In(0);
+  const Tensor& b = c.In(1);
+  RETURN_IF_ERROR(c.TypeIn(a, "shape", {DataType::kInt32, DataType::kInt64},
+                           "TFLite Micro's BROADCAST_ARGS takes int32 or int64 shapes"));
+  RETURN_IF_ERROR(c.SameType(a, b));
+  RETURN_IF_ERROR(c.SameType(a, c.Out()));
+  RETURN_IF_ERROR(c.Rank(a, "shape", 1, 1));
+  RETURN_IF_ERROR(c.Rank(b, "shape", 1, 1));
+  if (a.is_constant && b.is_constant) {
+    std::vector<int64_t> va, vb;
+    RETURN_IF_ERROR(c.ConstantIndices(a, "shape", va));
+    RETURN_IF_ERROR(c.ConstantIndices(b, "shape", vb));
+    std::vector<int32_t> joined;
+    if (!BroadcastShape(std::vector<int32_t>(va.begin(), va.end()),
+                        std::vector<int32_t>(vb.begin(), vb.end()), joined)) {
+      return c.Invalid(absl::StrCat("shapes [", absl::StrJoin(va, ","), "] and [",
+                                    absl::StrJoin(vb, ","), "] do not broadcast"));
+    }
+  }
+  return c.OutputShape({std::max(a.shape[0], b.shape[0])});
+}
+
 absl::Status ValidatePack(const OpChecker& c) {
   const size_t n = c.op().inputs.size();
   if (n == 0) return c.Invalid("has no inputs");
@@ -433,6 +460,8 @@ absl::Status ValidateDataMovementOp(const OpChecker& c) {
       return ValidateZerosLike(c);
     case OpType::kBroadcastTo:
       return ValidateBroadcastTo(c);
+    case OpType::kBroadcastArgs:
+      return ValidateBroadcastArgs(c);
     case OpType::kPack:
       return ValidatePack(c);
     case OpType::kUnpack:

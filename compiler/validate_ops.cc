@@ -743,6 +743,7 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kFill:
     case OpType::kZerosLike:
     case OpType::kEmbeddingLookup:
+    case OpType::kBroadcastArgs:
       return ValidateDataMovementOp(c);
     case OpType::kEqual:
     case OpType::kNotEqual:

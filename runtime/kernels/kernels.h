@@ -88,6 +88,7 @@
   X(div, Div, OpDataDiv)                                            \
   X(floor_div, FloorDiv, OpDataFloatBinary)                         \
   X(embedding_lookup, EmbeddingLookup, OpDataEmbeddingLookup)       \
+  X(broadcast_args, BroadcastArgs, OpDataNone)                      \
   X(floor_mod, FloorMod, OpDataFloatBinary)                         \
   X(squared_difference, SquaredDifference, OpDataSquaredDifference) \
   X(add_n, AddN, OpDataAddN)                                        \

@@ -123,6 +123,15 @@ TEST(ValidateLayoutOps, GatherBatchDimsAfterTheAxis) {
                 {"GATHER #0", "batch_dims 1 with axis 0"});
 }
 
+TEST(ValidateLayoutOps, BroadcastArgsOfConstantShapesThatDoNotBroadcast) {
+  OneOp m;
+  m.Act({1}, TflType::kInt32);  // a graph input, so that the model has one
+  const int a = m.b.AddConstInt32("a", {2}, std::vector<int32_t>{2, 3});
+  const int c = m.b.AddConstInt32("c", {3}, std::vector<int32_t>{5, 1, 4});
+  ExpectInvalid(m.Op(OpType::kBroadcastArgs, {a, c}, {m.Out({3}, TflType::kInt32)}),
+                {"BROADCAST_ARGS #0", "shapes [2,3] and [5,1,4] do not broadcast"});
+}
+
 TEST(ValidateLayoutOps, EmbeddingLookupTakesInt32IdsAndATableOfRankTwoOrMore) {
   OneOp ids64;
   const int ids = ids64.Act({2}, TflType::kInt64);

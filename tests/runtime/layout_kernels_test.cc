@@ -44,6 +44,21 @@ TEST(LayoutKernels, GatherNdIndexOutOfRangeFailsTheRun) {
   EXPECT_EQ(RunKernel("boardlab::gather_nd.out", a), Error::kInvalidArgument);
 }
 
+// BROADCAST_ARGS's shapes may be run-time values: sizes 3 and 4 in one dimension fail the run.
+TEST(LayoutKernels, BroadcastArgsOfShapesThatDoNotBroadcastFailsTheRun) {
+  std::vector<int32_t> a = {2, 3}, b = {5, 1, 4}, out(3);
+  KernelArgs args;
+  args.Tensor(ScalarType::kInt, {2}, a.data());
+  args.Tensor(ScalarType::kInt, {3}, b.data());
+  args.IntList({0, 0, 0});
+  args.DoubleList({0, 0, 0});
+  args.Tensor(ScalarType::kInt, {3}, out.data());
+  EXPECT_EQ(RunKernel("boardlab::broadcast_args.out", args), Error::kInvalidArgument);
+  EXPECT_NE(std::string(LastErrorMessage()).find("dimension 2 of the output meets sizes 3 and 4"),
+            std::string::npos)
+      << LastErrorMessage();
+}
+
 // EMBEDDING_LOOKUP's ids are a run-time input: one outside the table's rows fails the run.
 TEST(LayoutKernels, EmbeddingLookupIdOutOfRangeFailsTheRun) {
   std::vector<float> table(12, 1.0f), out(6);
