@@ -136,6 +136,8 @@ void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
 }
 
 CpuKernelClass CpuClassOf(OpType type) {
+  // Matrix-vector products, never on the NPU: they cost what a FULLY_CONNECTED of their MACs does.
+  if (type == OpType::kSvdf) return CpuKernelClass::kFullyConnected;
   switch (NpuClassOf(type)) {
     case NpuKernelClass::kConv:
       return type == OpType::kConv2D || type == OpType::kTransposeConv

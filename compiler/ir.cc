@@ -150,6 +150,12 @@ int64_t Graph::Macs(const Op& op) const {
       const Tensor& w = input(op, 1);  // [units, depth]
       return out.NumElements() * w.shape.back();
     }
+    case OpType::kSvdf: {
+      // The feature matmul over the input, then the time matmul over the state's memory.
+      const Tensor& feature = input(op, 1);  // [filters, input_size]
+      const Tensor& time = input(op, 2);     // [filters, memory]
+      return int64_t{input(op, 0).shape[0]} * feature.shape[0] * (feature.shape[1] + time.shape[1]);
+    }
     case OpType::kBatchMatMul: {
       const Tensor& a = input(op, 0);
       const auto& opt = op.opts<BatchMatMulOptions>();

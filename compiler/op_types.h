@@ -29,6 +29,7 @@ namespace boardlab::compiler {
   X(kResizeBilinear, "RESIZE_BILINEAR", 23)                \
   X(kSoftmax, "SOFTMAX", 25)                               \
   X(kSpaceToDepth, "SPACE_TO_DEPTH", 26)                   \
+  X(kSvdf, "SVDF", 27)                                     \
   X(kTanh, "TANH", 28)                                     \
   X(kPad, "PAD", 34)                                       \
   X(kGather, "GATHER", 36)                                 \

@@ -132,6 +132,10 @@ std::string CpuTypes(OpType type) {
       return "int8 (per-channel weights, optional int32 bias; no fused activation)";
     case OpType::kResizeBilinear:
       return "int8 (same quantization in and out); size a constant int32 [2]";
+    case OpType::kSvdf:
+      return "int8 input and output, int8 weights_feature, int16 or int8 weights_time and "
+             "activation state (a variable tensor kept between inferences), optional int32 bias; "
+             "the fused activation is not applied, as in TFLite Micro";
     case OpType::kQuantize:
       return "float32 or int8 to int8";
     case OpType::kDequantize:

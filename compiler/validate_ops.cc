@@ -494,6 +494,8 @@ absl::Status ValidateFixedOutputQuant(const OpChecker& c, float scale, int64_t z
   return absl::OkStatus();
 }
 
+bool IsStateOperand(OpType type, size_t index) { return type == OpType::kSvdf && index == 4; }
+
 int32_t WindowedOutputSize(Padding padding, int32_t in, int32_t filter, int32_t stride,
                            int32_t dilation) {
   // 64-bit: strides and filters straight from the file may be anything up to INT32_MAX.
@@ -626,6 +628,8 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
     case OpType::kLogSoftmax:
     case OpType::kL2Normalization:
       return ValidateMathOp(c);
+    case OpType::kSvdf:
+      return ValidateSequenceOp(c);
   }
   return c.Invalid("unknown op type");
 }

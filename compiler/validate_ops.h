@@ -18,6 +18,10 @@ namespace boardlab::compiler {
 absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
                                 std::vector<std::string>* warnings);
 
+/// Whether input `index` of an op of `type` is a state operand, the one place a variable tensor
+/// may be used: SVDF's activation state (input 4).
+bool IsStateOperand(OpType type, size_t index);
+
 /// Output size of a windowed op along one axis (TFLite padding rules).
 int32_t WindowedOutputSize(Padding padding, int32_t in, int32_t filter, int32_t stride,
                            int32_t dilation);

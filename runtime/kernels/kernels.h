@@ -90,7 +90,8 @@
   X(l2_normalization, L2Normalization, OpDataL2Normalization)       \
   X(l2_pool_2d, L2Pool2D, OpDataL2Pool)                             \
   X(resize_bilinear, ResizeBilinear, OpDataResize)                  \
-  X(transpose_conv, TransposeConv, OpDataConv)
+  X(transpose_conv, TransposeConv, OpDataConv)                      \
+  X(svdf, Svdf, OpDataSvdf)
 
 namespace boardlab::runtime::kernels {
 

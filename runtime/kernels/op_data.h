@@ -24,6 +24,7 @@
 #include "runtime/kernels/reference/quantize_s8.h"
 #include "runtime/kernels/reference/reduce.h"
 #include "runtime/kernels/reference/softmax_s8.h"
+#include "runtime/kernels/reference/svdf_s8.h"
 #include "runtime/kernels/reference/types.h"
 #include "runtime/kernels/reference/unary.h"
 
@@ -227,6 +228,12 @@ struct OpDataSquaredDifference {
 struct OpDataAddN {
   static constexpr int kMaxInputs = 63;  // one quantization list entry is the output's
   SumRescale params;
+};
+
+struct OpDataSvdf {
+  SvdfParams params;
+  SvdfDims dims;
+  bool int16_state = true;  // else int8 state and time weights
 };
 
 struct OpDataCumsum {

@@ -85,6 +85,12 @@ timing::CpuKernelShape CpuShapeForKernelCall(const char* name, Span<Value* const
     shape.kind = CpuKernelClass::kFullyConnected;
     shape.macs = out_elements * in1->Dim(-1);
     shape.elements = 0;
+  } else if (OpIs(name, "svdf") && in != nullptr && in1 != nullptr &&
+             TensorArg(args, 2) != nullptr) {
+    // Feature matmul [batch, input] x [filters, input], then the time matmul over the memory.
+    shape.kind = CpuKernelClass::kFullyConnected;
+    shape.macs = int64_t{in->dims[0]} * in1->dims[0] * (in1->dims[1] + TensorArg(args, 2)->dims[1]);
+    shape.elements = 0;
   } else if (OpIs(name, "batch_matmul") && in != nullptr && in->rank >= 2) {
     shape.kind = CpuKernelClass::kFullyConnected;
     // Options follow the inputs: adj_x, adj_y Bools.

@@ -102,6 +102,8 @@ size_t ExpectedOptionsIndex(OpType type) {
       return 17;
     case OpType::kCumsum:
       return 18;
+    case OpType::kSvdf:
+      return 19;
     default:
       return 0;
   }

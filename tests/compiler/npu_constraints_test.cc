@@ -141,6 +141,7 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "dequantize_not_on_npu",
                                                "cast_not_on_npu",
                                                "float32_only",
+                                               "stateful_op",
                                                "not_lowered",
                                                "not_supported"};
 
@@ -553,6 +554,15 @@ TEST(NpuConstraint, Float32OnlyOpsStayOnTheCpu) {
     EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
                 ::testing::ElementsAre(HasSubstr("it has no int8 kernel")));
   }
+}
+
+// SVDF keeps its state between inferences, which no Neutron op does.
+TEST(NpuConstraint, StatefulOpsStayOnTheCpu) {
+  Builder b;
+  const int op = Unary(b, OpType::kSvdf, {1, 4});
+  EXPECT_FALSE(Check(b, op, "stateful_op").ok);
+  EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+              ::testing::ElementsAre(HasSubstr("state persists between inferences")));
 }
 
 // ABS, the reductions, MIRROR_PAD, SPLIT, RSQRT, PRELU and DIV are Neutron ops boardlab does not

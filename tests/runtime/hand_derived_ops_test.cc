@@ -49,6 +49,8 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
       return {SpaceToBatchPaddedRow(m.inputs[0])};
     case compiler::OpType::kAddN:
       return {AddNReference(m)};
+    case compiler::OpType::kSvdf:
+      return SvdfInferences(m, {m.inputs[0]});
     case compiler::OpType::kCumsum: {
       const auto& o = std::get<testing::CumsumOpts>(b.operator_spec(0).options);
       int32_t axis;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <variant>
 #include <vector>
 
 #include "compiler/quantization.h"
@@ -279,6 +280,94 @@ inline Bytes L2PoolReference(const CaseModel& m, const testing::Pool2DOpts& o) {
     }
   }
   return out;
+}
+
+// TFLite Micro's integer SVDF (svdf_common.cc EvalIntegerSvdfReference) over consecutive
+// inferences of one interpreter, for the single-SVDF case model `m`: `inferences[i]` is the
+// input of inference i; returns each inference's output. Written after TFLite Micro's loop
+// structure (a state buffer reset like ResetVariableTensors, shifted as one flat array, scratch
+// arrays of filter sums, the bias copied into the output sums before the reduction), not the
+// runtime's.
+inline std::vector<Bytes> SvdfInferences(const CaseModel& m, const std::vector<Bytes>& inferences) {
+  const testing::TfliteBuilder& b = m.builder;
+  const testing::TfliteBuilder::OperatorSpec& op = b.operator_spec(0);
+  const auto& in = b.tensor(op.inputs[0]);
+  const auto& feature = b.tensor(op.inputs[1]);
+  const auto& time = b.tensor(op.inputs[2]);
+  const auto& state_spec = b.tensor(op.inputs[4]);
+  const auto& out = b.tensor(op.outputs[0]);
+  const int rank = std::get<testing::SvdfOpts>(op.options).rank;
+  const int n_batch = in.shape[0], n_input = in.shape[1], n_filter = feature.shape[0];
+  const int n_memory = time.shape[1], n_unit = n_filter / rank;
+  const bool int16 = time.type == static_cast<int8_t>(TflType::kInt16);
+  auto weight_time = [&](int i) -> int32_t {
+    const Bytes& raw = b.buffer(time.buffer);
+    if (!int16) return static_cast<int8_t>(raw[i]);
+    int16_t v;
+    std::memcpy(&v, raw.data() + 2 * i, 2);
+    return v;
+  };
+  const Bytes& wf = b.buffer(feature.buffer);
+  std::vector<int32_t> bias(n_unit, 0);
+  const bool has_bias = op.inputs[3] >= 0;
+  if (has_bias)
+    std::memcpy(bias.data(), b.buffer(b.tensor(op.inputs[3]).buffer).data(), 4 * n_unit);
+  // The effective scales of PrepareSvdf, formed in float.
+  const float s_in = in.quant.scales[0], s_feature = feature.quant.scales[0];
+  const float s_time = time.quant.scales[0], s_state = state_spec.quant.scales[0];
+  const compiler::QuantizedMultiplier scale1 =
+      compiler::QuantizeMultiplier(static_cast<double>(s_in * s_feature / s_state));
+  const compiler::QuantizedMultiplier scale2 =
+      compiler::QuantizeMultiplier(static_cast<double>(s_state * s_time / out.quant.scales[0]));
+  const int32_t in_zp = static_cast<int32_t>(in.quant.zero_points[0]);
+  const int32_t state_zp = static_cast<int32_t>(state_spec.quant.zero_points[0]);
+  const int32_t out_zp = static_cast<int32_t>(out.quant.zero_points[0]);
+  const int32_t state_min = int16 ? -32768 : -128, state_max = int16 ? 32767 : 127;
+  // ResetVariableTensors: int8 variables hold their zero point, others 0.
+  std::vector<int32_t> state(static_cast<size_t>(n_batch) * n_filter * n_memory,
+                             int16 ? 0 : state_zp);
+  std::vector<Bytes> results;
+  for (const Bytes& input_bytes : inferences) {
+    const std::vector<int8_t> input = Int8s(input_bytes);
+    for (size_t i = 0; i + 1 < state.size(); ++i) state[i] = state[i + 1];
+    for (int bt = 0; bt < n_batch; ++bt) {
+      for (int r = 0; r < n_filter; ++r) {
+        int32_t dot = 0;
+        for (int c = 0; c < n_input; ++c) {
+          dot += static_cast<int8_t>(wf[r * n_input + c]) * (input[bt * n_input + c] - in_zp);
+        }
+        dot = runtime::kernels::MultiplyByQuantizedMultiplier(dot, scale1.multiplier, scale1.shift);
+        dot = std::min(std::max(state_min, state_zp + dot), state_max);
+        state[(static_cast<size_t>(bt) * n_filter + r) * n_memory + n_memory - 1] = dot;
+      }
+    }
+    // TFLite Micro's int32 sums wrap on the boards it runs on; uint32 gives the same bits
+    // without undefined behaviour.
+    std::vector<uint32_t> scratch(static_cast<size_t>(n_batch) * n_filter, 0);
+    for (int bt = 0; bt < n_batch; ++bt) {
+      for (int i = 0; i < n_filter; ++i) {
+        for (int j = 0; j < n_memory; ++j) {
+          const int64_t s =
+              state[(static_cast<size_t>(bt) * n_filter + i) * n_memory + j] - state_zp;
+          scratch[bt * n_filter + i] +=
+              static_cast<uint32_t>(int64_t{weight_time(i * n_memory + j)} * s);
+        }
+      }
+    }
+    std::vector<int8_t> output;
+    for (int bt = 0; bt < n_batch; ++bt) {
+      for (int u = 0; u < n_unit; ++u) {
+        uint32_t sum = has_bias ? static_cast<uint32_t>(bias[u]) : 0u;
+        for (int j = 0; j < rank; ++j) sum += scratch[bt * n_filter + u * rank + j];
+        const int32_t x = runtime::kernels::MultiplyByQuantizedMultiplier(
+                              static_cast<int32_t>(sum), scale2.multiplier, scale2.shift) +
+                          out_zp;
+        output.push_back(static_cast<int8_t>(std::min(std::max(x, -128), 127)));
+      }
+    }
+    results.push_back(FromInt8s(output));
+  }
+  return results;
 }
 
 }  // namespace boardlab::tflm_reference

@@ -80,6 +80,26 @@ class CaseWriter {
     for (int8_t& x : v) x = static_cast<int8_t>(d(rng_));
     return b_.AddConstInt8(Name("w"), std::move(shape), v, std::move(q));
   }
+  /// Constant int16 weights with random values in [lo, hi].
+  int ConstInt16(std::vector<int32_t> shape, QuantParams q, int lo = -32767, int hi = 32767) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<int16_t> v(static_cast<size_t>(Count(shape)));
+    for (int16_t& x : v) x = static_cast<int16_t>(d(rng_));
+    return b_.AddTensor(Name("w"), std::move(shape), TflType::kInt16, std::move(q), RawBytes(v));
+  }
+  /// Constant int32 values (biases) drawn from [lo, hi].
+  int Const32Random(std::vector<int32_t> shape, int lo, int hi, QuantParams q = {}) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<int32_t> v(static_cast<size_t>(Count(shape)));
+    for (int32_t& x : v) x = d(rng_);
+    return b_.AddConstInt32(Name("c"), std::move(shape), v, std::move(q));
+  }
+  /// A variable (stateful) tensor without data: the op's state, kept between inferences.
+  int Variable(std::vector<int32_t> shape, TflType type, QuantParams q) {
+    const int t = b_.AddTensor(Name("state"), std::move(shape), type, std::move(q));
+    b_.mutable_tensor(t).is_variable = true;
+    return t;
+  }
   int Const64(std::vector<int32_t> shape, const std::vector<int64_t>& values) {
     return b_.AddTensor(Name("c"), std::move(shape), TflType::kInt64, {}, RawBytes(values));
   }

@@ -72,8 +72,11 @@ const std::vector<OpCase>& NormalizationCases();
 /// Every TRANSPOSE_CONV case (transpose_conv_cases.cc).
 const std::vector<OpCase>& TransposeConvCases();
 
-/// LayoutAndSelectionCases(), MathCases(), NormalizationCases() and TransposeConvCases(), in
-/// that order.
+/// Every SVDF case (sequence_cases.cc).
+const std::vector<OpCase>& SvdfCases();
+
+/// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases() and
+/// SvdfCases(), in that order.
 const std::vector<OpCase>& AllOpCases();
 
 /// One case per element-wise, comparison, logical and row op of issue 13, int8 ADD first as the

@@ -162,6 +162,10 @@ class OptionsWriter {
                                                Byte(o.activation))
                 .Union()};
   }
+  OptionsRef operator()(const SvdfOpts& o) {
+    return {tflite::BuiltinOptions::SVDFOptions,
+            tflite::CreateSVDFOptions(fbb_, o.rank, Byte(o.activation)).Union()};
+  }
   OptionsRef operator()(const ShapeOpts& o) {
     return {tflite::BuiltinOptions::ShapeOptions,
             tflite::CreateShapeOptions(fbb_, static_cast<int8_t>(o.out_type)).Union()};
@@ -183,7 +187,8 @@ Offset<tflite::Tensor> WriteTensor(FlatBufferBuilder& fbb, const TfliteBuilder::
   Offset<flatbuffers::Vector<int32_t>> shape = 0;
   if (t.write_shape) shape = fbb.CreateVector(t.shape);
   auto quant = WriteQuant(fbb, t.quant);
-  return tflite::CreateTensor(fbb, shape, t.type, t.buffer, fbb.CreateString(t.name), quant);
+  return tflite::CreateTensor(fbb, shape, t.type, t.buffer, fbb.CreateString(t.name), quant,
+                              t.is_variable);
 }
 
 Offset<tflite::Buffer> WriteBuffer(FlatBufferBuilder& fbb, const std::vector<uint8_t>& bytes) {

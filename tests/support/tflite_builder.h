@@ -149,16 +149,21 @@ struct TransposeConvOpts {
   int32_t stride_w = 1, stride_h = 1;
   Activation activation = Activation::kNone;
 };
+struct SvdfOpts {
+  int32_t rank = 1;
+  Activation activation = Activation::kNone;
+};
 
 using BuilderOptions =
     std::variant<std::monostate, Conv2DOpts, DepthwiseConv2DOpts, Pool2DOpts, FullyConnectedOpts,
                  ElementwiseOpts, ConcatenationOpts, SoftmaxOpts, ReducerOpts, ReshapeOpts,
                  SqueezeOpts, StridedSliceOpts, ResizeNearestNeighborOpts, LeakyReluOpts,
                  BatchMatMulOpts, GatherOpts, PackOpts, UnpackOpts, SplitOpts, BlockSizeOpts,
-                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts, TransposeConvOpts>;
+                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts, TransposeConvOpts, SvdfOpts>;
 
-/// BuiltinOperator codes used by tests that are not in compiler::OpType.
-inline constexpr int32_t kBuiltinSvdf = 27;
+/// BuiltinOperator codes used by tests that are not in compiler::OpType (LSH_PROJECTION: no
+/// TFLite Micro kernel either).
+inline constexpr int32_t kBuiltinLshProjection = 15;
 inline constexpr int32_t kBuiltinCustom = 32;
 
 /// How OperatorCode tables encode the builtin code (tflite-int8.md section 3).
@@ -174,8 +179,9 @@ class TfliteBuilder {
     std::vector<int32_t> shape;
     int8_t type = static_cast<int8_t>(TflType::kInt8);
     QuantParams quant;
-    uint32_t buffer = 0;      // 0 = the empty sentinel (activation)
-    bool write_shape = true;  // false omits the shape vector (a scalar)
+    uint32_t buffer = 0;       // 0 = the empty sentinel (activation)
+    bool write_shape = true;   // false omits the shape vector (a scalar)
+    bool is_variable = false;  // a variable (stateful) tensor
   };
   struct OperatorSpec {
     uint32_t opcode_index = 0;

@@ -1,0 +1,153 @@
+// Operand checks of the sequence ops (issue 13): SVDF. The rules are TFLite Micro's (PrepareSvdf
+// in svdf_common.cc and the integer Eval it dispatches to): what TFLite Micro refuses is refused
+// here when compiling, with the reason, and the variants boardlab does not run (float SVDF) are
+// reported as unsupported.
+
+#include <cmath>
+
+#include "compiler/op_checker.h"
+
+namespace boardlab::compiler {
+namespace {
+
+// One scale and zero point, as the integer kernels read them (they take scale[0] of a tensor).
+absl::Status PerTensor(const OpChecker& c, const Tensor& t, const char* role) {
+  if (t.quant.empty()) {
+    return c.Invalid(
+        absl::StrCat(role, " '", t.name, "' is ", DataTypeName(t.type), " without quantization"));
+  }
+  if (t.quant.per_channel()) {
+    return c.Unsupported(absl::StrCat(role, " '", t.name, "' has ", t.quant.scale.size(),
+                                      " scales; TFLite Micro's ", OpTypeName(c.op().type),
+                                      " reads one scale per tensor"));
+  }
+  return absl::OkStatus();
+}
+
+// Constant symmetric weights: the integer kernels never subtract a weight zero point.
+absl::Status SymmetricWeights(const OpChecker& c, const Tensor& w, const char* role,
+                              DataType type) {
+  RETURN_IF_ERROR(c.Constant(w, role, type));
+  RETURN_IF_ERROR(PerTensor(c, w, role));
+  if (w.quant.zp() != 0) {
+    return c.Unsupported(absl::StrCat(role, " '", w.name, "' has zero point ", w.quant.zp(),
+                                      "; TFLite Micro's integer ", OpTypeName(c.op().type),
+                                      " takes symmetric weights (zero point 0)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Shape2(const OpChecker& c, const Tensor& t, const char* role, int32_t rows,
+                    int32_t cols) {
+  RETURN_IF_ERROR(c.Rank(t, role, 2, 2));
+  if (t.shape[0] != rows || t.shape[1] != cols) {
+    return c.Invalid(absl::StrCat(role, " '", t.name, "' has shape ", ShapeString(t.shape),
+                                  ", expected [", rows, ",", cols, "]"));
+  }
+  return absl::OkStatus();
+}
+
+// A variable (stateful) operand: TFLite Micro's Prepare requires is_variable.
+absl::Status VariableState(const OpChecker& c, const Tensor& t, const char* role) {
+  if (!t.is_variable) {
+    return c.Invalid(absl::StrCat(role, " '", t.name,
+                                  "' is not a variable tensor (TFLite Micro requires is_variable "
+                                  "on it: the op keeps its state there between inferences)"));
+  }
+  return absl::OkStatus();
+}
+
+// SVDF (svdf_common.cc, PrepareSvdf): input [batch, input_size] int8; weights_feature
+// [filters, input_size] int8; weights_time [filters, memory] int16 or int8; optional bias
+// [filters / rank] int32; activation state [batch, memory * filters] (variable, the type of
+// weights_time); output [batch, filters / rank] int8.
+absl::Status ValidateSvdf(const OpChecker& c) {
+  const Op& op = c.op();
+  if (op.inputs.size() != 5 || op.outputs.size() != 1) {
+    return c.Invalid(absl::StrCat("has ", op.inputs.size(), " inputs and ", op.outputs.size(),
+                                  " outputs, expected 5 (input, weights_feature, weights_time, "
+                                  "bias or -1, activation_state) and 1"));
+  }
+  for (size_t i : {0, 1, 2, 4}) {
+    if (!c.Has(i)) return c.Invalid(absl::StrCat("input ", i, " is missing"));
+  }
+  const Tensor& in = c.In(0);
+  const Tensor& feature = c.In(1);
+  const Tensor& time = c.In(2);
+  const Tensor& state = c.In(4);
+  const Tensor& out = c.Out();
+  if (in.type == DataType::kFloat32) {
+    return c.Unsupported("float32 input; boardlab runs TFLite Micro's integer SVDF (int8 input)");
+  }
+  RETURN_IF_ERROR(c.Int8Activation(in, "input"));
+  RETURN_IF_ERROR(c.Int8Activation(out, "output"));
+  RETURN_IF_ERROR(c.Rank(in, "input", 2, 2));
+  RETURN_IF_ERROR(c.Rank(feature, "weights_feature", 2, 2));
+  RETURN_IF_ERROR(c.Rank(time, "weights_time", 2, 2));
+  const auto& o = op.opts<SvdfOptions>();
+  const int32_t batch = in.shape[0], input_size = in.shape[1];
+  const int32_t filters = feature.shape[0], memory = time.shape[1];
+  if (o.rank < 1 || filters % o.rank != 0) {
+    return c.Invalid(absl::StrCat("rank ", o.rank, " does not divide the ", filters, " filters"));
+  }
+  const int32_t units = filters / o.rank;
+  RETURN_IF_ERROR(SymmetricWeights(c, feature, "weights_feature", DataType::kInt8));
+  RETURN_IF_ERROR(Shape2(c, feature, "weights_feature", filters, input_size));
+  if (time.type != DataType::kInt16 && time.type != DataType::kInt8) {
+    return c.Unsupported(absl::StrCat("weights_time '", time.name, "' is ", DataTypeName(time.type),
+                                      "; TFLite Micro's integer SVDF takes int16 or int8"));
+  }
+  RETURN_IF_ERROR(SymmetricWeights(c, time, "weights_time", time.type));
+  RETURN_IF_ERROR(Shape2(c, time, "weights_time", filters, memory));
+  RETURN_IF_ERROR(VariableState(c, state, "activation state"));
+  if (state.type != time.type) {
+    return c.Unsupported(absl::StrCat("activation state '", state.name, "' is ",
+                                      DataTypeName(state.type), " but weights_time is ",
+                                      DataTypeName(time.type),
+                                      "; TFLite Micro computes the state in weights_time's type"));
+  }
+  RETURN_IF_ERROR(PerTensor(c, state, "activation state"));
+  const int64_t limit = state.type == DataType::kInt16 ? 32767 : 127;
+  if (state.quant.zp() < -limit - 1 || state.quant.zp() > limit) {
+    return c.Invalid(absl::StrCat("activation state zero point ", state.quant.zp(), " is outside ",
+                                  DataTypeName(state.type)));
+  }
+  RETURN_IF_ERROR(Shape2(c, state, "activation state", batch, memory * filters));
+  if (c.Has(3)) {
+    const Tensor& bias = c.In(3);
+    RETURN_IF_ERROR(c.Constant(bias, "bias", DataType::kInt32));
+    if (bias.NumElements() != units || bias.shape.size() != 1) {
+      return c.Invalid(absl::StrCat("bias '", bias.name, "' has shape ", ShapeString(bias.shape),
+                                    ", expected [", units, "] (filters / rank)"));
+    }
+    // TFLite Micro's Prepare: |bias scale - state scale * weights_time scale| < 1e-5, the product
+    // taken in float.
+    const float product = state.quant.scale[0] * time.quant.scale[0];
+    const double bias_scale = bias.quant.empty() ? 0.0 : bias.quant.scale[0];
+    if (!(std::fabs(bias_scale - static_cast<double>(product)) < 1e-5)) {
+      return c.Invalid(absl::StrCat("bias scale ", bias_scale,
+                                    " is not activation state scale * weights_time scale (",
+                                    product, "), which TFLite Micro requires"));
+    }
+  }
+  // TFLite's converter writes RELU (TFLite's integer SVDF requires it); neither TFLite nor TFLite
+  // Micro applies it beyond the int8 clamp, which the output quantization makes a RELU.
+  if (o.activation != Activation::kNone && o.activation != Activation::kRelu) {
+    c.Warn(absl::StrCat("fused activation ", static_cast<int>(o.activation),
+                        " is not applied: TFLite Micro's integer SVDF only clamps to int8"));
+  }
+  return c.OutputShape({batch, units});
+}
+
+}  // namespace
+
+absl::Status ValidateSequenceOp(const OpChecker& c) {
+  switch (c.op().type) {
+    case OpType::kSvdf:
+      return ValidateSvdf(c);
+    default:
+      return c.Invalid("not a sequence op");
+  }
+}
+
+}  // namespace boardlab::compiler
