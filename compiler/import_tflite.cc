@@ -90,6 +90,7 @@ class Importer {
   absl::Status ImportOptions(const tflite::Operator& src, Op& op, const std::string& where);
   absl::Status ImportDataMovementOptions(const tflite::Operator& src, Op& op,
                                          const std::string& where);
+  absl::Status ImportCustomOptions(const tflite::Operator& src, Op& op, const std::string& where);
   absl::Status ImportIndices(const flatbuffers::Vector<int32_t>* src, bool allow_optional,
                              const std::string& where, std::vector<int>& out);
   absl::Status CheckTopologicalOrder();
@@ -307,9 +308,12 @@ absl::StatusOr<std::optional<OpType>> Importer::ResolveOpType(int op_index,
   // Old writers fill only the deprecated byte; new ones put 127 there for codes above it.
   const int32_t builtin = std::max<int32_t>(code->builtin_code(), code->deprecated_builtin_code());
   std::optional<OpType> type = OpTypeFromTfliteCode(builtin);
+  if (builtin == kTfliteCustomCode && code->custom_code()) {
+    type = OpTypeFromCustomCode(code->custom_code()->string_view());
+  }
   if (type) return type;
   std::string name = TfliteBuiltinName(builtin);
-  if (builtin == 32 && code->custom_code()) {
+  if (builtin == kTfliteCustomCode && code->custom_code()) {
     name = absl::StrCat("CUSTOM '", code->custom_code()->str(), "'");
   }
   Unsupported(
@@ -378,6 +382,8 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       op.options = SvdfOptions{o->rank(), *act};
       return absl::OkStatus();
     }
+    case OpType::kDetectionPostprocess:
+      return ImportCustomOptions(src, op, where);
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
     case OpType::kL2Pool2D: {
@@ -522,6 +528,23 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
     default:
       return ImportDataMovementOptions(src, op, where);
   }
+}
+
+// A custom operator's options: a flexbuffer in custom_options (CustomOptionsFormat FLEXBUFFERS).
+absl::Status Importer::ImportCustomOptions(const tflite::Operator& src, Op& op,
+                                           const std::string& where) {
+  if (src.custom_options_format() != 0) {
+    return Invalid(absl::StrCat(where, ": custom_options_format ", src.custom_options_format(),
+                                " is not FLEXBUFFERS (0)"));
+  }
+  std::span<const uint8_t> bytes;
+  if (src.custom_options() != nullptr) {
+    bytes = {src.custom_options()->data(), src.custom_options()->size()};
+  }
+  absl::StatusOr<DetectionPostprocessOptions> o = ParseDetectionPostprocessOptions(bytes);
+  if (!o.ok()) return Invalid(absl::StrCat(where, ": ", o.status().message()));
+  op.options = *o;
+  return absl::OkStatus();
 }
 
 // Options of the layout and data movement ops; monostate for ops without options.

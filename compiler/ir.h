@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "compiler/detection_postprocess_options.h"
 #include "compiler/op_types.h"
 
 namespace boardlab::compiler {
@@ -172,11 +173,12 @@ struct SvdfOptions {
   Activation activation = Activation::kNone;
 };
 
-using OpOptions = std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
-                               ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions,
-                               SqueezeOptions, StridedSliceOptions, ResizeOptions, LeakyReluOptions,
-                               BatchMatMulOptions, GatherOptions, PackOptions, SplitOptions,
-                               BlockOptions, MirrorPadOptions, CumsumOptions, SvdfOptions>;
+using OpOptions =
+    std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
+                 ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions, SqueezeOptions,
+                 StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions,
+                 GatherOptions, PackOptions, SplitOptions, BlockOptions, MirrorPadOptions,
+                 CumsumOptions, SvdfOptions, DetectionPostprocessOptions>;
 
 /// Where an op runs after partitioning.
 enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };

@@ -511,6 +511,11 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
            "(neutron-rt700.md section 4) has no such op",
            NeverOnNpu}};
     }
+    t[static_cast<size_t>(OpType::kDetectionPostprocess)].constraints = {
+        {"float_postprocessing",
+         "SSD post-processing in float32 (box decoding, sorting, non-max suppression); the "
+         "Neutron operator set (neutron-rt700.md section 4) has no such op",
+         NeverOnNpu}};
     // The Neutron-C flow runs these (neutron-rt700.md section 4), boardlab's lowering does not.
     for (OpType type :
          {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,

@@ -7,7 +7,9 @@
 namespace boardlab::compiler {
 
 // The operators boardlab compiles, with their TFLite BuiltinOperator codes. One list drives the
-// enum, the name table and the importer's code map (STYLE.md rule 10: one op list).
+// enum, the name table and the importer's code map (STYLE.md rule 10: one op list). Custom
+// operators carry the CUSTOM code (32) and are found by their custom code string instead
+// (OpTypeFromCustomCode).
 #define BOARDLAB_OP_LIST(X)                                \
   X(kAdd, "ADD", 0)                                        \
   X(kAveragePool2D, "AVERAGE_POOL_2D", 1)                  \
@@ -31,6 +33,7 @@ namespace boardlab::compiler {
   X(kSpaceToDepth, "SPACE_TO_DEPTH", 26)                   \
   X(kSvdf, "SVDF", 27)                                     \
   X(kTanh, "TANH", 28)                                     \
+  X(kDetectionPostprocess, "DETECTION_POSTPROCESS", 32)    \
   X(kPad, "PAD", 34)                                       \
   X(kGather, "GATHER", 36)                                 \
   X(kBatchToSpaceNd, "BATCH_TO_SPACE_ND", 37)              \
@@ -112,8 +115,19 @@ const char* OpTypeName(OpType type);
 /// The TFLite BuiltinOperator code of `type`.
 int32_t OpTypeTfliteCode(OpType type);
 
-/// Maps a TFLite BuiltinOperator code to our op type; nullopt when boardlab does not support it.
+/// Maps a TFLite BuiltinOperator code to our op type; nullopt when boardlab does not support it
+/// (and for CUSTOM, whose operators are found by OpTypeFromCustomCode).
 std::optional<OpType> OpTypeFromTfliteCode(int32_t code);
+
+/// The BuiltinOperator code of custom operators.
+inline constexpr int32_t kTfliteCustomCode = 32;
+
+/// The custom operator a CUSTOM operator code names by its custom_code string (e.g.
+/// "TFLite_Detection_PostProcess"); nullopt when boardlab does not support it.
+std::optional<OpType> OpTypeFromCustomCode(std::string_view custom_code);
+
+/// The custom_code string of a custom op type; empty for builtin ones.
+std::string_view CustomCodeOf(OpType type);
 
 /// EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS and LESS_EQUAL.
 bool IsComparisonOp(OpType type);

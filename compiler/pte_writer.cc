@@ -122,6 +122,7 @@ class ProgramBuilder {
   void PoolParams(const Op& op, std::vector<int>& args);
   void TransposeConvParams(const Op& op, std::vector<int>& args);
   void SvdfParams(const Op& op, std::vector<int>& args);
+  void DetectionPostprocessParams(const Op& op, std::vector<int>& args);
   void ElementwiseParams(const Op& op, std::vector<int>& args);
   void GenericParams(const Op& op, std::vector<int>& args);
   void ActivationParams(const Op& op, Activation act, std::vector<int>& args);
@@ -370,6 +371,30 @@ void ProgramBuilder::SvdfParams(const Op& op, std::vector<int>& args) {
   }
 }
 
+// TFLite_Detection_PostProcess: its flexbuffer options as kernel values (the float thresholds
+// and scales exactly, as Doubles), then the inputs' zero points and scales (0 when float32).
+void ProgramBuilder::DetectionPostprocessParams(const Op& op, std::vector<int>& args) {
+  const auto& o = op.opts<DetectionPostprocessOptions>();
+  for (int32_t v :
+       {o.max_detections, o.max_classes_per_detection, o.detections_per_class, o.num_classes}) {
+    args.push_back(Int(v));
+  }
+  args.push_back(Bool(o.use_regular_nms));
+  for (float v :
+       {o.nms_score_threshold, o.nms_iou_threshold, o.y_scale, o.x_scale, o.h_scale, o.w_scale}) {
+    args.push_back(Double(v));
+  }
+  std::vector<int64_t> zero_points;
+  std::vector<double> scales;
+  for (size_t i = 0; i < 3; ++i) {
+    const Tensor& t = g_.input(op, i);
+    zero_points.push_back(t.quant.zp());
+    scales.push_back(ScaleOf(t));
+  }
+  args.push_back(IntList(zero_points));
+  args.push_back(DoubleList(scales));
+}
+
 void ProgramBuilder::PoolParams(const Op& op, std::vector<int>& args) {
   const auto& o = op.opts<PoolOptions>();
   const Tensor& in = g_.input(op, 0);
@@ -477,6 +502,9 @@ absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
       return absl::OkStatus();
     case OpType::kSvdf:
       SvdfParams(op, args);
+      return absl::OkStatus();
+    case OpType::kDetectionPostprocess:
+      DetectionPostprocessParams(op, args);
       return absl::OkStatus();
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:

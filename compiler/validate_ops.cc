@@ -629,6 +629,7 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
     case OpType::kL2Normalization:
       return ValidateMathOp(c);
     case OpType::kSvdf:
+    case OpType::kDetectionPostprocess:
       return ValidateSequenceOp(c);
   }
   return c.Invalid("unknown op type");

@@ -1,6 +1,8 @@
-// Operand checks of the sequence ops (issue 13): SVDF. The rules are TFLite Micro's (PrepareSvdf
-// in svdf_common.cc and the integer Eval it dispatches to): what TFLite Micro refuses is refused
-// here when compiling, with the reason, and the variants boardlab does not run (float SVDF) are
+// Operand checks of the sequence and detection ops (issue 13): SVDF and the
+// TFLite_Detection_PostProcess custom op. The rules are TFLite Micro's (PrepareSvdf in
+// svdf_common.cc and the integer Eval it dispatches to; detection_postprocess.cc, whose Eval
+// checks of static values move to compile time here): what TFLite Micro refuses is refused here
+// when compiling, with the reason, and the variants boardlab does not run (float SVDF) are
 // reported as unsupported.
 
 #include <cmath>
@@ -139,12 +141,106 @@ absl::Status ValidateSvdf(const OpChecker& c) {
   return c.OutputShape({batch, units});
 }
 
+// The options TFLite Micro's Eval checks (or divides by), all known when compiling.
+absl::Status DetectionOptions(const OpChecker& c, const DetectionPostprocessOptions& o) {
+  if (o.num_classes < 1 || o.max_detections < 1 || o.max_classes_per_detection < 1) {
+    return c.Invalid(absl::StrCat("num_classes ", o.num_classes, ", max_detections ",
+                                  o.max_detections, " and max_classes_per_detection ",
+                                  o.max_classes_per_detection, " must all be at least 1"));
+  }
+  if (o.use_regular_nms && o.detections_per_class < 1) {
+    return c.Invalid(absl::StrCat("detections_per_class ", o.detections_per_class,
+                                  " must be at least 1 with regular NMS"));
+  }
+  if (!(o.nms_iou_threshold > 0.0f && o.nms_iou_threshold <= 1.0f)) {
+    return c.Invalid(absl::StrCat("nms_iou_threshold ", o.nms_iou_threshold,
+                                  " is outside (0, 1], which TFLite Micro requires"));
+  }
+  if (o.y_scale == 0.0f || o.x_scale == 0.0f || o.h_scale == 0.0f || o.w_scale == 0.0f) {
+    return c.Invalid(absl::StrCat("the box scales (", o.y_scale, ", ", o.x_scale, ", ", o.h_scale,
+                                  ", ", o.w_scale, ") divide the encodings: none may be 0"));
+  }
+  if (!o.use_regular_nms && o.max_classes_per_detection > 1) {
+    return c.Unsupported(absl::StrCat(
+        "max_classes_per_detection ", o.max_classes_per_detection,
+        " with fast NMS: TFLite Micro writes the k-th class of a detection at "
+        "max_classes_per_detection * k + class with k counting every class written, past the end "
+        "of "
+        "its outputs; boardlab takes 1 class per detection (what SSD exports use) or regular NMS"));
+  }
+  return absl::OkStatus();
+}
+
+// A float32 input, or an int8 one with per-tensor quantization (dequantized as TFLite does).
+absl::Status DetectionInput(const OpChecker& c, const Tensor& t, const char* role) {
+  RETURN_IF_ERROR(c.TypeIn(t, role, {DataType::kFloat32, DataType::kInt8},
+                           "boardlab's DETECTION_POSTPROCESS takes float32 or int8 (dequantized)"));
+  return c.QuantizedIfInt8(t, role);
+}
+
+// TFLite_Detection_PostProcess (detection_postprocess.cc): box_encodings [1, boxes, >= 4],
+// class_predictions [1, boxes, classes (+1 background)], anchors [boxes, 4]; four float32
+// outputs: boxes [1, N, 4], classes [1, N], scores [1, N], num_detections [1], N = max_detections
+// * max_classes_per_detection.
+absl::Status ValidateDetectionPostprocess(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(3, 3, 4));
+  const auto& o = c.op().opts<DetectionPostprocessOptions>();
+  RETURN_IF_ERROR(DetectionOptions(c, o));
+  const Tensor& boxes = c.In(0);
+  const Tensor& scores = c.In(1);
+  const Tensor& anchors = c.In(2);
+  RETURN_IF_ERROR(DetectionInput(c, boxes, "box_encodings"));
+  RETURN_IF_ERROR(DetectionInput(c, scores, "class_predictions"));
+  RETURN_IF_ERROR(DetectionInput(c, anchors, "anchors"));
+  if (anchors.type != boxes.type) {
+    return c.Unsupported(absl::StrCat(
+        "anchors '", anchors.name, "' are ", DataTypeName(anchors.type), " but box_encodings are ",
+        DataTypeName(boxes.type), "; TFLite reads both in the box encodings' type"));
+  }
+  RETURN_IF_ERROR(c.Rank(boxes, "box_encodings", 3, 3));
+  RETURN_IF_ERROR(c.Rank(scores, "class_predictions", 3, 3));
+  RETURN_IF_ERROR(c.Rank(anchors, "anchors", 2, 2));
+  const int32_t num_boxes = boxes.shape[1];
+  if (boxes.shape[0] != 1 || boxes.shape[2] < 4) {
+    return c.Invalid(absl::StrCat("box_encodings '", boxes.name, "' has shape ",
+                                  ShapeString(boxes.shape),
+                                  ", expected [1, boxes, >= 4] (TFLite Micro runs batch 1)"));
+  }
+  const int32_t width = scores.shape[2];
+  if (scores.shape[0] != 1 || scores.shape[1] != num_boxes || width < o.num_classes ||
+      width > o.num_classes + 1) {
+    return c.Invalid(absl::StrCat("class_predictions '", scores.name, "' has shape ",
+                                  ShapeString(scores.shape), ", expected [1, ", num_boxes, ", ",
+                                  o.num_classes, " or ", o.num_classes + 1,
+                                  " (with a background class)]"));
+  }
+  if (anchors.shape[0] != num_boxes || anchors.shape[1] != 4) {
+    return c.Invalid(absl::StrCat("anchors '", anchors.name, "' has shape ",
+                                  ShapeString(anchors.shape), ", expected [", num_boxes, ", 4]"));
+  }
+  const int32_t n = o.max_detections * o.max_classes_per_detection;
+  const std::vector<int32_t> shapes[] = {{1, n, 4}, {1, n}, {1, n}, {1}};
+  const char* roles[] = {"detection_boxes", "detection_classes", "detection_scores",
+                         "num_detections"};
+  for (size_t k = 0; k < 4; ++k) {
+    const Tensor& out = c.Out(k);
+    if (out.type != DataType::kFloat32 || out.shape != shapes[k]) {
+      return c.Invalid(absl::StrCat(roles[k], " output '", out.name, "' is ",
+                                    DataTypeName(out.type), " ", ShapeString(out.shape),
+                                    ", expected float32 ", ShapeString(shapes[k])));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateSequenceOp(const OpChecker& c) {
   switch (c.op().type) {
     case OpType::kSvdf:
       return ValidateSvdf(c);
+    case OpType::kDetectionPostprocess:
+      return ValidateDetectionPostprocess(c);
     default:
       return c.Invalid("not a sequence op");
   }

@@ -91,7 +91,8 @@
   X(l2_pool_2d, L2Pool2D, OpDataL2Pool)                             \
   X(resize_bilinear, ResizeBilinear, OpDataResize)                  \
   X(transpose_conv, TransposeConv, OpDataConv)                      \
-  X(svdf, Svdf, OpDataSvdf)
+  X(svdf, Svdf, OpDataSvdf)                                         \
+  X(detection_postprocess, DetectionPostprocess, OpDataDetectionPostprocess)
 
 namespace boardlab::runtime::kernels {
 

@@ -15,6 +15,7 @@
 #include "runtime/kernels/reference/conv2d_s8.h"
 #include "runtime/kernels/reference/data_movement.h"
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
+#include "runtime/kernels/reference/detection_postprocess.h"
 #include "runtime/kernels/reference/fully_connected_s8.h"
 #include "runtime/kernels/reference/math.h"
 #include "runtime/kernels/reference/mean_s8.h"
@@ -234,6 +235,16 @@ struct OpDataSvdf {
   SvdfParams params;
   SvdfDims dims;
   bool int16_state = true;  // else int8 state and time weights
+};
+
+struct OpDataDetectionPostprocess {
+  DetectionPostprocessParams params;
+  DetectionShape shape;
+  bool is_int8[3] = {};  // box_encodings, class_predictions, anchors
+  int32_t zero_point[3] = {};
+  float scale[3] = {};
+  int32_t capacity = 0;  // entries of the classes and scores outputs
+  size_t scratch_bytes = 0;
 };
 
 struct OpDataCumsum {

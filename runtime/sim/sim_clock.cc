@@ -107,6 +107,9 @@ timing::CpuKernelShape CpuShapeForKernelCall(const char* name, Span<Value* const
              OpIs(name, "minimum") || OpIs(name, "relu") || OpIs(name, "relu6") ||
              OpIs(name, "leaky_relu")) {
     shape.kind = CpuKernelClass::kElementwise;
+  } else if (OpIs(name, "detection_postprocess") && in != nullptr && in1 != nullptr) {
+    shape.kind = CpuKernelClass::kElementwise;  // every box and score is read (a lower bound)
+    shape.elements = in->NumElements() + in1->NumElements();
   } else if (OpIs(name, "softmax") || OpIs(name, "logistic") || OpIs(name, "tanh") ||
              OpIs(name, "hard_swish")) {
     shape.kind = CpuKernelClass::kLut;

@@ -104,6 +104,8 @@ size_t ExpectedOptionsIndex(OpType type) {
       return 18;
     case OpType::kSvdf:
       return 19;
+    case OpType::kDetectionPostprocess:
+      return 20;
     default:
       return 0;
   }

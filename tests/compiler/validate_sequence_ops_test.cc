@@ -1,12 +1,14 @@
-// The importer's checks of the stateful sequence ops (issue 13): SVDF's options, operands and
-// variable state as TFLite Micro's Prepare checks them, and the uses of variable tensors
-// boardlab does not keep state for, each refused with its reason; every generated case compiles
-// onto the CPU with the stateful-op reason.
+// The importer's checks of the sequence and detection ops (issue 13): SVDF's options, operands
+// and variable state as TFLite Micro's Prepare checks them, the uses of variable tensors
+// boardlab does not keep state for, and TFLite_Detection_PostProcess's flexbuffer options,
+// operands and outputs, each refused with its reason; every generated case compiles onto the
+// CPU with its reason.
 
 #include <string>
 #include <vector>
 
 #include "compiler/driver.h"
+#include "flatbuffers/flexbuffers.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/validate_test_util.h"
 #include "tests/support/op_cases.h"
@@ -195,6 +197,196 @@ TEST(ValidateVariables, NoOpWritesAVariableAsItsOutput) {
   m.b.AddOperator(Code(OpType::kRelu), {x}, {m.state});
   m.b.SetInputs({m.in, x});
   ExpectUnsupported(m.b, {"RELU #1 writes variable tensor 4 'state' as an output"});
+}
+
+}  // namespace
+}  // namespace boardlab::testing
+
+namespace boardlab::testing {
+namespace {
+
+using compiler::OpType;
+using validate_test::ExpectInvalid;
+using validate_test::ExpectUnsupported;
+
+// TFLite_Detection_PostProcess over 6 boxes and 2 classes (plus background), float32, with
+// TFLite's test options (3 detections); fields public so that each test can break one thing.
+struct DetectionModel {
+  TfliteBuilder b;
+  int boxes, scores, anchors, out_boxes, classes, out_scores, count;
+  DetectionPostprocessOpts options;
+  DetectionModel() {
+    boxes = b.AddTensor("boxes", {1, 6, 4}, TflType::kFloat32);
+    scores = b.AddTensor("scores", {1, 6, 3}, TflType::kFloat32);
+    anchors =
+        b.AddTensor("anchors", {6, 4}, TflType::kFloat32, {}, std::vector<uint8_t>(6 * 4 * 4, 0));
+    out_boxes = b.AddTensor("detection_boxes", {1, 3, 4}, TflType::kFloat32);
+    classes = b.AddTensor("detection_classes", {1, 3}, TflType::kFloat32);
+    out_scores = b.AddTensor("detection_scores", {1, 3}, TflType::kFloat32);
+    count = b.AddTensor("num_detections", {1}, TflType::kFloat32);
+  }
+  TfliteBuilder& Build(std::vector<uint8_t> custom_options) {
+    b.AddCustomOperator("TFLite_Detection_PostProcess", {boxes, scores, anchors},
+                        {out_boxes, classes, out_scores, count}, std::move(custom_options));
+    b.SetInputs({boxes, scores});
+    b.SetOutputs({out_boxes, classes, out_scores, count});
+    return b;
+  }
+  TfliteBuilder& Build() { return Build(DetectionPostprocessFlexbuffer(options)); }
+};
+
+TEST(ValidateDetectionPostprocess, TheModelImportsWithItsOptions) {
+  DetectionModel m;
+  m.options.use_regular_nms = true;
+  m.options.detections_per_class = 7;
+  absl::StatusOr<compiler::Graph> g = compiler::ImportTflite(m.Build().Finish(), nullptr);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->ops.size(), 1u);
+  EXPECT_EQ(g->ops[0].type, OpType::kDetectionPostprocess);
+  const auto& o = g->ops[0].opts<compiler::DetectionPostprocessOptions>();
+  EXPECT_EQ(o.max_detections, 3);
+  EXPECT_EQ(o.num_classes, 2);
+  EXPECT_EQ(o.detections_per_class, 7);
+  EXPECT_TRUE(o.use_regular_nms);
+  EXPECT_EQ(o.y_scale, 10.0f);
+  EXPECT_EQ(o.w_scale, 5.0f);
+  EXPECT_EQ(o.nms_iou_threshold, 0.5f);
+}
+
+TEST(ValidateDetectionPostprocess, EveryCaseCompilesOntoTheCpuWithAReason) {
+  validate_test::ExpectEveryCaseOnTheCpu(DetectionPostprocessCases(), "non-max suppression");
+}
+
+TEST(ValidateDetectionPostprocess, OtherCustomOpsStayUnsupported) {
+  TfliteBuilder other;
+  const int a = other.AddTensor("a", {1, 4}, TflType::kFloat32);
+  const int c = other.AddTensor("c", {1, 4}, TflType::kFloat32);
+  other.AddCustomOperator("TFLite_Detection_PostProcess_v2", {a}, {c});
+  other.SetInputs({a});
+  other.SetOutputs({c});
+  ExpectUnsupported(other, {"operator 0 is CUSTOM 'TFLite_Detection_PostProcess_v2'"});
+}
+
+TEST(ValidateDetectionPostprocess, MissingOptionsAreInvalid) {
+  DetectionModel m;
+  ExpectInvalid(m.Build({}), {"DETECTION_POSTPROCESS #0", "custom options: none"});
+}
+
+TEST(ValidateDetectionPostprocess, ABrokenFlexbufferIsInvalid) {
+  DetectionModel m;
+  std::vector<uint8_t> bytes = DetectionPostprocessFlexbuffer(m.options);
+  bytes.resize(bytes.size() / 2);
+  ExpectInvalid(m.Build(bytes), {"DETECTION_POSTPROCESS #0", "are not a valid flexbuffer"});
+  DetectionModel garbage;
+  ExpectInvalid(garbage.Build({0xff, 0xff, 0xff, 0x01}), {"are not a valid flexbuffer"});
+}
+
+TEST(ValidateDetectionPostprocess, TheRootMustBeAMap) {
+  flexbuffers::Builder fbb;
+  fbb.Int(3);
+  fbb.Finish();
+  DetectionModel m;
+  ExpectInvalid(m.Build(fbb.GetBuffer()), {"the flexbuffer root is not a map"});
+}
+
+TEST(ValidateDetectionPostprocess, RequiredKeysMustBeThere) {
+  flexbuffers::Builder fbb;
+  fbb.Map([&]() {
+    fbb.Int("max_detections", 3);
+    fbb.Int("max_classes_per_detection", 1);
+    fbb.Int("num_classes", 2);
+    fbb.Float("nms_score_threshold", 0.0f);
+    fbb.Float("nms_iou_threshold", 0.5f);
+    fbb.Float("y_scale", 10.0f);
+    fbb.Float("x_scale", 10.0f);
+    fbb.Float("h_scale", 5.0f);
+  });
+  fbb.Finish();
+  DetectionModel m;
+  ExpectInvalid(m.Build(fbb.GetBuffer()), {"key 'w_scale' is missing"});
+}
+
+TEST(ValidateDetectionPostprocess, ValuesMustBeNumbers) {
+  flexbuffers::Builder fbb;
+  fbb.Map([&]() {
+    fbb.String("max_detections", "three");
+    fbb.Int("max_classes_per_detection", 1);
+    fbb.Int("num_classes", 2);
+  });
+  fbb.Finish();
+  DetectionModel m;
+  ExpectInvalid(m.Build(fbb.GetBuffer()), {"key 'max_detections' is not a number"});
+}
+
+TEST(ValidateDetectionPostprocess, TheFormatMustBeFlexbuffers) {
+  DetectionModel m;
+  m.Build().mutable_operator(0).custom_options_format = 1;
+  ExpectInvalid(m.b, {"custom_options_format 1 is not FLEXBUFFERS"});
+}
+
+TEST(ValidateDetectionPostprocess, IouThresholdInZeroToOne) {
+  DetectionModel m;
+  m.options.nms_iou_threshold = 1.5f;
+  ExpectInvalid(m.Build(), {"nms_iou_threshold 1.5 is outside (0, 1]"});
+}
+
+TEST(ValidateDetectionPostprocess, ScalesMustNotBeZero) {
+  DetectionModel m;
+  m.options.h_scale = 0.0f;
+  ExpectInvalid(m.Build(), {"none may be 0"});
+}
+
+TEST(ValidateDetectionPostprocess, FastNmsTakesOneClassPerDetection) {
+  DetectionModel m;
+  m.options.max_classes_per_detection = 2;
+  m.b.mutable_tensor(m.out_boxes).shape = {1, 6, 4};
+  m.b.mutable_tensor(m.classes).shape = {1, 6};
+  m.b.mutable_tensor(m.out_scores).shape = {1, 6};
+  ExpectUnsupported(m.Build(), {"max_classes_per_detection 2 with fast NMS"});
+}
+
+TEST(ValidateDetectionPostprocess, RegularNmsNeedsDetectionsPerClass) {
+  DetectionModel m;
+  m.options.use_regular_nms = true;
+  m.options.detections_per_class = 0;
+  ExpectInvalid(m.Build(), {"detections_per_class 0 must be at least 1"});
+}
+
+TEST(ValidateDetectionPostprocess, ClassPredictionsHoldTheClassesAndAtMostABackground) {
+  DetectionModel m;
+  m.b.mutable_tensor(m.scores).shape = {1, 6, 5};
+  ExpectInvalid(m.Build(), {"class_predictions 'scores' has shape [1,6,5]", "2 or 3"});
+}
+
+TEST(ValidateDetectionPostprocess, AnchorsAreBoxesByFour) {
+  DetectionModel m;
+  m.b.mutable_tensor(m.anchors).shape = {6, 3};
+  m.b.mutable_tensor(m.anchors).buffer = m.b.AddBuffer(std::vector<uint8_t>(6 * 3 * 4, 0));
+  ExpectInvalid(m.Build(), {"anchors 'anchors' has shape [6,3], expected [6, 4]"});
+}
+
+TEST(ValidateDetectionPostprocess, OutputsAreFloat32OfTheDetectionCount) {
+  DetectionModel m;
+  m.b.mutable_tensor(m.classes).shape = {1, 4};
+  ExpectInvalid(m.Build(), {"detection_classes output", "expected float32 [1,3]"});
+  DetectionModel int8_out;
+  int8_out.b.mutable_tensor(int8_out.count).type = static_cast<int8_t>(TflType::kInt8);
+  int8_out.b.mutable_tensor(int8_out.count).quant = PerTensor(1.0f, 0);
+  ExpectInvalid(int8_out.Build(), {"num_detections output", "is int8"});
+}
+
+TEST(ValidateDetectionPostprocess, Uint8InputsAreNotTaken) {
+  DetectionModel m;
+  m.b.mutable_tensor(m.scores).type = static_cast<int8_t>(TflType::kUint8);
+  m.b.mutable_tensor(m.scores).quant = PerTensor(0.01f, 0);
+  ExpectUnsupported(m.Build(), {"class_predictions 'scores' is uint8", "float32 or int8"});
+}
+
+TEST(ValidateDetectionPostprocess, AnchorsTakeTheBoxEncodingsType) {
+  DetectionModel m;
+  m.b.mutable_tensor(m.boxes).type = static_cast<int8_t>(TflType::kInt8);
+  m.b.mutable_tensor(m.boxes).quant = PerTensor(0.05f, 0);
+  ExpectUnsupported(m.Build(), {"anchors 'anchors' are float32 but box_encodings are int8"});
 }
 
 }  // namespace

@@ -60,6 +60,15 @@ class CaseWriter {
     for (float& x : v) x = static_cast<float>(d(rng_)) / 8.0f;
     return Input(std::move(shape), TflType::kFloat32, {}, RawBytes(v));
   }
+  /// Inputs with the given values.
+  int FloatValues(std::vector<int32_t> shape, const std::vector<float>& values) {
+    return Input(std::move(shape), TflType::kFloat32, {}, RawBytes(values));
+  }
+  int Int8Values(std::vector<int32_t> shape, QuantParams q, const std::vector<int8_t>& values) {
+    return Input(std::move(shape), TflType::kInt8, std::move(q), RawBytes(values));
+  }
+  /// The case's random source, for values a case draws itself.
+  std::mt19937& rng() { return rng_; }
   int Int32(std::vector<int32_t> shape, const std::vector<int32_t>& values) {
     return Input(std::move(shape), TflType::kInt32, {}, RawBytes(values));
   }
@@ -115,6 +124,20 @@ class CaseWriter {
   void Op(OpType type, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
           BuilderOptions options = {}) {
     b_.AddOperator(Code(type), std::move(inputs), std::move(outputs), std::move(options));
+  }
+  /// A custom op (compiler::CustomCodeOf(type)) with its flexbuffer options.
+  void CustomOp(OpType type, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
+                std::vector<uint8_t> options) {
+    b_.AddCustomOperator(std::string(compiler::CustomCodeOf(type)), std::move(inputs),
+                         std::move(outputs), std::move(options));
+  }
+  /// A float32 constant.
+  int ConstFloat(std::vector<int32_t> shape, const std::vector<float>& values) {
+    return b_.AddTensor(Name("c"), std::move(shape), TflType::kFloat32, {}, RawBytes(values));
+  }
+  /// An int8 constant with the given values.
+  int ConstInt8Values(std::vector<int32_t> shape, QuantParams q, const std::vector<int8_t>& v) {
+    return b_.AddConstInt8(Name("c"), std::move(shape), v, std::move(q));
   }
 
   CaseIo Done() { return std::move(io_); }

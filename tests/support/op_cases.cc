@@ -461,7 +461,8 @@ const std::vector<OpCase>& AllOpCases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = LayoutAndSelectionCases();
     for (const std::vector<OpCase>* list :
-         {&MathCases(), &NormalizationCases(), &TransposeConvCases(), &SvdfCases()}) {
+         {&MathCases(), &NormalizationCases(), &TransposeConvCases(), &SvdfCases(),
+          &DetectionPostprocessCases()}) {
       all.insert(all.end(), list->begin(), list->end());
     }
     return all;

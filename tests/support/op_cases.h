@@ -75,8 +75,11 @@ const std::vector<OpCase>& TransposeConvCases();
 /// Every SVDF case (sequence_cases.cc).
 const std::vector<OpCase>& SvdfCases();
 
-/// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases() and
-/// SvdfCases(), in that order.
+/// Every DETECTION_POSTPROCESS case (detection_cases.cc).
+const std::vector<OpCase>& DetectionPostprocessCases();
+
+/// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases(),
+/// SvdfCases() and DetectionPostprocessCases(), in that order.
 const std::vector<OpCase>& AllOpCases();
 
 /// One case per element-wise, comparison, logical and row op of issue 13, int8 ADD first as the
