@@ -137,7 +137,9 @@ void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
 
 CpuKernelClass CpuClassOf(OpType type) {
   // Matrix-vector products, never on the NPU: they cost what a FULLY_CONNECTED of their MACs does.
-  if (type == OpType::kSvdf) return CpuKernelClass::kFullyConnected;
+  if (type == OpType::kSvdf || type == OpType::kUnidirectionalSequenceLstm) {
+    return CpuKernelClass::kFullyConnected;
+  }
   // Float decoding and selection over every score: counted per input element (a lower bound).
   if (type == OpType::kDetectionPostprocess) return CpuKernelClass::kElementwise;
   switch (NpuClassOf(type)) {

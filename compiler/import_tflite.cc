@@ -382,6 +382,16 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       op.options = SvdfOptions{o->rank(), *act};
       return absl::OkStatus();
     }
+    case OpType::kUnidirectionalSequenceLstm: {
+      const auto* o = src.builtin_options_as_UnidirectionalSequenceLSTMOptions();
+      if (!o) return missing();
+      auto act = activation(o->fused_activation_function());
+      if (!act.ok()) return act.status();
+      op.options = LstmOptions{*act, o->cell_clip(), o->proj_clip(), o->time_major()};
+      // Models written before layer normalization end at input 19: its four inputs are absent.
+      if (op.inputs.size() == 20) op.inputs.resize(24, kNoTensor);
+      return absl::OkStatus();
+    }
     case OpType::kDetectionPostprocess:
       return ImportCustomOptions(src, op, where);
     case OpType::kAveragePool2D:
@@ -721,7 +731,7 @@ absl::StatusOr<Graph> Importer::Run() {
 
 // A variable tensor keeps its value between inferences. boardlab keeps one only where a kernel
 // owns it, as TFLite Micro's kernels do: the state operand of one stateful op (SVDF's activation
-// state); any other use is recorded as unsupported.
+// state, LSTM's hidden and cell states); any other use is recorded as unsupported.
 void Importer::CheckVariableUses() {
   auto label = [this](int t) {
     return absl::StrCat("variable tensor ", t, " '", graph_.tensors[t].name, "'");
@@ -742,7 +752,8 @@ void Importer::CheckVariableUses() {
       if (t == kNoTensor || !graph_.tensors[t].is_variable) continue;
       if (!IsStateOperand(op.type, k)) {
         Unsupported(absl::StrCat(graph_.Describe(op), " reads ", label(t), " as input ", k,
-                                 "; boardlab keeps state only for SVDF's activation state"));
+                                 "; boardlab keeps state only for SVDF's activation state and "
+                                 "UNIDIRECTIONAL_SEQUENCE_LSTM's hidden and cell states"));
       } else if (owner[t] >= 0) {
         Unsupported(absl::StrCat(label(t), " is the state of both ",
                                  graph_.Describe(graph_.ops[owner[t]]), " and ",

@@ -173,12 +173,21 @@ struct SvdfOptions {
   Activation activation = Activation::kNone;
 };
 
+/// UNIDIRECTIONAL_SEQUENCE_LSTM: the cell gate's activation, the clips (0 = none) and the
+/// sequence layout ([time, batch, input] when time_major, else [batch, time, input]).
+struct LstmOptions {
+  Activation activation = Activation::kTanh;
+  float cell_clip = 0.0f;
+  float proj_clip = 0.0f;
+  bool time_major = false;
+};
+
 using OpOptions =
     std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
                  ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions, SqueezeOptions,
                  StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions,
                  GatherOptions, PackOptions, SplitOptions, BlockOptions, MirrorPadOptions,
-                 CumsumOptions, SvdfOptions, DetectionPostprocessOptions>;
+                 CumsumOptions, SvdfOptions, DetectionPostprocessOptions, LstmOptions>;
 
 /// Where an op runs after partitioning.
 enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };

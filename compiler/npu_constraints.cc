@@ -504,7 +504,7 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
     }
     // Recurrent ops keep state between inferences; the Neutron operator set (neutron-rt700.md
     // section 4) has none of them.
-    for (OpType type : {OpType::kSvdf}) {
+    for (OpType type : {OpType::kSvdf, OpType::kUnidirectionalSequenceLstm}) {
       t[static_cast<size_t>(type)].constraints = {
           {"stateful_op",
            "a recurrent op whose state persists between inferences; the Neutron operator set "

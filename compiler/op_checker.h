@@ -268,7 +268,8 @@ absl::Status ValidateSelectionOp(const OpChecker& c);
 /// SQUARED_DIFFERENCE, ADD_N and CUMSUM (validate_math_ops.cc).
 absl::Status ValidateMathOp(const OpChecker& c);
 
-/// Sequence and detection ops: SVDF and DETECTION_POSTPROCESS (validate_sequence_ops.cc).
+/// Sequence and detection ops: SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM and DETECTION_POSTPROCESS
+/// (validate_sequence_ops.cc).
 absl::Status ValidateSequenceOp(const OpChecker& c);
 
 }  // namespace boardlab::compiler

@@ -1,6 +1,7 @@
 #include "compiler/pte_writer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <queue>
@@ -123,6 +124,7 @@ class ProgramBuilder {
   void TransposeConvParams(const Op& op, std::vector<int>& args);
   void SvdfParams(const Op& op, std::vector<int>& args);
   void DetectionPostprocessParams(const Op& op, std::vector<int>& args);
+  void LstmParams(const Op& op, std::vector<int>& args);
   void ElementwiseParams(const Op& op, std::vector<int>& args);
   void GenericParams(const Op& op, std::vector<int>& args);
   void ActivationParams(const Op& op, Activation act, std::vector<int>& args);
@@ -395,6 +397,48 @@ void ProgramBuilder::DetectionPostprocessParams(const Op& op, std::vector<int>& 
   args.push_back(DoubleList(scales));
 }
 
+// UNIDIRECTIONAL_SEQUENCE_LSTM, TFLite Micro's integer LSTM: each gate's two FCs write Q3.12
+// (scale 2^-12), their multipliers formed as GetQuantizedConvolutionMultipler does (the scale
+// product in float, the quotient in double); the gate products are Q0.15 (2^-15) and their
+// multipliers CreateInterGateMulParams's (in double). Per gate in the kernel's order (input,
+// forget, cell, output): input FC multiplier and shift, recurrent FC multiplier and shift, the two
+// weight zero points; then the three inter-gate multipliers, the cell scale's power of two, the
+// quantized cell clip (truncated, as TFLite Micro's static_cast) and whether to clip, and the
+// layout.
+void ProgramBuilder::LstmParams(const Op& op, std::vector<int>& args) {
+  const auto& o = op.opts<LstmOptions>();
+  const Tensor& in = g_.input(op, 0);
+  const Tensor& hidden = g_.input(op, 18);
+  const float cell_scale = g_.input(op, 19).quant.scale[0];
+  const float in_scale = in.quant.scale[0];
+  const float hidden_scale = hidden.quant.scale[0];
+  const double q12 = 1.0 / 4096, q15 = 1.0 / 32768;
+  std::vector<int64_t> v = {in.quant.zp(), hidden.quant.zp()};
+  for (size_t gate = 0; gate < 4; ++gate) {
+    const Tensor& w = g_.input(op, 1 + gate);
+    const Tensor& r = g_.input(op, 5 + gate);
+    const QuantizedMultiplier fc_in =
+        QuantizeMultiplier(static_cast<double>(in_scale * w.quant.scale[0]) / q12);
+    const QuantizedMultiplier fc_rec =
+        QuantizeMultiplier(static_cast<double>(hidden_scale * r.quant.scale[0]) / q12);
+    v.insert(v.end(), {fc_in.multiplier, fc_in.shift, fc_rec.multiplier, fc_rec.shift, w.quant.zp(),
+                       r.quant.zp()});
+  }
+  const QuantizedMultiplier products[] = {
+      QuantizeMultiplier(q15 * cell_scale / cell_scale),  // forget gate x cell -> cell
+      QuantizeMultiplier(q15 * q15 / cell_scale),         // input gate x cell gate -> cell
+      QuantizeMultiplier(q15 * q15 / hidden_scale)};      // output gate x tanh(cell) -> hidden
+  for (const QuantizedMultiplier& m : products) v.insert(v.end(), {m.multiplier, m.shift});
+  int exponent = 0;
+  std::frexp(cell_scale, &exponent);
+  const double clip =
+      std::min(std::max(static_cast<double>(o.cell_clip) / cell_scale, -32768.0), 32767.0);
+  v.insert(v.end(), {exponent - 1, static_cast<int64_t>(static_cast<int16_t>(clip))});
+  for (int64_t x : v) args.push_back(Int(x));
+  args.push_back(Bool(o.cell_clip > 0.0f));
+  args.push_back(Bool(o.time_major));
+}
+
 void ProgramBuilder::PoolParams(const Op& op, std::vector<int>& args) {
   const auto& o = op.opts<PoolOptions>();
   const Tensor& in = g_.input(op, 0);
@@ -505,6 +549,9 @@ absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
       return absl::OkStatus();
     case OpType::kDetectionPostprocess:
       DetectionPostprocessParams(op, args);
+      return absl::OkStatus();
+    case OpType::kUnidirectionalSequenceLstm:
+      LstmParams(op, args);
       return absl::OkStatus();
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:

@@ -136,6 +136,10 @@ std::string CpuTypes(OpType type) {
       return "int8 input and output, int8 weights_feature, int16 or int8 weights_time and "
              "activation state (a variable tensor kept between inferences), optional int32 bias; "
              "the fused activation is not applied, as in TFLite Micro";
+    case OpType::kUnidirectionalSequenceLstm:
+      return "int8 input, hidden state and output, int8 weights, int32 biases, int16 cell state "
+             "with a power-of-two scale (TFLite Micro's integer LSTM; the states are variable "
+             "tensors kept between inferences); no peephole, projection, layer norm or CIFG";
     case OpType::kDetectionPostprocess:
       return "custom op TFLite_Detection_PostProcess: box encodings and anchors float32 or int8, "
              "class predictions float32 or int8 (int8 dequantized as TFLite does), four float32 "

@@ -494,7 +494,10 @@ absl::Status ValidateFixedOutputQuant(const OpChecker& c, float scale, int64_t z
   return absl::OkStatus();
 }
 
-bool IsStateOperand(OpType type, size_t index) { return type == OpType::kSvdf && index == 4; }
+bool IsStateOperand(OpType type, size_t index) {
+  return (type == OpType::kSvdf && index == 4) ||
+         (type == OpType::kUnidirectionalSequenceLstm && (index == 18 || index == 19));
+}
 
 int32_t WindowedOutputSize(Padding padding, int32_t in, int32_t filter, int32_t stride,
                            int32_t dilation) {
@@ -629,6 +632,7 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
     case OpType::kL2Normalization:
       return ValidateMathOp(c);
     case OpType::kSvdf:
+    case OpType::kUnidirectionalSequenceLstm:
     case OpType::kDetectionPostprocess:
       return ValidateSequenceOp(c);
   }

@@ -19,7 +19,8 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
                                 std::vector<std::string>* warnings);
 
 /// Whether input `index` of an op of `type` is a state operand, the one place a variable tensor
-/// may be used: SVDF's activation state (input 4).
+/// may be used: SVDF's activation state (input 4), UNIDIRECTIONAL_SEQUENCE_LSTM's hidden state
+/// (18) and cell state (19).
 bool IsStateOperand(OpType type, size_t index);
 
 /// Output size of a windowed op along one axis (TFLite padding rules).

@@ -1,9 +1,10 @@
-// Operand checks of the sequence and detection ops (issue 13): SVDF and the
-// TFLite_Detection_PostProcess custom op. The rules are TFLite Micro's (PrepareSvdf in
-// svdf_common.cc and the integer Eval it dispatches to; detection_postprocess.cc, whose Eval
-// checks of static values move to compile time here): what TFLite Micro refuses is refused here
-// when compiling, with the reason, and the variants boardlab does not run (float SVDF) are
-// reported as unsupported.
+// Operand checks of the sequence and detection ops (issue 13): SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM
+// and the TFLite_Detection_PostProcess custom op. The rules are TFLite Micro's (PrepareSvdf in
+// svdf_common.cc and the integer Eval it dispatches to; the LSTM's Prepare and
+// lstm_eval_common.cc; detection_postprocess.cc, whose Eval checks of static values move to
+// compile time here): what TFLite Micro refuses is refused here when compiling, with the reason,
+// and the variants boardlab does not run (float SVDF and LSTM, LSTM with peephole, projection,
+// layer norm or CIFG) are reported as unsupported.
 
 #include <cmath>
 
@@ -141,6 +142,170 @@ absl::Status ValidateSvdf(const OpChecker& c) {
   return c.OutputShape({batch, units});
 }
 
+// UNIDIRECTIONAL_SEQUENCE_LSTM operand roles (lstm_shared.h order).
+constexpr size_t kLstmInputs = 24;
+constexpr size_t kLstmHidden = 18, kLstmCell = 19;
+const char* const kLstmRoles[kLstmInputs] = {"input",
+                                             "input_to_input_weights",
+                                             "input_to_forget_weights",
+                                             "input_to_cell_weights",
+                                             "input_to_output_weights",
+                                             "recurrent_to_input_weights",
+                                             "recurrent_to_forget_weights",
+                                             "recurrent_to_cell_weights",
+                                             "recurrent_to_output_weights",
+                                             "cell_to_input_weights",
+                                             "cell_to_forget_weights",
+                                             "cell_to_output_weights",
+                                             "input_gate_bias",
+                                             "forget_gate_bias",
+                                             "cell_gate_bias",
+                                             "output_gate_bias",
+                                             "projection_weights",
+                                             "projection_bias",
+                                             "hidden_state",
+                                             "cell_state",
+                                             "input_layer_norm_coefficients",
+                                             "forget_layer_norm_coefficients",
+                                             "cell_layer_norm_coefficients",
+                                             "output_layer_norm_coefficients"};
+
+// The standard LSTM TFLite Micro runs (LstmTensors::ValidateTensorStatus): every gate present,
+// no peephole, projection or layer norm.
+absl::Status LstmOperandsPresent(const OpChecker& c) {
+  const Op& op = c.op();
+  if (op.inputs.size() != kLstmInputs || op.outputs.size() != 1) {
+    return c.Invalid(absl::StrCat("has ", op.inputs.size(), " inputs and ", op.outputs.size(),
+                                  " outputs, expected 24 (20 without layer norm) and 1"));
+  }
+  for (size_t i : {size_t{1}, size_t{5}}) {
+    if (!c.Has(i)) {
+      return c.Unsupported(
+          absl::StrCat(kLstmRoles[i],
+                       " is absent (a CIFG LSTM, its input gate coupled to the forget gate); "
+                       "TFLite Micro's LSTM computes the input gate from its own weights"));
+    }
+  }
+  const struct {
+    size_t first, last;
+    const char* variant;
+  } kVariants[] = {{9, 11, "peephole"}, {16, 17, "projection"}, {20, 23, "layer norm"}};
+  for (const auto& v : kVariants) {
+    for (size_t i = v.first; i <= v.last; ++i) {
+      if (c.Has(i)) {
+        return c.Unsupported(absl::StrCat(kLstmRoles[i], " is given: the ", v.variant,
+                                          " LSTM variant, which TFLite Micro's LSTM does not run"));
+      }
+    }
+  }
+  for (size_t i = 0; i < kLstmInputs; ++i) {
+    const bool required = i <= 8 || (i >= 12 && i <= 15) || i == kLstmHidden || i == kLstmCell;
+    if (required && !c.Has(i)) {
+      return c.Invalid(absl::StrCat("input ", i, " (", kLstmRoles[i], ") is missing"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A gate's weights: int8 constants, one scale, [rows, cols].
+absl::Status LstmWeights(const OpChecker& c, size_t i, int32_t rows, int32_t cols) {
+  const Tensor& w = c.In(i);
+  RETURN_IF_ERROR(c.Constant(w, kLstmRoles[i], DataType::kInt8));
+  RETURN_IF_ERROR(PerTensor(c, w, kLstmRoles[i]));
+  return Shape2(c, w, kLstmRoles[i], rows, cols);
+}
+
+// The int16 cell state: symmetric, its scale a power of two 2^n (TFLite Micro takes n from the
+// scale's log2 for the tanh of the cell; n <= 0 keeps that tanh's fixed-point input in int32).
+absl::Status LstmCellState(const OpChecker& c, const Tensor& cell, int64_t elements) {
+  RETURN_IF_ERROR(VariableState(c, cell, "cell_state"));
+  if (cell.type != DataType::kInt16) {
+    return c.Unsupported(absl::StrCat("cell_state '", cell.name, "' is ", DataTypeName(cell.type),
+                                      "; TFLite Micro's integer LSTM keeps an int16 cell state"));
+  }
+  RETURN_IF_ERROR(PerTensor(c, cell, "cell_state"));
+  if (cell.quant.zp() != 0) {
+    return c.Unsupported(absl::StrCat("cell_state '", cell.name, "' has zero point ",
+                                      cell.quant.zp(),
+                                      "; TFLite Micro's integer LSTM reads the cell state as "
+                                      "symmetric (zero point 0)"));
+  }
+  int power = 0;
+  const float mantissa = std::frexp(cell.quant.scale[0], &power);
+  if (mantissa != 0.5f || power - 1 > 0 || power - 1 < -31) {
+    return c.Unsupported(absl::StrCat(
+        "cell_state scale ", cell.quant.scale[0],
+        " is not a power of two 2^n with -31 <= n <= 0; TFLite Micro's integer tanh of the cell "
+        "state reads the cell state's format from that power"));
+  }
+  if (cell.NumElements() != elements) {
+    return c.Invalid(absl::StrCat("cell_state '", cell.name, "' has shape ",
+                                  ShapeString(cell.shape), ", expected ", elements,
+                                  " elements (batch x state)"));
+  }
+  return absl::OkStatus();
+}
+
+// UNIDIRECTIONAL_SEQUENCE_LSTM (unidirectional_sequence_lstm.cc, lstm_eval_common.cc), the
+// integer path of TFLite Micro: input [time, batch, input] (time_major) or [batch, time, input]
+// int8; 8 int8 weights; 4 int32 biases [state]; hidden state [batch, state] int8 and cell state
+// int16 (variables); output int8 [.., .., state] in the input's layout.
+absl::Status ValidateLstm(const OpChecker& c) {
+  RETURN_IF_ERROR(LstmOperandsPresent(c));
+  const Tensor& in = c.In(0);
+  const Tensor& hidden = c.In(kLstmHidden);
+  const Tensor& out = c.Out();
+  if (in.type == DataType::kFloat32) {
+    return c.Unsupported(
+        "float32 input; boardlab runs TFLite Micro's integer LSTM (int8 activations)");
+  }
+  RETURN_IF_ERROR(c.Int8Activation(in, "input"));
+  RETURN_IF_ERROR(c.Int8Activation(out, "output"));
+  RETURN_IF_ERROR(VariableState(c, hidden, "hidden_state"));
+  RETURN_IF_ERROR(c.Int8Activation(hidden, "hidden_state"));
+  const auto& o = c.op().opts<LstmOptions>();
+  RETURN_IF_ERROR(c.Rank(in, "input", 3, 3));
+  RETURN_IF_ERROR(c.Rank(hidden, "hidden_state", 2, 2));
+  const int32_t batch = o.time_major ? in.shape[1] : in.shape[0];
+  const int32_t input_size = in.shape[2];
+  const int32_t state = hidden.shape[1];
+  if (hidden.shape[0] != batch || state < 1) {
+    return c.Invalid(absl::StrCat("hidden_state '", hidden.name, "' has shape ",
+                                  ShapeString(hidden.shape), ", expected [", batch,
+                                  ", state] for input ", ShapeString(in.shape),
+                                  o.time_major ? " (time major)" : " (batch major)"));
+  }
+  for (size_t i = 1; i <= 4; ++i) RETURN_IF_ERROR(LstmWeights(c, i, state, input_size));
+  for (size_t i = 5; i <= 8; ++i) RETURN_IF_ERROR(LstmWeights(c, i, state, state));
+  for (size_t i = 12; i <= 15; ++i) {
+    const Tensor& bias = c.In(i);
+    RETURN_IF_ERROR(c.Constant(bias, kLstmRoles[i], DataType::kInt32));
+    if (bias.shape != std::vector<int32_t>{state}) {
+      return c.Invalid(absl::StrCat(kLstmRoles[i], " '", bias.name, "' has shape ",
+                                    ShapeString(bias.shape), ", expected [", state, "]"));
+    }
+  }
+  RETURN_IF_ERROR(LstmCellState(c, c.In(kLstmCell), int64_t{batch} * state));
+  if (o.activation != Activation::kTanh) {
+    return c.Invalid(absl::StrCat("fused activation ", static_cast<int>(o.activation),
+                                  " for the cell gate; TFLite Micro's LSTM takes tanh (or "
+                                  "sigmoid, which TFLite's schema cannot express)"));
+  }
+  if (!(o.cell_clip >= 0.0f)) {
+    return c.Invalid(absl::StrCat("cell_clip ", o.cell_clip, " is negative"));
+  }
+  if (o.proj_clip != 0.0f) {
+    c.Warn(absl::StrCat("proj_clip ", o.proj_clip, " is ignored: there is no projection"));
+  }
+  // TFLite Micro copies each step's hidden state into the output byte for byte.
+  if (out.quant.scale != hidden.quant.scale || out.quant.zp() != hidden.quant.zp()) {
+    c.Warn(absl::StrCat("output '", out.name, "' is quantized unlike hidden_state '", hidden.name,
+                        "': its bytes are the hidden state's (as TFLite Micro copies them), so "
+                        "they mean values in the hidden state's scale and zero point"));
+  }
+  return c.OutputShape({in.shape[0], in.shape[1], state});
+}
+
 // The options TFLite Micro's Eval checks (or divides by), all known when compiling.
 absl::Status DetectionOptions(const OpChecker& c, const DetectionPostprocessOptions& o) {
   if (o.num_classes < 1 || o.max_detections < 1 || o.max_classes_per_detection < 1) {
@@ -239,6 +404,8 @@ absl::Status ValidateSequenceOp(const OpChecker& c) {
   switch (c.op().type) {
     case OpType::kSvdf:
       return ValidateSvdf(c);
+    case OpType::kUnidirectionalSequenceLstm:
+      return ValidateLstm(c);
     case OpType::kDetectionPostprocess:
       return ValidateDetectionPostprocess(c);
     default:

@@ -17,6 +17,7 @@
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 #include "runtime/kernels/reference/detection_postprocess.h"
 #include "runtime/kernels/reference/fully_connected_s8.h"
+#include "runtime/kernels/reference/lstm_s8.h"
 #include "runtime/kernels/reference/math.h"
 #include "runtime/kernels/reference/mean_s8.h"
 #include "runtime/kernels/reference/mul_s8.h"
@@ -244,6 +245,11 @@ struct OpDataDetectionPostprocess {
   int32_t zero_point[3] = {};
   float scale[3] = {};
   int32_t capacity = 0;  // entries of the classes and scores outputs
+  size_t scratch_bytes = 0;
+};
+
+struct OpDataLstm {
+  LstmParams params;  // the weight and bias pointers are set at every Eval
   size_t scratch_bytes = 0;
 };
 

@@ -91,6 +91,13 @@ timing::CpuKernelShape CpuShapeForKernelCall(const char* name, Span<Value* const
     shape.kind = CpuKernelClass::kFullyConnected;
     shape.macs = int64_t{in->dims[0]} * in1->dims[0] * (in1->dims[1] + TensorArg(args, 2)->dims[1]);
     shape.elements = 0;
+  } else if (OpIs(name, "unidirectional_sequence_lstm") && in != nullptr && in->rank == 3 &&
+             TensorArg(args, 2) != nullptr && TensorArg(args, 2)->rank == 2) {
+    // Per step and batch row, four gates of an input FC and a recurrent FC (compiler Macs).
+    const TensorView* w = TensorArg(args, 2);  // [state, input]
+    shape.kind = CpuKernelClass::kFullyConnected;
+    shape.macs = int64_t{in->dims[0]} * in->dims[1] * 4 * w->dims[0] * (w->dims[1] + w->dims[0]);
+    shape.elements = 0;
   } else if (OpIs(name, "batch_matmul") && in != nullptr && in->rank >= 2) {
     shape.kind = CpuKernelClass::kFullyConnected;
     // Options follow the inputs: adj_x, adj_y Bools.

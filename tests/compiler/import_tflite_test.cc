@@ -106,6 +106,8 @@ size_t ExpectedOptionsIndex(OpType type) {
       return 19;
     case OpType::kDetectionPostprocess:
       return 20;
+    case OpType::kUnidirectionalSequenceLstm:
+      return 21;
     default:
       return 0;
   }

@@ -557,13 +557,15 @@ TEST(NpuConstraint, Float32OnlyOpsStayOnTheCpu) {
   }
 }
 
-// SVDF keeps its state between inferences, which no Neutron op does.
+// SVDF and LSTM keep their state between inferences, which no Neutron op does.
 TEST(NpuConstraint, StatefulOpsStayOnTheCpu) {
-  Builder b;
-  const int op = Unary(b, OpType::kSvdf, {1, 4});
-  EXPECT_FALSE(Check(b, op, "stateful_op").ok);
-  EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
-              ::testing::ElementsAre(HasSubstr("state persists between inferences")));
+  for (OpType type : {OpType::kSvdf, OpType::kUnidirectionalSequenceLstm}) {
+    Builder b;
+    const int op = Unary(b, type, {1, 4});
+    EXPECT_FALSE(Check(b, op, "stateful_op").ok) << OpTypeName(type);
+    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+                ::testing::ElementsAre(HasSubstr("state persists between inferences")));
+  }
 }
 
 // SSD post-processing is float sorting and selection, which the Neutron NPU has no op for.

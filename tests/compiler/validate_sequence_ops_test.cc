@@ -391,3 +391,179 @@ TEST(ValidateDetectionPostprocess, AnchorsTakeTheBoxEncodingsType) {
 
 }  // namespace
 }  // namespace boardlab::testing
+
+namespace boardlab::testing {
+namespace {
+
+using compiler::OpType;
+using validate_test::Code;
+using validate_test::ExpectInvalid;
+using validate_test::ExpectUnsupported;
+
+// A batch-major LSTM of batch 2, 3 steps, 4 inputs, state 5, as TFLite's converter writes it for
+// TFLite Micro (no layer norm: 20 inputs, which the importer pads to 24); the fields are public
+// so that each test can break one thing.
+struct LstmModel {
+  TfliteBuilder b;
+  std::vector<int32_t> inputs;
+  int in, hidden, cell, out;
+  UnidirectionalSequenceLstmOpts options{Activation::kTanh, 0.0f, 0.0f, false};
+
+  LstmModel() {
+    in = b.AddTensor("in", {2, 3, 4}, TflType::kInt8, PerTensor(0.05f, -3));
+    inputs.push_back(in);
+    const char* gates[] = {"input", "forget", "cell", "output"};
+    for (const char* gate : gates) {
+      inputs.push_back(b.AddConstInt8(std::string(gate) + "_w", {5, 4}, std::vector<int8_t>(20, 3),
+                                      PerTensor(0.02f, 0)));
+    }
+    for (const char* gate : gates) {
+      inputs.push_back(b.AddConstInt8(std::string(gate) + "_r", {5, 5}, std::vector<int8_t>(25, -2),
+                                      PerTensor(0.03f, 0)));
+    }
+    inputs.insert(inputs.end(), {-1, -1, -1});
+    for (const char* gate : gates) {
+      inputs.push_back(b.AddConstInt32(std::string(gate) + "_b", {5}, std::vector<int32_t>(5, 100),
+                                       PerTensor(0.001f, 0)));
+    }
+    inputs.insert(inputs.end(), {-1, -1});
+    hidden = b.AddTensor("hidden", {2, 5}, TflType::kInt8, PerTensor(0.01f, 4));
+    cell = b.AddTensor("cell", {2, 5}, TflType::kInt16, PerTensor(1.0f / 2048, 0));
+    b.mutable_tensor(hidden).is_variable = true;
+    b.mutable_tensor(cell).is_variable = true;
+    inputs.insert(inputs.end(), {hidden, cell});
+    out = b.AddTensor("out", {2, 3, 5}, TflType::kInt8, PerTensor(0.01f, 4));
+  }
+  TfliteBuilder& Build() {
+    b.AddOperator(Code(OpType::kUnidirectionalSequenceLstm), inputs, {out}, options);
+    b.SetInputs({in});
+    b.SetOutputs({out});
+    return b;
+  }
+  // Input `i` replaced by a new constant of `shape` (a variant's tensor, or a reshaped one).
+  void SetConst(size_t i, std::vector<int32_t> shape) {
+    int64_t n = 1;
+    for (int32_t d : shape) n *= d;
+    inputs[i] = b.AddConstInt8("extra" + std::to_string(i), shape,
+                               std::vector<int8_t>(static_cast<size_t>(n), 1), PerTensor(0.02f, 0));
+  }
+};
+
+// Every generated case compiles, the op on the CPU (never the NPU) with its reason; the
+// hand-built model imports with 20 inputs or with the 4 layer norm slots given as absent.
+TEST(ValidateLstm, ImportsAndCompilesOntoTheCpuWithAReason) {
+  validate_test::ExpectEveryCaseOnTheCpu(LstmCases(), "state persists between inferences");
+  LstmModel m;
+  validate_test::Expect(m.Build(), absl::StatusCode::kOk, {});
+  LstmModel layer_norm_slots;
+  layer_norm_slots.inputs.insert(layer_norm_slots.inputs.end(), {-1, -1, -1, -1});
+  validate_test::Expect(layer_norm_slots.Build(), absl::StatusCode::kOk, {});
+}
+
+TEST(ValidateLstm, MissingOptionsAreInvalid) {
+  LstmModel m;
+  m.Build().mutable_operator(0).options = std::monostate{};
+  ExpectInvalid(m.b, {"UNIDIRECTIONAL_SEQUENCE_LSTM #0", "options table missing"});
+}
+
+TEST(ValidateLstm, TakesTwentyOrTwentyFourInputs) {
+  LstmModel m;
+  m.inputs.pop_back();
+  ExpectInvalid(m.Build(), {"has 19 inputs and 1 outputs, expected 24 (20 without layer norm)"});
+}
+
+TEST(ValidateLstm, RequiredInputsMustBeThere) {
+  LstmModel m;
+  m.inputs[13] = -1;
+  ExpectInvalid(m.Build(), {"input 13 (forget_gate_bias) is missing"});
+}
+
+TEST(ValidateLstm, VariantsAreNotRun) {
+  LstmModel cifg;
+  cifg.inputs[1] = -1;
+  ExpectUnsupported(cifg.Build(), {"input_to_input_weights is absent (a CIFG LSTM"});
+  LstmModel peephole;
+  peephole.SetConst(10, {5});
+  ExpectUnsupported(peephole.Build(), {"cell_to_forget_weights is given: the peephole"});
+  LstmModel projection;
+  projection.SetConst(16, {5, 5});
+  ExpectUnsupported(projection.Build(), {"projection_weights is given: the projection"});
+  LstmModel layer_norm;
+  layer_norm.inputs.insert(layer_norm.inputs.end(), {-1, -1, -1, -1});
+  layer_norm.SetConst(21, {5});
+  ExpectUnsupported(layer_norm.Build(),
+                    {"forget_layer_norm_coefficients is given: the layer norm"});
+}
+
+TEST(ValidateLstm, StatesMustBeVariables) {
+  LstmModel m;
+  m.b.mutable_tensor(m.cell).is_variable = false;
+  m.Build().SetInputs({m.in, m.cell});
+  ExpectInvalid(m.b, {"cell_state 'cell' is not a variable tensor"});
+}
+
+TEST(ValidateLstm, FloatLstmIsNotRun) {
+  LstmModel m;
+  m.b.mutable_tensor(m.in).type = static_cast<int8_t>(TflType::kFloat32);
+  ExpectUnsupported(m.Build(), {"float32 input; boardlab runs TFLite Micro's integer LSTM"});
+}
+
+TEST(ValidateLstm, TheCellStateIsInt16WithAPowerOfTwoScale) {
+  LstmModel int8_cell;
+  int8_cell.b.mutable_tensor(int8_cell.cell).type = static_cast<int8_t>(TflType::kInt8);
+  ExpectUnsupported(int8_cell.Build(), {"cell_state 'cell' is int8", "int16 cell state"});
+  LstmModel scale;
+  scale.b.mutable_tensor(scale.cell).quant = PerTensor(0.001f, 0);
+  ExpectUnsupported(scale.Build(), {"cell_state scale 0.001 is not a power of two"});
+  LstmModel zp;
+  zp.b.mutable_tensor(zp.cell).quant = PerTensor(1.0f / 2048, 3);
+  ExpectUnsupported(zp.Build(), {"cell_state 'cell' has zero point 3"});
+}
+
+TEST(ValidateLstm, ShapesFollowTheInputAndHiddenState) {
+  LstmModel weights;
+  weights.SetConst(6, {5, 4});
+  ExpectInvalid(weights.Build(),
+                {"recurrent_to_forget_weights 'extra6' has shape [5,4], expected [5,5]"});
+  LstmModel hidden;
+  hidden.b.mutable_tensor(hidden.hidden).shape = {3, 5};
+  ExpectInvalid(hidden.Build(), {"hidden_state 'hidden' has shape [3,5], expected [2, state]"});
+  LstmModel time_major;  // the same tensors read as [time 2, batch 3, input 4]
+  time_major.options.time_major = true;
+  ExpectInvalid(time_major.Build(), {"expected [3, state]", "(time major)"});
+  LstmModel out;
+  out.b.mutable_tensor(out.out).shape = {2, 3, 4};
+  ExpectInvalid(out.Build(), {"output 'out' has shape [2,3,4], the inputs give [2,3,5]"});
+}
+
+TEST(ValidateLstm, TheCellGateTakesTanhAndTheClipIsNotNegative) {
+  LstmModel relu;
+  relu.options.activation = Activation::kRelu;
+  ExpectInvalid(relu.Build(), {"fused activation 1 for the cell gate"});
+  LstmModel clip;
+  clip.options.cell_clip = -1.0f;
+  ExpectInvalid(clip.Build(), {"cell_clip -1 is negative"});
+}
+
+TEST(ValidateLstm, IgnoredProjectionClipAndOutputQuantizationAreWarned) {
+  LstmModel plain;
+  std::vector<std::string> warnings;
+  validate_test::Expect(plain.Build(), absl::StatusCode::kOk, {}, &warnings);
+  EXPECT_TRUE(warnings.empty());
+  LstmModel proj_clip;
+  proj_clip.options.proj_clip = 3.0f;
+  validate_test::Expect(proj_clip.Build(), absl::StatusCode::kOk, {}, &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("proj_clip 3 is ignored"), std::string::npos) << warnings[0];
+  LstmModel out;
+  out.b.mutable_tensor(out.out).quant = PerTensor(0.02f, 4);
+  warnings.clear();
+  validate_test::Expect(out.Build(), absl::StatusCode::kOk, {}, &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("output 'out' is quantized unlike hidden_state 'hidden'"),
+            std::string::npos)
+      << warnings[0];
+}
+
+}  // namespace
+}  // namespace boardlab::testing

@@ -108,7 +108,8 @@ TEST_F(FirmwareOpsTest, EveryCaseGivesTheHostsOutputs) {
       {&testing::NormalizationCases(), 1},
       {&testing::TransposeConvCases(), 1},
       {&testing::SvdfCases(), 3},
-      {&testing::DetectionPostprocessCases(), 1}};
+      {&testing::DetectionPostprocessCases(), 1},
+      {&testing::LstmCases(), 3}};
   size_t constant = 0, cases = 0, expected = 0;
   for (size_t i = 0; i < std::size(batches); ++i) {
     const auto& [batch, iterations] = batches[i];

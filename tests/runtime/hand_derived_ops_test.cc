@@ -51,6 +51,8 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
       return {AddNReference(m)};
     case compiler::OpType::kSvdf:
       return SvdfInferences(m, {m.inputs[0]});
+    case compiler::OpType::kUnidirectionalSequenceLstm:
+      return LstmInferences(m, {m.inputs[0]});
     case compiler::OpType::kCumsum: {
       const auto& o = std::get<testing::CumsumOpts>(b.operator_spec(0).options);
       int32_t axis;

@@ -462,7 +462,7 @@ const std::vector<OpCase>& AllOpCases() {
     std::vector<OpCase> all = LayoutAndSelectionCases();
     for (const std::vector<OpCase>* list :
          {&MathCases(), &NormalizationCases(), &TransposeConvCases(), &SvdfCases(),
-          &DetectionPostprocessCases()}) {
+          &DetectionPostprocessCases(), &LstmCases()}) {
       all.insert(all.end(), list->begin(), list->end());
     }
     return all;

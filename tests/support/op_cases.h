@@ -78,8 +78,11 @@ const std::vector<OpCase>& SvdfCases();
 /// Every DETECTION_POSTPROCESS case (detection_cases.cc).
 const std::vector<OpCase>& DetectionPostprocessCases();
 
+/// Every UNIDIRECTIONAL_SEQUENCE_LSTM case (lstm_cases.cc).
+const std::vector<OpCase>& LstmCases();
+
 /// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases(),
-/// SvdfCases() and DetectionPostprocessCases(), in that order.
+/// SvdfCases(), DetectionPostprocessCases() and LstmCases(), in that order.
 const std::vector<OpCase>& AllOpCases();
 
 /// One case per element-wise, comparison, logical and row op of issue 13, int8 ADD first as the

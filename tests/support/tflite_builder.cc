@@ -167,6 +167,12 @@ class OptionsWriter {
     return {tflite::BuiltinOptions::SVDFOptions,
             tflite::CreateSVDFOptions(fbb_, o.rank, Byte(o.activation)).Union()};
   }
+  OptionsRef operator()(const UnidirectionalSequenceLstmOpts& o) {
+    return {tflite::BuiltinOptions::UnidirectionalSequenceLSTMOptions,
+            tflite::CreateUnidirectionalSequenceLSTMOptions(fbb_, Byte(o.activation), o.cell_clip,
+                                                            o.proj_clip, o.time_major)
+                .Union()};
+  }
   OptionsRef operator()(const ShapeOpts& o) {
     return {tflite::BuiltinOptions::ShapeOptions,
             tflite::CreateShapeOptions(fbb_, static_cast<int8_t>(o.out_type)).Union()};

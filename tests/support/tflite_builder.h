@@ -153,13 +153,19 @@ struct SvdfOpts {
   int32_t rank = 1;
   Activation activation = Activation::kNone;
 };
+struct UnidirectionalSequenceLstmOpts {
+  Activation activation = Activation::kTanh;
+  float cell_clip = 0.0f, proj_clip = 0.0f;
+  bool time_major = false;
+};
 
 using BuilderOptions =
     std::variant<std::monostate, Conv2DOpts, DepthwiseConv2DOpts, Pool2DOpts, FullyConnectedOpts,
                  ElementwiseOpts, ConcatenationOpts, SoftmaxOpts, ReducerOpts, ReshapeOpts,
                  SqueezeOpts, StridedSliceOpts, ResizeNearestNeighborOpts, LeakyReluOpts,
                  BatchMatMulOpts, GatherOpts, PackOpts, UnpackOpts, SplitOpts, BlockSizeOpts,
-                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts, TransposeConvOpts, SvdfOpts>;
+                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts, TransposeConvOpts, SvdfOpts,
+                 UnidirectionalSequenceLstmOpts>;
 
 /// BuiltinOperator codes used by tests that are not in compiler::OpType (LSH_PROJECTION: no
 /// TFLite Micro kernel either).
