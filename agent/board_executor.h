@@ -36,6 +36,16 @@ struct BoardRunRequest {
   bool health_check = false;      // the server's golden-model check of a quarantined board
   std::string test_fault;         // serial: boardlab-run --test-fault (a test-only board config)
   bool artifact_in_slot = false;  // serial: the agent flashed the artifact into the model slot
+  // A many-case run: the manifest of the cases' local files (boardlab-run --cases, written in
+  // work_dir); inputs and expected are then empty. cases_verified: they have expected outputs.
+  std::string cases_manifest;
+  bool cases_verified = false;
+};
+
+/// One case of a many-case run: its verdict (outputs not yet uploaded) and its output files.
+struct CaseReport {
+  v1::CaseResult result;
+  std::vector<std::string> output_paths;
 };
 
 /// How a run ended and what it left behind.
@@ -49,6 +59,7 @@ struct BoardReport {
   double inference_us = 0;
   std::string inference_clock;  // what timed inference_us (v1::RunResult.inference_clock)
   uint64_t inference_cycles = 0;
+  std::vector<CaseReport> cases;  // a many-case run, in case order; inference_us the slowest's
 };
 
 /// A run in progress. Destroying it kills the run without a report.
@@ -62,6 +73,9 @@ class BoardRun {
 
 using LineCallback = std::function<void(std::string line)>;
 using DoneCallback = std::function<void(BoardReport report)>;
+/// A board's condition apart from its jobs, and why (empty when ready).
+using ConditionCallback =
+    std::function<void(v1::BoardCondition condition, const std::string& reason)>;
 
 class BoardExecutor {
  public:
@@ -75,6 +89,12 @@ class BoardExecutor {
   /// keep the previous run's files (overwritten in place) instead of being emptied before each
   /// run; BoardRunRequest::work_dir then exists but need not be empty.
   virtual bool ReportsOnlyItsOwnFiles() const { return false; }
+  /// Tells `on_change` whenever the driver takes the board out of service or back on its own
+  /// (the `serial` driver recovers a board right after a board error, and may quarantine it),
+  /// and at once (posted) when the board is not ready already. Called on the io_context thread;
+  /// a change to recovering comes before the report of the run that caused it. Drivers whose
+  /// boards are always ready never call it.
+  virtual void WatchCondition(ConditionCallback on_change) { (void)on_change; }
 };
 
 using BoardExecutorPtr = std::unique_ptr<BoardExecutor>;

@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "boardlab/v1/job_service.grpc.pb.h"
 #include "cli/exit_codes.h"
@@ -24,6 +26,7 @@
 #include "nlohmann/json.hpp"
 #include "proto/support/grpc_util.h"
 #include "runtime/cli/budget_checks.h"
+#include "runtime/cli/model_io.h"
 #include "runtime/core/span.h"
 #include "runtime/core/tensor_view.h"
 #include "runtime/verify/output_verifier.h"
@@ -115,19 +118,6 @@ std::string ReportProblem(const std::string& report_json) {
 
 // --- outputs -------------------------------------------------------------------------------
 
-// boardlab-run's names of element types (runtime/cli/main.cc TypeName); int8 (boardlab's models)
-// for any other.
-runtime::ScalarType ScalarTypeNamed(const std::string& name) {
-  using runtime::ScalarType;
-  if (name == "uint8") return ScalarType::kByte;
-  if (name == "bool") return ScalarType::kBool;
-  if (name == "int16") return ScalarType::kShort;
-  if (name == "int32") return ScalarType::kInt;
-  if (name == "int64") return ScalarType::kLong;
-  if (name == "float32") return ScalarType::kFloat;
-  return ScalarType::kChar;
-}
-
 // The output's element type as the profile document lists it; int8 otherwise.
 std::string OutputType(const json& profile, size_t index) {
   if (!profile.is_object() || !profile.contains("outputs") || !profile["outputs"].is_array()) {
@@ -139,41 +129,6 @@ std::string OutputType(const json& profile, size_t index) {
     }
   }
   return "int8";
-}
-
-template <typename T>
-int64_t ArgMaxAs(const std::string& bytes) {
-  int64_t best = -1;
-  T best_value{};
-  for (size_t i = 0; i + sizeof(T) <= bytes.size(); i += sizeof(T)) {
-    T value;
-    std::memcpy(&value, bytes.data() + i, sizeof(T));
-    if (best < 0 || value > best_value) {
-      best = static_cast<int64_t>(i / sizeof(T));
-      best_value = value;
-    }
-  }
-  return best;
-}
-
-int64_t ArgMax(const std::string& bytes, runtime::ScalarType type) {
-  using runtime::ScalarType;
-  switch (type) {
-    case ScalarType::kByte:
-    case ScalarType::kBool:
-      return ArgMaxAs<uint8_t>(bytes);
-    case ScalarType::kShort:
-      return ArgMaxAs<int16_t>(bytes);
-    case ScalarType::kInt:
-      return ArgMaxAs<int32_t>(bytes);
-    case ScalarType::kLong:
-      return ArgMaxAs<int64_t>(bytes);
-    case ScalarType::kFloat:
-      return ArgMaxAs<float>(bytes);
-    case ScalarType::kChar:
-      break;
-  }
-  return ArgMaxAs<int8_t>(bytes);
 }
 
 // Output `index` of A and B compared as the on-board verifier compares outputs
@@ -194,7 +149,7 @@ OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, const json&
     return diff;
   }
   runtime::TensorView view;
-  view.type = ScalarTypeNamed(diff.type);
+  view.type = run::ScalarTypeNamed(diff.type);
   const size_t element_bytes = static_cast<size_t>(runtime::ElementSize(view.type));
   if (x.size() % element_bytes != 0 || x.size() / element_bytes > INT32_MAX) {
     diff.not_comparable =
@@ -214,8 +169,8 @@ OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, const json&
   diff.differing_elements = static_cast<int64_t>(compared.mismatches);
   // A NaN against a number: the largest possible difference.
   diff.max_abs_diff = std::isnan(compared.max_abs_diff) ? INFINITY : compared.max_abs_diff;
-  diff.top1_a = ArgMax(x, view.type);
-  diff.top1_b = ArgMax(y, view.type);
+  diff.top1_a = run::ArgMax(x, view.type);
+  diff.top1_b = run::ArgMax(y, view.type);
   return diff;
 }
 
@@ -247,33 +202,43 @@ std::optional<ProfileView> ProfileOf(const JobSnapshot& snapshot) {
   return *std::move(view);
 }
 
-// Mean µs per source operator (CPU rows and NPU kernel rows); empty when the profile is missing
-// or its clock gives no time.
-std::map<std::string, double> OpMicroseconds(const std::optional<ProfileView>& view) {
-  std::map<std::string, double> us;
-  if (!view) return us;
+// One source operator's mean µs in a profile, and where its rows ran.
+struct OpTime {
+  double us = 0;
+  std::set<std::string> ran_on;
+  std::string RanOn() const { return ran_on.empty() ? "-" : absl::StrJoin(ran_on, "+"); }
+};
+
+// Per source operator (CPU rows and NPU kernel rows); empty when the profile is missing or its
+// clock gives no time.
+std::map<std::string, OpTime> OpTimes(const std::optional<ProfileView>& view) {
+  std::map<std::string, OpTime> times;
+  if (!view) return times;
+  const auto add = [&times](const ProfileOp& row) {
+    if (!row.us) return;
+    OpTime& time = times[SourceOpKey(row.op)];
+    time.us += *row.us;
+    time.ran_on.insert(row.ran_on.empty() ? "unknown" : row.ran_on);
+  };
   for (const ProfileOp& op : view->ops) {
-    if (op.npu_kernels.empty()) {
-      if (op.us) us[SourceOpKey(op.op)] += *op.us;
-      continue;
-    }
-    for (const ProfileOp& kernel : op.npu_kernels) {
-      if (kernel.us) us[SourceOpKey(kernel.op)] += *kernel.us;
-    }
+    if (op.npu_kernels.empty()) add(op);
+    for (const ProfileOp& kernel : op.npu_kernels) add(kernel);
   }
-  return us;
+  return times;
 }
 
 std::vector<OpLatencyDiff> DiffOps(const std::optional<ProfileView>& a,
                                    const std::optional<ProfileView>& b) {
   std::map<std::string, OpLatencyDiff> by_op;
-  for (const auto& [op, us] : OpMicroseconds(a)) {
+  for (const auto& [op, time] : OpTimes(a)) {
     by_op[op].op = op;
-    by_op[op].a_us = us;
+    by_op[op].a_us = time.us;
+    by_op[op].a_ran_on = time.RanOn();
   }
-  for (const auto& [op, us] : OpMicroseconds(b)) {
+  for (const auto& [op, time] : OpTimes(b)) {
     by_op[op].op = op;
-    by_op[op].b_us = us;
+    by_op[op].b_us = time.us;
+    by_op[op].b_ran_on = time.RanOn();
   }
   std::vector<OpLatencyDiff> ops;
   for (auto& [name, op] : by_op) ops.push_back(std::move(op));
@@ -382,13 +347,15 @@ void PrintLatency(const JobDiff& diff, std::ostream& out) {
                                        : "  clock: A " + diff.a_clock + ", B " + diff.b_clock +
                                              " (DIFFER: not comparable)\n");
   if (diff.ops.empty()) return;
-  out << absl::StrFormat("  %-40s %12s %12s %10s\n", "op", "A us", "B us", "change");
+  out << absl::StrFormat("  %-40s %12s %12s %10s  %s\n", "op", "A us", "B us", "change",
+                         "ran on (A -> B)");
   constexpr size_t kShown = 20;
   for (size_t i = 0; i < diff.ops.size() && i < kShown; ++i) {
     const OpLatencyDiff& op = diff.ops[i];
     out << absl::StrFormat(
-        "  %-40s %12s %12s %10s\n", op.op, op.a_us ? absl::StrFormat("%.2f", *op.a_us) : "-",
-        op.b_us ? absl::StrFormat("%.2f", *op.b_us) : "-", Signed(op.change_us()));
+        "  %-40s %12s %12s %10s  %s\n", op.op, op.a_us ? absl::StrFormat("%.2f", *op.a_us) : "-",
+        op.b_us ? absl::StrFormat("%.2f", *op.b_us) : "-", Signed(op.change_us()),
+        op.a_ran_on == op.b_ran_on ? op.a_ran_on : op.a_ran_on + " -> " + op.b_ran_on);
   }
   if (diff.ops.size() > kShown) {
     out << absl::StrFormat("  ... %d more (--json lists all)\n", diff.ops.size() - kShown);
@@ -638,7 +605,9 @@ std::string DiffJson(const JobDiff& diff, const std::vector<GateCase>& gates) {
     doc["ops"].push_back({{"op", op.op},
                           {"a_us", OptionalJson(op.a_us)},
                           {"b_us", OptionalJson(op.b_us)},
-                          {"change_us", op.change_us()}});
+                          {"change_us", op.change_us()},
+                          {"a_ran_on", op.a_ran_on},
+                          {"b_ran_on", op.b_ran_on}});
   }
   doc["moves"] = json::array();
   for (const PlacementMove& move : diff.moves) {

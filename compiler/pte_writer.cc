@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <queue>
@@ -128,6 +129,8 @@ class ProgramBuilder {
   void ElementwiseParams(const Op& op, std::vector<int>& args);
   void GenericParams(const Op& op, std::vector<int>& args);
   void ActivationParams(const Op& op, Activation act, std::vector<int>& args);
+  // The clamp range of `act` quantized with `t`'s scale and zero point, in its element type.
+  void RangeParams(const Tensor& t, Activation act, std::vector<int>& args);
 
   // Instructions.
   absl::StatusOr<flatbuffers::Offset<et::Instruction>> KernelCall(const Op& op);
@@ -281,10 +284,15 @@ absl::Status ProgramBuilder::Outputs(const Op& op, std::vector<int>& args) {
 }
 
 void ProgramBuilder::ActivationParams(const Op& op, Activation act, std::vector<int>& args) {
-  const Tensor& out = g_.output(op);
-  const ActivationRange r = out.quant.empty()
-                                ? ActivationRange{}
-                                : ComputeActivationRange(act, ScaleOf(out), out.quant.zp());
+  RangeParams(g_.output(op), act, args);
+}
+
+void ProgramBuilder::RangeParams(const Tensor& t, Activation act, std::vector<int>& args) {
+  const bool int16 = t.type == DataType::kInt16;
+  const ActivationRange r =
+      t.quant.empty() ? ActivationRange{}
+                      : ComputeActivationRange(act, ScaleOf(t), t.quant.zp(),
+                                               int16 ? INT16_MIN : -128, int16 ? INT16_MAX : 127);
   args.push_back(Int(r.min));
   args.push_back(Int(r.max));
 }
@@ -466,8 +474,11 @@ void ProgramBuilder::ElementwiseParams(const Op& op, std::vector<int>& args) {
       args.push_back(Int(v));
     }
   } else {
-    const AddSubParams p = ComputeAddSubParams(ScaleOf(a), a.quant.zp(), ScaleOf(b), b.quant.zp(),
-                                               ScaleOf(out), out.quant.zp());
+    // TFLite Micro scales int16 operands up by 2^15 (2^20 for int8), which keeps the sum of
+    // two full-range int16 values inside int32.
+    const int32_t left_shift = out.type == DataType::kInt16 ? 15 : 20;
+    const AddSubParams p =
+        ComputeElementwiseAddSubParams(op.type, a.quant, b.quant, out.quant, left_shift);
     for (int64_t v : {p.input1_offset, p.input2_offset, p.output_offset, p.left_shift,
                       p.input1.multiplier, p.input1.shift, p.input2.multiplier, p.input2.shift,
                       p.output.multiplier, p.output.shift}) {
@@ -519,7 +530,9 @@ void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
     ActivationParams(op, o->activation, args);
   }
   if (op.type == OpType::kRelu) ActivationParams(op, Activation::kRelu, args);
-  if (op.type == OpType::kRelu6) ActivationParams(op, Activation::kRelu6, args);
+  // TFLite Micro's RELU6 clamps the raw input between the input's quantized 0 and 6, whatever
+  // the output quantization (RELU rescales to the output's).
+  if (op.type == OpType::kRelu6) RangeParams(g_.input(op, 0), Activation::kRelu6, args);
   std::vector<int64_t> zero_points;
   std::vector<double> scales;
   for (const std::vector<int>* list : {&op.inputs, &op.outputs}) {
@@ -569,7 +582,16 @@ absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
       return absl::OkStatus();
     case OpType::kSoftmax: {
       const float beta = op.opts<SoftmaxOptions>().beta;
-      const SoftmaxParams p = ComputeSoftmaxParams(beta, ScaleOf(g_.input(op, 0)));
+      const Tensor& in = g_.input(op, 0);
+      if (in.type == DataType::kInt16) {
+        const QuantizedMultiplier m = ComputeSoftmax16Multiplier(beta, in.quant.scale[0]);
+        args.push_back(Double(beta));
+        for (int64_t v : {int64_t{m.multiplier}, int64_t{m.shift}, int64_t{0}}) {
+          args.push_back(Int(v));
+        }
+        return absl::OkStatus();
+      }
+      const SoftmaxParams p = ComputeSoftmaxParams(beta, ScaleOf(in));
       args.push_back(Double(beta));
       for (int64_t v : {p.input_multiplier, p.input_left_shift, p.diff_min}) args.push_back(Int(v));
       return absl::OkStatus();
@@ -577,6 +599,14 @@ absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
     case OpType::kLogistic:
     case OpType::kTanh: {
       const Tensor& in = g_.input(op, 0);
+      if (in.type == DataType::kInt16) {
+        const Sigmoid16Params p =
+            ComputeSigmoid16Params(in.quant.scale[0], op.type == OpType::kTanh);
+        for (int64_t v : {int64_t{0}, int64_t{p.multiplier}, int64_t{p.left_shift}, int64_t{0}}) {
+          args.push_back(Int(v));
+        }
+        return absl::OkStatus();
+      }
       const SigmoidParams p = ComputeSigmoidParams(ScaleOf(in), in.quant.zp());
       for (int64_t v :
            {p.input_zero_point, p.input_multiplier, p.input_left_shift, p.input_range_radius}) {

@@ -9,20 +9,16 @@
 #include <iterator>
 #include <memory>
 
-#include "boardlab/schema/program_generated.h"
 #include "nlohmann/json.hpp"
-#include "runtime/cli/aligned_buffer.h"
 #include "runtime/cli/input_spec.h"
-#include "runtime/core/error.h"
-#include "runtime/core/tensor_view.h"
-#include "runtime/executor/program.h"
+#include "runtime/cli/model_io.h"
+#include "runtime/cli/run_cases.h"
 #include "runtime/link/host_session.h"
 #include "runtime/link/host_transport.h"
 
 namespace boardlab::run {
 namespace {
 
-namespace rt = boardlab::runtime;
 namespace link = boardlab::link;
 using nlohmann::json;
 
@@ -67,100 +63,61 @@ std::string Hex(const link::Digest& d) {
   return d.ToHex(text);
 }
 
-// What the host must know of the model to send its inputs: each input tensor's byte size, and
-// how many outputs it has. Read from the artifact with the runtime's own verifier.
-struct ModelInterface {
-  std::vector<size_t> input_bytes;
-  size_t num_outputs = 0;
-};
-
-int ReadModelInterface(const std::string& path, const std::vector<uint8_t>& bytes,
-                       ModelInterface& model) {
-  AlignedBuffer aligned(bytes.size());
-  std::copy(bytes.begin(), bytes.end(), aligned.data());
-  rt::Result<rt::Program> program = rt::Program::Load({aligned.data(), aligned.size()});
-  if (!program.ok()) {
-    return Fail(kExitInvalidArtifact, "invalid artifact '" + path +
-                                          "': " + rt::ToString(program.error()) + ": " +
-                                          rt::LastErrorMessage());
-  }
-  const auto* plans = program->flatbuffer()->execution_plan();
-  for (flatbuffers::uoffset_t p = 0; plans != nullptr && p < plans->size(); ++p) {
-    const auto* plan = plans->Get(p);
-    if (plan->name() == nullptr || plan->name()->str() != "forward") continue;
-    model.num_outputs = plan->outputs() == nullptr ? 0 : plan->outputs()->size();
-    for (flatbuffers::uoffset_t i = 0; plan->inputs() != nullptr && i < plan->inputs()->size();
-         ++i) {
-      const int32_t value = plan->inputs()->Get(i);
-      const auto* values = plan->values();
-      const auto* tensor =
-          values != nullptr && value >= 0 &&
-                  static_cast<flatbuffers::uoffset_t>(value) < values->size()
-              ? values->Get(static_cast<flatbuffers::uoffset_t>(value))->val_as_Tensor()
-              : nullptr;
-      if (tensor == nullptr) {
-        return Fail(kExitInvalidArtifact, "invalid artifact '" + path + "': input " +
-                                              std::to_string(i) + " is not a tensor");
-      }
-      int64_t elements = 1;
-      for (flatbuffers::uoffset_t d = 0; tensor->sizes() != nullptr && d < tensor->sizes()->size();
-           ++d) {
-        elements *= tensor->sizes()->Get(d);
-      }
-      const int element =
-          rt::ElementSize(static_cast<rt::ScalarType>(static_cast<int8_t>(tensor->scalar_type())));
-      if (element == 0 || elements < 0) {
-        return Fail(kExitInvalidArtifact, "invalid artifact '" + path + "': input " +
-                                              std::to_string(i) + " has an unsupported type");
-      }
-      model.input_bytes.push_back(static_cast<size_t>(elements) * static_cast<size_t>(element));
-    }
-    return -1;
-  }
-  return Fail(kExitInvalidArtifact, "invalid artifact '" + path + "': no method 'forward'");
-}
-
 // The job's bytes: the artifact, every input (files or random:SEED, missing ones
 // random:<index>), the expected outputs. Returns the exit code of a failure, or -1.
-int PrepareJob(const SerialRunOptions& options, link::HostJob& job) {
-  if (!ReadFile(options.artifact, job.artifact)) {
-    return Fail(kExitUsage, "reading artifact '" + options.artifact + "': cannot open it");
-  }
-  job.artifact_in_slot = options.artifact_in_slot;
-  ModelInterface model;
-  if (const int code = ReadModelInterface(options.artifact, job.artifact, model); code >= 0) {
-    return code;
-  }
-  if (options.inputs.size() > model.input_bytes.size()) {
-    return Fail(kExitUsage, std::to_string(options.inputs.size()) +
-                                " --input given, the model has " +
-                                std::to_string(model.input_bytes.size()) + " inputs");
-  }
-  if (options.expected.size() > model.num_outputs) {
-    return Fail(kExitUsage, std::to_string(options.expected.size()) +
-                                " --expected given, the model has " +
-                                std::to_string(model.num_outputs) + " outputs");
-  }
-  if (model.input_bytes.size() > link::kMaxTensors || model.num_outputs > link::kMaxTensors) {
-    return Fail(kExitUsage, "--board serial: a board takes at most " +
-                                std::to_string(link::kMaxTensors) + " inputs and outputs");
-  }
-  for (size_t i = 0; i < model.input_bytes.size(); ++i) {
-    const std::string spec =
-        i < options.inputs.size() ? options.inputs[i] : "random:" + std::to_string(i);
+// One run's inputs (files or random:SEED, missing ones random:<index>) and expected outputs
+// into `job`. Returns the exit code of a failure, or -1.
+int ReadRunFiles(const ModelIo& model, const std::vector<std::string>& inputs,
+                 const std::vector<std::string>& expected, link::HostJob& job) {
+  job.inputs.clear();
+  job.expected.clear();
+  for (size_t i = 0; i < model.inputs.size(); ++i) {
+    const std::string spec = i < inputs.size() ? inputs[i] : "random:" + std::to_string(i);
     std::vector<uint8_t> data;
     std::string error;
-    if (!ReadInputSpec(spec, i, model.input_bytes[i], "", &data, &error)) {
+    if (!ReadInputSpec(spec, i, model.inputs[i].bytes, model.inputs[i].Describe(), &data, &error)) {
       return Fail(kExitUsage, error);
     }
     job.inputs.push_back(std::move(data));
   }
-  for (const std::string& path : options.expected) {
+  for (const std::string& path : expected) {
     std::vector<uint8_t> data;
     if (!ReadFile(path, data)) {
       return Fail(kExitUsage, "reading expected file '" + path + "': cannot open it");
     }
     job.expected.push_back(std::move(data));
+  }
+  return -1;
+}
+
+int PrepareJob(const SerialRunOptions& options, ModelIo& model, link::HostJob& job) {
+  if (!ReadFile(options.artifact, job.artifact)) {
+    return Fail(kExitUsage, "reading artifact '" + options.artifact + "': cannot open it");
+  }
+  job.artifact_in_slot = options.artifact_in_slot;
+  std::string error;
+  if (!ReadArtifactIo(job.artifact.data(), job.artifact.size(), &model, &error)) {
+    return Fail(kExitInvalidArtifact, "invalid artifact '" + options.artifact + "': " + error);
+  }
+  if (options.inputs.size() > model.inputs.size()) {
+    return Fail(kExitUsage, std::to_string(options.inputs.size()) +
+                                " --input given, the model has " +
+                                std::to_string(model.inputs.size()) + " inputs");
+  }
+  if (options.expected.size() > model.outputs.size()) {
+    return Fail(kExitUsage, std::to_string(options.expected.size()) +
+                                " --expected given, the model has " +
+                                std::to_string(model.outputs.size()) + " outputs");
+  }
+  if (model.inputs.size() > link::kMaxTensors || model.outputs.size() > link::kMaxTensors) {
+    return Fail(kExitUsage, "--board serial: a board takes at most " +
+                                std::to_string(link::kMaxTensors) + " inputs and outputs");
+  }
+  // The cases' own files are read as each case runs.
+  if (options.cases.empty()) {
+    if (const int code = ReadRunFiles(model, options.inputs, options.expected, job); code >= 0) {
+      return code;
+    }
   }
   job.iterations = static_cast<uint32_t>(options.iterations);
   job.atol = options.atol;
@@ -238,62 +195,69 @@ json FaultJson(const link::Fault& f) {
           {"exc_return", f.exc_return}};
 }
 
-void PrintHello(const link::Hello& h) {
-  std::printf("board: %s firmware %s build %s, board link protocol %u, max payload %u bytes\n",
-              h.board, h.firmware_version, h.build_id, unsigned{h.protocol_version},
-              unsigned{h.max_payload});
-  std::printf("board: clock %s, %" PRIu64 " ticks/s", h.clock, h.ticks_per_second);
-  if (h.core_hz > 0) std::printf(", core %" PRIu64 " Hz", h.core_hz);
-  if (h.icount_shift >= 0) std::printf(", QEMU -icount shift %d", int{h.icount_shift});
-  std::printf("; NPU %s\n", h.npu);
-  std::printf("board: memory");
+// The console: stdout, or stderr when stdout carries the profile's JSON document.
+FILE* Console(const SerialRunOptions& options) {
+  return options.console_to_stderr ? stderr : stdout;
+}
+
+void PrintHello(FILE* out, const link::Hello& h) {
+  std::fprintf(out,
+               "board: %s firmware %s build %s, board link protocol %u, max payload %u bytes\n",
+               h.board, h.firmware_version, h.build_id, unsigned{h.protocol_version},
+               unsigned{h.max_payload});
+  std::fprintf(out, "board: clock %s, %" PRIu64 " ticks/s", h.clock, h.ticks_per_second);
+  if (h.core_hz > 0) std::fprintf(out, ", core %" PRIu64 " Hz", h.core_hz);
+  if (h.icount_shift >= 0) std::fprintf(out, ", QEMU -icount shift %d", int{h.icount_shift});
+  std::fprintf(out, "; NPU %s\n", h.npu);
+  std::fprintf(out, "board: memory");
   for (uint8_t i = 0; i < h.num_regions; ++i) {
-    std::printf("%s %s 0x%08" PRIx32 " %" PRIu32 " bytes", i == 0 ? "" : ",", h.regions[i].name,
-                h.regions[i].base, h.regions[i].size);
+    std::fprintf(out, "%s %s 0x%08" PRIx32 " %" PRIu32 " bytes", i == 0 ? "" : ",",
+                 h.regions[i].name, h.regions[i].base, h.regions[i].size);
   }
-  std::printf("; artifact cache %" PRIu32 " bytes holding %u artifact%s", h.cache_capacity,
-              unsigned{h.num_cached}, h.num_cached == 1 ? "" : "s");
+  std::fprintf(out, "; artifact cache %" PRIu32 " bytes holding %u artifact%s", h.cache_capacity,
+               unsigned{h.num_cached}, h.num_cached == 1 ? "" : "s");
   if (h.model_slot_size > 0) {
-    std::printf("; model slot 0x%08" PRIx32 " %" PRIu32 " bytes", h.model_slot_base,
-                h.model_slot_size);
+    std::fprintf(out, "; model slot 0x%08" PRIx32 " %" PRIu32 " bytes", h.model_slot_base,
+                 h.model_slot_size);
   }
-  std::printf("\n");
-  std::printf("board: last reset: %s\n", link::ResetCauseName(h.reset_cause));
+  std::fprintf(out, "\n");
+  std::fprintf(out, "board: last reset: %s\n", link::ResetCauseName(h.reset_cause));
 }
 
-void PrintFault(const link::Fault& f) {
-  std::printf("board: FAULT record of the last reset (%s): pc 0x%08" PRIx32 " lr 0x%08" PRIx32
-              " sp 0x%08" PRIx32 " xpsr 0x%08" PRIx32 " cfsr 0x%08" PRIx32 " hfsr 0x%08" PRIx32
-              " mmfar 0x%08" PRIx32 " bfar 0x%08" PRIx32 "\n",
-              link::ResetCauseName(f.cause), f.pc, f.lr, f.sp, f.xpsr, f.cfsr, f.hfsr, f.mmfar,
-              f.bfar);
+void PrintFault(FILE* out, const link::Fault& f) {
+  std::fprintf(out,
+               "board: FAULT record of the last reset (%s): pc 0x%08" PRIx32 " lr 0x%08" PRIx32
+               " sp 0x%08" PRIx32 " xpsr 0x%08" PRIx32 " cfsr 0x%08" PRIx32 " hfsr 0x%08" PRIx32
+               " mmfar 0x%08" PRIx32 " bfar 0x%08" PRIx32 "\n",
+               link::ResetCauseName(f.cause), f.pc, f.lr, f.sp, f.xpsr, f.cfsr, f.hfsr, f.mmfar,
+               f.bfar);
 }
 
-// The outputs as --board qemu's firmware prints them, written to --outputs; false on a write
-// error.
-bool ReportOutputs(const SerialRunOptions& options, const link::HostJobReport& report,
-                   json& outputs) {
+// The outputs as --board qemu's firmware prints them (on `out`, after `indent`), written to
+// `outputs_dir` (empty: not written); false on a write error.
+bool ReportOutputs(FILE* out, const std::string& outputs_dir, const char* indent,
+                   const link::HostJobReport& report, json& outputs) {
   const link::Result& r = report.result;
   for (uint8_t i = 0; i < r.num_outputs; ++i) {
     const link::OutputCheck& o = r.outputs[i];
-    std::printf("output %u: %" PRIu32 " bytes fnv1a32 %08" PRIx32, unsigned{i}, o.bytes, o.fnv1a32);
+    std::fprintf(out, "%soutput %u: %" PRIu32 " bytes fnv1a32 %08" PRIx32, indent, unsigned{i},
+                 o.bytes, o.fnv1a32);
     json entry = {{"index", i}, {"bytes", o.bytes}, {"fnv1a32", o.fnv1a32}};
     if (o.checked) {
-      std::printf(" %s: max abs diff %g, %" PRIu32 " of %" PRIu32 " elements outside atol\n",
-                  o.pass ? "pass" : "FAIL", o.max_abs_diff, o.mismatches, o.elements);
+      std::fprintf(out, " %s: max abs diff %g, %" PRIu32 " of %" PRIu32 " elements outside atol\n",
+                   o.pass ? "pass" : "FAIL", o.max_abs_diff, o.mismatches, o.elements);
       entry["verification"] = {{"pass", o.pass != 0},
                                {"max_abs_diff", o.max_abs_diff},
                                {"mismatches", o.mismatches},
                                {"elements", o.elements}};
     } else {
-      std::printf("\n");
+      std::fprintf(out, "\n");
     }
-    if (!options.outputs_dir.empty() && i < report.outputs.size()) {
+    if (!outputs_dir.empty() && i < report.outputs.size()) {
       std::error_code ec;
-      std::filesystem::create_directories(options.outputs_dir, ec);
+      std::filesystem::create_directories(outputs_dir, ec);
       const std::string path =
-          (std::filesystem::path(options.outputs_dir) / ("output" + std::to_string(i) + ".bin"))
-              .string();
+          (std::filesystem::path(outputs_dir) / ("output" + std::to_string(i) + ".bin")).string();
       if (!WriteFile(path, report.outputs[i])) {
         Fail(kExitRuntime, "writing output file '" + path + "' failed");
         return false;
@@ -305,21 +269,21 @@ bool ReportOutputs(const SerialRunOptions& options, const link::HostJobReport& r
   return true;
 }
 
-void PrintResultLine(const link::Hello& h, const link::Result& r, json& doc) {
+void PrintResultLine(FILE* out, const link::Hello& h, const link::Result& r, json& doc) {
   const double ns_per_tick =
       h.ticks_per_second > 0 ? 1e9 / static_cast<double>(h.ticks_per_second) : 0;
   const uint64_t ns = static_cast<uint64_t>(static_cast<double>(r.mean_ticks) * ns_per_tick + 0.5);
-  std::printf("result: %s ticks %" PRIu64 " ns %" PRIu64, link::VerdictName(r.verdict),
-              r.mean_ticks, ns);
+  std::fprintf(out, "result: %s ticks %" PRIu64 " ns %" PRIu64, link::VerdictName(r.verdict),
+               r.mean_ticks, ns);
   json result = {{"iterations", r.iterations}, {"mean_ticks", r.mean_ticks}, {"mean_ns", ns}};
   if (h.icount_shift >= 0) {
     // Under QEMU -icount every instruction takes 2^shift virtual ns.
     const uint64_t instructions = ns >> h.icount_shift;
-    std::printf(" instructions %" PRIu64 " (per inference, icount shift %d)\n", instructions,
-                int{h.icount_shift});
+    std::fprintf(out, " instructions %" PRIu64 " (per inference, icount shift %d)\n", instructions,
+                 int{h.icount_shift});
     result["instructions"] = instructions;
   } else {
-    std::printf(" (per inference, %s)\n", h.clock);
+    std::fprintf(out, " (per inference, %s)\n", h.clock);
   }
   json ticks = json::array();
   uint64_t low = UINT64_MAX, high = 0;
@@ -329,24 +293,26 @@ void PrintResultLine(const link::Hello& h, const link::Result& r, json& doc) {
     high = std::max(high, r.ticks[i]);
   }
   if (r.num_times > 1) {
-    std::printf("times: %" PRIu32 " iterations, ticks min %" PRIu64 " mean %" PRIu64 " max %" PRIu64
-                "%s\n",
-                r.iterations, low, r.mean_ticks, high,
-                r.num_times < r.iterations ? " (min/max of the first ones)" : "");
+    std::fprintf(out,
+                 "times: %" PRIu32 " iterations, ticks min %" PRIu64 " mean %" PRIu64
+                 " max %" PRIu64 "%s\n",
+                 r.iterations, low, r.mean_ticks, high,
+                 r.num_times < r.iterations ? " (min/max of the first ones)" : "");
   }
   result["ticks"] = ticks;
   doc["result"] = result;
 }
 
-void PrintLinkStats(const link::LinkStats& s, int board_resets) {
-  std::printf("link: frames sent %u received %u, bytes sent %" PRIu64 " received %" PRIu64
-              ", retransmissions %u, timeouts %u, naks sent %u received %u, crc errors %u, header "
-              "errors %u, resyncs %u, skipped bytes %u, duplicates %u, out of order %u, board "
-              "resets %d\n",
-              s.frames_sent, s.frames_received, s.bytes_sent, s.bytes_received, s.retransmissions,
-              s.timeouts, s.naks_sent, s.naks_received, s.decoder.crc_errors,
-              s.decoder.header_errors, s.decoder.resyncs, s.decoder.skipped_bytes, s.duplicates,
-              s.out_of_order, board_resets);
+void PrintLinkStats(FILE* out, const link::LinkStats& s, int board_resets) {
+  std::fprintf(out,
+               "link: frames sent %u received %u, bytes sent %" PRIu64 " received %" PRIu64
+               ", retransmissions %u, timeouts %u, naks sent %u received %u, crc errors %u, header "
+               "errors %u, resyncs %u, skipped bytes %u, duplicates %u, out of order %u, board "
+               "resets %d\n",
+               s.frames_sent, s.frames_received, s.bytes_sent, s.bytes_received, s.retransmissions,
+               s.timeouts, s.naks_sent, s.naks_received, s.decoder.crc_errors,
+               s.decoder.header_errors, s.decoder.resyncs, s.decoder.skipped_bytes, s.duplicates,
+               s.out_of_order, board_resets);
 }
 
 bool WriteJson(const std::string& path, const json& doc) {
@@ -354,6 +320,111 @@ bool WriteJson(const std::string& path, const json& doc) {
   std::ofstream out(path, std::ios::trunc);
   out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   return static_cast<bool>(out);
+}
+
+// The time of a case on the board's timer: microseconds when the timer counts time (not under
+// QEMU -icount, where it counts instructions).
+void SetCaseTime(const link::Hello& h, const link::Result& r, CaseOutcome& outcome) {
+  outcome.ticks = r.mean_ticks;
+  if (h.icount_shift >= 0 || h.ticks_per_second == 0) return;
+  outcome.us = static_cast<double>(r.mean_ticks) * 1e6 / static_cast<double>(h.ticks_per_second);
+}
+
+// What the run of many cases gave: each case's outcome, the ETDump of the first case, and the
+// first case's report (its artifact transfer; later cases find the artifact in the board's cache).
+struct SerialCases {
+  std::vector<CaseOutcome> outcomes;
+  std::vector<uint8_t> etdump;
+  link::HostJobReport first;
+  int code = 0;  // 0 pass, 1 a case failed, 2-4 the run stopped (message printed)
+};
+
+// One case in the session: its files read, run, its outputs printed and written to
+// --outputs DIR/NAME/. Returns -1, or the exit code that ends the run (status: a board error).
+int RunOneCase(const SerialRunOptions& options, const ModelIo& model, const CaseFiles& c,
+               link::HostSession& session, link::HostJob& job, SerialCases& run,
+               absl::Status& status) {
+  if (const int code = ReadRunFiles(model, c.inputs, c.expected, job); code >= 0) return code;
+  job.want_etdump = !options.etdump.empty() && run.outcomes.empty();
+  link::HostJobReport report;
+  status = session.RunJob(job, &report);
+  if (run.outcomes.empty()) run.first = report;
+  if (!status.ok()) return kExitRuntime;
+  if (report.result.exit_code > 1) {
+    return Fail(report.result.exit_code, "case '" + c.name + "': " + report.result.message);
+  }
+  FILE* const out = Console(options);
+  std::fprintf(out, "case %s:\n", c.name.c_str());
+  json outputs = json::array();
+  const std::string dir = options.outputs_dir.empty()
+                              ? ""
+                              : (std::filesystem::path(options.outputs_dir) / c.name).string();
+  if (!ReportOutputs(out, dir, "  ", report, outputs)) return kExitRuntime;
+  CaseOutcome outcome;
+  outcome.name = c.name;
+  outcome.outputs = OutputVerdictsOf(outputs);
+  outcome.detail = outputs;
+  if (!job.expected.empty() && !report.outputs.empty()) {
+    const std::vector<uint8_t>& out0 = report.outputs[0];
+    JudgeTop1(model, {reinterpret_cast<const char*>(out0.data()), out0.size()},
+              {reinterpret_cast<const char*>(job.expected[0].data()), job.expected[0].size()},
+              outcome);
+  }
+  SetCaseTime(report.hello, report.result, outcome);
+  if (job.want_etdump) run.etdump = report.etdump;
+  run.outcomes.push_back(std::move(outcome));
+  return -1;
+}
+
+// Every case in one session: the board's artifact cache holds the artifact after the first case,
+// so later cases send only their inputs and expected outputs. Stops at the first case the board
+// could not run.
+SerialCases RunCases(const SerialRunOptions& options, const ModelIo& model,
+                     link::HostSession& session, link::HostJob& job, absl::Status& status) {
+  SerialCases run;
+  for (const CaseFiles& c : options.cases) {
+    const int code = RunOneCase(options, model, c, session, job, run, status);
+    if (code >= 0) {
+      run.code = code;
+      return run;
+    }
+  }
+  run.code = Summarize(run.outcomes).passed < run.outcomes.size() ? 1 : 0;
+  return run;
+}
+
+// The end of a run of many cases: the summary, the first case's ETDump, --json and
+// --case-results. Returns the exit code.
+int FinishCases(const SerialRunOptions& options, const link::Hello& hello, SerialCases& run,
+                json& doc) {
+  const json results =
+      CaseResultsJson(run.outcomes, hello.icount_shift >= 0 ? std::string("qemu-icount")
+                                                            : std::string(hello.clock));
+  doc["exit"] = run.code;
+  doc["cases"] = results["cases"];
+  doc["case_summary"] = results["case_summary"];
+  if (run.code > 1) {
+    WriteJson(options.json, doc);
+    return run.code;
+  }
+  std::fprintf(Console(options), "%s", CasesText(run.outcomes).c_str());
+  if (!options.etdump.empty()) {
+    if (run.etdump.empty() || !WriteFile(options.etdump, run.etdump)) {
+      return Fail(kExitRuntime, "writing ETDump '" + options.etdump + "' failed" +
+                                    (run.etdump.empty() ? " (the board sent none)" : ""));
+    }
+    doc["etdump"] = {{"path", options.etdump}, {"bytes", run.etdump.size()}};
+  }
+  std::string error;
+  if (!options.case_results.empty() &&
+      !WriteCaseResults(options.case_results, run.outcomes, results["clock"].get<std::string>(),
+                        &error)) {
+    return Fail(kExitRuntime, error);
+  }
+  if (!WriteJson(options.json, doc)) {
+    return Fail(kExitRuntime, "writing '" + options.json + "' failed");
+  }
+  return run.code;
 }
 
 }  // namespace
@@ -365,7 +436,8 @@ bool IsTestFaultName(const std::string& name) {
 
 int RunOnSerialBoard(const SerialRunOptions& options) {
   link::HostJob job;
-  if (const int code = PrepareJob(options, job); code >= 0) return code;
+  ModelIo model;
+  if (const int code = PrepareJob(options, model, job); code >= 0) return code;
 
   json doc = {{"port", options.port}, {"artifact", options.artifact}};
   std::string error;
@@ -379,24 +451,31 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
   }
   link::HostSessionOptions session_options;
   session_options.connect_timeout_ms = static_cast<int>(options.connect_timeout_seconds * 1000);
+  FILE* const out = Console(options);
   link::HostCallbacks callbacks;
-  callbacks.on_log = [](const link::Log& log) {
+  callbacks.on_log = [out](const link::Log& log) {
     static const char kLevels[] = {'D', 'I', 'E', 'F'};
-    std::printf("board log: %c] %s\n", log.level < 4 ? kLevels[log.level] : '?', log.text);
-    std::fflush(stdout);
+    std::fprintf(out, "board log: %c] %s\n", log.level < 4 ? kLevels[log.level] : '?', log.text);
+    std::fflush(out);
   };
-  callbacks.on_fault = [](const link::Fault& f) { PrintFault(f); };
-  callbacks.on_progress = [](const std::string& message) {
-    std::printf("%s\n", message.c_str());
-    std::fflush(stdout);
+  callbacks.on_fault = [out](const link::Fault& f) { PrintFault(out, f); };
+  callbacks.on_progress = [out](const std::string& message) {
+    std::fprintf(out, "%s\n", message.c_str());
+    std::fflush(out);
   };
   link::HostSession session(*stream, session_options, callbacks);
   link::HostJobReport report;
+  SerialCases cases;
   absl::Status status = session.Connect();
   if (status.ok()) {
-    PrintHello(session.hello());
-    std::fflush(stdout);
-    status = session.RunJob(job, &report);
+    PrintHello(out, session.hello());
+    std::fflush(out);
+    if (options.cases.empty()) {
+      status = session.RunJob(job, &report);
+    } else {
+      cases = RunCases(options, model, session, job, status);
+      report = cases.first;
+    }
   }
   if (session.connected()) doc["board"] = HelloJson(session.hello());
   doc["transfer"] = {
@@ -415,7 +494,7 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
   doc["link"] = LinkJson(stats, session.board_resets());
 
   if (!status.ok()) {
-    PrintLinkStats(stats, session.board_resets());
+    PrintLinkStats(out, stats, session.board_resets());
     const std::string message = "board error: " + std::string(status.message());
     doc["exit"] = kExitRuntime;
     doc["error"] = message;
@@ -423,18 +502,22 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
     return Fail(kExitRuntime, message);
   }
 
+  if (!options.cases.empty()) {
+    PrintLinkStats(out, stats, session.board_resets());
+    return FinishCases(options, session.hello(), cases, doc);
+  }
   const link::Result& result = report.result;
   doc["exit"] = result.exit_code;
   doc["verdict"] = link::VerdictName(result.verdict);
   doc["run_seconds"] = report.run_seconds;
   if (result.exit_code > 1) {
-    PrintLinkStats(stats, session.board_resets());
+    PrintLinkStats(out, stats, session.board_resets());
     doc["error"] = result.message;
     WriteJson(options.json, doc);
     return Fail(result.exit_code, result.message);
   }
   json outputs = json::array();
-  if (!ReportOutputs(options, report, outputs)) return kExitRuntime;
+  if (!ReportOutputs(out, options.outputs_dir, "", report, outputs)) return kExitRuntime;
   doc["outputs"] = outputs;
   if (!options.etdump.empty()) {
     if (report.etdump.empty() || !WriteFile(options.etdump, report.etdump)) {
@@ -443,9 +526,9 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
     }
     doc["etdump"] = {{"path", options.etdump}, {"bytes", report.etdump.size()}};
   }
-  std::printf("%s\n", result.message);  // the board's memory use
-  PrintResultLine(report.hello, result, doc);
-  PrintLinkStats(stats, session.board_resets());
+  std::fprintf(out, "%s\n", result.message);  // the board's memory use
+  PrintResultLine(out, report.hello, result, doc);
+  PrintLinkStats(out, stats, session.board_resets());
   if (!WriteJson(options.json, doc)) {
     return Fail(kExitRuntime, "writing '" + options.json + "' failed");
   }

@@ -1,8 +1,9 @@
 // The ops of issue 13 (tests/support/op_cases.h: layout, data movement, comparison, selection,
-// arithmetic, math, the stateful SVDF and SSD post-processing) on the Cortex-M33 firmware under
-// QEMU: every generated case gives the same output bytes as on the host (boardlab-run), whose
-// outputs tests/runtime/oracle_ops_test.cc checks against the TFLite interpreter. Many cases share
-// one model so that one QEMU session runs many ops; the firmware takes at most 8 input files, which
+// arithmetic, math, the 16x8 cases, the stateful SVDF and LSTM and SSD post-processing) on the
+// Cortex-M33 firmware under QEMU: every generated case gives the same output bytes as on the host
+// (boardlab-run), whose outputs tests/runtime/oracle_ops_test.cc checks against the TFLite
+// interpreter. Many cases share one model so that one QEMU session runs many ops; the firmware
+// takes at most 8 input files, which
 // bounds a model's cases.
 
 #include <gtest/gtest.h>
@@ -109,7 +110,8 @@ TEST_F(FirmwareOpsTest, EveryCaseGivesTheHostsOutputs) {
       {&testing::TransposeConvCases(), 1},
       {&testing::SvdfCases(), 3},
       {&testing::DetectionPostprocessCases(), 1},
-      {&testing::LstmCases(), 3}};
+      {&testing::LstmCases(), 3},
+      {&testing::Int16Cases(), 1}};
   size_t constant = 0, cases = 0, expected = 0;
   for (size_t i = 0; i < std::size(batches); ++i) {
     const auto& [batch, iterations] = batches[i];

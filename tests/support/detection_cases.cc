@@ -65,7 +65,7 @@ void AddDetection(CaseWriter& w, const DetectionGeometry& g) {
     std::vector<int8_t> q;
     const QuantParams anchor_q = PerTensor(1.0f / 256, -128);
     for (float v : Anchors(g.num_boxes)) q.push_back(static_cast<int8_t>(v * 256 - 128));
-    anchors = w.ConstInt8Values({g.num_boxes, 4}, anchor_q, q);
+    anchors = w.ConstInt8Values({g.num_boxes, 4}, q, anchor_q);
   } else {
     boxes = w.Float(box_shape, -2.0f, 2.0f);
     scores = w.FloatValues(

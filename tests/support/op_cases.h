@@ -72,6 +72,9 @@ const std::vector<OpCase>& NormalizationCases();
 /// Every TRANSPOSE_CONV case (transpose_conv_cases.cc).
 const std::vector<OpCase>& TransposeConvCases();
 
+/// Every 16x8 case (int16_cases.cc): int16 activations, int8 weights, int64 bias.
+const std::vector<OpCase>& Int16Cases();
+
 /// Every SVDF case (sequence_cases.cc).
 const std::vector<OpCase>& SvdfCases();
 
@@ -82,7 +85,8 @@ const std::vector<OpCase>& DetectionPostprocessCases();
 const std::vector<OpCase>& LstmCases();
 
 /// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases(),
-/// SvdfCases(), DetectionPostprocessCases() and LstmCases(), in that order.
+/// SvdfCases(), DetectionPostprocessCases(), LstmCases() and Int16Cases(), in that order (the
+/// 16x8 ones last: CasesOf leaves them out by position).
 const std::vector<OpCase>& AllOpCases();
 
 /// One case per element-wise, comparison, logical and row op of issue 13, int8 ADD first as the
@@ -92,7 +96,7 @@ const std::vector<OpCase>& AllOpCases();
 /// multiple of 64. The list's order and names do not depend on `elements`.
 std::vector<OpCase> PerElementCases(int32_t elements);
 
-/// The cases of one op type, in list order.
+/// The cases of one op type, in list order, without the 16x8 ones (Int16Cases()).
 std::vector<OpCase> CasesOf(compiler::OpType type);
 
 CaseModel SingleCaseModel(const OpCase& c);
