@@ -65,7 +65,8 @@ size_t lstm_s8_get_buffer_size(const LstmParams& params);
                             int16_t* cell, int8_t* output, void* scratch, size_t scratch_bytes);
 
 /// TFLite's int16 sigmoid of a Q3.12 input (Q0.15 result) and int16 tanh with its input
-/// multiplier and left shift (reference_integer_ops::Logistic / Tanh), for tests.
+/// multiplier and left shift (reference_integer_ops::Logistic / Tanh): the 16x8 LOGISTIC and
+/// TANH elements of activations_s16.h with the LSTM's input formats.
 int16_t Sigmoid16(int16_t x);
 int16_t Tanh16(int16_t x, int32_t input_multiplier, int32_t input_left_shift);
 
