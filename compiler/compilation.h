@@ -33,6 +33,11 @@ struct MemoryPlan {
   std::vector<int64_t> tensor_offset;  // indexed by graph tensor
   int64_t arena_bytes = 0;             // planned peak
   int64_t arena_lower_bound = 0;       // max bytes live at any step (no plan can beat it)
+  /// Variable (state) tensors: each its own 16-byte aligned slot in the state buffer, which no
+  /// other tensor reuses, so that the state survives from one inference to the next; -1 for
+  /// every other tensor.
+  std::vector<int64_t> state_offset;  // indexed by graph tensor
+  int64_t state_bytes = 0;
   /// Weights: all constant bytes the program carries (after lowering: NPU-ordered weights and
   /// requantisation tables included).
   int64_t weight_bytes = 0;
@@ -42,7 +47,7 @@ struct MemoryPlan {
   int64_t weight_scratch_bytes = 0;
   int64_t min_weight_scratch_bytes = 0;
   int64_t sram_budget_bytes = 0;
-  int64_t sram_used_bytes = 0;  // arena + (weights in SRAM ? weights : scratch)
+  int64_t sram_used_bytes = 0;  // arena + state + (weights in SRAM ? weights : scratch)
 };
 
 struct OpCost {

@@ -141,6 +141,12 @@ void SetReduction(const Graph& graph, const Op& op, NpuKernelShape& shape) {
 }
 
 CpuKernelClass CpuClassOf(OpType type) {
+  // Matrix-vector products, never on the NPU: they cost what a FULLY_CONNECTED of their MACs does.
+  if (type == OpType::kSvdf || type == OpType::kUnidirectionalSequenceLstm) {
+    return CpuKernelClass::kFullyConnected;
+  }
+  // Float decoding and selection over every score: counted per input element (a lower bound).
+  if (type == OpType::kDetectionPostprocess) return CpuKernelClass::kElementwise;
   switch (NpuClassOf(type)) {
     case NpuKernelClass::kConv:
       return type == OpType::kConv2D || type == OpType::kTransposeConv
@@ -198,6 +204,9 @@ CpuKernelShape CpuShapeFor(const Graph& graph, const Op& op) {
   CpuKernelShape shape;
   shape.kind = CpuClassOf(op.type);
   shape.elements = graph.output(op).NumElements();
+  if (op.type == OpType::kDetectionPostprocess) {
+    shape.elements = graph.input(op, 0).NumElements() + graph.input(op, 1).NumElements();
+  }
   switch (shape.kind) {
     case CpuKernelClass::kConv:
     case CpuKernelClass::kDepthwise:

@@ -90,10 +90,12 @@ class Importer {
   absl::Status ImportOptions(const tflite::Operator& src, Op& op, const std::string& where);
   absl::Status ImportDataMovementOptions(const tflite::Operator& src, Op& op,
                                          const std::string& where);
+  absl::Status ImportCustomOptions(const tflite::Operator& src, Op& op, const std::string& where);
   absl::Status ImportIndices(const flatbuffers::Vector<int32_t>* src, bool allow_optional,
                              const std::string& where, std::vector<int>& out);
   absl::Status CheckTopologicalOrder();
   absl::Status ValidateOperands();
+  void CheckVariableUses();
   absl::Status UnsupportedError() const;
   void Warn(std::string message) {
     if (warnings_) warnings_->push_back(std::move(message));
@@ -248,6 +250,16 @@ absl::Status Importer::ImportTensor(int index, const tflite::Tensor& t) {
   if (out.type != DataType::kOther) {
     if (absl::Status s = ImportConstantData(index, t, out); !s.ok()) return s;
   }
+  out.is_variable = t.is_variable();
+  if (out.is_variable && out.is_constant) {
+    // TFLite Micro resets every variable tensor before the first inference, whatever the file
+    // holds; so does the runtime.
+    Warn(absl::StrCat(where,
+                      " is a variable tensor with initial data; the data is ignored and "
+                      "the tensor starts at its zero point, as in TFLite Micro"));
+    out.data.clear();
+    out.is_constant = false;
+  }
   graph_.tensors.push_back(std::move(out));
   return absl::OkStatus();
 }
@@ -296,9 +308,12 @@ absl::StatusOr<std::optional<OpType>> Importer::ResolveOpType(int op_index,
   // Old writers fill only the deprecated byte; new ones put 127 there for codes above it.
   const int32_t builtin = std::max<int32_t>(code->builtin_code(), code->deprecated_builtin_code());
   std::optional<OpType> type = OpTypeFromTfliteCode(builtin);
+  if (builtin == kTfliteCustomCode && code->custom_code()) {
+    type = OpTypeFromCustomCode(code->custom_code()->string_view());
+  }
   if (type) return type;
   std::string name = TfliteBuiltinName(builtin);
-  if (builtin == 32 && code->custom_code()) {
+  if (builtin == kTfliteCustomCode && code->custom_code()) {
     name = absl::StrCat("CUSTOM '", code->custom_code()->str(), "'");
   }
   Unsupported(
@@ -359,6 +374,26 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       if (op.inputs.size() == 3) op.inputs.push_back(kNoTensor);
       return absl::OkStatus();
     }
+    case OpType::kSvdf: {
+      const auto* o = src.builtin_options_as_SVDFOptions();
+      if (!o) return missing();
+      auto act = activation(o->fused_activation_function());
+      if (!act.ok()) return act.status();
+      op.options = SvdfOptions{o->rank(), *act};
+      return absl::OkStatus();
+    }
+    case OpType::kUnidirectionalSequenceLstm: {
+      const auto* o = src.builtin_options_as_UnidirectionalSequenceLSTMOptions();
+      if (!o) return missing();
+      auto act = activation(o->fused_activation_function());
+      if (!act.ok()) return act.status();
+      op.options = LstmOptions{*act, o->cell_clip(), o->proj_clip(), o->time_major()};
+      // Models written before layer normalization end at input 19: its four inputs are absent.
+      if (op.inputs.size() == 20) op.inputs.resize(24, kNoTensor);
+      return absl::OkStatus();
+    }
+    case OpType::kDetectionPostprocess:
+      return ImportCustomOptions(src, op, where);
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
     case OpType::kL2Pool2D: {
@@ -505,6 +540,23 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
   }
 }
 
+// A custom operator's options: a flexbuffer in custom_options (CustomOptionsFormat FLEXBUFFERS).
+absl::Status Importer::ImportCustomOptions(const tflite::Operator& src, Op& op,
+                                           const std::string& where) {
+  if (src.custom_options_format() != 0) {
+    return Invalid(absl::StrCat(where, ": custom_options_format ", src.custom_options_format(),
+                                " is not FLEXBUFFERS (0)"));
+  }
+  std::span<const uint8_t> bytes;
+  if (src.custom_options() != nullptr) {
+    bytes = {src.custom_options()->data(), src.custom_options()->size()};
+  }
+  absl::StatusOr<DetectionPostprocessOptions> o = ParseDetectionPostprocessOptions(bytes);
+  if (!o.ok()) return Invalid(absl::StrCat(where, ": ", o.status().message()));
+  op.options = *o;
+  return absl::OkStatus();
+}
+
 // Options of the layout and data movement ops; monostate for ops without options.
 absl::Status Importer::ImportDataMovementOptions(const tflite::Operator& src, Op& op,
                                                  const std::string& where) {
@@ -608,7 +660,10 @@ absl::Status Importer::ImportOperators(const tflite::SubGraph& subgraph) {
 absl::Status Importer::CheckTopologicalOrder() {
   std::vector<char> available(graph_.tensors.size(), 0);
   std::vector<char> written(graph_.tensors.size(), 0);
-  for (size_t t = 0; t < graph_.tensors.size(); ++t) available[t] = graph_.tensors[t].is_constant;
+  // Constants and variable (state) tensors hold a value before the first operator runs.
+  for (size_t t = 0; t < graph_.tensors.size(); ++t) {
+    available[t] = graph_.tensors[t].is_constant || graph_.tensors[t].is_variable;
+  }
   for (int t : graph_.inputs) available[t] = 1;
   for (const Op& op : graph_.ops) {
     for (int t : op.inputs) {
@@ -617,6 +672,7 @@ absl::Status Importer::CheckTopologicalOrder() {
                                   graph_.tensors[t].name, "' before any operator writes it"));
     }
     for (int t : op.outputs) {
+      if (graph_.tensors[t].is_variable) continue;  // CheckVariableUses reports it
       if (graph_.tensors[t].is_constant) {
         return Invalid(absl::StrCat(graph_.Describe(op), " writes constant tensor ", t, " '",
                                     graph_.tensors[t].name, "'"));
@@ -673,9 +729,52 @@ absl::StatusOr<Graph> Importer::Run() {
   return std::move(graph_);
 }
 
+// A variable tensor keeps its value between inferences. boardlab keeps one only where a kernel
+// owns it, as TFLite Micro's kernels do: the state operand of one stateful op (SVDF's activation
+// state, LSTM's hidden and cell states); any other use is recorded as unsupported.
+void Importer::CheckVariableUses() {
+  auto label = [this](int t) {
+    return absl::StrCat("variable tensor ", t, " '", graph_.tensors[t].name, "'");
+  };
+  for (const std::vector<int>* list : {&graph_.inputs, &graph_.outputs}) {
+    for (int t : *list) {
+      if (!graph_.tensors[t].is_variable) continue;
+      Unsupported(absl::StrCat(label(t), " is a graph ",
+                               list == &graph_.inputs ? "input" : "output",
+                               "; boardlab keeps variable tensors inside the ops that own them"));
+    }
+  }
+  std::vector<int> owner(graph_.tensors.size(), -1);
+  for (size_t i = 0; i < graph_.ops.size(); ++i) {
+    const Op& op = graph_.ops[i];
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const int t = op.inputs[k];
+      if (t == kNoTensor || !graph_.tensors[t].is_variable) continue;
+      if (!IsStateOperand(op.type, k)) {
+        Unsupported(absl::StrCat(graph_.Describe(op), " reads ", label(t), " as input ", k,
+                                 "; boardlab keeps state only for SVDF's activation state and "
+                                 "UNIDIRECTIONAL_SEQUENCE_LSTM's hidden and cell states"));
+      } else if (owner[t] >= 0) {
+        Unsupported(absl::StrCat(label(t), " is the state of both ",
+                                 graph_.Describe(graph_.ops[owner[t]]), " and ",
+                                 graph_.Describe(op), "; each stateful op needs its own"));
+      }
+      owner[t] = static_cast<int>(i);
+    }
+    for (int t : op.outputs) {
+      if (graph_.tensors[t].is_variable) {
+        Unsupported(absl::StrCat(graph_.Describe(op), " writes ", label(t),
+                                 " as an output; only stateful ops update variable tensors, in "
+                                 "place"));
+      }
+    }
+  }
+}
+
 // Checks every imported op's operands: an inconsistent model fails at once, an unsupported
 // variant (int16 activations, ...) is recorded like an unsupported operator.
 absl::Status Importer::ValidateOperands() {
+  CheckVariableUses();
   auto has_unsupported_type = [this](const Op& op) {
     for (const std::vector<int>* list : {&op.inputs, &op.outputs}) {
       for (int t : *list) {

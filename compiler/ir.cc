@@ -150,6 +150,19 @@ int64_t Graph::Macs(const Op& op) const {
       const Tensor& w = input(op, 1);  // [units, depth]
       return out.NumElements() * w.shape.back();
     }
+    case OpType::kSvdf: {
+      // The feature matmul over the input, then the time matmul over the state's memory.
+      const Tensor& feature = input(op, 1);  // [filters, input_size]
+      const Tensor& time = input(op, 2);     // [filters, memory]
+      return int64_t{input(op, 0).shape[0]} * feature.shape[0] * (feature.shape[1] + time.shape[1]);
+    }
+    case OpType::kUnidirectionalSequenceLstm: {
+      // Per step and batch row: four gates, each an input FC and a recurrent FC.
+      const Tensor& in = input(op, 0);  // [time, batch, input] or [batch, time, input]
+      const Tensor& w = input(op, 2);   // input-to-forget weights [state, input]
+      const int64_t rows = int64_t{in.shape[0]} * in.shape[1];
+      return rows * 4 * w.shape[0] * (int64_t{w.shape[1]} + w.shape[0]);
+    }
     case OpType::kBatchMatMul: {
       const Tensor& a = input(op, 0);
       const auto& opt = op.opts<BatchMatMulOptions>();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "compiler/detection_postprocess_options.h"
 #include "compiler/op_types.h"
 
 namespace boardlab::compiler {
@@ -54,6 +55,12 @@ struct Tensor {
   /// Constant data (weights, biases, shape operands); empty for activations.
   std::vector<uint8_t> data;
   bool is_constant = false;
+  /// A variable (stateful) tensor: an op reads and updates it in place, and it keeps its value
+  /// from one inference to the next. It is reset when the program loads, to its zero point
+  /// (int8) or to 0 (other types), as TFLite Micro's ResetVariableTensors does; any initial data
+  /// in the model is ignored, as there. Only the state operands of SVDF and
+  /// UNIDIRECTIONAL_SEQUENCE_LSTM may be variables (the importer checks).
+  bool is_variable = false;
   Layout layout = Layout::kAny;
   /// Index of the op that writes this tensor; -1 for graph inputs and constants.
   int producer = -1;
@@ -159,11 +166,28 @@ struct CumsumOptions {
   bool reverse = false;    // sums run from the end of the axis
 };
 
-using OpOptions = std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
-                               ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions,
-                               SqueezeOptions, StridedSliceOptions, ResizeOptions, LeakyReluOptions,
-                               BatchMatMulOptions, GatherOptions, PackOptions, SplitOptions,
-                               BlockOptions, MirrorPadOptions, CumsumOptions>;
+/// SVDF: `rank` filters per output unit; the fused activation is kept for validation (TFLite
+/// Micro's integer SVDF applies none).
+struct SvdfOptions {
+  int32_t rank = 0;
+  Activation activation = Activation::kNone;
+};
+
+/// UNIDIRECTIONAL_SEQUENCE_LSTM: the cell gate's activation, the clips (0 = none) and the
+/// sequence layout ([time, batch, input] when time_major, else [batch, time, input]).
+struct LstmOptions {
+  Activation activation = Activation::kTanh;
+  float cell_clip = 0.0f;
+  float proj_clip = 0.0f;
+  bool time_major = false;
+};
+
+using OpOptions =
+    std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
+                 ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions, SqueezeOptions,
+                 StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions,
+                 GatherOptions, PackOptions, SplitOptions, BlockOptions, MirrorPadOptions,
+                 CumsumOptions, SvdfOptions, DetectionPostprocessOptions, LstmOptions>;
 
 /// Where an op runs after partitioning.
 enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };

@@ -505,6 +505,20 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
            "computes int8 only",
            NeverOnNpu}};
     }
+    // Recurrent ops keep state between inferences; the Neutron operator set (neutron-rt700.md
+    // section 4) has none of them.
+    for (OpType type : {OpType::kSvdf, OpType::kUnidirectionalSequenceLstm}) {
+      t[static_cast<size_t>(type)].constraints = {
+          {"stateful_op",
+           "a recurrent op whose state persists between inferences; the Neutron operator set "
+           "(neutron-rt700.md section 4) has no such op",
+           NeverOnNpu}};
+    }
+    t[static_cast<size_t>(OpType::kDetectionPostprocess)].constraints = {
+        {"float_postprocessing",
+         "SSD post-processing in float32 (box decoding, sorting, non-max suppression); the "
+         "Neutron operator set (neutron-rt700.md section 4) has no such op",
+         NeverOnNpu}};
     // The Neutron-C flow runs these (neutron-rt700.md section 4), boardlab's lowering does not.
     for (OpType type :
          {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,

@@ -39,7 +39,8 @@ inline bool BroadcastShape(const std::vector<int32_t>& a, const std::vector<int3
 }
 
 /// Why `type` does not take int16 activations (16x8 quantization): TFLite Micro has no such
-/// kernel, or its 16x8 form needs int16 throughout (validate_ops.cc).
+/// kernel, boardlab does not run its 16x8 form yet, or its 16x8 form needs int16 throughout
+/// (validate_ops.cc).
 std::string No16x8Reason(OpType type);
 
 // Collects the checks of one op; the first failure becomes the returned status.
@@ -316,5 +317,9 @@ absl::Status ValidateSelectionOp(const OpChecker& c);
 /// Arithmetic and math ops: EXP, LOG, SQRT, RSQRT, SQUARE, ROUND, FLOOR, CEIL, SIN, COS, ELU,
 /// PRELU, DIV, FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE, ADD_N and CUMSUM (validate_math_ops.cc).
 absl::Status ValidateMathOp(const OpChecker& c);
+
+/// Sequence and detection ops: SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM and DETECTION_POSTPROCESS
+/// (validate_sequence_ops.cc).
+absl::Status ValidateSequenceOp(const OpChecker& c);
 
 }  // namespace boardlab::compiler

@@ -194,10 +194,25 @@ const char* OpTypeName(OpType type) { return kOps[static_cast<size_t>(type)].nam
 int32_t OpTypeTfliteCode(OpType type) { return kOps[static_cast<size_t>(type)].code; }
 
 std::optional<OpType> OpTypeFromTfliteCode(int32_t code) {
+  if (code == kTfliteCustomCode) return std::nullopt;
   for (const OpInfo& info : kOps) {
     if (info.code == code) return info.type;
   }
   return std::nullopt;
+}
+
+std::optional<OpType> OpTypeFromCustomCode(std::string_view custom_code) {
+  for (const OpInfo& info : kOps) {
+    if (info.code == kTfliteCustomCode && CustomCodeOf(info.type) == custom_code) {
+      return info.type;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view CustomCodeOf(OpType type) {
+  // The name TFLite's converter gives the SSD post-processing op (and TFLite Micro registers).
+  return type == OpType::kDetectionPostprocess ? "TFLite_Detection_PostProcess" : "";
 }
 
 bool IsComparisonOp(OpType type) {

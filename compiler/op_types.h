@@ -7,97 +7,102 @@
 namespace boardlab::compiler {
 
 // The operators boardlab compiles, with their TFLite BuiltinOperator codes. One list drives the
-// enum, the name table and the importer's code map (STYLE.md rule 10: one op list).
-#define BOARDLAB_OP_LIST(X)                                \
-  X(kAdd, "ADD", 0)                                        \
-  X(kAveragePool2D, "AVERAGE_POOL_2D", 1)                  \
-  X(kConcatenation, "CONCATENATION", 2)                    \
-  X(kConv2D, "CONV_2D", 3)                                 \
-  X(kDepthwiseConv2D, "DEPTHWISE_CONV_2D", 4)              \
-  X(kDepthToSpace, "DEPTH_TO_SPACE", 5)                    \
-  X(kDequantize, "DEQUANTIZE", 6)                          \
-  X(kEmbeddingLookup, "EMBEDDING_LOOKUP", 7)               \
-  X(kFloor, "FLOOR", 8)                                    \
-  X(kFullyConnected, "FULLY_CONNECTED", 9)                 \
-  X(kL2Normalization, "L2_NORMALIZATION", 11)              \
-  X(kL2Pool2D, "L2_POOL_2D", 12)                           \
-  X(kLogistic, "LOGISTIC", 14)                             \
-  X(kMaxPool2D, "MAX_POOL_2D", 17)                         \
-  X(kMul, "MUL", 18)                                       \
-  X(kRelu, "RELU", 19)                                     \
-  X(kRelu6, "RELU6", 21)                                   \
-  X(kReshape, "RESHAPE", 22)                               \
-  X(kResizeBilinear, "RESIZE_BILINEAR", 23)                \
-  X(kSoftmax, "SOFTMAX", 25)                               \
-  X(kSpaceToDepth, "SPACE_TO_DEPTH", 26)                   \
-  X(kTanh, "TANH", 28)                                     \
-  X(kPad, "PAD", 34)                                       \
-  X(kGather, "GATHER", 36)                                 \
-  X(kBatchToSpaceNd, "BATCH_TO_SPACE_ND", 37)              \
-  X(kSpaceToBatchNd, "SPACE_TO_BATCH_ND", 38)              \
-  X(kTranspose, "TRANSPOSE", 39)                           \
-  X(kMean, "MEAN", 40)                                     \
-  X(kSub, "SUB", 41)                                       \
-  X(kDiv, "DIV", 42)                                       \
-  X(kSqueeze, "SQUEEZE", 43)                               \
-  X(kStridedSlice, "STRIDED_SLICE", 45)                    \
-  X(kExp, "EXP", 47)                                       \
-  X(kSplit, "SPLIT", 49)                                   \
-  X(kLogSoftmax, "LOG_SOFTMAX", 50)                        \
-  X(kCast, "CAST", 53)                                     \
-  X(kPrelu, "PRELU", 54)                                   \
-  X(kMaximum, "MAXIMUM", 55)                               \
-  X(kArgMax, "ARG_MAX", 56)                                \
-  X(kMinimum, "MINIMUM", 57)                               \
-  X(kLess, "LESS", 58)                                     \
-  X(kNeg, "NEG", 59)                                       \
-  X(kPadV2, "PADV2", 60)                                   \
-  X(kGreater, "GREATER", 61)                               \
-  X(kGreaterEqual, "GREATER_EQUAL", 62)                    \
-  X(kLessEqual, "LESS_EQUAL", 63)                          \
-  X(kSlice, "SLICE", 65)                                   \
-  X(kSin, "SIN", 66)                                       \
-  X(kTransposeConv, "TRANSPOSE_CONV", 67)                  \
-  X(kExpandDims, "EXPAND_DIMS", 70)                        \
-  X(kEqual, "EQUAL", 71)                                   \
-  X(kNotEqual, "NOT_EQUAL", 72)                            \
-  X(kLog, "LOG", 73)                                       \
-  X(kSum, "SUM", 74)                                       \
-  X(kSqrt, "SQRT", 75)                                     \
-  X(kRsqrt, "RSQRT", 76)                                   \
-  X(kShape, "SHAPE", 77)                                   \
-  X(kArgMin, "ARG_MIN", 79)                                \
-  X(kReduceMax, "REDUCE_MAX", 82)                          \
-  X(kPack, "PACK", 83)                                     \
-  X(kLogicalOr, "LOGICAL_OR", 84)                          \
-  X(kLogicalAnd, "LOGICAL_AND", 86)                        \
-  X(kLogicalNot, "LOGICAL_NOT", 87)                        \
-  X(kUnpack, "UNPACK", 88)                                 \
-  X(kReduceMin, "REDUCE_MIN", 89)                          \
-  X(kFloorDiv, "FLOOR_DIV", 90)                            \
-  X(kSquare, "SQUARE", 92)                                 \
-  X(kZerosLike, "ZEROS_LIKE", 93)                          \
-  X(kFill, "FILL", 94)                                     \
-  X(kFloorMod, "FLOOR_MOD", 95)                            \
-  X(kResizeNearestNeighbor, "RESIZE_NEAREST_NEIGHBOR", 97) \
-  X(kLeakyRelu, "LEAKY_RELU", 98)                          \
-  X(kSquaredDifference, "SQUARED_DIFFERENCE", 99)          \
-  X(kMirrorPad, "MIRROR_PAD", 100)                         \
-  X(kAbs, "ABS", 101)                                      \
-  X(kSplitV, "SPLIT_V", 102)                               \
-  X(kCeil, "CEIL", 104)                                    \
-  X(kReverseV2, "REVERSE_V2", 105)                         \
-  X(kAddN, "ADD_N", 106)                                   \
-  X(kGatherNd, "GATHER_ND", 107)                           \
-  X(kCos, "COS", 108)                                      \
-  X(kElu, "ELU", 111)                                      \
-  X(kQuantize, "QUANTIZE", 114)                            \
-  X(kRound, "ROUND", 116)                                  \
-  X(kHardSwish, "HARD_SWISH", 117)                         \
-  X(kSelectV2, "SELECT_V2", 123)                           \
-  X(kBatchMatMul, "BATCH_MATMUL", 126)                     \
-  X(kCumsum, "CUMSUM", 128)                                \
-  X(kBroadcastTo, "BROADCAST_TO", 130)                     \
+// enum, the name table and the importer's code map (STYLE.md rule 10: one op list). Custom
+// operators carry the CUSTOM code (32) and are found by their custom code string instead
+// (OpTypeFromCustomCode).
+#define BOARDLAB_OP_LIST(X)                                          \
+  X(kAdd, "ADD", 0)                                                  \
+  X(kAveragePool2D, "AVERAGE_POOL_2D", 1)                            \
+  X(kConcatenation, "CONCATENATION", 2)                              \
+  X(kConv2D, "CONV_2D", 3)                                           \
+  X(kDepthwiseConv2D, "DEPTHWISE_CONV_2D", 4)                        \
+  X(kDepthToSpace, "DEPTH_TO_SPACE", 5)                              \
+  X(kDequantize, "DEQUANTIZE", 6)                                    \
+  X(kEmbeddingLookup, "EMBEDDING_LOOKUP", 7)                         \
+  X(kFloor, "FLOOR", 8)                                              \
+  X(kFullyConnected, "FULLY_CONNECTED", 9)                           \
+  X(kL2Normalization, "L2_NORMALIZATION", 11)                        \
+  X(kL2Pool2D, "L2_POOL_2D", 12)                                     \
+  X(kLogistic, "LOGISTIC", 14)                                       \
+  X(kMaxPool2D, "MAX_POOL_2D", 17)                                   \
+  X(kMul, "MUL", 18)                                                 \
+  X(kRelu, "RELU", 19)                                               \
+  X(kRelu6, "RELU6", 21)                                             \
+  X(kReshape, "RESHAPE", 22)                                         \
+  X(kResizeBilinear, "RESIZE_BILINEAR", 23)                          \
+  X(kSoftmax, "SOFTMAX", 25)                                         \
+  X(kSpaceToDepth, "SPACE_TO_DEPTH", 26)                             \
+  X(kSvdf, "SVDF", 27)                                               \
+  X(kTanh, "TANH", 28)                                               \
+  X(kDetectionPostprocess, "DETECTION_POSTPROCESS", 32)              \
+  X(kPad, "PAD", 34)                                                 \
+  X(kGather, "GATHER", 36)                                           \
+  X(kBatchToSpaceNd, "BATCH_TO_SPACE_ND", 37)                        \
+  X(kSpaceToBatchNd, "SPACE_TO_BATCH_ND", 38)                        \
+  X(kTranspose, "TRANSPOSE", 39)                                     \
+  X(kMean, "MEAN", 40)                                               \
+  X(kSub, "SUB", 41)                                                 \
+  X(kDiv, "DIV", 42)                                                 \
+  X(kSqueeze, "SQUEEZE", 43)                                         \
+  X(kUnidirectionalSequenceLstm, "UNIDIRECTIONAL_SEQUENCE_LSTM", 44) \
+  X(kStridedSlice, "STRIDED_SLICE", 45)                              \
+  X(kExp, "EXP", 47)                                                 \
+  X(kSplit, "SPLIT", 49)                                             \
+  X(kLogSoftmax, "LOG_SOFTMAX", 50)                                  \
+  X(kCast, "CAST", 53)                                               \
+  X(kPrelu, "PRELU", 54)                                             \
+  X(kMaximum, "MAXIMUM", 55)                                         \
+  X(kArgMax, "ARG_MAX", 56)                                          \
+  X(kMinimum, "MINIMUM", 57)                                         \
+  X(kLess, "LESS", 58)                                               \
+  X(kNeg, "NEG", 59)                                                 \
+  X(kPadV2, "PADV2", 60)                                             \
+  X(kGreater, "GREATER", 61)                                         \
+  X(kGreaterEqual, "GREATER_EQUAL", 62)                              \
+  X(kLessEqual, "LESS_EQUAL", 63)                                    \
+  X(kSlice, "SLICE", 65)                                             \
+  X(kSin, "SIN", 66)                                                 \
+  X(kTransposeConv, "TRANSPOSE_CONV", 67)                            \
+  X(kExpandDims, "EXPAND_DIMS", 70)                                  \
+  X(kEqual, "EQUAL", 71)                                             \
+  X(kNotEqual, "NOT_EQUAL", 72)                                      \
+  X(kLog, "LOG", 73)                                                 \
+  X(kSum, "SUM", 74)                                                 \
+  X(kSqrt, "SQRT", 75)                                               \
+  X(kRsqrt, "RSQRT", 76)                                             \
+  X(kShape, "SHAPE", 77)                                             \
+  X(kArgMin, "ARG_MIN", 79)                                          \
+  X(kReduceMax, "REDUCE_MAX", 82)                                    \
+  X(kPack, "PACK", 83)                                               \
+  X(kLogicalOr, "LOGICAL_OR", 84)                                    \
+  X(kLogicalAnd, "LOGICAL_AND", 86)                                  \
+  X(kLogicalNot, "LOGICAL_NOT", 87)                                  \
+  X(kUnpack, "UNPACK", 88)                                           \
+  X(kReduceMin, "REDUCE_MIN", 89)                                    \
+  X(kFloorDiv, "FLOOR_DIV", 90)                                      \
+  X(kSquare, "SQUARE", 92)                                           \
+  X(kZerosLike, "ZEROS_LIKE", 93)                                    \
+  X(kFill, "FILL", 94)                                               \
+  X(kFloorMod, "FLOOR_MOD", 95)                                      \
+  X(kResizeNearestNeighbor, "RESIZE_NEAREST_NEIGHBOR", 97)           \
+  X(kLeakyRelu, "LEAKY_RELU", 98)                                    \
+  X(kSquaredDifference, "SQUARED_DIFFERENCE", 99)                    \
+  X(kMirrorPad, "MIRROR_PAD", 100)                                   \
+  X(kAbs, "ABS", 101)                                                \
+  X(kSplitV, "SPLIT_V", 102)                                         \
+  X(kCeil, "CEIL", 104)                                              \
+  X(kReverseV2, "REVERSE_V2", 105)                                   \
+  X(kAddN, "ADD_N", 106)                                             \
+  X(kGatherNd, "GATHER_ND", 107)                                     \
+  X(kCos, "COS", 108)                                                \
+  X(kElu, "ELU", 111)                                                \
+  X(kQuantize, "QUANTIZE", 114)                                      \
+  X(kRound, "ROUND", 116)                                            \
+  X(kHardSwish, "HARD_SWISH", 117)                                   \
+  X(kSelectV2, "SELECT_V2", 123)                                     \
+  X(kBatchMatMul, "BATCH_MATMUL", 126)                               \
+  X(kCumsum, "CUMSUM", 128)                                          \
+  X(kBroadcastTo, "BROADCAST_TO", 130)                               \
   X(kBroadcastArgs, "BROADCAST_ARGS", 145)
 
 enum class OpType : uint8_t {
@@ -118,8 +123,19 @@ const char* OpTypeName(OpType type);
 /// The TFLite BuiltinOperator code of `type`.
 int32_t OpTypeTfliteCode(OpType type);
 
-/// Maps a TFLite BuiltinOperator code to our op type; nullopt when boardlab does not support it.
+/// Maps a TFLite BuiltinOperator code to our op type; nullopt when boardlab does not support it
+/// (and for CUSTOM, whose operators are found by OpTypeFromCustomCode).
 std::optional<OpType> OpTypeFromTfliteCode(int32_t code);
+
+/// The BuiltinOperator code of custom operators.
+inline constexpr int32_t kTfliteCustomCode = 32;
+
+/// The custom operator a CUSTOM operator code names by its custom_code string (e.g.
+/// "TFLite_Detection_PostProcess"); nullopt when boardlab does not support it.
+std::optional<OpType> OpTypeFromCustomCode(std::string_view custom_code);
+
+/// The custom_code string of a custom op type; empty for builtin ones.
+std::string_view CustomCodeOf(OpType type);
 
 /// EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS and LESS_EQUAL.
 bool IsComparisonOp(OpType type);

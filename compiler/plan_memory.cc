@@ -10,13 +10,16 @@ namespace boardlab::compiler {
 namespace {
 
 constexpr int kUnused = -1;
+// The runtime's kernels read state as int16 or int32 arrays; 16 bytes suits every type.
+constexpr int64_t kStateAlignment = 16;
 
 // Live range of every tensor that needs arena storage; first_use == kUnused for the others.
 std::vector<BufferRequest> LiveRanges(const Graph& graph) {
   const int last_step = std::max(0, static_cast<int>(graph.ops.size()) - 1);
   std::vector<BufferRequest> ranges(graph.tensors.size(), {0, kUnused, kUnused});
   auto touch = [&](int t, int step) {
-    if (t == kNoTensor || graph.tensors[t].is_constant) return;
+    // Variables live in the state buffer for the whole program (PlaceState).
+    if (t == kNoTensor || graph.tensors[t].is_constant || graph.tensors[t].is_variable) return;
     BufferRequest& r = ranges[t];
     r.first_use = r.first_use == kUnused ? step : std::min(r.first_use, step);
     r.last_use = std::max(r.last_use, step);
@@ -33,9 +36,27 @@ std::vector<BufferRequest> LiveRanges(const Graph& graph) {
   return ranges;
 }
 
-std::string FitMessage(int64_t arena, int64_t second, const char* what, int64_t budget) {
-  return absl::StrCat("needs ", arena + second, " bytes of SRAM (arena ", arena, " + ", what, " ",
-                      second, "), budget ", budget);
+// Every variable gets its own slot, in tensor order: state must not share bytes with anything.
+void PlaceState(const Graph& graph, MemoryPlan& m) {
+  m.state_offset.assign(graph.tensors.size(), -1);
+  m.state_bytes = 0;
+  for (size_t t = 0; t < graph.tensors.size(); ++t) {
+    if (!graph.tensors[t].is_variable) continue;
+    m.state_offset[t] = m.state_bytes;
+    m.state_bytes +=
+        (graph.tensors[t].SizeBytes() + kStateAlignment - 1) / kStateAlignment * kStateAlignment;
+  }
+}
+
+// What stays in SRAM whatever happens to the weights: the activation arena and the state.
+int64_t ActivationBytes(const MemoryPlan& m) { return m.arena_bytes + m.state_bytes; }
+
+std::string FitMessage(const MemoryPlan& m, int64_t second, const char* what) {
+  const std::string state =
+      m.state_bytes > 0 ? absl::StrCat(" + variable state ", m.state_bytes) : "";
+  return absl::StrCat("needs ", ActivationBytes(m) + second, " bytes of SRAM (arena ",
+                      m.arena_bytes, state, " + ", what, " ", second, "), budget ",
+                      m.sram_budget_bytes);
 }
 
 // Weights stream from flash through an SRAM scratch window. Two slots of the largest kernel's
@@ -49,23 +70,22 @@ absl::Status PlaceInFlash(Compilation& c, int64_t weight_bytes, int64_t largest_
                      "' has ", c.board.flash_bytes, " bytes of external flash"));
   }
   int64_t scratch = 2 * largest_kernel;
-  if (m.arena_bytes + scratch > m.sram_budget_bytes) scratch = largest_kernel;
-  if (m.arena_bytes + scratch > m.sram_budget_bytes) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("does not fit with weights in flash: ",
-                     FitMessage(m.arena_bytes, scratch, "weight scratch", m.sram_budget_bytes),
-                     "; the scratch window must hold the largest kernel's weights"));
+  if (ActivationBytes(m) + scratch > m.sram_budget_bytes) scratch = largest_kernel;
+  if (ActivationBytes(m) + scratch > m.sram_budget_bytes) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "does not fit with weights in flash: ", FitMessage(m, scratch, "weight scratch"),
+        "; the scratch window must hold the largest kernel's weights"));
   }
   if (scratch < 2 * largest_kernel) {
     c.warnings.push_back(absl::StrCat("weight scratch is single-buffered (", scratch,
                                       " bytes): prefetches cannot overlap "
                                       "compute; ",
-                                      m.arena_bytes + 2 * largest_kernel,
+                                      ActivationBytes(m) + 2 * largest_kernel,
                                       " bytes of SRAM would double-buffer it"));
   }
   m.weights_in_flash = true;
   m.weight_scratch_bytes = scratch;
-  m.sram_used_bytes = m.arena_bytes + scratch;
+  m.sram_used_bytes = ActivationBytes(m) + scratch;
   return absl::OkStatus();
 }
 
@@ -110,6 +130,7 @@ absl::Status PlanMemory(Compilation& c) {
   }
   m.arena_bytes = planner.PeakBytes();
   m.arena_lower_bound = ArenaLowerBound(planner);
+  PlaceState(c.graph, m);
   const WeightStats weights = CountWeights(c.graph);
   return PlaceWeights(c, weights.total_bytes, weights.largest_kernel_bytes);
 }
@@ -128,14 +149,12 @@ absl::Status PlaceWeights(Compilation& c, int64_t weight_bytes,
         absl::StrCat("Invalid configuration of sram_budget=", m.sram_budget_bytes,
                      " (must be > 0: set --sram-budget or the board profile's sram_budget_bytes)"));
   }
-  const bool fits_in_sram = m.arena_bytes + weight_bytes <= m.sram_budget_bytes;
+  const bool fits_in_sram = ActivationBytes(m) + weight_bytes <= m.sram_budget_bytes;
   switch (c.options.weights) {
     case WeightsPlacement::kSram:
       if (!fits_in_sram) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("does not fit: ",
-                         FitMessage(m.arena_bytes, weight_bytes, "weights", m.sram_budget_bytes),
-                         "; use --weights flash"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "does not fit: ", FitMessage(m, weight_bytes, "weights"), "; use --weights flash"));
       }
       break;
     case WeightsPlacement::kFlash:
@@ -144,7 +163,7 @@ absl::Status PlaceWeights(Compilation& c, int64_t weight_bytes,
       if (!fits_in_sram) return PlaceInFlash(c, weight_bytes, largest_kernel_weight_bytes);
       break;
   }
-  m.sram_used_bytes = m.arena_bytes + weight_bytes;
+  m.sram_used_bytes = ActivationBytes(m) + weight_bytes;
   return absl::OkStatus();
 }
 

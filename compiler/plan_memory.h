@@ -24,14 +24,16 @@ struct WeightStats {
 WeightStats CountWeights(const Graph& graph);
 
 /// Plans the activation arena of `c.graph` (ops in execution order; graph inputs live from step
-/// 0, graph outputs to the last step; constants excluded) with the greedy planner, verifies the
-/// plan, fills c.memory.tensor_offset / arena_bytes / arena_lower_bound, then calls PlaceWeights
-/// with CountWeights(c.graph).
+/// 0, graph outputs to the last step; constants and variable tensors excluded) with the greedy
+/// planner, verifies the plan, fills c.memory.tensor_offset / arena_bytes / arena_lower_bound,
+/// gives every variable (state) tensor its own slot of the state buffer (state_offset /
+/// state_bytes), then calls PlaceWeights with CountWeights(c.graph).
 absl::Status PlanMemory(Compilation& c);
 
 /// Decides where `weight_bytes` of weights live, after PlanMemory has sized the arena. The
-/// budget is c.options.sram_budget, else c.board.sram_budget_bytes. kSram: arena + weights must
-/// fit; kFlash: weights go to flash (which must hold them), and the arena plus a double-buffered
+/// budget is c.options.sram_budget, else c.board.sram_budget_bytes. The arena and the state are
+/// always in SRAM. kSram: arena + state + weights must fit; kFlash: weights go to flash (which
+/// must hold them), and the arena, the state and a double-buffered
 /// scratch window of 2 x `largest_kernel_weight_bytes` must fit; kAuto: SRAM when it fits, else
 /// flash. Fills weight_bytes, weights_in_flash, (min_)weight_scratch_bytes, sram_budget_bytes
 /// and sram_used_bytes. FailedPrecondition, with the numbers, when nothing fits.

@@ -1,6 +1,7 @@
 #include "compiler/pte_writer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -107,7 +108,10 @@ class ProgramBuilder {
   }
   int Null();
   uint32_t AddConstant(const uint8_t* data, size_t size);
+  uint32_t AddMutableData(const Tensor& tensor);
   int ConstantInt32Tensor(const std::vector<int32_t>& v);
+  absl::StatusOr<flatbuffers::Offset<et::AllocationDetails>> Planned(
+      uint32_t memory_id, const std::vector<int64_t>& offsets, int t, const char* buffer);
   absl::StatusOr<int> TensorValue(int t);
   absl::Status Inputs(const Op& op, std::vector<int>& args);
   absl::Status Outputs(const Op& op, std::vector<int>& args);
@@ -119,6 +123,9 @@ class ProgramBuilder {
   void FullyConnectedParams(const Op& op, std::vector<int>& args);
   void PoolParams(const Op& op, std::vector<int>& args);
   void TransposeConvParams(const Op& op, std::vector<int>& args);
+  void SvdfParams(const Op& op, std::vector<int>& args);
+  void DetectionPostprocessParams(const Op& op, std::vector<int>& args);
+  void LstmParams(const Op& op, std::vector<int>& args);
   void ElementwiseParams(const Op& op, std::vector<int>& args);
   void GenericParams(const Op& op, std::vector<int>& args);
   void ActivationParams(const Op& op, Activation act, std::vector<int>& args);
@@ -132,6 +139,7 @@ class ProgramBuilder {
   uint32_t BlobSegment(const NpuPartitionBlob& blob);
 
   bool NeedsConstantSegment() const;
+  bool NeedsMutableSegment() const { return c_.memory.state_bytes > 0; }
   absl::StatusOr<flatbuffers::Offset<et::ExecutionPlan>> Plan();
   std::vector<uint8_t> Container(std::span<const uint8_t> flatbuffer,
                                  const std::vector<std::span<const uint8_t>>& segments) const;
@@ -145,11 +153,16 @@ class ProgramBuilder {
   int null_value_ = -1;
   std::vector<uint8_t> constant_data_;
   std::vector<uint64_t> constant_offsets_ = {0};  // [0] is the reserved empty placeholder
+  // Initial (reset) values of the variable tensors: ExecuTorch's mutable-data segment.
+  std::vector<uint8_t> mutable_data_;
+  std::vector<uint64_t> mutable_offsets_ = {0};  // [0] is the reserved empty placeholder
   std::vector<flatbuffers::Offset<et::Operator>> operators_;
   std::map<std::string, int> operator_index_;
   std::vector<flatbuffers::Offset<et::BackendDelegate>> delegates_;
   std::vector<const std::vector<uint8_t>*> delegate_segments_;  // distinct blobs, in order
-  // Segment 0 is the constant segment when there are constants; delegate segments follow.
+  // Segment 0 is the constant segment when there are constants, then the mutable-data segment
+  // when there is state (executorch-formats.md 1.2 segment order); delegate segments follow.
+  uint32_t mutable_segment_ = 0;
   uint32_t first_delegate_segment_ = 0;
 };
 
@@ -168,6 +181,15 @@ uint32_t ProgramBuilder::AddConstant(const uint8_t* data, size_t size) {
   return static_cast<uint32_t>(constant_offsets_.size() - 1);
 }
 
+// TFLite Micro's ResetVariableTensors: int8 variables start at their zero point, all others at 0.
+uint32_t ProgramBuilder::AddMutableData(const Tensor& tensor) {
+  const uint8_t fill =
+      tensor.type == DataType::kInt8 ? static_cast<uint8_t>(tensor.quant.zp()) : uint8_t{0};
+  mutable_offsets_.push_back(mutable_data_.size());
+  mutable_data_.insert(mutable_data_.end(), static_cast<size_t>(tensor.SizeBytes()), fill);
+  return static_cast<uint32_t>(mutable_offsets_.size() - 1);
+}
+
 int ProgramBuilder::ConstantInt32Tensor(const std::vector<int32_t>& v) {
   std::vector<uint8_t> bytes;
   for (int32_t x : v) PutLe(bytes, static_cast<uint32_t>(x));
@@ -179,6 +201,19 @@ int ProgramBuilder::ConstantInt32Tensor(const std::vector<int32_t>& v) {
   return Push(et::CreateEValue(fbb_, et::KernelTypes::Tensor, tensor.Union()));
 }
 
+// Tensor `t` planned into buffer `memory_id` at offsets[t]; FailedPrecondition when the plan
+// has no offset for it.
+absl::StatusOr<flatbuffers::Offset<et::AllocationDetails>> ProgramBuilder::Planned(
+    uint32_t memory_id, const std::vector<int64_t>& offsets, int t, const char* buffer) {
+  const int64_t offset = t < static_cast<int>(offsets.size()) ? offsets[t] : -1;
+  if (offset < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("PTE writer: tensor '", g_.tensors[t].name, "' has no ", buffer, " offset"));
+  }
+  return et::CreateAllocationDetails(fbb_, memory_id, static_cast<uint32_t>(offset & 0xFFFFFFFF),
+                                     static_cast<uint32_t>(offset >> 32));
+}
+
 absl::StatusOr<int> ProgramBuilder::TensorValue(int t) {
   if (auto it = tensor_values_.find(t); it != tensor_values_.end()) return it->second;
   const Tensor& tensor = g_.tensors[t];
@@ -187,22 +222,23 @@ absl::StatusOr<int> ProgramBuilder::TensorValue(int t) {
   std::vector<uint8_t> dim_order(tensor.shape.size());
   for (size_t i = 0; i < dim_order.size(); ++i) dim_order[i] = static_cast<uint8_t>(i);
   uint32_t buffer = 0;
-  flatbuffers::Offset<et::AllocationDetails> allocation = 0;
+  absl::StatusOr<flatbuffers::Offset<et::AllocationDetails>> allocation =
+      flatbuffers::Offset<et::AllocationDetails>();
+  flatbuffers::Offset<et::ExtraTensorInfo> extra = 0;
   if (tensor.is_constant) {
     buffer = AddConstant(tensor.data.data(), tensor.data.size());
+  } else if (tensor.is_variable) {
+    // Memory-planned with an initial value (executorch-formats.md 1.5): the runtime copies the
+    // reset value into the state buffer when it loads the method.
+    allocation = Planned(kStateMemoryId, c_.memory.state_offset, t, "state");
+    buffer = AddMutableData(tensor);
+    extra = et::CreateExtraTensorInfo(fbb_, /*mutable_data_segments_idx=*/0);
   } else {
-    const int64_t offset =
-        t < static_cast<int>(c_.memory.tensor_offset.size()) ? c_.memory.tensor_offset[t] : -1;
-    if (offset < 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("PTE writer: tensor '", tensor.name, "' has no arena offset"));
-    }
-    allocation = et::CreateAllocationDetails(fbb_, /*memory_id=*/1,
-                                             static_cast<uint32_t>(offset & 0xFFFFFFFF),
-                                             static_cast<uint32_t>(offset >> 32));
+    allocation = Planned(kArenaMemoryId, c_.memory.tensor_offset, t, "arena");
   }
-  auto value =
-      et::CreateTensorDirect(fbb_, *type, 0, &tensor.shape, &dim_order, false, buffer, allocation);
+  if (!allocation.ok()) return allocation.status();
+  auto value = et::CreateTensorDirect(fbb_, *type, 0, &tensor.shape, &dim_order, false, buffer,
+                                      *allocation, 0, et::TensorShapeDynamism::STATIC, extra);
   const int index = Push(et::CreateEValue(fbb_, et::KernelTypes::Tensor, value.Union()));
   tensor_values_[t] = index;
   return index;
@@ -323,6 +359,94 @@ void ProgramBuilder::TransposeConvParams(const Op& op, std::vector<int>& args) {
   ActivationParams(op, Activation::kNone, args);
 }
 
+// SVDF: TFLite Micro's PrepareSvdf forms both effective scales in float (the products and the
+// quotient rounded to float32) before QuantizeMultiplier; so does this.
+void ProgramBuilder::SvdfParams(const Op& op, std::vector<int>& args) {
+  const Tensor& in = g_.input(op, 0);
+  const float in_scale = in.quant.scale[0];
+  const float feature_scale = g_.input(op, 1).quant.scale[0];
+  const float time_scale = g_.input(op, 2).quant.scale[0];
+  const Tensor& state = g_.input(op, 4);
+  const float state_scale = state.quant.scale[0];
+  const Tensor& out = g_.output(op);
+  const float out_scale = out.quant.scale[0];
+  const QuantizedMultiplier feature =
+      QuantizeMultiplier(static_cast<double>(in_scale * feature_scale / state_scale));
+  const QuantizedMultiplier time =
+      QuantizeMultiplier(static_cast<double>(state_scale * time_scale / out_scale));
+  for (int64_t v : {int64_t{op.opts<SvdfOptions>().rank}, in.quant.zp(), state.quant.zp(),
+                    out.quant.zp(), int64_t{feature.multiplier}, int64_t{feature.shift},
+                    int64_t{time.multiplier}, int64_t{time.shift}}) {
+    args.push_back(Int(v));
+  }
+}
+
+// TFLite_Detection_PostProcess: its flexbuffer options as kernel values (the float thresholds
+// and scales exactly, as Doubles), then the inputs' zero points and scales (0 when float32).
+void ProgramBuilder::DetectionPostprocessParams(const Op& op, std::vector<int>& args) {
+  const auto& o = op.opts<DetectionPostprocessOptions>();
+  for (int32_t v :
+       {o.max_detections, o.max_classes_per_detection, o.detections_per_class, o.num_classes}) {
+    args.push_back(Int(v));
+  }
+  args.push_back(Bool(o.use_regular_nms));
+  for (float v :
+       {o.nms_score_threshold, o.nms_iou_threshold, o.y_scale, o.x_scale, o.h_scale, o.w_scale}) {
+    args.push_back(Double(v));
+  }
+  std::vector<int64_t> zero_points;
+  std::vector<double> scales;
+  for (size_t i = 0; i < 3; ++i) {
+    const Tensor& t = g_.input(op, i);
+    zero_points.push_back(t.quant.zp());
+    scales.push_back(ScaleOf(t));
+  }
+  args.push_back(IntList(zero_points));
+  args.push_back(DoubleList(scales));
+}
+
+// UNIDIRECTIONAL_SEQUENCE_LSTM, TFLite Micro's integer LSTM: each gate's two FCs write Q3.12
+// (scale 2^-12), their multipliers formed as GetQuantizedConvolutionMultipler does (the scale
+// product in float, the quotient in double); the gate products are Q0.15 (2^-15) and their
+// multipliers CreateInterGateMulParams's (in double). Per gate in the kernel's order (input,
+// forget, cell, output): input FC multiplier and shift, recurrent FC multiplier and shift, the two
+// weight zero points; then the three inter-gate multipliers, the cell scale's power of two, the
+// quantized cell clip (truncated, as TFLite Micro's static_cast) and whether to clip, and the
+// layout.
+void ProgramBuilder::LstmParams(const Op& op, std::vector<int>& args) {
+  const auto& o = op.opts<LstmOptions>();
+  const Tensor& in = g_.input(op, 0);
+  const Tensor& hidden = g_.input(op, 18);
+  const float cell_scale = g_.input(op, 19).quant.scale[0];
+  const float in_scale = in.quant.scale[0];
+  const float hidden_scale = hidden.quant.scale[0];
+  const double q12 = 1.0 / 4096, q15 = 1.0 / 32768;
+  std::vector<int64_t> v = {in.quant.zp(), hidden.quant.zp()};
+  for (size_t gate = 0; gate < 4; ++gate) {
+    const Tensor& w = g_.input(op, 1 + gate);
+    const Tensor& r = g_.input(op, 5 + gate);
+    const QuantizedMultiplier fc_in =
+        QuantizeMultiplier(static_cast<double>(in_scale * w.quant.scale[0]) / q12);
+    const QuantizedMultiplier fc_rec =
+        QuantizeMultiplier(static_cast<double>(hidden_scale * r.quant.scale[0]) / q12);
+    v.insert(v.end(), {fc_in.multiplier, fc_in.shift, fc_rec.multiplier, fc_rec.shift, w.quant.zp(),
+                       r.quant.zp()});
+  }
+  const QuantizedMultiplier products[] = {
+      QuantizeMultiplier(q15 * cell_scale / cell_scale),  // forget gate x cell -> cell
+      QuantizeMultiplier(q15 * q15 / cell_scale),         // input gate x cell gate -> cell
+      QuantizeMultiplier(q15 * q15 / hidden_scale)};      // output gate x tanh(cell) -> hidden
+  for (const QuantizedMultiplier& m : products) v.insert(v.end(), {m.multiplier, m.shift});
+  int exponent = 0;
+  std::frexp(cell_scale, &exponent);
+  const double clip =
+      std::min(std::max(static_cast<double>(o.cell_clip) / cell_scale, -32768.0), 32767.0);
+  v.insert(v.end(), {exponent - 1, static_cast<int64_t>(static_cast<int16_t>(clip))});
+  for (int64_t x : v) args.push_back(Int(x));
+  args.push_back(Bool(o.cell_clip > 0.0f));
+  args.push_back(Bool(o.time_major));
+}
+
 void ProgramBuilder::PoolParams(const Op& op, std::vector<int>& args) {
   const auto& o = op.opts<PoolOptions>();
   const Tensor& in = g_.input(op, 0);
@@ -432,6 +556,15 @@ absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
       return absl::OkStatus();
     case OpType::kTransposeConv:
       TransposeConvParams(op, args);
+      return absl::OkStatus();
+    case OpType::kSvdf:
+      SvdfParams(op, args);
+      return absl::OkStatus();
+    case OpType::kDetectionPostprocess:
+      DetectionPostprocessParams(op, args);
+      return absl::OkStatus();
+    case OpType::kUnidirectionalSequenceLstm:
+      LstmParams(op, args);
       return absl::OkStatus();
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
@@ -580,7 +713,7 @@ absl::StatusOr<flatbuffers::Offset<et::ExecutionPlan>> ProgramBuilder::Plan() {
     outputs.push_back(*v);
   }
   std::vector<int64_t> buffer_sizes = {0, c_.memory.arena_bytes};
-  if (c_.memory.weights_in_flash) {
+  if (c_.memory.weights_in_flash || c_.memory.state_bytes > 0) {
     // Planned buffer 2: the NPU weight scratch window, which every payload's slots must fit.
     const int64_t scratch = c_.memory.weight_scratch_bytes;
     for (const NpuPartitionBlob& b : blobs_) {
@@ -591,8 +724,9 @@ absl::StatusOr<flatbuffers::Offset<et::ExecutionPlan>> ProgramBuilder::Plan() {
                          scratch, "; lower the partitions again after placing the weights"));
       }
     }
-    buffer_sizes.push_back(scratch);
+    buffer_sizes.push_back(c_.memory.weights_in_flash ? scratch : 0);
   }
+  if (c_.memory.state_bytes > 0) buffer_sizes.push_back(c_.memory.state_bytes);
   const std::vector<flatbuffers::Offset<et::Chain>> chains = {
       et::CreateChainDirect(fbb_, &inputs, &outputs, &instructions)};
   return et::CreateExecutionPlanDirect(fbb_, "forward", 0, &values_, &inputs, &outputs, &chains,
@@ -605,14 +739,18 @@ absl::StatusOr<std::vector<uint8_t>> ProgramBuilder::Build() {
         "PTE writer: ", blobs_.size(), " NPU blobs for ", c_.num_partitions, " partitions"));
   }
   const bool has_constants = NeedsConstantSegment();
-  first_delegate_segment_ = has_constants ? 1 : 0;
+  const bool has_state = NeedsMutableSegment();
+  mutable_segment_ = has_constants ? 1 : 0;
+  first_delegate_segment_ = mutable_segment_ + (has_state ? 1 : 0);
   absl::StatusOr<flatbuffers::Offset<et::ExecutionPlan>> plan = Plan();
   if (!plan.ok()) return plan.status();
-  if (has_constants != (constant_offsets_.size() > 1)) {
-    return absl::InternalError("PTE writer: constant segment prediction was wrong");
+  if (has_constants != (constant_offsets_.size() > 1) ||
+      has_state != (mutable_offsets_.size() > 1)) {
+    return absl::InternalError("PTE writer: constant or mutable segment prediction was wrong");
   }
   std::vector<std::span<const uint8_t>> segments;
   if (has_constants) segments.push_back(constant_data_);
+  if (has_state) segments.push_back(mutable_data_);
   for (const std::vector<uint8_t>* blob : delegate_segments_) segments.push_back(*blob);
   std::vector<flatbuffers::Offset<et::DataSegment>> segment_tables;
   uint64_t end = 0;
@@ -625,9 +763,14 @@ absl::StatusOr<std::vector<uint8_t>> ProgramBuilder::Build() {
   if (has_constants) {
     constant_segment = et::CreateSubsegmentOffsetsDirect(fbb_, 0, &constant_offsets_);
   }
+  std::vector<flatbuffers::Offset<et::SubsegmentOffsets>> mutable_segments;
+  if (has_state) {
+    mutable_segments.push_back(
+        et::CreateSubsegmentOffsetsDirect(fbb_, mutable_segment_, &mutable_offsets_));
+  }
   const std::vector<flatbuffers::Offset<et::ExecutionPlan>> plans = {*plan};
-  auto program =
-      et::CreateProgramDirect(fbb_, 0, &plans, nullptr, nullptr, &segment_tables, constant_segment);
+  auto program = et::CreateProgramDirect(fbb_, 0, &plans, nullptr, nullptr, &segment_tables,
+                                         constant_segment, has_state ? &mutable_segments : nullptr);
   fbb_.Finish(program, et::ProgramIdentifier());
   return Container({fbb_.GetBufferPointer(), fbb_.GetSize()}, segments);
 }

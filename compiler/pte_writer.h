@@ -33,6 +33,12 @@ inline constexpr std::string_view kCpuOperatorOverload = "out";
 inline constexpr uint64_t kPteSegmentAlignment = 128;
 inline constexpr uint64_t kPteConstantAlignment = 16;
 inline constexpr uint32_t kPteExtendedHeaderBytes = 32;
+/// Planned buffers (AllocationDetails.memory_id, 1-based): the activation arena, the NPU weight
+/// scratch window (0 bytes when the weights are in SRAM but a state buffer follows), and the
+/// variable state, which nothing but the variable tensors uses.
+inline constexpr uint32_t kArenaMemoryId = 1;
+inline constexpr uint32_t kWeightScratchMemoryId = 2;
+inline constexpr uint32_t kStateMemoryId = 3;
 
 /// One entry of the program's single chain: a CPU op's KernelCall or an NPU partition's
 /// DelegateCall.
@@ -48,9 +54,11 @@ absl::StatusOr<std::vector<PteInstruction>> ScheduleInstructions(const Compilati
 
 /// Writes the .pte: one ExecutionPlan "forward" with a single chain. `blobs[p]` must be the
 /// lowered partition p (LowerNpuPartitions). Activations are memory-planned into buffer 1 at
-/// c.memory.tensor_offset; constants go to segment 0; each distinct delegate blob gets its own
-/// 128-aligned segment. Errors: FailedPrecondition when the plan, partitions and blobs disagree
-/// (missing arena offset, blob count), Unimplemented for tensor types ExecuTorch cannot express.
+/// c.memory.tensor_offset; variable tensors into buffer 3 at c.memory.state_offset, with their
+/// reset values (zero point or 0) in the mutable-data segment; constants go to segment 0; each
+/// distinct delegate blob gets its own 128-aligned segment. Errors: FailedPrecondition when the
+/// plan, partitions and blobs disagree (missing arena offset, blob count), Unimplemented for tensor
+/// types ExecuTorch cannot express.
 absl::StatusOr<std::vector<uint8_t>> WritePte(const Compilation& c,
                                               const std::vector<NpuPartitionBlob>& blobs);
 

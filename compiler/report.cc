@@ -113,6 +113,7 @@ std::string ReportJson(const CompileResult& result) {
       {"memory",
        {{"arena_bytes", m.arena_bytes},
         {"arena_lower_bound_bytes", m.arena_lower_bound},
+        {"state_bytes", m.state_bytes},
         {"weight_bytes", m.weight_bytes},
         {"weights_placement", m.weights_in_flash ? "flash" : "sram"},
         {"weight_scratch_bytes", m.weight_scratch_bytes},
@@ -156,6 +157,10 @@ std::string ReportTable(const CompileResult& result) {
                          Percent(t.npu_macs, t.total_macs));
   out += absl::StrFormat("arena      %s (lower bound %s)\n", Bytes(m.arena_bytes),
                          Bytes(m.arena_lower_bound));
+  if (m.state_bytes > 0) {
+    out += absl::StrFormat("state      %s variable tensors, kept between inferences\n",
+                           Bytes(m.state_bytes));
+  }
   out += absl::StrFormat("weights    %s in %s\n", Bytes(m.weight_bytes),
                          m.weights_in_flash ? "external flash (prefetched)" : "SRAM");
   if (m.weights_in_flash) {

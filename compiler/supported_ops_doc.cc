@@ -168,6 +168,18 @@ std::string Int8Types(OpType type) {
       return "int8 (per-channel weights, optional int32 bias; no fused activation)";
     case OpType::kResizeBilinear:
       return "int8 (same quantization in and out); size a constant int32 [2]";
+    case OpType::kSvdf:
+      return "int8 input and output, int8 weights_feature, int16 or int8 weights_time and "
+             "activation state (a variable tensor kept between inferences), optional int32 bias; "
+             "the fused activation is not applied, as in TFLite Micro";
+    case OpType::kUnidirectionalSequenceLstm:
+      return "int8 input, hidden state and output, int8 weights, int32 biases, int16 cell state "
+             "with a power-of-two scale (TFLite Micro's integer LSTM; the states are variable "
+             "tensors kept between inferences); no peephole, projection, layer norm or CIFG";
+    case OpType::kDetectionPostprocess:
+      return "custom op TFLite_Detection_PostProcess: box encodings and anchors float32 or int8, "
+             "class predictions float32 or int8 (int8 dequantized as TFLite does), four float32 "
+             "outputs; fast NMS with one class per detection, or regular NMS";
     case OpType::kQuantize:
       return "float32, int8 or int16 to int8 or int16";
     case OpType::kDequantize:

@@ -18,11 +18,20 @@ namespace boardlab::compiler {
 absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
                                 std::vector<std::string>* warnings);
 
+/// Whether input `index` of an op of `type` is a state operand, the one place a variable tensor
+/// may be used: SVDF's activation state (input 4), UNIDIRECTIONAL_SEQUENCE_LSTM's hidden state
+/// (18) and cell state (19).
+bool IsStateOperand(OpType type, size_t index);
+
 /// True for the ops boardlab runs in 16x8 quantization (int16 activations, int8 weights, int64
 /// bias): the importer accepts their int16 form, the CPU kernels compute it bit-exact with TFLite
 /// Micro's reference kernels. Every other op but MovesInt16Values refuses int16 activations with
 /// No16x8Reason.
 bool Runs16x8(OpType type);
+
+/// True for the ops TFLite Micro runs in 16x8 that boardlab does not yet (it runs their int8
+/// form): No16x8Reason says so instead of claiming TFLite Micro has no such kernel.
+bool Has16x8FormNotRunYet(OpType type);
 
 /// True for the layout, data movement and conversion ops whose kernels copy values of any
 /// element type they list (int16 among them) without arithmetic: they take int16 tensors

@@ -26,7 +26,7 @@ struct BackendContext {
   MemoryAllocator* temp = nullptr;        // reset after every instruction; for Execute
   uint8_t* arena = nullptr;               // planned buffer 1 (activations)
   size_t arena_size = 0;
-  uint8_t* weight_scratch = nullptr;  // planned buffer 2 (weights prefetched from flash)
+  uint8_t* weight_scratch = nullptr;  // planned buffer 2 (weights prefetched from flash), or null
   size_t weight_scratch_size = 0;
   EventTracer* tracer = nullptr;  // may be null
   int32_t chain = 0;              // the DELEGATE_CALL's chain and instruction, for events

@@ -28,7 +28,9 @@ class MemoryManager {
   ///   successful load used (two-pass sizing).
   /// `planned`: the memory-planned buffers, planned[i] = ExecutionPlan.non_const_buffer_sizes
   ///   [i + 1] bytes exactly (LoadMethod checks): [0] the activation arena, [1] (when the artifact
-  ///   has it) the NPU weight-scratch window. Each should be 16-byte aligned. The span array itself
+  ///   has it) the NPU weight-scratch window (0 bytes when only [2] is needed), [2] (when the
+  ///   model has variable tensors) the state they keep between Executes, which LoadMethod resets
+  ///   from the program's initial values. Each should be 16-byte aligned. The span array itself
   ///   is read only during LoadMethod; the buffers must outlive the Method.
   /// `temp`: kernel and delegate scratch, reset after every instruction. May be null when no
   ///   kernel needs scratch (a kernel that asks then fails).

@@ -76,6 +76,20 @@ bool FitsWithin(uint64_t offset, uint64_t size, uint64_t limit) {
   return offset <= limit && size <= limit - offset;
 }
 
+// What boardlab's compiler puts in planned buffer `i` (docs/artifact-format.md section 2).
+const char* PlannedBufferRole(size_t i) {
+  switch (i) {
+    case 0:
+      return "activation arena";
+    case 1:
+      return "weight scratch";
+    case 2:
+      return "variable state";
+    default:
+      return "planned buffer";
+  }
+}
+
 Error ToScalarType(et::ScalarType in, size_t value_index, ScalarType* out) {
   switch (in) {
     case et::ScalarType::BYTE:
@@ -169,11 +183,6 @@ Error ParseTensor(const et::Tensor* t, size_t value_index, const Program& progra
   const et::AllocationDetails* allocation = t->allocation_info();
   const uint32_t buffer = t->data_buffer_idx();
   if (allocation != nullptr) {
-    RT_CHECK_OR_RETURN_ERROR(buffer == 0, kNotSupported,
-                             "value %lu: memory-planned tensor with initial data (mutable "
-                             "buffer %u) is not supported",
-                             static_cast<unsigned long>(value_index),
-                             static_cast<unsigned>(buffer));
     const uint32_t memory_id = allocation->memory_id();
     // memory_id is 1-based: entry 0 of non_const_buffer_sizes is reserved.
     RT_CHECK_OR_RETURN_ERROR(memory_id >= 1 && memory_id <= planned.size(), kInvalidProgram,
@@ -193,6 +202,14 @@ Error ParseTensor(const et::Tensor* t, size_t value_index, const Program& progra
         static_cast<unsigned long long>(bytes), static_cast<unsigned>(memory_id),
         static_cast<unsigned long>(region.size()));
     out->data = region.data() + offset;
+    if (buffer > 0) {
+      // A mutable buffer (a variable tensor): it starts from its initial value at every load,
+      // then kernels update it in place and it keeps its value from one Execute to the next.
+      const uint64_t list = extra == nullptr ? 0 : extra->mutable_data_segments_idx();
+      RT_ASSIGN_OR_RETURN(const uint8_t* initial,
+                          program.MutableData(list, buffer, static_cast<size_t>(bytes)));
+      std::memcpy(out->data, initial, static_cast<size_t>(bytes));
+    }
     return Error::kOk;
   }
   if (buffer > 0) {
@@ -322,8 +339,8 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
             (planned[i].data() != nullptr || expected == 0),
         kInvalidArgument,
         "LoadMethod: planned buffer %lu (%s) must be %lld bytes, the memory manager gives %lu",
-        static_cast<unsigned long>(i), i == 0 ? "activation arena" : "weight scratch",
-        static_cast<long long>(expected), static_cast<unsigned long>(planned[i].size()));
+        static_cast<unsigned long>(i), PlannedBufferRole(i), static_cast<long long>(expected),
+        static_cast<unsigned long>(planned[i].size()));
   }
 
   Method m;

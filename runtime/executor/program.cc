@@ -194,6 +194,26 @@ Result<Program> Program::Load(Span<const uint8_t> file, Verification verificatio
     }
   }
 
+  // Mutable-data segments (initial values of variable tensors): each refers to an existing
+  // segment, and every offset lies inside it.
+  const auto* mutable_segments = p.program_->mutable_data_segments();
+  for (flatbuffers::uoffset_t i = 0; mutable_segments != nullptr && i < mutable_segments->size();
+       ++i) {
+    const et::SubsegmentOffsets* m = mutable_segments->Get(i);
+    RT_CHECK_OR_RETURN_ERROR(m != nullptr && m->segment_index() < num_segments, kInvalidProgram,
+                             "invalid program: mutable data %u refers to a missing segment",
+                             static_cast<unsigned>(i));
+    const uint64_t size = segments->Get(m->segment_index())->size();
+    for (flatbuffers::uoffset_t k = 0; m->offsets() != nullptr && k < m->offsets()->size(); ++k) {
+      RT_CHECK_OR_RETURN_ERROR(m->offsets()->Get(k) <= size, kInvalidProgram,
+                               "invalid program: mutable data %u entry %u at offset %llu is "
+                               "outside its %llu-byte segment",
+                               static_cast<unsigned>(i), static_cast<unsigned>(k),
+                               static_cast<unsigned long long>(m->offsets()->Get(k)),
+                               static_cast<unsigned long long>(size));
+    }
+  }
+
   // Every plan needs a name (methods are found by it), and every delegate's blob must exist.
   const auto* plans = p.program_->execution_plan();
   RT_CHECK_OR_RETURN_ERROR(plans != nullptr && plans->size() > 0, kInvalidProgram,
@@ -304,6 +324,32 @@ Result<const uint8_t*> Program::ConstantData(uint32_t data_buffer_idx, size_t si
                            static_cast<unsigned>(data_buffer_idx),
                            static_cast<unsigned long>(available), static_cast<unsigned long>(size));
   return size == 0 ? data_ : storage->Data();
+}
+
+Result<const uint8_t*> Program::MutableData(uint64_t segment_list_index, uint32_t data_buffer_idx,
+                                            size_t size) const {
+  const auto* lists = program_->mutable_data_segments();
+  RT_CHECK_OR_RETURN_ERROR(lists != nullptr && segment_list_index < lists->size(), kInvalidProgram,
+                           "invalid program: mutable data list %llu requested, the program has "
+                           "%u",
+                           static_cast<unsigned long long>(segment_list_index),
+                           static_cast<unsigned>(lists == nullptr ? 0 : lists->size()));
+  const et::SubsegmentOffsets* list =
+      lists->Get(static_cast<flatbuffers::uoffset_t>(segment_list_index));
+  const auto* offsets = list->offsets();
+  RT_CHECK_OR_RETURN_ERROR(offsets != nullptr && data_buffer_idx < offsets->size(), kInvalidProgram,
+                           "invalid program: mutable data %u requested, the list has %u entries",
+                           static_cast<unsigned>(data_buffer_idx),
+                           static_cast<unsigned>(offsets == nullptr ? 0 : offsets->size()));
+  RT_ASSIGN_OR_RETURN(const Span<const uint8_t> segment, Segment(list->segment_index()));
+  const uint64_t offset = offsets->Get(data_buffer_idx);
+  RT_CHECK_OR_RETURN_ERROR(
+      FitsWithin(offset, size, segment.size()), kInvalidProgram,
+      "invalid program: mutable data %u [%llu, +%lu) runs past the %lu-byte "
+      "segment",
+      static_cast<unsigned>(data_buffer_idx), static_cast<unsigned long long>(offset),
+      static_cast<unsigned long>(size), static_cast<unsigned long>(segment.size()));
+  return segment.data() + offset;
 }
 
 Result<Span<const uint8_t>> Program::DelegateData(uint8_t location, uint32_t index) const {

@@ -100,6 +100,13 @@ class Program {
   /// kInvalidProgram when the index or the byte range falls outside the data.
   [[nodiscard]] Result<const uint8_t*> ConstantData(uint32_t data_buffer_idx, size_t size) const;
 
+  /// `size` bytes of initial data `data_buffer_idx` (1-based) of mutable-data segment list entry
+  /// `segment_list_index` (ExtraTensorInfo.mutable_data_segments_idx): the value a memory-planned
+  /// variable tensor starts with. Errors: kInvalidProgram when the entry, the index or the byte
+  /// range falls outside the data.
+  [[nodiscard]] Result<const uint8_t*> MutableData(uint64_t segment_list_index,
+                                                   uint32_t data_buffer_idx, size_t size) const;
+
   /// The delegate blob `processed` refers to (INLINE or SEGMENT). Errors: kInvalidProgram.
   [[nodiscard]] Result<Span<const uint8_t>> DelegateData(uint8_t location, uint32_t index) const;
 

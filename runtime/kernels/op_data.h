@@ -17,7 +17,9 @@
 #include "runtime/kernels/reference/conv_s16.h"
 #include "runtime/kernels/reference/data_movement.h"
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
+#include "runtime/kernels/reference/detection_postprocess.h"
 #include "runtime/kernels/reference/fully_connected_s8.h"
+#include "runtime/kernels/reference/lstm_s8.h"
 #include "runtime/kernels/reference/math.h"
 #include "runtime/kernels/reference/mean_s8.h"
 #include "runtime/kernels/reference/mul_s8.h"
@@ -26,6 +28,7 @@
 #include "runtime/kernels/reference/quantize_s8.h"
 #include "runtime/kernels/reference/reduce.h"
 #include "runtime/kernels/reference/softmax_s8.h"
+#include "runtime/kernels/reference/svdf_s8.h"
 #include "runtime/kernels/reference/types.h"
 #include "runtime/kernels/reference/unary.h"
 
@@ -250,6 +253,27 @@ struct OpDataSquaredDifference {
 struct OpDataAddN {
   static constexpr int kMaxInputs = 63;  // one quantization list entry is the output's
   SumRescale params;
+};
+
+struct OpDataSvdf {
+  SvdfParams params;
+  SvdfDims dims;
+  bool int16_state = true;  // else int8 state and time weights
+};
+
+struct OpDataDetectionPostprocess {
+  DetectionPostprocessParams params;
+  DetectionShape shape;
+  bool is_int8[3] = {};  // box_encodings, class_predictions, anchors
+  int32_t zero_point[3] = {};
+  float scale[3] = {};
+  int32_t capacity = 0;  // entries of the classes and scores outputs
+  size_t scratch_bytes = 0;
+};
+
+struct OpDataLstm {
+  LstmParams params;  // the weight and bias pointers are set at every Eval
+  size_t scratch_bytes = 0;
 };
 
 struct OpDataCumsum {

@@ -85,6 +85,19 @@ timing::CpuKernelShape CpuShapeForKernelCall(const char* name, Span<Value* const
     shape.kind = CpuKernelClass::kFullyConnected;
     shape.macs = out_elements * in1->Dim(-1);
     shape.elements = 0;
+  } else if (OpIs(name, "svdf") && in != nullptr && in1 != nullptr &&
+             TensorArg(args, 2) != nullptr) {
+    // Feature matmul [batch, input] x [filters, input], then the time matmul over the memory.
+    shape.kind = CpuKernelClass::kFullyConnected;
+    shape.macs = int64_t{in->dims[0]} * in1->dims[0] * (in1->dims[1] + TensorArg(args, 2)->dims[1]);
+    shape.elements = 0;
+  } else if (OpIs(name, "unidirectional_sequence_lstm") && in != nullptr && in->rank == 3 &&
+             TensorArg(args, 2) != nullptr && TensorArg(args, 2)->rank == 2) {
+    // Per step and batch row, four gates of an input FC and a recurrent FC (compiler Macs).
+    const TensorView* w = TensorArg(args, 2);  // [state, input]
+    shape.kind = CpuKernelClass::kFullyConnected;
+    shape.macs = int64_t{in->dims[0]} * in->dims[1] * 4 * w->dims[0] * (w->dims[1] + w->dims[0]);
+    shape.elements = 0;
   } else if (OpIs(name, "batch_matmul") && in != nullptr && in->rank >= 2) {
     shape.kind = CpuKernelClass::kFullyConnected;
     // Options follow the inputs: adj_x, adj_y Bools.
@@ -101,6 +114,9 @@ timing::CpuKernelShape CpuShapeForKernelCall(const char* name, Span<Value* const
              OpIs(name, "minimum") || OpIs(name, "relu") || OpIs(name, "relu6") ||
              OpIs(name, "leaky_relu")) {
     shape.kind = CpuKernelClass::kElementwise;
+  } else if (OpIs(name, "detection_postprocess") && in != nullptr && in1 != nullptr) {
+    shape.kind = CpuKernelClass::kElementwise;  // every box and score is read (a lower bound)
+    shape.elements = in->NumElements() + in1->NumElements();
   } else if (OpIs(name, "softmax") || OpIs(name, "logistic") || OpIs(name, "tanh") ||
              OpIs(name, "hard_swish")) {
     shape.kind = CpuKernelClass::kLut;

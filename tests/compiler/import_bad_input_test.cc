@@ -342,16 +342,16 @@ TfliteBuilder ReluChainWithOp(int32_t code, const std::string& custom_code = "")
 }
 
 TEST(ImportBadInputTest, UnsupportedBuiltinOpIsNamed) {
-  ExpectUnimplemented(ReluChainWithOp(kBuiltinSvdf),
-                      {"operator 1 is SVDF", "does not support", "CONV_2D"});
+  ExpectUnimplemented(ReluChainWithOp(kBuiltinLshProjection),
+                      {"operator 1 is LSH_PROJECTION", "does not support", "CONV_2D"});
   ExpectUnimplemented(ReluChainWithOp(150), {"operator 1 is GELU"});
   ExpectUnimplemented(ReluChainWithOp(300), {"operator 1 is builtin code 300"});
 }
 
 TEST(ImportBadInputTest, UnsupportedOldEncodingOpIsNamed) {
-  TfliteBuilder b = ReluChainWithOp(kBuiltinSvdf);
+  TfliteBuilder b = ReluChainWithOp(kBuiltinLshProjection);
   b.set_opcode_encoding(OpcodeEncoding::kOld);
-  ExpectUnimplemented(b, {"operator 1 is SVDF"});
+  ExpectUnimplemented(b, {"operator 1 is LSH_PROJECTION"});
 }
 
 TEST(ImportBadInputTest, CustomOpIsNamed) {
@@ -370,21 +370,21 @@ TEST(ImportBadInputTest, EveryUnsupportedThingIsListedInOneMessage) {
   const int half = b.AddTensor("half", {1, 8}, TflType::kFloat16);
   const int wide = b.AddTensor("wide", {1, 8}, TflType::kInt16, PerTensor(0.1f, 0));
   b.AddOperator(Code(OpType::kRelu), {a}, {c});
-  b.AddOperator(kBuiltinSvdf, {c}, {d});
+  b.AddOperator(kBuiltinLshProjection, {c}, {d});
   b.AddCustomOperator("ethos-u", {d}, {e});
   b.AddOperator(Code(OpType::kHardSwish), {e}, {wide});
   b.SetInputs({a, half});
   b.SetOutputs({wide});
   ExpectUnimplemented(
       b, {"unsupported model: 4 problems: ", "tensor 4 'half' has TensorType 1 (FLOAT16)",
-          "operator 1 is SVDF, which boardlab does not support",
+          "operator 1 is LSH_PROJECTION, which boardlab does not support",
           "operator 2 is CUSTOM 'ethos-u', which boardlab does not support",
           "HARD_SWISH #3: output 'wide' is int16; TFLite Micro has no 16x8", "supported: ADD"});
 }
 
 // Only what is unsupported is listed; a model that is also malformed is reported as malformed.
 TEST(ImportBadInputTest, MalformedOperandWinsOverUnsupportedOperators) {
-  TfliteBuilder b = ReluChainWithOp(kBuiltinSvdf);
+  TfliteBuilder b = ReluChainWithOp(kBuiltinLshProjection);
   b.mutable_operator(0).inputs[0] = 9;
   ExpectInvalid(b, {"RELU #0", "tensor index 9 out of range"});
 }

@@ -102,6 +102,12 @@ size_t ExpectedOptionsIndex(OpType type) {
       return 17;
     case OpType::kCumsum:
       return 18;
+    case OpType::kSvdf:
+      return 19;
+    case OpType::kDetectionPostprocess:
+      return 20;
+    case OpType::kUnidirectionalSequenceLstm:
+      return 21;
     default:
       return 0;
   }

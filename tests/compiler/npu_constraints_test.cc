@@ -141,6 +141,8 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "dequantize_not_on_npu",
                                                "cast_not_on_npu",
                                                "float32_only",
+                                               "stateful_op",
+                                               "float_postprocessing",
                                                "not_lowered",
                                                "not_supported"};
 
@@ -554,6 +556,26 @@ TEST(NpuConstraint, Float32OnlyOpsStayOnTheCpu) {
     EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
                 ::testing::ElementsAre(HasSubstr("it has no int8 kernel")));
   }
+}
+
+// SVDF and LSTM keep their state between inferences, which no Neutron op does.
+TEST(NpuConstraint, StatefulOpsStayOnTheCpu) {
+  for (OpType type : {OpType::kSvdf, OpType::kUnidirectionalSequenceLstm}) {
+    Builder b;
+    const int op = Unary(b, type, {1, 4});
+    EXPECT_FALSE(Check(b, op, "stateful_op").ok) << OpTypeName(type);
+    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+                ::testing::ElementsAre(HasSubstr("state persists between inferences")));
+  }
+}
+
+// SSD post-processing is float sorting and selection, which the Neutron NPU has no op for.
+TEST(NpuConstraint, DetectionPostprocessStaysOnTheCpu) {
+  Builder b;
+  const int op = Unary(b, OpType::kDetectionPostprocess, {1, 4});
+  EXPECT_FALSE(Check(b, op, "float_postprocessing").ok);
+  EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+              ::testing::ElementsAre(HasSubstr("non-max suppression")));
 }
 
 // ABS, the reductions, MIRROR_PAD, SPLIT, RSQRT, PRELU and DIV are Neutron ops boardlab does not

@@ -1,8 +1,9 @@
 // The ops of issue 13 (tests/support/op_cases.h: layout, data movement, comparison, selection,
-// arithmetic and math, and the 16x8 cases) on the Cortex-M33 firmware under QEMU: every generated
-// case gives the same output bytes as on the host (boardlab-run), whose outputs
-// tests/runtime/oracle_ops_test.cc checks against the TFLite interpreter. Many cases share one
-// model so that one QEMU session runs many ops; the firmware takes at most 8 input files, which
+// arithmetic, math, the 16x8 cases, the stateful SVDF and LSTM and SSD post-processing) on the
+// Cortex-M33 firmware under QEMU: every generated case gives the same output bytes as on the host
+// (boardlab-run), whose outputs tests/runtime/oracle_ops_test.cc checks against the TFLite
+// interpreter. Many cases share one model so that one QEMU session runs many ops; the firmware
+// takes at most 8 input files, which
 // bounds a model's cases.
 
 #include <gtest/gtest.h>
@@ -58,8 +59,10 @@ class FirmwareOpsTest : public ::testing::Test {
   }
 
   // Runs `m` on the host and on the firmware and compares every output; returns the count.
+  // `iterations` > 1 runs that many inferences of one loaded program on both boards, so that
+  // stateful ops compare after their state has moved on.
   size_t CompareWithHost(const testing::CaseModel& m, const std::string& name,
-                         const compiler::CompileOptions& options = {}) {
+                         const compiler::CompileOptions& options = {}, int iterations = 1) {
     absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(m.model, options);
     EXPECT_TRUE(compiled.ok()) << compiled.status();
     if (!compiled.ok()) return 0;
@@ -72,6 +75,7 @@ class FirmwareOpsTest : public ::testing::Test {
       EXPECT_TRUE(testing::WriteFile(file, m.inputs[i]));
       inputs += " --input " + file;
     }
+    if (iterations > 1) inputs += " --iterations " + std::to_string(iterations);
     const std::string host_out = base + "_host", fw_out = base + "_fw";
     const testing::CommandResult host =
         testing::RunCommand(run_ + " " + pte + inputs + " --outputs " + host_out);
@@ -96,17 +100,25 @@ class FirmwareOpsTest : public ::testing::Test {
 };
 
 // One QEMU run per batch of cases (inputs baked in; one model of every case would pass the
-// firmware's output limit), one with run-time index, bool and scalar inputs.
+// firmware's output limit), one with run-time index, bool and scalar inputs. The stateful ops
+// run three inferences in a row, so that their state carries over on the board too.
 TEST_F(FirmwareOpsTest, EveryCaseGivesTheHostsOutputs) {
-  const std::vector<testing::OpCase>* batches[] = {
-      &testing::LayoutAndSelectionCases(), &testing::MathCases(), &testing::NormalizationCases(),
-      &testing::TransposeConvCases(), &testing::Int16Cases()};
+  const std::pair<const std::vector<testing::OpCase>*, int> batches[] = {
+      {&testing::LayoutAndSelectionCases(), 1},
+      {&testing::MathCases(), 1},
+      {&testing::NormalizationCases(), 1},
+      {&testing::TransposeConvCases(), 1},
+      {&testing::SvdfCases(), 3},
+      {&testing::DetectionPostprocessCases(), 1},
+      {&testing::LstmCases(), 3},
+      {&testing::Int16Cases(), 1}};
   size_t constant = 0, cases = 0, expected = 0;
   for (size_t i = 0; i < std::size(batches); ++i) {
-    const testing::CaseModel m = testing::ConstantInputsModel(*batches[i]);
+    const auto& [batch, iterations] = batches[i];
+    const testing::CaseModel m = testing::ConstantInputsModel(*batch);
     expected += m.output_tensors.size();
-    constant += CompareWithHost(m, "batch" + std::to_string(i));
-    cases += batches[i]->size();
+    constant += CompareWithHost(m, "batch" + std::to_string(i), {}, iterations);
+    cases += batch->size();
   }
   EXPECT_EQ(cases, testing::AllOpCases().size());
   EXPECT_EQ(constant, expected);

@@ -14,7 +14,9 @@
 // output is then written, little-endian in its TFLite type. With "nodes": "a.nodes" the run is
 // profiled and the file receives the type of every node that ran, one per line:
 // "TfLiteXNNPackDelegate" where the XNNPACK delegate (built into the package and applied by
-// default) took the op over from TFLite's own kernel.
+// default) took the op over from TFLite's own kernel. With "later": N (typed cases), the same
+// interpreter then runs N more inferences, the j-th reading "<input file>.<j>" and writing
+// "<output file>.<j>": variable tensors (SVDF, LSTM state) carry over from one to the next.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -76,6 +78,27 @@ function outputList(model, out) {
   return model.outputs.map((info) => out[info.name]);
 }
 
+// Inferences 1..c.later of a typed case on the same model (its state carries over); the first
+// one's results are written afterwards by runCase, from `first` (read out here before the model
+// runs again, as predict() may reuse the output buffers).
+async function runLaterInferences(model, c, first) {
+  const firstOutputs = outputList(model, first).map((t) => t.dataSync().slice());
+  c.firstOutputs = firstOutputs;
+  for (let j = 1; j <= c.later; ++j) {
+    const inputs = model.inputs.map((info, i) => {
+      const spec = c.inputs[i];
+      return inputTensor(fs.readFileSync(`${spec.file}.${j}`), spec.shape || info.shape,
+                         spec.type);
+    });
+    const outs = outputList(model, model.predict(inputs.length === 1 ? inputs[0] : inputs));
+    c.outputs.forEach((spec, k) => {
+      fs.writeFileSync(`${spec.file}.${j}`, outputBytes(outs[k].dataSync(), spec.type));
+    });
+    inputs.forEach((t) => t.dispose());
+    outs.forEach((t) => t.dispose());
+  }
+}
+
 async function runCase(c) {
   const bytes = fs.readFileSync(c.model);
   const model = await tflite.loadTFLiteModel(
@@ -90,13 +113,15 @@ async function runCase(c) {
     return inputTensor(raw, info.shape, info.dtype === 'float32' ? 'float32' : 'int8');
   });
   const predicted = model.predict(inputs.length === 1 ? inputs[0] : inputs);
+  if (c.later) await runLaterInferences(model, c, predicted);
   if (c.nodes) {
     fs.writeFileSync(c.nodes, model.getProfilingResults().map((p) => p.nodeType).join('\n'));
   }
   if (c.outputs) {
     const outs = outputList(model, predicted);
     c.outputs.forEach((spec, i) => {
-      fs.writeFileSync(spec.file, outputBytes(outs[i].dataSync(), spec.type));
+      const data = c.firstOutputs ? c.firstOutputs[i] : outs[i].dataSync();
+      fs.writeFileSync(spec.file, outputBytes(data, spec.type));
     });
     inputs.forEach((t) => t.dispose());
     outs.forEach((t) => t.dispose());

@@ -86,6 +86,10 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
       return {SpaceToBatchPaddedRow(m.inputs[0])};
     case compiler::OpType::kAddN:
       return {AddNReference(m)};
+    case compiler::OpType::kSvdf:
+      return SvdfInferences(m, {m.inputs[0]});
+    case compiler::OpType::kUnidirectionalSequenceLstm:
+      return LstmInferences(m, {m.inputs[0]});
     case compiler::OpType::kConv2D:
       return {Conv16x8Acc32Reference(m)};
     case compiler::OpType::kQuantize:

@@ -279,7 +279,7 @@ TEST(KernelRegistry, EveryCompilerOpHasAKernel) {
     EXPECT_NE(FindKernel(key.c_str()), nullptr) << key;
   }
   EXPECT_EQ(AllKernels().size(), static_cast<size_t>(compiler::kNumOpTypes));
-  EXPECT_EQ(FindKernel("boardlab::svdf.out"), nullptr);
+  EXPECT_EQ(FindKernel("boardlab::lsh_projection.out"), nullptr);
   EXPECT_EQ(FindKernel(nullptr), nullptr);
 }
 

@@ -36,6 +36,12 @@ const std::vector<uint8_t>& MixedPte() {
   }();
   return pte;
 }
+// A variable tensor: planned buffer 3 and its reset value in the mutable-data segment.
+const std::vector<uint8_t>& SvdfPte() {
+  static const std::vector<uint8_t> pte =
+      CompilePte(boardlab::testing::SingleOpModel(compiler::OpType::kSvdf), CpuOnly());
+  return pte;
+}
 const std::vector<uint8_t>& AddCpuPte() {  // bare flatbuffer, no segments
   static const std::vector<uint8_t> pte = CompilePte(testing::AddModel(), CpuOnly());
   return pte;
@@ -117,7 +123,7 @@ TEST(ProgramLoad, LoadsBareFlatbufferWithoutHeader) {
 
 TEST(ProgramLoad, MinimalVerificationLoadsValidFiles) {
   for (const std::vector<uint8_t>* pte :
-       {&ConvCpuPte(), &ConvNpuPte(), &AddCpuPte(), &MixedPte()}) {
+       {&ConvCpuPte(), &ConvNpuPte(), &AddCpuPte(), &MixedPte(), &SvdfPte()}) {
     AlignedBytes bytes(*pte);
     EXPECT_EQ(LoadError(bytes, Program::Verification::kMinimal), Error::kOk) << LastErrorMessage();
   }
@@ -125,7 +131,7 @@ TEST(ProgramLoad, MinimalVerificationLoadsValidFiles) {
 
 TEST(ProgramLoad, TruncatedFilesAreInvalidAtEveryLength) {
   for (const std::vector<uint8_t>* pte :
-       {&ConvCpuPte(), &ConvNpuPte(), &AddCpuPte(), &MixedPte()}) {
+       {&ConvCpuPte(), &ConvNpuPte(), &AddCpuPte(), &MixedPte(), &SvdfPte()}) {
     for (size_t len = 0; len < pte->size(); ++len) {
       AlignedBytes bytes(pte->data(), len);
       const Error e = LoadError(bytes);
@@ -243,6 +249,50 @@ TEST(ProgramLoad, DelegateSegmentIndexOutOfRangeIsInvalid) {
       << LastErrorMessage();
 }
 
+TEST(ProgramLoad, LoadsStatefulProgramWithMutableData) {
+  AlignedBytes bytes(SvdfPte());
+  Result<Program> p = Program::Load(bytes.span());
+  ASSERT_TRUE(p.ok()) << LastErrorMessage();
+  Result<size_t> planned = p->NumPlannedBuffers("forward");
+  ASSERT_TRUE(planned.ok());
+  EXPECT_EQ(*planned, 3u);  // arena, (empty) weight scratch, state
+  EXPECT_EQ(*p->PlannedBufferSize("forward", 1), 0u);
+  EXPECT_GT(*p->PlannedBufferSize("forward", 2), 0u);
+  const auto* lists = p->flatbuffer()->mutable_data_segments();
+  ASSERT_NE(lists, nullptr);
+  ASSERT_EQ(lists->size(), 1u);
+  Result<const uint8_t*> initial = p->MutableData(0, 1, 2);
+  ASSERT_TRUE(initial.ok()) << LastErrorMessage();
+  EXPECT_EQ(p->MutableData(1, 1, 2).error(), Error::kInvalidProgram);
+  EXPECT_EQ(p->MutableData(0, 9, 2).error(), Error::kInvalidProgram);
+  EXPECT_EQ(p->MutableData(0, 1, 1 << 20).error(), Error::kInvalidProgram);
+}
+
+TEST(ProgramLoad, MutableDataOutsideItsSegmentIsInvalid) {
+  AlignedBytes bytes(SvdfPte());
+  const et::Program* fb = et::GetProgram(bytes.data());
+  const auto* offsets = fb->mutable_data_segments()->Get(0)->offsets();
+  ASSERT_GE(offsets->size(), 2u);
+  const size_t at =
+      static_cast<size_t>(reinterpret_cast<const uint8_t*>(offsets->data() + 1) - bytes.data());
+  Poke<uint64_t>(bytes, at, uint64_t{1} << 32);
+  EXPECT_EQ(LoadError(bytes), Error::kInvalidProgram);
+  EXPECT_NE(std::string(LastErrorMessage()).find("mutable data 0 entry 1"), std::string::npos)
+      << LastErrorMessage();
+}
+
+TEST(ProgramLoad, MutableDataInAMissingSegmentIsInvalid) {
+  AlignedBytes bytes(SvdfPte());
+  const et::Program* fb = et::GetProgram(bytes.data());
+  const size_t at = FieldOffset(bytes.data(), fb->mutable_data_segments()->Get(0),
+                                et::SubsegmentOffsets::VT_SEGMENT_INDEX);
+  ASSERT_GT(at, 0u);  // segment 1: the constants come first
+  Poke<uint32_t>(bytes, at, 77);
+  EXPECT_EQ(LoadError(bytes), Error::kInvalidProgram);
+  EXPECT_NE(std::string(LastErrorMessage()).find("missing segment"), std::string::npos)
+      << LastErrorMessage();
+}
+
 TEST(ProgramLoad, SegmentsWithoutHeaderAreInvalid) {
   // Turn the header magic into padding: the reader then sees a bare flatbuffer that still lists
   // segments it cannot locate.
@@ -254,7 +304,7 @@ TEST(ProgramLoad, SegmentsWithoutHeaderAreInvalid) {
 // Flipping bytes anywhere must give an error or a program, never a crash (ASan/UBSan builds).
 TEST(ProgramLoad, RandomCorruptionNeverCrashes) {
   for (const std::vector<uint8_t>* pte :
-       {&ConvCpuPte(), &ConvNpuPte(), &AddCpuPte(), &MixedPte()}) {
+       {&ConvCpuPte(), &ConvNpuPte(), &AddCpuPte(), &MixedPte(), &SvdfPte()}) {
     uint64_t state = 12345;
     for (int trial = 0; trial < 400; ++trial) {
       AlignedBytes bytes(*pte);

@@ -24,14 +24,17 @@ struct PteRun {
   std::vector<std::vector<uint8_t>> outputs;  // bytes of each method output
 };
 
-/// Loads `pte`, sets `inputs` (bytes per method input, in order), executes once and copies the
-/// outputs. A failure leaves `error` and `message` set and `outputs` empty.
-inline PteRun RunPte(const std::vector<uint8_t>& pte,
-                     const std::vector<std::vector<uint8_t>>& inputs) {
+/// Loads `pte` once and runs one inference per entry of `inferences` (each the bytes of every
+/// method input, in order), so that variable tensors carry their state from one to the next.
+/// `outputs` holds the outputs of every inference in turn (inference i's output k at
+/// i * num_outputs + k). A failure leaves `error` and `message` set and `outputs` empty.
+inline PteRun RunPteInferences(const std::vector<uint8_t>& pte,
+                               const std::vector<std::vector<std::vector<uint8_t>>>& inferences) {
   PteRun run;
   auto fail = [&run](Error e) {
     run.error = e;
     run.message = LastErrorMessage();
+    run.outputs.clear();
     return run;
   };
   AlignedBytes bytes(pte);
@@ -44,18 +47,27 @@ inline PteRun RunPte(const std::vector<uint8_t>& pte,
   MemoryManager manager = memory.manager();
   Result<Method> method = program->LoadMethod("forward", manager, registry, nullptr, FindKernel);
   if (!method.ok()) return fail(method.error());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (Error e = method->SetInput(i, inputs[i].data(), inputs[i].size()); e != Error::kOk) {
-      return fail(e);
+  for (const std::vector<std::vector<uint8_t>>& inputs : inferences) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (Error e = method->SetInput(i, inputs[i].data(), inputs[i].size()); e != Error::kOk) {
+        return fail(e);
+      }
+    }
+    if (Error e = method->Execute(); e != Error::kOk) return fail(e);
+    for (size_t i = 0; i < method->num_outputs(); ++i) {
+      const TensorView* out = method->GetOutput(i);
+      const auto* data = static_cast<const uint8_t*>(out->data);
+      run.outputs.emplace_back(data, data + out->NumBytes());
     }
   }
-  if (Error e = method->Execute(); e != Error::kOk) return fail(e);
-  for (size_t i = 0; i < method->num_outputs(); ++i) {
-    const TensorView* out = method->GetOutput(i);
-    const auto* data = static_cast<const uint8_t*>(out->data);
-    run.outputs.emplace_back(data, data + out->NumBytes());
-  }
   return run;
+}
+
+/// Loads `pte`, sets `inputs` (bytes per method input, in order), executes once and copies the
+/// outputs. A failure leaves `error` and `message` set and `outputs` empty.
+inline PteRun RunPte(const std::vector<uint8_t>& pte,
+                     const std::vector<std::vector<uint8_t>>& inputs) {
+  return RunPteInferences(pte, {inputs});
 }
 
 /// Compiles `model` with the default options (the NPU where the rules allow) and runs it; a

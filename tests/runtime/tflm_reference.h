@@ -11,9 +11,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <variant>
 #include <vector>
 
 #include "compiler/quantization.h"
+#include "runtime/kernels/reference/lstm_s8.h"
 #include "runtime/kernels/reference/quantized_math.h"
 #include "tests/support/op_cases.h"
 #include "tests/support/test_models.h"
@@ -277,6 +279,229 @@ inline Bytes L2PoolReference(const CaseModel& m, const testing::Pool2DOpts& o) {
     }
   }
   return out;
+}
+
+// TFLite Micro's integer SVDF (svdf_common.cc EvalIntegerSvdfReference) over consecutive
+// inferences of one interpreter, for the single-SVDF case model `m`: `inferences[i]` is the
+// input of inference i; returns each inference's output. Written after TFLite Micro's loop
+// structure (a state buffer reset like ResetVariableTensors, shifted as one flat array, scratch
+// arrays of filter sums, the bias copied into the output sums before the reduction), not the
+// runtime's.
+inline std::vector<Bytes> SvdfInferences(const CaseModel& m, const std::vector<Bytes>& inferences) {
+  const testing::TfliteBuilder& b = m.builder;
+  const testing::TfliteBuilder::OperatorSpec& op = b.operator_spec(0);
+  const auto& in = b.tensor(op.inputs[0]);
+  const auto& feature = b.tensor(op.inputs[1]);
+  const auto& time = b.tensor(op.inputs[2]);
+  const auto& state_spec = b.tensor(op.inputs[4]);
+  const auto& out = b.tensor(op.outputs[0]);
+  const int rank = std::get<testing::SvdfOpts>(op.options).rank;
+  const int n_batch = in.shape[0], n_input = in.shape[1], n_filter = feature.shape[0];
+  const int n_memory = time.shape[1], n_unit = n_filter / rank;
+  const bool int16 = time.type == static_cast<int8_t>(TflType::kInt16);
+  auto weight_time = [&](int i) -> int32_t {
+    const Bytes& raw = b.buffer(time.buffer);
+    if (!int16) return static_cast<int8_t>(raw[i]);
+    int16_t v;
+    std::memcpy(&v, raw.data() + 2 * i, 2);
+    return v;
+  };
+  const Bytes& wf = b.buffer(feature.buffer);
+  std::vector<int32_t> bias(n_unit, 0);
+  const bool has_bias = op.inputs[3] >= 0;
+  if (has_bias)
+    std::memcpy(bias.data(), b.buffer(b.tensor(op.inputs[3]).buffer).data(), 4 * n_unit);
+  // The effective scales of PrepareSvdf, formed in float.
+  const float s_in = in.quant.scales[0], s_feature = feature.quant.scales[0];
+  const float s_time = time.quant.scales[0], s_state = state_spec.quant.scales[0];
+  const compiler::QuantizedMultiplier scale1 =
+      compiler::QuantizeMultiplier(static_cast<double>(s_in * s_feature / s_state));
+  const compiler::QuantizedMultiplier scale2 =
+      compiler::QuantizeMultiplier(static_cast<double>(s_state * s_time / out.quant.scales[0]));
+  const int32_t in_zp = static_cast<int32_t>(in.quant.zero_points[0]);
+  const int32_t state_zp = static_cast<int32_t>(state_spec.quant.zero_points[0]);
+  const int32_t out_zp = static_cast<int32_t>(out.quant.zero_points[0]);
+  const int32_t state_min = int16 ? -32768 : -128, state_max = int16 ? 32767 : 127;
+  // ResetVariableTensors: int8 variables hold their zero point, others 0.
+  std::vector<int32_t> state(static_cast<size_t>(n_batch) * n_filter * n_memory,
+                             int16 ? 0 : state_zp);
+  std::vector<Bytes> results;
+  for (const Bytes& input_bytes : inferences) {
+    const std::vector<int8_t> input = Int8s(input_bytes);
+    for (size_t i = 0; i + 1 < state.size(); ++i) state[i] = state[i + 1];
+    for (int bt = 0; bt < n_batch; ++bt) {
+      for (int r = 0; r < n_filter; ++r) {
+        int32_t dot = 0;
+        for (int c = 0; c < n_input; ++c) {
+          dot += static_cast<int8_t>(wf[r * n_input + c]) * (input[bt * n_input + c] - in_zp);
+        }
+        dot = runtime::kernels::MultiplyByQuantizedMultiplier(dot, scale1.multiplier, scale1.shift);
+        dot = std::min(std::max(state_min, state_zp + dot), state_max);
+        state[(static_cast<size_t>(bt) * n_filter + r) * n_memory + n_memory - 1] = dot;
+      }
+    }
+    // TFLite Micro's int32 sums wrap on the boards it runs on; uint32 gives the same bits
+    // without undefined behaviour.
+    std::vector<uint32_t> scratch(static_cast<size_t>(n_batch) * n_filter, 0);
+    for (int bt = 0; bt < n_batch; ++bt) {
+      for (int i = 0; i < n_filter; ++i) {
+        for (int j = 0; j < n_memory; ++j) {
+          const int64_t s =
+              state[(static_cast<size_t>(bt) * n_filter + i) * n_memory + j] - state_zp;
+          scratch[bt * n_filter + i] +=
+              static_cast<uint32_t>(int64_t{weight_time(i * n_memory + j)} * s);
+        }
+      }
+    }
+    std::vector<int8_t> output;
+    for (int bt = 0; bt < n_batch; ++bt) {
+      for (int u = 0; u < n_unit; ++u) {
+        uint32_t sum = has_bias ? static_cast<uint32_t>(bias[u]) : 0u;
+        for (int j = 0; j < rank; ++j) sum += scratch[bt * n_filter + u * rank + j];
+        const int32_t x = runtime::kernels::MultiplyByQuantizedMultiplier(
+                              static_cast<int32_t>(sum), scale2.multiplier, scale2.shift) +
+                          out_zp;
+        output.push_back(static_cast<int8_t>(std::min(std::max(x, -128), 127)));
+      }
+    }
+    results.push_back(FromInt8s(output));
+  }
+  return results;
+}
+
+// TFLite Micro's integer LSTM (lstm_eval.h EvalLstm<int8_t, int8_t, int16_t, int32_t>, with the
+// parameters of lstm_eval_common.cc) over consecutive inferences of one interpreter, for the
+// single-LSTM case model `m`: `inferences[i]` is the input of inference i; returns each
+// inference's output. Written after TFLite Micro's structure: the gate parameters as its Prepare
+// derives them (FC outputs in Q3.12, products in Q0.15), time-major steps over every batch row at
+// once, the four gate buffers, the forget gate computed before the input and cell gates and the
+// output gate after the cell update. The int16 sigmoid and tanh are the runtime's Sigmoid16 /
+// Tanh16, checked on their own in lstm_kernel_test.cc.
+inline std::vector<Bytes> LstmInferences(const CaseModel& m, const std::vector<Bytes>& inferences) {
+  using compiler::QuantizedMultiplier;
+  using compiler::QuantizeMultiplier;
+  const testing::TfliteBuilder& b = m.builder;
+  const testing::TfliteBuilder::OperatorSpec& op = b.operator_spec(0);
+  const auto& o = std::get<testing::UnidirectionalSequenceLstmOpts>(op.options);
+  const auto& in = b.tensor(op.inputs[0]);
+  const auto& hidden_spec = b.tensor(op.inputs[18]);
+  const auto& cell_spec = b.tensor(op.inputs[19]);
+  const int n_batch = o.time_major ? in.shape[1] : in.shape[0];
+  const int n_time = o.time_major ? in.shape[0] : in.shape[1];
+  const int n_input = in.shape[2];
+  const int n_state = b.tensor(op.inputs[2]).shape[0];
+  const float in_scale = in.quant.scales[0], hidden_scale = hidden_spec.quant.scales[0];
+  const float cell_scale = cell_spec.quant.scales[0];
+  const int32_t in_zp = static_cast<int32_t>(in.quant.zero_points[0]);
+  const int32_t hidden_zp = static_cast<int32_t>(hidden_spec.quant.zero_points[0]);
+  struct Gate {
+    std::vector<int8_t> w, r;
+    std::vector<int32_t> bias;
+    int32_t w_zp, r_zp;
+    QuantizedMultiplier fc_in, fc_rec;
+  };
+  // Gates in TFLite's input order: input 1/5/12, forget 2/6/13, cell 3/7/14, output 4/8/15.
+  Gate gates[4];
+  for (int k = 0; k < 4; ++k) {
+    const auto& w = b.tensor(op.inputs[1 + k]);
+    const auto& r = b.tensor(op.inputs[5 + k]);
+    gates[k].w = Int8s(b.buffer(w.buffer));
+    gates[k].r = Int8s(b.buffer(r.buffer));
+    gates[k].bias.resize(n_state);
+    std::memcpy(gates[k].bias.data(), b.buffer(b.tensor(op.inputs[12 + k]).buffer).data(),
+                4 * n_state);
+    gates[k].w_zp = static_cast<int32_t>(w.quant.zero_points[0]);
+    gates[k].r_zp = static_cast<int32_t>(r.quant.zero_points[0]);
+    // GetQuantizedConvolutionMultipler: the scale product in float, divided in double by the
+    // output scale, the FC output being Q3.12.
+    const double q12 = 0.000244140625;
+    gates[k].fc_in = QuantizeMultiplier(static_cast<double>(in_scale * w.quant.scales[0]) / q12);
+    gates[k].fc_rec =
+        QuantizeMultiplier(static_cast<double>(hidden_scale * r.quant.scales[0]) / q12);
+  }
+  const double q15 = 0.000030517578125f;
+  const QuantizedMultiplier forget_mul =
+      QuantizeMultiplier(q15 * static_cast<double>(cell_scale) / static_cast<double>(cell_scale));
+  const QuantizedMultiplier input_mul = QuantizeMultiplier(q15 * q15 / cell_scale);
+  const QuantizedMultiplier hidden_mul = QuantizeMultiplier(q15 * q15 / hidden_scale);
+  const int cell_power = static_cast<int>(std::lround(std::log2(cell_scale)));
+  const int16_t clip = static_cast<int16_t>(std::min(
+      std::max(static_cast<double>(o.cell_clip) / static_cast<double>(cell_scale), -32768.0),
+      32767.0));
+  auto sat16 = [](int32_t v) { return static_cast<int16_t>(std::min(std::max(v, -32768), 32767)); };
+  auto mbqm = [](int32_t x, const QuantizedMultiplier& q) {
+    return runtime::kernels::MultiplyByQuantizedMultiplier(x, q.multiplier, q.shift);
+  };
+  // ResetVariableTensors: the int8 hidden state at its zero point, the int16 cell at 0.
+  std::vector<int8_t> hidden(static_cast<size_t>(n_batch) * n_state,
+                             static_cast<int8_t>(hidden_zp));
+  std::vector<int16_t> cell(static_cast<size_t>(n_batch) * n_state, 0);
+  std::vector<Bytes> results;
+  for (const Bytes& input_bytes : inferences) {
+    const std::vector<int8_t> input = Int8s(input_bytes);
+    std::vector<int8_t> output(static_cast<size_t>(n_batch) * n_time * n_state);
+    // One LSTM step over `rows` batch rows starting at `row0`, reading input row `x_row` and
+    // writing output row `out_row` for each (consecutive rows in both).
+    auto step = [&](int row0, int rows, size_t x_row, size_t out_row) {
+      auto gate = [&](const Gate& g, bool tanh) {
+        std::vector<int16_t> sum(static_cast<size_t>(rows) * n_state);
+        for (int r = 0; r < rows; ++r) {
+          for (int c = 0; c < n_state; ++c) {
+            int32_t acc = 0;
+            for (int d = 0; d < n_input; ++d) {
+              acc += (g.w[c * n_input + d] - g.w_zp) * (input[(x_row + r) * n_input + d] - in_zp);
+            }
+            acc += g.bias[c];
+            const int16_t fc1 = sat16(mbqm(acc, g.fc_in));
+            int32_t acc2 = 0;
+            for (int d = 0; d < n_state; ++d) {
+              acc2 +=
+                  (g.r[c * n_state + d] - g.r_zp) * (hidden[(row0 + r) * n_state + d] - hidden_zp);
+            }
+            const int16_t fc2 = sat16(mbqm(acc2, g.fc_rec));
+            const int16_t pre = sat16(int32_t{fc1} + fc2);
+            sum[r * n_state + c] =
+                tanh ? runtime::kernels::Tanh16(pre, 0, 0) : runtime::kernels::Sigmoid16(pre);
+          }
+        }
+        return sum;
+      };
+      const std::vector<int16_t> forget = gate(gates[1], false);
+      const std::vector<int16_t> input_gate = gate(gates[0], false);
+      const std::vector<int16_t> cell_gate = gate(gates[2], true);
+      for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < n_state; ++c) {
+          int16_t& s = cell[(row0 + r) * n_state + c];
+          const int16_t kept = sat16(mbqm(int32_t{forget[r * n_state + c]} * s, forget_mul));
+          const int16_t added = sat16(
+              mbqm(int32_t{input_gate[r * n_state + c]} * cell_gate[r * n_state + c], input_mul));
+          s = sat16(int32_t{kept} + added);
+          if (o.cell_clip > 0) s = std::max(std::min(clip, s), static_cast<int16_t>(-clip));
+        }
+      }
+      const std::vector<int16_t> output_gate = gate(gates[3], false);
+      int32_t shift = 15 + cell_power - 3, multiplier = 0;
+      if (shift < 0) shift = -shift, multiplier = 3;
+      for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < n_state; ++c) {
+          const int16_t t =
+              runtime::kernels::Tanh16(cell[(row0 + r) * n_state + c], multiplier, shift);
+          const int32_t h = hidden_zp + mbqm(int32_t{t} * output_gate[r * n_state + c], hidden_mul);
+          hidden[(row0 + r) * n_state + c] = static_cast<int8_t>(std::min(std::max(h, -128), 127));
+        }
+        std::memcpy(&output[(out_row + r) * n_state], &hidden[(row0 + r) * n_state], n_state);
+      }
+    };
+    if (o.time_major) {
+      for (int t = 0; t < n_time; ++t) step(0, n_batch, t * n_batch, t * n_batch);
+    } else {
+      for (int bt = 0; bt < n_batch; ++bt) {
+        for (int t = 0; t < n_time; ++t) step(bt, 1, bt * n_time + t, bt * n_time + t);
+      }
+    }
+    results.push_back(FromInt8s(output));
+  }
+  return results;
 }
 
 }  // namespace boardlab::tflm_reference

@@ -74,6 +74,12 @@ class CaseWriter {
     for (float& x : v) x = static_cast<float>(d(rng_)) / 8.0f;
     return Input(std::move(shape), TflType::kFloat32, {}, RawBytes(v));
   }
+  /// Inputs with the given values.
+  int FloatValues(std::vector<int32_t> shape, const std::vector<float>& values) {
+    return Input(std::move(shape), TflType::kFloat32, {}, RawBytes(values));
+  }
+  /// The case's random source, for values a case draws itself.
+  std::mt19937& rng() { return rng_; }
   int Int32(std::vector<int32_t> shape, const std::vector<int32_t>& values) {
     return Input(std::move(shape), TflType::kInt32, {}, RawBytes(values));
   }
@@ -96,6 +102,26 @@ class CaseWriter {
     std::vector<int8_t> v(static_cast<size_t>(Count(shape)));
     for (int8_t& x : v) x = static_cast<int8_t>(d(rng_));
     return b_.AddConstInt8(Name("w"), std::move(shape), v, std::move(q));
+  }
+  /// Constant int16 weights with random values in [lo, hi].
+  int ConstInt16(std::vector<int32_t> shape, QuantParams q, int lo = -32767, int hi = 32767) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<int16_t> v(static_cast<size_t>(Count(shape)));
+    for (int16_t& x : v) x = static_cast<int16_t>(d(rng_));
+    return b_.AddTensor(Name("w"), std::move(shape), TflType::kInt16, std::move(q), RawBytes(v));
+  }
+  /// Constant int32 values (biases) drawn from [lo, hi].
+  int Const32Random(std::vector<int32_t> shape, int lo, int hi, QuantParams q = {}) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<int32_t> v(static_cast<size_t>(Count(shape)));
+    for (int32_t& x : v) x = d(rng_);
+    return b_.AddConstInt32(Name("c"), std::move(shape), v, std::move(q));
+  }
+  /// A variable (stateful) tensor without data: the op's state, kept between inferences.
+  int Variable(std::vector<int32_t> shape, TflType type, QuantParams q) {
+    const int t = b_.AddTensor(Name("state"), std::move(shape), type, std::move(q));
+    b_.mutable_tensor(t).is_variable = true;
+    return t;
   }
   int ConstInt8Values(std::vector<int32_t> shape, const std::vector<int8_t>& values,
                       QuantParams q) {
@@ -131,6 +157,16 @@ class CaseWriter {
   void Op(OpType type, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
           BuilderOptions options = {}) {
     b_.AddOperator(Code(type), std::move(inputs), std::move(outputs), std::move(options));
+  }
+  /// A custom op (compiler::CustomCodeOf(type)) with its flexbuffer options.
+  void CustomOp(OpType type, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
+                std::vector<uint8_t> options) {
+    b_.AddCustomOperator(std::string(compiler::CustomCodeOf(type)), std::move(inputs),
+                         std::move(outputs), std::move(options));
+  }
+  /// A float32 constant.
+  int ConstFloat(std::vector<int32_t> shape, const std::vector<float>& values) {
+    return b_.AddTensor(Name("c"), std::move(shape), TflType::kFloat32, {}, RawBytes(values));
   }
 
   CaseIo Done() { return std::move(io_); }

@@ -499,7 +499,8 @@ const std::vector<OpCase>& AllOpCases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = LayoutAndSelectionCases();
     for (const std::vector<OpCase>* list :
-         {&MathCases(), &NormalizationCases(), &TransposeConvCases(), &Int16Cases()}) {
+         {&MathCases(), &NormalizationCases(), &TransposeConvCases(), &SvdfCases(),
+          &DetectionPostprocessCases(), &LstmCases(), &Int16Cases()}) {
       all.insert(all.end(), list->begin(), list->end());
     }
     return all;

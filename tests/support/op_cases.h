@@ -75,8 +75,18 @@ const std::vector<OpCase>& TransposeConvCases();
 /// Every 16x8 case (int16_cases.cc): int16 activations, int8 weights, int64 bias.
 const std::vector<OpCase>& Int16Cases();
 
-/// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases() and
-/// Int16Cases(), in that order.
+/// Every SVDF case (sequence_cases.cc).
+const std::vector<OpCase>& SvdfCases();
+
+/// Every DETECTION_POSTPROCESS case (detection_cases.cc).
+const std::vector<OpCase>& DetectionPostprocessCases();
+
+/// Every UNIDIRECTIONAL_SEQUENCE_LSTM case (lstm_cases.cc).
+const std::vector<OpCase>& LstmCases();
+
+/// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases(),
+/// SvdfCases(), DetectionPostprocessCases(), LstmCases() and Int16Cases(), in that order (the
+/// 16x8 ones last: CasesOf leaves them out by position).
 const std::vector<OpCase>& AllOpCases();
 
 /// One case per element-wise, comparison, logical and row op of issue 13, int8 ADD first as the

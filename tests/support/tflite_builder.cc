@@ -6,6 +6,7 @@
 
 #include "boardlab/schema/tflite_generated.h"
 #include "flatbuffers/flatbuffers.h"
+#include "flatbuffers/flexbuffers.h"
 
 namespace boardlab::testing {
 namespace {
@@ -162,6 +163,16 @@ class OptionsWriter {
                                                Byte(o.activation))
                 .Union()};
   }
+  OptionsRef operator()(const SvdfOpts& o) {
+    return {tflite::BuiltinOptions::SVDFOptions,
+            tflite::CreateSVDFOptions(fbb_, o.rank, Byte(o.activation)).Union()};
+  }
+  OptionsRef operator()(const UnidirectionalSequenceLstmOpts& o) {
+    return {tflite::BuiltinOptions::UnidirectionalSequenceLSTMOptions,
+            tflite::CreateUnidirectionalSequenceLSTMOptions(fbb_, Byte(o.activation), o.cell_clip,
+                                                            o.proj_clip, o.time_major)
+                .Union()};
+  }
   OptionsRef operator()(const ShapeOpts& o) {
     return {tflite::BuiltinOptions::ShapeOptions,
             tflite::CreateShapeOptions(fbb_, static_cast<int8_t>(o.out_type)).Union()};
@@ -183,7 +194,8 @@ Offset<tflite::Tensor> WriteTensor(FlatBufferBuilder& fbb, const TfliteBuilder::
   Offset<flatbuffers::Vector<int32_t>> shape = 0;
   if (t.write_shape) shape = fbb.CreateVector(t.shape);
   auto quant = WriteQuant(fbb, t.quant);
-  return tflite::CreateTensor(fbb, shape, t.type, t.buffer, fbb.CreateString(t.name), quant);
+  return tflite::CreateTensor(fbb, shape, t.type, t.buffer, fbb.CreateString(t.name), quant,
+                              t.is_variable);
 }
 
 Offset<tflite::Buffer> WriteBuffer(FlatBufferBuilder& fbb, const std::vector<uint8_t>& bytes) {
@@ -195,6 +207,25 @@ Offset<tflite::Buffer> WriteBuffer(FlatBufferBuilder& fbb, const std::vector<uin
 }
 
 }  // namespace
+
+std::vector<uint8_t> DetectionPostprocessFlexbuffer(const DetectionPostprocessOpts& o) {
+  flexbuffers::Builder fbb;
+  fbb.Map([&]() {
+    fbb.Int("max_detections", o.max_detections);
+    fbb.Int("max_classes_per_detection", o.max_classes_per_detection);
+    fbb.Int("detections_per_class", o.detections_per_class);
+    fbb.Bool("use_regular_nms", o.use_regular_nms);
+    fbb.Float("nms_score_threshold", o.nms_score_threshold);
+    fbb.Float("nms_iou_threshold", o.nms_iou_threshold);
+    fbb.Int("num_classes", o.num_classes);
+    fbb.Float("y_scale", o.y_scale);
+    fbb.Float("x_scale", o.x_scale);
+    fbb.Float("h_scale", o.h_scale);
+    fbb.Float("w_scale", o.w_scale);
+  });
+  fbb.Finish();
+  return fbb.GetBuffer();
+}
 
 std::vector<uint8_t> Int32Bytes(std::span<const int32_t> values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(int32_t));
@@ -259,12 +290,14 @@ int TfliteBuilder::AddOperator(int32_t builtin_code, std::vector<int32_t> inputs
 }
 
 int TfliteBuilder::AddCustomOperator(const std::string& custom_code, std::vector<int32_t> inputs,
-                                     std::vector<int32_t> outputs) {
+                                     std::vector<int32_t> outputs,
+                                     std::vector<uint8_t> custom_options) {
   OperatorSpec op;
   op.opcode_index = OpcodeIndex(kBuiltinCustom, custom_code);
   op.inputs = std::move(inputs);
   op.outputs = std::move(outputs);
   op.code = kBuiltinCustom;
+  op.custom_options = std::move(custom_options);
   operators_.push_back(std::move(op));
   return static_cast<int>(operators_.size() - 1);
 }
@@ -286,8 +319,11 @@ std::vector<uint8_t> TfliteBuilder::Finish() const {
     std::vector<Offset<tflite::Operator>> ops;
     for (const OperatorSpec& op : operators_) {
       const OptionsRef opts = std::visit(OptionsWriter(fbb, op.code), op.options);
+      Offset<flatbuffers::Vector<uint8_t>> custom = 0;
+      if (!op.custom_options.empty()) custom = fbb.CreateVector(op.custom_options);
       ops.push_back(tflite::CreateOperator(fbb, op.opcode_index, fbb.CreateVector(op.inputs),
-                                           fbb.CreateVector(op.outputs), opts.first, opts.second));
+                                           fbb.CreateVector(op.outputs), opts.first, opts.second,
+                                           custom, op.custom_options_format));
     }
     subgraphs.push_back(tflite::CreateSubGraph(
         fbb, fbb.CreateVector(tensors), fbb.CreateVector(inputs_), fbb.CreateVector(outputs_),

@@ -149,16 +149,27 @@ struct TransposeConvOpts {
   int32_t stride_w = 1, stride_h = 1;
   Activation activation = Activation::kNone;
 };
+struct SvdfOpts {
+  int32_t rank = 1;
+  Activation activation = Activation::kNone;
+};
+struct UnidirectionalSequenceLstmOpts {
+  Activation activation = Activation::kTanh;
+  float cell_clip = 0.0f, proj_clip = 0.0f;
+  bool time_major = false;
+};
 
 using BuilderOptions =
     std::variant<std::monostate, Conv2DOpts, DepthwiseConv2DOpts, Pool2DOpts, FullyConnectedOpts,
                  ElementwiseOpts, ConcatenationOpts, SoftmaxOpts, ReducerOpts, ReshapeOpts,
                  SqueezeOpts, StridedSliceOpts, ResizeNearestNeighborOpts, LeakyReluOpts,
                  BatchMatMulOpts, GatherOpts, PackOpts, UnpackOpts, SplitOpts, BlockSizeOpts,
-                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts, TransposeConvOpts>;
+                 ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts, TransposeConvOpts, SvdfOpts,
+                 UnidirectionalSequenceLstmOpts>;
 
-/// BuiltinOperator codes used by tests that are not in compiler::OpType.
-inline constexpr int32_t kBuiltinSvdf = 27;
+/// BuiltinOperator codes used by tests that are not in compiler::OpType (LSH_PROJECTION: no
+/// TFLite Micro kernel either).
+inline constexpr int32_t kBuiltinLshProjection = 15;
 inline constexpr int32_t kBuiltinCustom = 32;
 
 /// How OperatorCode tables encode the builtin code (tflite-int8.md section 3).
@@ -174,15 +185,18 @@ class TfliteBuilder {
     std::vector<int32_t> shape;
     int8_t type = static_cast<int8_t>(TflType::kInt8);
     QuantParams quant;
-    uint32_t buffer = 0;      // 0 = the empty sentinel (activation)
-    bool write_shape = true;  // false omits the shape vector (a scalar)
+    uint32_t buffer = 0;       // 0 = the empty sentinel (activation)
+    bool write_shape = true;   // false omits the shape vector (a scalar)
+    bool is_variable = false;  // a variable (stateful) tensor
   };
   struct OperatorSpec {
     uint32_t opcode_index = 0;
     std::vector<int32_t> inputs;
     std::vector<int32_t> outputs;
     BuilderOptions options;
-    int32_t code = 0;  // the builtin code, for picking the options table
+    int32_t code = 0;                     // the builtin code, for picking the options table
+    std::vector<uint8_t> custom_options;  // written when not empty
+    int8_t custom_options_format = 0;     // FLEXBUFFERS
   };
 
   /// Adds a tensor and returns its index. With `data`, the bytes go into a new buffer (written
@@ -201,9 +215,10 @@ class TfliteBuilder {
   /// Adds an operator with a builtin code; returns its index. Input -1 = optional absent input.
   int AddOperator(int32_t builtin_code, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
                   BuilderOptions options = {});
-  /// Adds a CUSTOM operator with `custom_code` (e.g. "NeutronGraph").
+  /// Adds a CUSTOM operator with `custom_code` (e.g. "NeutronGraph") and its custom options
+  /// (a flexbuffer, written as given).
   int AddCustomOperator(const std::string& custom_code, std::vector<int32_t> inputs,
-                        std::vector<int32_t> outputs);
+                        std::vector<int32_t> outputs, std::vector<uint8_t> custom_options = {});
 
   void SetInputs(std::vector<int32_t> inputs) { inputs_ = std::move(inputs); }
   void SetOutputs(std::vector<int32_t> outputs) { outputs_ = std::move(outputs); }
@@ -243,6 +258,19 @@ class TfliteBuilder {
   int subgraph_count_ = 1;
   std::string name_ = "main";
 };
+
+/// The flexbuffer options of TFLite_Detection_PostProcess (the keys TFLite's converter writes).
+struct DetectionPostprocessOpts {
+  int32_t max_detections = 3;
+  int32_t max_classes_per_detection = 1;
+  int32_t detections_per_class = 1;
+  int32_t num_classes = 2;
+  float nms_score_threshold = 0.0f;
+  float nms_iou_threshold = 0.5f;
+  float y_scale = 10.0f, x_scale = 10.0f, h_scale = 5.0f, w_scale = 5.0f;
+  bool use_regular_nms = false;
+};
+std::vector<uint8_t> DetectionPostprocessFlexbuffer(const DetectionPostprocessOpts& o);
 
 /// Bytes of `values` in little-endian order (the host order on every platform we build for).
 std::vector<uint8_t> Int32Bytes(std::span<const int32_t> values);

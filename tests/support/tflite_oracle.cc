@@ -55,6 +55,7 @@ struct ManifestCase {
   std::vector<std::pair<std::string, const std::vector<uint8_t>*>> inputs;  // (type, bytes)
   std::vector<std::vector<int32_t>> input_shapes;                           // typed cases only
   std::vector<std::string> output_types;
+  const std::vector<std::vector<std::vector<uint8_t>>>* later_inputs = nullptr;
 };
 
 // Writes the cases and runs node on them; on success `outputs[case]` holds each output's bytes
@@ -107,6 +108,19 @@ bool RunManifest(const std::vector<ManifestCase>& cases,
       manifest << "]";
     }
     if (node_types) manifest << ", \"nodes\": \"" << base << ".nodes\"";
+    if (c.later_inputs != nullptr && !c.later_inputs->empty()) {
+      // Inference j reads <input file>.<j> and writes <output file>.<j>.
+      manifest << ", \"later\": " << c.later_inputs->size();
+      for (size_t j = 0; j < c.later_inputs->size(); ++j) {
+        for (size_t k = 0; k < (*c.later_inputs)[j].size(); ++k) {
+          const std::string in = base + ".in" + std::to_string(k) + "." + std::to_string(j + 1);
+          if (!WriteFile(in, (*c.later_inputs)[j][k])) {
+            *error = "cannot write " + in;
+            return false;
+          }
+        }
+      }
+    }
     manifest << "}";
   }
   manifest << "]}";
@@ -121,9 +135,14 @@ bool RunManifest(const std::vector<ManifestCase>& cases,
   const bool ok = rc == 0;
   for (size_t i = 0; i < cases.size() && ok; ++i) {
     const size_t count = std::max<size_t>(1, cases[i].output_types.size());
+    const size_t later = cases[i].later_inputs == nullptr ? 0 : cases[i].later_inputs->size();
     std::vector<std::vector<uint8_t>>& out = outputs->emplace_back();
-    for (size_t k = 0; k < count; ++k) {
-      out.push_back(ReadFile(dir + "/case" + std::to_string(i) + ".out" + std::to_string(k)));
+    for (size_t j = 0; j <= later; ++j) {
+      const std::string suffix = j == 0 ? "" : "." + std::to_string(j);
+      for (size_t k = 0; k < count; ++k) {
+        out.push_back(
+            ReadFile(dir + "/case" + std::to_string(i) + ".out" + std::to_string(k) + suffix));
+      }
     }
     if (node_types) {
       std::vector<std::string>& types = node_types->emplace_back();
@@ -169,6 +188,7 @@ bool RunTfliteOracleTyped(const std::vector<TypedOracleCase>& cases,
       m.inputs.push_back({c.input_types[k], &c.inputs[k]});
     m.input_shapes = c.input_shapes;
     m.output_types = c.output_types;
+    m.later_inputs = &c.later_inputs;
   }
   return RunManifest(manifest, outputs, error, node_types);
 }

@@ -48,9 +48,14 @@ struct TypedOracleCase {
   std::vector<std::vector<int32_t>> input_shapes;  // the interpreter reports scalars as [0]
   std::vector<std::vector<uint8_t>> inputs;        // raw little-endian bytes per model input
   std::vector<std::string> output_types;           // one per model output
+  /// The inputs of further inferences of the same interpreter (variable tensors keep their
+  /// state from one to the next), each like `inputs`.
+  std::vector<std::vector<std::vector<uint8_t>>> later_inputs;
 };
 
-/// Runs every case in one node process; `outputs[case][k]` receives output k's bytes in its type.
+/// Runs every case in one node process; `outputs[case][k]` receives output k's bytes in its type
+/// (with later_inputs, the outputs of every inference in turn: inference i's output k at
+/// i * output_types.size() + k).
 /// With `node_types`, each case is profiled and `(*node_types)[case]` lists the type of every node
 /// the interpreter ran ("TfLiteXNNPackDelegate" where XNNPACK took the op over).
 bool RunTfliteOracleTyped(const std::vector<TypedOracleCase>& cases,

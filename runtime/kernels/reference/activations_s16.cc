@@ -48,32 +48,6 @@ Sigmoid16Params Resolved(const Sigmoid16Params& p) {
   return {3 << p.left_shift, 0};
 }
 
-int16_t Logistic16(int16_t x, const Sigmoid16Params& p) {
-  const int32_t v = Rescale(x, p.multiplier, p.left_shift);
-  const uint32_t magnitude = static_cast<uint32_t>(v < 0 ? -int64_t{v} : v);
-  const uint32_t index = magnitude >> 9;
-  uint32_t result = 0x7FFFu << 10;  // saturated
-  if (index < 255) {
-    const uint32_t a = kSigmoidTable[index], b = kSigmoidTable[index + 1];
-    result = (a << 9) + (magnitude & 0x1FF) * (b - a);
-  }
-  result = v >= 0 ? result + (1u << 9) : (1u << 25) - result + (1u << 9) - 1;
-  return static_cast<int16_t>(result >> 10);
-}
-
-int16_t Tanh16(int16_t x, const Sigmoid16Params& p) {
-  const int32_t v = Rescale(x, p.multiplier, p.left_shift);
-  const uint32_t magnitude = static_cast<uint32_t>(v < 0 ? -int64_t{v} : v);
-  const uint32_t index = magnitude >> 8;
-  int32_t result = static_cast<int32_t>(0xFFFFu << 8);  // saturated
-  if (index < 255) {
-    const uint32_t a = kSigmoidTable[index], b = kSigmoidTable[index + 1];
-    result = static_cast<int32_t>((a << 8) + (magnitude & 0xFF) * (b - a));
-  }
-  result = v >= 0 ? result - (1 << 23) + (1 << 7) : -result + (1 << 23) + (1 << 7) - 1;
-  return static_cast<int16_t>(result >> 8);
-}
-
 // TFLite's int16 table lookup: the high 9 bits of x (offset by 256) index the table, the low 7
 // interpolate towards the next entry.
 int16_t Lookup(int16_t x, const int16_t* table) {
@@ -139,13 +113,41 @@ void SoftmaxRow(const Softmax16Params& p, int32_t depth, const int16_t* in, int1
 
 const uint16_t* Sigmoid16Table() { return kSigmoidTable; }
 
+int16_t Logistic16Value(int16_t x, const Sigmoid16Params& params) {
+  const Sigmoid16Params p = Resolved(params);
+  const int32_t v = Rescale(x, p.multiplier, p.left_shift);
+  const uint32_t magnitude = static_cast<uint32_t>(v < 0 ? -int64_t{v} : v);
+  const uint32_t index = magnitude >> 9;
+  uint32_t result = 0x7FFFu << 10;  // saturated
+  if (index < 255) {
+    const uint32_t a = kSigmoidTable[index], b = kSigmoidTable[index + 1];
+    result = (a << 9) + (magnitude & 0x1FF) * (b - a);
+  }
+  result = v >= 0 ? result + (1u << 9) : (1u << 25) - result + (1u << 9) - 1;
+  return static_cast<int16_t>(result >> 10);
+}
+
+int16_t Tanh16Value(int16_t x, const Sigmoid16Params& params) {
+  const Sigmoid16Params p = Resolved(params);
+  const int32_t v = Rescale(x, p.multiplier, p.left_shift);
+  const uint32_t magnitude = static_cast<uint32_t>(v < 0 ? -int64_t{v} : v);
+  const uint32_t index = magnitude >> 8;
+  int32_t result = static_cast<int32_t>(0xFFFFu << 8);  // saturated
+  if (index < 255) {
+    const uint32_t a = kSigmoidTable[index], b = kSigmoidTable[index + 1];
+    result = static_cast<int32_t>((a << 8) + (magnitude & 0xFF) * (b - a));
+  }
+  result = v >= 0 ? result - (1 << 23) + (1 << 7) : -result + (1 << 23) + (1 << 7) - 1;
+  return static_cast<int16_t>(result >> 8);
+}
+
 Error logistic_s16(const Sigmoid16Params& params, int64_t size, const int16_t* input,
                    int16_t* output) {
   RT_CHECK_OR_RETURN_ERROR(
       input != nullptr && output != nullptr && params.left_shift >= 0 && params.left_shift <= 31,
       kInvalidArgument, "logistic_s16: bad arguments");
   const Sigmoid16Params p = Resolved(params);
-  for (int64_t i = 0; i < size; ++i) output[i] = Logistic16(input[i], p);
+  for (int64_t i = 0; i < size; ++i) output[i] = Logistic16Value(input[i], p);
   return Error::kOk;
 }
 
@@ -154,7 +156,7 @@ Error tanh_s16(const Sigmoid16Params& params, int64_t size, const int16_t* input
       input != nullptr && output != nullptr && params.left_shift >= 0 && params.left_shift <= 31,
       kInvalidArgument, "tanh_s16: bad arguments");
   const Sigmoid16Params p = Resolved(params);
-  for (int64_t i = 0; i < size; ++i) output[i] = Tanh16(input[i], p);
+  for (int64_t i = 0; i < size; ++i) output[i] = Tanh16Value(input[i], p);
   return Error::kOk;
 }
 

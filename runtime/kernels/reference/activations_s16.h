@@ -27,6 +27,10 @@ struct Sigmoid16Params {
 /// TFLite's 256-entry table of sigmoid(i / 24) in Q0.16 that logistic_s16 and tanh_s16 read.
 const uint16_t* Sigmoid16Table();
 
+/// One element of logistic_s16 / tanh_s16 (the int8 LSTM's gates compute them too).
+int16_t Logistic16Value(int16_t x, const Sigmoid16Params& params);
+int16_t Tanh16Value(int16_t x, const Sigmoid16Params& params);
+
 [[nodiscard]] Error logistic_s16(const Sigmoid16Params& params, int64_t size, const int16_t* input,
                                  int16_t* output);
 [[nodiscard]] Error tanh_s16(const Sigmoid16Params& params, int64_t size, const int16_t* input,

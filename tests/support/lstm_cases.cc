@@ -1,0 +1,106 @@
+// The UNIDIRECTIONAL_SEQUENCE_LSTM cases of op_cases.h: TFLite Micro's integer LSTM (int8 input,
+// hidden state and output, int8 weights, int32 biases, int16 cell state with a power-of-two
+// scale), batch-major and time-major sequences, one to three batches, one to five time steps,
+// cell scales 2^-11, 2^-12 and 2^-15 (the three branches of the cell tanh's input shift), a cell
+// clip, hidden zero points away from 0 and asymmetric weights. TFLite's interpreter runs its own
+// integer LSTM, whose outputs differ from TFLite Micro's by a unit here and there (and which
+// subtracts the hidden zero point where TFLite Micro adds it), so the cases are checked exactly
+// against TFLite Micro's arithmetic (tflm_reference.h) and within one unit against the
+// interpreter, with that sign accounted for (stateful_ops_test.cc); TFLite Micro's own float
+// goldens check the whole op in tests/runtime/lstm_kernel_test.cc.
+
+#include <cmath>
+
+#include "tests/support/case_writer.h"
+#include "tests/support/op_cases.h"
+
+namespace boardlab::testing {
+namespace {
+
+using cases::CaseList;
+using cases::CaseWriter;
+using cases::kQ;
+using compiler::OpType;
+
+struct LstmGeometry {
+  const char* name;
+  int32_t batch, time, input_size, state;
+  bool time_major;
+  int cell_power;      // cell state scale 2^cell_power
+  float cell_clip;     // 0: none
+  QuantParams hidden;  // hidden state and output quantization
+  int64_t weight_zero_point = 0;
+};
+
+// One gate's weights: input [state, input_size] and recurrent [state, state] int8, and its
+// int32 bias [state] in the input FC's scale.
+struct GateTensors {
+  int input_weights, recurrent_weights, bias;
+};
+
+GateTensors AddGate(CaseWriter& w, const LstmGeometry& g, float input_scale, float weight_scale) {
+  const QuantParams q = PerTensor(weight_scale, g.weight_zero_point);
+  GateTensors t;
+  t.input_weights = w.ConstInt8({g.state, g.input_size}, q);
+  t.recurrent_weights = w.ConstInt8({g.state, g.state}, q);
+  t.bias = w.Const32Random({g.state}, -2000, 2000, PerTensor(input_scale * weight_scale, 0));
+  return t;
+}
+
+void AddLstm(CaseWriter& w, const LstmGeometry& g) {
+  const std::vector<int32_t> in_shape = g.time_major
+                                            ? std::vector<int32_t>{g.time, g.batch, g.input_size}
+                                            : std::vector<int32_t>{g.batch, g.time, g.input_size};
+  const std::vector<int32_t> out_shape = {in_shape[0], in_shape[1], g.state};
+  const QuantParams in_q = kQ;
+  const int in = w.Int8(in_shape, in_q);
+  // TFLite's input order: input, forget, cell, output gates.
+  const float scales[4] = {0.02f, 0.03f, 0.01f, 0.025f};
+  GateTensors gates[4];
+  for (int k = 0; k < 4; ++k) gates[k] = AddGate(w, g, in_q.scales[0], scales[k]);
+  const int hidden = w.Variable({g.batch, g.state}, TflType::kInt8, g.hidden);
+  const int cell =
+      w.Variable({g.batch, g.state}, TflType::kInt16, PerTensor(std::ldexp(1.0f, g.cell_power), 0));
+  std::vector<int32_t> inputs = {in};
+  for (const GateTensors& t : gates) inputs.push_back(t.input_weights);
+  for (const GateTensors& t : gates) inputs.push_back(t.recurrent_weights);
+  inputs.insert(inputs.end(), {-1, -1, -1});  // no peephole
+  for (const GateTensors& t : gates) inputs.push_back(t.bias);
+  inputs.insert(inputs.end(), {-1, -1});  // no projection
+  inputs.insert(inputs.end(), {hidden, cell});
+  inputs.insert(inputs.end(), {-1, -1, -1, -1});  // no layer norm
+  w.Op(OpType::kUnidirectionalSequenceLstm, inputs, {w.Int8Output(out_shape, g.hidden)},
+       UnidirectionalSequenceLstmOpts{Activation::kTanh, g.cell_clip, 0.0f, g.time_major});
+}
+
+}  // namespace
+
+const std::vector<OpCase>& LstmCases() {
+  static const std::vector<OpCase> cases = [] {
+    const char* kNoOracle =
+        "TFLite's interpreter runs its own integer LSTM (gemmlowp's sigmoid and tanh where TFLite "
+        "Micro interpolates a table, the cell products by rounding shifts where TFLite Micro "
+        "multiplies with double rounding, and it subtracts the hidden zero point where TFLite "
+        "Micro adds it); checked exactly against TFLite Micro's arithmetic and within one unit "
+        "against the interpreter";
+    const LstmGeometry kGeometries[] = {
+        {"batch major 1x3", 1, 3, 4, 5, false, -11, 0.0f, PerTensor(0.0078125f, 0)},
+        {"batch major 2x4 hidden zp", 2, 4, 3, 6, false, -11, 0.0f, PerTensor(0.006f, -21)},
+        {"time major 3x2x5", 2, 3, 5, 4, true, -12, 0.0f, PerTensor(0.005f, 10)},
+        {"cell scale 2^-15 clip", 1, 5, 3, 3, false, -15, 0.5f, PerTensor(0.004f, -5)},
+        {"cell scale 2^-11 clip 2", 3, 2, 6, 8, false, -11, 2.0f, PerTensor(0.008f, 3)},
+        {"time major one step asymmetric weights", 2, 1, 4, 4, true, -12, 0.0f,
+         PerTensor(0.007f, -1), 5},
+    };
+    CaseList l;
+    for (const LstmGeometry& g : kGeometries) {
+      l.Add(
+          OpType::kUnidirectionalSequenceLstm, g.name, [g](CaseWriter& w) { AddLstm(w, g); },
+          kNoOracle);
+    }
+    return l.cases;
+  }();
+  return cases;
+}
+
+}  // namespace boardlab::testing
