@@ -75,6 +75,11 @@ NpuKernelClass NpuClassOf(OpType type) {
     case OpType::kSquare:
     case OpType::kRound:
     case OpType::kFloor:
+    case OpType::kCeil:
+    case OpType::kSin:
+    case OpType::kCos:
+    case OpType::kFloorDiv:
+    case OpType::kFloorMod:
     case OpType::kElu:
     case OpType::kPrelu:
     case OpType::kDiv:

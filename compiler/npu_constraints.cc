@@ -497,7 +497,8 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
     // TFLite Micro computes these in float32 only (no int8 kernel), so a model that holds them
     // is float there, which the NPU does not compute.
     for (OpType type : {OpType::kNeg, OpType::kExp, OpType::kLog, OpType::kSqrt, OpType::kSquare,
-                        OpType::kRound, OpType::kFloor, OpType::kL2Pool2D}) {
+                        OpType::kRound, OpType::kFloor, OpType::kCeil, OpType::kSin, OpType::kCos,
+                        OpType::kFloorDiv, OpType::kFloorMod, OpType::kL2Pool2D}) {
       t[static_cast<size_t>(type)].constraints = {
           {"float32_only",
            "TFLite Micro computes this op in float32 only (it has no int8 kernel); the NPU "

@@ -302,17 +302,19 @@ struct FixedQuantRule {
 absl::Status ValidateFixedOutputQuant(const OpChecker& c, float scale, int64_t zero_point,
                                       const FixedQuantRule& rule = {});
 
-/// Layout and data movement ops: EXPAND_DIMS, SHAPE, FILL, ZEROS_LIKE, BROADCAST_TO, PACK,
-/// UNPACK, SPLIT, SPLIT_V, GATHER, GATHER_ND, REVERSE_V2, MIRROR_PAD, DEPTH_TO_SPACE,
-/// SPACE_TO_DEPTH, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND (validate_data_movement_ops.cc).
+/// Layout and data movement ops: EXPAND_DIMS, SHAPE, FILL, ZEROS_LIKE, BROADCAST_TO,
+/// BROADCAST_ARGS, PACK,
+/// UNPACK, SPLIT, SPLIT_V, GATHER, GATHER_ND, EMBEDDING_LOOKUP, REVERSE_V2, MIRROR_PAD,
+/// DEPTH_TO_SPACE, SPACE_TO_DEPTH, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND
+/// (validate_data_movement_ops.cc).
 absl::Status ValidateDataMovementOp(const OpChecker& c);
 
 /// Comparisons, logical ops, SELECT_V2, reductions, ARG_MAX/ARG_MIN, CAST, ABS and NEG
 /// (validate_selection_ops.cc).
 absl::Status ValidateSelectionOp(const OpChecker& c);
 
-/// Arithmetic and math ops: EXP, LOG, SQRT, RSQRT, SQUARE, ROUND, FLOOR, ELU, PRELU, DIV,
-/// SQUARED_DIFFERENCE, ADD_N and CUMSUM (validate_math_ops.cc).
+/// Arithmetic and math ops: EXP, LOG, SQRT, RSQRT, SQUARE, ROUND, FLOOR, CEIL, SIN, COS, ELU,
+/// PRELU, DIV, FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE, ADD_N and CUMSUM (validate_math_ops.cc).
 absl::Status ValidateMathOp(const OpChecker& c);
 
 }  // namespace boardlab::compiler

@@ -16,6 +16,7 @@ namespace boardlab::compiler {
   X(kDepthwiseConv2D, "DEPTHWISE_CONV_2D", 4)              \
   X(kDepthToSpace, "DEPTH_TO_SPACE", 5)                    \
   X(kDequantize, "DEQUANTIZE", 6)                          \
+  X(kEmbeddingLookup, "EMBEDDING_LOOKUP", 7)               \
   X(kFloor, "FLOOR", 8)                                    \
   X(kFullyConnected, "FULLY_CONNECTED", 9)                 \
   X(kL2Normalization, "L2_NORMALIZATION", 11)              \
@@ -55,6 +56,7 @@ namespace boardlab::compiler {
   X(kGreaterEqual, "GREATER_EQUAL", 62)                    \
   X(kLessEqual, "LESS_EQUAL", 63)                          \
   X(kSlice, "SLICE", 65)                                   \
+  X(kSin, "SIN", 66)                                       \
   X(kTransposeConv, "TRANSPOSE_CONV", 67)                  \
   X(kExpandDims, "EXPAND_DIMS", 70)                        \
   X(kEqual, "EQUAL", 71)                                   \
@@ -72,18 +74,22 @@ namespace boardlab::compiler {
   X(kLogicalNot, "LOGICAL_NOT", 87)                        \
   X(kUnpack, "UNPACK", 88)                                 \
   X(kReduceMin, "REDUCE_MIN", 89)                          \
+  X(kFloorDiv, "FLOOR_DIV", 90)                            \
   X(kSquare, "SQUARE", 92)                                 \
   X(kZerosLike, "ZEROS_LIKE", 93)                          \
   X(kFill, "FILL", 94)                                     \
+  X(kFloorMod, "FLOOR_MOD", 95)                            \
   X(kResizeNearestNeighbor, "RESIZE_NEAREST_NEIGHBOR", 97) \
   X(kLeakyRelu, "LEAKY_RELU", 98)                          \
   X(kSquaredDifference, "SQUARED_DIFFERENCE", 99)          \
   X(kMirrorPad, "MIRROR_PAD", 100)                         \
   X(kAbs, "ABS", 101)                                      \
   X(kSplitV, "SPLIT_V", 102)                               \
+  X(kCeil, "CEIL", 104)                                    \
   X(kReverseV2, "REVERSE_V2", 105)                         \
   X(kAddN, "ADD_N", 106)                                   \
   X(kGatherNd, "GATHER_ND", 107)                           \
+  X(kCos, "COS", 108)                                      \
   X(kElu, "ELU", 111)                                      \
   X(kQuantize, "QUANTIZE", 114)                            \
   X(kRound, "ROUND", 116)                                  \
@@ -91,7 +97,8 @@ namespace boardlab::compiler {
   X(kSelectV2, "SELECT_V2", 123)                           \
   X(kBatchMatMul, "BATCH_MATMUL", 126)                     \
   X(kCumsum, "CUMSUM", 128)                                \
-  X(kBroadcastTo, "BROADCAST_TO", 130)
+  X(kBroadcastTo, "BROADCAST_TO", 130)                     \
+  X(kBroadcastArgs, "BROADCAST_ARGS", 145)
 
 enum class OpType : uint8_t {
 #define BOARDLAB_OP_ENUM(name, str, code) name,

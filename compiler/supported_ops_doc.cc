@@ -99,6 +99,12 @@ std::string Int8Types(OpType type) {
       return "int8, int32, float32 (value and output); dims int32, int64";
     case OpType::kZerosLike:
       return "int8, int32, int64, float32";
+    case OpType::kBroadcastArgs:
+      return "int32 or int64 shapes (rank 1) into one of their type; shapes that do not "
+             "broadcast are refused when constant, a run-time error otherwise";
+    case OpType::kEmbeddingLookup:
+      return "ids int32 (rank 1); float32 or int8 rows copied, or int8 rows dequantized to "
+             "float32 (one scale, zero point 0); an id out of range is a run-time error";
 
     case OpType::kLogicalAnd:
     case OpType::kLogicalOr:
@@ -129,7 +135,15 @@ std::string Int8Types(OpType type) {
     case OpType::kSquare:
     case OpType::kRound:
     case OpType::kFloor:
+    case OpType::kCeil:
+    case OpType::kSin:
+    case OpType::kCos:
       return "float32 (TFLite Micro has no int8 kernel)";
+    case OpType::kFloorDiv:
+      return "float32 (TFLite Micro has no int8 kernel); broadcast over rank <= 4; a zero "
+             "divisor is a run-time error";
+    case OpType::kFloorMod:
+      return "float32 (TFLite Micro has no int8 kernel); broadcast over rank <= 4";
     case OpType::kRsqrt:
       return "int8 (fixed-point inverse square root), float32";
     case OpType::kElu:

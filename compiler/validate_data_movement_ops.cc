@@ -101,6 +101,33 @@ absl::Status ValidateBroadcastTo(const OpChecker& c) {
   return c.OutputShape(shape);
 }
 
+// BROADCAST_ARGS (broadcast_args.cc): the broadcast of two shapes, int32 or int64 vectors of one
+// type, into a vector of that type as long as the longer one. The shapes may be run-time
+// values; constant ones that cannot broadcast are refused here.
+absl::Status ValidateBroadcastArgs(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 2));
+  const Tensor& a = c.In(0);
+  const Tensor& b = c.In(1);
+  RETURN_IF_ERROR(c.TypeIn(a, "shape", {DataType::kInt32, DataType::kInt64},
+                           "TFLite Micro's BROADCAST_ARGS takes int32 or int64 shapes"));
+  RETURN_IF_ERROR(c.SameType(a, b));
+  RETURN_IF_ERROR(c.SameType(a, c.Out()));
+  RETURN_IF_ERROR(c.Rank(a, "shape", 1, 1));
+  RETURN_IF_ERROR(c.Rank(b, "shape", 1, 1));
+  if (a.is_constant && b.is_constant) {
+    std::vector<int64_t> va, vb;
+    RETURN_IF_ERROR(c.ConstantIndices(a, "shape", va));
+    RETURN_IF_ERROR(c.ConstantIndices(b, "shape", vb));
+    std::vector<int32_t> joined;
+    if (!BroadcastShape(std::vector<int32_t>(va.begin(), va.end()),
+                        std::vector<int32_t>(vb.begin(), vb.end()), joined)) {
+      return c.Invalid(absl::StrCat("shapes [", absl::StrJoin(va, ","), "] and [",
+                                    absl::StrJoin(vb, ","), "] do not broadcast"));
+    }
+  }
+  return c.OutputShape({std::max(a.shape[0], b.shape[0])});
+}
+
 absl::Status ValidatePack(const OpChecker& c) {
   const size_t n = c.op().inputs.size();
   if (n == 0) return c.Invalid("has no inputs");
@@ -246,6 +273,40 @@ absl::Status ValidateGather(const OpChecker& c) {
   shape.insert(shape.end(), indices.shape.begin() + batch_dims, indices.shape.end());
   shape.insert(shape.end(), params.shape.begin() + axis + 1, params.shape.end());
   if (shape.size() > 6) return c.Invalid("the output would have rank above 6");
+  return c.OutputShape(shape);
+}
+
+// EMBEDDING_LOOKUP (embedding_lookup.cc): rows of a table of rank >= 2 picked by int32 ids of
+// rank 1. float32 rows and int8 rows into int8 are copied raw; int8 rows into float32 are
+// dequantized with the table's one scale, whose zero point TFLite Micro requires to be 0.
+absl::Status ValidateEmbeddingLookup(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 2));
+  const Tensor& ids = c.In(0);
+  const Tensor& table = c.In(1);
+  const Tensor& out = c.Out();
+  RETURN_IF_ERROR(
+      c.TypeIn(ids, "ids", {DataType::kInt32}, "TFLite Micro's EMBEDDING_LOOKUP takes int32 ids"));
+  RETURN_IF_ERROR(c.Rank(ids, "ids", 1, 1));
+  RETURN_IF_ERROR(c.TypeIn(table, "table", {DataType::kFloat32, DataType::kInt8},
+                           "TFLite Micro's EMBEDDING_LOOKUP takes float32 or int8 rows"));
+  RETURN_IF_ERROR(c.Rank(table, "table", 2, 6));
+  if (table.type == DataType::kFloat32) {
+    RETURN_IF_ERROR(c.SameType(table, out));
+  } else {
+    RETURN_IF_ERROR(c.TypeIn(out, "output", {DataType::kFloat32, DataType::kInt8},
+                             "TFLite Micro's EMBEDDING_LOOKUP gives int8 rows as int8 or float32"));
+  }
+  if (table.type == DataType::kInt8 && out.type == DataType::kFloat32) {
+    RETURN_IF_ERROR(c.PerTensorQuantized(table, "table"));
+    if (table.quant.zp() != 0) {
+      return c.Unsupported(absl::StrCat("table '", table.name, "' has zero point ",
+                                        table.quant.zp(),
+                                        "; TFLite Micro dequantizes EMBEDDING_LOOKUP rows with "
+                                        "zero point 0 only"));
+    }
+  }
+  std::vector<int32_t> shape = table.shape;
+  shape[0] = ids.shape[0];
   return c.OutputShape(shape);
 }
 
@@ -399,6 +460,8 @@ absl::Status ValidateDataMovementOp(const OpChecker& c) {
       return ValidateZerosLike(c);
     case OpType::kBroadcastTo:
       return ValidateBroadcastTo(c);
+    case OpType::kBroadcastArgs:
+      return ValidateBroadcastArgs(c);
     case OpType::kPack:
       return ValidatePack(c);
     case OpType::kUnpack:
@@ -411,6 +474,8 @@ absl::Status ValidateDataMovementOp(const OpChecker& c) {
       return ValidateGather(c);
     case OpType::kGatherNd:
       return ValidateGatherNd(c);
+    case OpType::kEmbeddingLookup:
+      return ValidateEmbeddingLookup(c);
     case OpType::kReverseV2:
       return ValidateReverse(c);
     case OpType::kMirrorPad:

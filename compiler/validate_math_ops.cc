@@ -1,7 +1,8 @@
 // Operand checks of the arithmetic and math ops (issue 13, batch 2). Types and quantization
 // rules are TFLite Micro's (the Prepare and Eval functions of elementwise.cc, exp.cc, floor.cc,
-// round.cc, elu.cc, prelu.cc, div.cc, squared_difference.cc, add_n.cc and cumsum.cc): what TFLite
-// Micro refuses is refused here when compiling, with the reason.
+// ceil.cc, round.cc, elu.cc, prelu.cc, div.cc, floor_div.cc, floor_mod.cc,
+// squared_difference.cc, add_n.cc and cumsum.cc): what TFLite Micro refuses is refused here when
+// compiling, with the reason.
 
 #include <cmath>
 
@@ -10,7 +11,8 @@
 namespace boardlab::compiler {
 namespace {
 
-// EXP, LOG, SQRT, SQUARE, ROUND and FLOOR: TFLite Micro evaluates them on float32 only.
+// EXP, LOG, SQRT, SQUARE, ROUND, FLOOR, CEIL, SIN and COS: TFLite Micro evaluates them on
+// float32 only.
 absl::Status ValidateFloatUnary(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(1, 1));
   const std::string reference =
@@ -62,6 +64,22 @@ absl::Status ValidatePrelu(const OpChecker& c) {
   return c.OutputShape(shape);
 }
 
+// The broadcast shape of a binary op's two inputs as its output; shapes that differ broadcast
+// over at most `max_rank` dimensions (TFLite Micro's slow broadcast loops are fixed-rank).
+absl::Status BroadcastOutput(const OpChecker& c, size_t max_rank) {
+  const Tensor& a = c.In(0);
+  const Tensor& b = c.In(1);
+  std::vector<int32_t> shape;
+  RETURN_IF_ERROR(c.Broadcast(a.shape, b.shape, shape));
+  if (a.shape != b.shape && shape.size() > max_rank) {
+    return c.Unsupported(absl::StrCat("broadcasting ", ShapeString(a.shape), " with ",
+                                      ShapeString(b.shape), " needs rank ", shape.size(),
+                                      "; TFLite Micro broadcasts ", OpTypeName(c.op().type),
+                                      " over at most ", max_rank, " dimensions"));
+  }
+  return c.OutputShape(shape);
+}
+
 // DIV and SQUARED_DIFFERENCE: two operands of one type that broadcast, over at most
 // `max_broadcast_rank` dimensions when their shapes differ (TFLite Micro's slow broadcast loops
 // are fixed-rank). int32 operands carry no quantization, as TFLite Micro's DIV requires.
@@ -91,15 +109,19 @@ absl::Status ValidateBroadcastBinary(const OpChecker& c, size_t max_broadcast_ra
                                         OpTypeName(c.op().type), " on plain int32 only"));
     }
   }
-  std::vector<int32_t> shape;
-  RETURN_IF_ERROR(c.Broadcast(a.shape, b.shape, shape));
-  if (a.shape != b.shape && shape.size() > max_broadcast_rank) {
-    return c.Unsupported(absl::StrCat("broadcasting ", ShapeString(a.shape), " with ",
-                                      ShapeString(b.shape), " needs rank ", shape.size(),
-                                      "; TFLite Micro broadcasts ", OpTypeName(c.op().type),
-                                      " over at most ", max_broadcast_rank, " dimensions"));
-  }
-  return c.OutputShape(shape);
+  return BroadcastOutput(c, max_broadcast_rank);
+}
+
+// FLOOR_DIV and FLOOR_MOD: two float32 operands (floor_div.cc, floor_mod.cc have no other
+// type), broadcast over at most 4 dimensions (BroadcastBinaryFunction4DSlow).
+absl::Status ValidateFloatBinary(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(2, 2));
+  const std::string reference =
+      absl::StrCat("TFLite Micro's ", OpTypeName(c.op().type), " computes float32 only");
+  RETURN_IF_ERROR(c.TypeIn(c.In(0), "input", {DataType::kFloat32}, reference.c_str()));
+  RETURN_IF_ERROR(c.SameType(c.In(0), c.In(1)));
+  RETURN_IF_ERROR(c.SameType(c.In(0), c.Out()));
+  return BroadcastOutput(c, 4);
 }
 
 // ADD_N: at least two inputs of the output's type and shape; int8 inputs share one quantization
@@ -208,7 +230,13 @@ absl::Status ValidateMathOp(const OpChecker& c) {
     case OpType::kSquare:
     case OpType::kRound:
     case OpType::kFloor:
+    case OpType::kCeil:
+    case OpType::kSin:
+    case OpType::kCos:
       return ValidateFloatUnary(c);
+    case OpType::kFloorDiv:
+    case OpType::kFloorMod:
+      return ValidateFloatBinary(c);
     case OpType::kRsqrt:
     case OpType::kElu:
       return ValidateInt8OrFloatUnary(c);

@@ -742,6 +742,8 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kShape:
     case OpType::kFill:
     case OpType::kZerosLike:
+    case OpType::kEmbeddingLookup:
+    case OpType::kBroadcastArgs:
       return ValidateDataMovementOp(c);
     case OpType::kEqual:
     case OpType::kNotEqual:
@@ -769,6 +771,11 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kSquare:
     case OpType::kRound:
     case OpType::kFloor:
+    case OpType::kCeil:
+    case OpType::kSin:
+    case OpType::kCos:
+    case OpType::kFloorDiv:
+    case OpType::kFloorMod:
     case OpType::kElu:
     case OpType::kPrelu:
     case OpType::kDiv:

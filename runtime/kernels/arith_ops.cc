@@ -1,8 +1,8 @@
-// DIV, SQUARED_DIFFERENCE, ADD_N and CUMSUM (reference/arith.h). int8 (and SQUARED_DIFFERENCE's
-// 16x8) kernels derive TFLite Micro's multipliers from the float32 scales at Prepare, the way its
-// Prepare does.
+// DIV, FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE, ADD_N and CUMSUM (reference/arith.h). int8 (and
+// SQUARED_DIFFERENCE's 16x8) kernels derive TFLite Micro's multipliers from the float32 scales at
+// Prepare, the way its Prepare does.
 //   DIV: a 0, b 1, activation code 2, int8 act_min 3, act_max 4, zero_points 5, scales 6, out 7.
-//   SQUARED_DIFFERENCE: a 0, b 1, zero_points 2, scales 3, out 4.
+//   SQUARED_DIFFERENCE, FLOOR_DIV, FLOOR_MOD: a 0, b 1, zero_points 2, scales 3, out 4.
 //   ADD_N: inputs 0 (TensorList), zero_points 1, scales 2, out 3.
 //   CUMSUM: in 0, axis 1 (int32), exclusive 2, reverse 3, zero_points 4, scales 5, out 6.
 
@@ -83,6 +83,39 @@ Error DivEval(KernelContext& ctx, Args args) {
       return div_f32(d->strides, a.As<const float>(), b.As<const float>(), d->float_min,
                      d->float_max, out.As<float>());
   }
+}
+
+namespace {
+
+Error PrepareFloatBinary(const char* op, KernelContext& ctx, Args args) {
+  auto* d = static_cast<OpDataFloatBinary*>(ctx.op_data);
+  RT_RETURN_IF_ERROR(PrepareBroadcastBinary(op, args, 5, &d->strides));
+  RT_CHECK_OR_RETURN_ERROR(args[0]->tensor->type == ScalarType::kFloat, kInvalidProgram,
+                           "%s: float32 operands only", op);
+  return Error::kOk;
+}
+
+}  // namespace
+
+Error FloorDivPrepare(KernelContext& ctx, Args args) {
+  return PrepareFloatBinary("floor_div", ctx, args);
+}
+
+Error FloorDivEval(KernelContext& ctx, Args args) {
+  const auto* d = static_cast<const OpDataFloatBinary*>(ctx.op_data);
+  const TensorView &a = *args[0]->tensor, &b = *args[1]->tensor;
+  return floor_div_f32(d->strides, b.NumElements(), a.As<const float>(), b.As<const float>(),
+                       args[4]->tensor->As<float>());
+}
+
+Error FloorModPrepare(KernelContext& ctx, Args args) {
+  return PrepareFloatBinary("floor_mod", ctx, args);
+}
+
+Error FloorModEval(KernelContext& ctx, Args args) {
+  const auto* d = static_cast<const OpDataFloatBinary*>(ctx.op_data);
+  return floor_mod_f32(d->strides, args[0]->tensor->As<const float>(),
+                       args[1]->tensor->As<const float>(), args[4]->tensor->As<float>());
 }
 
 Error SquaredDifferencePrepare(KernelContext& ctx, Args args) {

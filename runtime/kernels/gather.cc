@@ -1,5 +1,7 @@
-// GATHER and GATHER_ND. The indices may be a run-time input, so their values are checked where
-// Eval reads them (an index out of range fails the run, as in TFLite Micro).
+// GATHER, GATHER_ND and EMBEDDING_LOOKUP. The indices may be a run-time input, so their values
+// are checked where Eval reads them (an index out of range fails the run, as in TFLite Micro).
+
+#include <cstring>
 
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
@@ -106,6 +108,65 @@ Error GatherNdEval(KernelContext&, Args args) {
   const TensorView& indices = *args[1]->tensor;
   return gather_nd_elements(ToShape(params), params.data, ToShape(indices), Indices(indices),
                             ElementSize(params.type), args[4]->tensor->data);
+}
+
+// Args: ids 0 (int32, rank 1), table 1 (rank >= 2), zero_points 2, scales 3, out 4.
+Error EmbeddingLookupPrepare(KernelContext& ctx, Args args) {
+  constexpr const char* op = "embedding_lookup";
+  TensorView *ids, *table, *out;
+  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 5));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, &ids));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 1, &table));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 4, &out));
+  RT_CHECK_OR_RETURN_ERROR(ids->type == ScalarType::kInt && ids->rank == 1 && table->rank >= 2,
+                           kInvalidProgram, "%s: int32 ids of rank 1 and a table of rank >= 2", op);
+  const bool dequantize = table->type == ScalarType::kChar && out->type == ScalarType::kFloat;
+  RT_CHECK_OR_RETURN_ERROR(
+      (table->type == ScalarType::kFloat || table->type == ScalarType::kChar) &&
+          (table->type == out->type || dequantize),
+      kInvalidProgram, "%s: float32 or int8 rows, the output of their type or float32", op);
+  int32_t shape[kMaxDims];
+  int32_t rank = 0;
+  shape[rank++] = ids->dims[0];
+  RT_CHECK_OR_RETURN_ERROR(
+      Append(*table, 1, table->rank, shape, &rank) && ShapeIs(*out, shape, rank), kInvalidProgram,
+      "%s: output shape does not follow the ids and the table", op);
+  auto* d = static_cast<OpDataEmbeddingLookup*>(ctx.op_data);
+  d->row_elements = table->NumElements() / table->dims[0];
+  if (dequantize) {
+    QuantLists q;  // ids, table, output
+    RT_RETURN_IF_ERROR(QuantListArgs(op, args, &q));
+    RT_CHECK_OR_RETURN_ERROR(q.count == 3 && q.scale[1] > 0 && q.zero_point[1] == 0,
+                             kInvalidProgram,
+                             "%s: int8 rows dequantize with a positive scale and zero point 0", op);
+    d->scale = static_cast<float>(q.scale[1]);  // TFLite keeps float32 scales
+  }
+  return Error::kOk;
+}
+
+Error EmbeddingLookupEval(KernelContext& ctx, Args args) {
+  const auto* d = static_cast<const OpDataEmbeddingLookup*>(ctx.op_data);
+  const TensorView& ids = *args[0]->tensor;
+  const TensorView& table = *args[1]->tensor;
+  TensorView& out = *args[4]->tensor;
+  const int32_t rows = table.dims[0];
+  const int64_t n = d->row_elements;
+  const size_t row_bytes = static_cast<size_t>(n) * ElementSize(table.type);
+  for (int32_t i = 0; i < ids.dims[0]; ++i) {
+    const int32_t id = ids.As<const int32_t>()[i];
+    RT_CHECK_OR_RETURN_ERROR(id >= 0 && id < rows, kInvalidArgument,
+                             "embedding_lookup: id %d at %d is outside the table's rows [0, %d)",
+                             static_cast<int>(id), static_cast<int>(i), static_cast<int>(rows));
+    if (out.type == table.type) {
+      std::memcpy(static_cast<uint8_t*>(out.data) + i * row_bytes,
+                  static_cast<const uint8_t*>(table.data) + id * row_bytes, row_bytes);
+      continue;
+    }
+    const int8_t* row = table.As<const int8_t>() + int64_t{id} * n;
+    float* dst = out.As<float>() + int64_t{i} * n;
+    for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<float>(row[k]) * d->scale;
+  }
+  return Error::kOk;
 }
 
 }  // namespace boardlab::runtime::kernels

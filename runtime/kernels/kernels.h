@@ -74,6 +74,9 @@
   X(abs, Abs, OpDataAbs)                                            \
   X(neg, Neg, OpDataNone)                                           \
   X(floor, Floor, OpDataNone)                                       \
+  X(ceil, Ceil, OpDataNone)                                         \
+  X(sin, Sin, OpDataNone)                                           \
+  X(cos, Cos, OpDataNone)                                           \
   X(exp, Exp, OpDataNone)                                           \
   X(log, Log, OpDataNone)                                           \
   X(sqrt, Sqrt, OpDataNone)                                         \
@@ -83,6 +86,10 @@
   X(elu, Elu, OpDataElu)                                            \
   X(prelu, Prelu, OpDataPrelu)                                      \
   X(div, Div, OpDataDiv)                                            \
+  X(floor_div, FloorDiv, OpDataFloatBinary)                         \
+  X(embedding_lookup, EmbeddingLookup, OpDataEmbeddingLookup)       \
+  X(broadcast_args, BroadcastArgs, OpDataNone)                      \
+  X(floor_mod, FloorMod, OpDataFloatBinary)                         \
   X(squared_difference, SquaredDifference, OpDataSquaredDifference) \
   X(add_n, AddN, OpDataAddN)                                        \
   X(cumsum, Cumsum, OpDataCumsum)                                   \

@@ -1,6 +1,6 @@
-// EXP, LOG, SQRT, SQUARE, ROUND, FLOOR (float32), RSQRT and ELU (int8, float32) and PRELU
-// (int8, float32). Args of the unary ops: in 0, zero_points 1, scales 2, out 3; of PRELU: in 0,
-// alpha 1, zero_points 2, scales 3, out 4. int8 kernels derive TFLite Micro's multipliers and
+// EXP, LOG, SQRT, SQUARE, ROUND, FLOOR, CEIL, SIN, COS (float32), RSQRT and ELU (int8, float32) and
+// PRELU (int8, float32). Args of the unary ops: in 0, zero_points 1, scales 2, out 3; of PRELU: in
+// 0, alpha 1, zero_points 2, scales 3, out 4. int8 kernels derive TFLite Micro's multipliers and
 // tables from the quantization at Prepare (reference/math.h).
 
 #include <cmath>
@@ -44,6 +44,9 @@ BOARDLAB_FLOAT_UNARY_KERNEL(Sqrt, "sqrt", FloatUnary::kSqrt)
 BOARDLAB_FLOAT_UNARY_KERNEL(Square, "square", FloatUnary::kSquare)
 BOARDLAB_FLOAT_UNARY_KERNEL(Round, "round", FloatUnary::kRound)
 BOARDLAB_FLOAT_UNARY_KERNEL(Floor, "floor", FloatUnary::kFloor)
+BOARDLAB_FLOAT_UNARY_KERNEL(Ceil, "ceil", FloatUnary::kCeil)
+BOARDLAB_FLOAT_UNARY_KERNEL(Sin, "sin", FloatUnary::kSin)
+BOARDLAB_FLOAT_UNARY_KERNEL(Cos, "cos", FloatUnary::kCos)
 #undef BOARDLAB_FLOAT_UNARY_KERNEL
 
 Error RsqrtPrepare(KernelContext& ctx, Args args) {

@@ -230,6 +230,18 @@ struct OpDataDiv {
   int32_t int_min = 0, int_max = 0;
 };
 
+/// EMBEDDING_LOOKUP: the elements of one row, and the scale of int8 rows dequantized to float32
+/// (0 when rows are copied).
+struct OpDataEmbeddingLookup {
+  int64_t row_elements = 0;
+  float scale = 0;
+};
+
+/// FLOOR_DIV, FLOOR_MOD (float32).
+struct OpDataFloatBinary {
+  BroadcastStrides strides;
+};
+
 struct OpDataSquaredDifference {
   BroadcastStrides strides;
   SquaredDifferenceParams params;  // int8

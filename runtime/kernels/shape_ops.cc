@@ -1,6 +1,7 @@
-// EXPAND_DIMS, SHAPE, FILL, ZEROS_LIKE and BROADCAST_TO: ops whose output follows from shapes
-// and at most one value. Operands that give shapes or axes were constant when compiling; the
-// compiler resolved the output shapes, and Prepare checks that they fit the inputs.
+// EXPAND_DIMS, SHAPE, FILL, ZEROS_LIKE, BROADCAST_TO and BROADCAST_ARGS: ops whose output
+// follows from shapes and at most one value. Operands that give shapes or axes were constant
+// when compiling (BROADCAST_ARGS's may be run-time values); the compiler resolved the output
+// shapes, and Prepare checks that they fit the inputs.
 
 #include <cstring>
 
@@ -55,6 +56,45 @@ Error ShapeEval(KernelContext&, Args args) {
       out.As<int64_t>()[d] = in.dims[d];
     } else {
       out.As<int32_t>()[d] = in.dims[d];
+    }
+  }
+  return Error::kOk;
+}
+
+// Args: shape a 0, shape b 1 (int32 or int64 vectors), zero_points 2, scales 3, out 4 (their type,
+// as long as the longer).
+Error BroadcastArgsPrepare(KernelContext&, Args args) {
+  constexpr const char* op = "broadcast_args";
+  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 5));
+  TensorView *a, *b, *out;
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, &a));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 1, &b));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 4, &out));
+  const bool index_type = a->type == ScalarType::kInt || a->type == ScalarType::kLong;
+  RT_CHECK_OR_RETURN_ERROR(
+      index_type && b->type == a->type && out->type == a->type && a->rank == 1 && b->rank == 1 &&
+          out->rank == 1 && out->dims[0] == (a->dims[0] > b->dims[0] ? a->dims[0] : b->dims[0]),
+      kInvalidProgram, "%s: two int32 or int64 shapes and an output of their type and length", op);
+  return Error::kOk;
+}
+
+Error BroadcastArgsEval(KernelContext&, Args args) {
+  const TensorView& a = *args[0]->tensor;
+  const TensorView& b = *args[1]->tensor;
+  TensorView& out = *args[4]->tensor;
+  const int32_t n = out.dims[0];
+  // Right-aligned: dimension i of the output meets a's and b's dimensions counted from the end.
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t ia = i - (n - a.dims[0]), ib = i - (n - b.dims[0]);
+    const int64_t da = ia >= 0 ? IndexAt(a, ia) : 1, db = ib >= 0 ? IndexAt(b, ib) : 1;
+    RT_CHECK_OR_RETURN_ERROR(da == db || da == 1 || db == 1, kInvalidArgument,
+                             "broadcast_args: dimension %d of the output meets sizes %ld and %ld",
+                             static_cast<int>(i), static_cast<long>(da), static_cast<long>(db));
+    const int64_t d = da == 1 ? db : da;
+    if (out.type == ScalarType::kLong) {
+      out.As<int64_t>()[i] = d;
+    } else {
+      out.As<int32_t>()[i] = static_cast<int32_t>(d);
     }
   }
   return Error::kOk;

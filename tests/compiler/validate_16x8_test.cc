@@ -121,6 +121,12 @@ const OpType kNo16x8Kernel[] = {OpType::kAddN,
                                 OpType::kSquare,
                                 OpType::kRound,
                                 OpType::kFloor,
+                                OpType::kCeil,
+                                OpType::kSin,
+                                OpType::kCos,
+                                OpType::kFloorDiv,
+                                OpType::kFloorMod,
+                                OpType::kEmbeddingLookup,
                                 OpType::kNeg,
                                 OpType::kFill,
                                 OpType::kZerosLike,
@@ -168,9 +174,11 @@ TEST(Validate16x8Test, EveryOpTypeHasAnInt16Answer) {
     const OpType type = static_cast<OpType>(i);
     const bool refused = std::find(std::begin(kNo16x8Kernel), std::end(kNo16x8Kernel), type) !=
                          std::end(kNo16x8Kernel);
-    const bool logical = type == OpType::kLogicalAnd || type == OpType::kLogicalOr ||
-                         type == OpType::kLogicalNot;  // bool only, in every TFLite
-    EXPECT_EQ(compiler::Runs16x8(type) + compiler::MovesInt16Values(type) + refused + logical, 1)
+    // bool only, or int32/int64 shapes only, in every TFLite: no activation to be int16.
+    const bool no_activation = type == OpType::kLogicalAnd || type == OpType::kLogicalOr ||
+                               type == OpType::kLogicalNot || type == OpType::kBroadcastArgs;
+    EXPECT_EQ(compiler::Runs16x8(type) + compiler::MovesInt16Values(type) + refused + no_activation,
+              1)
         << compiler::OpTypeName(type);
   }
 }

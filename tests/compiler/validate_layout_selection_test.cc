@@ -123,6 +123,39 @@ TEST(ValidateLayoutOps, GatherBatchDimsAfterTheAxis) {
                 {"GATHER #0", "batch_dims 1 with axis 0"});
 }
 
+TEST(ValidateLayoutOps, BroadcastArgsOfConstantShapesThatDoNotBroadcast) {
+  OneOp m;
+  m.Act({1}, TflType::kInt32);  // a graph input, so that the model has one
+  const int a = m.b.AddConstInt32("a", {2}, std::vector<int32_t>{2, 3});
+  const int c = m.b.AddConstInt32("c", {3}, std::vector<int32_t>{5, 1, 4});
+  ExpectInvalid(m.Op(OpType::kBroadcastArgs, {a, c}, {m.Out({3}, TflType::kInt32)}),
+                {"BROADCAST_ARGS #0", "shapes [2,3] and [5,1,4] do not broadcast"});
+}
+
+TEST(ValidateLayoutOps, EmbeddingLookupTakesInt32IdsAndATableOfRankTwoOrMore) {
+  OneOp ids64;
+  const int ids = ids64.Act({2}, TflType::kInt64);
+  const int table = ids64.Act({4, 3}, TflType::kFloat32);
+  ExpectUnsupported(
+      ids64.Op(OpType::kEmbeddingLookup, {ids, table}, {ids64.Out({2, 3}, TflType::kFloat32)}),
+      {"EMBEDDING_LOOKUP #0", "ids", "is int64", "int32 ids"});
+  OneOp flat;
+  const int ids32 = flat.Act({2}, TflType::kInt32);
+  const int row = flat.Act({4}, TflType::kFloat32);
+  ExpectInvalid(flat.Op(OpType::kEmbeddingLookup, {ids32, row}, {flat.Out({2}, TflType::kFloat32)}),
+                {"EMBEDDING_LOOKUP #0", "table"});
+}
+
+// TFLite Micro dequantizes int8 rows with the table's scale and zero point 0 only.
+TEST(ValidateLayoutOps, EmbeddingLookupDequantizesWithZeroPointZeroOnly) {
+  OneOp m;
+  const int ids = m.Act({2}, TflType::kInt32);
+  const int table = m.Act({4, 3}, TflType::kInt8, PerTensor(0.1f, 5));
+  ExpectUnsupported(
+      m.Op(OpType::kEmbeddingLookup, {ids, table}, {m.Out({2, 3}, TflType::kFloat32)}),
+      {"EMBEDDING_LOOKUP #0", "has zero point 5", "zero point 0 only"});
+}
+
 TEST(ValidateLayoutOps, GatherNdIndexDepthAboveTheRank) {
   OneOp m;
   const int params = m.Act({4, 3});

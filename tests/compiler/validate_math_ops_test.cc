@@ -28,12 +28,27 @@ TEST(ValidateMathOps, EveryGeneratedCaseImports) {
 
 TEST(ValidateMathOps, FloatOnlyOpsRefuseInt8) {
   for (OpType type : {OpType::kExp, OpType::kLog, OpType::kSqrt, OpType::kSquare, OpType::kRound,
-                      OpType::kFloor}) {
+                      OpType::kFloor, OpType::kCeil, OpType::kSin, OpType::kCos}) {
     OneOp m;
     const int in = m.Act({4});
     const std::string name = compiler::OpTypeName(type);
     ExpectUnsupported(m.Op(type, {in}, {m.Out({4})}),
                       {name + " #0", "TFLite Micro's " + name + " computes float32 only"});
+  }
+}
+
+TEST(ValidateMathOps, FloorDivAndModRefuseInt8AndBroadcastOverFourDimensionsAtMost) {
+  for (OpType type : {OpType::kFloorDiv, OpType::kFloorMod}) {
+    const std::string name = compiler::OpTypeName(type);
+    OneOp int8;
+    const int a = int8.Act({4}), b = int8.Act({4});
+    ExpectUnsupported(int8.Op(type, {a, b}, {int8.Out({4})}),
+                      {name + " #0", "TFLite Micro's " + name + " computes float32 only"});
+    OneOp rank5;
+    const int x = rank5.Act({2, 1, 3, 1, 2}, TflType::kFloat32);
+    const int y = rank5.Act({1, 2, 1, 4, 1}, TflType::kFloat32);
+    ExpectUnsupported(rank5.Op(type, {x, y}, {rank5.Out({2, 2, 3, 4, 2}, TflType::kFloat32)}),
+                      {name + " #0", "needs rank 5", "over at most 4 dimensions"});
   }
 }
 

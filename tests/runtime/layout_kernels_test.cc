@@ -44,6 +44,52 @@ TEST(LayoutKernels, GatherNdIndexOutOfRangeFailsTheRun) {
   EXPECT_EQ(RunKernel("boardlab::gather_nd.out", a), Error::kInvalidArgument);
 }
 
+// BROADCAST_ARGS's shapes may be run-time values: sizes 3 and 4 in one dimension fail the run.
+TEST(LayoutKernels, BroadcastArgsOfShapesThatDoNotBroadcastFailsTheRun) {
+  std::vector<int32_t> a = {2, 3}, b = {5, 1, 4}, out(3);
+  KernelArgs args;
+  args.Tensor(ScalarType::kInt, {2}, a.data());
+  args.Tensor(ScalarType::kInt, {3}, b.data());
+  args.IntList({0, 0, 0});
+  args.DoubleList({0, 0, 0});
+  args.Tensor(ScalarType::kInt, {3}, out.data());
+  EXPECT_EQ(RunKernel("boardlab::broadcast_args.out", args), Error::kInvalidArgument);
+  EXPECT_NE(std::string(LastErrorMessage()).find("dimension 2 of the output meets sizes 3 and 4"),
+            std::string::npos)
+      << LastErrorMessage();
+}
+
+// EMBEDDING_LOOKUP's ids are a run-time input: one outside the table's rows fails the run.
+TEST(LayoutKernels, EmbeddingLookupIdOutOfRangeFailsTheRun) {
+  std::vector<float> table(12, 1.0f), out(6);
+  std::vector<int32_t> ids = {3, 4};  // the table has 4 rows
+  KernelArgs a;
+  a.Tensor(ScalarType::kInt, {2}, ids.data());
+  a.Tensor(ScalarType::kFloat, {4, 3}, table.data());
+  a.IntList({0, 0, 0});
+  a.DoubleList({0, 0, 0});
+  a.Tensor(ScalarType::kFloat, {2, 3}, out.data());
+  EXPECT_EQ(RunKernel("boardlab::embedding_lookup.out", a), Error::kInvalidArgument);
+  EXPECT_NE(std::string(LastErrorMessage()).find("id 4 at 1 is outside the table's rows [0, 4)"),
+            std::string::npos)
+      << LastErrorMessage();
+}
+
+// int8 rows into float32: (q - 0) * scale, row 1 then row 0.
+TEST(LayoutKernels, EmbeddingLookupDequantizesInt8Rows) {
+  std::vector<int8_t> table = {-128, 0, 127, 4};
+  std::vector<int32_t> ids = {1, 0};
+  std::vector<float> out(4);
+  KernelArgs a;
+  a.Tensor(ScalarType::kInt, {2}, ids.data());
+  a.Tensor(ScalarType::kChar, {2, 2}, table.data());
+  a.IntList({0, 0, 0});
+  a.DoubleList({0, 0.5, 0});
+  a.Tensor(ScalarType::kFloat, {2, 2}, out.data());
+  ASSERT_EQ(RunKernel("boardlab::embedding_lookup.out", a), Error::kOk) << LastErrorMessage();
+  EXPECT_EQ(out, (std::vector<float>{63.5f, 2.0f, -64.0f, 0.0f}));
+}
+
 TEST(LayoutKernels, GatherOutputShapeMustFollowTheInputs) {
   std::vector<int8_t> params(12, 1), out(6);
   std::vector<int32_t> indices = {1, 2};

@@ -33,7 +33,8 @@ TEST(MathKernels, RsqrtInputBelowTheZeroPointFailsTheRun) {
 
 TEST(MathKernels, FloatOnlyOpsRefuseInt8) {
   for (const char* op : {"boardlab::exp.out", "boardlab::log.out", "boardlab::sqrt.out",
-                         "boardlab::square.out", "boardlab::round.out", "boardlab::floor.out"}) {
+                         "boardlab::square.out", "boardlab::round.out", "boardlab::floor.out",
+                         "boardlab::ceil.out", "boardlab::sin.out", "boardlab::cos.out"}) {
     std::vector<int8_t> in(4), out(4);
     KernelArgs a;
     a.Tensor(ScalarType::kChar, {4}, in.data());
@@ -130,6 +131,51 @@ TEST(MathKernels, DivInt32ByZeroFailsTheRun) {
   args.Tensor(ScalarType::kInt, {2}, out.data());
   EXPECT_EQ(RunKernel("boardlab::div.out", args), Error::kInvalidArgument);
   EXPECT_TRUE(MessageHas("int32 division by zero")) << LastErrorMessage();
+}
+
+// FLOOR_DIV / FLOOR_MOD float32 operands a and b (b broadcast over a) into `out`.
+Error RunFloatBinary(const char* op, std::vector<float> a, std::vector<float> b,
+                     std::vector<float>* out) {
+  out->assign(a.size(), 0.0f);
+  KernelArgs args;
+  args.Tensor(ScalarType::kFloat, {static_cast<int32_t>(a.size())}, a.data());
+  args.Tensor(ScalarType::kFloat, {static_cast<int32_t>(b.size())}, b.data());
+  args.IntList({0, 0, 0});
+  args.DoubleList({0, 0, 0});
+  args.Tensor(ScalarType::kFloat, {static_cast<int32_t>(a.size())}, out->data());
+  return RunKernel(op, args);
+}
+
+// TFLite Micro checks every divisor before dividing: a zero anywhere fails the run.
+TEST(MathKernels, FloorDivByZeroFailsTheRun) {
+  std::vector<float> out;
+  EXPECT_EQ(RunFloatBinary("boardlab::floor_div.out", {7, 8}, {2, 0}, &out),
+            Error::kInvalidArgument);
+  EXPECT_TRUE(MessageHas("divisor element 1 is 0")) << LastErrorMessage();
+}
+
+// Worked numbers: floor(7 / -2) = -4 and floor(-7 / 2) = -4; fmod(7, -2) = 1 differs in sign from
+// -2, so FLOOR_MOD gives 1 + -2 = -1; fmod(-7, 2) = -1 gives -1 + 2 = 1; fmod(6, 3) = 0 stays 0.
+TEST(MathKernels, FloorDivAndModRoundTowardMinusInfinity) {
+  std::vector<float> out;
+  ASSERT_EQ(RunFloatBinary("boardlab::floor_div.out", {7, -7, 6}, {-2, 2, 3}, &out), Error::kOk);
+  EXPECT_EQ(out, (std::vector<float>{-4, -4, 2}));
+  ASSERT_EQ(RunFloatBinary("boardlab::floor_mod.out", {7, -7, 6}, {-2, 2, 3}, &out), Error::kOk);
+  EXPECT_EQ(out, (std::vector<float>{-1, 1, 0}));
+}
+
+TEST(MathKernels, FloorDivAndModRefuseInt8) {
+  for (const char* op : {"boardlab::floor_div.out", "boardlab::floor_mod.out"}) {
+    std::vector<int8_t> a(4), b(4), out(4);
+    KernelArgs args;
+    args.Tensor(ScalarType::kChar, {4}, a.data());
+    args.Tensor(ScalarType::kChar, {4}, b.data());
+    args.IntList({0, 0, 0});
+    args.DoubleList({1, 1, 1});
+    args.Tensor(ScalarType::kChar, {4}, out.data());
+    EXPECT_EQ(RunKernel(op, args), Error::kInvalidProgram) << op;
+    EXPECT_TRUE(MessageHas("float32 operands only")) << LastErrorMessage();
+  }
 }
 
 TEST(MathKernels, AddNInputsShareTheOutputsShapeAndQuantization) {

@@ -77,6 +77,9 @@ class CaseWriter {
   int Int32(std::vector<int32_t> shape, const std::vector<int32_t>& values) {
     return Input(std::move(shape), TflType::kInt32, {}, RawBytes(values));
   }
+  int Int64(std::vector<int32_t> shape, const std::vector<int64_t>& values) {
+    return Input(std::move(shape), TflType::kInt64, {}, RawBytes(values));
+  }
   int Int32Random(std::vector<int32_t> shape, int lo, int hi) {
     std::uniform_int_distribution<int> d(lo, hi);
     std::vector<int32_t> v(static_cast<size_t>(Count(shape)));

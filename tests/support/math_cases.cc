@@ -19,7 +19,8 @@ constexpr const char* kNoInt8AddN = "the interpreter's ADD_N has no int8";
 constexpr const char* kNoInt8Cumsum = "the interpreter's CUMSUM has no int8";
 
 // Float functions over inputs where the function is defined (no NaN, whose sign and payload
-// the C libraries choose differently): multiples of 1/8, so ROUND meets ties.
+// the C libraries choose differently): multiples of 1/8, so ROUND meets ties and CEIL integers;
+// SIN and COS over +-100 so that their argument reduction is exercised.
 void AddFloatUnaryCases(CaseList& l) {
   struct Range {
     OpType type;
@@ -32,6 +33,8 @@ void AddFloatUnaryCases(CaseList& l) {
       {OpType::kSqrt, "float", 0.0f, 50.0f},       {OpType::kRsqrt, "float", 0.125f, 50.0f},
       {OpType::kSquare, "float", -100.0f, 100.0f}, {OpType::kRound, "float ties", -4.0f, 4.0f},
       {OpType::kFloor, "float", -10.0f, 10.0f},    {OpType::kElu, "float", -10.0f, 5.0f},
+      {OpType::kCeil, "float", -10.0f, 10.0f},     {OpType::kSin, "float", -100.0f, 100.0f},
+      {OpType::kCos, "float", -100.0f, 100.0f},
   };
   for (const Range& r : kRanges) {
     l.Add(r.type, r.name, [r](CaseWriter& w) {
@@ -136,6 +139,28 @@ void AddDivCases(CaseList& l) {
   });
 }
 
+// FLOOR_DIV and FLOOR_MOD (float32 only in TFLite Micro): divisors of both signs, never 0, and
+// dividends that are exact multiples of them, where FLOOR_MOD's result is 0.
+void AddFloorDivModCases(CaseList& l) {
+  for (OpType type : {OpType::kFloorDiv, OpType::kFloorMod}) {
+    l.Add(type, "float broadcast", [type](CaseWriter& w) {
+      const int a = w.Float({3, 1, 5}, -20.0f, 20.0f);
+      const int b = w.Float({4, 5}, 0.25f, 4.0f);
+      w.Op(type, {a, b}, {w.Output({3, 4, 5}, TflType::kFloat32)});
+    });
+    l.Add(type, "float negative divisors", [type](CaseWriter& w) {
+      const int a = w.Float({2, 16}, -20.0f, 20.0f);
+      const int b = w.Float({2, 16}, -4.0f, -0.25f);
+      w.Op(type, {a, b}, {w.Output({2, 16}, TflType::kFloat32)});
+    });
+    l.Add(type, "float exact multiples", [type](CaseWriter& w) {
+      const int a = w.Float({8}, -2.0f, 2.0f);
+      const int b = w.Float({1}, 0.125f, 0.125f);
+      w.Op(type, {a, b}, {w.Output({8}, TflType::kFloat32)});
+    });
+  }
+}
+
 void AddSquaredDifferenceCases(CaseList& l) {
   l.Add(OpType::kSquaredDifference, "int8", [](CaseWriter& w) {
     const int a = w.Int8({2, 4, 8}, kQ);
@@ -220,6 +245,7 @@ const std::vector<OpCase>& MathCases() {
     AddQuantizedUnaryCases(l);
     AddPreluCases(l);
     AddDivCases(l);
+    AddFloorDivModCases(l);
     AddSquaredDifferenceCases(l);
     AddSumOfInputsCases(l);
     cases::AddTflmExactnessCases(l);

@@ -177,6 +177,35 @@ void AddGatherCases(CaseList& l) {
     const int idx = w.Int32({1, 2, 1}, {2, 0});
     w.Op(OpType::kGatherNd, {params, idx}, {w.Int8Output({1, 2, 4, 5}, kQHigh)});
   });
+  l.Add(OpType::kBroadcastArgs, "int32 run-time shapes", [](CaseWriter& w) {
+    const int a = w.Int32({4}, {2, 1, 3, 1});
+    const int b = w.Int32({3}, {5, 1, 4});
+    w.Op(OpType::kBroadcastArgs, {a, b}, {w.Output({4}, TflType::kInt32)});
+  });
+  l.Add(
+      OpType::kBroadcastArgs, "int64 constant and run-time",
+      [](CaseWriter& w) {
+        const int a = w.Const64({2}, {6, 1});
+        const int b = w.Int64({4}, {1, 7, 1, 9});
+        w.Op(OpType::kBroadcastArgs, {a, b}, {w.Output({4}, TflType::kInt64)});
+      },
+      "the interpreter build hands no int64 output to JavaScript, and BROADCAST_ARGS's output has "
+      "its inputs' type");
+  l.Add(OpType::kEmbeddingLookup, "float rows run-time ids", [](CaseWriter& w) {
+    const int ids = w.Int32({5}, {5, 0, 3, 3, 1});
+    const int table = w.Float({6, 4});
+    w.Op(OpType::kEmbeddingLookup, {ids, table}, {w.Output({5, 4}, TflType::kFloat32)});
+  });
+  l.Add(OpType::kEmbeddingLookup, "int8 rows of rank 3", [](CaseWriter& w) {
+    const int ids = w.Const32({3}, {4, 0, 2});
+    const int table = w.Int8({5, 3, 2}, kQLow);
+    w.Op(OpType::kEmbeddingLookup, {ids, table}, {w.Int8Output({3, 3, 2}, kQLow)});
+  });
+  l.Add(OpType::kEmbeddingLookup, "int8 table dequantized", [](CaseWriter& w) {
+    const int ids = w.Int32({4}, {1, 3, 3, 0});
+    const int table = w.ConstInt8({4, 6}, PerTensor(0.05f, 0));
+    w.Op(OpType::kEmbeddingLookup, {ids, table}, {w.Output({4, 6}, TflType::kFloat32)});
+  });
 }
 
 void AddRearrangeCases(CaseList& l) {

@@ -52,15 +52,23 @@ void AddFloatUnaryCases(CaseList& l, const Shape& s) {
     float lo, hi;
   };
   const Unary kUnaries[] = {
-      {OpType::kNeg, -10.0f, 10.0f},  {OpType::kSquare, -100.0f, 100.0f},
-      {OpType::kSqrt, 0.0f, 50.0f},   {OpType::kExp, -10.0f, 10.0f},
-      {OpType::kLog, 0.125f, 100.0f}, {OpType::kFloor, -10.0f, 10.0f},
-      {OpType::kRound, -4.0f, 4.0f},
+      {OpType::kNeg, -10.0f, 10.0f},   {OpType::kSquare, -100.0f, 100.0f},
+      {OpType::kSqrt, 0.0f, 50.0f},    {OpType::kExp, -10.0f, 10.0f},
+      {OpType::kLog, 0.125f, 100.0f},  {OpType::kFloor, -10.0f, 10.0f},
+      {OpType::kRound, -4.0f, 4.0f},   {OpType::kCeil, -10.0f, 10.0f},
+      {OpType::kSin, -100.0f, 100.0f}, {OpType::kCos, -100.0f, 100.0f},
   };
   for (const Unary& u : kUnaries) {
     l.Add(u.type, "float32", [u, s](CaseWriter& w) {
       const int in = w.Float(s, u.lo, u.hi);
       w.Op(u.type, {in}, {w.Output(s, TflType::kFloat32)});
+    });
+  }
+  // Divisors stay away from 0.
+  for (OpType type : {OpType::kFloorDiv, OpType::kFloorMod}) {
+    l.Add(type, "float32", [type, s](CaseWriter& w) {
+      const int a = w.Float(s, -20.0f, 20.0f), b = w.Float(s, 0.25f, 4.0f);
+      w.Op(type, {a, b}, {w.Output(s, TflType::kFloat32)});
     });
   }
 }

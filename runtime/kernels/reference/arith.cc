@@ -1,5 +1,6 @@
 #include "runtime/kernels/reference/arith.h"
 
+#include <cmath>
 #include <limits>
 
 #include "runtime/kernels/reference/quantized_math.h"
@@ -108,6 +109,28 @@ Error div_f32(const BroadcastStrides& strides, const float* a, const float* b, f
     const float q = x / y;
     const float lower = q < act_min ? act_min : q;
     return act_max < lower ? act_max : lower;
+  });
+}
+
+Error floor_div_f32(const BroadcastStrides& strides, int64_t divisor_count, const float* a,
+                    const float* b, float* output) {
+  RT_CHECK_OR_RETURN_ERROR(b != nullptr && divisor_count >= 0, kInvalidArgument,
+                           "floor_div_f32: bad arguments");
+  for (int64_t i = 0; i < divisor_count; ++i) {
+    RT_CHECK_OR_RETURN_ERROR(b[i] != 0.0f, kInvalidArgument,
+                             "floor_div: divisor element %ld is 0 (division by zero)",
+                             static_cast<long>(i));
+  }
+  return MapBroadcast("floor_div_f32", strides, a, b, output, [](float x, float y) {
+    return static_cast<float>(std::floor(static_cast<double>(x) / static_cast<double>(y)));
+  });
+}
+
+Error floor_mod_f32(const BroadcastStrides& strides, const float* a, const float* b,
+                    float* output) {
+  return MapBroadcast("floor_mod_f32", strides, a, b, output, [](float x, float y) {
+    const float r = std::fmod(x, y);
+    return (r != 0.0f && ((y < 0.0f) != (r < 0.0f))) ? r + y : r;
   });
 }
 

@@ -47,6 +47,15 @@ struct DivParams {
 [[nodiscard]] Error div_f32(const BroadcastStrides& strides, const float* a, const float* b,
                             float act_min, float act_max, float* output);
 
+/// FLOOR_DIV (float32): floor(a / b) with the quotient taken in double, as
+/// reference_ops::FloorDiv; a zero divisor is an error (TFLite Micro checks every divisor first).
+[[nodiscard]] Error floor_div_f32(const BroadcastStrides& strides, int64_t divisor_count,
+                                  const float* a, const float* b, float* output);
+/// FLOOR_MOD (float32): r = fmod(a, b), then r + b where r is non-zero and its sign differs
+/// from b's (reference_ops::FloorMod). fmod is exact, so the result is the same on every libm.
+[[nodiscard]] Error floor_mod_f32(const BroadcastStrides& strides, const float* a, const float* b,
+                                  float* output);
+
 struct SquaredDifferenceParams {
   int32_t input1_offset = 0, input2_offset = 0, output_offset = 0;
   int32_t left_shift = 7;

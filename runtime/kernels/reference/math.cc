@@ -53,6 +53,15 @@ Error float_unary_f32(FloatUnary op, int64_t count, const float* input, float* o
     case FloatUnary::kFloor:
       Apply(count, input, output, [](float x) { return std::floor(x); });
       break;
+    case FloatUnary::kCeil:
+      Apply(count, input, output, [](float x) { return std::ceil(x); });
+      break;
+    case FloatUnary::kSin:
+      Apply(count, input, output, SinF);
+      break;
+    case FloatUnary::kCos:
+      Apply(count, input, output, CosF);
+      break;
     case FloatUnary::kElu:
       Apply(count, input, output, [](float x) { return x < 0.0f ? Expm1F(x) : x; });
       break;

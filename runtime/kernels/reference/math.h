@@ -3,8 +3,8 @@
 // Element-wise math ops, bit-exact with TFLite Micro's reference kernels (elementwise.cc,
 // exp.cc, floor.cc, round.cc, elu.cc, prelu.cc):
 // - float32 EXP, LOG, SQRT, RSQRT (1 / sqrt), SQUARE (x * x), ROUND (half to even, as
-//   reference_ops::Round), FLOOR and ELU (x < 0 ? expm1(x) : x), with ExpF / LogF / Expm1F of
-//   float_math.h for the transcendental ones.
+//   reference_ops::Round), FLOOR, CEIL, SIN, COS and ELU (x < 0 ? expm1(x) : x), with ExpF /
+//   LogF / Expm1F / SinF / CosF of float_math.h for the transcendental ones.
 // - RSQRT int8: v = q - input_zp; v = 0 gives 127; else (m, s) = InvSqrtQuantizedMultiplier(v),
 //   d = MBQM(1, m, s + 20) and out = clamp(MBQM(d, multiplier, shift - 20) + output_zp) with
 //   (multiplier, shift) = QuantizeMultiplier(1 / (sqrt(in_scale) * out_scale)); an input below
@@ -22,7 +22,19 @@
 
 namespace boardlab::runtime::kernels {
 
-enum class FloatUnary : uint8_t { kExp, kLog, kSqrt, kRsqrt, kSquare, kRound, kFloor, kElu };
+enum class FloatUnary : uint8_t {
+  kExp,
+  kLog,
+  kSqrt,
+  kRsqrt,
+  kSquare,
+  kRound,
+  kFloor,
+  kCeil,
+  kSin,
+  kCos,
+  kElu
+};
 
 [[nodiscard]] Error float_unary_f32(FloatUnary op, int64_t count, const float* input,
                                     float* output);
