@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/support/digest.h"
 #include "server/clock.h"
+#include "server/scratch_names.h"
 
 namespace boardlab::server {
 namespace {
@@ -140,6 +142,20 @@ class FileBlobWriter : public CheckedBlobWriter {
   bool committed_ = false;
 };
 
+// Leftovers of writes a crash interrupted. Other replicas may share the directory and be
+// writing into it now: a file counts as left over only once nobody has written to it for
+// kStaleTemporaryFile (an upload in progress appends, so its time keeps moving).
+constexpr auto kStaleTemporaryFile = std::chrono::hours(24);
+
+void RemoveStaleTemporaryFiles(const fs::path& tmp) {
+  std::error_code error;
+  const auto now = fs::file_time_type::clock::now();
+  for (const auto& entry : fs::directory_iterator(tmp, error)) {
+    const auto modified = entry.last_write_time(error);
+    if (!error && now - modified > kStaleTemporaryFile) fs::remove(entry.path(), error);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& root) {
@@ -150,10 +166,7 @@ absl::StatusOr<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::st
         absl::StrCat("blob store '", root, "': cannot create it: ", error.message()));
   }
   auto store = std::unique_ptr<FileBlobStore>(new FileBlobStore(root));
-  // Leftovers of writes a crash interrupted.
-  for (const auto& entry : fs::directory_iterator(fs::path(root) / "tmp", error)) {
-    fs::remove(entry.path(), error);
-  }
+  RemoveStaleTemporaryFiles(fs::path(root) / "tmp");
   int64_t total = 0;
   for (const auto& entry : fs::recursive_directory_iterator(root, error)) {
     if (entry.is_regular_file(error)) total += static_cast<int64_t>(entry.file_size(error));
@@ -166,8 +179,11 @@ std::string FileBlobStore::FinalPath(const std::string& sha256) const {
   return absl::StrCat(root_, "/", sha256.substr(0, 2), "/", sha256);
 }
 
+FileBlobStore::FileBlobStore(std::string root)
+    : root_(std::move(root)), temp_prefix_(UniqueScratchName()) {}
+
 std::string FileBlobStore::TempPath() {
-  return absl::StrCat(root_, "/tmp/", getpid(), "-", temp_counter_++);
+  return absl::StrCat(root_, "/tmp/", temp_prefix_, "-", temp_counter_++);
 }
 
 bool FileBlobStore::Has(const v1::Digest& digest) const {

@@ -63,11 +63,13 @@ class FileBlobStore : public BlobStore {
   /// Called by writers when a new blob lands.
   void AddBytes(int64_t bytes) { total_bytes_ += bytes; }
   std::string FinalPath(const std::string& sha256) const;
+  /// A new name under `<root>/tmp`, unique across the processes and hosts that share the root.
   std::string TempPath();
 
  private:
-  explicit FileBlobStore(std::string root) : root_(std::move(root)) {}
+  explicit FileBlobStore(std::string root);
   std::string root_;
+  const std::string temp_prefix_;  // unique among the replicas that share `root_`
   std::atomic<int64_t> total_bytes_{0};
   std::atomic<uint64_t> temp_counter_{0};
 };

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <random>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +15,7 @@
 #include "server/log.h"
 #include "server/postgres_statements.h"
 #include "server/postgres_store.h"
+#include "server/scratch_names.h"
 
 namespace boardlab::server {
 namespace {
@@ -132,12 +132,7 @@ class PostgresListener : public ClusterListener {
 
 }  // namespace
 
-std::string NewReplicaId() {
-  char host[64] = {};
-  ::gethostname(host, sizeof(host) - 1);
-  std::random_device random;
-  return absl::StrCat(host, "-", ::getpid(), "-", absl::Hex(random(), absl::kZeroPad8));
-}
+std::string NewReplicaId() { return UniqueScratchName(); }
 
 absl::Status PostgresStore::Notify(const char* channel, const std::string& payload) {
   return Run("SELECT pg_notify($1, $2)", Params().Text(channel).Text(payload), "notifying")

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/cli/run_cases.h"
+#include "server/scratch_names.h"
 
 extern char** environ;
 
@@ -74,7 +75,9 @@ ReferenceRunner::ReferenceRunner(std::string boardlab_run, std::string work_dir,
 struct ReferenceRunner::WorkDir {
   explicit WorkDir(const std::string& root) {
     static std::atomic<int> counter{0};
-    path = fs::path(root) / absl::StrCat("reference-", getpid(), "-", counter++);
+    // The root is in the data directory that replicas share: a pid alone could be another's.
+    static const std::string process = UniqueScratchName();
+    path = fs::path(root) / absl::StrCat("reference-", process, "-", counter++);
     std::error_code error;
     fs::create_directories(path, error);
   }
