@@ -114,6 +114,8 @@ class ClusterStore {
   /// Writes `batch` in one transaction, but only the jobs (with `runtimes`, their events) and
   /// boards that are new or owned by this replica; returns the others. Notifies
   /// kQueueChannel for jobs written QUEUED and kEventsChannel for jobs given events.
+  /// Errors: AlreadyExists (nothing written) when a new job's tenant and request id are another
+  /// job's: a concurrent submit of the same request on another replica won.
   virtual absl::StatusOr<CommitLosses> CommitOwned(
       const StoreBatch& batch, const std::map<int64_t, JobRuntime>& runtimes) = 0;
 

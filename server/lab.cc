@@ -187,14 +187,17 @@ void Lab::Send(const AgentSessionPtr& session, const v1::ServerMessage& message)
 // One commit for everything the call changed, then the messages that tell agents about it: a
 // state is on disk before anyone hears of it, as with a write per change, at a commit per call.
 void Lab::Flush() {
-  if (cluster_ != nullptr) {
-    FlushAsReplica();
-  } else if (!pending_.empty()) {
-    if (absl::Status ok = store_.Commit(pending_); !ok.ok()) LogError(std::string(ok.message()));
-    pending_.clear();
-  }
+  if (absl::Status ok = CommitPending(); !ok.ok()) LogError(std::string(ok.message()));
   for (auto& [session, message] : outbox_) session->Send(message);
   outbox_.clear();
+}
+
+absl::Status Lab::CommitPending() {
+  if (cluster_ != nullptr) return CommitAsReplica();
+  if (pending_.empty()) return absl::OkStatus();
+  absl::Status committed = store_.Commit(pending_);
+  pending_.clear();
+  return committed;
 }
 
 int64_t Lab::QueuedJobsForTest() {

@@ -142,6 +142,8 @@ class Lab {
     Lab& lab_;
   };
   void Flush();
+  /// Commits this call's writes (not its messages); Flush() logs a failure nobody else checks.
+  absl::Status CommitPending();
   /// Queues `message` for `session` until the call's writes are committed.
   void Send(const AgentSessionPtr& session, const v1::ServerMessage& message);
 
@@ -159,6 +161,9 @@ class Lab {
   /// InvalidArgument when the compile cache knows the model and the run does not fit it.
   absl::Status CheckAgainstCachedCompile(const v1::JobSpec& spec);
   absl::Status CheckSomeBoardCanRun(const v1::JobSpec& spec);
+  /// A submit whose commit failed: the job is forgotten. With AlreadyExists (another replica
+  /// committed the same request id first) the answer is that replica's job, as for a retry.
+  absl::StatusOr<v1::SubmitJobResponse> UndoSubmit(const JobEntry& entry, absl::Status failed);
   /// ResourceExhausted when `tenant` already has its limit of unfinished jobs.
   /// `counted`: the tenant's unfinished jobs as the database counts them (replicas), or -1.
   absl::Status CheckTenantLimit(const std::string& tenant, int64_t counted) const;
@@ -176,6 +181,9 @@ class Lab {
   void RetryOrFail(JobEntry& entry, const std::string& why);
   void LeaveBoard(JobEntry& entry);
   void GrantToTenant(const JobEntry& entry, const v1::Digest& digest);
+  /// Drops a job from memory without a write: replicas give it back to the queue or lost it; a
+  /// submit was not committed.
+  void ForgetJob(const std::string& job_id);
   /// Jobs whose agent did not come back within the lease are retried; queued jobs past their
   /// queue timeout end.
   void ExpireJobs(int64_t now);
@@ -230,9 +238,7 @@ class Lab {
   /// Puts a job this replica just took into jobs_ (with its events from the store); the entry,
   /// or nullptr when its events cannot be read.
   JobEntry* Adopt(OwnedJob owned);
-  /// Drops a job from memory without a write (given back to the queue, or lost).
-  void ForgetJob(const std::string& job_id);
-  void FlushAsReplica();
+  absl::Status CommitAsReplica();
   void DropLost(const CommitLosses& losses);
   void ClaimJobs();
   bool MatchesInCluster(const v1::Job& job, const JobRuntime& runtime, const LabBoard& board) const;

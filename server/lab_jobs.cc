@@ -158,8 +158,10 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   jobs_[job.id()] = std::move(entry);
   job_by_number_[e.number] = e.job.id();
   if (!e.job.request_id().empty()) request_ids_[{caller.tenant, e.job.request_id()}] = e.job.id();
+  SetState(e, v1::JOB_STATE_COMPILING);
+  // The job is durable before we answer.
+  if (absl::Status committed = CommitPending(); !committed.ok()) return UndoSubmit(e, committed);
   metrics_.JobSubmitted(spec.selector().board_type());
-  SetState(e, v1::JOB_STATE_COMPILING);  // persists: the job is durable before we answer
   v1::SubmitJobResponse response;
   *response.mutable_job() = e.job;
   std::string id = e.job.id();
@@ -167,6 +169,28 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   lock.unlock();
 
   RequestCompile(id, spec);
+  return response;
+}
+
+absl::StatusOr<v1::SubmitJobResponse> Lab::UndoSubmit(const JobEntry& entry, absl::Status failed) {
+  const v1::Job job = entry.job;  // ForgetJob destroys `entry`
+  if (cluster_ == nullptr) metrics_.JobStateChanged(StateName(job.state()), "");
+  ForgetJob(job.id());
+  if (!absl::IsAlreadyExists(failed) || job.request_id().empty()) return failed;
+  // Another replica committed a job for this request id after our look-up found none: the
+  // client's retry would get that job, and so does this submit.
+  auto winner = store_.FindJobByRequestId(job.tenant(), job.request_id());
+  if (!winner.ok()) return winner.status();
+  if (!winner->has_value()) {
+    return absl::AbortedError(absl::StrCat("request id '", job.request_id(),
+                                           "' was submitted at the same time through another "
+                                           "server, whose job is gone already: submit again"));
+  }
+  LogInfo("submit answered with a concurrent submit's job",
+          {{"job", (*winner)->id()}, {"tenant", job.tenant()}, {"request_id", job.request_id()}});
+  v1::SubmitJobResponse response;
+  *response.mutable_job() = **std::move(winner);
+  response.set_deduplicated(true);
   return response;
 }
 
@@ -472,6 +496,26 @@ void Lab::Finish(JobEntry& entry, v1::JobResult result, const std::string& messa
   }
   std::string id = entry.job.id();  // erasing destroys `entry`
   jobs_.erase(id);
+}
+
+// Replicas: a job given back to the queue (it is claimed from the database again) or lost to
+// another replica; both: a job whose submit was not committed.
+void Lab::ForgetJob(const std::string& job_id) {
+  JobEntry* entry = FindJob(job_id);
+  if (entry == nullptr) return;
+  if (entry->on_board) {
+    running_by_tenant_[entry->job.tenant()]--;
+    auto board = boards_.find(entry->job.board_id());
+    if (board != boards_.end() && board->second.board.job_id() == job_id) {
+      board->second.board.clear_job_id();
+    }
+  }
+  request_ids_.erase({entry->job.tenant(), entry->job.request_id()});
+  job_by_number_.erase(entry->number);
+  if (--unfinished_by_tenant_[entry->job.tenant()] <= 0) {
+    unfinished_by_tenant_.erase(entry->job.tenant());
+  }
+  jobs_.erase(job_id);
 }
 
 // What a job produced is its tenant's to download and reference (docs/security.md); the grant

@@ -105,30 +105,12 @@ Lab::JobEntry* Lab::Adopt(OwnedJob owned) {
   return &e;
 }
 
-// A job this replica gave back to the queue (it is claimed from the database again) or lost.
-void Lab::ForgetJob(const std::string& job_id) {
-  JobEntry* entry = FindJob(job_id);
-  if (entry == nullptr) return;
-  if (entry->on_board) {
-    running_by_tenant_[entry->job.tenant()]--;
-    auto board = boards_.find(entry->job.board_id());
-    if (board != boards_.end() && board->second.board.job_id() == job_id) {
-      board->second.board.clear_job_id();
-    }
-  }
-  request_ids_.erase({entry->job.tenant(), entry->job.request_id()});
-  job_by_number_.erase(entry->number);
-  if (--unfinished_by_tenant_[entry->job.tenant()] <= 0) {
-    unfinished_by_tenant_.erase(entry->job.tenant());
-  }
-  jobs_.erase(job_id);
-}
-
-void Lab::FlushAsReplica() {
+absl::Status Lab::CommitAsReplica() {
+  absl::Status committed = absl::OkStatus();
   if (!pending_.empty()) {
     absl::StatusOr<CommitLosses> losses = cluster_->CommitOwned(pending_, pending_runtimes_);
     if (!losses.ok()) {
-      LogError(std::string(losses.status().message()));
+      committed = losses.status();
     } else if (!losses->empty()) {
       DropLost(*losses);
     }
@@ -140,6 +122,7 @@ void Lab::FlushAsReplica() {
     if (entry != nullptr && entry->job.state() == v1::JOB_STATE_QUEUED) ForgetJob(id);
   }
   released_.clear();
+  return committed;
 }
 
 // Another replica took these (an agent moved to it, or this replica was declared dead): they

@@ -106,7 +106,24 @@ END $$ LANGUAGE plpgsql;
 CREATE TRIGGER events_notify AFTER INSERT ON events
   FOR EACH ROW EXECUTE FUNCTION boardlab_notify_event();
 )sql"},
+    // A request id is its client's idempotency key: one job per tenant and request id, also when
+    // two replicas receive the same first submit at the same moment (the second insert fails and
+    // its submit answers with the first job). Jobs that raced before this index existed keep
+    // their records; all but the oldest lose the request id column, so that a retry finds the
+    // oldest.
+    {3, R"sql(
+UPDATE jobs SET request_id = ''::bytea WHERE request_id <> ''::bytea AND EXISTS (
+  SELECT 1 FROM jobs older WHERE older.tenant = jobs.tenant AND
+  older.request_id = jobs.request_id AND older.number < jobs.number);
+CREATE UNIQUE INDEX jobs_by_request_unique ON jobs (tenant, request_id)
+  WHERE request_id <> ''::bytea;
+DROP INDEX jobs_by_request;
+)sql"},
 };
+
+// The unique index of migration 3: its violation is a request id taken by another job.
+constexpr char kRequestIdIndex[] = "jobs_by_request_unique";
+constexpr char kUniqueViolation[] = "23505";
 
 bool Succeeded(const PGresult* result) {
   ExecStatusType status = PQresultStatus(result);
@@ -177,7 +194,14 @@ absl::Status PostgresStore::EnsureConnected() {
 absl::Status PostgresStore::Error(const char* what, const PGresult* result) const {
   const char* message = result ? PQresultErrorMessage(result) : "";
   if (message == nullptr || *message == '\0') message = PQerrorMessage(connection_);
-  return absl::InternalError(absl::StrCat("database: ", what, ": ", Trimmed(message)));
+  std::string text = absl::StrCat("database: ", what, ": ", Trimmed(message));
+  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const char* constraint = result ? PQresultErrorField(result, PG_DIAG_CONSTRAINT_NAME) : nullptr;
+  if (state != nullptr && constraint != nullptr && std::strcmp(state, kUniqueViolation) == 0 &&
+      std::strcmp(constraint, kRequestIdIndex) == 0) {
+    return absl::AlreadyExistsError(std::move(text));
+  }
+  return absl::InternalError(std::move(text));
 }
 
 absl::Status PostgresStore::Exec(const char* sql, const char* what) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/blob_store.h"
 #include "server/clock.h"
@@ -23,7 +24,6 @@ CREATE TABLE IF NOT EXISTS jobs (
   state INTEGER NOT NULL,
   board_type TEXT NOT NULL,
   record BLOB NOT NULL);
-CREATE INDEX IF NOT EXISTS jobs_by_request ON jobs (tenant, request_id) WHERE request_id != '';
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state);
 CREATE TABLE IF NOT EXISTS events (
   job_id TEXT NOT NULL,
@@ -43,8 +43,23 @@ CREATE TABLE IF NOT EXISTS blob_grants (
 )sql";
 
 // PRAGMA user_version of a database this server has migrated. 1: small_blobs.used_ms; 2:
-// blob_grants filled from the jobs of databases written before blobs were scoped to tenants.
-constexpr int64_t kSchemaVersion = 2;
+// blob_grants filled from the jobs of databases written before blobs were scoped to tenants; 3:
+// one job per tenant and request id (jobs_by_request_unique).
+constexpr int64_t kSchemaVersion = 3;
+
+// Migration 3, the same as PostgreSQL's (server/postgres_store.cc): a request id is its client's
+// idempotency key, so the store refuses a second job for it rather than trusting every writer to
+// look first. Jobs of one request id written before (none should exist: one server looked its
+// map up under its lock) keep their records; all but the oldest lose the column, so a retry
+// finds the oldest.
+constexpr const char* kUniqueRequestIds = R"sql(
+UPDATE jobs SET request_id = '' WHERE request_id != '' AND EXISTS (
+  SELECT 1 FROM jobs older WHERE older.tenant = jobs.tenant AND
+  older.request_id = jobs.request_id AND older.number < jobs.number);
+CREATE UNIQUE INDEX IF NOT EXISTS jobs_by_request_unique ON jobs (tenant, request_id)
+  WHERE request_id != '';
+DROP INDEX IF EXISTS jobs_by_request;
+)sql";
 
 // One use of a statement from the store's cache: prepared on first use and kept until the store
 // closes; reset and unbound when this goes out of scope. Use under the store's mutex.
@@ -151,6 +166,9 @@ absl::Status SqliteStore::Migrate() {
   if (*version < 2) {
     if (absl::Status ok = MigrateToBlobGrants(); !ok.ok()) return ok;
   }
+  if (*version < 3) {
+    if (absl::Status ok = MigrateInTransaction(kUniqueRequestIds); !ok.ok()) return ok;
+  }
   return Exec(absl::StrCat("PRAGMA user_version = ", kSchemaVersion).c_str());
 }
 
@@ -195,6 +213,14 @@ absl::Status SqliteStore::MigrateToBlobGrants() {
   }
   if (!granted.ok()) Exec("ROLLBACK").IgnoreError();
   return granted;
+}
+
+absl::Status SqliteStore::MigrateInTransaction(const char* sql) {
+  if (absl::Status ok = Exec("BEGIN"); !ok.ok()) return ok;
+  absl::Status migrated = Exec(sql);
+  if (migrated.ok()) migrated = Exec("COMMIT");
+  if (!migrated.ok()) Exec("ROLLBACK").IgnoreError();
+  return migrated;
 }
 
 absl::Status SqliteStore::GrantJobBlobsLocked() {
@@ -249,8 +275,14 @@ absl::Status SqliteStore::PutJobLocked(int64_t number, const v1::Job& job) {
   stmt.Bind(1, number).Bind(2, job.id()).Bind(3, job.tenant()).Bind(4, job.request_id());
   stmt.Bind(5, static_cast<int64_t>(job.state())).Bind(6, job.spec().selector().board_type());
   stmt.BindBlob(7, job.SerializeAsString());
-  if (stmt.Step() != SQLITE_DONE) return Error("storing a job");
-  return absl::OkStatus();
+  if (stmt.Step() == SQLITE_DONE) return absl::OkStatus();
+  absl::Status failed = Error("storing a job");
+  // SQLite names a unique index's columns, not the index: only jobs_by_request_unique has these.
+  if (sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_UNIQUE &&
+      absl::StrContains(sqlite3_errmsg(db_), "jobs.tenant, jobs.request_id")) {
+    return absl::AlreadyExistsError(failed.message());
+  }
+  return failed;
 }
 
 absl::StatusOr<std::optional<v1::Job>> SqliteStore::GetJob(const std::string& id) {

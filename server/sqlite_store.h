@@ -58,6 +58,8 @@ class SqliteStore : public Store, private BatchWriter {
   absl::StatusOr<int64_t> SchemaVersion();
   absl::Status MigrateToBlobUse();
   absl::Status MigrateToBlobGrants();
+  /// Runs the statements of `sql` in one transaction: all or none.
+  absl::Status MigrateInTransaction(const char* sql);
   absl::Status GrantJobBlobsLocked();
   absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256) override;
   /// One page of DeleteFinishedJobs (server/store_records.h DeleteInPages) from job number

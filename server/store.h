@@ -72,9 +72,12 @@ class Store {
   virtual ClusterStore* Cluster() { return nullptr; }
 
   /// Applies a batch of PutJob, AppendEvent and PutBoard writes atomically: all or none.
+  /// Errors: as PutJob's.
   virtual absl::Status Commit(const StoreBatch& batch) = 0;
 
-  /// Inserts or replaces a job (its number is the numeric part of its id).
+  /// Inserts or replaces a job (its number is the numeric part of its id). Errors:
+  /// AlreadyExists when a new job's tenant and request id are another job's (one job per
+  /// request id, also for replicas that looked it up at the same moment).
   virtual absl::Status PutJob(int64_t number, const v1::Job& job) = 0;
   virtual absl::StatusOr<std::optional<v1::Job>> GetJob(const std::string& id) = 0;
   virtual absl::StatusOr<std::optional<v1::Job>> FindJobByRequestId(

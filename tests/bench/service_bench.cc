@@ -545,6 +545,21 @@ double ChildrenCpuSeconds(pid_t pid) {
   return seconds;
 }
 
+// CPU seconds of a PostgreSQL server: the postmaster, its backends that ended and those still
+// connected.
+double DatabaseCpuSeconds(pid_t postmaster) {
+  return ProcessCpuSeconds(postmaster) + ChildrenCpuSeconds(postmaster);
+}
+
+// The postmaster's pid, from the first line of its data directory's postmaster.pid; -1 when
+// it cannot be read.
+pid_t PostmasterPid(const std::string& data_dir) {
+  std::ifstream in(data_dir + "/postmaster.pid");
+  pid_t pid = -1;
+  if (!(in >> pid)) return -1;
+  return pid;
+}
+
 double SelfCpuSeconds() {
   timespec now{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
@@ -562,9 +577,10 @@ struct Throughput {
   double submits_per_s = 0;  // jobs / submit_s
   int done_while_submitting = 0;
   double server_cpu_s = 0;
-  double agent_cpu_s = -1;  // the agent process itself; < 0: in-process fake agent
-  double runs_cpu_s = 0;    // its boardlab-run children
-  double bench_cpu_s = 0;   // this process: submitters, waiter (and the fake agent)
+  double agent_cpu_s = -1;     // the agent process itself; < 0: in-process fake agent
+  double runs_cpu_s = 0;       // its boardlab-run children
+  double bench_cpu_s = 0;      // this process: submitters, waiter (and the fake agent)
+  double database_cpu_s = -1;  // the PostgreSQL server and its backends; < 0: none
 };
 
 // What a throughput run drives: one server, or replicas behind a list of addresses (the clients
@@ -573,6 +589,7 @@ struct Target {
   std::string address;
   std::vector<pid_t> servers;
   std::vector<pid_t> agents;
+  pid_t database = -1;  // a PostgreSQL postmaster whose backends' CPU is counted, or none
 };
 
 Target TargetOf(const ServerProcess& server, pid_t agent_pid = -1) {
@@ -596,6 +613,7 @@ absl::StatusOr<Throughput> MeasureThroughput(const Target& target, const v1::Dig
   const double agent_cpu = SumCpuSeconds(target.agents, OwnCpuSeconds);
   const double runs_cpu = SumCpuSeconds(target.agents, ChildrenCpuSeconds);
   const double bench_cpu = SelfCpuSeconds();
+  const double database_cpu = target.database > 0 ? DatabaseCpuSeconds(target.database) : 0;
   std::vector<int64_t> end_ms;
   std::vector<std::string> ids(static_cast<size_t>(jobs));
   std::unique_ptr<std::atomic<bool>[]> ready(new std::atomic<bool>[static_cast<size_t>(jobs)]);
@@ -670,6 +688,8 @@ absl::StatusOr<Throughput> MeasureThroughput(const Target& target, const v1::Dig
     figures.runs_cpu_s = SumCpuSeconds(target.agents, ChildrenCpuSeconds) - runs_cpu;
   }
   figures.bench_cpu_s = SelfCpuSeconds() - bench_cpu;
+  if (target.database > 0)
+    figures.database_cpu_s = DatabaseCpuSeconds(target.database) - database_cpu;
   join();
   for (const absl::Status& error : errors) {
     if (!error.ok()) return error;
@@ -686,13 +706,15 @@ absl::StatusOr<Throughput> MeasureThroughput(const Target& target, const v1::Dig
 
 // 5. Throughput with the real agent over `replicas` servers, sharing one PostgreSQL database
 // (`config` names it) and one data directory, the boards split between one agent per replica;
-// without a config, one server over SQLite with all the boards.
+// without a config, one server over SQLite with all the boards. `database`: the PostgreSQL
+// postmaster, whose CPU is counted too (-1: none).
 absl::StatusOr<Throughput> MeasureReplicas(int replicas, const std::string& config, int jobs,
-                                           int threads) {
+                                           int threads, pid_t database = -1) {
   const std::string shared = config.empty() ? "" : MakeTempDir("replicas-data");
   std::vector<std::unique_ptr<ServerProcess>> servers;
   std::vector<std::unique_ptr<AgentProcess>> agents;
   Target target;
+  target.database = database;
   for (int r = 0; r < replicas; ++r) {
     auto server = StartServer("replica", config, shared);
     if (!server.ok()) return server.status();
@@ -1067,6 +1089,10 @@ int ReportThroughput(std::vector<Row>& rows, const std::string& figure, const st
                 t.agent_cpu_s, 1000 * t.agent_cpu_s / t.jobs, t.runs_cpu_s,
                 1000 * t.runs_cpu_s / t.jobs);
   }
+  if (t.database_cpu_s >= 0) {
+    std::printf(", PostgreSQL %.2f (%.2f ms/job)", t.database_cpu_s,
+                1000 * t.database_cpu_s / t.jobs);
+  }
   std::printf(", bench %.2f; wall %.2f s on %ld CPUs (load average %s)\n", t.bench_cpu_s,
               t.client_s, sysconf(_SC_NPROCESSORS_ONLN), LoadAverage().c_str());
   const bool all_passed = t.passed == t.jobs;
@@ -1106,7 +1132,8 @@ int ReportReplicas(std::vector<Row>& rows, int jobs, int threads) {
     std::printf("  %s:\n", figure.c_str());
     // Only the two replicas have a target: as fast as the SQLite server, or faster.
     errors += ReportThroughput(rows, figure, replicas == 2 ? target : "(reference)",
-                               MeasureReplicas(replicas, config, jobs, threads),
+                               MeasureReplicas(replicas, config, jobs, threads,
+                                               PostmasterPid((*postgres)->socket_dir() + "/data")),
                                replicas == 2 ? reference : 0);
   }
   return errors;

@@ -1,5 +1,7 @@
 #include "server/lab.h"
 
+#include <sqlite3.h>
+
 #include <set>
 
 #include "absl/strings/match.h"
@@ -76,12 +78,21 @@ TEST_F(LabTest, SubmitRefusesBadOptionsWithTheirName) {
   }
 }
 
-TEST_F(LabTest, ARequestIdIsSubmittedOnce) {
-  StartLab();
-  std::shared_ptr<FakeSession> agent;
-  Connect("a", 1, agent);
-  auto request = Request(PutModel());
-  request.set_request_id("ci-run-42");
+// A started lab with agent "a" of one board, and a request for a model carrying `request_id`.
+class LabRequestIdTest : public LabTest {
+ protected:
+  v1::SubmitJobRequest StartWithRequest(const std::string& request_id) {
+    StartLab();
+    Connect("a", 1, agent_);
+    auto request = Request(PutModel());
+    request.set_request_id(request_id);
+    return request;
+  }
+  std::shared_ptr<FakeSession> agent_;
+};
+
+TEST_F(LabRequestIdTest, ARequestIdIsSubmittedOnce) {
+  const auto request = StartWithRequest("ci-run-42");
   v1::Job first = Submit(request, "team");
   auto again = lab_->Submit(Caller{"team", Role::kClient}, request);
   ASSERT_TRUE(again.ok());
@@ -92,6 +103,28 @@ TEST_F(LabTest, ARequestIdIsSubmittedOnce) {
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->deduplicated());
   EXPECT_NE(other->job().id(), first.id());
+}
+
+// A submit answers once its job is committed. When the store cannot commit it (here another
+// program holds the database's write lock longer than SQLite waits for it), the submit fails with
+// the store's error and leaves no job behind; once the lock is gone the same request is new.
+TEST_F(LabRequestIdTest, ASubmitWhoseCommitFailsIsRefusedAndLeavesNoJob) {
+  const auto request = StartWithRequest("ci-run-9");
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "boardlab.db").c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto refused = lab_->Submit(Caller{"team", Role::kClient}, request);
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr("locked"));
+  auto listed = lab_->ListJobs(Caller{"team", Role::kClient}, v1::ListJobsRequest());
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->jobs_size(), 0);
+  auto submitted = lab_->Submit(Caller{"team", Role::kClient}, request);
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  EXPECT_FALSE(submitted->deduplicated());
+  EXPECT_TRUE(agent_->WaitAssignment(1).has_value());
 }
 
 TEST_F(LabTest, ATenantAtItsLimitOfUnfinishedJobsIsRefusedUntilOneFinishes) {

@@ -12,6 +12,7 @@
 #include "proto/support/digest.h"
 #include "proto/support/grpc_util.h"
 #include "tests/service/harness.h"
+#include "tests/support/free_port.h"
 
 namespace boardlab::testing::service {
 namespace {
@@ -110,6 +111,21 @@ class MtlsTest : public ::testing::Test {
     return yaml;
   }
 
+  // Starts agent "m" (its certificate, one sim board) and runs a job on it through the client.
+  void RunAJobOnARealAgent() {
+    const std::string model = lab_.WriteFile("fc.tflite", FastModel());
+    ASSERT_TRUE(lab_.StartAgentWithConfig("m", AgentConfig(), 1));
+    ClientResult r =
+        lab_.RunClient({"--tls-ca", pki_.Path("ca", "crt"), "submit", model, "--board-type",
+                        "imxrt700-sim", "--expect-reference", "--wait", "--json"},
+                       std::chrono::seconds(90), kClientToken);
+    ASSERT_EQ(r.exit_code, 0) << r;
+    absl::StatusOr<v1::Job> job = ParseJobJson(r.out);
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_EQ(job->result(), v1::JOB_RESULT_PASS) << job->message();
+    EXPECT_EQ(job->board_id(), "m-sim-0");
+  }
+
   ServiceLab lab_;
   Pki pki_{lab_.dir()};
 };
@@ -178,16 +194,24 @@ TEST_F(MtlsTest, ClientsUseTokensAgentsNeedACertificateOfTheCa) {
   EXPECT_EQ(ConnectAgent(ChannelAs("agent"), &why), grpc::StatusCode::OK) << why;
 
   // A real agent with its certificate runs jobs.
-  const std::string model = lab_.WriteFile("fc.tflite", FastModel());
-  ASSERT_TRUE(lab_.StartAgentWithConfig("m", AgentConfig(), 1));
-  r = lab_.RunClient({"--tls-ca", ca, "submit", model, "--board-type", "imxrt700-sim",
-                      "--expect-reference", "--wait", "--json"},
-                     std::chrono::seconds(90), kClientToken);
-  ASSERT_EQ(r.exit_code, 0) << r;
-  absl::StatusOr<v1::Job> job = ParseJobJson(r.out);
-  ASSERT_TRUE(job.ok()) << job.status();
-  EXPECT_EQ(job->result(), v1::JOB_RESULT_PASS) << job->message();
-  EXPECT_EQ(job->board_id(), "m-sim-0");
+  RunAJobOnARealAgent();
+}
+
+// Replicas over TLS: the agent and the client are given an address list whose first replica is
+// down. TLS checks the certificate against the first entry's host (all replicas present one
+// certificate); the agent's first-that-answers and the client's round robin reach the live one.
+// (A DNS name with several addresses is gRPC's own resolver and not tested here: this machine's
+// names resolve to one address each, and /etc/hosts is not the tests' to edit.)
+TEST_F(MtlsTest, AgentAndClientUseATlsAddressListWhoseFirstReplicaIsDown) {
+  const std::string down = "127.0.0.1:" + std::to_string(FreeLoopbackPort());
+  lab_.SetServerAddressForProcesses(down + "," + lab_.address());
+  RunAJobOnARealAgent();
+  // The name checked is the first entry's: 127.0.0.2 is not in the certificate, so the live
+  // replica's handshake fails (exit 5, unreachable).
+  lab_.SetServerAddressForProcesses("127.0.0.2:" + down.substr(down.rfind(':') + 1) + "," +
+                                    lab_.address());
+  ClientResult unnamed = lab_.RunClient({"--tls-ca", pki_.Path("ca", "crt"), "health"});
+  EXPECT_EQ(unnamed.exit_code, 5) << unnamed;
 }
 
 // `boardlab health` as deploy/k8s's probes run it: inside the server's pod it dials 127.0.0.1,

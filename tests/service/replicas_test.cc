@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/service/harness.h"
@@ -34,6 +35,7 @@ class ReplicasTest : public ::testing::Test {
     options_.config_yaml =
         absl::StrCat("store: \"", *uri, "\"\nstore_password_file: ", (*shared)->password_file(),
                      "\nreplica_lease_ms: ", kReplicaLeaseMs, "\n");
+    uri_ = *uri;
     options_.data_dir = a_.Path("shared-data");
     ASSERT_TRUE(a_.StartServer(options_));
     ASSERT_TRUE(b_.StartServer(options_));
@@ -98,6 +100,7 @@ class ReplicasTest : public ::testing::Test {
   ServiceLab a_;
   ServiceLab b_;
   ServerOptions options_;
+  std::string uri_;  // the replicas' database
 };
 
 TEST_F(ReplicasTest, JobsSubmittedToEitherReplicaRunOnceOnBoardsOfEither) {
@@ -176,6 +179,78 @@ TEST_F(ReplicasTest, IdenticalSubmitsSpreadOverBothReplicasCompileOnce) {
   }
   EXPECT_EQ(compiles, 1);
   EXPECT_EQ(requests, 8);
+}
+
+// Two replicas receive the same first submit at the same moment (a request id is its client's
+// idempotency key). First made deterministic: another replica's commit of the request id is in
+// flight (a transaction the test holds open, its job inserted) when B's submit looks the request
+// id up, finds nothing and commits. B's commit waits for it on the unique index, fails, and B
+// answers with the other's job, as a retry would. Then the two replicas race each other.
+TEST_F(ReplicasTest, ASubmitThatLosesARaceForItsRequestIdAnswersWithTheWinnersJob) {
+  ASSERT_TRUE(b_.StartAgent("y", 1));
+  const std::string model = a_.WriteFile("fc.tflite", FastModel());
+  auto server = PostgresServer::Shared();
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto other_replica = (*server)->Connect(uri_);
+  auto watcher = (*server)->Connect(uri_);
+  ASSERT_TRUE(other_replica.ok() && watcher.ok());
+  v1::Job winner;
+  winner.set_id("j01000000");
+  winner.set_tenant("default");  // an open server's tenant
+  winner.set_request_id("race-1");
+  winner.set_state(v1::JOB_STATE_DONE);
+  winner.set_result(v1::JOB_RESULT_PASS);
+  ASSERT_TRUE((*other_replica)->Execute("BEGIN").ok());
+  ASSERT_TRUE((*other_replica)
+                  ->Execute("INSERT INTO jobs (number, id, tenant, request_id, state, board_type, "
+                            "record) VALUES (1000000, 'j01000000', 'default', 'race-1', 7, "
+                            "'imxrt700-sim', '\\x" +
+                            absl::BytesToHexString(winner.SerializeAsString()) + "')")
+                  .ok());
+  ClientResult submitted;
+  std::thread submit([&] {
+    submitted = b_.RunClient({"submit", model, "--request-id", "race-1", "--json"});
+  });
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto waits = (*watcher)->Query(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+            "wait_event_type = 'Lock'");
+        return waits.ok() && *waits != "0";
+      },
+      seconds(60), "B's commit to wait for the other replica's"));
+  ASSERT_TRUE((*other_replica)->Execute("COMMIT").ok());
+  submit.join();
+  EXPECT_EQ(submitted.exit_code, 0) << submitted;
+  absl::StatusOr<v1::Job> answered = ParseJobJson(submitted.out);
+  ASSERT_TRUE(answered.ok()) << answered.status();
+  EXPECT_EQ(answered->id(), "j01000000");
+  EXPECT_NE(submitted.err.find("already submitted as job j01000000"), std::string::npos)
+      << submitted;
+  EXPECT_NE(b_.ServerLog().find("submit answered with a concurrent submit's job"),
+            std::string::npos);
+
+  // The replicas against each other: each request id submitted to both at once is one job.
+  constexpr int kRequests = 6;
+  std::vector<std::string> ids(2 * kRequests);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 2 * kRequests; ++i) {
+    clients.emplace_back([&, i] {
+      ClientResult result = (i % 2 ? a_ : b_)
+                                .RunClient({"submit", model, "--request-id",
+                                            "pair-" + std::to_string(i / 2), "--json"});
+      absl::StatusOr<v1::Job> job = ParseJobJson(result.out);
+      EXPECT_TRUE(job.ok()) << result;
+      if (job.ok()) ids[i] = job->id();
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  for (int i = 0; i < kRequests; ++i) {
+    EXPECT_EQ(ids[2 * i], ids[2 * i + 1]) << "request pair-" << i << " made two jobs";
+  }
+  absl::StatusOr<std::vector<v1::Job>> jobs = a_.ListJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  EXPECT_EQ(jobs->size(), kRequests + 1u);
 }
 
 // The agent and the client are given both addresses. The replica the agent is connected to is

@@ -10,11 +10,13 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
 #include "server/clock.h"
 #include "server/cluster_store.h"
 #include "server/store.h"
 #include "tests/store/store_backends.h"
+#include "tests/support/postgres_server.h"
 
 namespace boardlab::server {
 namespace {
@@ -68,9 +70,10 @@ class ClusterStoreTest : public ::testing::TestWithParam<std::string> {
     return board;
   }
 
-  // Writes `job` as `replica`'s (owner "" for a queued or finished one), with one event.
-  CommitLosses Write(ClusterStore* replica, int64_t number, const v1::Job& job,
-                     const std::string& owner, const std::string& board_id = "") {
+  // Commits `job` as `replica`'s (owner "" for a queued or finished one), with one event.
+  absl::StatusOr<CommitLosses> TryWrite(ClusterStore* replica, int64_t number, const v1::Job& job,
+                                        const std::string& owner,
+                                        const std::string& board_id = "") {
     StoreBatch batch;
     batch.jobs[number] = job;
     batch.jobs[number].set_board_id(board_id);
@@ -81,9 +84,22 @@ class ClusterStoreTest : public ::testing::TestWithParam<std::string> {
     batch.events.push_back(event);
     std::map<int64_t, JobRuntime> runtimes;
     runtimes[number].owner = owner;
-    auto losses = replica->CommitOwned(batch, runtimes);
+    return replica->CommitOwned(batch, runtimes);
+  }
+
+  // TryWrite, which must succeed.
+  CommitLosses Write(ClusterStore* replica, int64_t number, const v1::Job& job,
+                     const std::string& owner, const std::string& board_id = "") {
+    auto losses = TryWrite(replica, number, job, owner, board_id);
     EXPECT_TRUE(losses.ok()) << losses.status();
     return losses.ok() ? *losses : CommitLosses();
+  }
+
+  static v1::Job Submitted(int64_t number, const std::string& tenant,
+                           const std::string& request_id) {
+    v1::Job job = Job(number, v1::JOB_STATE_COMPILING, tenant);
+    job.set_request_id(request_id);
+    return job;
   }
 
   // A claim for board `board_id` that takes whatever matches.
@@ -99,7 +115,7 @@ class ClusterStoreTest : public ::testing::TestWithParam<std::string> {
   StorePtr store_b_;
   ClusterStore* a_ = nullptr;
   ClusterStore* b_ = nullptr;
-  int64_t seq_ = 0;  // event numbers, unique within a test
+  std::atomic<int64_t> seq_{0};  // event numbers, unique within a test
 };
 
 INSTANTIATE_TEST_SUITE_P(Stores, ClusterStoreTest, ::testing::Values("postgres"),
@@ -139,6 +155,88 @@ TEST_P(ClusterStoreTest, AReplicaWritesOnlyWhatItOwns) {
   boards.boards["b0"] = Board("b0");
   EXPECT_TRUE(a_->CommitOwned(boards, {})->empty());
   EXPECT_EQ(b_->CommitOwned(boards, {})->boards, std::vector<std::string>{"b0"});
+}
+
+// A request id is its client's idempotency key: one job per tenant and request id, whichever
+// replica commits it.
+TEST_P(ClusterStoreTest, ARequestIdAnotherReplicasJobHoldsIsRefused) {
+  EXPECT_TRUE(Write(a_, 1, Submitted(1, "ci", "r1"), a_->ReplicaId()).empty());
+  auto refused = TryWrite(b_, 2, Submitted(2, "ci", "r1"), b_->ReplicaId());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kAlreadyExists) << refused.status();
+  // Nothing of the refused commit stays.
+  EXPECT_FALSE(store_b_->GetJob("j2")->has_value());
+  EXPECT_TRUE(store_b_->Events("j2", 0)->empty());
+  EXPECT_EQ((*store_b_->FindJobByRequestId("ci", "r1"))->id(), "j1");
+  // Another tenant's request id, and jobs without one, are other jobs.
+  EXPECT_TRUE(Write(b_, 3, Submitted(3, "dev", "r1"), b_->ReplicaId()).empty());
+  EXPECT_TRUE(Write(b_, 4, Submitted(4, "ci", ""), b_->ReplicaId()).empty());
+  EXPECT_TRUE(Write(a_, 5, Submitted(5, "ci", ""), a_->ReplicaId()).empty());
+  // The owner writes its job again (a state change) without a conflict with itself.
+  EXPECT_TRUE(Write(a_, 1, Job(1, v1::JOB_STATE_QUEUED), "").empty());
+}
+
+// Two replicas receive the same first submit at the same moment: the first one's commit is in
+// flight (its job inserted, not committed) when the second one's arrives. The second waits for
+// the first on the unique index and then fails: one job.
+TEST_P(ClusterStoreTest, TheSecondOfTwoConcurrentCommitsOfOneRequestIdWaitsAndFails) {
+  auto server = testing::PostgresServer::Shared();
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto first = (*server)->Connect(backend_->PostgresUri());
+  auto watcher = (*server)->Connect(backend_->PostgresUri());
+  ASSERT_TRUE(first.ok() && watcher.ok());
+  const v1::Job winner = Submitted(1, "ci", "r1");
+  ASSERT_TRUE((*first)->Execute("BEGIN").ok());
+  ASSERT_TRUE((*first)
+                  ->Execute("INSERT INTO jobs (number, id, tenant, request_id, state, board_type, "
+                            "record) VALUES (1, 'j1', 'ci', 'r1', 1, 'sim', '\\x" +
+                            absl::BytesToHexString(winner.SerializeAsString()) + "')")
+                  .ok());
+  absl::StatusOr<CommitLosses> second = absl::UnknownError("not committed");
+  std::thread commit([&] { second = TryWrite(b_, 2, Submitted(2, "ci", "r1"), b_->ReplicaId()); });
+  // The second commit waits for the first transaction's lock (at most 30 s).
+  bool waiting = false;
+  for (int i = 0; i < 300 && !waiting; ++i) {
+    auto waits = (*watcher)->Query(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+        "wait_event_type = 'Lock'");
+    ASSERT_TRUE(waits.ok()) << waits.status();
+    waiting = *waits != "0";
+    if (!waiting) std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_TRUE(waiting) << "the second commit did not wait for the first";
+  ASSERT_TRUE((*first)->Execute("COMMIT").ok());
+  commit.join();
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kAlreadyExists) << second.status();
+  EXPECT_FALSE(store_a_->GetJob("j2")->has_value());
+  EXPECT_EQ((*store_a_->FindJobByRequestId("ci", "r1"))->id(), "j1");
+}
+
+// Many submits of the same request ids from two replicas at once: one job each.
+TEST_P(ClusterStoreTest, RacingCommitsOfTheSameRequestIdsMakeOneJobEach) {
+  constexpr int kRequests = 30;
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      ClusterStore* replica = r == 0 ? a_ : b_;
+      for (int i = 0; i < kRequests; ++i) {
+        auto number = replica->NextJobNumber();
+        ASSERT_TRUE(number.ok()) << number.status();
+        auto done = TryWrite(replica, *number, Submitted(*number, "ci", "r" + std::to_string(i)),
+                             replica->ReplicaId());
+        if (absl::IsAlreadyExists(done.status())) {
+          ++refused;
+        } else {
+          EXPECT_TRUE(done.ok()) << done.status();
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(refused, kRequests);
+  auto jobs = store_a_->JobsAfter(0, 1000);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  EXPECT_EQ(jobs->size(), size_t{kRequests});
 }
 
 TEST_P(ClusterStoreTest, ConcurrentClaimsTakeEachJobOnce) {

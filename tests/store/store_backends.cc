@@ -87,9 +87,11 @@ class PostgresBackend : public StoreBackend {
   }
   absl::Status Sql(const std::string& sql) override { return server_->Execute(uri_, sql); }
   std::string SchemaVersionSql(int64_t version) const override {
-    return absl::StrCat("INSERT INTO schema_version (version, applied_ms) VALUES (", version,
-                        ", 0)");
+    return absl::StrCat("DELETE FROM schema_version WHERE version > ", version,
+                        "; INSERT INTO schema_version (version, applied_ms) VALUES (", version,
+                        ", 0) ON CONFLICT DO NOTHING");
   }
+  std::string PostgresUri() const override { return uri_; }
 
  private:
   absl::StatusOr<testing::PostgresServer*> shared_ = absl::UnknownError("not started");

@@ -23,8 +23,12 @@ class StoreBackend {
   virtual absl::StatusOr<StorePtr> Open() = 0;
   /// Runs SQL on the test's database.
   virtual absl::Status Sql(const std::string& sql) = 0;
-  /// SQL that marks the database as migrated by a server with schema version `version`.
+  /// SQL that marks the database as migrated by a server with schema version `version` (newer
+  /// or older than this server's: the migrations above it run again at the next open).
   virtual std::string SchemaVersionSql(int64_t version) const = 0;
+  /// The test database's URI when it is PostgreSQL's (for a session of the test's own,
+  /// tests/support/postgres_server.h); empty otherwise.
+  virtual std::string PostgresUri() const { return ""; }
 };
 
 /// "sqlite" or "postgres".

@@ -108,6 +108,59 @@ TEST_P(StoreConformanceTest, RequestIdsAreLookedUpPerTenant) {
   EXPECT_FALSE(store_->FindJobByRequestId("ops", "r1")->has_value());
 }
 
+// A request id is its client's idempotency key: the store holds one job per tenant and request
+// id, whoever writes it (replicas look the id up without a lock between them).
+TEST_P(StoreConformanceTest, ASecondJobForATenantsRequestIdIsRefused) {
+  v1::Job first = Job(1);
+  first.set_request_id("r1");
+  ASSERT_TRUE(store_->PutJob(1, first).ok());
+  v1::Job second = Job(2);
+  second.set_request_id("r1");
+  EXPECT_EQ(store_->PutJob(2, second).code(), absl::StatusCode::kAlreadyExists);
+  StoreBatch batch;
+  batch.jobs[2] = second;
+  batch.jobs[3] = Job(3);
+  batch.events.push_back(Event("j3", 1, "submitted"));
+  EXPECT_EQ(store_->Commit(batch).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_FALSE(store_->GetJob("j3")->has_value());  // nothing of the batch
+  EXPECT_EQ((*store_->FindJobByRequestId("ci", "r1"))->id(), "j1");
+  // The job itself is written again; other tenants and jobs without a request id are free.
+  first.set_state(v1::JOB_STATE_RUNNING);
+  EXPECT_TRUE(store_->PutJob(1, first).ok());
+  second.set_tenant("dev");
+  EXPECT_TRUE(store_->PutJob(2, second).ok());
+  PutJobs({Job(3), Job(4)});
+  EXPECT_EQ(store_->LoadUnfinishedJobs()->size(), 4u);
+}
+
+// A database of schema version 2, which let two jobs share a tenant's request id (replicas
+// racing): migration 3 keeps the oldest job's request id (retries find it) and every record,
+// and from then on refuses a second job for a tenant's request id.
+TEST_P(StoreConformanceTest, MigrationThreeKeepsTheOldestJobOfARequestId) {
+  ASSERT_TRUE(backend_
+                  ->Sql("DROP INDEX jobs_by_request_unique; CREATE INDEX jobs_by_request ON "
+                        "jobs (tenant, request_id) WHERE request_id <> ''; " +
+                        backend_->SchemaVersionSql(2))
+                  .ok());
+  int64_t number = 0;
+  for (const char* tenant : {"ci", "ci", "ci", "dev"}) {
+    v1::Job job = Job(++number, v1::JOB_STATE_QUEUED, tenant);
+    job.set_request_id("r1");
+    ASSERT_TRUE(store_->PutJob(number, job).ok());
+  }
+  Reopen();
+  EXPECT_EQ((*store_->FindJobByRequestId("ci", "r1"))->id(), "j1");
+  EXPECT_EQ((*store_->FindJobByRequestId("dev", "r1"))->id(), "j4");
+  auto later = store_->GetJob("j3");
+  ASSERT_TRUE(later.ok() && later->has_value());
+  EXPECT_EQ((*later)->request_id(), "r1");  // the record is as it was
+  v1::Job again = Job(5);
+  again.set_request_id("r1");
+  EXPECT_EQ(store_->PutJob(5, again).code(), absl::StatusCode::kAlreadyExists);
+  Reopen();  // opened again, the database stays as migrated
+  EXPECT_EQ(store_->PutJob(5, again).code(), absl::StatusCode::kAlreadyExists);
+}
+
 // Request ids and board types come from clients: every byte counts, a NUL and case too.
 TEST_P(StoreConformanceTest, KeysAreComparedByteForByte) {
   const std::string request_id("r\0x", 3);

@@ -50,7 +50,7 @@ std::string Tail(const std::string& path) {
 
 using Connection = std::unique_ptr<PGconn, void (*)(PGconn*)>;
 
-absl::StatusOr<Connection> Connect(const std::string& uri, const std::string& password) {
+absl::StatusOr<Connection> ConnectTo(const std::string& uri, const std::string& password) {
   const char* keywords[] = {"dbname", "password", nullptr};
   const char* values[] = {uri.c_str(), password.c_str(), nullptr};
   Connection connection(PQconnectdbParams(keywords, values, 1), PQfinish);
@@ -162,8 +162,31 @@ absl::StatusOr<std::string> PostgresServer::CreateDatabase() {
   return absl::StrCat("postgresql:///", name, "?host=", dir_, "&user=boardlab");
 }
 
+PostgresServer::Session::~Session() { PQfinish(connection_); }
+
+absl::Status PostgresServer::Session::Execute(const std::string& sql) {
+  return Query(sql).status();
+}
+
+absl::StatusOr<std::string> PostgresServer::Session::Query(const std::string& sql) {
+  std::unique_ptr<PGresult, void (*)(PGresult*)> result(PQexec(connection_, sql.c_str()), PQclear);
+  const ExecStatusType status = PQresultStatus(result.get());
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    return absl::InternalError(absl::StrCat("'", sql, "': ", PQresultErrorMessage(result.get())));
+  }
+  if (PQntuples(result.get()) == 0 || PQnfields(result.get()) == 0) return "";
+  return std::string(PQgetvalue(result.get(), 0, 0));
+}
+
+absl::StatusOr<std::unique_ptr<PostgresServer::Session>> PostgresServer::Connect(
+    const std::string& uri) {
+  auto connection = ConnectTo(uri, password_);
+  if (!connection.ok()) return connection.status();
+  return std::unique_ptr<Session>(new Session(connection->release()));
+}
+
 absl::Status PostgresServer::Execute(const std::string& uri, const std::string& sql) {
-  auto connection = Connect(uri, password_);
+  auto connection = ConnectTo(uri, password_);
   if (!connection.ok()) return connection.status();
   std::unique_ptr<PGresult, void (*)(PGresult*)> result(PQexec(connection->get(), sql.c_str()),
                                                         PQclear);

@@ -40,6 +40,25 @@ class PostgresServer {
   /// Runs `sql` on the database of `uri` (as the owner, with the password).
   absl::Status Execute(const std::string& uri, const std::string& sql);
 
+  /// A connection of its own, for a test that holds a transaction open across calls (as another
+  /// replica in the middle of a commit would).
+  class Session {
+   public:
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    absl::Status Execute(const std::string& sql);
+    /// The first column of the first row, as text ("" when there is no row).
+    absl::StatusOr<std::string> Query(const std::string& sql);
+
+   private:
+    friend class PostgresServer;
+    explicit Session(PGconn* connection) : connection_(connection) {}
+    PGconn* connection_;
+  };
+  /// A session on the database of `uri`.
+  absl::StatusOr<std::unique_ptr<Session>> Connect(const std::string& uri);
+
   const std::string& password() const { return password_; }
   /// A file holding the password (for store_password_file).
   const std::string& password_file() const { return password_file_; }
