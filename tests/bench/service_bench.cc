@@ -199,14 +199,14 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> StartServer(const std::string& wh
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
   std::string log = server->dir + "/server.log";
-  server->pid =
-      Spawn({BOARDLAB_SERVER_PATH, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-             "--data-dir", server->dir + "/data", "--compile-workers", "1"},
-            log, fds[1]);
+  server->pid = Spawn({BOARDLAB_SERVER_PATH, "--listen", "127.0.0.1:0", "--metrics-listen",
+                       "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--data-dir",
+                       server->dir + "/data", "--compile-workers", "1"},
+                      log, fds[1]);
   close(fds[1]);
   server->stdout_fd = fds[0];
   if (server->pid < 0) return absl::InternalError("fork failed");
-  // "boardlab-server listening on HOST:PORT metrics PORT"
+  // "boardlab-server listening on HOST:PORT metrics PORT web URL"
   std::string out;
   const auto start = Clock::now();
   while (out.find('\n') == std::string::npos) {
