@@ -23,6 +23,17 @@ int64_t NowUnixMs() {
 // deliver before it is cut.
 constexpr auto kCloseDelay = std::chrono::milliseconds(200);
 
+std::string ConditionName(v1::BoardCondition condition) {
+  switch (condition) {
+    case v1::BOARD_CONDITION_RECOVERING:
+      return "recovering";
+    case v1::BOARD_CONDITION_QUARANTINED:
+      return "quarantined";
+    default:
+      return "ready";
+  }
+}
+
 }  // namespace
 
 Agent::Agent(boost::asio::io_context& io, std::unique_ptr<AgentCore> core,
@@ -39,7 +50,15 @@ Agent::Agent(boost::asio::io_context& io, std::unique_ptr<AgentCore> core,
       heartbeat_timer_(io),
       shutdown_timer_(io),
       signals_(io),
-      work_(boost::asio::make_work_guard(io)) {}
+      work_(boost::asio::make_work_guard(io)) {
+  for (auto& [id, executor] : executors_) {
+    executor->WatchCondition([this, id](v1::BoardCondition condition, const std::string& reason) {
+      Log(absl::StrCat("board ", id, ": ", ConditionName(condition), reason.empty() ? "" : ": ",
+                       reason));
+      Dispatch(BoardConditionChanged{id, condition, reason});
+    });
+  }
+}
 
 Agent::~Agent() {
   runners_.clear();

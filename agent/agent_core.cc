@@ -9,7 +9,7 @@ namespace boardlab::agent {
 std::string ToString(const JobKey& key) { return absl::StrCat(key.job_id, "#", key.attempt); }
 
 AgentCore::AgentCore(Options options) : options_(std::move(options)) {
-  for (const BoardConfig& board : options_.boards) boards_[board.id] = Board{board, std::nullopt};
+  for (const BoardConfig& board : options_.boards) boards_[board.id].config = board;
 }
 
 absl::StatusOr<std::unique_ptr<AgentCore>> AgentCore::Create(Options options) {
@@ -93,7 +93,7 @@ absl::Status AgentCore::Step(const AgentEvent& event) {
     hello.set_agent_id(options_.agent_id);
     hello.set_hostname(options_.hostname);
     hello.set_version(options_.version);
-    for (const auto& [id, board] : boards_) {
+    for (auto& [id, board] : boards_) {
       v1::BoardInfo& info = *hello.add_boards();
       info.set_id(id);
       info.set_type(board.config.type);
@@ -102,6 +102,9 @@ absl::Status AgentCore::Step(const AgentEvent& event) {
         tag.set_key(key);
         tag.set_value(value);
       }
+      info.set_condition(board.condition);
+      info.set_condition_reason(board.condition_reason);
+      board.condition_unsent = false;
     }
     for (const auto& [key, entry] : jobs_) {
       v1::InFlightJob& job = *hello.add_in_flight();
@@ -143,6 +146,10 @@ absl::Status AgentCore::Step(const AgentEvent& event) {
     return absl::OkStatus();
   }
   if (const auto* d = std::get_if<JobDone>(&event)) return OnJobDone(*d);
+  if (const auto* c = std::get_if<BoardConditionChanged>(&event)) {
+    OnBoardCondition(*c);
+    return absl::OkStatus();
+  }
   if (std::holds_alternative<ShutdownRequested>(event)) {
     shutting_down_ = true;
     for (const auto& [key, entry] : jobs_) {
@@ -155,6 +162,29 @@ absl::Status AgentCore::Step(const AgentEvent& event) {
   return absl::OkStatus();
 }
 
+void AgentCore::OnBoardCondition(const BoardConditionChanged& change) {
+  auto it = boards_.find(change.board_id);
+  if (it == boards_.end()) return;
+  Board& board = it->second;
+  if (board.condition == change.condition && board.condition_reason == change.reason) return;
+  board.condition = change.condition;
+  board.condition_reason = change.reason;
+  board.condition_unsent = true;
+  SendCondition(change.board_id, board);
+}
+
+void AgentCore::SendCondition(const std::string& board_id, Board& board) {
+  // Before Welcome it waits: for the Welcome when a Hello is out, else for the next Hello.
+  if (session_ != Session::kWelcomed || !board.condition_unsent) return;
+  board.condition_unsent = false;
+  v1::AgentMessage message;
+  v1::BoardStatus& status = *message.mutable_board_status();
+  status.set_board_id(board_id);
+  status.set_condition(board.condition);
+  status.set_reason(board.condition_reason);
+  effects_.push_back(Send{std::move(message)});
+}
+
 absl::Status AgentCore::OnServerMessage(const v1::ServerMessage& message) {
   switch (message.kind_case()) {
     case v1::ServerMessage::kWelcome: {
@@ -163,6 +193,8 @@ absl::Status AgentCore::OnServerMessage(const v1::ServerMessage& message) {
       const int interval = message.welcome().heartbeat_interval_ms();
       heartbeat_interval_ms_ =
           interval <= 0 ? kDefaultHeartbeatIntervalMs : std::max(interval, kMinHeartbeatIntervalMs);
+      // Conditions first: a board the agent is recovering must not get the next job.
+      for (auto& [id, board] : boards_) SendCondition(id, board);
       for (const auto& [key, entry] : jobs_) {
         if (entry.result.has_value()) SendResult(*entry.result);
       }

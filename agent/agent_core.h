@@ -15,7 +15,8 @@
 // Protocol rules it enforces: Hello first on every stream and nothing else before Welcome;
 // stage events and logs are dropped while disconnected, results never are (journal until the
 // server's ResultAck, re-sent after every Welcome); one job per board; an assignment for an
-// unknown or busy board is answered at once with BOARD_ERROR.
+// unknown or busy board is answered at once with BOARD_ERROR; a board's condition (a driver
+// recovering or quarantining it) goes in Hello and, when it changes, in a BoardStatus.
 
 #include <compare>
 #include <cstdint>
@@ -66,8 +67,14 @@ struct JobDone {
   v1::RunResult result;  // outcome, message, digests, figures; ids are filled in by the core
 };
 struct ShutdownRequested {};
+/// A board driver changed its word on a board (recovering after a failure, quarantined, ready).
+struct BoardConditionChanged {
+  std::string board_id;
+  v1::BoardCondition condition = v1::BOARD_CONDITION_READY;
+  std::string reason;
+};
 using AgentEvent = std::variant<StreamUp, StreamDown, FromServer, HeartbeatDue, JobStage, JobLogs,
-                                JobDone, ShutdownRequested>;
+                                JobDone, ShutdownRequested, BoardConditionChanged>;
 
 // Effects.
 struct Send {
@@ -129,12 +136,17 @@ class AgentCore {
   struct Board {
     BoardConfig config;
     std::optional<JobKey> job;
+    v1::BoardCondition condition = v1::BOARD_CONDITION_READY;
+    std::string condition_reason;
+    bool condition_unsent = false;  // changed since the last Hello, and not sent as BoardStatus
   };
 
   explicit AgentCore(Options options);
   absl::Status OnServerMessage(const v1::ServerMessage& message);
   absl::Status OnAssignment(const v1::Assignment& assignment);
   absl::Status OnJobDone(const JobDone& done);
+  void OnBoardCondition(const BoardConditionChanged& change);
+  void SendCondition(const std::string& board_id, Board& board);
   absl::Status RejectAssignment(const v1::Assignment& assignment, const std::string& why);
   void SendResult(const v1::RunResult& result);
   void SendIfWelcomed(v1::AgentMessage message);

@@ -62,6 +62,9 @@ class BoardRun {
 
 using LineCallback = std::function<void(std::string line)>;
 using DoneCallback = std::function<void(BoardReport report)>;
+/// A board's condition apart from its jobs, and why (empty when ready).
+using ConditionCallback =
+    std::function<void(v1::BoardCondition condition, const std::string& reason)>;
 
 class BoardExecutor {
  public:
@@ -75,6 +78,12 @@ class BoardExecutor {
   /// keep the previous run's files (overwritten in place) instead of being emptied before each
   /// run; BoardRunRequest::work_dir then exists but need not be empty.
   virtual bool ReportsOnlyItsOwnFiles() const { return false; }
+  /// Tells `on_change` whenever the driver takes the board out of service or back on its own
+  /// (the `serial` driver recovers a board right after a board error, and may quarantine it),
+  /// and at once (posted) when the board is not ready already. Called on the io_context thread;
+  /// a change to recovering comes before the report of the run that caused it. Drivers whose
+  /// boards are always ready never call it.
+  virtual void WatchCondition(ConditionCallback on_change) { (void)on_change; }
 };
 
 using BoardExecutorPtr = std::unique_ptr<BoardExecutor>;

@@ -45,7 +45,16 @@ BoardMetrics::BoardMetrics(std::string path)
       quarantined_(prometheus::BuildGauge()
                        .Name("boardlab_agent_board_quarantined")
                        .Help("1 while the agent holds a board in quarantine")
-                       .Register(*registry_)) {}
+                       .Register(*registry_)),
+      recovering_(prometheus::BuildGauge()
+                      .Name("boardlab_agent_board_recovering")
+                      .Help("1 while the agent recovers a board after a board error (no jobs)")
+                      .Register(*registry_)),
+      recoveries_(prometheus::BuildCounter()
+                      .Name("boardlab_agent_board_recoveries_total")
+                      .Help("Background recoveries after a board error, by result (recovered, "
+                            "quarantined)")
+                      .Register(*registry_)) {}
 
 void BoardMetrics::AddRetransmissions(const std::string& board, uint64_t count) {
   retransmissions_.Add({{"board", board}}).Increment(static_cast<double>(count));
@@ -66,6 +75,22 @@ void BoardMetrics::SetQuarantined(const std::string& board, bool quarantined) {
   prometheus::Gauge& gauge = quarantined_.Add({{"board", board}});
   if (quarantined && gauge.Value() == 0) quarantines_.Add({{"board", board}}).Increment();
   gauge.Set(quarantined ? 1 : 0);
+  Write();
+}
+
+void BoardMetrics::RestoreQuarantined(const std::string& board) {
+  quarantined_.Add({{"board", board}}).Set(1);
+  Write();
+}
+
+void BoardMetrics::SetRecovering(const std::string& board, bool recovering) {
+  recovering_.Add({{"board", board}}).Set(recovering ? 1 : 0);
+  Write();
+}
+
+void BoardMetrics::CountRecovery(const std::string& board, bool recovered) {
+  recoveries_.Add({{"board", board}, {"result", recovered ? "recovered" : "quarantined"}})
+      .Increment();
   Write();
 }
 

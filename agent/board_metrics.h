@@ -38,6 +38,12 @@ class BoardMetrics {
   void CountStep(const std::string& board, RecoveryStep step);
   void CountFlash(const std::string& board, bool ok);
   void SetQuarantined(const std::string& board, bool quarantined);
+  /// A quarantine from before the agent's restart: the gauge is 1, the counter does not move.
+  void RestoreQuarantined(const std::string& board);
+  /// 1 while the agent recovers the board in the background after a board error.
+  void SetRecovering(const std::string& board, bool recovering);
+  /// A background recovery ended: the board came back, or it was quarantined.
+  void CountRecovery(const std::string& board, bool recovered);
 
   /// The text exposition of every counter.
   std::string Text() const;
@@ -55,6 +61,8 @@ class BoardMetrics {
   prometheus::Family<prometheus::Counter>& flashes_;
   prometheus::Family<prometheus::Counter>& quarantines_;
   prometheus::Family<prometheus::Gauge>& quarantined_;
+  prometheus::Family<prometheus::Gauge>& recovering_;
+  prometheus::Family<prometheus::Counter>& recoveries_;
   absl::Status write_status_;
 };
 

@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
   std::string config_file, server, agent_id, token, state_dir, boardlab_run;
   int sim_boards = 0;
   app.add_option("--config", config_file, "YAML configuration file (docs/agent.md)");
-  app.add_option("--server", server, "server address HOST:PORT (overrides the file)");
+  app.add_option("--server", server,
+                 "server address HOST:PORT, or replicas IP:PORT,IP:PORT (overrides the file)");
   app.add_option("--agent-id", agent_id, "this agent's id (overrides the file)");
   app.add_option("--token", token,
                  "bearer token; default: $BOARDLAB_AGENT_TOKEN, then the file's token");
@@ -71,6 +72,11 @@ int main(int argc, char** argv) {
   app.add_option("--boardlab-run", boardlab_run,
                  absl::StrCat("boardlab-run binary for the sim and qemu drivers (default: ",
                               BOARDLAB_RUN_PATH, ")"));
+  bool check_config = false;
+  app.add_flag(
+      "--check-config", check_config,
+      "read and check the configuration (keys, values, boards, server address), then "
+      "exit: 0 when it is valid, 2 with the reason when not; nothing is opened or dialled");
   app.set_version_flag("--version", BOARDLAB_VERSION);
   try {
     app.parse(argc, argv);
@@ -102,6 +108,16 @@ int main(int argc, char** argv) {
   if (absl::Status s = ba::ValidateAgentConfig(config); !s.ok()) {
     return Fail(kExitConfig, std::string(s.message()));
   }
+  if (check_config) {
+    absl::StatusOr<std::string> target = boardlab::api::ChannelTarget(config.server);
+    if (!target.ok()) {
+      return Fail(kExitConfig,
+                  absl::StrCat("Invalid configuration of server: ", target.status().message()));
+    }
+    std::cout << "boardlab-agent: configuration is valid (" << config.boards.size()
+              << " board(s))\n";
+    return 0;
+  }
   if (config.boardlab_run.empty() || ::access(config.boardlab_run.c_str(), X_OK) != 0) {
     return Fail(kExitConfig,
                 absl::StrCat("Invalid configuration of boardlab_run: '", config.boardlab_run,
@@ -116,6 +132,7 @@ int main(int argc, char** argv) {
 
   boardlab::api::ChannelOptions channel_options;
   channel_options.address = config.server;
+  channel_options.round_robin = false;  // replicas: the first listed that answers
   channel_options.tls_ca_file = config.tls_ca_file;
   channel_options.tls_cert_file = config.tls_cert_file;
   channel_options.tls_key_file = config.tls_key_file;
@@ -149,9 +166,11 @@ int main(int argc, char** argv) {
     // sim: a persistent boardlab-run --serve per board; qemu: one boardlab-run per job; serial:
     // probe, flash and recovery around one boardlab-run --board serial per job.
     if (board.driver == "serial") {
-      executors[board.id] = std::make_unique<ba::SerialBoardExecutor>(
-          io, board, config.boardlab_run, &board_metrics,
-          (std::filesystem::path(config.state_dir) / "firmware").string());
+      absl::StatusOr<std::unique_ptr<ba::SerialBoardExecutor>> serial =
+          ba::SerialBoardExecutor::Create(io, board, config.boardlab_run, &board_metrics,
+                                          config.state_dir);
+      if (!serial.ok()) return Fail(kExitRuntime, std::string(serial.status().message()));
+      executors[board.id] = *std::move(serial);
     } else if (board.driver == "qemu") {
       executors[board.id] = std::make_unique<ba::ProcessBoardExecutor>(io, config.boardlab_run,
                                                                        ba::RunnerBoard::kQemu);

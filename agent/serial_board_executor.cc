@@ -1,14 +1,12 @@
 #include "agent/serial_board_executor.h"
 
-#include <atomic>
-#include <boost/asio/executor_work_guard.hpp>
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -17,19 +15,11 @@
 #include "agent/command_template.h"
 #include "agent/runner_output.h"
 #include "nlohmann/json.hpp"
-#include "runtime/link/host_session.h"
-#include "runtime/link/host_transport.h"
 
 namespace boardlab::agent {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A probe whose port went away is repeated after this pause.
-constexpr auto kProbeRetryDelay = std::chrono::milliseconds(250);
-// Opening the port takes at most this long per attempt, so that a stop between attempts is seen
-// within BoardRun::Cancel's second even while a TCP port keeps refusing.
-constexpr int kProbeOpenSliceMs = 500;
 
 // A command's last output lines are its message when it fails.
 constexpr size_t kKeptCommandLines = 3;
@@ -55,59 +45,7 @@ RunDocument ReadRunDocument(const std::string& path) {
   return doc;
 }
 
-// One CONNECT -> HELLO exchange within `timeout_ms`.
-BoardProbe ProbeOnce(const SerialBoardConfig& serial, int timeout_ms,
-                     const std::atomic<bool>& stop) {
-  BoardProbe probe;
-  std::string error;
-  std::unique_ptr<link::ByteStream> stream = link::OpenByteStream(
-      serial.port, serial.baud, &error, std::min(timeout_ms, kProbeOpenSliceMs));
-  if (stream == nullptr) {
-    probe.status = absl::UnavailableError(error);
-    return probe;
-  }
-  link::HostSessionOptions options;
-  options.connect_timeout_ms = timeout_ms;
-  options.stop_connecting = [&stop] { return stop.load(); };
-  link::HostSession session(*stream, options);
-  probe.status = session.Connect();
-  probe.other_protocol = absl::IsFailedPrecondition(probe.status) &&
-                         session.hello().protocol_version != link::kProtocolVersion;
-  if (probe.status.ok() || probe.other_protocol) {
-    probe.board = session.hello().board;
-    probe.build_id = session.hello().build_id;
-    probe.firmware_version = session.hello().firmware_version;
-    probe.cache_capacity = session.hello().cache_capacity;
-    probe.model_slot_size = session.hello().model_slot_size;
-  }
-  return probe;
-}
-
 }  // namespace
-
-BoardProbe ProbeBoard(const SerialBoardConfig& serial, const std::atomic<bool>& stop) {
-  // Right after a flash, reset or power cycle the port may be gone for a while (a USB serial
-  // device enumerates again, ser2net or a proxy drops its client while the board's end is
-  // down): ask again until the connect timeout is spent.
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::seconds(serial.connect_timeout_seconds);
-  for (;;) {
-    if (stop) {
-      BoardProbe cancelled;
-      cancelled.status = absl::CancelledError("cancelled while probing");
-      return cancelled;
-    }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    BoardProbe probe = ProbeOnce(serial, static_cast<int>(std::max<int64_t>(left, 1)), stop);
-    if (probe.status.ok() || !absl::IsUnavailable(probe.status) ||
-        Clock::now() + kProbeRetryDelay >= deadline) {
-      return probe;
-    }
-    std::this_thread::sleep_for(kProbeRetryDelay);
-  }
-}
 
 // One job on the board: the preparation (probe, ladder, flash), then the run. Its callbacks run
 // on the io_context thread; once `detached`, nothing is reported any more.
@@ -127,7 +65,10 @@ class SerialBoardExecutor::Run {
   std::set<std::string> images_made;  // {hex} / {bin} images made for this preparation
   std::shared_ptr<ChildProcess> command;
   std::unique_ptr<BoardRun> job;
-  std::atomic<bool> stop_probe{false};  // read by the probe's thread
+  std::shared_ptr<BoardProbeCall> probe;  // the question to the board in progress
+  // The background recovery after a board error: no job; its lines go to the agent's log, and
+  // reaching StartJob means the board is ready again.
+  bool recovery = false;
 
   bool stopped() const { return cancelled || detached || finished; }
   void Line(const std::string& text) {
@@ -145,7 +86,7 @@ class SerialBoardExecutor::Run {
     Finish(std::move(report));
   }
   void Stop() {
-    stop_probe = true;
+    if (probe != nullptr) probe->Cancel();
     if (command != nullptr) command->Kill();
     if (job != nullptr) job->Cancel();
   }
@@ -168,19 +109,72 @@ class SerialRunHandle : public BoardRun {
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<SerialBoardExecutor>> SerialBoardExecutor::Create(
+    boost::asio::io_context& io, BoardConfig board, std::string boardlab_run, BoardMetrics* metrics,
+    const std::string& state_dir) {
+  absl::StatusOr<BoardState> saved = LoadBoardState(BoardStatePath(state_dir, board.id));
+  if (!saved.ok()) return saved.status();
+  return std::make_unique<SerialBoardExecutor>(io, std::move(board), std::move(boardlab_run),
+                                               metrics, state_dir, *std::move(saved));
+}
+
 SerialBoardExecutor::SerialBoardExecutor(boost::asio::io_context& io, BoardConfig board,
                                          std::string boardlab_run, BoardMetrics* metrics,
-                                         std::string firmware_dir)
+                                         std::string state_dir, BoardState saved)
     : io_(io),
       board_(std::move(board)),
       metrics_(metrics),
-      firmware_dir_(std::move(firmware_dir)),
+      firmware_dir_((fs::path(state_dir) / "firmware").string()),
       runner_(io, std::move(boardlab_run), board_.serial),
-      test_faults_left_(board_.serial.test_fault_jobs) {}
+      state_path_(BoardStatePath(state_dir, board_.id)),
+      saved_(std::move(saved)),
+      test_faults_left_(board_.serial.test_fault_jobs),
+      learnt_build_id_(saved_.learnt_build_id) {
+  if (saved_.quarantined) {
+    // Quarantined before the agent restarted: it stays so until a health check finds it working.
+    health_ = Health::kQuarantined;
+    quarantine_reason_ = saved_.quarantine_reason;
+    condition_ = v1::BOARD_CONDITION_QUARANTINED;
+    condition_reason_ = quarantine_reason_;
+    metrics_->RestoreQuarantined(board_.id);
+    std::cerr << "boardlab-agent: board " << board_.id
+              << " stays quarantined (agent state, before the restart): " << quarantine_reason_
+              << std::endl;
+  }
+}
 
 SerialBoardExecutor::~SerialBoardExecutor() {
   *alive_ = false;
-  probes_.join();
+  if (recovery_ != nullptr) recovery_->Stop();
+}
+
+void SerialBoardExecutor::WatchCondition(ConditionCallback on_change) {
+  on_condition_ = std::move(on_change);
+  if (condition_ == v1::BOARD_CONDITION_READY) return;
+  boost::asio::post(io_, [this, alive = alive_] {
+    if (*alive && on_condition_) on_condition_(condition_, condition_reason_);
+  });
+}
+
+void SerialBoardExecutor::SetCondition(v1::BoardCondition condition, const std::string& reason) {
+  if (condition == condition_ && reason == condition_reason_) return;
+  condition_ = condition;
+  condition_reason_ = reason;
+  if (on_condition_) on_condition_(condition_, condition_reason_);
+}
+
+void SerialBoardExecutor::SaveState() {
+  BoardState state;
+  state.learnt_build_id = learnt_build_id_;
+  state.quarantined = health_ == Health::kQuarantined;
+  state.quarantine_reason = state.quarantined ? quarantine_reason_ : "";
+  if (state == saved_) return;
+  if (absl::Status s = SaveBoardState(state_path_, state); !s.ok()) {
+    std::cerr << "boardlab-agent: board " << board_.id << ": " << s.message()
+              << " (the state is kept in memory only)" << std::endl;
+    return;
+  }
+  saved_ = std::move(state);
 }
 
 std::unique_ptr<BoardRun> SerialBoardExecutor::Start(const BoardRunRequest& request,
@@ -193,19 +187,38 @@ std::unique_ptr<BoardRun> SerialBoardExecutor::Start(const BoardRunRequest& requ
     if (*alive) Prepare(run);
   });
   return std::make_unique<SerialRunHandle>(
-      [run] {
+      [this, io = &io_, run, alive = alive_] {
         if (run->stopped()) return;
         run->cancelled = true;
         run->Stop();
+        // A job waiting for the recovery has nothing to stop: its cancel is reported from here
+        // (posted: never from inside Cancel). The executor may be gone by then.
+        boost::asio::post(*io, [this, run, alive] {
+          if (*alive) ForgetWaiting(run, /*report=*/true);
+        });
       },
-      [run] {
+      [this, run, alive = alive_] {
         run->detached = true;
         run->Stop();
+        if (*alive) ForgetWaiting(run, /*report=*/false);
       });
+}
+
+void SerialBoardExecutor::ForgetWaiting(const std::shared_ptr<Run>& run, bool report) {
+  const auto it = std::find(waiting_.begin(), waiting_.end(), run);
+  if (it == waiting_.end()) return;
+  waiting_.erase(it);
+  if (report) run->FinishCancelled();
 }
 
 void SerialBoardExecutor::Prepare(std::shared_ptr<Run> run) {
   if (run->stopped()) return run->FinishCancelled();
+  if (health_ == Health::kRecovering && !run->recovery) {
+    run->Line(absl::StrCat("boardlab-agent: board ", board_.id,
+                           ": waiting for the agent's recovery of the board to end"));
+    waiting_.push_back(run);
+    return;
+  }
   if (health_ == Health::kQuarantined && !run->request.health_check) {
     BoardReport report;
     report.message =
@@ -214,28 +227,55 @@ void SerialBoardExecutor::Prepare(std::shared_ptr<Run> run) {
     return run->Finish(std::move(report));
   }
   if (health_ == Health::kReady) return StartJob(run);
-  if (health_ == Health::kSuspect) {
-    // The first rung: a new session (CONNECT with a new nonce) over a resynchronised stream.
-    metrics_->CountStep(board_.id, RecoveryStep::kResync);
-    run->Line(absl::StrCat("boardlab-agent: board ", board_.id,
-                           ": its last job ended in a board error; connecting again"));
-  } else {
-    run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": asking ", board_.serial.port,
-                           " for the board's HELLO"));
-  }
+  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": asking ", board_.serial.port,
+                         " for the board's HELLO"));
   Probe(run, [this, run](BoardProbe probe) { OnProbe(run, std::move(probe)); });
 }
 
+void SerialBoardExecutor::StartRecovery(const std::string& why) {
+  health_ = Health::kRecovering;
+  auto recovery = std::make_shared<Run>();
+  recovery->recovery = true;
+  recovery->request.board_id = board_.id;
+  recovery->on_line = [](std::string line) { std::cerr << line << std::endl; };
+  recovery->on_done = [](BoardReport) {};
+  recovery_ = recovery;
+  metrics_->SetRecovering(board_.id, true);
+  // The first rung: a new session (CONNECT with a new nonce) over a resynchronised stream.
+  metrics_->CountStep(board_.id, RecoveryStep::kResync);
+  recovery->Line(absl::StrCat("boardlab-agent: board ", board_.id,
+                              ": its last job ended in a board error (", why,
+                              "); recovering it now: connecting again"));
+  Probe(recovery, [this, recovery](BoardProbe probe) { OnProbe(recovery, std::move(probe)); });
+}
+
+void SerialBoardExecutor::EndRecovery(std::shared_ptr<Run> recovery) {
+  recovery->finished = true;
+  if (recovery_ == recovery) recovery_.reset();
+  metrics_->SetRecovering(board_.id, false);
+  const bool back = health_ != Health::kQuarantined;
+  metrics_->CountRecovery(board_.id, back);
+  if (back) {
+    recovery->Line(absl::StrCat("boardlab-agent: board ", board_.id, " is back: recovered"));
+    SetCondition(v1::BOARD_CONDITION_READY, "");
+  }
+  ResumeWaiting();
+}
+
+void SerialBoardExecutor::ResumeWaiting() {
+  std::vector<std::shared_ptr<Run>> waiting;
+  waiting.swap(waiting_);
+  for (std::shared_ptr<Run>& run : waiting) Prepare(std::move(run));
+}
+
 void SerialBoardExecutor::Probe(std::shared_ptr<Run> run, std::function<void(BoardProbe)> then) {
-  // The io_context has work while the probe runs on its thread: its answer comes back there.
-  auto work = boost::asio::make_work_guard(io_);
-  boost::asio::post(probes_, [this, serial = board_.serial, alive = alive_, then, run, work] {
-    BoardProbe probe = ProbeBoard(serial, run->stop_probe);
-    boost::asio::post(io_, [alive, then, probe = std::move(probe), work]() mutable {
-      work.reset();
-      if (*alive) then(std::move(probe));
-    });
-  });
+  run->probe = BoardProbeCall::Start(
+      io_, board_.serial, [run, then = std::move(then), alive = alive_](BoardProbe probe) {
+        run->probe.reset();
+        if (*alive) then(std::move(probe));
+      });
+  // A cancel that came while the last step ended reaches the new probe too.
+  if (run->cancelled || run->detached) run->probe->Cancel();
 }
 
 void SerialBoardExecutor::OnProbe(std::shared_ptr<Run> run, BoardProbe probe) {
@@ -291,7 +331,7 @@ void SerialBoardExecutor::WarnOfAnotherBoard(std::shared_ptr<Run> run, const Boa
       " but its HELLO says it is an '", probe.board, "' board, not '", kRt700HelloBoard,
       "': its measurements are filed under ", board_.type, "; give it a type of its own");
   std::cerr << warning << std::endl;
-  run->Line(warning);
+  if (!run->recovery) run->Line(warning);  // a recovery's lines are the agent's log already
 }
 
 std::string SerialBoardExecutor::ExpectedBuildId() const {
@@ -303,16 +343,14 @@ void SerialBoardExecutor::CheckFirmware(std::shared_ptr<Run> run, const BoardPro
   const std::string expected = ExpectedBuildId();
   const bool flash_configured = !board_.serial.firmware_elf.empty();
   if (!flash_configured || (!expected.empty() && probe.build_id == expected)) {
-    if (health_ == Health::kQuarantined) {
-      run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " is back: quarantine lifted"));
-      metrics_->SetQuarantined(board_.id, false);
-    }
+    if (health_ == Health::kQuarantined) LiftQuarantine(run);
     health_ = Health::kReady;
     return StartJob(run);
   }
   if (run->flashed && expected.empty()) {
     // No build id configured: the build this flash left on the board is the ELF's.
     learnt_build_id_ = probe.build_id;
+    SaveState();
     run->Line(absl::StrCat("boardlab-agent: firmware ", board_.serial.firmware_elf,
                            " reports build ", probe.build_id));
     return CheckFirmware(run, probe);
@@ -409,14 +447,29 @@ void SerialBoardExecutor::RunCommand(std::shared_ptr<Run> run, const std::string
   if (run->cancelled || run->detached) run->command->Kill();
 }
 
+void SerialBoardExecutor::LiftQuarantine(std::shared_ptr<Run> run) {
+  run->Line(absl::StrCat("boardlab-agent: board ", board_.id, " is back: quarantine lifted"));
+  metrics_->SetQuarantined(board_.id, false);
+  health_ = Health::kReady;
+  quarantine_reason_.clear();
+  SaveState();
+  SetCondition(v1::BOARD_CONDITION_READY, "");
+}
+
 void SerialBoardExecutor::Quarantine(std::shared_ptr<Run> run, const std::string& reason) {
   health_ = Health::kQuarantined;
   quarantine_reason_ = reason;
   metrics_->SetQuarantined(board_.id, true);
-  std::cerr << "boardlab-agent: board " << board_.id << " quarantined: " << reason << std::endl;
+  SaveState();
+  // The agent's log has it whether a job or the background recovery got here.
+  if (!run->recovery) {
+    std::cerr << "boardlab-agent: board " << board_.id << " quarantined: " << reason << std::endl;
+  }
   BoardReport report;
   report.message = absl::StrCat("board ", board_.id, " quarantined by the agent: ", reason);
   run->Line(absl::StrCat("boardlab-agent: ", report.message));
+  SetCondition(v1::BOARD_CONDITION_QUARANTINED, reason);
+  if (run->recovery) return EndRecovery(run);
   run->Finish(std::move(report));
 }
 
@@ -472,6 +525,7 @@ void SerialBoardExecutor::FlashModel(std::shared_ptr<Run> run, const std::string
 }
 
 void SerialBoardExecutor::StartJob(std::shared_ptr<Run> run) {
+  if (run->recovery) return EndRecovery(run);  // the board answers with the right firmware
   if (!run->slot_decided) {
     run->slot_decided = true;
     if (PrepareModelSlot(run)) return;
@@ -497,10 +551,18 @@ void SerialBoardExecutor::OnJobDone(std::shared_ptr<Run> run, BoardReport report
   const RunDocument doc = ReadRunDocument(RunJsonPath(run->request));
   if (doc.retransmissions > 0) metrics_->AddRetransmissions(board_.id, doc.retransmissions);
   if (report.outcome == v1::RUN_OUTCOME_BOARD_ERROR) {
-    health_ = Health::kSuspect;              // the next job climbs the ladder first
     if (run->in_slot) slot_digest_.clear();  // maybe a stale or failed model flash: write again
-  } else if (report.outcome != v1::RUN_OUTCOME_CANCELLED && !doc.build_id.empty() &&
-             !ExpectedBuildId().empty() && doc.build_id != ExpectedBuildId()) {
+    // Recovering from now on, before the report goes out: the server must not hand the board
+    // the next job on the strength of this result.
+    const std::string why = report.message;
+    health_ = Health::kRecovering;
+    SetCondition(v1::BOARD_CONDITION_RECOVERING,
+                 absl::StrCat("its last job ended in a board error: ", why));
+    run->Finish(std::move(report));
+    return StartRecovery(why);
+  }
+  if (report.outcome != v1::RUN_OUTCOME_CANCELLED && !doc.build_id.empty() &&
+      !ExpectedBuildId().empty() && doc.build_id != ExpectedBuildId()) {
     // Someone flashed the board behind the agent's back: flash it again before the next job.
     health_ = Health::kUnknown;
   }

@@ -19,7 +19,9 @@ namespace {
 using Command = std::function<int(const Connection&)>;
 
 void AddGlobalOptions(CLI::App& app, GlobalOptions& global) {
-  app.add_option("--server", global.server, "server address HOST:PORT")
+  app.add_option("--server", global.server,
+                 "server address HOST:PORT; replicas: IP:PORT,IP:PORT or a DNS name with several "
+                 "addresses")
       ->envname("BOARDLAB_SERVER")
       ->capture_default_str();
   app.add_option("--token", global.token, "bearer token of your tenant")->envname("BOARDLAB_TOKEN");
@@ -33,6 +35,9 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& global) {
                          ->check(CLI::ExistingFile);
   cert->needs(key);
   key->needs(cert);
+  // A probe inside the server's pod dials 127.0.0.1, which the certificate does not name.
+  app.add_option("--tls-server-name", global.tls_server_name,
+                 "name to verify in the server's certificate instead of the --server host");
 }
 
 void AddReportOptions(CLI::App& command, ReportOptions& report) {
@@ -252,6 +257,16 @@ void AddArtifactCommand(CLI::App& app, Command& command) {
   });
 }
 
+void AddHealthCommand(CLI::App& app, Command& command) {
+  auto service = std::make_shared<std::string>();
+  CLI::App* health =
+      app.add_subcommand("health", "ask the server's gRPC health service (exit 0 when SERVING)");
+  health->add_option("--service", *service, "a service name; default: the server as a whole");
+  health->callback([service, &command] {
+    command = [service](const Connection& c) { return RunHealth(c, *service); };
+  });
+}
+
 // The name path of the deepest subcommand the user gave, for "see boardlab board reserve --help".
 std::string CommandPath(const CLI::App& app) {
   std::string path = app.get_name();
@@ -271,7 +286,7 @@ int ParseErrorExit(const CLI::App& app, const CLI::ParseError& error) {
   if (CommandPath(app) == app.get_name() && !unused.empty()) {
     return Fail(kExitUsage, "unknown command '" + unused.front() +
                                 "'; the commands are submit, watch, status, cancel, jobs, boards, "
-                                "board, artifact and diff (see `boardlab --help`)");
+                                "board, artifact, diff and health (see `boardlab --help`)");
   }
   return Fail(kExitUsage, std::string(error.what()) + "; see `" + CommandPath(app) + " --help`");
 }
@@ -295,6 +310,7 @@ int RunBoardlab(int argc, const char* const* argv) {
   AddBoardsCommand(app, command);
   AddBoardCommand(app, command);
   AddArtifactCommand(app, command);
+  AddHealthCommand(app, command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {  // CLI11 reports through exceptions; they end here

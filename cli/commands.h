@@ -46,4 +46,9 @@ int RunMaintenance(const Connection& connection, const std::string& board_id, bo
 int RunArtifactGet(const Connection& connection, const std::string& digest,
                    const std::string& output);
 
+/// `boardlab health [--service NAME]`: asks the server's gRPC health service; prints the answer.
+/// 0 when it is SERVING; 5 when it is not, does not answer within 3 s or cannot be reached; 2
+/// when the call is refused (a service the server does not know: NOT_FOUND).
+int RunHealth(const Connection& connection, const std::string& service);
+
 }  // namespace boardlab::cli

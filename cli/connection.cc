@@ -13,9 +13,14 @@ absl::StatusOr<Connection> Connect(const GlobalOptions& options) {
   channel_options.tls_ca_file = options.tls_ca;
   channel_options.tls_cert_file = options.tls_cert;
   channel_options.tls_key_file = options.tls_key;
+  channel_options.tls_server_name = options.tls_server_name;
   if (!options.tls_cert.empty() && options.tls_ca.empty()) {
     return absl::InvalidArgumentError(
         "--tls-cert needs --tls-ca: a client certificate is only presented over TLS");
+  }
+  if (!options.tls_server_name.empty() && options.tls_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-server-name needs --tls-ca: only a TLS server presents a certificate");
   }
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = api::MakeChannel(channel_options);
   if (!channel.ok()) return channel.status();

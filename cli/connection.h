@@ -27,13 +27,15 @@ inline constexpr char kDefaultServer[] = "127.0.0.1:7400";
 /// Deadline of one unary call (submit, get, list, cancel, board calls).
 inline constexpr std::chrono::seconds kUnaryDeadline{30};
 
-/// Options every command takes: --server, --token, --tls-ca, --tls-cert, --tls-key.
+/// Options every command takes: --server, --token, --tls-ca, --tls-cert, --tls-key,
+/// --tls-server-name.
 struct GlobalOptions {
   std::string server = kDefaultServer;  // host:port
   std::string token;                    // bearer token; "" = none
   std::string tls_ca;                   // CA bundle; "" = plaintext (loopback)
   std::string tls_cert;                 // client certificate for mTLS; "" = none
   std::string tls_key;
+  std::string tls_server_name;  // verified in the server's certificate; "" = the --server host
 };
 
 struct Connection {

@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "boardlab/v1/job_service.grpc.pb.h"
 #include "cli/exit_codes.h"
@@ -247,33 +249,43 @@ std::optional<ProfileView> ProfileOf(const JobSnapshot& snapshot) {
   return *std::move(view);
 }
 
-// Mean µs per source operator (CPU rows and NPU kernel rows); empty when the profile is missing
-// or its clock gives no time.
-std::map<std::string, double> OpMicroseconds(const std::optional<ProfileView>& view) {
-  std::map<std::string, double> us;
-  if (!view) return us;
+// One source operator's mean µs in a profile, and where its rows ran.
+struct OpTime {
+  double us = 0;
+  std::set<std::string> ran_on;
+  std::string RanOn() const { return ran_on.empty() ? "-" : absl::StrJoin(ran_on, "+"); }
+};
+
+// Per source operator (CPU rows and NPU kernel rows); empty when the profile is missing or its
+// clock gives no time.
+std::map<std::string, OpTime> OpTimes(const std::optional<ProfileView>& view) {
+  std::map<std::string, OpTime> times;
+  if (!view) return times;
+  const auto add = [&times](const ProfileOp& row) {
+    if (!row.us) return;
+    OpTime& time = times[SourceOpKey(row.op)];
+    time.us += *row.us;
+    time.ran_on.insert(row.ran_on.empty() ? "unknown" : row.ran_on);
+  };
   for (const ProfileOp& op : view->ops) {
-    if (op.npu_kernels.empty()) {
-      if (op.us) us[SourceOpKey(op.op)] += *op.us;
-      continue;
-    }
-    for (const ProfileOp& kernel : op.npu_kernels) {
-      if (kernel.us) us[SourceOpKey(kernel.op)] += *kernel.us;
-    }
+    if (op.npu_kernels.empty()) add(op);
+    for (const ProfileOp& kernel : op.npu_kernels) add(kernel);
   }
-  return us;
+  return times;
 }
 
 std::vector<OpLatencyDiff> DiffOps(const std::optional<ProfileView>& a,
                                    const std::optional<ProfileView>& b) {
   std::map<std::string, OpLatencyDiff> by_op;
-  for (const auto& [op, us] : OpMicroseconds(a)) {
+  for (const auto& [op, time] : OpTimes(a)) {
     by_op[op].op = op;
-    by_op[op].a_us = us;
+    by_op[op].a_us = time.us;
+    by_op[op].a_ran_on = time.RanOn();
   }
-  for (const auto& [op, us] : OpMicroseconds(b)) {
+  for (const auto& [op, time] : OpTimes(b)) {
     by_op[op].op = op;
-    by_op[op].b_us = us;
+    by_op[op].b_us = time.us;
+    by_op[op].b_ran_on = time.RanOn();
   }
   std::vector<OpLatencyDiff> ops;
   for (auto& [name, op] : by_op) ops.push_back(std::move(op));
@@ -382,13 +394,15 @@ void PrintLatency(const JobDiff& diff, std::ostream& out) {
                                        : "  clock: A " + diff.a_clock + ", B " + diff.b_clock +
                                              " (DIFFER: not comparable)\n");
   if (diff.ops.empty()) return;
-  out << absl::StrFormat("  %-40s %12s %12s %10s\n", "op", "A us", "B us", "change");
+  out << absl::StrFormat("  %-40s %12s %12s %10s  %s\n", "op", "A us", "B us", "change",
+                         "ran on (A -> B)");
   constexpr size_t kShown = 20;
   for (size_t i = 0; i < diff.ops.size() && i < kShown; ++i) {
     const OpLatencyDiff& op = diff.ops[i];
     out << absl::StrFormat(
-        "  %-40s %12s %12s %10s\n", op.op, op.a_us ? absl::StrFormat("%.2f", *op.a_us) : "-",
-        op.b_us ? absl::StrFormat("%.2f", *op.b_us) : "-", Signed(op.change_us()));
+        "  %-40s %12s %12s %10s  %s\n", op.op, op.a_us ? absl::StrFormat("%.2f", *op.a_us) : "-",
+        op.b_us ? absl::StrFormat("%.2f", *op.b_us) : "-", Signed(op.change_us()),
+        op.a_ran_on == op.b_ran_on ? op.a_ran_on : op.a_ran_on + " -> " + op.b_ran_on);
   }
   if (diff.ops.size() > kShown) {
     out << absl::StrFormat("  ... %d more (--json lists all)\n", diff.ops.size() - kShown);
@@ -638,7 +652,9 @@ std::string DiffJson(const JobDiff& diff, const std::vector<GateCase>& gates) {
     doc["ops"].push_back({{"op", op.op},
                           {"a_us", OptionalJson(op.a_us)},
                           {"b_us", OptionalJson(op.b_us)},
-                          {"change_us", op.change_us()}});
+                          {"change_us", op.change_us()},
+                          {"a_ran_on", op.a_ran_on},
+                          {"b_ran_on", op.b_ran_on}});
   }
   doc["moves"] = json::array();
   for (const PlacementMove& move : diff.moves) {

@@ -64,6 +64,10 @@ struct OpLatencyDiff {
   std::string op;  // "CONV_2D #0", as the debug map names it
   std::optional<double> a_us;
   std::optional<double> b_us;
+  // Where it really ran in each job ("cpu", "npu", "npu-emulated-cortex-m33"; several joined
+  // with "+"); "-" when the job's profile has no such op.
+  std::string a_ran_on = "-";
+  std::string b_ran_on = "-";
   double change_us() const { return b_us.value_or(0) - a_us.value_or(0); }
 };
 

@@ -7,6 +7,8 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/tables.h"
+#include "cli/watch.h"
+#include "proto/support/blob_client.h"
 
 namespace boardlab::cli {
 namespace {
@@ -61,6 +63,8 @@ int RunStatus(const Connection& connection, const std::string& job_id, bool json
     std::cout << MessageJson(job) << "\n";
   } else {
     PrintJobSummary(job, std::cout);
+    api::BlobClient blobs(connection.channel, connection.token);
+    PrintJobProfile(blobs, job, std::cout);
   }
   return job.state() == v1::JOB_STATE_DONE ? ExitCodeForResult(job.result()) : kExitPass;
 }

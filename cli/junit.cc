@@ -11,6 +11,7 @@
 #include "cli/exit_codes.h"
 #include "cli/file_io.h"
 #include "cli/tables.h"
+#include "runtime/cli/budget_checks.h"
 #include "runtime/cli/xml_chars.h"
 
 namespace boardlab::cli {
@@ -173,6 +174,8 @@ GateSuite JobSuite(const v1::Job& job) {
                       {"board_type", job.spec().selector().board_type()}};
   if (job.inference_us() > 0) {
     suite.properties.emplace_back("inference_us", absl::StrFormat("%.3f", job.inference_us()));
+    // The figure means nothing without what timed it (a simulator's model, QEMU instructions).
+    suite.properties.emplace_back("inference_clock", run::LatencyClockName(job.inference_clock()));
   }
   suite.cases.push_back(RunCase(job));
   for (const v1::OutputCheck& check : job.checks()) {

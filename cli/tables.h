@@ -36,8 +36,12 @@ std::string FormatDuration(int64_t ms);
 ///   PASS  job 42 on board sim-0 (attempt 1) in 3.1s: outputs match
 ///     output 0: pass (max abs diff 0)
 ///     budget latency 612.5 us <= 700 us: pass
-///   inference: 1234.5 us, 567890 cycles
+///   inference: 1234.5 us, 567890 cycles (clock: simulated RT700)
 void PrintVerdict(const v1::Job& job, std::ostream& out);
+
+/// What timed a job's inference time, for people: "clock: simulated RT700", "clock: QEMU
+/// instruction count, not the board's time", "clock: not recorded" (Job.inference_clock).
+std::string InferenceClockText(const std::string& clock_kind);
 
 /// The per-op table under a line naming the clock: #, op, ran on (cpu, npu,
 /// npu-emulated-cortex-m33), the count (cycles, QEMU instructions or ticks, as the clock counts),
@@ -45,7 +49,7 @@ void PrintVerdict(const v1::Job& job, std::ostream& out);
 /// Method::execute total.
 void PrintProfileTable(const ProfileView& profile, std::ostream& out);
 
-/// One job in a few lines (`boardlab status`).
+/// One job in a few lines (`boardlab status`; the profile table follows for a finished job).
 void PrintJobSummary(const v1::Job& job, std::ostream& out);
 
 /// One line per job: id, state or verdict, name, board type, board, submitted, duration.

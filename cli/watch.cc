@@ -71,26 +71,6 @@ bool IsFinalWatchError(const absl::Status& status) {
 
 double Seconds(int64_t ms) { return ms / 1000.0; }
 
-// The profile table of a job, when it has a profile; a profile that cannot be fetched or read
-// is worth a warning, not a different exit code.
-void PrintJobProfile(api::BlobClient& blobs, const v1::Job& job, std::ostream& out) {
-  if (job.files().profile().sha256().empty()) return;
-  absl::StatusOr<std::string> bytes = blobs.Get(job.files().profile());
-  absl::StatusOr<ProfileView> profile =
-      bytes.ok() ? ParseProfileJson(*bytes) : absl::StatusOr<ProfileView>(bytes.status());
-  if (!profile.ok()) {
-    std::cerr << "boardlab: warning: cannot show the profile: " << profile.status().message()
-              << "\n";
-    return;
-  }
-  if (!job.files().debug_map().sha256().empty()) {
-    absl::StatusOr<std::string> debug_map = blobs.Get(job.files().debug_map());
-    absl::StatusOr<std::string> report = blobs.Get(job.files().report());
-    if (debug_map.ok()) NameOps(*profile, *debug_map, report.ok() ? *report : "");
-  }
-  PrintProfileTable(*profile, out);
-}
-
 // submit --baseline: the diff of the finished job against the baseline, printed after the verdict
 // (on stderr with --json, whose stdout is one JSON object), its suite added to the report.
 // Returns the exit code: a failed gate fails a passing job; a baseline that cannot be read is an
@@ -119,6 +99,25 @@ int DiffWithBaseline(const Connection& connection, api::BlobClient& blobs, const
 }
 
 }  // namespace
+
+// A profile that cannot be fetched or read is worth a warning, not a different exit code.
+void PrintJobProfile(api::BlobClient& blobs, const v1::Job& job, std::ostream& out) {
+  if (job.files().profile().sha256().empty()) return;
+  absl::StatusOr<std::string> bytes = blobs.Get(job.files().profile());
+  absl::StatusOr<ProfileView> profile =
+      bytes.ok() ? ParseProfileJson(*bytes) : absl::StatusOr<ProfileView>(bytes.status());
+  if (!profile.ok()) {
+    std::cerr << "boardlab: warning: cannot show the profile: " << profile.status().message()
+              << "\n";
+    return;
+  }
+  if (!job.files().debug_map().sha256().empty()) {
+    absl::StatusOr<std::string> debug_map = blobs.Get(job.files().debug_map());
+    absl::StatusOr<std::string> report = blobs.Get(job.files().report());
+    if (debug_map.ok()) NameOps(*profile, *debug_map, report.ok() ? *report : "");
+  }
+  PrintProfileTable(*profile, out);
+}
 
 absl::StatusOr<v1::Job> FollowJob(const Connection& connection, const std::string& job_id,
                                   const WatchOptions& options, JobObserver& observer) {

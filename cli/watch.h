@@ -20,6 +20,7 @@
 #include "boardlab/v1/job_service.grpc.pb.h"
 #include "cli/connection.h"
 #include "cli/diff.h"
+#include "proto/support/blob_client.h"
 
 namespace boardlab::cli {
 
@@ -85,6 +86,11 @@ struct ReportOptions {
 /// failed gate makes a passing job exit 1.
 int ReportFinishedJob(const Connection& connection, const v1::Job& job,
                       const ReportOptions& options);
+
+/// The per-op profile table of a finished job (its clock, where each op ran), fetched from the
+/// artifact store and named through its debug map; nothing when the job has no profile, a
+/// warning on stderr when it cannot be read.
+void PrintJobProfile(api::BlobClient& blobs, const v1::Job& job, std::ostream& out);
 
 /// FollowJob with a ProgressPrinter on stderr, then ReportFinishedJob; returns the exit code.
 int WatchAndReport(const Connection& connection, const std::string& job_id,

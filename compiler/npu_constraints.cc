@@ -484,11 +484,13 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
       t[static_cast<size_t>(type)] = {true, std::move(constraints)};
     }
     t[static_cast<size_t>(OpType::kQuantize)].constraints = {
-        {"quantize_not_on_npu", "QUANTIZE converts float to int8; the NPU computes int8 only",
+        {"quantize_not_on_npu",
+         "QUANTIZE converts float (or requantizes int8 and int16) to int8 or int16; the NPU "
+         "computes int8 only",
          TypeConversion}};
     t[static_cast<size_t>(OpType::kDequantize)].constraints = {
-        {"dequantize_not_on_npu", "DEQUANTIZE converts int8 to float; the NPU computes int8 only",
-         TypeConversion}};
+        {"dequantize_not_on_npu",
+         "DEQUANTIZE converts int8 or int16 to float; the NPU computes int8 only", TypeConversion}};
     t[static_cast<size_t>(OpType::kCast)].constraints = {
         {"cast_not_on_npu", "CAST converts between element types; the NPU computes int8 only",
          TypeConversion}};
@@ -524,7 +526,9 @@ std::string Message(const Graph& g, const Op& op, const NpuConstraint& c,
 
 const std::vector<NpuConstraint>& GenericNpuConstraints() {
   static const std::vector<NpuConstraint> constraints = {
-      {"int8_activations", "activations (inputs that are not constants, and outputs) are int8",
+      {"int8_activations",
+       "activations (inputs that are not constants, and outputs) are int8 (Neutron computes "
+       "8-bit activations only, so 16x8 ops with int16 activations run on the CPU)",
        Int8Activations},
       {"per_tensor_quantization",
        "activations have per-tensor quantization (one scale and zero "

@@ -38,6 +38,10 @@ inline bool BroadcastShape(const std::vector<int32_t>& a, const std::vector<int3
   return true;
 }
 
+/// Why `type` does not take int16 activations (16x8 quantization): TFLite Micro has no such
+/// kernel, or its 16x8 form needs int16 throughout (validate_ops.cc).
+std::string No16x8Reason(OpType type);
+
 // Collects the checks of one op; the first failure becomes the returned status.
 class OpChecker {
  public:
@@ -83,21 +87,31 @@ class OpChecker {
     return absl::OkStatus();
   }
 
-  // Quantized int8 activation with per-tensor parameters: the only activation type the kernels
-  // and the NPU compute with.
-  absl::Status Int8Activation(const Tensor& t, const char* role) const {
-    if (t.type != DataType::kInt8) {
-      return Unsupported(absl::StrCat(role, " '", t.name, "' is ", DataTypeName(t.type),
-                                      "; boardlab computes int8 activations only"));
-    }
+  // An activation of an integer type must carry one scale and zero point.
+  absl::Status PerTensorQuantized(const Tensor& t, const char* role) const {
     if (t.quant.empty()) {
-      return Invalid(absl::StrCat(role, " '", t.name, "' is int8 without quantization"));
+      return Invalid(
+          absl::StrCat(role, " '", t.name, "' is ", DataTypeName(t.type), " without quantization"));
     }
     if (t.quant.per_channel()) {
       return Unsupported(absl::StrCat(role, " '", t.name,
                                       "' has per-channel quantization; activations must be "
                                       "per-tensor"));
     }
+    return absl::OkStatus();
+  }
+
+  // Quantized int8 activation with per-tensor parameters: what the NPU and most kernels compute
+  // with. An int16 one gets the op's own reason (No16x8Reason).
+  absl::Status Int8Activation(const Tensor& t, const char* role) const {
+    if (t.type == DataType::kInt16) {
+      return Unsupported(absl::StrCat(role, " '", t.name, "' is int16; ", No16x8Reason(op_.type)));
+    }
+    if (t.type != DataType::kInt8) {
+      return Unsupported(absl::StrCat(role, " '", t.name, "' is ", DataTypeName(t.type),
+                                      "; boardlab computes int8 activations only"));
+    }
+    if (absl::Status s = PerTensorQuantized(t, role); !s.ok()) return s;
     if (t.quant.zp() < -128 || t.quant.zp() > 127) {
       return Invalid(
           absl::StrCat(role, " '", t.name, "' zero point ", t.quant.zp(), " is outside int8"));
@@ -111,6 +125,39 @@ class OpChecker {
       if (absl::Status s = Int8Activation(In(i), "input"); !s.ok()) return s;
     }
     return Int8Activation(Out(), "output");
+  }
+
+  // Quantized int16 activation of a 16x8 op: per-tensor and symmetric (zero point 0), as the
+  // TFLite quantization spec has it and TFLite's int16 kernels assume (most ignore the zero
+  // point, so another one would silently compute something else).
+  absl::Status Int16Activation(const Tensor& t, const char* role) const {
+    if (t.type != DataType::kInt16) {
+      return Unsupported(absl::StrCat(role, " '", t.name, "' is ", DataTypeName(t.type),
+                                      "; the 16x8 form of ", OpTypeName(op_.type),
+                                      " takes int16 activations throughout"));
+    }
+    if (absl::Status s = PerTensorQuantized(t, role); !s.ok()) return s;
+    if (t.quant.zp() != 0) {
+      return Unsupported(absl::StrCat(role, " '", t.name, "' is int16 with zero point ",
+                                      t.quant.zp(),
+                                      "; 16x8 quantization is symmetric (zero point 0), as "
+                                      "TFLite's int16 kernels require"));
+    }
+    return absl::OkStatus();
+  }
+
+  /// True when the op computes in 16x8 (its output is int16); then every activation must be.
+  bool Is16x8() const { return Out().type == DataType::kInt16; }
+
+  /// AllInt8Activations, or for a 16x8 op (Is16x8, and `allow_16x8`: boardlab runs the op's
+  /// 16x8 form) every activation an Int16Activation.
+  absl::Status AllQuantizedActivations(bool allow_16x8) const {
+    if (!allow_16x8 || !Is16x8()) return AllInt8Activations();
+    for (size_t i = 0; i < op_.inputs.size(); ++i) {
+      if (!Has(i) || In(i).is_constant) continue;
+      if (absl::Status s = Int16Activation(In(i), "input"); !s.ok()) return s;
+    }
+    return Int16Activation(Out(), "output");
   }
 
   absl::Status Constant(const Tensor& t, const char* role, DataType type) const {

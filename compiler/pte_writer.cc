@@ -1,6 +1,7 @@
 #include "compiler/pte_writer.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <queue>
@@ -246,9 +247,11 @@ absl::Status ProgramBuilder::Outputs(const Op& op, std::vector<int>& args) {
 
 void ProgramBuilder::ActivationParams(const Op& op, Activation act, std::vector<int>& args) {
   const Tensor& out = g_.output(op);
-  const ActivationRange r = out.quant.empty()
-                                ? ActivationRange{}
-                                : ComputeActivationRange(act, ScaleOf(out), out.quant.zp());
+  const bool int16 = out.type == DataType::kInt16;
+  const ActivationRange r =
+      out.quant.empty() ? ActivationRange{}
+                        : ComputeActivationRange(act, ScaleOf(out), out.quant.zp(),
+                                                 int16 ? INT16_MIN : -128, int16 ? INT16_MAX : 127);
   args.push_back(Int(r.min));
   args.push_back(Int(r.max));
 }
@@ -342,8 +345,11 @@ void ProgramBuilder::ElementwiseParams(const Op& op, std::vector<int>& args) {
       args.push_back(Int(v));
     }
   } else {
+    // TFLite Micro scales int16 operands up by 2^15 (2^20 for int8), which keeps the sum of
+    // two full-range int16 values inside int32.
+    const int32_t left_shift = out.type == DataType::kInt16 ? 15 : 20;
     const AddSubParams p = ComputeAddSubParams(ScaleOf(a), a.quant.zp(), ScaleOf(b), b.quant.zp(),
-                                               ScaleOf(out), out.quant.zp());
+                                               ScaleOf(out), out.quant.zp(), left_shift);
     for (int64_t v : {p.input1_offset, p.input2_offset, p.output_offset, p.left_shift,
                       p.input1.multiplier, p.input1.shift, p.input2.multiplier, p.input2.shift,
                       p.output.multiplier, p.output.shift}) {
@@ -436,7 +442,16 @@ absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
       return absl::OkStatus();
     case OpType::kSoftmax: {
       const float beta = op.opts<SoftmaxOptions>().beta;
-      const SoftmaxParams p = ComputeSoftmaxParams(beta, ScaleOf(g_.input(op, 0)));
+      const Tensor& in = g_.input(op, 0);
+      if (in.type == DataType::kInt16) {
+        const QuantizedMultiplier m = ComputeSoftmax16Multiplier(beta, in.quant.scale[0]);
+        args.push_back(Double(beta));
+        for (int64_t v : {int64_t{m.multiplier}, int64_t{m.shift}, int64_t{0}}) {
+          args.push_back(Int(v));
+        }
+        return absl::OkStatus();
+      }
+      const SoftmaxParams p = ComputeSoftmaxParams(beta, ScaleOf(in));
       args.push_back(Double(beta));
       for (int64_t v : {p.input_multiplier, p.input_left_shift, p.diff_min}) args.push_back(Int(v));
       return absl::OkStatus();
@@ -444,6 +459,14 @@ absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
     case OpType::kLogistic:
     case OpType::kTanh: {
       const Tensor& in = g_.input(op, 0);
+      if (in.type == DataType::kInt16) {
+        const Sigmoid16Params p =
+            ComputeSigmoid16Params(in.quant.scale[0], op.type == OpType::kTanh);
+        for (int64_t v : {int64_t{0}, int64_t{p.multiplier}, int64_t{p.left_shift}, int64_t{0}}) {
+          args.push_back(Int(v));
+        }
+        return absl::OkStatus();
+      }
       const SigmoidParams p = ComputeSigmoidParams(ScaleOf(in), in.quant.zp());
       for (int64_t v :
            {p.input_zero_point, p.input_multiplier, p.input_left_shift, p.input_range_radius}) {

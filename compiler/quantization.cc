@@ -101,8 +101,10 @@ ActivationRange ComputeActivationRange(Activation activation, double scale, int6
 }
 
 AddSubParams ComputeAddSubParams(double input1_scale, int64_t input1_zp, double input2_scale,
-                                 int64_t input2_zp, double output_scale, int64_t output_zp) {
+                                 int64_t input2_zp, double output_scale, int64_t output_zp,
+                                 int32_t left_shift) {
   AddSubParams p;
+  p.left_shift = left_shift;
   const double twice_max_input_scale = 2.0 * std::max(input1_scale, input2_scale);
   p.input1 = QuantizeMultiplier(input1_scale / twice_max_input_scale);
   p.input2 = QuantizeMultiplier(input2_scale / twice_max_input_scale);
@@ -146,6 +148,35 @@ SoftmaxParams ComputeSoftmaxParams(double beta, double input_scale) {
   p.input_left_shift = qm.shift;
   p.diff_min = -InputRadius(kScaledDiffIntegerBits, qm.shift);
   return p;
+}
+
+bool CheckedLog2(float x, int* log2) {
+  const float value = std::log(x) * (1.0f / std::log(2.0f));
+  const float rounded = std::round(value);
+  *log2 = static_cast<int>(rounded);
+  return std::fabs(value - rounded) < 1e-3f;
+}
+
+Sigmoid16Params ComputeSigmoid16Params(float input_scale, bool tanh) {
+  constexpr int kInputIntegerBits = 3;
+  int log2 = 0;
+  const bool pot = CheckedLog2(input_scale, &log2);
+  const int shift = (15 - kInputIntegerBits) + log2;
+  if (pot && (shift == 0 || (tanh && shift == 1))) return {0, shift};
+  // Rescale to 1/(3 * 4096) per step: +-2^17 then stands for +-10.7.
+  double multiplier = static_cast<double>(input_scale) * 4096.0 * 3.0;
+  Sigmoid16Params p;
+  while (multiplier <= 32767.0 / 2.0 && p.left_shift <= 30) {
+    ++p.left_shift;
+    multiplier *= 2.0;
+  }
+  p.multiplier = static_cast<int32_t>(multiplier);
+  return p;
+}
+
+QuantizedMultiplier ComputeSoftmax16Multiplier(float beta, float input_scale) {
+  return QuantizeMultiplier(static_cast<double>(input_scale) * static_cast<double>(beta) /
+                            (10.0 / 65535.0));
 }
 
 }  // namespace boardlab::compiler

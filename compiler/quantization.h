@@ -56,15 +56,17 @@ struct ActivationRange {
 ActivationRange ComputeActivationRange(Activation activation, double scale, int64_t zero_point,
                                        int32_t qmin = -128, int32_t qmax = 127);
 
-/// ADD/SUB int8 parameters as TFLite prepares them: both inputs are scaled up by 2^left_shift
-/// and to a common scale of twice the larger input scale, then the sum is rescaled to the output.
+/// ADD/SUB parameters as TFLite prepares them: both inputs are scaled up by 2^left_shift (20
+/// for int8, 15 for int16) and to a common scale of twice the larger input scale, then the sum is
+/// rescaled to the output.
 struct AddSubParams {
   int32_t left_shift = 20;
   int32_t input1_offset = 0, input2_offset = 0, output_offset = 0;
   QuantizedMultiplier input1, input2, output;
 };
 AddSubParams ComputeAddSubParams(double input1_scale, int64_t input1_zp, double input2_scale,
-                                 int64_t input2_zp, double output_scale, int64_t output_zp);
+                                 int64_t input2_zp, double output_scale, int64_t output_zp,
+                                 int32_t left_shift = 20);
 
 /// MUL int8: one output multiplier in1 * in2 / out.
 struct MulParams {
@@ -91,5 +93,23 @@ struct SoftmaxParams {
   int32_t diff_min = 0;
 };
 SoftmaxParams ComputeSoftmaxParams(double beta, double input_scale);
+
+/// TFLite's CheckedLog2: log2(x) rounded into `log2`, and whether x is a power of two (the
+/// fractional part below 1e-3), computed in float as TFLite does.
+bool CheckedLog2(float x, int* log2);
+
+/// LOGISTIC / TANH int16 (16x8) as TFLite Micro's Prepare computes them: a power-of-two input
+/// scale whose shift 12 + log2(scale) is 0 (LOGISTIC) or 0 or 1 (TANH) gives multiplier 0 and
+/// that shift; any other scale is rescaled to the table's 1/(3 * 4096) steps as
+/// scale * 3 * 4096 * 2^left_shift, doubled until above 32767 / 2 (left_shift <= 31), truncated.
+struct Sigmoid16Params {
+  int32_t multiplier = 0;
+  int32_t left_shift = 0;
+};
+Sigmoid16Params ComputeSigmoid16Params(float input_scale, bool tanh);
+
+/// SOFTMAX int16 (16x8): the input difference is rescaled so that -65535 maps to -10, the exp
+/// table's range: QuantizeMultiplier(input_scale * beta / (10 / 65535)).
+QuantizedMultiplier ComputeSoftmax16Multiplier(float beta, float input_scale);
 
 }  // namespace boardlab::compiler

@@ -8,9 +8,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/op_checker.h"
+#include "compiler/quantization.h"
 
 namespace boardlab::compiler {
 namespace {
+
+// Every activation int8, or int16 throughout for an op boardlab runs in 16x8.
+absl::Status QuantizedActivations(const OpChecker& c) {
+  return c.AllQuantizedActivations(Runs16x8(c.op().type));
+}
 
 absl::Status CheckWindow(const OpChecker& c, int32_t stride_h, int32_t stride_w, int32_t dilation_h,
                          int32_t dilation_w, int32_t filter_h, int32_t filter_w) {
@@ -62,10 +68,22 @@ absl::Status CheckPerChannelWeights(const OpChecker& c, const Tensor& w, int cha
   return absl::OkStatus();
 }
 
-absl::Status CheckBias(const OpChecker& c, size_t index, int32_t channels) {
+// The bias type of a conv-like op: int32 with int8 activations; int64 in 16x8, where TFLite
+// Micro's CONV_2D also takes int32 (`conv_int32_in_16x8`; it then accumulates in int32).
+absl::Status CheckBias(const OpChecker& c, size_t index, int32_t channels,
+                       bool conv_int32_in_16x8 = false) {
   if (!c.Has(index)) return absl::OkStatus();
   const Tensor& b = c.In(index);
-  RETURN_IF_ERROR(c.Constant(b, "bias", DataType::kInt32));
+  if (!c.Is16x8()) {
+    RETURN_IF_ERROR(c.Constant(b, "bias", DataType::kInt32));
+  } else if (b.type == DataType::kInt64 || (conv_int32_in_16x8 && b.type == DataType::kInt32)) {
+    RETURN_IF_ERROR(c.Constant(b, "bias", b.type));
+  } else {
+    return c.Unsupported(absl::StrCat(
+        "bias '", b.name, "' is ", DataTypeName(b.type), "; TFLite Micro's 16x8 ",
+        OpTypeName(c.op().type),
+        conv_int32_in_16x8 ? " takes an int64 or int32 bias" : " takes an int64 bias"));
+  }
   if (b.NumElements() != channels) {
     return c.Invalid(absl::StrCat("bias '", b.name, "' has ", b.NumElements(), " elements for ",
                                   channels, " output channels"));
@@ -77,7 +95,7 @@ absl::Status ValidateConv(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 3));
   RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
   RETURN_IF_ERROR(c.Rank(c.In(1), "weights", 4, 4));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(c.AllQuantizedActivations(/*allow_16x8=*/true));
   const Tensor& w = c.In(1);
   RETURN_IF_ERROR(c.Constant(w, "weights", DataType::kInt8));
   const auto& o = c.op().opts<ConvOptions>();
@@ -97,15 +115,15 @@ absl::Status ValidateConv(const OpChecker& c) {
                                   " output channels"));
   }
   RETURN_IF_ERROR(CheckPerChannelWeights(c, w, 0));
-  RETURN_IF_ERROR(CheckBias(c, 2, w.shape[0]));
+  RETURN_IF_ERROR(CheckBias(c, 2, w.shape[0], /*conv_int32_in_16x8=*/true));
   return CheckSpatialOutput(c, o.padding, w.shape[1], w.shape[2], o.stride_h, o.stride_w,
                             o.dilation_h, o.dilation_w, w.shape[0]);
 }
 
 // TRANSPOSE_CONV (TFLite Micro's transpose_conv.cc): inputs output_shape (constant int32 [4]),
 // weights (constant int8 OHWI, per-channel along O, zero point 0), the int8 input and an optional
-// constant int32 bias [O]. TFLite Micro versions disagree on applying the fused activation, so
-// only NONE is taken.
+// constant int32 bias [O]; in 16x8 an int16 input and an int64 bias. TFLite Micro versions
+// disagree on applying the fused activation, so only NONE is taken.
 absl::Status ValidateTransposeConv(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(3, 4));
   const Tensor& shape = c.In(0);
@@ -115,8 +133,7 @@ absl::Status ValidateTransposeConv(const OpChecker& c) {
   RETURN_IF_ERROR(c.Constant(w, "weights", DataType::kInt8));
   RETURN_IF_ERROR(c.Rank(w, "weights", 4, 4));
   RETURN_IF_ERROR(c.Rank(in, "input", 4, 4));
-  RETURN_IF_ERROR(c.Int8Activation(in, "input"));
-  RETURN_IF_ERROR(c.Int8Activation(c.Out(), "output"));
+  RETURN_IF_ERROR(c.AllQuantizedActivations(/*allow_16x8=*/true));
   const auto& o = c.op().opts<ConvOptions>();
   RETURN_IF_ERROR(CheckWindow(c, o.stride_h, o.stride_w, 1, 1, w.shape[1], w.shape[2]));
   if (o.activation != Activation::kNone) {
@@ -143,7 +160,7 @@ absl::Status ValidateDepthwise(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 3));
   RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
   RETURN_IF_ERROR(c.Rank(c.In(1), "weights", 4, 4));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(c.AllQuantizedActivations(/*allow_16x8=*/true));
   const Tensor& w = c.In(1);
   RETURN_IF_ERROR(c.Constant(w, "weights", DataType::kInt8));
   const auto& o = c.op().opts<ConvOptions>();
@@ -167,7 +184,7 @@ absl::Status ValidateDepthwise(const OpChecker& c) {
 
 absl::Status ValidateFullyConnected(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 3));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(c.AllQuantizedActivations(/*allow_16x8=*/true));
   const Tensor& w = c.In(1);
   RETURN_IF_ERROR(c.Rank(w, "weights", 2, 2));
   RETURN_IF_ERROR(c.Constant(w, "weights", DataType::kInt8));
@@ -196,7 +213,7 @@ absl::Status ValidatePool(const OpChecker& c) {
                              "TFLite Micro's L2_POOL_2D computes float32 only"));
     RETURN_IF_ERROR(c.SameType(c.In(0), c.Out()));
   } else {
-    RETURN_IF_ERROR(c.AllInt8Activations());
+    RETURN_IF_ERROR(QuantizedActivations(c));
   }
   const auto& o = c.op().opts<PoolOptions>();
   RETURN_IF_ERROR(CheckWindow(c, o.stride_h, o.stride_w, 1, 1, o.filter_h, o.filter_w));
@@ -206,10 +223,13 @@ absl::Status ValidatePool(const OpChecker& c) {
 
 absl::Status ValidateBinary(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
+  const bool is_16x8 = Runs16x8(c.op().type) && c.Is16x8();
   for (size_t i = 0; i < 2; ++i) {
-    if (c.In(i).is_constant) RETURN_IF_ERROR(c.Int8Activation(c.In(i), "constant input"));
+    if (!c.In(i).is_constant) continue;
+    RETURN_IF_ERROR(is_16x8 ? c.Int16Activation(c.In(i), "constant input")
+                            : c.Int8Activation(c.In(i), "constant input"));
   }
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(c.AllQuantizedActivations(Runs16x8(c.op().type)));
   std::vector<int32_t> shape;
   RETURN_IF_ERROR(c.Broadcast(c.In(0).shape, c.In(1).shape, shape));
   return c.OutputShape(shape);
@@ -217,25 +237,56 @@ absl::Status ValidateBinary(const OpChecker& c) {
 
 absl::Status ValidateUnary(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(1, 1));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(QuantizedActivations(c));
   return c.OutputShape(c.In(0).shape);
+}
+
+// LOGISTIC and TANH: the int8 output quantization the spec fixes; in 16x8 what TFLite Micro's
+// Prepare requires (output scale 2^-15, an input scale its int16 rescale can take).
+absl::Status ValidateSigmoid(const OpChecker& c, float int8_scale, int64_t int8_zp) {
+  RETURN_IF_ERROR(ValidateUnary(c));
+  if (!c.Is16x8()) return ValidateFixedOutputQuant(c, int8_scale, int8_zp);
+  const char* name = OpTypeName(c.op().type);
+  int log2 = 0;
+  if (!CheckedLog2(c.Out().quant.scale[0], &log2) || log2 != -15) {
+    return c.Unsupported(absl::StrCat("output scale ", c.Out().quant.scale[0],
+                                      " is not 2^-15, which TFLite Micro's 16x8 ", name,
+                                      " requires"));
+  }
+  const float in_scale = c.In(0).quant.scale[0];
+  if (ComputeSigmoid16Params(in_scale, c.op().type == OpType::kTanh).multiplier > 32767) {
+    return c.Unsupported(absl::StrCat("input scale ", in_scale, " is above 32767 / (3 * 4096), ",
+                                      "the largest TFLite Micro's 16x8 ", name,
+                                      " rescales to its table"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateSoftmax(const OpChecker& c) {
   RETURN_IF_ERROR(ValidateUnary(c));
   if (c.In(0).shape.empty()) return c.Invalid("input is a scalar");
-  return ValidateFixedOutputQuant(c, 1.0f / 256, -128);
+  if (!c.Is16x8()) return ValidateFixedOutputQuant(c, 1.0f / 256, -128);
+  // TFLite Micro's Prepare: within 0.001 * 2^-15 of 2^-15, zero point 0.
+  const FixedQuantRule prepare{/*relative_tolerance=*/0.001f, /*unsupported=*/true,
+                               "16x8 SOFTMAX (TFLite Micro's Prepare)"};
+  RETURN_IF_ERROR(ValidateFixedOutputQuant(c, 1.0f / 32768, 0, prepare));
+  const QuantizedMultiplier m =
+      ComputeSoftmax16Multiplier(c.op().opts<SoftmaxOptions>().beta, c.In(0).quant.scale[0]);
+  if (m.shift > 30) {
+    return c.Unsupported("beta * input scale is too large for the int16 rescale (shift > 30)");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateReshape(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(1, 2));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(QuantizedActivations(c));
   return c.SameElementCount();
 }
 
 absl::Status ValidateTranspose(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(QuantizedActivations(c));
   const Tensor& perm = c.In(1);
   RETURN_IF_ERROR(c.Constant(perm, "permutation", DataType::kInt32));
   std::vector<int32_t> p = c.ConstantInts(perm);
@@ -255,7 +306,7 @@ absl::Status ValidateTranspose(const OpChecker& c) {
 
 absl::Status ValidatePad(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, c.op().type == OpType::kPadV2 ? 3 : 2));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(QuantizedActivations(c));
   const Tensor& pads = c.In(1);
   RETURN_IF_ERROR(c.Constant(pads, "paddings", DataType::kInt32));
   const size_t rank = c.In(0).shape.size();
@@ -277,8 +328,10 @@ absl::Status ValidatePad(const OpChecker& c) {
   }
   if (c.Has(2)) {
     const Tensor& value = c.In(2);
-    if (!value.is_constant || value.type != DataType::kInt8 || value.NumElements() != 1) {
-      return c.Unsupported("PADV2 pad value must be one constant int8");
+    const DataType type = c.In(0).type;
+    if (!value.is_constant || value.type != type || value.NumElements() != 1) {
+      return c.Unsupported(
+          absl::StrCat("PADV2 pad value must be one constant ", DataTypeName(type)));
     }
   }
   return c.OutputShape(shape);
@@ -286,7 +339,7 @@ absl::Status ValidatePad(const OpChecker& c) {
 
 absl::Status ValidateMean(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(QuantizedActivations(c));
   RETURN_IF_ERROR(c.Constant(c.In(1), "axes", DataType::kInt32));
   const int32_t rank = static_cast<int32_t>(c.In(0).shape.size());
   std::vector<int32_t> shape = c.In(0).shape;
@@ -311,7 +364,7 @@ absl::Status ValidateMean(const OpChecker& c) {
 absl::Status ValidateConcat(const OpChecker& c) {
   if (c.op().inputs.empty()) return c.Invalid("has no inputs");
   RETURN_IF_ERROR(c.Arity(c.op().inputs.size(), c.op().inputs.size()));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(QuantizedActivations(c));
   const int32_t rank = static_cast<int32_t>(c.In(0).shape.size());
   int32_t axis = c.op().opts<ConcatOptions>().axis;
   if (axis < -rank || axis >= rank) {
@@ -338,7 +391,7 @@ absl::Status ValidateConcat(const OpChecker& c) {
 
 absl::Status ValidateSlice(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(3, 3));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(QuantizedActivations(c));
   RETURN_IF_ERROR(c.Constant(c.In(1), "begin", DataType::kInt32));
   RETURN_IF_ERROR(c.Constant(c.In(2), "size", DataType::kInt32));
   const std::vector<int32_t>& in = c.In(0).shape;
@@ -361,7 +414,7 @@ absl::Status ValidateSlice(const OpChecker& c) {
 
 absl::Status ValidateStridedSlice(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(4, 4));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(QuantizedActivations(c));
   for (size_t i = 1; i < 4; ++i) {
     RETURN_IF_ERROR(c.Constant(c.In(i), "begin/end/strides", DataType::kInt32));
   }
@@ -405,7 +458,7 @@ absl::Status ValidateStridedSlice(const OpChecker& c) {
 absl::Status ValidateResize(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
   RETURN_IF_ERROR(c.Rank(c.In(0), "input", 4, 4));
-  RETURN_IF_ERROR(c.AllInt8Activations());
+  RETURN_IF_ERROR(QuantizedActivations(c));
   RETURN_IF_ERROR(c.Constant(c.In(1), "size", DataType::kInt32));
   std::vector<int32_t> size = c.ConstantInts(c.In(1));
   if (size.size() != 2 || size[0] < 1 || size[1] < 1) {
@@ -460,20 +513,33 @@ absl::Status ValidateBatchMatMul(const OpChecker& c) {
   return c.OutputShape(batch);
 }
 
+// An int8 or (16x8) int16 activation.
+absl::Status QuantizedActivation(const OpChecker& c, const Tensor& t, const char* role) {
+  return t.type == DataType::kInt16 ? c.Int16Activation(t, role) : c.Int8Activation(t, role);
+}
+
+// QUANTIZE as TFLite Micro's reference kernel: float32 -> int8 or int16 (affine quantize), and
+// requantizing int8 or int16 -> int8 or int16.
 absl::Status ValidateQuantize(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(1, 1));
   const Tensor& in = c.In(0);
-  if (in.type != DataType::kFloat32 && in.type != DataType::kInt8) {
-    return c.Unsupported(absl::StrCat("QUANTIZE from ", DataTypeName(in.type)));
+  if (in.type != DataType::kFloat32 && in.type != DataType::kInt8 && in.type != DataType::kInt16) {
+    return c.Unsupported(absl::StrCat("QUANTIZE from ", DataTypeName(in.type),
+                                      "; boardlab quantizes float32, int8 and int16"));
   }
-  if (in.type == DataType::kInt8) RETURN_IF_ERROR(c.Int8Activation(in, "input"));
-  RETURN_IF_ERROR(c.Int8Activation(c.Out(), "output"));
+  if (in.type != DataType::kFloat32) RETURN_IF_ERROR(QuantizedActivation(c, in, "input"));
+  const Tensor& out = c.Out();
+  if (out.type != DataType::kInt8 && out.type != DataType::kInt16) {
+    return c.Unsupported(absl::StrCat("QUANTIZE to ", DataTypeName(out.type),
+                                      "; boardlab quantizes to int8 and int16"));
+  }
+  RETURN_IF_ERROR(QuantizedActivation(c, out, "output"));
   return c.OutputShape(in.shape);
 }
 
 absl::Status ValidateDequantize(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(1, 1));
-  RETURN_IF_ERROR(c.Int8Activation(c.In(0), "input"));
+  RETURN_IF_ERROR(QuantizedActivation(c, c.In(0), "input"));
   if (c.Out().type != DataType::kFloat32) {
     return c.Unsupported(absl::StrCat("DEQUANTIZE to ", DataTypeName(c.Out().type)));
   }
@@ -481,6 +547,72 @@ absl::Status ValidateDequantize(const OpChecker& c) {
 }
 
 }  // namespace
+
+bool Runs16x8(OpType type) {
+  switch (type) {
+    case OpType::kQuantize:
+    case OpType::kDequantize:
+    case OpType::kConv2D:
+    case OpType::kDepthwiseConv2D:
+    case OpType::kFullyConnected:
+    case OpType::kTransposeConv:
+    case OpType::kAdd:
+    case OpType::kSub:
+    case OpType::kMul:
+    case OpType::kSoftmax:
+    case OpType::kLogistic:
+    case OpType::kTanh:
+    case OpType::kLeakyRelu:
+    case OpType::kPad:
+    case OpType::kPadV2:
+    case OpType::kStridedSlice:
+    case OpType::kSlice:
+    case OpType::kReshape:
+    case OpType::kSqueeze:
+    case OpType::kTranspose:
+    case OpType::kConcatenation:
+    case OpType::kMaxPool2D:
+    case OpType::kAveragePool2D:
+    case OpType::kMaximum:
+    case OpType::kMinimum:
+    case OpType::kResizeNearestNeighbor:
+    case OpType::kMean:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+// The ops whose TFLite Micro reference kernels take int16 activations but boardlab's do not yet
+// (TODO(#13)).
+bool TflmRuns16x8Only(OpType type) {
+  switch (type) {
+    case OpType::kSum:
+    case OpType::kRelu6:
+    case OpType::kBatchMatMul:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::string No16x8Reason(OpType type) {
+  const char* name = OpTypeName(type);
+  if (Runs16x8(type)) {
+    return absl::StrCat("the 16x8 form of ", name,
+                        " takes int16 activations throughout (inputs and output)");
+  }
+  if (TflmRuns16x8Only(type)) {
+    return absl::StrCat("boardlab runs ", name,
+                        " with int8 activations only (TFLite Micro's 16x8 kernel is not "
+                        "implemented yet)");
+  }
+  return absl::StrCat("TFLite Micro has no 16x8 (int16 activation) kernel for ", name);
+}
 
 absl::Status ValidateFixedOutputQuant(const OpChecker& c, float scale, int64_t zero_point,
                                       const FixedQuantRule& rule) {
@@ -540,11 +672,9 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
     case OpType::kLeakyRelu:
       return ValidateUnary(c);
     case OpType::kLogistic:
-      RETURN_IF_ERROR(ValidateUnary(c));
-      return ValidateFixedOutputQuant(c, 1.0f / 256, -128);
+      return ValidateSigmoid(c, 1.0f / 256, -128);
     case OpType::kTanh:
-      RETURN_IF_ERROR(ValidateUnary(c));
-      return ValidateFixedOutputQuant(c, 1.0f / 128, 0);
+      return ValidateSigmoid(c, 1.0f / 128, 0);
     case OpType::kSoftmax:
       return ValidateSoftmax(c);
     case OpType::kReshape:

@@ -18,6 +18,11 @@ namespace boardlab::compiler {
 absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
                                 std::vector<std::string>* warnings);
 
+/// True for the ops boardlab runs in 16x8 quantization (int16 activations, int8 weights, int64
+/// bias): the importer accepts their int16 form, the CPU kernels compute it bit-exact with TFLite
+/// Micro's reference kernels. Every other op refuses int16 activations with No16x8Reason.
+bool Runs16x8(OpType type);
+
 /// Output size of a windowed op along one axis (TFLite padding rules).
 int32_t WindowedOutputSize(Padding padding, int32_t in, int32_t filter, int32_t stride,
                            int32_t dilation);

@@ -27,6 +27,9 @@ packages=(
   chromium
   # Cortex-M33 firmware (firmware/) and the QEMU mps2-an505 board it runs on
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
+  # what deploy/container/Containerfile installs besides the libraries above (its test checks
+  # the image's packages against the installed ones)
+  binutils-arm-none-eabi ca-certificates
 )
 
 # node runs the TFLite reference interpreter (WebAssembly) for the kernel oracle tests; take

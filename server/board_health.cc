@@ -47,9 +47,19 @@ void BoardHealth::CountRun(LabBoard& board, bool infra_failure, const std::strin
   LogWarning("board quarantined", {{"board", board.board.id()}, {"reason", board.board.reason()}});
 }
 
+void BoardHealth::QuarantineByAgent(LabBoard& board, const std::string& agent_id,
+                                    const std::string& reason, int64_t now_ms) {
+  board.board.set_reason(absl::StrCat("quarantined by agent ", agent_id, ": ", reason));
+  if (board.quarantined) return;
+  board.quarantined = true;
+  board.next_health_check_ms = now_ms;
+  metrics_.Quarantined(board.board.type());
+  LogWarning("board quarantined", {{"board", board.board.id()}, {"reason", board.board.reason()}});
+}
+
 std::optional<v1::Assignment> BoardHealth::StartCheckIfDue(LabBoard& board, int64_t now_ms) {
   if (!has_check_ || !board.quarantined || board.maintenance || board.health_check_running ||
-      board.session_id.empty() || !board.board.job_id().empty() ||
+      board.recovering || board.session_id.empty() || !board.board.job_id().empty() ||
       now_ms < board.next_health_check_ms) {
     return std::nullopt;
   }

@@ -31,6 +31,10 @@ class BoardHealth {
   /// Counts a job's run on `board`: an infrastructure failure adds to its failures in a row and
   /// may quarantine it; anything else resets the count.
   void CountRun(LabBoard& board, bool infra_failure, const std::string& message, int64_t now_ms);
+  /// The board's agent quarantined it (its recovery ran out): quarantined here too, with the
+  /// agent's reason, and checked as soon as it is free.
+  void QuarantineByAgent(LabBoard& board, const std::string& agent_id, const std::string& reason,
+                         int64_t now_ms);
   /// The assignment that starts `board`'s health check when one is due (marks it running).
   std::optional<v1::Assignment> StartCheckIfDue(LabBoard& board, int64_t now_ms);
   /// Whether `result` answers `board`'s running health check.

@@ -12,7 +12,7 @@
 namespace boardlab::server {
 
 CompileService::CompileService(int workers, Store& store, BlobStore& blobs, Metrics& metrics)
-    : store_(store), blobs_(blobs), metrics_(metrics) {
+    : cluster_(store.Cluster()), store_(store), blobs_(blobs), metrics_(metrics) {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -108,10 +108,93 @@ void CompileService::Request(const v1::Digest& model, const v1::CompileOptions& 
     }
     it->second.model = model;
     it->second.options = options;
+  }
+  // Identical requests arriving meanwhile join the pending entry above.
+  const bool here = ClaimHere(key);
+  if (here && cluster_ != nullptr) {
+    // Another replica may have stored the result and dropped its claim since the lookup above.
+    if (auto record = CachedRecord(key)) {
+      if (absl::Status done = cluster_->FinishCompileClaim(key); !done.ok()) {
+        LogError(absl::StrCat("compile claim: ", done.message()));
+      }
+      metrics_.CompileCache("hit");
+      Deliver(key, *record, CompileSource::kCache);
+      return;
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (!here) {
+      pending_[key].elsewhere = true;
+      metrics_.CompileCache("dedup");
+      return;
+    }
     queue_.push_back(key);
   }
   metrics_.CompileCache("miss");
   wake_.notify_one();
+}
+
+bool CompileService::ClaimHere(const std::string& key) {
+  if (cluster_ == nullptr) return true;
+  absl::StatusOr<bool> claimed = cluster_->ClaimCompile(key);
+  if (!claimed.ok()) {
+    LogError(absl::StrCat("compile claim: ", claimed.status().message(), "; compiling here"));
+    return true;
+  }
+  return *claimed;
+}
+
+void CompileService::CompiledElsewhere(const std::string& key) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = pending_.find(key);
+    if (it == pending_.end() || !it->second.elsewhere) return;
+  }
+  if (auto record = CachedRecord(key)) Deliver(key, *record, CompileSource::kShared);
+}
+
+void CompileService::PollElsewhere() {
+  std::vector<std::string> keys;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, pending] : pending_) {
+      if (pending.elsewhere) keys.push_back(key);
+    }
+  }
+  for (const std::string& key : keys) {
+    if (auto record = CachedRecord(key)) {
+      Deliver(key, *record, CompileSource::kShared);
+      continue;
+    }
+    // No result and the claim is free again: its replica died (its claims were released).
+    if (cluster_ == nullptr) continue;
+    absl::StatusOr<bool> claimed = cluster_->ClaimCompile(key);
+    if (!claimed.ok() || !*claimed) continue;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = pending_.find(key);
+      if (it == pending_.end()) continue;
+      it->second.elsewhere = false;
+      queue_.push_back(key);
+    }
+    wake_.notify_one();
+  }
+}
+
+void CompileService::Deliver(const std::string& key, const CompileRecord& record,
+                             CompileSource first) {
+  std::vector<Done> waiters;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = pending_.find(key);
+    if (it == pending_.end()) return;  // delivered by another thread meanwhile
+    waiters = std::move(it->second.waiters);
+    pending_.erase(it);
+  }
+  for (size_t i = 0; i < waiters.size(); ++i) {
+    waiters[i](record, i == 0 ? first : CompileSource::kShared);
+  }
 }
 
 void CompileService::WorkerLoop() {
@@ -133,15 +216,13 @@ void CompileService::WorkerLoop() {
       // The result is still good for the waiting jobs; only the cache entry is missing.
       LogError(absl::StrCat("compile cache: ", stored.message()));
     }
-    std::vector<Done> waiters;
-    {
-      std::lock_guard lock(mutex_);
-      waiters = std::move(pending_[key].waiters);
-      pending_.erase(key);
+    if (cluster_ != nullptr) {
+      // Other replicas waiting for this key read the entry stored above.
+      if (absl::Status done = cluster_->FinishCompileClaim(key); !done.ok()) {
+        LogError(absl::StrCat("compile claim: ", done.message()));
+      }
     }
-    for (size_t i = 0; i < waiters.size(); ++i) {
-      waiters[i](record, i == 0 ? CompileSource::kCompiled : CompileSource::kShared);
-    }
+    Deliver(key, record, CompileSource::kCompiled);
   }
 }
 

@@ -2,7 +2,9 @@
 
 // Compile workers with a compile cache (model digest + compiler version + options -> artifact,
 // report, debug map) checked against the blob store, and in-flight deduplication: identical
-// requests that arrive while a compile runs share its result.
+// requests that arrive while a compile runs share its result. Over a store shared by replicas
+// (server/cluster_store.h) the deduplication spans them: a compile is claimed in the database,
+// and a replica that finds the claim taken waits for the other's result in the shared cache.
 //
 // Usage:
 //   CompileService compiles(config.compile_workers, store, blobs, metrics);
@@ -21,6 +23,7 @@
 #include "boardlab/v1/types.pb.h"
 #include "compiler/compilation.h"
 #include "server/blob_store.h"
+#include "server/cluster_store.h"
 #include "server/metrics.h"
 #include "server/store.h"
 
@@ -48,17 +51,32 @@ class CompileService {
 
   void Request(const v1::Digest& model, const v1::CompileOptions& options, Done done);
 
+  /// Replicas: another replica finished compiling `key` (a kCompiledChannel notification). Call
+  /// without holding locks the Done callbacks take.
+  void CompiledElsewhere(const std::string& key);
+  /// Replicas: looks again at every compile another replica holds (a notification may have been
+  /// missed, or that replica died and its claim was released). Same locking rule.
+  void PollElsewhere();
+
  private:
   struct Pending {
     v1::Digest model;
     v1::CompileOptions options;
     std::vector<Done> waiters;
+    bool elsewhere = false;  // another replica compiles it; we wait for its cache entry
   };
 
   void WorkerLoop();
   CompileRecord Compile(const v1::Digest& model, const v1::CompileOptions& options);
   std::optional<CompileRecord> CachedRecord(const std::string& key);
+  /// Whether this replica may compile `key` (always, without replicas or when the claim cannot
+  /// be checked: a compile twice is better than none).
+  bool ClaimHere(const std::string& key);
+  /// Hands `record` to the waiters of `key` (the first as from `first`, the others as shared)
+  /// and forgets it.
+  void Deliver(const std::string& key, const CompileRecord& record, CompileSource first);
 
+  ClusterStore* cluster_;  // nullptr: one server
   Store& store_;
   BlobStore& blobs_;
   Metrics& metrics_;

@@ -69,6 +69,7 @@ absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
                                   "compile_workers",
                                   "heartbeat_interval_ms",
                                   "missed_heartbeats",
+                                  "replica_lease_ms",
                                   "retry_budget",
                                   "quarantine_after",
                                   "default_queue_timeout_seconds",
@@ -100,6 +101,7 @@ absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
   ReadKey(root, "compile_workers", config.compile_workers);
   ReadKey(root, "heartbeat_interval_ms", config.heartbeat_interval_ms);
   ReadKey(root, "missed_heartbeats", config.missed_heartbeats);
+  ReadKey(root, "replica_lease_ms", config.replica_lease_ms);
   ReadKey(root, "retry_budget", config.retry_budget);
   ReadKey(root, "quarantine_after", config.quarantine_after);
   ReadKey(root, "default_queue_timeout_seconds", config.default_queue_timeout_seconds);
@@ -217,6 +219,7 @@ absl::Status ValidateServerConfig(const ServerConfig& c) {
   for (auto [key, value] : {std::pair<const char*, int64_t>{"compile_workers", c.compile_workers},
                             {"heartbeat_interval_ms", c.heartbeat_interval_ms},
                             {"missed_heartbeats", c.missed_heartbeats},
+                            {"replica_lease_ms", c.replica_lease_ms},
                             {"quarantine_after", c.quarantine_after},
                             {"default_queue_timeout_seconds", c.default_queue_timeout_seconds},
                             {"default_run_timeout_seconds", c.default_run_timeout_seconds},

@@ -50,8 +50,10 @@ struct ServerConfig {
   int compile_workers = 2;
   int heartbeat_interval_ms = 1000;
   int missed_heartbeats = 3;  // a lease dies after this many missed heartbeats
-  int retry_budget = 2;       // infrastructure retries per job
-  int quarantine_after = 3;   // consecutive infrastructure failures of a board
+  // Replicas (a PostgreSQL store): a replica silent this long is dead and its work is released.
+  int replica_lease_ms = 10000;
+  int retry_budget = 2;      // infrastructure retries per job
+  int quarantine_after = 3;  // consecutive infrastructure failures of a board
   int default_queue_timeout_seconds = 3600;
   int default_run_timeout_seconds = 300;
   int64_t max_blob_bytes = int64_t{512} << 20;

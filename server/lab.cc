@@ -59,7 +59,8 @@ Lab::Lab(const ServerConfig& config, Store& store, BlobStore& blobs, CompileServ
       compiles_(compiles),
       metrics_(metrics),
       reference_(reference),
-      health_(config.quarantine_after, config.default_run_timeout_seconds, metrics) {}
+      health_(config.quarantine_after, config.default_run_timeout_seconds, metrics),
+      cluster_(store.Cluster()) {}
 
 std::string Lab::JobId(int64_t number) const { return absl::StrFormat("j%08d", number); }
 
@@ -67,7 +68,15 @@ int64_t Lab::LeaseMs() const {
   return int64_t{config_.heartbeat_interval_ms} * config_.missed_heartbeats;
 }
 
+int64_t Lab::QueueTimeoutMs(const JobEntry& entry) const {
+  const int seconds = entry.job.spec().queue_timeout_seconds() > 0
+                          ? entry.job.spec().queue_timeout_seconds()
+                          : config_.default_queue_timeout_seconds;
+  return int64_t{seconds} * 1000;
+}
+
 absl::Status Lab::Recover() {
+  if (cluster_ != nullptr) return RecoverAsReplica();
   auto boards = store_.LoadBoards();
   if (!boards.ok()) return boards.status();
   auto max_number = store_.MaxJobNumber();
@@ -178,7 +187,9 @@ void Lab::Send(const AgentSessionPtr& session, const v1::ServerMessage& message)
 // One commit for everything the call changed, then the messages that tell agents about it: a
 // state is on disk before anyone hears of it, as with a write per change, at a commit per call.
 void Lab::Flush() {
-  if (!pending_.empty()) {
+  if (cluster_ != nullptr) {
+    FlushAsReplica();
+  } else if (!pending_.empty()) {
     if (absl::Status ok = store_.Commit(pending_); !ok.ok()) LogError(std::string(ok.message()));
     pending_.clear();
   }
@@ -193,9 +204,22 @@ int64_t Lab::QueuedJobsForTest() {
 
 // Periodic work: what ends by time alone.
 void Lab::Tick() {
-  std::lock_guard lock(mutex_);
-  Flusher flush(*this);
-  const int64_t now = NowMs();
+  // Compiles other replicas hold: their callbacks take the lock, so this runs before it.
+  if (cluster_ != nullptr) compiles_.PollElsewhere();
+  {
+    std::lock_guard lock(mutex_);
+    Flusher flush(*this);
+    TickLocked(NowMs());
+  }
+  // Stranded compiles a replica poll took over.
+  if (cluster_ != nullptr) RequestRecoveredCompiles();
+}
+
+void Lab::TickLocked(int64_t now) {
+  if (cluster_ != nullptr && now >= next_cluster_poll_ms_) {
+    next_cluster_poll_ms_ = now + config_.heartbeat_interval_ms;
+    ClusterPoll(now);
+  }
   ExpireSilentAgents(now);
   ExpireJobs(now);
   for (auto& [id, board] : boards_) ExpireReservation(board, now);

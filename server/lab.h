@@ -39,6 +39,7 @@
 #include "server/auth.h"
 #include "server/blob_store.h"
 #include "server/board_health.h"
+#include "server/cluster_store.h"
 #include "server/compile_service.h"
 #include "server/config.h"
 #include "server/job_queues.h"
@@ -60,6 +61,9 @@ class Lab {
   absl::Status Recover();
   /// Starts the compiles Recover() found missing (call without holding anything, after Recover).
   void RequestRecoveredCompiles();
+  /// Replicas: a clean shutdown hands this replica's work to the others at once (call after the
+  /// gRPC server stopped). Nothing to do for a single server.
+  void Shutdown();
 
   // JobService.
   absl::StatusOr<v1::SubmitJobResponse> Submit(const Caller& caller,
@@ -91,7 +95,8 @@ class Lab {
   void AgentGone(const std::string& session_id);
 
   /// Periodic work (call every ~100 ms): lease expiry, queue timeouts, reservation expiry,
-  /// health checks.
+  /// health checks; replicas also renew their heartbeat, recover dead replicas and look at the
+  /// shared queue once per heartbeat interval.
   void Tick();
 
   /// The health-check artifact for quarantined boards (compiled at start-up when configured).
@@ -146,6 +151,8 @@ class Lab {
   JobEntry* FindJob(const std::string& job_id);
   std::string JobId(int64_t number) const;
   int64_t LeaseMs() const;
+  int64_t QueueTimeoutMs(const JobEntry& entry) const;
+  void TickLocked(int64_t now);
 
   // lab_jobs.cc: a job's life cycle, submission to verdict (all under mutex_ unless noted).
   absl::Status ValidateSpec(const Caller& caller, const v1::JobSpec& spec);
@@ -153,7 +160,8 @@ class Lab {
   absl::Status CheckAgainstCachedCompile(const v1::JobSpec& spec);
   absl::Status CheckSomeBoardCanRun(const v1::JobSpec& spec);
   /// ResourceExhausted when `tenant` already has its limit of unfinished jobs.
-  absl::Status CheckTenantLimit(const std::string& tenant) const;
+  /// `counted`: the tenant's unfinished jobs as the database counts them (replicas), or -1.
+  absl::Status CheckTenantLimit(const std::string& tenant, int64_t counted) const;
   /// Call without holding mutex_.
   void RequestCompile(const std::string& job_id, const v1::JobSpec& spec);
   void OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec,
@@ -182,6 +190,8 @@ class Lab {
   void Dequeue(JobEntry& entry);
   /// Sets queue_position and queue_length of those of `jobs` that are queued.
   void SetQueuePlaces(const std::vector<v1::Job*>& jobs);
+  /// Replicas: the same from the shared queue (call without holding mutex_).
+  void SetQueuePlacesFromCluster(const std::vector<v1::Job*>& jobs);
   /// For a job that stays queued: a log line on how many wait and what its boards are doing.
   void LogWaiting(JobEntry& entry);
   void UpdateQueueMetrics(const std::string& board_type);
@@ -190,6 +200,7 @@ class Lab {
   /// NotFound naming the board when no agent ever registered it.
   absl::StatusOr<LabBoard*> FindBoard(const std::string& board_id);
   void PersistBoard(LabBoard& board);
+  absl::StatusOr<v1::Board> ViewAfterSchedule(const std::string& board_id);
   void FreeBoard(const std::string& board_id);
   void SendTo(const LabBoard& board, const v1::ServerMessage& message);
   void StartHealthChecks(int64_t now);
@@ -199,11 +210,45 @@ class Lab {
   void OnStage(const v1::StageEvent& stage);
   void OnLogs(const v1::LogLines& logs);
   void OnResult(const std::string& session_id, const v1::RunResult& result);
+  // The agent's word on a board's condition (at Hello, or a BoardStatus since).
+  void ApplyCondition(LabBoard& board, const std::string& agent_id, v1::BoardCondition condition,
+                      const std::string& reason);
+  void OnBoardStatus(const std::string& session_id, const v1::BoardStatus& status);
   /// The verdict of a run that ended PASS or FAIL, with the job's budgets judged.
   void FinishRun(JobEntry& entry, const v1::RunResult& result);
   void DetachSession(const std::string& session_id, bool lease_expired);
   void ReconcileInFlight(const v1::Hello& hello);
   void ExpireSilentAgents(int64_t now);
+  /// Cancels a job held here: finishes it at once when it is not on a board or its agent is
+  /// away (true), else tells the agent (false).
+  bool CancelHere(JobEntry& entry);
+
+  // lab_replicas.cc: one of several replicas on a shared database (only when cluster_ is set).
+  absl::Status RecoverAsReplica();
+  int64_t OrphanWaitMs() const;
+  JobRuntime RuntimeOf(const JobEntry& entry) const;
+  /// Puts a job this replica just took into jobs_ (with its events from the store); the entry,
+  /// or nullptr when its events cannot be read.
+  JobEntry* Adopt(OwnedJob owned);
+  /// Drops a job from memory without a write (given back to the queue, or lost).
+  void ForgetJob(const std::string& job_id);
+  void FlushAsReplica();
+  void DropLost(const CommitLosses& losses);
+  void ClaimJobs();
+  bool MatchesInCluster(const v1::Job& job, const JobRuntime& runtime, const LabBoard& board) const;
+  void ClusterPoll(int64_t now);
+  void CarryOnStranded(OwnedJob owned);
+  void ResetAfterDeclaredDead();
+  void RefreshClusterBoards();
+  void UpdateClusterMetrics();
+  void OnClusterNotification(const ClusterNotification& notification);
+  absl::Status TakeAgentBoards(const v1::Hello& hello);
+  absl::StatusOr<v1::Job> CancelElsewhere(const std::string& job_id, const v1::Job& as_read);
+  /// WaitEvents for a job not held here: from the store, woken by kEventsChannel. nullopt when
+  /// nothing came before the deadline (or the job came here): look again. Holds `lock` on return.
+  absl::StatusOr<std::optional<std::vector<v1::JobEvent>>> WaitEventsElsewhere(
+      std::unique_lock<std::mutex>& lock, const Caller& caller, const std::string& job_id,
+      int64_t after_seq, int64_t deadline_ms);
 
   const ServerConfig& config_;
   Store& store_;
@@ -230,6 +275,18 @@ class Lab {
   std::vector<std::pair<AgentSessionPtr, v1::ServerMessage>> outbox_;  // sent after the commit
   std::vector<std::string> recovered_compiles_;
   BoardHealth health_;
+
+  // Replicas only (lab_replicas.cc).
+  ClusterStore* cluster_;                           // nullptr: a single server
+  std::map<int64_t, JobRuntime> pending_runtimes_;  // with pending_.jobs
+  std::vector<std::string> released_;               // queued this call: dropped after the commit
+  std::set<std::string> maybe_queued_;              // board types whose queue may hold work
+  int64_t next_cluster_poll_ms_ = 0;
+  std::vector<ClusterBoard> cluster_boards_;  // as of the last poll
+  std::set<std::string> queue_metric_types_;
+  std::map<std::string, uint64_t> remote_events_;  // watched job -> its notifications so far
+  std::map<std::string, int> remote_watchers_;
+  std::unique_ptr<ClusterListener> listener_;  // last: stopped before the rest goes
 };
 
 }  // namespace boardlab::server

@@ -23,6 +23,10 @@ absl::StatusOr<std::string> Lab::AgentHello(const v1::Hello& hello, AgentSession
                                                    it->second.board.agent_id(), "'"));
     }
   }
+  if (cluster_ != nullptr) {
+    // The boards (and the runs on them) may have been another replica's until now.
+    if (absl::Status ok = TakeAgentBoards(hello); !ok.ok()) return ok;
+  }
   if (auto old = session_by_agent_.find(hello.agent_id()); old != session_by_agent_.end()) {
     // A reconnecting agent replaces its old session; its jobs stay where they are.
     std::string old_id = old->second;
@@ -43,6 +47,8 @@ absl::StatusOr<std::string> Lab::AgentHello(const v1::Hello& hello, AgentSession
     board.board.set_agent_id(hello.agent_id());
     board.session_id = session_id;
     entry.boards.push_back(info.id());
+    // Before anything is scheduled: a board the agent is recovering gets no job meanwhile.
+    ApplyCondition(board, hello.agent_id(), info.condition(), info.condition_reason());
     PersistBoard(board);
   }
   metrics_.AgentsConnected(static_cast<double>(sessions_.size()));
@@ -110,6 +116,9 @@ void Lab::AgentMessage(const std::string& session_id, const v1::AgentMessage& me
     case v1::AgentMessage::kResult:
       OnResult(session_id, message.result());
       break;
+    case v1::AgentMessage::kBoardStatus:
+      OnBoardStatus(session_id, message.board_status());
+      break;
     default:
       break;  // heartbeats only refresh last_seen_ms
   }
@@ -127,6 +136,30 @@ void Lab::OnLogs(const v1::LogLines& logs) {
   if (!entry || entry->job.attempt() != logs.attempt() || !OnBoard(entry->job.state())) return;
   // One event per batch: the store writes one row, however chatty the board.
   if (logs.lines_size() > 0) AddLog(*entry, absl::StrJoin(logs.lines(), "\n"));
+}
+
+void Lab::ApplyCondition(LabBoard& board, const std::string& agent_id, v1::BoardCondition condition,
+                         const std::string& reason) {
+  board.recovering = condition == v1::BOARD_CONDITION_RECOVERING;
+  board.recovery_reason = board.recovering ? reason : "";
+  if (condition == v1::BOARD_CONDITION_QUARANTINED) {
+    health_.QuarantineByAgent(board, agent_id, reason, NowMs());
+  }
+}
+
+void Lab::OnBoardStatus(const std::string& session_id, const v1::BoardStatus& status) {
+  auto it = boards_.find(status.board_id());
+  if (it == boards_.end() || it->second.session_id != session_id) return;  // not this agent's
+  LabBoard& board = it->second;
+  const std::string agent_id = sessions_[session_id].agent_id;
+  ApplyCondition(board, agent_id, status.condition(), status.reason());
+  LogInfo("board condition", {{"board", status.board_id()},
+                              {"agent", agent_id},
+                              {"condition", v1::BoardCondition_Name(status.condition())},
+                              {"reason", status.reason()}});
+  PersistBoard(board);
+  UpdateBoardMetrics();
+  Schedule();
 }
 
 void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
@@ -176,6 +209,7 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
   *job.mutable_checks() = result.checks();
   job.set_inference_us(result.inference_us());
   job.set_inference_cycles(result.inference_cycles());
+  job.set_inference_clock(result.inference_clock());
   switch (result.outcome()) {
     case v1::RUN_OUTCOME_PASS:
     case v1::RUN_OUTCOME_FAIL:
@@ -229,7 +263,9 @@ void Lab::DetachSession(const std::string& session_id, bool lease_expired) {
   if (session == sessions_.end()) return;
   int64_t now = NowMs();
   for (const std::string& board_id : session->second.boards) {
-    LabBoard& board = boards_[board_id];
+    auto found = boards_.find(board_id);  // replicas: another may have taken it
+    if (found == boards_.end()) continue;
+    LabBoard& board = found->second;
     if (board.session_id != session_id) continue;
     board.session_id.clear();
     board.health_check_running = false;

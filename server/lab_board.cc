@@ -9,6 +9,7 @@ v1::BoardState LabBoard::State() const {
   if (!board.job_id().empty()) return v1::BOARD_STATE_BUSY;
   if (quarantined) return v1::BOARD_STATE_QUARANTINED;
   if (maintenance) return v1::BOARD_STATE_MAINTENANCE;
+  if (recovering) return v1::BOARD_STATE_RECOVERING;
   if (!lease_id.empty()) return v1::BOARD_STATE_RESERVED;
   return v1::BOARD_STATE_IDLE;
 }
@@ -16,6 +17,7 @@ v1::BoardState LabBoard::State() const {
 v1::Board LabBoard::View() const {
   v1::Board view = board;
   view.set_state(State());
+  if (view.state() == v1::BOARD_STATE_RECOVERING) view.set_reason(recovery_reason);
   return view;
 }
 

@@ -19,9 +19,14 @@ struct LabBoard {
   int64_t reserved_until_ms = 0;
   bool health_check_running = false;
   int64_t next_health_check_ms = 0;
+  // Its agent is bringing it back after a failure (BOARD_CONDITION_RECOVERING): no jobs, no
+  // health check. Not stored: the agent says it again when it reconnects.
+  bool recovering = false;
+  std::string recovery_reason;
 
   /// One state for the API, in this order: a board with no agent is offline whatever else holds,
-  /// a board with a job is busy even when quarantine or maintenance waits for the job to end.
+  /// a board with a job is busy even when quarantine or maintenance waits for the job to end,
+  /// quarantine and maintenance (which the store keeps) come before a recovery by the agent.
   v1::BoardState State() const;
   /// The API's view, with its state (maintenance and quarantine outlive a busy or offline spell,
   /// so the store must keep them).

@@ -79,6 +79,14 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
     spec.mutable_selector()->set_board_type(kDefaultBoardType);
   if (absl::Status ok = ValidateSpec(caller, spec); !ok.ok()) return ok;
   if (absl::Status ok = CheckAgainstCachedCompile(spec); !ok.ok()) return ok;
+  // Replicas count a tenant's jobs and number them in the shared database.
+  int64_t unfinished_elsewhere = -1;
+  int64_t number = 0;
+  if (cluster_ != nullptr) {
+    auto unfinished = cluster_->UnfinishedJobsOf(caller.tenant);
+    if (!unfinished.ok()) return unfinished.status();
+    unfinished_elsewhere = *unfinished;
+  }
 
   std::unique_lock lock(mutex_);
   if (!request.request_id().empty()) {
@@ -99,10 +107,17 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
     }
   }
   if (absl::Status ok = CheckSomeBoardCanRun(spec); !ok.ok()) return ok;
-  if (absl::Status ok = CheckTenantLimit(caller.tenant); !ok.ok()) return ok;
+  if (absl::Status ok = CheckTenantLimit(caller.tenant, unfinished_elsewhere); !ok.ok()) return ok;
+  if (cluster_ != nullptr) {
+    auto next = cluster_->NextJobNumber();
+    if (!next.ok()) return next.status();
+    number = *next;
+  } else {
+    number = next_job_number_++;
+  }
 
   auto entry = std::make_unique<JobEntry>();
-  entry->number = next_job_number_++;
+  entry->number = number;
   v1::Job& job = entry->job;
   job.set_id(JobId(entry->number));
   job.set_tenant(caller.tenant);
@@ -181,12 +196,23 @@ absl::Status Lab::ValidateSpec(const Caller& caller, const v1::JobSpec& spec) {
 absl::Status Lab::CheckSomeBoardCanRun(const v1::JobSpec& spec) {
   const v1::BoardSelector& selector = spec.selector();
   std::set<std::string> types;
+  auto can_run = [&](const v1::Board& board) {
+    types.insert(board.type());
+    return board.type() == selector.board_type() &&
+           (selector.board_id().empty() || selector.board_id() == board.id()) &&
+           HasTags(board, selector.tags());
+  };
   for (const auto& [id, board] : boards_) {
-    types.insert(board.board.type());
-    if (board.board.type() != selector.board_type()) continue;
-    if (!selector.board_id().empty() && selector.board_id() != id) continue;
-    if (!HasTags(board.board, selector.tags())) continue;
-    return absl::OkStatus();
+    if (can_run(board.board)) return absl::OkStatus();
+  }
+  if (cluster_ != nullptr) {
+    // Boards of the other replicas' agents, as of the last poll; then as of now.
+    for (int look = 0; look < 2; ++look) {
+      for (const ClusterBoard& board : cluster_boards_) {
+        if (can_run(board.board)) return absl::OkStatus();
+      }
+      if (look == 0) RefreshClusterBoards();
+    }
   }
   std::string known;
   for (const auto& type : types) absl::StrAppend(&known, known.empty() ? "" : ", ", type);
@@ -207,14 +233,14 @@ absl::Status Lab::CheckAgainstCachedCompile(const v1::JobSpec& spec) {
 }
 
 // One CI pipeline gone wild must not fill the server's memory and queues for everyone.
-absl::Status Lab::CheckTenantLimit(const std::string& tenant) const {
+absl::Status Lab::CheckTenantLimit(const std::string& tenant, int64_t counted) const {
   const int64_t limit = config_.max_unfinished_jobs_per_tenant;
   auto it = unfinished_by_tenant_.find(tenant);
-  if (limit == 0 || it == unfinished_by_tenant_.end() || it->second < limit) {
-    return absl::OkStatus();
-  }
+  const int64_t unfinished =
+      counted >= 0 ? counted : (it == unfinished_by_tenant_.end() ? 0 : it->second);
+  if (limit == 0 || unfinished < limit) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(
-      "tenant '", tenant, "' has ", it->second,
+      "tenant '", tenant, "' has ", unfinished,
       " unfinished jobs, the server's limit (max_unfinished_jobs_per_tenant): wait for some to "
       "finish or cancel them"));
 }
@@ -303,9 +329,12 @@ void Lab::OnCompiled(const std::string& job_id, const CompileRecord& record, Com
   AddLog(*entry, absl::StrCat("compiled", source == CompileSource::kCache ? " (cache hit)" : "",
                               ": artifact ", record.artifact.sha256().substr(0, 12), ", ",
                               record.artifact.size_bytes(), " bytes"));
+  const std::string id = entry->job.id();
   Enqueue(*entry);
   Schedule();
-  if (entry->job.state() == v1::JOB_STATE_QUEUED) LogWaiting(*entry);
+  // Replicas: a job still queued is in the database only (whichever replica claims it logs on).
+  entry = FindJob(id);
+  if (entry != nullptr && entry->job.state() == v1::JOB_STATE_QUEUED) LogWaiting(*entry);
 }
 
 void Lab::AddEvent(JobEntry& entry, v1::JobEvent event) {
@@ -325,12 +354,18 @@ void Lab::AddLog(JobEntry& entry, const std::string& line) {
   AddEvent(entry, std::move(event));
 }
 
-void Lab::Persist(JobEntry& entry) { pending_.jobs[entry.number] = entry.job; }
+void Lab::Persist(JobEntry& entry) {
+  pending_.jobs[entry.number] = entry.job;
+  if (cluster_ != nullptr) pending_runtimes_[entry.number] = RuntimeOf(entry);
+}
 
 void Lab::SetState(JobEntry& entry, v1::JobState state) {
   v1::JobState from = entry.job.state();
-  metrics_.JobStateChanged(from == v1::JOB_STATE_UNSPECIFIED ? "" : StateName(from),
-                           state == v1::JOB_STATE_DONE ? "" : StateName(state));
+  // Replicas count jobs by state in the database (a job moves between them).
+  if (cluster_ == nullptr) {
+    metrics_.JobStateChanged(from == v1::JOB_STATE_UNSPECIFIED ? "" : StateName(from),
+                             state == v1::JOB_STATE_DONE ? "" : StateName(state));
+  }
   entry.job.set_state(state);
   entry.state_since_ms = NowMs();
   Persist(entry);
@@ -342,6 +377,13 @@ void Lab::SetState(JobEntry& entry, v1::JobState state) {
 void Lab::Enqueue(JobEntry& entry) {
   entry.job.set_board_id("");
   SetState(entry, v1::JOB_STATE_QUEUED);
+  if (cluster_ != nullptr) {
+    // Into the shared queue: dropped from memory once committed, claimed by whichever replica
+    // has a free board (this one too).
+    released_.push_back(entry.job.id());
+    maybe_queued_.insert(entry.job.spec().selector().board_type());
+    return;
+  }
   AddToQueue(entry);
 }
 
@@ -424,6 +466,7 @@ absl::StatusOr<v1::Job> Lab::GetJob(const Caller& caller, const std::string& job
   if (!job || (job->tenant() != caller.tenant && !caller.is_admin())) {
     return absl::NotFoundError(absl::StrCat("job '", job_id, "' does not exist"));
   }
+  if (cluster_ != nullptr) SetQueuePlacesFromCluster({&*job});
   return *job;
 }
 
@@ -433,32 +476,37 @@ absl::StatusOr<v1::Job> Lab::Cancel(const Caller& caller, const std::string& job
   std::lock_guard lock(mutex_);
   Flusher flush(*this);
   JobEntry* entry = FindJob(job_id);
-  if (!entry) return *job;  // already finished: cancelling is a no-op
-  v1::JobState state = entry->job.state();
-  if (!OnBoard(state)) {
-    Finish(*entry, v1::JOB_RESULT_CANCELLED, "cancelled before it ran");
-    Flush();  // the finished job is read back from the store
-    auto stored = store_.GetJob(job_id);
-    if (stored.ok() && stored->has_value()) return **stored;
-    return *job;
+  if (!entry) {
+    // Finished (cancelling is a no-op), or, with replicas, queued or held by another replica.
+    if (cluster_ == nullptr || job->state() == v1::JOB_STATE_DONE) return *job;
+    return CancelElsewhere(job_id, *job);
   }
-  entry->cancel_requested = true;
-  AddLog(*entry, "cancel requested");
-  auto board = boards_.find(entry->job.board_id());
-  if (board == boards_.end() || board->second.session_id.empty()) {
-    // Nobody to tell: the agent is away; its late result will be ignored.
-    Finish(*entry, v1::JOB_RESULT_CANCELLED, "cancelled while its agent was disconnected");
-  } else {
-    v1::ServerMessage message;
-    message.mutable_cancel()->set_job_id(job_id);
-    message.mutable_cancel()->set_attempt(entry->job.attempt());
-    SendTo(board->second, message);
-    return entry->job;
-  }
+  if (!CancelHere(*entry)) return entry->job;
   Flush();  // the finished job is read back from the store
   auto stored = store_.GetJob(job_id);
   if (stored.ok() && stored->has_value()) return **stored;
   return *job;
+}
+
+bool Lab::CancelHere(JobEntry& entry) {
+  if (!OnBoard(entry.job.state())) {
+    Finish(entry, v1::JOB_RESULT_CANCELLED, "cancelled before it ran");
+    return true;
+  }
+  entry.cancel_requested = true;
+  AddLog(entry, "cancel requested");
+  auto board = boards_.find(entry.job.board_id());
+  if (board == boards_.end() || board->second.session_id.empty()) {
+    // Nobody to tell: the agent is away; its late result will be ignored.
+    Finish(entry, v1::JOB_RESULT_CANCELLED, "cancelled while its agent was disconnected");
+    return true;
+  }
+  if (cluster_ != nullptr) Persist(entry);  // the request must outlive this replica
+  v1::ServerMessage message;
+  message.mutable_cancel()->set_job_id(entry.job.id());
+  message.mutable_cancel()->set_attempt(entry.job.attempt());
+  SendTo(board->second, message);
+  return false;
 }
 
 absl::StatusOr<v1::ListJobsResponse> Lab::ListJobs(const Caller& caller,
@@ -492,8 +540,12 @@ absl::StatusOr<v1::ListJobsResponse> Lab::ListJobs(const Caller& caller,
   for (auto& job : page->jobs) *response.add_jobs() = std::move(job);
   std::vector<v1::Job*> jobs;
   for (v1::Job& job : *response.mutable_jobs()) jobs.push_back(&job);
-  std::lock_guard lock(mutex_);
-  SetQueuePlaces(jobs);
+  if (cluster_ != nullptr) {
+    SetQueuePlacesFromCluster(jobs);
+  } else {
+    std::lock_guard lock(mutex_);
+    SetQueuePlaces(jobs);
+  }
   if (page->next_before > 0) response.set_next_page_token(std::to_string(page->next_before));
   return response;
 }
@@ -504,6 +556,14 @@ absl::StatusOr<std::vector<v1::JobEvent>> Lab::WaitEvents(const Caller& caller,
   std::unique_lock lock(mutex_);
   for (;;) {
     JobEntry* entry = FindJob(job_id);
+    if (!entry && cluster_ != nullptr) {
+      // Queued, another replica's, or finished: the store has its events so far.
+      auto events = WaitEventsElsewhere(lock, caller, job_id, after_seq, deadline_ms);
+      if (!events.ok()) return events.status();
+      if (events->has_value()) return **std::move(events);
+      if (NowMs() >= deadline_ms) return std::vector<v1::JobEvent>();
+      continue;
+    }
     if (!entry) break;  // finished (or unknown): the store has everything
     if (entry->job.tenant() != caller.tenant && !caller.is_admin()) {
       return absl::NotFoundError(absl::StrCat("job '", job_id, "' does not exist"));

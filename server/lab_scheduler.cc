@@ -16,6 +16,10 @@ constexpr int kFairShareScan = 512;  // queued jobs looked at per pick beyond th
 }  // namespace
 
 void Lab::Schedule() {
+  if (cluster_ != nullptr) {
+    ClaimJobs();  // replicas: the queue is the database's
+    return;
+  }
   for (auto& [id, board] : boards_) {
     if (!Schedulable(board)) continue;
     if (JobEntry* job = PickJob(board)) Assign(*job, board);
@@ -153,12 +157,30 @@ void Lab::LogWaiting(JobEntry& entry) {
 }
 
 void Lab::UpdateQueueMetrics(const std::string& board_type) {
+  if (cluster_ != nullptr) return;  // replicas: counted in the database at each poll
   metrics_.QueueDepth(board_type, static_cast<double>(queues_.Length(board_type)));
 }
 
 std::map<std::string, int> Lab::QueuedJobs(const std::string& board_type) {
+  if (cluster_ != nullptr) {
+    auto counts = cluster_->QueuedCounts();
+    if (!counts.ok()) return {};
+    if (!board_type.empty())
+      std::erase_if(*counts, [&](const auto& c) { return c.first != board_type; });
+    return *counts;
+  }
   std::lock_guard lock(mutex_);
   return queues_.Lengths(board_type);
+}
+
+void Lab::SetQueuePlacesFromCluster(const std::vector<v1::Job*>& jobs) {
+  for (v1::Job* job : jobs) {
+    if (job->state() != v1::JOB_STATE_QUEUED) continue;
+    auto place = cluster_->QueuePlace(std::stoll(job->id().substr(1)));
+    if (!place.ok() || !place->has_value()) continue;
+    job->set_queue_position((*place)->first);
+    job->set_queue_length((*place)->second);
+  }
 }
 
 }  // namespace boardlab::server

@@ -251,6 +251,7 @@ int Serve(const ServerConfig& config) {
   web_server->reset();  // no page is read from a Lab that is going away
   // Open streams (agents, watchers) are cut after a grace period; the state is already on disk.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  lab.Shutdown();  // replicas: the others take this one's work over at once
   retention.Stop();
   compiles.Stop();  // before the Lab its callbacks report to
   return kExitOk;
@@ -286,11 +287,19 @@ int main(int argc, char** argv) {
   app.add_option("--heartbeat-ms", flags.heartbeat_interval_ms,
                  "agent heartbeat interval; leases die after missed_heartbeats of them")
       ->check(CLI::PositiveNumber);
+  bool check_config = false;
+  app.add_flag("--check-config", check_config,
+               "read and check the configuration (keys, values, addresses), then exit: 0 when it "
+               "is valid, 2 with the reason when not; files it names are read at start, not here");
   CLI11_PARSE(app, argc, argv);
   auto config = ResolveConfig(flags);
   if (!config.ok()) {
     fprintf(stderr, "boardlab-server: %s\n", std::string(config.status().message()).c_str());
     return kExitConfig;
+  }
+  if (check_config) {
+    printf("boardlab-server: configuration is valid\n");
+    return kExitOk;
   }
   return Serve(*config);
 }

@@ -108,6 +108,10 @@ void Metrics::JobStateChanged(const std::string& from, const std::string& to) {
   if (!to.empty()) jobs_.Add({{"state", to}}).Increment();
 }
 
+void Metrics::JobsInState(const std::string& state, double count) {
+  jobs_.Add({{"state", state}}).Set(count);
+}
+
 void Metrics::QueueDepth(const std::string& board_type, double depth) {
   queue_depth_.Add({{"board_type", board_type}}).Set(depth);
 }

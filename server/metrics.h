@@ -22,6 +22,8 @@ class Metrics {
   void JobSubmitted(const std::string& board_type);
   void JobFinished(const std::string& board_type, const std::string& result);
   void JobStateChanged(const std::string& from, const std::string& to);  // "" = none
+  /// Replicas: the unfinished jobs in `state` over all replicas, as the database counts them.
+  void JobsInState(const std::string& state, double count);
   void QueueDepth(const std::string& board_type, double depth);
   void QueueWait(const std::string& board_type, double seconds);
   void StageDuration(const std::string& stage, double seconds);

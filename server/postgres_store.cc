@@ -9,16 +9,11 @@
 #include "absl/strings/strip.h"
 #include "server/blob_store.h"
 #include "server/clock.h"
+#include "server/postgres_statements.h"
 #include "server/store_records.h"
 
 namespace boardlab::server {
 namespace {
-
-// Parameter types (pg_type OIDs, fixed since PostgreSQL 7): parameters and results travel in
-// binary, so that bytea needs no escaping and numbers no formatting.
-constexpr Oid kInt8Oid = 20;
-constexpr Oid kTextOid = 25;
-constexpr Oid kByteaOid = 17;
 
 // Held for the migration transaction: servers starting together migrate one after another.
 constexpr int64_t kMigrationLockKey = 0x626f6172646c6162;  // "boardlab"
@@ -61,11 +56,57 @@ CREATE TABLE blob_grants (
   tenant bytea NOT NULL,
   PRIMARY KEY (sha256, tenant));
 )sql"},
+    // Several replicas on one database (docs/server.md, "Replicas"): who owns each job and board,
+    // what a replica needs to carry another's job on, the replicas' heartbeats, compile claims,
+    // the job number sequence, and triggers that notify the replicas of newly queued jobs and of
+    // new events (in the writing transaction, without a round trip of its own). States are JobState
+    // numbers (QUEUED = 2, ASSIGNED..COLLECTING = 3..6), checked by static_asserts in
+    // postgres_cluster.cc.
+    {2, R"sql(
+CREATE TABLE replicas (
+  id bytea PRIMARY KEY,
+  address bytea NOT NULL,
+  started_ms bigint NOT NULL,
+  heartbeat_ms bigint NOT NULL);
+ALTER TABLE jobs
+  ADD COLUMN owner bytea,
+  ADD COLUMN priority bigint NOT NULL DEFAULT 0,
+  ADD COLUMN pinned_board bytea NOT NULL DEFAULT ''::bytea,
+  ADD COLUMN board_id bytea NOT NULL DEFAULT ''::bytea,
+  ADD COLUMN queue_deadline_ms bigint NOT NULL DEFAULT 0,
+  ADD COLUMN lease_deadline_ms bigint NOT NULL DEFAULT 0,
+  ADD COLUMN infra_failures bigint NOT NULL DEFAULT 0,
+  ADD COLUMN failed_boards bytea NOT NULL DEFAULT ''::bytea,
+  ADD COLUMN cancel_requested bigint NOT NULL DEFAULT 0;
+CREATE INDEX jobs_queued ON jobs (board_type, priority DESC, number) WHERE state = 2;
+CREATE INDEX jobs_by_owner ON jobs (owner) WHERE owner IS NOT NULL;
+CREATE INDEX jobs_on_boards ON jobs (board_id) WHERE state BETWEEN 3 AND 6;
+CREATE INDEX jobs_unfinished_by_tenant ON jobs (tenant) WHERE state <> 7;
+ALTER TABLE boards ADD COLUMN owner bytea;
+CREATE TABLE compile_claims (
+  key bytea PRIMARY KEY,
+  replica bytea NOT NULL,
+  claimed_ms bigint NOT NULL);
+CREATE SEQUENCE job_numbers;
+SELECT setval('job_numbers', COALESCE((SELECT MAX(number) FROM jobs), 0) + 1, false);
+CREATE FUNCTION boardlab_notify_queued() RETURNS trigger AS $$
+BEGIN
+  IF NEW.state = 2 AND NEW.owner IS NULL AND (TG_OP = 'INSERT' OR OLD.state <> 2) THEN
+    PERFORM pg_notify('boardlab_queue', encode(NEW.board_type, 'escape'));
+  END IF;
+  RETURN NULL;
+END $$ LANGUAGE plpgsql;
+CREATE TRIGGER jobs_queued_notify AFTER INSERT OR UPDATE OF state ON jobs
+  FOR EACH ROW EXECUTE FUNCTION boardlab_notify_queued();
+CREATE FUNCTION boardlab_notify_event() RETURNS trigger AS $$
+BEGIN
+  PERFORM pg_notify('boardlab_events', encode(NEW.job_id, 'escape'));
+  RETURN NULL;
+END $$ LANGUAGE plpgsql;
+CREATE TRIGGER events_notify AFTER INSERT ON events
+  FOR EACH ROW EXECUTE FUNCTION boardlab_notify_event();
+)sql"},
 };
-
-std::string Trimmed(const char* message) {
-  return std::string(absl::StripTrailingAsciiWhitespace(message ? message : ""));
-}
 
 bool Succeeded(const PGresult* result) {
   ExecStatusType status = PQresultStatus(result);
@@ -74,88 +115,9 @@ bool Succeeded(const PGresult* result) {
 
 }  // namespace
 
-// Statement parameters, all in binary format.
-class PostgresStore::Params {
- public:
-  Params& Int(int64_t value) {
-    const uint64_t big_endian = htobe64(static_cast<uint64_t>(value));
-    return Add(kInt8Oid, std::string(reinterpret_cast<const char*>(&big_endian), 8));
-  }
-  Params& Text(std::string_view text) { return Add(kTextOid, std::string(text)); }
-  Params& Bytes(std::string_view bytes) { return Add(kByteaOid, std::string(bytes)); }
-
-  int size() const { return static_cast<int>(values_.size()); }
-  const Oid* types() const { return types_.data(); }
-  std::vector<const char*> values() const {
-    std::vector<const char*> values;
-    for (const std::string& value : values_) values.push_back(value.data());
-    return values;
-  }
-  std::vector<int> lengths() const {
-    std::vector<int> lengths;
-    for (const std::string& value : values_) lengths.push_back(static_cast<int>(value.size()));
-    return lengths;
-  }
-
- private:
-  Params& Add(Oid type, std::string value) {
-    types_.push_back(type);
-    values_.push_back(std::move(value));
-    return *this;
-  }
-
-  std::vector<std::string> values_;
-  std::vector<Oid> types_;
-};
-
-// A query's result, columns in binary format.
-class PostgresStore::Rows {
- public:
-  explicit Rows(PGresult* result) : result_(result, PQclear) {}
-  const PGresult* get() const { return result_.get(); }
-  int size() const { return PQntuples(result_.get()); }
-  /// A bigint or integer column.
-  int64_t Int(int row, int column) const {
-    const char* value = PQgetvalue(result_.get(), row, column);
-    if (PQgetlength(result_.get(), row, column) == 4) {
-      uint32_t big_endian;
-      std::memcpy(&big_endian, value, 4);
-      return static_cast<int32_t>(be32toh(big_endian));
-    }
-    uint64_t big_endian;
-    std::memcpy(&big_endian, value, 8);
-    return static_cast<int64_t>(be64toh(big_endian));
-  }
-  /// A text or bytea column.
-  std::string Bytes(int row, int column) const {
-    return std::string(PQgetvalue(result_.get(), row, column),
-                       static_cast<size_t>(PQgetlength(result_.get(), row, column)));
-  }
-
- private:
-  std::unique_ptr<PGresult, void (*)(PGresult*)> result_;
-};
-
-namespace {
-
-// The records in column `column` of every row, parsed.
-template <typename Message, typename Rows>
-absl::StatusOr<std::vector<Message>> ParseRecords(const Rows& rows, int column, const char* what) {
-  std::vector<Message> records;
-  for (int row = 0; row < rows.size(); ++row) {
-    auto record = ParseRecord<Message>(rows.Bytes(row, column), what);
-    if (!record.ok()) return record.status();
-    records.push_back(*std::move(record));
-  }
-  return records;
-}
-
-}  // namespace
-
 int64_t PostgresStore::LatestSchemaVersion() { return std::end(kMigrations)[-1].version; }
 
-absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& conninfo,
-                                                                   const std::string& password) {
+PGconn* ConnectToPostgres(const std::string& conninfo, const std::string& password) {
   // The URI comes after the defaults so that it may override them, the password last so that it
   // wins over one in the URI (configurations are refused one, see ValidateServerConfig).
   std::vector<const char*> keywords = {"application_name", "client_encoding", "dbname"};
@@ -167,12 +129,19 @@ absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::st
   keywords.push_back(nullptr);
   values.push_back(nullptr);
   PGconn* connection = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
-  if (connection == nullptr) return absl::ResourceExhaustedError("out of memory");
-  auto store = std::unique_ptr<PostgresStore>(new PostgresStore(connection));
   // Notices (e.g. "relation already exists, skipping" at each start) are not errors; libpq would
   // print them on stderr.
-  PQsetNoticeProcessor(
-      connection, [](void*, const char*) {}, nullptr);
+  if (connection != nullptr)
+    PQsetNoticeProcessor(
+        connection, [](void*, const char*) {}, nullptr);
+  return connection;
+}
+
+absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& conninfo,
+                                                                   const std::string& password) {
+  PGconn* connection = ConnectToPostgres(conninfo, password);
+  if (connection == nullptr) return absl::ResourceExhaustedError("out of memory");
+  auto store = std::unique_ptr<PostgresStore>(new PostgresStore(connection, conninfo, password));
   if (PQstatus(connection) != CONNECTION_OK) {
     return absl::UnavailableError(
         absl::StrCat("connecting to PostgreSQL: ", Trimmed(PQerrorMessage(connection))));
@@ -182,6 +151,12 @@ absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::st
   }
   return store;
 }
+
+PostgresStore::PostgresStore(PGconn* connection, std::string conninfo, std::string password)
+    : connection_(connection),
+      conninfo_(std::move(conninfo)),
+      password_(std::move(password)),
+      replica_id_(NewReplicaId()) {}
 
 PostgresStore::~PostgresStore() { PQfinish(connection_); }
 
@@ -296,9 +271,11 @@ absl::Status PostgresStore::PutJob(int64_t number, const v1::Job& job) {
 absl::Status PostgresStore::PutJobLocked(int64_t number, const v1::Job& job) {
   // As in SqliteStore: an update sets only what changes (the id, tenant and request id columns
   // of a job never do).
-  return Run("INSERT INTO jobs (number, id, tenant, request_id, state, board_type, record) "
-             "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (number) DO UPDATE SET "
-             "state = excluded.state, record = excluded.record",
+  // The columns replicas schedule by (priority, pinned board, current board) follow the record.
+  return Run("INSERT INTO jobs (number, id, tenant, request_id, state, board_type, record, "
+             "priority, pinned_board, board_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+             "ON CONFLICT (number) DO UPDATE SET state = excluded.state, record = excluded.record, "
+             "priority = excluded.priority, board_id = excluded.board_id",
              Params()
                  .Int(number)
                  .Bytes(job.id())
@@ -306,7 +283,10 @@ absl::Status PostgresStore::PutJobLocked(int64_t number, const v1::Job& job) {
                  .Bytes(job.request_id())
                  .Int(job.state())
                  .Bytes(job.spec().selector().board_type())
-                 .Bytes(job.SerializeAsString()),
+                 .Bytes(job.SerializeAsString())
+                 .Int(job.spec().priority())
+                 .Bytes(job.spec().selector().board_id())
+                 .Bytes(job.board_id()),
              "storing a job")
       .status();
 }

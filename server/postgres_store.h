@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "server/cluster_store.h"
 #include "server/store.h"
 #include "server/store_records.h"
 
@@ -16,8 +17,9 @@ namespace boardlab::server {
 /// serialized protobuf next to the columns queries filter on), for a lab whose state must outlive
 /// the server's machine. Thread-safe: one connection behind a mutex; statements are prepared once
 /// per connection. A connection found broken between calls is re-established (the call that found
-/// it broken fails; nothing of an interrupted transaction stays).
-class PostgresStore : public Store, private BatchWriter {
+/// it broken fails; nothing of an interrupted transaction stays). Several servers may share one
+/// database as replicas (server/cluster_store.h, implemented in postgres_cluster.cc).
+class PostgresStore : public Store, public ClusterStore, private BatchWriter {
  public:
   /// Connects to `conninfo` (a postgres:// URI or libpq key=value string) and brings the schema
   /// up to date (versioned migrations in one transaction). `password`, when not empty, is used
@@ -60,10 +62,39 @@ class PostgresStore : public Store, private BatchWriter {
   /// The schema version this server migrates databases to.
   static int64_t LatestSchemaVersion();
 
+  ClusterStore* Cluster() override { return this; }
+
+  // ClusterStore (postgres_cluster.cc).
+  const std::string& ReplicaId() const override { return replica_id_; }
+  absl::Status RegisterReplica(const std::string& address) override;
+  absl::Status HeartbeatReplica() override;
+  absl::Status UnregisterReplica(int64_t orphan_wait_ms) override;
+  absl::StatusOr<std::vector<std::string>> RecoverDeadReplicas(int64_t lease_ms,
+                                                               int64_t orphan_wait_ms) override;
+  absl::StatusOr<int64_t> NextJobNumber() override;
+  absl::StatusOr<CommitLosses> CommitOwned(const StoreBatch& batch,
+                                           const std::map<int64_t, JobRuntime>& runtimes) override;
+  absl::StatusOr<std::optional<OwnedJob>> ClaimQueuedJob(
+      const v1::Board& board,
+      const std::function<bool(const v1::Job&, const JobRuntime&)>& matches) override;
+  absl::StatusOr<std::vector<OwnedJob>> TakeStrandedJobs(int64_t now_ms, int limit) override;
+  absl::StatusOr<std::optional<OwnedJob>> TakeQueuedJob(const std::string& id) override;
+  absl::StatusOr<TakenBoards> TakeBoards(const std::vector<std::string>& board_ids) override;
+  absl::StatusOr<std::string> RequestCancel(const std::string& job_id) override;
+  absl::StatusOr<std::vector<ClusterBoard>> ClusterBoards() override;
+  absl::StatusOr<std::map<std::string, int>> QueuedCounts() override;
+  absl::StatusOr<std::map<v1::JobState, int>> UnfinishedByState() override;
+  absl::StatusOr<int64_t> UnfinishedJobsOf(const std::string& tenant) override;
+  absl::StatusOr<std::optional<std::pair<int32_t, int32_t>>> QueuePlace(int64_t number) override;
+  absl::StatusOr<bool> ClaimCompile(const std::string& key) override;
+  absl::Status FinishCompileClaim(const std::string& key) override;
+  absl::StatusOr<std::unique_ptr<ClusterListener>> Listen(
+      std::function<void(const ClusterNotification&)> deliver) override;
+
  private:
   class Params;
   class Rows;
-  explicit PostgresStore(PGconn* connection) : connection_(connection) {}
+  PostgresStore(PGconn* connection, std::string conninfo, std::string password);
 
   // Under mutex_.
   absl::StatusOr<Rows> Run(const char* sql, const Params& params, const char* what);
@@ -85,8 +116,19 @@ class PostgresStore : public Store, private BatchWriter {
   /// `after`, its expired jobs deleted in one transaction.
   absl::StatusOr<RetentionPage> DeleteFinishedPage(int64_t ended_before_ms, int64_t after);
 
+  // postgres_cluster.cc, under mutex_ and inside a transaction.
+  absl::Status Notify(const char* channel, const std::string& payload);
+  absl::Status ReleaseReplicaLocked(const std::string& replica, int64_t orphan_wait_ms);
+  /// Writes `job` with `runtime` when it is new or this replica owns it; false otherwise.
+  absl::StatusOr<bool> PutOwnedJobLocked(int64_t number, const v1::Job& job,
+                                         const JobRuntime& runtime);
+  absl::StatusOr<std::vector<OwnedJob>> OwnedJobsOf(const Rows& rows);
+
   std::mutex mutex_;
   PGconn* connection_;
+  const std::string conninfo_;  // for the listener's connection
+  const std::string password_;
+  const std::string replica_id_;
   bool in_transaction_ = false;
   std::map<std::string, std::string> prepared_;  // statement name by SQL text, this connection's
 };

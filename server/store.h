@@ -62,9 +62,15 @@ struct StoreBatch {
   }
 };
 
+class ClusterStore;
+
 class Store {
  public:
   virtual ~Store() = default;
+
+  /// The seam for several replicas sharing this store (server/cluster_store.h); nullptr when the
+  /// store is one server's own (SQLite).
+  virtual ClusterStore* Cluster() { return nullptr; }
 
   /// Applies a batch of PutJob, AppendEvent and PutBoard writes atomically: all or none.
   virtual absl::Status Commit(const StoreBatch& batch) = 0;

@@ -1,10 +1,14 @@
 #include "proto/support/grpc_util.h"
 
+#include <arpa/inet.h>
+
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace boardlab::api {
 namespace {
@@ -64,8 +68,55 @@ void ServerKeepaliveArguments(grpc::ServerBuilder& builder) {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
 }
 
+absl::StatusOr<std::string> ChannelTarget(const std::string& address) {
+  if (address.find(',') == std::string::npos) return address;
+  std::vector<std::string> entries = absl::StrSplit(address, ',');
+  bool any_v4 = false;
+  bool any_v6 = false;
+  for (const std::string& entry : entries) {
+    const size_t colon = entry.rfind(':');
+    if (entry.empty() || colon == std::string::npos || colon + 1 == entry.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("server address list '", address, "': '", entry, "' is not HOST:PORT"));
+    }
+    std::string host = entry.substr(0, colon);
+    const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+    if (bracketed) host = host.substr(1, host.size() - 2);
+    in_addr v4;
+    in6_addr v6;
+    if (!bracketed && inet_pton(AF_INET, host.c_str(), &v4) == 1) {
+      any_v4 = true;
+    } else if (bracketed && inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+      any_v6 = true;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "server address list '", address, "': '", entry,
+          "' is not an IP address; give IP addresses, or one DNS name with several addresses"));
+    }
+  }
+  if (any_v4 && any_v6) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "server address list '", address, "' mixes IPv4 and IPv6 addresses; use one family"));
+  }
+  return absl::StrCat(any_v4 ? "ipv4:" : "ipv6:", address);
+}
+
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options) {
+  absl::StatusOr<std::string> target = ChannelTarget(options.address);
+  if (!target.ok()) return target.status();
   grpc::ChannelArguments arguments;
+  if (*target != options.address) {
+    // Several replicas: gRPC's own policies, not ours, choose among them and fail over.
+    arguments.SetServiceConfigJSON(options.round_robin
+                                       ? R"({"loadBalancingConfig": [{"round_robin": {}}]})"
+                                       : R"({"loadBalancingConfig": [{"pick_first": {}}]})");
+    // TLS checks the first replica's name; all replicas present one certificate.
+    arguments.SetString(GRPC_ARG_DEFAULT_AUTHORITY,
+                        options.address.substr(0, options.address.find(',')));
+  }
+  if (!options.tls_server_name.empty()) {
+    arguments.SetSslTargetNameOverride(options.tls_server_name);
+  }
   arguments.SetMaxReceiveMessageSize(64 << 20);
   // Reconnect fast after a server restart: the default backoff grows to two minutes.
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
@@ -99,7 +150,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions&
     }
     credentials = grpc::SslCredentials(ssl);
   }
-  return grpc::CreateCustomChannel(options.address, credentials, arguments);
+  return grpc::CreateCustomChannel(*target, credentials, arguments);
 }
 
 }  // namespace boardlab::api

@@ -334,8 +334,8 @@ void AddOptions(CLI::App& app, Args& args) {
   app.add_option("--etdump", args.etdump, "write an ExecuTorch ETDump (.etdp) here");
   app.add_option("--outputs", args.outputs_dir, "write raw outputs to DIR/output<i>.bin");
   app.add_option("--profile", args.profile,
-                 "profile format: table or json (--board qemu: the firmware's ETDump profile, "
-                 "printed only when asked for)")
+                 "profile format: table or json (--board qemu or serial: the profile of the "
+                 "ETDump the board wrote, printed only when asked for)")
       ->check(CLI::IsMember({"table", "json"}));
   app.add_option("--clock", args.clock,
                  "profile clock: sim (simulated RT700 cycles) or wall (host time)")
@@ -580,6 +580,33 @@ int RefuseOptions(const CLI::App& app, const std::string& board,
   return kExitPass;
 }
 
+// --profile after a run on a board (qemu, serial): the per-op profile of the ETDump the board
+// wrote, with its clock and where each kernel ran, as a table after the console or as the JSON
+// document alone on stdout. Only a finished run (pass, unverified or mismatch) has a profile.
+int PrintBoardProfile(const Args& args, int code, const std::string& etdump, const json& map,
+                      const std::string& board) {
+  if (code != kExitPass && code != kExitMismatch) return code;
+  boardlab::run::Inspection inspection;
+  std::string error;
+  if (ReadEtdumpProfile(etdump, map, {}, inspection, error) != kExitPass) {
+    return Fail(kExitRuntime, "board error: the " + board + " board's ETDump: " + error);
+  }
+  if (args.profile == "json") {
+    json doc = {{"artifact", args.artifact},
+                {"board", board},
+                {"verdict", code == kExitMismatch   ? "fail"
+                            : args.expected.empty() ? "unverified"
+                                                    : "pass"},
+                {"profile", boardlab::run::ProfileJson(inspection.profile)}};
+    if (!args.etdump.empty()) doc["etdump"] = args.etdump;
+    if (!args.debug_map.empty()) doc["debug_map"] = args.debug_map;
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    boardlab::run::PrintProfileTable(inspection.profile, inspection.header);
+  }
+  return code;
+}
+
 // --board qemu: the same command line on boardlab-firmware under QEMU (runtime/cli/qemu_board.h).
 // With --profile the per-op profile of the firmware's ETDump follows: after the console (table),
 // or alone on stdout (json; the console then goes to stderr).
@@ -615,28 +642,8 @@ int RunQemu(const CLI::App& app, const Args& args) {
   if (!FinishedRunTimelineWritten(args, code, options.etdump, map, args.artifact + " on qemu")) {
     return kExitRuntime;
   }
-  // Only a finished run (pass, unverified or mismatch) has a profile.
-  if (code != kExitPass && code != kExitMismatch) return code;
   if (!profile) return code;
-  boardlab::run::Inspection inspection;
-  std::string error;
-  if (ReadEtdumpProfile(options.etdump, map, {}, inspection, error) != kExitPass) {
-    return Fail(kExitRuntime, "board error: the firmware's ETDump: " + error);
-  }
-  if (args.profile == "json") {
-    json doc = {{"artifact", args.artifact},
-                {"board", "qemu"},
-                {"verdict", code == kExitMismatch   ? "fail"
-                            : args.expected.empty() ? "unverified"
-                                                    : "pass"},
-                {"profile", boardlab::run::ProfileJson(inspection.profile)}};
-    if (!args.etdump.empty()) doc["etdump"] = args.etdump;
-    if (!args.debug_map.empty()) doc["debug_map"] = args.debug_map;
-    std::cout << doc.dump(2) << "\n";
-  } else {
-    boardlab::run::PrintProfileTable(inspection.profile, inspection.header);
-  }
-  return code;
+  return PrintBoardProfile(args, code, options.etdump, map, "qemu");
 }
 
 // What one run produced: the message of a failed run (exit codes 2-4), or its verdict, the
@@ -1018,14 +1025,15 @@ int Serve(const Args& defaults) {
 // --board serial: the options a board takes (the same as --board qemu's) go to RunOnSerialBoard.
 int RunSerial(const CLI::App& app, Args& args) {
   if (const int code = RefuseOptions(app, "serial",
-                                     {"--profile", "--clock", "--target", "--persistent-bytes",
-                                      "--temp-bytes", "--etdump-bytes", "--icount"});
+                                     {"--clock", "--target", "--persistent-bytes", "--temp-bytes",
+                                      "--etdump-bytes", "--icount"});
       code != kExitPass) {
     return code;
   }
-  if (!args.debug_map.empty() && !WantsTimeline(args)) {
+  const bool profile = app.count("--profile") > 0;
+  if (!args.debug_map.empty() && !profile && !WantsTimeline(args)) {
     return Fail(kExitUsage,
-                "--debug-map is only used with --trace or --timeline on --board serial");
+                "--debug-map is only used with --profile, --trace or --timeline on --board serial");
   }
   if (args.serial.port.empty()) {
     return Fail(kExitUsage, "--board serial needs --port (a serial device or tcp:HOST:PORT)");
@@ -1043,9 +1051,11 @@ int RunSerial(const CLI::App& app, Args& args) {
   json map;
   if (!TimelinePathsWritable(args) || !ReadRunDebugMap(args, map)) return kExitUsage;
   CopyBoardRunOptions(args, args.serial);
-  // The board sends its ETDump over the link; the timeline is drawn from it on the host.
+  args.serial.console_to_stderr = profile && args.profile == "json";
+  // The board sends its ETDump over the link; the profile and the timeline are read from it on
+  // the host.
   const TemporaryEtdump temporary;
-  if (!UseTemporaryEtdump(WantsTimeline(args), temporary, args.serial.etdump)) {
+  if (!UseTemporaryEtdump(profile || WantsTimeline(args), temporary, args.serial.etdump)) {
     return Fail(kExitRuntime, "cannot create a temporary file for the board's ETDump");
   }
   const int code = boardlab::run::RunOnSerialBoard(args.serial);
@@ -1053,7 +1063,8 @@ int RunSerial(const CLI::App& app, Args& args) {
                                   args.artifact + " on " + args.serial.port)) {
     return kExitRuntime;
   }
-  return code;
+  if (!profile) return code;
+  return PrintBoardProfile(args, code, args.serial.etdump, map, "serial");
 }
 
 }  // namespace

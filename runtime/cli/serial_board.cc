@@ -238,55 +238,58 @@ json FaultJson(const link::Fault& f) {
           {"exc_return", f.exc_return}};
 }
 
-void PrintHello(const link::Hello& h) {
-  std::printf("board: %s firmware %s build %s, board link protocol %u, max payload %u bytes\n",
-              h.board, h.firmware_version, h.build_id, unsigned{h.protocol_version},
-              unsigned{h.max_payload});
-  std::printf("board: clock %s, %" PRIu64 " ticks/s", h.clock, h.ticks_per_second);
-  if (h.core_hz > 0) std::printf(", core %" PRIu64 " Hz", h.core_hz);
-  if (h.icount_shift >= 0) std::printf(", QEMU -icount shift %d", int{h.icount_shift});
-  std::printf("; NPU %s\n", h.npu);
-  std::printf("board: memory");
+void PrintHello(FILE* out, const link::Hello& h) {
+  std::fprintf(out,
+               "board: %s firmware %s build %s, board link protocol %u, max payload %u bytes\n",
+               h.board, h.firmware_version, h.build_id, unsigned{h.protocol_version},
+               unsigned{h.max_payload});
+  std::fprintf(out, "board: clock %s, %" PRIu64 " ticks/s", h.clock, h.ticks_per_second);
+  if (h.core_hz > 0) std::fprintf(out, ", core %" PRIu64 " Hz", h.core_hz);
+  if (h.icount_shift >= 0) std::fprintf(out, ", QEMU -icount shift %d", int{h.icount_shift});
+  std::fprintf(out, "; NPU %s\n", h.npu);
+  std::fprintf(out, "board: memory");
   for (uint8_t i = 0; i < h.num_regions; ++i) {
-    std::printf("%s %s 0x%08" PRIx32 " %" PRIu32 " bytes", i == 0 ? "" : ",", h.regions[i].name,
-                h.regions[i].base, h.regions[i].size);
+    std::fprintf(out, "%s %s 0x%08" PRIx32 " %" PRIu32 " bytes", i == 0 ? "" : ",",
+                 h.regions[i].name, h.regions[i].base, h.regions[i].size);
   }
-  std::printf("; artifact cache %" PRIu32 " bytes holding %u artifact%s", h.cache_capacity,
-              unsigned{h.num_cached}, h.num_cached == 1 ? "" : "s");
+  std::fprintf(out, "; artifact cache %" PRIu32 " bytes holding %u artifact%s", h.cache_capacity,
+               unsigned{h.num_cached}, h.num_cached == 1 ? "" : "s");
   if (h.model_slot_size > 0) {
-    std::printf("; model slot 0x%08" PRIx32 " %" PRIu32 " bytes", h.model_slot_base,
-                h.model_slot_size);
+    std::fprintf(out, "; model slot 0x%08" PRIx32 " %" PRIu32 " bytes", h.model_slot_base,
+                 h.model_slot_size);
   }
-  std::printf("\n");
-  std::printf("board: last reset: %s\n", link::ResetCauseName(h.reset_cause));
+  std::fprintf(out, "\n");
+  std::fprintf(out, "board: last reset: %s\n", link::ResetCauseName(h.reset_cause));
 }
 
-void PrintFault(const link::Fault& f) {
-  std::printf("board: FAULT record of the last reset (%s): pc 0x%08" PRIx32 " lr 0x%08" PRIx32
-              " sp 0x%08" PRIx32 " xpsr 0x%08" PRIx32 " cfsr 0x%08" PRIx32 " hfsr 0x%08" PRIx32
-              " mmfar 0x%08" PRIx32 " bfar 0x%08" PRIx32 "\n",
-              link::ResetCauseName(f.cause), f.pc, f.lr, f.sp, f.xpsr, f.cfsr, f.hfsr, f.mmfar,
-              f.bfar);
+void PrintFault(FILE* out, const link::Fault& f) {
+  std::fprintf(out,
+               "board: FAULT record of the last reset (%s): pc 0x%08" PRIx32 " lr 0x%08" PRIx32
+               " sp 0x%08" PRIx32 " xpsr 0x%08" PRIx32 " cfsr 0x%08" PRIx32 " hfsr 0x%08" PRIx32
+               " mmfar 0x%08" PRIx32 " bfar 0x%08" PRIx32 "\n",
+               link::ResetCauseName(f.cause), f.pc, f.lr, f.sp, f.xpsr, f.cfsr, f.hfsr, f.mmfar,
+               f.bfar);
 }
 
 // The outputs as --board qemu's firmware prints them, written to --outputs; false on a write
 // error.
-bool ReportOutputs(const SerialRunOptions& options, const link::HostJobReport& report,
+bool ReportOutputs(FILE* out, const SerialRunOptions& options, const link::HostJobReport& report,
                    json& outputs) {
   const link::Result& r = report.result;
   for (uint8_t i = 0; i < r.num_outputs; ++i) {
     const link::OutputCheck& o = r.outputs[i];
-    std::printf("output %u: %" PRIu32 " bytes fnv1a32 %08" PRIx32, unsigned{i}, o.bytes, o.fnv1a32);
+    std::fprintf(out, "output %u: %" PRIu32 " bytes fnv1a32 %08" PRIx32, unsigned{i}, o.bytes,
+                 o.fnv1a32);
     json entry = {{"index", i}, {"bytes", o.bytes}, {"fnv1a32", o.fnv1a32}};
     if (o.checked) {
-      std::printf(" %s: max abs diff %g, %" PRIu32 " of %" PRIu32 " elements outside atol\n",
-                  o.pass ? "pass" : "FAIL", o.max_abs_diff, o.mismatches, o.elements);
+      std::fprintf(out, " %s: max abs diff %g, %" PRIu32 " of %" PRIu32 " elements outside atol\n",
+                   o.pass ? "pass" : "FAIL", o.max_abs_diff, o.mismatches, o.elements);
       entry["verification"] = {{"pass", o.pass != 0},
                                {"max_abs_diff", o.max_abs_diff},
                                {"mismatches", o.mismatches},
                                {"elements", o.elements}};
     } else {
-      std::printf("\n");
+      std::fprintf(out, "\n");
     }
     if (!options.outputs_dir.empty() && i < report.outputs.size()) {
       std::error_code ec;
@@ -305,21 +308,21 @@ bool ReportOutputs(const SerialRunOptions& options, const link::HostJobReport& r
   return true;
 }
 
-void PrintResultLine(const link::Hello& h, const link::Result& r, json& doc) {
+void PrintResultLine(FILE* out, const link::Hello& h, const link::Result& r, json& doc) {
   const double ns_per_tick =
       h.ticks_per_second > 0 ? 1e9 / static_cast<double>(h.ticks_per_second) : 0;
   const uint64_t ns = static_cast<uint64_t>(static_cast<double>(r.mean_ticks) * ns_per_tick + 0.5);
-  std::printf("result: %s ticks %" PRIu64 " ns %" PRIu64, link::VerdictName(r.verdict),
-              r.mean_ticks, ns);
+  std::fprintf(out, "result: %s ticks %" PRIu64 " ns %" PRIu64, link::VerdictName(r.verdict),
+               r.mean_ticks, ns);
   json result = {{"iterations", r.iterations}, {"mean_ticks", r.mean_ticks}, {"mean_ns", ns}};
   if (h.icount_shift >= 0) {
     // Under QEMU -icount every instruction takes 2^shift virtual ns.
     const uint64_t instructions = ns >> h.icount_shift;
-    std::printf(" instructions %" PRIu64 " (per inference, icount shift %d)\n", instructions,
-                int{h.icount_shift});
+    std::fprintf(out, " instructions %" PRIu64 " (per inference, icount shift %d)\n", instructions,
+                 int{h.icount_shift});
     result["instructions"] = instructions;
   } else {
-    std::printf(" (per inference, %s)\n", h.clock);
+    std::fprintf(out, " (per inference, %s)\n", h.clock);
   }
   json ticks = json::array();
   uint64_t low = UINT64_MAX, high = 0;
@@ -329,24 +332,26 @@ void PrintResultLine(const link::Hello& h, const link::Result& r, json& doc) {
     high = std::max(high, r.ticks[i]);
   }
   if (r.num_times > 1) {
-    std::printf("times: %" PRIu32 " iterations, ticks min %" PRIu64 " mean %" PRIu64 " max %" PRIu64
-                "%s\n",
-                r.iterations, low, r.mean_ticks, high,
-                r.num_times < r.iterations ? " (min/max of the first ones)" : "");
+    std::fprintf(out,
+                 "times: %" PRIu32 " iterations, ticks min %" PRIu64 " mean %" PRIu64
+                 " max %" PRIu64 "%s\n",
+                 r.iterations, low, r.mean_ticks, high,
+                 r.num_times < r.iterations ? " (min/max of the first ones)" : "");
   }
   result["ticks"] = ticks;
   doc["result"] = result;
 }
 
-void PrintLinkStats(const link::LinkStats& s, int board_resets) {
-  std::printf("link: frames sent %u received %u, bytes sent %" PRIu64 " received %" PRIu64
-              ", retransmissions %u, timeouts %u, naks sent %u received %u, crc errors %u, header "
-              "errors %u, resyncs %u, skipped bytes %u, duplicates %u, out of order %u, board "
-              "resets %d\n",
-              s.frames_sent, s.frames_received, s.bytes_sent, s.bytes_received, s.retransmissions,
-              s.timeouts, s.naks_sent, s.naks_received, s.decoder.crc_errors,
-              s.decoder.header_errors, s.decoder.resyncs, s.decoder.skipped_bytes, s.duplicates,
-              s.out_of_order, board_resets);
+void PrintLinkStats(FILE* out, const link::LinkStats& s, int board_resets) {
+  std::fprintf(out,
+               "link: frames sent %u received %u, bytes sent %" PRIu64 " received %" PRIu64
+               ", retransmissions %u, timeouts %u, naks sent %u received %u, crc errors %u, header "
+               "errors %u, resyncs %u, skipped bytes %u, duplicates %u, out of order %u, board "
+               "resets %d\n",
+               s.frames_sent, s.frames_received, s.bytes_sent, s.bytes_received, s.retransmissions,
+               s.timeouts, s.naks_sent, s.naks_received, s.decoder.crc_errors,
+               s.decoder.header_errors, s.decoder.resyncs, s.decoder.skipped_bytes, s.duplicates,
+               s.out_of_order, board_resets);
 }
 
 bool WriteJson(const std::string& path, const json& doc) {
@@ -379,23 +384,25 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
   }
   link::HostSessionOptions session_options;
   session_options.connect_timeout_ms = static_cast<int>(options.connect_timeout_seconds * 1000);
+  // The console: stdout, or stderr when stdout carries the profile's JSON document.
+  FILE* const out = options.console_to_stderr ? stderr : stdout;
   link::HostCallbacks callbacks;
-  callbacks.on_log = [](const link::Log& log) {
+  callbacks.on_log = [out](const link::Log& log) {
     static const char kLevels[] = {'D', 'I', 'E', 'F'};
-    std::printf("board log: %c] %s\n", log.level < 4 ? kLevels[log.level] : '?', log.text);
-    std::fflush(stdout);
+    std::fprintf(out, "board log: %c] %s\n", log.level < 4 ? kLevels[log.level] : '?', log.text);
+    std::fflush(out);
   };
-  callbacks.on_fault = [](const link::Fault& f) { PrintFault(f); };
-  callbacks.on_progress = [](const std::string& message) {
-    std::printf("%s\n", message.c_str());
-    std::fflush(stdout);
+  callbacks.on_fault = [out](const link::Fault& f) { PrintFault(out, f); };
+  callbacks.on_progress = [out](const std::string& message) {
+    std::fprintf(out, "%s\n", message.c_str());
+    std::fflush(out);
   };
   link::HostSession session(*stream, session_options, callbacks);
   link::HostJobReport report;
   absl::Status status = session.Connect();
   if (status.ok()) {
-    PrintHello(session.hello());
-    std::fflush(stdout);
+    PrintHello(out, session.hello());
+    std::fflush(out);
     status = session.RunJob(job, &report);
   }
   if (session.connected()) doc["board"] = HelloJson(session.hello());
@@ -415,7 +422,7 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
   doc["link"] = LinkJson(stats, session.board_resets());
 
   if (!status.ok()) {
-    PrintLinkStats(stats, session.board_resets());
+    PrintLinkStats(out, stats, session.board_resets());
     const std::string message = "board error: " + std::string(status.message());
     doc["exit"] = kExitRuntime;
     doc["error"] = message;
@@ -428,13 +435,13 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
   doc["verdict"] = link::VerdictName(result.verdict);
   doc["run_seconds"] = report.run_seconds;
   if (result.exit_code > 1) {
-    PrintLinkStats(stats, session.board_resets());
+    PrintLinkStats(out, stats, session.board_resets());
     doc["error"] = result.message;
     WriteJson(options.json, doc);
     return Fail(result.exit_code, result.message);
   }
   json outputs = json::array();
-  if (!ReportOutputs(options, report, outputs)) return kExitRuntime;
+  if (!ReportOutputs(out, options, report, outputs)) return kExitRuntime;
   doc["outputs"] = outputs;
   if (!options.etdump.empty()) {
     if (report.etdump.empty() || !WriteFile(options.etdump, report.etdump)) {
@@ -443,9 +450,9 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
     }
     doc["etdump"] = {{"path", options.etdump}, {"bytes", report.etdump.size()}};
   }
-  std::printf("%s\n", result.message);  // the board's memory use
-  PrintResultLine(report.hello, result, doc);
-  PrintLinkStats(stats, session.board_resets());
+  std::fprintf(out, "%s\n", result.message);  // the board's memory use
+  PrintResultLine(out, report.hello, result, doc);
+  PrintLinkStats(out, stats, session.board_resets());
   if (!WriteJson(options.json, doc)) {
     return Fail(kExitRuntime, "writing '" + options.json + "' failed");
   }

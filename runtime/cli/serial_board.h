@@ -5,7 +5,8 @@
 // a board behind ser2net, or the an505 protocol firmware under QEMU (firmware/qemu-board.sh).
 // Same options and exit codes as --board sim; the artifact is sent only when the board's cache
 // does not hold it. Prints the board's HELLO facts, its log lines, the outputs, the verdict and
-// the link statistics; --json writes all of it as one document.
+// the link statistics (the console); --json writes all of it as one document. boardlab-run's
+// --profile then prints the per-op profile of the ETDump the board sent.
 //
 //   boardlab::run::SerialRunOptions options;
 //   options.port = "tcp:127.0.0.1:5555";
@@ -27,6 +28,7 @@ struct SerialRunOptions : BoardRunOptions {
   // The flash tool wrote the artifact into the board's model slot: name it (MODEL_SLOT), the
   // board checks its SHA-256 and runs it in place; it is not sent.
   bool artifact_in_slot = false;
+  bool console_to_stderr = false;  // the console on stderr (stdout kept for --profile json)
 };
 
 /// The TestFault names --test-fault takes.

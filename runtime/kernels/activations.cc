@@ -9,12 +9,15 @@
 namespace boardlab::runtime::kernels {
 namespace {
 
-// Common checks: one int8 input and one int8 output of equal size, quant lists for both.
-Error PrepareUnaryGeneric(const char* op, Args args, size_t num_options, QuantLists* q) {
+// Common checks: one input and one output of equal size and one type (int8; int16 where
+// `allow_int16`, for 16x8), quant lists for both.
+Error PrepareUnaryGeneric(const char* op, Args args, size_t num_options, QuantLists* q,
+                          bool allow_int16 = false) {
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 4 + num_options));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, args.size() - 1, ScalarType::kChar, &out));
+  const ScalarType type = allow_int16 ? QuantizedTypeOf(args, 0) : ScalarType::kChar;
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, args.size() - 1, type, &out));
   RT_CHECK_OR_RETURN_ERROR(in->NumElements() == out->NumElements(), kInvalidProgram,
                            "%s: input and output sizes differ", op);
   RT_RETURN_IF_ERROR(QuantListArgs(op, args, q));
@@ -52,11 +55,11 @@ Error ReluEval(KernelContext& ctx, Args args) { return EvalRelu(ctx, args); }
 Error Relu6Prepare(KernelContext& ctx, Args args) { return PrepareReluLike("relu6", ctx, args); }
 Error Relu6Eval(KernelContext& ctx, Args args) { return EvalRelu(ctx, args); }
 
-// Args: in 0, alpha 1, zero_points 2, scales 3, out 4.
+// LEAKY_RELU int8 or 16x8. Args: in 0, alpha 1, zero_points 2, scales 3, out 4.
 Error LeakyReluPrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "leaky_relu";
   QuantLists q;
-  RT_RETURN_IF_ERROR(PrepareUnaryGeneric(op, args, 1, &q));
+  RT_RETURN_IF_ERROR(PrepareUnaryGeneric(op, args, 1, &q, /*allow_int16=*/true));
   double alpha;
   RT_RETURN_IF_ERROR(DoubleArg(op, args, 1, &alpha));
   LeakyReluParams& p = static_cast<OpDataLeakyRelu*>(ctx.op_data)->params;
@@ -74,9 +77,13 @@ Error LeakyReluPrepare(KernelContext& ctx, Args args) {
 }
 
 Error LeakyReluEval(KernelContext& ctx, Args args) {
-  return leaky_relu_s8(static_cast<const OpDataLeakyRelu*>(ctx.op_data)->params,
-                       args[0]->tensor->NumElements(), args[0]->tensor->As<const int8_t>(),
-                       args[4]->tensor->As<int8_t>());
+  const LeakyReluParams& p = static_cast<const OpDataLeakyRelu*>(ctx.op_data)->params;
+  const TensorView& in = *args[0]->tensor;
+  if (in.type == ScalarType::kShort) {
+    return leaky_relu_s16(p, in.NumElements(), in.As<const int16_t>(),
+                          args[4]->tensor->As<int16_t>());
+  }
+  return leaky_relu_s8(p, in.NumElements(), in.As<const int8_t>(), args[4]->tensor->As<int8_t>());
 }
 
 // Args: in 0, zero_points 1, scales 2, out 3.

@@ -1,6 +1,7 @@
 #include "runtime/kernels/conv_common.h"
 #include "runtime/kernels/kernels.h"
 #include "runtime/kernels/reference/conv2d_s8.h"
+#include "runtime/kernels/reference/conv_s16.h"
 
 namespace boardlab::runtime::kernels {
 
@@ -13,6 +14,23 @@ Error ReadStrideAndPadding(const char* op, Args args, size_t first, ConvParams& 
   p.pad_top = padding[0];
   p.pad_left = padding[1];
   return Error::kOk;
+}
+
+Error ConvActivationArgs(const char* op, Args args, size_t in_index, size_t out_index,
+                         TensorView** in, TensorView** out, bool* int16) {
+  *int16 = IsTensorOf(args[in_index], ScalarType::kShort);
+  const ScalarType type = *int16 ? ScalarType::kShort : ScalarType::kChar;
+  RT_RETURN_IF_ERROR(TensorArg(op, args, in_index, type, in));
+  return TensorArg(op, args, out_index, type, out);
+}
+
+Error ConvBiasArg(const char* op, Args args, size_t i, bool int16, bool int32_in_16x8,
+                  TensorView** bias, bool* bias64) {
+  *bias64 = int16 && IsTensorOf(args[i], ScalarType::kLong);
+  if (*bias64) return TensorArg(op, args, i, ScalarType::kLong, bias);
+  RT_CHECK_OR_RETURN_ERROR(!int16 || int32_in_16x8 || args[i]->tag == ValueTag::kNone,
+                           kInvalidProgram, "%s: a 16x8 bias must be int64", op);
+  return OptionalTensorArg(op, args, i, ScalarType::kInt, bias);
 }
 
 Error PrepareConvOutputStage(const char* op, Args args, size_t first, int32_t channels,
@@ -28,15 +46,20 @@ Error PrepareConvOutputStage(const char* op, Args args, size_t first, int32_t ch
   RT_RETURN_IF_ERROR(TensorArg(op, args, first + 3, ScalarType::kInt, &shift));
   RT_RETURN_IF_ERROR(IntArg(op, args, first + 4, &p.out.act_min));
   RT_RETURN_IF_ERROR(IntArg(op, args, first + 5, &p.out.act_max));
+  const int32_t lo = d.int16 ? -32768 : -128, hi = d.int16 ? 32767 : 127;
   RT_CHECK_OR_RETURN_ERROR(
-      -128 <= p.out.act_min && p.out.act_min <= p.out.act_max && p.out.act_max <= 127,
-      kInvalidProgram, "%s: bad activation range", op);
+      lo <= p.out.act_min && p.out.act_min <= p.out.act_max && p.out.act_max <= hi, kInvalidProgram,
+      "%s: bad activation range", op);
+  RT_CHECK_OR_RETURN_ERROR(!d.int16 || (in_zp == 0 && out_zp == 0), kInvalidProgram,
+                           "%s: 16x8 zero points must be 0", op);
   RT_CHECK_OR_RETURN_ERROR(mult->rank == 1 && shift->rank == 1 && mult->dims[0] == shift->dims[0] &&
                                (mult->dims[0] == 1 || mult->dims[0] == channels) &&
                                mult->data != nullptr && shift->data != nullptr,
                            kInvalidProgram, "%s: %d multipliers for %d output channels", op,
                            static_cast<int>(mult->dims[0]), static_cast<int>(channels));
   d.quant = ChannelQuant{mult->As<const int32_t>(), shift->As<const int32_t>(), mult->dims[0]};
+  RT_CHECK_OR_RETURN_ERROR(!d.acc64 || ShiftsFitRequantize64(d.quant), kInvalidProgram,
+                           "%s: a shift is outside [-31, 7], the int64 requantization's range", op);
   RT_CHECK_OR_RETURN_ERROR(bias == nullptr || (bias->rank == 1 && bias->dims[0] == channels),
                            kInvalidProgram, "%s: bias must be [%d]", op,
                            static_cast<int>(channels));
@@ -47,13 +70,15 @@ Error PrepareConvLike(const char* op, KernelContext& ctx, Args args, bool depthw
   const size_t extra = depthwise ? 1 : 0;
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 13 + extra));
   TensorView *in, *w, *bias, *out;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
+  auto* d = static_cast<OpDataConv*>(ctx.op_data);
+  RT_RETURN_IF_ERROR(ConvActivationArgs(op, args, 0, 12 + extra, &in, &out, &d->int16));
   RT_RETURN_IF_ERROR(TensorArg(op, args, 1, ScalarType::kChar, &w));
-  RT_RETURN_IF_ERROR(OptionalTensorArg(op, args, 2, ScalarType::kInt, &bias));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 12 + extra, ScalarType::kChar, &out));
+  RT_RETURN_IF_ERROR(
+      ConvBiasArg(op, args, 2, d->int16, /*int32_in_16x8=*/!depthwise, &bias, &d->acc64));
+  // TFLite Micro's 16x8 depthwise accumulates in int64 with or without a bias.
+  if (depthwise) d->acc64 = d->int16;
   RT_CHECK_OR_RETURN_ERROR(in->rank == 4 && w->rank == 4 && out->rank == 4, kInvalidProgram,
                            "%s: input, weights and output must be 4-D", op);
-  auto* d = static_cast<OpDataConv*>(ctx.op_data);
   ConvParams& p = d->params.conv;
   RT_RETURN_IF_ERROR(ReadStrideAndPadding(op, args, 3, p));
   int32_t dilation[2];
@@ -89,8 +114,30 @@ Error Conv2DPrepare(KernelContext& ctx, Args args) {
   return PrepareConvLike("conv_2d", ctx, args, /*depthwise=*/false);
 }
 
+namespace {
+
+// CONV_2D 16x8: int64 accumulator with an int64 bias, int32 with an int32 bias or none (as
+// TFLite Micro chooses).
+Error Conv2DEval16x8(const OpDataConv& d, Args args) {
+  const TensorView& in = *args[0]->tensor;
+  const TensorView& w = *args[1]->tensor;
+  TensorView& out = *args[12]->tensor;
+  const bool has_bias = args[2]->is_tensor();
+  if (d.acc64) {
+    return conv2d_s16(d.params.conv, d.quant, ToDims4(in), in.As<const int16_t>(), ToDims4(w),
+                      w.As<const int8_t>(), args[2]->tensor->As<const int64_t>(), ToDims4(out),
+                      out.As<int16_t>());
+  }
+  return conv2d_s16_acc32(
+      d.params.conv, d.quant, ToDims4(in), in.As<const int16_t>(), ToDims4(w), w.As<const int8_t>(),
+      has_bias ? args[2]->tensor->As<const int32_t>() : nullptr, ToDims4(out), out.As<int16_t>());
+}
+
+}  // namespace
+
 Error Conv2DEval(KernelContext& ctx, Args args) {
   const auto* d = static_cast<const OpDataConv*>(ctx.op_data);
+  if (d->int16) return Conv2DEval16x8(*d, args);
   const TensorView& in = *args[0]->tensor;
   const TensorView& w = *args[1]->tensor;
   const int32_t* bias = args[2]->is_tensor() ? args[2]->tensor->As<const int32_t>() : nullptr;

@@ -1,5 +1,6 @@
 #include "runtime/kernels/conv_common.h"
 #include "runtime/kernels/kernels.h"
+#include "runtime/kernels/reference/conv_s16.h"
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 
 namespace boardlab::runtime::kernels {
@@ -12,6 +13,12 @@ Error DepthwiseConv2DEval(KernelContext& ctx, Args args) {
   const auto* d = static_cast<const OpDataConv*>(ctx.op_data);
   const TensorView& in = *args[0]->tensor;
   const TensorView& w = *args[1]->tensor;
+  if (d->int16) {
+    const int64_t* bias64 = args[2]->is_tensor() ? args[2]->tensor->As<const int64_t>() : nullptr;
+    return depthwise_conv2d_s16(d->params, d->quant, ToDims4(in), in.As<const int16_t>(),
+                                ToDims4(w), w.As<const int8_t>(), bias64,
+                                ToDims4(*args[13]->tensor), args[13]->tensor->As<int16_t>());
+  }
   const int32_t* bias = args[2]->is_tensor() ? args[2]->tensor->As<const int32_t>() : nullptr;
   const TensorView& out = *args[13]->tensor;
   const Dims4 out_dims = ToDims4(out);

@@ -87,6 +87,31 @@ inline bool SameTypeAndShape(const TensorView& a, const TensorView& b) {
   return true;
 }
 
+/// The quantized element type of an op that runs in int8 or in 16x8: kShort when args[i] is an
+/// int16 tensor, else kChar (the TensorArg checks that follow report a mismatch).
+inline ScalarType QuantizedTypeOf(Args args, size_t i) {
+  return i < args.size() && IsTensorOf(args[i], ScalarType::kShort) ? ScalarType::kShort
+                                                                    : ScalarType::kChar;
+}
+
+/// Inputs 0 and 1 and the output args[out_index] of a binary op, of one quantized type: int8,
+/// or int16 (16x8, `*int16` set) when input 0 is int16.
+[[nodiscard]] inline Error QuantizedBinaryArgs(const char* op, Args args, size_t out_index,
+                                               TensorView** a, TensorView** b, TensorView** out,
+                                               bool* int16) {
+  const ScalarType type = QuantizedTypeOf(args, 0);
+  *int16 = type == ScalarType::kShort;
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, a));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 1, type, b));
+  return TensorArg(op, args, out_index, type, out);
+}
+
+/// [act_min, act_max] is a non-empty range inside int8, or int16 when `int16`.
+inline bool ActivationRangeFits(bool int16, int32_t act_min, int32_t act_max) {
+  const int32_t lo = int16 ? -32768 : -128, hi = int16 ? 32767 : 127;
+  return lo <= act_min && act_min <= act_max && act_max <= hi;
+}
+
 /// An optional tensor: Null gives nullptr.
 [[nodiscard]] inline Error OptionalTensorArg(const char* op, Args args, size_t i, ScalarType type,
                                              TensorView** out) {

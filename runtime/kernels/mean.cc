@@ -4,13 +4,15 @@
 
 namespace boardlab::runtime::kernels {
 
-// Args: in 0, axes 1 (constant int32), keep_dims 2, zero_points 3, scales 4, out 5.
+// MEAN int8 or 16x8. Args: in 0, axes 1 (constant int32), keep_dims 2, zero_points 3, scales 4,
+// out 5.
 Error MeanPrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "mean";
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 6));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 5, ScalarType::kChar, &out));
+  const ScalarType type = QuantizedTypeOf(args, 0);
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 5, type, &out));
   RT_CHECK_OR_RETURN_ERROR(
       in->rank <= kMaxDims && IsIndexTensor(args[1]) && args[1]->tensor->NumElements() <= kMaxDims,
       kInvalidProgram, "%s: axes must be a constant index tensor", op);
@@ -54,6 +56,10 @@ Error MeanEval(KernelContext& ctx, Args args) {
   RT_CHECK_OR_RETURN_ERROR(scratch != nullptr, kMemoryAllocationFailed,
                            "mean: %lu bytes of temp memory unavailable",
                            static_cast<unsigned long>(bytes));
+  if (in.type == ScalarType::kShort) {
+    return mean_s16(d->params, ToShape(in), in.As<const int16_t>(), d->axes, d->num_axes,
+                    out.As<int16_t>(), out.NumElements(), scratch, bytes);
+  }
   return mean_s8(d->params, ToShape(in), in.As<const int8_t>(), d->axes, d->num_axes,
                  out.As<int8_t>(), out.NumElements(), scratch, bytes);
 }

@@ -7,12 +7,14 @@
 #include <cstdint>
 
 #include "runtime/core/tensor_view.h"
+#include "runtime/kernels/reference/activations_s16.h"
 #include "runtime/kernels/reference/activations_s8.h"
 #include "runtime/kernels/reference/add_s8.h"
 #include "runtime/kernels/reference/arith.h"
 #include "runtime/kernels/reference/batch_matmul_s8.h"
 #include "runtime/kernels/reference/compare.h"
 #include "runtime/kernels/reference/conv2d_s8.h"
+#include "runtime/kernels/reference/conv_s16.h"
 #include "runtime/kernels/reference/data_movement.h"
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 #include "runtime/kernels/reference/fully_connected_s8.h"
@@ -32,12 +34,16 @@ namespace boardlab::runtime::kernels {
 struct OpDataConv {
   DepthwiseConvParams params;  // .conv for CONV_2D
   ChannelQuant quant;
+  bool int16 = false;  // 16x8: int16 activations (reference/conv_s16.h)
+  bool acc64 =
+      false;  // 16x8 accumulating in int64 (an int64 bias; DEPTHWISE, TRANSPOSE_CONV always)
 };
 
 struct OpDataFullyConnected {
   FullyConnectedParams params;
   ChannelQuant quant;
   int32_t batches = 0, depth = 0, units = 0;
+  bool int16 = false;  // 16x8: int16 activations, int64 bias
 };
 
 struct OpDataPool {
@@ -51,19 +57,23 @@ struct OpDataL2Pool {
 
 struct OpDataAdd {
   AddParams params;
+  bool int16 = false;  // 16x8
 };
 
 struct OpDataMul {
   MulParams params;
+  bool int16 = false;  // 16x8
 };
 
 struct OpDataSoftmax {
   SoftmaxParams params;
   int32_t rows = 0, depth = 0;
+  const Softmax16Tables* tables = nullptr;  // 16x8: the lookup tables (persistent memory)
 };
 
 struct OpDataSigmoid {
   SigmoidParams params;
+  bool int16 = false;  // 16x8: params hold the int16 rescale (activations_s16.h)
 };
 
 struct OpDataRelu {
@@ -79,9 +89,10 @@ struct OpDataHardSwish {
 };
 
 struct OpDataQuantize {
-  RequantizeParams requantize;  // int8 -> int8
-  float scale = 0;              // float -> int8
+  RequantizeParams requantize;  // int8 or int16 -> int8 or int16
+  float scale = 0;              // float -> int8 or int16
   bool from_float = false;
+  bool input_int16 = false, output_int16 = false;
   bool identity = false;  // same quantization: plain copy
 };
 
@@ -103,7 +114,7 @@ struct OpDataTranspose {
 struct OpDataPad {
   int32_t before[kMaxDims] = {};
   int32_t after[kMaxDims] = {};
-  int8_t pad_value = 0;
+  int16_t pad_value = 0;  // int8 or int16 (16x8), as the tensors
 };
 
 struct OpDataSlice {

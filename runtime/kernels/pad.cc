@@ -6,12 +6,15 @@ namespace boardlab::runtime::kernels {
 namespace {
 
 // PAD:   in 0, paddings 1, zero_points 2, scales 3, out 4 (pads with the output zero point).
-// PADV2: in 0, paddings 1, constant_values 2 (int8 scalar), zero_points 3, scales 4, out 5.
+// PADV2: in 0, paddings 1, constant_values 2 (scalar of the input's type), zero_points 3,
+//        scales 4, out 5.
+// The values are int8, or int16 in 16x8 models (TFLite Micro pads those with 0, their zero point).
 Error PreparePad(const char* op, KernelContext& ctx, Args args, bool v2) {
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, v2 ? 6 : 5));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, args.size() - 1, ScalarType::kChar, &out));
+  const ScalarType type = QuantizedTypeOf(args, 0);
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, args.size() - 1, type, &out));
   RT_CHECK_OR_RETURN_ERROR(in->rank == out->rank && in->rank <= kMaxDims &&
                                IsIndexTensor(args[1]) &&
                                args[1]->tensor->NumElements() == 2 * in->rank,
@@ -31,12 +34,13 @@ Error PreparePad(const char* op, KernelContext& ctx, Args args, bool v2) {
   }
   if (v2) {
     RT_CHECK_OR_RETURN_ERROR(
-        IsTensorOf(args[2], ScalarType::kChar) && args[2]->tensor->NumElements() == 1 &&
+        IsTensorOf(args[2], type) && args[2]->tensor->NumElements() == 1 &&
             args[2]->tensor->data != nullptr,
-        kInvalidProgram, "%s: constant_values must be a constant int8 scalar", op);
-    d->pad_value = args[2]->tensor->As<const int8_t>()[0];
+        kInvalidProgram, "%s: constant_values must be a constant scalar of the input's type", op);
+    d->pad_value = type == ScalarType::kShort ? args[2]->tensor->As<const int16_t>()[0]
+                                              : args[2]->tensor->As<const int8_t>()[0];
   } else {
-    d->pad_value = static_cast<int8_t>(q.zero_point[q.count - 1]);
+    d->pad_value = type == ScalarType::kShort ? 0 : static_cast<int8_t>(q.zero_point[q.count - 1]);
   }
   return Error::kOk;
 }
@@ -44,8 +48,13 @@ Error PreparePad(const char* op, KernelContext& ctx, Args args, bool v2) {
 Error EvalPad(KernelContext& ctx, Args args) {
   const auto* d = static_cast<const OpDataPad*>(ctx.op_data);
   const TensorView& in = *args[0]->tensor;
-  return pad_s8(ToShape(in), in.As<const int8_t>(), d->before, d->after, d->pad_value,
-                args[args.size() - 1]->tensor->As<int8_t>());
+  TensorView& out = *args[args.size() - 1]->tensor;
+  if (in.type == ScalarType::kShort) {
+    return pad_s16(ToShape(in), in.As<const int16_t>(), d->before, d->after,
+                   static_cast<int16_t>(d->pad_value), out.As<int16_t>());
+  }
+  return pad_s8(ToShape(in), in.As<const int8_t>(), d->before, d->after,
+                static_cast<int8_t>(d->pad_value), out.As<int8_t>());
 }
 
 }  // namespace

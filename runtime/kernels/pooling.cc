@@ -7,8 +7,7 @@ namespace {
 
 // Args: in 0, stride 1, padding 2, filter 3, act_min 4, act_max 5, then for L2_POOL_2D the
 // activation code 6; the output last. `type` is the element type of input and output.
-Error PreparePool(const char* op, Args args, PoolParams& p, ScalarType type = ScalarType::kChar,
-                  size_t count = 7) {
+Error PreparePool(const char* op, Args args, PoolParams& p, ScalarType type, size_t count = 7) {
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, count));
   TensorView *in, *out;
   RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, &in));
@@ -32,33 +31,44 @@ Error PreparePool(const char* op, Args args, PoolParams& p, ScalarType type = Sc
                                p.pad_top >= 0 && p.pad_left >= 0 && p.pad_top < p.filter_h &&
                                p.pad_left < p.filter_w,
                            kInvalidProgram, "%s: bad stride, filter or padding", op);
-  RT_CHECK_OR_RETURN_ERROR(-128 <= p.act_min && p.act_min <= p.act_max && p.act_max <= 127,
-                           kInvalidProgram, "%s: bad activation range", op);
+  RT_CHECK_OR_RETURN_ERROR(
+      type == ScalarType::kFloat ||
+          ActivationRangeFits(type == ScalarType::kShort, p.act_min, p.act_max),
+      kInvalidProgram, "%s: bad activation range", op);
   return Error::kOk;
 }
 
 }  // namespace
 
+// AVERAGE_POOL_2D and MAX_POOL_2D take int8, or int16 in 16x8 models.
 Error AveragePool2DPrepare(KernelContext& ctx, Args args) {
-  return PreparePool("average_pool_2d", args, static_cast<OpDataPool*>(ctx.op_data)->params);
+  return PreparePool("average_pool_2d", args, static_cast<OpDataPool*>(ctx.op_data)->params,
+                     QuantizedTypeOf(args, 0));
 }
 
 Error AveragePool2DEval(KernelContext& ctx, Args args) {
+  const PoolParams& p = static_cast<const OpDataPool*>(ctx.op_data)->params;
   const TensorView& in = *args[0]->tensor;
-  const TensorView& out = *args[6]->tensor;
-  return avgpool_s8(static_cast<const OpDataPool*>(ctx.op_data)->params, ToDims4(in),
-                    in.As<const int8_t>(), ToDims4(out), out.As<int8_t>());
+  TensorView& out = *args[6]->tensor;
+  if (in.type == ScalarType::kShort) {
+    return avgpool_s16(p, ToDims4(in), in.As<const int16_t>(), ToDims4(out), out.As<int16_t>());
+  }
+  return avgpool_s8(p, ToDims4(in), in.As<const int8_t>(), ToDims4(out), out.As<int8_t>());
 }
 
 Error MaxPool2DPrepare(KernelContext& ctx, Args args) {
-  return PreparePool("max_pool_2d", args, static_cast<OpDataPool*>(ctx.op_data)->params);
+  return PreparePool("max_pool_2d", args, static_cast<OpDataPool*>(ctx.op_data)->params,
+                     QuantizedTypeOf(args, 0));
 }
 
 Error MaxPool2DEval(KernelContext& ctx, Args args) {
+  const PoolParams& p = static_cast<const OpDataPool*>(ctx.op_data)->params;
   const TensorView& in = *args[0]->tensor;
-  const TensorView& out = *args[6]->tensor;
-  return maxpool_s8(static_cast<const OpDataPool*>(ctx.op_data)->params, ToDims4(in),
-                    in.As<const int8_t>(), ToDims4(out), out.As<int8_t>());
+  TensorView& out = *args[6]->tensor;
+  if (in.type == ScalarType::kShort) {
+    return maxpool_s16(p, ToDims4(in), in.As<const int16_t>(), ToDims4(out), out.As<int16_t>());
+  }
+  return maxpool_s8(p, ToDims4(in), in.As<const int8_t>(), ToDims4(out), out.As<int8_t>());
 }
 
 // L2_POOL_2D is float32 in TFLite Micro: the int8 range (args 4, 5) is unused, the activation

@@ -9,12 +9,13 @@ namespace {
 
 // Args of both resizes: in 0, size 1 (int32 [2]), align_corners 2, half_pixel_centers 3,
 // zero_points 4, scales 5, out 6. The output size is the output tensor's (the compiler resolved
-// `size`).
-Error PrepareResize(const char* op, KernelContext& ctx, Args args) {
+// `size`). The values are int8, or int16 for RESIZE_NEAREST_NEIGHBOR in 16x8 models (`type`).
+Error PrepareResize(const char* op, KernelContext& ctx, Args args,
+                    ScalarType type = ScalarType::kChar) {
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 7));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 6, ScalarType::kChar, &out));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 6, type, &out));
   RT_CHECK_OR_RETURN_ERROR(in->rank == 4 && out->rank == 4 && in->dims[0] == out->dims[0] &&
                                in->dims[3] == out->dims[3] && out->dims[1] > 0 && out->dims[2] > 0,
                            kInvalidProgram, "%s: input and output must be NHWC of equal N, C", op);
@@ -27,13 +28,17 @@ Error PrepareResize(const char* op, KernelContext& ctx, Args args) {
 }  // namespace
 
 Error ResizeNearestNeighborPrepare(KernelContext& ctx, Args args) {
-  return PrepareResize("resize_nearest_neighbor", ctx, args);
+  return PrepareResize("resize_nearest_neighbor", ctx, args, QuantizedTypeOf(args, 0));
 }
 
 Error ResizeNearestNeighborEval(KernelContext& ctx, Args args) {
   const auto* d = static_cast<const OpDataResize*>(ctx.op_data);
   const TensorView& in = *args[0]->tensor;
   const TensorView& out = *args[6]->tensor;
+  if (in.type == ScalarType::kShort) {
+    return resize_nearest_neighbor_s16(ToDims4(in), in.As<const int16_t>(), ToDims4(out),
+                                       d->align_corners, d->half_pixel_centers, out.As<int16_t>());
+  }
   return resize_nearest_neighbor_s8(ToDims4(in), in.As<const int8_t>(), ToDims4(out),
                                     d->align_corners, d->half_pixel_centers, out.As<int8_t>());
 }

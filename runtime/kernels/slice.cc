@@ -1,6 +1,6 @@
 // SLICE and STRIDED_SLICE: begin/size/end/strides are constant index tensors resolved once at
 // Prepare into (start, stride, count) per dimension, with TFLite's rules for masks, negative
-// indices and clamping.
+// indices and clamping. The values are int8, or int16 in 16x8 models.
 
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
@@ -25,8 +25,9 @@ Error SlicePrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "slice";
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 6));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 5, ScalarType::kChar, &out));
+  const ScalarType type = QuantizedTypeOf(args, 0);
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 5, type, &out));
   RT_CHECK_OR_RETURN_ERROR(
       in->rank <= kMaxDims && IsIndexTensor(args[1]) && IsIndexTensor(args[2]) &&
           args[1]->tensor->NumElements() == in->rank && args[2]->tensor->NumElements() == in->rank,
@@ -54,8 +55,9 @@ Error StridedSlicePrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "strided_slice";
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 13));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 12, ScalarType::kChar, &out));
+  const ScalarType type = QuantizedTypeOf(args, 0);
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 12, type, &out));
   const int32_t rank = in->rank;
   for (size_t i = 1; i <= 3; ++i) {
     RT_CHECK_OR_RETURN_ERROR(IsIndexTensor(args[i]) && args[i]->tensor->NumElements() == rank,
@@ -117,8 +119,13 @@ namespace {
 Error EvalSlice(KernelContext& ctx, Args args) {
   const auto* d = static_cast<const OpDataSlice*>(ctx.op_data);
   const TensorView& in = *args[0]->tensor;
+  TensorView& out = *args[args.size() - 1]->tensor;
+  if (in.type == ScalarType::kShort) {
+    return strided_slice_s16(ToShape(in), in.As<const int16_t>(), d->start, d->stride, d->out_dims,
+                             out.As<int16_t>());
+  }
   return strided_slice_s8(ToShape(in), in.As<const int8_t>(), d->start, d->stride, d->out_dims,
-                          args[args.size() - 1]->tensor->As<int8_t>());
+                          out.As<int8_t>());
 }
 }  // namespace
 

@@ -4,13 +4,15 @@
 
 namespace boardlab::runtime::kernels {
 
-// Args: in 0, perm 1 (constant int32/int64 [rank]), zero_points 2, scales 3, out 4.
+// TRANSPOSE of int8 or int16 (16x8) values. Args: in 0, perm 1 (constant int32/int64 [rank]),
+// zero_points 2, scales 3, out 4.
 Error TransposePrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "transpose";
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 5));
   TensorView *in, *out;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 4, ScalarType::kChar, &out));
+  const ScalarType type = QuantizedTypeOf(args, 0);
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 4, type, &out));
   RT_CHECK_OR_RETURN_ERROR(IsIndexTensor(args[1]) && args[1]->tensor->NumElements() == in->rank &&
                                in->rank == out->rank && in->rank <= kMaxDims,
                            kInvalidProgram, "%s: perm must be a constant [%d] index tensor", op,
@@ -31,9 +33,11 @@ Error TransposePrepare(KernelContext& ctx, Args args) {
 
 Error TransposeEval(KernelContext& ctx, Args args) {
   const TensorView& in = *args[0]->tensor;
-  return transpose_s8(ToShape(in), in.As<const int8_t>(),
-                      static_cast<const OpDataTranspose*>(ctx.op_data)->perm,
-                      args[4]->tensor->As<int8_t>());
+  const int32_t* perm = static_cast<const OpDataTranspose*>(ctx.op_data)->perm;
+  if (in.type == ScalarType::kShort) {
+    return transpose_s16(ToShape(in), in.As<const int16_t>(), perm, args[4]->tensor->As<int16_t>());
+  }
+  return transpose_s8(ToShape(in), in.As<const int8_t>(), perm, args[4]->tensor->As<int8_t>());
 }
 
 }  // namespace boardlab::runtime::kernels

@@ -246,6 +246,7 @@ uint8_t* BoardEndpoint::TakeJobMemory(size_t size) {
 
 void BoardEndpoint::ResetJob() {
   job_used_ = 0;
+  job_refused_ = false;
   for (size_t i = 0; i < kMaxTensors; ++i) inputs_[i] = expected_[i] = ConstBytes{};
 }
 
@@ -269,6 +270,15 @@ void BoardEndpoint::SendStatusMessage(BlobKind kind, uint8_t index, BlobStatusCo
   status.index = index;
   status.status = code;
   vsnprintf(status.message, sizeof(status.message), format, args);
+  if (code != BlobStatusCode::kStored && !job_refused_) {
+    job_refused_ = true;
+    if (kind == BlobKind::kModelSlot) {
+      snprintf(refused_what_, sizeof(refused_what_), "the artifact in the model slot");
+    } else {
+      snprintf(refused_what_, sizeof(refused_what_), "%s %u", BlobKindName(kind),
+               static_cast<unsigned>(index));
+    }
+  }
   SendMessage(FrameType::kBlobStatus, scratch_, Encode(status, scratch_, sizeof(scratch_)));
 }
 
@@ -447,35 +457,49 @@ void BoardEndpoint::ServiceDuringRun(void* self) {
   endpoint->link_.Poll(now);
 }
 
+bool BoardEndpoint::RefuseRun(const RunCommand& run, RunRequest* request, Result* result) {
+  char hex[17];
+  if (job_refused_) {
+    // The artifact may even be in the cache (an earlier copy): the host ended this job at the
+    // refusal, so nothing of it runs.
+    snprintf(result->message, sizeof(result->message),
+             "not run: the board refused %s of this job (see its BLOB_STATUS)", refused_what_);
+    return true;
+  }
+  request->artifact.data = FindArtifact(run.artifact, &request->artifact.size);
+  if (request->artifact.data == nullptr) {
+    snprintf(result->message, sizeof(result->message),
+             "artifact sha256 %s... is not on the board (send it first, or name it with "
+             "MODEL_SLOT when it is in the model slot)",
+             run.artifact.ToHex(hex, 8));
+    return true;
+  }
+  for (uint8_t i = 0; i < run.num_inputs; ++i) {
+    if (inputs_[i].data == nullptr) {
+      snprintf(result->message, sizeof(result->message), "input %u was not sent", unsigned{i});
+      return true;
+    }
+    request->inputs[i] = inputs_[i];
+  }
+  for (uint8_t i = 0; i < run.num_expected; ++i) {
+    if (expected_[i].data == nullptr) {
+      snprintf(result->message, sizeof(result->message), "expected output %u was not sent",
+               unsigned{i});
+      return true;
+    }
+    request->expected[i] = expected_[i];
+  }
+  return false;
+}
+
 void BoardEndpoint::OnRun(const RunCommand& run) {
   outcome_ = RunOutcome{};
   Result& result = outcome_.result;
   RunRequest request;
-  char hex[17];
-  request.artifact.data = FindArtifact(run.artifact, &request.artifact.size);
-  if (request.artifact.data == nullptr) {
+  if (RefuseRun(run, &request, &result)) {
     result.exit_code = 2;
-    snprintf(result.message, sizeof(result.message),
-             "artifact sha256 %s... is not on the board (send it first, or name it with "
-             "MODEL_SLOT when it is in the model slot)",
-             run.artifact.ToHex(hex, 8));
-  }
-  for (uint8_t i = 0; i < run.num_inputs && result.exit_code == 0; ++i) {
-    if (inputs_[i].data == nullptr) {
-      result.exit_code = 2;
-      snprintf(result.message, sizeof(result.message), "input %u was not sent", unsigned{i});
-    }
-    request.inputs[i] = inputs_[i];
-  }
-  for (uint8_t i = 0; i < run.num_expected && result.exit_code == 0; ++i) {
-    if (expected_[i].data == nullptr) {
-      result.exit_code = 2;
-      snprintf(result.message, sizeof(result.message), "expected output %u was not sent",
-               unsigned{i});
-    }
-    request.expected[i] = expected_[i];
-  }
-  if (result.exit_code == 0) {
+    result.verdict = Verdict::kError;
+  } else {
     request.num_inputs = run.num_inputs;
     request.num_expected = run.num_expected;
     request.iterations = run.iterations == 0 ? 1 : run.iterations;
@@ -494,8 +518,6 @@ void BoardEndpoint::OnRun(const RunCommand& run) {
       reset_ = true;
       return;
     }
-  } else {
-    result.verdict = Verdict::kError;
   }
   SendRunResult(run, outcome_);
   ResetJob();

@@ -142,6 +142,8 @@ class BoardEndpoint {
   Digest HashModelSlot(size_t size);
   const uint8_t* FindArtifact(const Digest& digest, size_t* size);
   void OnRun(const RunCommand& run);
+  // Fills `result` with why RUN cannot run (a blob of the job refused, or missing); false: it can.
+  bool RefuseRun(const RunCommand& run, RunRequest* request, Result* result);
   bool SendRunResult(const RunCommand& run, RunOutcome& outcome);
   bool SendBlob(BlobKind kind, uint8_t index, ConstBytes bytes);
   // Sends a message, receiving and retransmitting while the window is full. False when the
@@ -189,6 +191,10 @@ class BoardEndpoint {
   Sha256 blob_hash_;
   ConstBytes inputs_[kMaxTensors];
   ConstBytes expected_[kMaxTensors];
+  // A blob (or MODEL_SLOT) of the job was refused since the last RUN: the host sends RUN without
+  // waiting for the answers (protocol 4), so that RUN is answered with an error, not run.
+  bool job_refused_ = false;
+  char refused_what_[40] = {};  // e.g. "artifact 0", "input 1", "the artifact in the model slot"
 
   uint8_t incoming_[kMaxPayload];  // a copy of the frame being handled (the link's is released)
   uint8_t scratch_[kMaxPayload];   // messages being built

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
-#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -50,6 +49,27 @@ std::string FaultText(const Fault& f) {
       f.r1, f.r2, f.r3, f.r12, f.exc_return);
 }
 
+// The error that ends a job whose blob `kind` `index` the board answered with `status` (OK:
+// stored).
+absl::Status RefusalError(BlobKind kind, uint8_t index, const BlobStatus& status) {
+  const std::string message =
+      absl::StrCat("the board refused ",
+                   kind == BlobKind::kModelSlot ? "the artifact in its model slot"
+                                                : absl::StrCat(BlobKindName(kind), " ", index),
+                   ": ", status.message);
+  switch (status.status) {
+    case BlobStatusCode::kStored:
+      return absl::OkStatus();
+    case BlobStatusCode::kTooLarge:
+      return absl::FailedPreconditionError(message);
+    case BlobStatusCode::kDigestMismatch:
+      return absl::DataLossError(message);
+    case BlobStatusCode::kProtocolError:
+      break;
+  }
+  return absl::InternalError(message);
+}
+
 }  // namespace
 
 // Frames are collected and written in one piece per turn: a TCP segment (or USB packet) per
@@ -84,6 +104,8 @@ HostSession::HostSession(ByteStream& stream, const HostSessionOptions& options,
             LinkBuffers{tx_.data(), tx_.size(), rx_.data(), rx_.size(), reorder_.data(),
                         reorder_.size()},
             options.link),
+      handshake_(link_, static_cast<uint16_t>(rx_.size() - kFrameOverhead),
+                 static_cast<uint32_t>(options.connect_retry_ms)),
       start_ns_(
           static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())) {}
 
@@ -132,21 +154,18 @@ absl::Status HostSession::PumpOnce(int wait_ms) {
 void HostSession::HandleHello(const uint8_t* payload, size_t size) {
   Hello hello;
   if (!Decode(payload, size, &hello)) return;
-  if (nonce_ != 0 && hello.session == nonce_) {
-    if (!connected_) {
+  if (!connected_) {
+    if (handshake_.OnHello(hello)) {
       hello_ = hello;
       connected_ = true;
       hello_fresh_ = true;
-      if (hello.protocol_version == kProtocolVersion) {
-        link_.StartSession(hello.max_payload, hello.window);
-      }
     }
-    return;  // a second answer to a repeated CONNECT
+    return;
   }
-  if (connected_) {  // another session's HELLO (0: the board's announcement after a reset)
-    board_reset_ = true;
-    reset_hello_ = hello;
-  }
+  if (hello.session == handshake_.nonce()) return;  // a second answer to a repeated CONNECT
+  // Another session's HELLO (0: the board's announcement after a reset).
+  board_reset_ = true;
+  reset_hello_ = hello;
 }
 
 void HostSession::HandleBlob(FrameType type, const uint8_t* payload, size_t size) {
@@ -215,7 +234,7 @@ void HostSession::Handle(FrameType type, const uint8_t* payload, size_t size, bo
       return;
     }
     case FrameType::kBlobStatus:
-      DecodeInto(type, payload, size, &blob_status_, &protocol_error_);
+      HandleBlobStatus(payload, size);
       return;
     case FrameType::kCheck: {
       OutputCheckMessage check;
@@ -275,45 +294,23 @@ absl::Status HostSession::Connect() {
   connected_ = false;
   board_reset_ = false;
   protocol_error_.clear();
-  link_.EndSession();
   // The board sends its FAULT record right after HELLO: it may arrive in the same read.
   const size_t faults_before = faults_.size();
-  std::random_device random;
-  do {
-    nonce_ = random();
-  } while (nonce_ == 0);
-  link::Connect connect;
-  connect.nonce = nonce_;
-  connect.max_payload = static_cast<uint16_t>(rx_.size() - kFrameOverhead);
-  connect.window = static_cast<uint8_t>(link_.receive_window());
-  uint8_t payload[16];
-  const size_t size = Encode(connect, payload, sizeof(payload));
   const uint32_t start = NowMs();
-  uint32_t last_sent = 0;
-  bool sent = false;
+  handshake_.Start(start);
   while (!connected_) {
     if (options_.stop_connecting && options_.stop_connecting()) {
       return absl::CancelledError("cancelled while waiting for the board's HELLO");
     }
-    const uint32_t now = NowMs();
-    if (now - start >= static_cast<uint32_t>(options_.connect_timeout_ms)) {
-      return absl::DeadlineExceededError(absl::StrFormat(
-          "no HELLO from a board on %s within %.3g s: is the board-link firmware running, and "
-          "are the port and baud rate right?",
-          stream_.description(), options_.connect_timeout_ms / 1000.0));
+    if (NowMs() - start >= static_cast<uint32_t>(options_.connect_timeout_ms)) {
+      return NoHelloError(stream_.description(), options_.connect_timeout_ms);
     }
-    if (!sent || now - last_sent >= static_cast<uint32_t>(options_.connect_retry_ms)) {
-      link_.SendControl(FrameType::kConnect, payload, size);
-      last_sent = now;
-      sent = true;
-    }
+    handshake_.Poll(NowMs());
     if (absl::Status s = PumpOnce(kPumpWaitMs); !s.ok()) return s;
   }
-  if (hello_.protocol_version != kProtocolVersion) {
+  if (absl::Status s = handshake_.VersionStatus(); !s.ok()) {
     connected_ = false;
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "the board speaks board link protocol %u, this host %u: flash a matching firmware",
-        hello_.protocol_version, kProtocolVersion));
+    return s;
   }
   if ((hello_.flags & Hello::kFaultPending) != 0) {
     return WaitFor([&] { return faults_.size() > faults_before; }, kFaultWaitMs,
@@ -344,13 +341,15 @@ absl::Status HostSession::SendMessage(FrameType type, const uint8_t* payload, si
 
 absl::Status HostSession::SendBlob(BlobKind kind, uint8_t index, const std::vector<uint8_t>& bytes,
                                    const Digest& digest, bool show_progress) {
-  blob_status_.reset();
+  if (!refusal_.ok()) return refusal_;
   uint8_t payload[kMaxPayloadLimit];
   BlobBegin begin;
   begin.kind = kind;
   begin.index = index;
   begin.size = static_cast<uint32_t>(bytes.size());
   begin.digest = digest;
+  // The board answers every blob once: at BLOB_BEGIN when it refuses it there, else at BLOB_END.
+  awaited_.push_back({kind, index});
   if (absl::Status s =
           SendMessage(FrameType::kBlobBegin, payload, Encode(begin, payload, sizeof(payload)));
       !s.ok()) {
@@ -361,7 +360,9 @@ absl::Status HostSession::SendBlob(BlobKind kind, uint8_t index, const std::vect
   chunk_sizer_.Start(limit);
   const uint32_t start = NowMs();
   uint32_t last_report = start;
-  for (size_t offset = 0; offset < bytes.size() && !blob_status_;) {
+  for (size_t offset = 0; offset < bytes.size();) {
+    // A refusal (of this blob at its BEGIN, or of an earlier one) ends the job: no more bytes.
+    if (!refusal_.ok()) return refusal_;
     const size_t payload_size = chunk_sizer_.Next(link_.stats().retransmissions);
     BlobChunk chunk;
     chunk.offset = static_cast<uint32_t>(offset);
@@ -382,49 +383,38 @@ absl::Status HostSession::SendBlob(BlobKind kind, uint8_t index, const std::vect
                                offset / seconds / 1000.0, payload_size + kFrameOverhead));
     }
   }
-  if (!blob_status_) {  // not refused at BEGIN
-    BlobEnd end;
-    end.kind = kind;
-    end.index = index;
-    if (absl::Status s =
-            SendMessage(FrameType::kBlobEnd, payload, Encode(end, payload, sizeof(payload)));
-        !s.ok()) {
-      return s;
-    }
-  }
-  return AwaitBlobStatus(kind, index);
+  if (!refusal_.ok()) return refusal_;
+  BlobEnd end;
+  end.kind = kind;
+  end.index = index;
+  return SendMessage(FrameType::kBlobEnd, payload, Encode(end, payload, sizeof(payload)));
 }
 
-absl::Status HostSession::AwaitBlobStatus(BlobKind kind, uint8_t index) {
-  const bool slot = kind == BlobKind::kModelSlot;
-  const std::string what =
-      slot ? "waiting for the board to check its model slot"
-           : absl::StrFormat("waiting for the board to store %s %u", BlobKindName(kind), index);
-  if (absl::Status s = WaitFor([&] { return blob_status_.has_value(); },
-                               static_cast<uint32_t>(options_.blob_answer_timeout_ms), what);
-      !s.ok()) {
-    return s;
+void HostSession::HandleBlobStatus(const uint8_t* payload, size_t size) {
+  BlobStatus status;
+  if (!Decode(payload, size, &status)) {
+    protocol_error_ = "the board sent a malformed BLOB_STATUS";
+    return;
   }
-  if ((blob_status_->kind == BlobKind::kModelSlot) != slot) {
-    return absl::InternalError(absl::StrCat("the board answered about ",
-                                            BlobKindName(blob_status_->kind),
-                                            " instead: ", blob_status_->message));
+  if (awaited_.empty()) {
+    protocol_error_ = absl::StrCat("the board answered about ", BlobKindName(status.kind),
+                                   " when no blob awaited an answer: ", status.message);
+    return;
   }
-  const std::string message = absl::StrCat(
-      "the board refused ",
-      slot ? "the artifact in its model slot" : absl::StrCat(BlobKindName(kind), " ", index), ": ",
-      blob_status_->message);
-  switch (blob_status_->status) {
-    case BlobStatusCode::kStored:
-      return absl::OkStatus();
-    case BlobStatusCode::kTooLarge:
-      return absl::FailedPreconditionError(message);
-    case BlobStatusCode::kDigestMismatch:
-      return absl::DataLossError(message);
-    case BlobStatusCode::kProtocolError:
-      break;
+  const AwaitedStatus awaited = awaited_.front();
+  awaited_.pop_front();
+  // Answers come in the order the blobs went; the slot's answer has no index.
+  if (status.kind != awaited.kind ||
+      (awaited.kind != BlobKind::kModelSlot && status.index != awaited.index)) {
+    protocol_error_ = absl::StrFormat("the board answered about %s %u instead of %s %u: %s",
+                                      BlobKindName(status.kind), status.index,
+                                      BlobKindName(awaited.kind), awaited.index, status.message);
+    return;
   }
-  return absl::InternalError(message);
+  if (awaited.kind == BlobKind::kArtifact || awaited.kind == BlobKind::kModelSlot) {
+    artifact_answered_ms_ = NowMs();
+  }
+  if (refusal_.ok()) refusal_ = RefusalError(awaited.kind, awaited.index, status);
 }
 
 absl::Status HostSession::NameSlotArtifact(const HostJob& job, HostJobReport* report) {
@@ -439,23 +429,13 @@ absl::Status HostSession::NameSlotArtifact(const HostJob& job, HostJobReport* re
         absl::StrFormat("does not fit: the artifact has %u bytes, the board's model slot holds %u",
                         job.artifact.size(), hello_.model_slot_size));
   }
-  blob_status_.reset();
   ModelSlot slot;
   slot.size = static_cast<uint32_t>(job.artifact.size());
   slot.digest = report->artifact_digest;
   uint8_t payload[64];
-  const uint32_t start = NowMs();
-  if (absl::Status s =
-          SendMessage(FrameType::kModelSlot, payload, Encode(slot, payload, sizeof(payload)));
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = AwaitBlobStatus(BlobKind::kModelSlot, 0); !s.ok()) return s;
-  report->artifact_seconds = (NowMs() - start) / 1000.0;
-  Progress(absl::StrFormat(
-      "artifact sha256 %s...: in the model slot at 0x%08x, checked by the board in %.2f s",
-      Hex(report->artifact_digest), hello_.model_slot_base, report->artifact_seconds));
-  return absl::OkStatus();
+  artifact_sent_ms_ = NowMs();
+  awaited_.push_back({BlobKind::kModelSlot, 0});
+  return SendMessage(FrameType::kModelSlot, payload, Encode(slot, payload, sizeof(payload)));
 }
 
 absl::Status HostSession::SendArtifact(const HostJob& job, HostJobReport* report) {
@@ -470,26 +450,36 @@ absl::Status HostSession::SendArtifact(const HostJob& job, HostJobReport* report
                           "...: the board holds it (cache hit), not sent"));
     return absl::OkStatus();
   }
-  const uint32_t start = NowMs();
-  const uint64_t sent_before = link_.stats().bytes_sent;
-  if (absl::Status s = SendBlob(BlobKind::kArtifact, 0, job.artifact, report->artifact_digest,
-                                /*show_progress=*/true);
-      !s.ok()) {
-    return s;
-  }
-  report->artifact_seconds = (NowMs() - start) / 1000.0;
+  artifact_sent_ms_ = NowMs();
+  artifact_wire_bytes_before_ = link_.stats().bytes_sent;
   report->artifact_bytes_sent = job.artifact.size();
+  return SendBlob(BlobKind::kArtifact, 0, job.artifact, report->artifact_digest,
+                  /*show_progress=*/true);
+}
+
+// Once the board confirmed the artifact: how long that took, in the report and in words.
+void HostSession::ReportArtifactSent(const HostJob& job, HostJobReport* report) const {
+  if (report->artifact_cache_hit || !artifact_answered_ms_.has_value()) return;
+  report->artifact_seconds = (*artifact_answered_ms_ - artifact_sent_ms_) / 1000.0;
+  if (report->artifact_in_slot) {
+    Progress(absl::StrFormat(
+        "artifact sha256 %s...: in the model slot at 0x%08x, checked by the board in %.2f s",
+        Hex(report->artifact_digest), hello_.model_slot_base, report->artifact_seconds));
+    return;
+  }
   Progress(absl::StrFormat(
       "artifact sha256 %s...: sent %u bytes in %.2f s (%.1f kB/s of payload; %u bytes on the "
-      "wire)",
+      "wire with the blobs after it)",
       Hex(report->artifact_digest), job.artifact.size(), report->artifact_seconds,
       job.artifact.size() / std::max(report->artifact_seconds, 1e-3) / 1000.0,
-      link_.stats().bytes_sent - sent_before));
-  return absl::OkStatus();
+      link_.stats().bytes_sent - artifact_wire_bytes_before_));
 }
 
 absl::Status HostSession::Upload(const HostJob& job, HostJobReport* report) {
   report->hello = hello_;
+  awaited_.clear();
+  refusal_ = absl::OkStatus();
+  artifact_answered_ms_.reset();
   if (absl::Status s =
           job.artifact_in_slot ? NameSlotArtifact(job, report) : SendArtifact(job, report);
       !s.ok()) {
@@ -511,10 +501,11 @@ absl::Status HostSession::Upload(const HostJob& job, HostJobReport* report) {
       return s;
     }
   }
-  return absl::OkStatus();
+  return SendRun(job, report);
 }
 
-absl::Status HostSession::Execute(const HostJob& job, HostJobReport* report) {
+absl::Status HostSession::SendRun(const HostJob& job, HostJobReport* report) {
+  if (!refusal_.ok()) return refusal_;
   result_.reset();
   outputs_.clear();
   have_output_.clear();
@@ -531,18 +522,31 @@ absl::Status HostSession::Execute(const HostJob& job, HostJobReport* report) {
   run.num_expected = static_cast<uint8_t>(job.expected.size());
   run.test_fault = job.test_fault;
   uint8_t payload[64];
-  const uint32_t start = NowMs();
-  if (absl::Status s = SendMessage(FrameType::kRun, payload, Encode(run, payload, sizeof(payload)));
-      !s.ok()) {
-    return s;
-  }
+  run_sent_ms_ = NowMs();
+  return SendMessage(FrameType::kRun, payload, Encode(run, payload, sizeof(payload)));
+}
+
+absl::Status HostSession::AwaitBlobStatuses() {
+  const absl::Status waited =
+      WaitFor([&] { return awaited_.empty() || !refusal_.ok(); },
+              static_cast<uint32_t>(options_.blob_answer_timeout_ms),
+              awaited_.empty() ? std::string("waiting for the board's answers")
+              : awaited_.front().kind == BlobKind::kModelSlot
+                  ? std::string("waiting for the board to check its model slot")
+                  : absl::StrFormat("waiting for the board to store %s %u",
+                                    BlobKindName(awaited_.front().kind), awaited_.front().index));
+  if (!waited.ok()) return waited;
+  return refusal_;
+}
+
+absl::Status HostSession::AwaitResult(const HostJob& job, HostJobReport* report) {
   const double timeout_ms = job.run_timeout_seconds * 1000.0;
   const absl::Status waited =
       WaitFor([&] { return result_.has_value(); },
               timeout_ms >= 4.0e9 ? UINT32_MAX : static_cast<uint32_t>(timeout_ms),
               absl::StrFormat("waiting for the result of the run (--timeout %g s)",
                               job.run_timeout_seconds));
-  report->run_seconds = (NowMs() - start) / 1000.0;
+  report->run_seconds = (NowMs() - run_sent_ms_) / 1000.0;
   if (!waited.ok()) return waited;
   report->result = *result_;
   for (uint8_t i = 0; i < report->result.num_outputs; ++i) {
@@ -575,14 +579,19 @@ absl::Status HostSession::RunJob(const HostJob& job, HostJobReport* report) {
       if (absl::Status s = Connect(); !s.ok()) return s;
     }
     hello_fresh_ = false;
+    // Everything goes out before the first answer is awaited: the board's BLOB_STATUS for the
+    // artifact travels back while the inputs and RUN travel out. Until every blob is answered,
+    // a reset lost the upload (sent again); after that it ended the run.
     status = Upload(job, report);
+    if (status.ok()) status = AwaitBlobStatuses();
     if (status.ok()) break;
     if (!board_reset_ || attempt >= options_.max_reconnects) return status;
     ++report->board_resets;
     ++board_resets_;
     Progress(absl::StrCat(status.message(), "; connecting again and sending again"));
   }
-  status = Execute(job, report);
+  ReportArtifactSent(job, report);
+  status = AwaitResult(job, report);
   if (board_reset_) {
     ++board_resets_;
     // The reset ended the run: a new session collects the fault record that says why.

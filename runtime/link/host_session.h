@@ -2,9 +2,11 @@
 
 // The host side of the board link (docs/board-protocol.md, "Host state machine"): connects to a
 // board over a ByteStream, sends an artifact only when the board's cache does not hold it, sends
-// the inputs and expected outputs, runs, and collects log lines, outputs, the ETDump and the
-// result. It survives garbage, lost and repeated bytes (the link retransmits), and a board reset
-// during the upload (it reconnects and sends again); a reset during the run, a closed
+// the inputs and expected outputs and RUN without stopping for the board's BLOB_STATUS answers
+// (they are checked, in order, while the later blobs travel: a refusal ends the job, and the
+// board does not run a job it refused a blob of), and collects log lines, outputs, the ETDump
+// and the result. It survives garbage, lost and repeated bytes (the link retransmits), and a board
+// reset during the upload (it reconnects and sends again); a reset during the run, a closed
 // connection, a board that stops answering or a run past its timeout end the job with an error.
 // Blocking, for one thread (boardlab-run --board serial; the agent runs that as a child).
 //
@@ -21,6 +23,7 @@
 // blob's bytes do not match its digest; INTERNAL the board broke the protocol.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "runtime/link/chunk_sizer.h"
+#include "runtime/link/host_handshake.h"
 #include "runtime/link/host_transport.h"
 #include "runtime/link/link.h"
 #include "runtime/link/messages.h"
@@ -51,7 +55,9 @@ struct HostSessionOptions {
                       /*max_timeout_ms=*/4000, /*max_timeouts=*/8};
   /// Reconnects (and uploads again) after a board reset before RUN, at most this often.
   int max_reconnects = 2;
-  int blob_answer_timeout_ms = 30000;  // BLOB_STATUS after BLOB_END
+  /// For the BLOB_STATUS answers still missing once RUN is sent (the board answers a blob at its
+  /// BLOB_END, in order; hashing a model slot of tens of megabytes takes seconds).
+  int blob_answer_timeout_ms = 30000;
 };
 
 struct HostJob {
@@ -75,8 +81,11 @@ struct HostJobReport {
   bool artifact_cache_hit = false;  // the board held the artifact: it was not sent
   bool artifact_in_slot = false;    // it ran from the board's model slot (checked there)
   uint64_t artifact_bytes_sent = 0;
-  double artifact_seconds = 0;  // sending it, BLOB_BEGIN to BLOB_STATUS
-  double run_seconds = 0;       // RUN to RESULT, host time
+  /// Sending it, BLOB_BEGIN to its BLOB_STATUS (model slot: MODEL_SLOT to BLOB_STATUS). The
+  /// inputs and RUN follow the artifact without waiting for that answer, so this holds one round
+  /// trip that a whole job no longer waits for.
+  double artifact_seconds = 0;
+  double run_seconds = 0;  // RUN to RESULT, host time
   Result result;
   std::vector<std::vector<uint8_t>> outputs;
   std::vector<uint8_t> etdump;
@@ -126,14 +135,23 @@ class HostSession {
   absl::Status SendMessage(FrameType type, const uint8_t* payload, size_t size);
   absl::Status SendBlob(BlobKind kind, uint8_t index, const std::vector<uint8_t>& bytes,
                         const Digest& digest, bool show_progress);
-  // Waits for the BLOB_STATUS answering `kind` `index` and turns a refusal into an error.
-  absl::Status AwaitBlobStatus(BlobKind kind, uint8_t index);
+  // A blob (or MODEL_SLOT) whose BLOB_STATUS the board owes, oldest first.
+  struct AwaitedStatus {
+    BlobKind kind;
+    uint8_t index;
+  };
+  void HandleBlobStatus(const uint8_t* payload, size_t size);
   absl::Status NameSlotArtifact(const HostJob& job, HostJobReport* report);
   absl::Status SendArtifact(const HostJob& job, HostJobReport* report);
   absl::Status WaitFor(const std::function<bool()>& done, uint32_t timeout_ms,
                        const std::string& what);
+  // Sends the artifact (or names it in the slot), the inputs, the expected outputs and RUN.
   absl::Status Upload(const HostJob& job, HostJobReport* report);
-  absl::Status Execute(const HostJob& job, HostJobReport* report);
+  absl::Status SendRun(const HostJob& job, HostJobReport* report);
+  // Waits until the board answered every blob of the job; a refusal is the job's error.
+  absl::Status AwaitBlobStatuses();
+  absl::Status AwaitResult(const HostJob& job, HostJobReport* report);
+  void ReportArtifactSent(const HostJob& job, HostJobReport* report) const;
   absl::Status BoardResetError(const std::string& when);
   void Progress(const std::string& message) const;
 
@@ -145,9 +163,9 @@ class HostSession {
   std::vector<uint8_t> rx_;
   std::vector<uint8_t> reorder_;
   Link link_;
+  HostHandshake handshake_;
   uint64_t start_ns_;
 
-  uint32_t nonce_ = 0;
   bool connected_ = false;
   bool hello_fresh_ = false;  // no job ran since this HELLO
   Hello hello_;
@@ -157,7 +175,13 @@ class HostSession {
   std::string protocol_error_;
   ChunkSizer chunk_sizer_;
 
-  std::optional<BlobStatus> blob_status_;
+  std::deque<AwaitedStatus> awaited_;
+  absl::Status refusal_;  // the first blob of the job the board refused (OK: none so far)
+  // The artifact's transfer (NowMs): BLOB_BEGIN or MODEL_SLOT sent, its BLOB_STATUS received.
+  uint32_t artifact_sent_ms_ = 0;
+  std::optional<uint32_t> artifact_answered_ms_;
+  uint64_t artifact_wire_bytes_before_ = 0;
+  uint32_t run_sent_ms_ = 0;
   std::optional<Result> result_;
   std::optional<IncomingBlob> incoming_blob_;
   std::vector<std::vector<uint8_t>> outputs_;

@@ -1,5 +1,7 @@
 #include "runtime/link/host_transport.h"
 
+#include "runtime/link/host_asio_ports.h"
+
 #include <termios.h>
 
 #include <algorithm>
@@ -126,19 +128,12 @@ class AsioByteStream : public ByteStream {
 std::unique_ptr<ByteStream> ConnectTcp(const std::string& address, std::string* error,
                                        int timeout_ms, bool* refused) {
   *refused = false;
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
-    *error = "port 'tcp:" + address + "': expected tcp:HOST:PORT";
-    return nullptr;
-  }
-  std::string host = address.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
+  std::string host, service;
+  if (!SplitTcpAddress(address, &host, &service, error)) return nullptr;
   auto io = std::make_unique<asio::io_context>();
   asio::ip::tcp::resolver resolver(*io);
   error_code ec;
-  const auto endpoints = resolver.resolve(host, address.substr(colon + 1), ec);
+  const auto endpoints = resolver.resolve(host, service, ec);
   if (ec) {
     *error = "port 'tcp:" + address + "': " + ec.message();
     return nullptr;
@@ -193,23 +188,33 @@ std::unique_ptr<ByteStream> OpenTcp(const std::string& address, std::string* err
 }
 
 std::unique_ptr<ByteStream> OpenSerial(const std::string& path, int baud, std::string* error) {
-  if (!IsSupportedBaudRate(baud)) {
-    *error = "baud rate " + std::to_string(baud) + " is not a standard rate (9600 ... 4000000)";
-    return nullptr;
-  }
   auto io = std::make_unique<asio::io_context>();
   asio::serial_port port(*io);
+  if (!OpenSerialPort(port, path, baud, error)) return nullptr;
+  const std::string description = path + " at " + std::to_string(baud) + " baud";
+  return std::make_unique<AsioByteStream<asio::serial_port>>(
+      std::move(io), std::move(port), description, description + " hung up (unplugged?)");
+}
+
+}  // namespace
+
+bool OpenSerialPort(asio::serial_port& port, const std::string& path, int baud,
+                    std::string* error) {
+  if (!IsSupportedBaudRate(baud)) {
+    *error = "baud rate " + std::to_string(baud) + " is not a standard rate (9600 ... 4000000)";
+    return false;
+  }
   error_code ec;
   // Asio opens the device without making it the controlling terminal and sets it raw (no echo,
   // no line editing, no character translation) before the options below.
   port.open(path, ec);
   if (ec.value() == ENOTTY) {
     *error = "'" + path + "' is not a serial port";
-    return nullptr;
+    return false;
   }
   if (ec) {
     *error = "opening serial port '" + path + "': " + ec.message();
-    return nullptr;
+    return false;
   }
   using Base = asio::serial_port_base;
   // 8N1 at `baud`, no flow control.
@@ -220,16 +225,28 @@ std::unique_ptr<ByteStream> OpenSerial(const std::string& path, int baud, std::s
   if (!ec) port.set_option(Base::flow_control(Base::flow_control::none), ec);
   if (ec) {
     *error = "configuring serial port '" + path + "': " + ec.message();
-    return nullptr;
+    port.close(ec);
+    return false;
   }
   // Bytes from before this session (a boot banner, an earlier host's half frame) are stale.
   ::tcflush(port.native_handle(), TCIOFLUSH);
-  const std::string description = path + " at " + std::to_string(baud) + " baud";
-  return std::make_unique<AsioByteStream<asio::serial_port>>(
-      std::move(io), std::move(port), description, description + " hung up (unplugged?)");
+  return true;
 }
 
-}  // namespace
+bool SplitTcpAddress(const std::string& address, std::string* host, std::string* service,
+                     std::string* error) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
+    *error = "port 'tcp:" + address + "': expected tcp:HOST:PORT";
+    return false;
+  }
+  *host = address.substr(0, colon);
+  if (host->size() > 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  *service = address.substr(colon + 1);
+  return true;
+}
 
 bool IsSupportedBaudRate(int baud) {
   for (const int rate : kBaudRates) {

@@ -25,7 +25,9 @@ namespace boardlab::link {
 /// a run's outputs are no longer bounded by what fits in one RESULT frame.
 /// 3: HELLO announces the board's model slot (a model the flash tool wrote, e.g. into XSPI
 /// flash), and MODEL_SLOT names the artifact in it.
-inline constexpr uint16_t kProtocolVersion = 3;
+/// 4: the host sends a job's blobs and RUN without waiting for each BLOB_STATUS; a board answers
+/// a RUN that follows a refused blob of its job with an error RESULT and does not run it.
+inline constexpr uint16_t kProtocolVersion = 4;
 
 /// Inputs, expected outputs and outputs of one RUN (blob indexes are 8 bits).
 inline constexpr size_t kMaxTensors = 64;

@@ -252,6 +252,53 @@ TEST_F(AgentCoreTest, ResultsWaitForTheNextWelcome) {
   EXPECT_EQ(Step(*core, Welcome()).size(), 0u);
 }
 
+// A driver's word on a board goes out as a BoardStatus when it changes while connected, and in
+// Hello otherwise; one that changes between Hello and Welcome follows the Welcome, before any
+// result (the server must know a board is recovering before it schedules on that result).
+TEST_F(AgentCoreTest, BoardConditionsReachTheServerInHelloOrAsTheyChange) {
+  auto core = Connected();
+  std::vector<AgentEffect> effects = Step(
+      *core, BoardConditionChanged{"qemu-0", v1::BOARD_CONDITION_RECOVERING, "board error: x"});
+  ASSERT_EQ(effects.size(), 1u);
+  const v1::BoardStatus& status = Sent(effects[0]).board_status();
+  EXPECT_EQ(status.board_id(), "qemu-0");
+  EXPECT_EQ(status.condition(), v1::BOARD_CONDITION_RECOVERING);
+  EXPECT_EQ(status.reason(), "board error: x");
+  // The same word again is not news; an unknown board is ignored.
+  EXPECT_TRUE(
+      Step(*core, BoardConditionChanged{"qemu-0", v1::BOARD_CONDITION_RECOVERING, "board error: x"})
+          .empty());
+  EXPECT_TRUE(
+      Step(*core, BoardConditionChanged{"nope", v1::BOARD_CONDITION_QUARANTINED, "y"}).empty());
+
+  // Disconnected: kept for the next Hello.
+  Step(*core, StreamDown{});
+  EXPECT_TRUE(Step(*core, BoardConditionChanged{"qemu-0", v1::BOARD_CONDITION_QUARANTINED, "dead"})
+                  .empty());
+  effects = Step(*core, StreamUp{});
+  ASSERT_EQ(effects.size(), 1u);
+  const v1::Hello& hello = Sent(effects[0]).hello();
+  ASSERT_EQ(hello.boards_size(), 2);
+  EXPECT_EQ(hello.boards(0).id(), "qemu-0");
+  EXPECT_EQ(hello.boards(0).condition(), v1::BOARD_CONDITION_QUARANTINED);
+  EXPECT_EQ(hello.boards(0).condition_reason(), "dead");
+  EXPECT_EQ(hello.boards(1).condition(), v1::BOARD_CONDITION_READY);
+  EXPECT_TRUE(Step(*core, Welcome()).empty());  // Hello said it already
+
+  // Between Hello and Welcome: sent after the Welcome, before the results.
+  Step(*core, Assign("j1", 1, "sim-0"));
+  Step(*core, StreamDown{});
+  Step(*core, Done("j1", 1, v1::RUN_OUTCOME_BOARD_ERROR));
+  Step(*core, StreamUp{});
+  EXPECT_TRUE(
+      Step(*core, BoardConditionChanged{"sim-0", v1::BOARD_CONDITION_RECOVERING, "z"}).empty());
+  effects = Step(*core, Welcome());
+  ASSERT_EQ(effects.size(), 2u);
+  EXPECT_EQ(Sent(effects[0]).board_status().board_id(), "sim-0");
+  EXPECT_EQ(Sent(effects[0]).board_status().condition(), v1::BOARD_CONDITION_RECOVERING);
+  EXPECT_EQ(Sent(effects[1]).result().job_id(), "j1");
+}
+
 TEST_F(AgentCoreTest, RestartReportsRunsThatDiedWithTheAgent) {
   {
     auto core = Connected();

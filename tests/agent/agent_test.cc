@@ -14,11 +14,13 @@
 
 #include "agent/process_board_executor.h"
 #include "agent/retrying_blob_store.h"
+#include "agent/serial_board_executor.h"
 #include "boardlab/v1/artifact_service.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "proto/support/grpc_util.h"
 #include "tests/agent/agent_test_support.h"
+#include "tests/agent/hello_board.h"
 #include "tests/support/test_paths.h"
 
 namespace boardlab::agent {
@@ -164,22 +166,29 @@ class AgentTest : public ::testing::Test {
   // Starts an agent with one sim board "t-sim-0" driven by `runner`, on its own thread.
   void StartAgent(const std::string& address, const std::string& runner,
                   const std::string& token = kToken) {
+    BoardConfig board;
+    board.id = "t-sim-0";
+    board.type = "imxrt700-sim";
+    board.driver = "sim";
+    StartAgentWith(address, board,
+                   std::make_unique<ProcessBoardExecutor>(io_, runner, RunnerBoard::kSim), token);
+  }
+
+  // Starts an agent with `board` driven by `executor`, on its own thread.
+  void StartAgentWith(const std::string& address, const BoardConfig& board,
+                      BoardExecutorPtr executor, const std::string& token = kToken) {
     channel_ = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
     stub_ = v1::AgentService::NewStub(channel_);
     AgentCore::Options core_options;
     core_options.agent_id = "t";
     core_options.hostname = "host";
     core_options.version = "test";
-    BoardConfig board;
-    board.id = "t-sim-0";
-    board.type = "imxrt700-sim";
-    board.driver = "sim";
     core_options.boards = {board};
     core_options.journal_path = dir_ / "journal";
     absl::StatusOr<std::unique_ptr<AgentCore>> core = AgentCore::Create(core_options);
     ASSERT_TRUE(core.ok()) << core.status();
     std::map<std::string, BoardExecutorPtr> executors;
-    executors["t-sim-0"] = std::make_unique<ProcessBoardExecutor>(io_, runner, RunnerBoard::kSim);
+    executors[board.id] = std::move(executor);
     Agent::Options options;
     options.token = token;
     options.state_dir = dir_.path().string();
@@ -193,6 +202,7 @@ class AgentTest : public ::testing::Test {
                                      NewRetryingBlobStore(NewGrpcBlobStore(channel_, token), retry),
                                      *stub_, options);
     agent_->Start();
+    io_.restart();  // a second agent of the test runs on the first one's stopped io_context
     thread_ = std::thread([this] { io_.run(); });
   }
 
@@ -386,6 +396,80 @@ TEST_F(AgentTest, ReconnectsAfterAServerRestartAndDeliversTheResult) {
   ASSERT_TRUE(messages[0].has_hello());
   ASSERT_EQ(messages[0].hello().in_flight_size(), 1);
   EXPECT_EQ(messages[0].hello().in_flight(0).job_id(), "j1");
+}
+
+// Where `pred` first holds in the server's messages; -1 when it never does.
+int IndexOf(const std::vector<v1::AgentMessage>& ms,
+            const std::function<bool(const v1::AgentMessage&)>& pred) {
+  for (size_t i = 0; i < ms.size(); ++i) {
+    if (pred(ms[i])) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::function<bool(const v1::AgentMessage&)> IsCondition(v1::BoardCondition condition) {
+  return [condition](const v1::AgentMessage& m) {
+    return m.has_board_status() && m.board_status().board_id() == "t-evk-0" &&
+           m.board_status().condition() == condition;
+  };
+}
+
+// A serial board whose job ends in a board error: the server hears that the board is
+// recovering before it hears the result, then that it is ready again, with no job in between.
+// After an agent restart, a quarantine from before is in the Hello.
+TEST_F(AgentTest, SerialBoardRecoveryReachesTheServer) {
+  testing::HelloBoard hello_board(link::kProtocolVersion, "rt700");
+  FakeServer server;
+  const v1::Digest artifact = server.blobs().Add("an artifact");
+  BoardConfig board;
+  board.id = "t-evk-0";
+  board.type = "imxrt700-evk";
+  board.driver = "serial";
+  board.serial.port = hello_board.port();
+  board.serial.connect_timeout_seconds = 2;
+  const std::string runner = testing::WriteScript(
+      dir_ / "run.sh", "echo 'board error: the board was reset' >&2\nexit 4\n");
+  BoardMetrics metrics("");
+  StartAgentWith(
+      server.address(), board,
+      std::make_unique<SerialBoardExecutor>(io_, board, runner, &metrics, dir_ / "state"));
+  ASSERT_TRUE(server.WaitFor(HasHello));
+  v1::ServerMessage assign = Assignment("j1", artifact);
+  assign.mutable_assign()->set_board_id("t-evk-0");
+  ASSERT_TRUE(server.Push(assign));
+  const auto is_result = [](const v1::AgentMessage& m) { return m.has_result(); };
+  ASSERT_TRUE(server.WaitFor([&](const std::vector<v1::AgentMessage>& ms) {
+    return IndexOf(ms, IsCondition(v1::BOARD_CONDITION_READY)) >= 0 && IndexOf(ms, is_result) >= 0;
+  }));
+  const std::vector<v1::AgentMessage> ms = server.messages();
+  const int recovering = IndexOf(ms, IsCondition(v1::BOARD_CONDITION_RECOVERING));
+  const int result = IndexOf(ms, is_result);
+  const int ready = IndexOf(ms, IsCondition(v1::BOARD_CONDITION_READY));
+  // Recovering before the result (the server must not schedule on the result alone); ready
+  // once the probe answered, which may come before the job's files are uploaded.
+  ASSERT_GE(recovering, 0);
+  EXPECT_LT(recovering, result);
+  EXPECT_LT(recovering, ready);
+  EXPECT_EQ(ms[result].result().outcome(), v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(ms[recovering].board_status().reason(),
+            "its last job ended in a board error: board error: the board was reset");
+  StopAgent();
+
+  BoardState saved;
+  saved.quarantined = true;
+  saved.quarantine_reason = "no answer after connecting again, reset";
+  ASSERT_TRUE(SaveBoardState(BoardStatePath(dir_ / "state", "t-evk-0"), saved).ok());
+  FakeServer restarted;
+  absl::StatusOr<std::unique_ptr<SerialBoardExecutor>> executor =
+      SerialBoardExecutor::Create(io_, board, runner, &metrics, dir_ / "state");
+  ASSERT_TRUE(executor.ok()) << executor.status();
+  StartAgentWith(restarted.address(), board, *std::move(executor));
+  ASSERT_TRUE(restarted.WaitFor(HasHello));
+  const v1::Hello hello = restarted.messages()[0].hello();
+  ASSERT_EQ(hello.boards_size(), 1);
+  EXPECT_EQ(hello.boards(0).condition(), v1::BOARD_CONDITION_QUARANTINED);
+  EXPECT_EQ(hello.boards(0).condition_reason(), saved.quarantine_reason);
+  StopAgent();
 }
 
 TEST_F(AgentTest, WrongTokenKeepsRetrying) {

@@ -2,7 +2,8 @@
 // boardlab-server (and boardlab-agent) processes the bench starts itself.
 //
 // Usage: service_bench [--quick] [--latency-jobs N] [--jobs N] [--threads N] [--upload-mib N]
-//                      [--queued N] [--only agent|fake|upload|memory]
+//                      [--queued N] [--only agent|fake|upload|memory|replicas]
+//                      [--store postgres]
 //
 // Figures and targets:
 //   1. submit -> assigned latency with idle sim boards, p50 / p99      target p99 < 20 ms
@@ -13,6 +14,9 @@
 //   3. ArtifactService.Upload of a random blob against a raw TCP loopback copy of the same bytes
 //                                                                      target >= 50 % of it
 //   4. server VmRSS with N queued jobs (boards registered, their agent gone)  target < 200 MB
+//   5. with --store postgres: 2(a)'s throughput over one SQLite server, and over one and two
+//      replicas sharing a throwaway PostgreSQL (docs/server.md, "Replicas")
+//                                          target: two replicas >= the SQLite server
 // --quick runs small sizes (a smoke test for ctest; it asserts no speed). Without --quick the
 // exit status is 1 when a target is missed; 2 when a figure could not be measured at all.
 //
@@ -58,6 +62,7 @@
 #include "proto/support/blob_client.h"
 #include "proto/support/digest.h"
 #include "proto/support/grpc_util.h"
+#include "tests/support/postgres_server.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_paths.h"
 
@@ -193,16 +198,31 @@ struct ServerProcess : ChildProcess {
   }
 };
 
-absl::StatusOr<std::unique_ptr<ServerProcess>> StartServer(const std::string& what) {
+// `config`: a server.yaml for it (e.g. a PostgreSQL store); `data_dir`: replicas share one.
+absl::StatusOr<std::unique_ptr<ServerProcess>> StartServer(const std::string& what,
+                                                           const std::string& config = "",
+                                                           const std::string& data_dir = "") {
   auto server = std::make_unique<ServerProcess>();
   server->dir = MakeTempDir(what);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
   std::string log = server->dir + "/server.log";
-  server->pid = Spawn({BOARDLAB_SERVER_PATH, "--listen", "127.0.0.1:0", "--metrics-listen",
-                       "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--data-dir",
-                       server->dir + "/data", "--compile-workers", "1"},
-                      log, fds[1]);
+  std::vector<std::string> argv = {BOARDLAB_SERVER_PATH,
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--metrics-listen",
+                                   "127.0.0.1:0",
+                                   "--http-listen",
+                                   "127.0.0.1:0",
+                                   "--data-dir",
+                                   data_dir.empty() ? server->dir + "/data" : data_dir,
+                                   "--compile-workers",
+                                   "1"};
+  if (!config.empty()) {
+    argv.push_back("--config");
+    argv.push_back(config);
+  }
+  server->pid = Spawn(argv, log, fds[1]);
   close(fds[1]);
   server->stdout_fd = fds[0];
   if (server->pid < 0) return absl::InternalError("fork failed");
@@ -234,11 +254,12 @@ struct AgentProcess : ChildProcess {
   std::string log;
 };
 
-std::unique_ptr<AgentProcess> StartAgent(const ServerProcess& server, int boards) {
+std::unique_ptr<AgentProcess> StartAgent(const ServerProcess& server, int boards,
+                                         const std::string& id = "bench") {
   auto agent = std::make_unique<AgentProcess>();
   std::string dir = MakeTempDir("agent");
   agent->log = dir + "/agent.log";
-  agent->pid = Spawn({BOARDLAB_AGENT_PATH, "--server", server.address, "--agent-id", "bench",
+  agent->pid = Spawn({BOARDLAB_AGENT_PATH, "--server", server.address, "--agent-id", id,
                       "--state-dir", dir + "/state", "--sim-boards", std::to_string(boards),
                       "--boardlab-run", boardlab::testing::RunBinary()},
                      agent->log, -1);
@@ -548,11 +569,34 @@ struct Throughput {
   double bench_cpu_s = 0;   // this process: submitters, waiter (and the fake agent)
 };
 
-absl::StatusOr<Throughput> MeasureThroughput(const ServerProcess& server, const v1::Digest& model,
-                                             int jobs, int threads, pid_t agent_pid = -1) {
-  const double server_cpu = ProcessCpuSeconds(server.pid);
-  const double agent_cpu = agent_pid > 0 ? ProcessCpuSeconds(agent_pid) : 0;
-  const double runs_cpu = agent_pid > 0 ? ChildrenCpuSeconds(agent_pid) : 0;
+// What a throughput run drives: one server, or replicas behind a list of addresses (the clients
+// spread their calls round robin), and the agents whose CPU is counted (none: a fake agent).
+struct Target {
+  std::string address;
+  std::vector<pid_t> servers;
+  std::vector<pid_t> agents;
+};
+
+Target TargetOf(const ServerProcess& server, pid_t agent_pid = -1) {
+  Target target{server.address, {server.pid}, {}};
+  if (agent_pid > 0) target.agents.push_back(agent_pid);
+  return target;
+}
+
+double SumCpuSeconds(const std::vector<pid_t>& pids, double (*cpu)(pid_t)) {
+  double seconds = 0;
+  for (pid_t pid : pids) seconds += cpu(pid);
+  return seconds;
+}
+
+double OwnCpuSeconds(pid_t pid) { return ProcessCpuSeconds(pid); }
+
+absl::StatusOr<Throughput> MeasureThroughput(const Target& target, const v1::Digest& model,
+                                             int jobs, int threads) {
+  const bool real_agents = !target.agents.empty();
+  const double server_cpu = SumCpuSeconds(target.servers, OwnCpuSeconds);
+  const double agent_cpu = SumCpuSeconds(target.agents, OwnCpuSeconds);
+  const double runs_cpu = SumCpuSeconds(target.agents, ChildrenCpuSeconds);
   const double bench_cpu = SelfCpuSeconds();
   std::vector<int64_t> end_ms;
   std::vector<std::string> ids(static_cast<size_t>(jobs));
@@ -566,7 +610,7 @@ absl::StatusOr<Throughput> MeasureThroughput(const ServerProcess& server, const 
   std::vector<std::thread> submitters;
   for (int t = 0; t < threads; ++t) {
     submitters.emplace_back([&, t] {
-      auto stub = v1::JobService::NewStub(Channel(server.address));
+      auto stub = v1::JobService::NewStub(Channel(target.address));
       for (int i = t; i < jobs; i += threads) {
         auto job = Submit(*stub, JobRequest(model));
         if (!job.ok()) {
@@ -582,7 +626,7 @@ absl::StatusOr<Throughput> MeasureThroughput(const ServerProcess& server, const 
   }
   // Waits for the jobs in submission order, polling GetJob (at most one poll per 2 ms when the
   // next job is not done yet, so the waiting adds little load).
-  auto stub = v1::JobService::NewStub(server.channel);
+  auto stub = v1::JobService::NewStub(Channel(target.address));
   Throughput figures;
   figures.jobs = jobs;
   int64_t last_end_ms = 0;
@@ -622,10 +666,10 @@ absl::StatusOr<Throughput> MeasureThroughput(const ServerProcess& server, const 
     }
   }
   figures.client_s = MsSince(start) / 1000.0;
-  figures.server_cpu_s = ProcessCpuSeconds(server.pid) - server_cpu;
-  if (agent_pid > 0) {
-    figures.agent_cpu_s = ProcessCpuSeconds(agent_pid) - agent_cpu;
-    figures.runs_cpu_s = ChildrenCpuSeconds(agent_pid) - runs_cpu;
+  figures.server_cpu_s = SumCpuSeconds(target.servers, OwnCpuSeconds) - server_cpu;
+  if (real_agents) {
+    figures.agent_cpu_s = SumCpuSeconds(target.agents, OwnCpuSeconds) - agent_cpu;
+    figures.runs_cpu_s = SumCpuSeconds(target.agents, ChildrenCpuSeconds) - runs_cpu;
   }
   figures.bench_cpu_s = SelfCpuSeconds() - bench_cpu;
   join();
@@ -640,6 +684,39 @@ absl::StatusOr<Throughput> MeasureThroughput(const ServerProcess& server, const 
   figures.done_while_submitting = static_cast<int>(
       std::count_if(end_ms.begin(), end_ms.end(), [&](int64_t t) { return t <= submit_end_ms; }));
   return figures;
+}
+
+// 5. Throughput with the real agent over `replicas` servers, sharing one PostgreSQL database
+// (`config` names it) and one data directory, the boards split between one agent per replica;
+// without a config, one server over SQLite with all the boards.
+absl::StatusOr<Throughput> MeasureReplicas(int replicas, const std::string& config, int jobs,
+                                           int threads) {
+  const std::string shared = config.empty() ? "" : MakeTempDir("replicas-data");
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  std::vector<std::unique_ptr<AgentProcess>> agents;
+  Target target;
+  for (int r = 0; r < replicas; ++r) {
+    auto server = StartServer("replica", config, shared);
+    if (!server.ok()) return server.status();
+    agents.push_back(StartAgent(**server, kBoards / replicas, absl::StrCat("bench-", r)));
+    target.address += (r > 0 ? "," : "") + (*server)->address;
+    target.servers.push_back((*server)->pid);
+    target.agents.push_back(agents.back()->pid);
+    servers.push_back(*std::move(server));
+  }
+  // Every replica lists every board (docs/server.md, "Replicas").
+  if (!WaitForBoards(*servers.back(), kBoards, v1::BOARD_STATE_IDLE)) {
+    return absl::UnavailableError(absl::StrCat("the agents did not bring ", kBoards,
+                                               " idle boards online; the last agent's log:\n",
+                                               Tail(agents.back()->log)));
+  }
+  absl::StatusOr<v1::Digest> model = UploadTrivialModel(*servers.front());
+  if (!model.ok()) return model.status();
+  for (const auto& server : servers) {  // the compile, and every replica's first assignment
+    auto stub = v1::JobService::NewStub(server->channel);
+    if (absl::Status ok = RunOneJob(*stub, *model); !ok.ok()) return ok;
+  }
+  return MeasureThroughput(target, *model, jobs, threads);
 }
 
 // 3. Upload against a raw loopback copy.
@@ -973,7 +1050,7 @@ int Fail(std::vector<Row>& rows, const std::string& figure, const std::string& t
 }
 
 int ReportThroughput(std::vector<Row>& rows, const std::string& figure, const std::string& target,
-                     const absl::StatusOr<Throughput>& throughput) {
+                     const absl::StatusOr<Throughput>& throughput, double at_least = 500) {
   if (!throughput.ok()) return Fail(rows, figure, target, throughput.status());
   const Throughput& t = *throughput;
   std::printf(
@@ -996,8 +1073,45 @@ int ReportThroughput(std::vector<Row>& rows, const std::string& figure, const st
               t.client_s, sysconf(_SC_NPROCESSORS_ONLN), LoadAverage().c_str());
   const bool all_passed = t.passed == t.jobs;
   rows.push_back({figure, target, Format("%.0f jobs/s", t.jobs_per_s),
-                  all_passed ? Verdict(t.jobs_per_s >= 500) : "ERROR (not all PASS)"});
+                  all_passed ? Verdict(t.jobs_per_s >= at_least) : "ERROR (not all PASS)"});
   return all_passed ? 0 : 1;
+}
+
+// Section 5: SQLite single server, one PostgreSQL replica, two PostgreSQL replicas.
+int ReportReplicas(std::vector<Row>& rows, int jobs, int threads) {
+  std::printf(
+      "\n[5] throughput, %d jobs from %d client threads, %d sim boards, boardlab-agent: one "
+      "server over SQLite, then one and two replicas over one PostgreSQL (a throwaway server on "
+      "this machine, Unix socket) sharing a data directory, the boards split between one agent "
+      "per replica and the clients' calls spread round robin over the replicas\n",
+      jobs, threads, kBoards);
+  const std::string sqlite_figure = "throughput, SQLite, 1 server";
+  auto sqlite = MeasureReplicas(1, "", jobs, threads);
+  int errors = ReportThroughput(rows, sqlite_figure, "(reference)", sqlite, 0);
+  absl::StatusOr<boardlab::testing::PostgresServer*> postgres =
+      boardlab::testing::PostgresServer::Shared();
+  const double reference = sqlite.ok() ? sqlite->jobs_per_s : 0;
+  const std::string target = sqlite.ok() ? Format(">= %.0f jobs/s", reference) : ">= SQLite";
+  for (int replicas : {1, 2}) {
+    const std::string figure =
+        absl::StrCat("throughput, PostgreSQL, ", replicas, " replica", replicas > 1 ? "s" : "");
+    absl::StatusOr<std::string> uri = postgres.ok()
+                                          ? (*postgres)->CreateDatabase()
+                                          : absl::StatusOr<std::string>(postgres.status());
+    if (!uri.ok()) {
+      errors += Fail(rows, figure, target, uri.status());
+      continue;
+    }
+    const std::string config = MakeTempDir("replicas-config") + "/server.yaml";
+    std::ofstream(config) << "store: \"" << *uri
+                          << "\"\nstore_password_file: " << (*postgres)->password_file() << "\n";
+    std::printf("  %s:\n", figure.c_str());
+    // Only the two replicas have a target: as fast as the SQLite server, or faster.
+    errors += ReportThroughput(rows, figure, replicas == 2 ? target : "(reference)",
+                               MeasureReplicas(replicas, config, jobs, threads),
+                               replicas == 2 ? reference : 0);
+  }
+  return errors;
 }
 
 }  // namespace
@@ -1009,7 +1123,8 @@ int main(int argc, char** argv) {
   int threads = 4;
   size_t upload_mib = 256;
   int queued_jobs = 10000;
-  std::string only;  // agent (1, 2a), fake (2b), upload (3) or memory (4)
+  std::string only;   // agent (1, 2a), fake (2b), upload (3), memory (4) or replicas (5)
+  std::string store;  // "postgres": also 5, replicas on a throwaway PostgreSQL
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto next = [&]() -> long { return i + 1 < argc ? std::atol(argv[++i]) : 0; };
@@ -1030,12 +1145,15 @@ int main(int argc, char** argv) {
       upload_mib = static_cast<size_t>(std::max(1L, next()));
     } else if (arg == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (arg == "--store" && i + 1 < argc) {
+      store = argv[++i];
     } else if (arg == "--queued") {
       queued_jobs = static_cast<int>(std::max(1L, next()));
     } else {
       std::fprintf(stderr,
                    "usage: service_bench [--quick] [--latency-jobs N] [--jobs N] [--threads N] "
-                   "[--upload-mib N] [--queued N] [--only agent|fake|upload|memory]\n");
+                   "[--upload-mib N] [--queued N] [--only agent|fake|upload|memory|replicas] "
+                   "[--store postgres]\n");
       return 2;
     }
   }
@@ -1109,7 +1227,7 @@ int main(int argc, char** argv) {
           throughput_jobs, threads, kBoards);
       errors += ReportThroughput(
           rows, figure2, target2,
-          MeasureThroughput(**server, *model, throughput_jobs, threads, agent->pid));
+          MeasureThroughput(TargetOf(**server, agent->pid), *model, throughput_jobs, threads));
     }
   }
 
@@ -1142,7 +1260,7 @@ int main(int argc, char** argv) {
       ok = RunOneJob(*stub, *model);  // the compile
     }
     absl::StatusOr<Throughput> throughput =
-        ok.ok() ? MeasureThroughput(**server, *model, throughput_jobs, threads)
+        ok.ok() ? MeasureThroughput(TargetOf(**server), *model, throughput_jobs, threads)
                 : absl::StatusOr<Throughput>(ok);
     errors += ReportThroughput(rows, figure, target, throughput);
     if (agent) agent->Stop();
@@ -1231,6 +1349,11 @@ int main(int argc, char** argv) {
            Format("%.1f MB", memory->after.rss_mb) + Format(" (HWM %.1f)", memory->after.hwm_mb),
            Verdict(memory->after.rss_mb < 200)});
     }
+  }
+
+  // 5: replicas on PostgreSQL against the SQLite single server, in this run.
+  if (store == "postgres" && (only.empty() || only == "replicas")) {
+    errors += ReportReplicas(rows, throughput_jobs, threads);
   }
 
   std::printf("\n%-40s %-15s %-32s %s\n", "figure", "target", "measured", "ok");

@@ -36,6 +36,7 @@ struct JobShape {
   double conv_us = 60;
   std::string clock = "";            // the profile's clock kind; none when empty
   std::string output_type = "int8";  // as the profile lists output 0
+  std::string conv_ran_on = "npu";   // where the profile says CONV_2D #1 ran
 };
 
 // A `boardlab --out` directory of a job with two operators (FULLY_CONNECTED #0 on the CPU,
@@ -64,13 +65,18 @@ std::string MakeOutDir(const std::string& name, const JobShape& shape) {
         {"weights_placement", "sram"}}},
       {"artifact_bytes", 5000}};
   Write(dir / "report.json", report.dump());
-  nlohmann::json profile = {
-      {"outputs", {{{"index", 0}, {"type", shape.output_type}}}},
-      {"profile",
-       {{"total_us", shape.latency_us},
-        {"ops",
-         {{{"instruction", 0}, {"op", "fully_connected"}, {"us", shape.latency_us - shape.conv_us}},
-          {{"instruction", 1}, {"op", "conv2d"}, {"us", shape.conv_us}}}}}}};
+  nlohmann::json profile = {{"outputs", {{{"index", 0}, {"type", shape.output_type}}}},
+                            {"profile",
+                             {{"total_us", shape.latency_us},
+                              {"ops",
+                               {{{"instruction", 0},
+                                 {"op", "fully_connected"},
+                                 {"ran_on", "cpu"},
+                                 {"us", shape.latency_us - shape.conv_us}},
+                                {{"instruction", 1},
+                                 {"op", "conv2d"},
+                                 {"ran_on", shape.conv_ran_on},
+                                 {"us", shape.conv_us}}}}}}};
   if (!shape.clock.empty()) profile["profile"]["clock"] = shape.clock;
   Write(dir / "profile.json", profile.dump());
   const nlohmann::json debug_map = {{"cpu_ops",
@@ -93,7 +99,8 @@ TEST(Diff, ShowsOutputsLatencyPlacementAndMemory) {
                                               .conv_unit = "CPU",
                                               .arena_bytes = 8192,
                                               .output = std::string("\x01\x02\x07", 3),
-                                              .conv_us = 90});
+                                              .conv_us = 90,
+                                              .conv_ran_on = "cpu"});
   testing::CapturedRun run = Diff({a, b});
   EXPECT_EQ(run.code, 0) << run.err << "no gate asked for";
   EXPECT_THAT(run.out,
@@ -105,8 +112,20 @@ TEST(Diff, ShowsOutputsLatencyPlacementAndMemory) {
   EXPECT_THAT(run.out, HasSubstr("CONV_2D #1: NPU -> CPU (kernel too large)"));
   EXPECT_THAT(run.out, HasSubstr("arena_bytes"));
   EXPECT_THAT(run.out, HasSubstr("(+4096)"));
-  // The op that changed most comes first.
+  // The op that changed most comes first; each says where it really ran in A and in B.
   EXPECT_LT(run.out.find("CONV_2D #1   "), run.out.find("FULLY_CONNECTED #0"));
+  EXPECT_THAT(run.out, HasSubstr("ran on (A -> B)"));
+  EXPECT_THAT(run.out,
+              ::testing::ContainsRegex("CONV_2D #1 +60.00 +90.00 +\\+30.00  npu -> cpu\n"));
+  EXPECT_THAT(run.out,
+              ::testing::ContainsRegex("FULLY_CONNECTED #0 +40.00 +40.00 +\\+0.00  cpu\n"));
+  const testing::CapturedRun json = Diff({a, b, "--json"});
+  const nlohmann::json doc = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << json.out;
+  ASSERT_TRUE(doc.contains("ops")) << json.out;
+  EXPECT_EQ(doc["ops"][0]["op"], "CONV_2D #1");
+  EXPECT_EQ(doc["ops"][0]["a_ran_on"], "npu");
+  EXPECT_EQ(doc["ops"][0]["b_ran_on"], "cpu");
 }
 
 TEST(Diff, EachGatePassesOnIdenticalJobs) {

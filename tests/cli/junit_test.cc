@@ -115,6 +115,12 @@ TEST(Junit, TheLatencyClockIsAProperty) {
   EXPECT_EQ(ValidateAgainstSchema(xml, "clock.xml").exit_code, 0) << xml;
   EXPECT_THAT(xml, HasSubstr("<property name=\"latency_clock\" value=\"simulated RT700\"/>"));
   EXPECT_EQ(XPathNumber(xml, "count(//property[@name='sram_clock'])"), 0) << "only a clocked check";
+  // The inference time names its clock too ("clock not recorded" when the job does not say).
+  EXPECT_THAT(xml, HasSubstr("<property name=\"inference_us\" value=\"612.500\"/>"));
+  EXPECT_THAT(xml, HasSubstr("<property name=\"inference_clock\" value=\"clock not recorded\"/>"));
+  job.set_inference_clock("qemu-icount");
+  EXPECT_THAT(JunitXml({JobSuite(job)}),
+              HasSubstr("<property name=\"inference_clock\" value=\"QEMU instruction count\"/>"));
 }
 
 TEST(Junit, AJobThatNeverRanIsAnError) {

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace boardlab::cli {
 namespace {
@@ -95,13 +98,36 @@ TEST(PrintVerdict, VerdictChecksAndInference) {
   check->set_index(1);
   check->set_max_abs_diff(4);
   job.set_inference_us(10.25);
+  job.set_inference_clock("rt700-sim-cycles");
   job.mutable_spec()->mutable_run()->set_iterations(5);
   std::ostringstream out;
   PrintVerdict(job, out);
   EXPECT_EQ(out.str(),
             "FAIL   job j9 on board b0 (attempt 2): output 1 differs\n"
             "  output 1: FAIL (max abs diff 4)\n"
-            "inference: 10.2 us (mean of 5 iterations)\n");
+            "inference: 10.2 us (clock: simulated RT700) (mean of 5 iterations)\n");
+}
+
+// The inference time always says what timed it; QEMU's figures say they are not the board's.
+TEST(PrintVerdict, InferenceNamesItsClock) {
+  for (const auto& [clock, text] : std::vector<std::pair<std::string, std::string>>{
+           {"", "clock not recorded"},
+           {"qemu-icount", "clock: QEMU instruction count, not the board's time"},
+           {"qemu-virtual-time", "clock: QEMU virtual time, not the board's time"},
+           {"dwt-cycles", "clock: DWT cycles on the board"},
+           {"cmsdk-timer0 (qemu virtual time)", "clock: cmsdk-timer0 (qemu virtual time)"}}) {
+    v1::Job job;
+    job.set_id("j1");
+    job.set_result(v1::JOB_RESULT_PASS);
+    job.set_state(v1::JOB_STATE_DONE);
+    job.set_inference_us(5);
+    job.set_inference_clock(clock);
+    std::ostringstream verdict, summary;
+    PrintVerdict(job, verdict);
+    PrintJobSummary(job, summary);
+    EXPECT_THAT(verdict.str(), HasSubstr("inference: 5.0 us (" + text + ")\n")) << clock;
+    EXPECT_THAT(summary.str(), HasSubstr("  inference   5.0 us (" + text + ")\n")) << clock;
+  }
 }
 
 TEST(PrintJobSummary, AQueuedJobShowsItsPlaceInTheQueue) {

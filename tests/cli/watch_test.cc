@@ -86,6 +86,7 @@ class WatchTest : public ::testing::Test {
     job.set_attempt(1);
     job.set_inference_us(1234.5);
     job.set_inference_cycles(617250);
+    job.set_inference_clock("rt700-sim-cycles");
     v1::OutputCheck* check = job.add_checks();
     check->set_passed(result == v1::JOB_RESULT_PASS);
     check->set_max_abs_diff(result == v1::JOB_RESULT_PASS ? 0 : 3);
@@ -219,6 +220,12 @@ TEST_F(WatchTest, ExitCodeIsTheVerdict) {
   EXPECT_THAT(out_, HasSubstr("FAIL   job"));
   EXPECT_THAT(out_, HasSubstr("output 0: FAIL (max abs diff 3)"));
   EXPECT_EQ(Run({"status", job_id}), 1);
+  // The summary names the inference time's clock; the profile table follows, with its clock
+  // and where each op ran.
+  EXPECT_THAT(out_, HasSubstr("  inference   1234.5 us (clock: simulated RT700)\n"));
+  EXPECT_THAT(out_, HasSubstr("  clock: simulated RT700 cycles"));
+  EXPECT_THAT(out_, HasSubstr("ran on"));
+  EXPECT_THAT(out_, HasSubstr("FULLY_CONNECTED 'fc'"));
   for (const auto& [result, code] :
        std::vector<std::pair<v1::JobResult, int>>{{v1::JOB_RESULT_COMPILE_ERROR, 3},
                                                   {v1::JOB_RESULT_RUN_ERROR, 4},

@@ -520,8 +520,9 @@ TEST(NpuConstraint, QuantizeNotOnNpu) {
   const int q = b.AddOp(OpType::kQuantize, {in}, {out});
   EXPECT_EQ(Check(b, q, "quantize_not_on_npu").detail, "float32 -> int8");
   EXPECT_THAT(CheckNpuSupport(b.g, b.op(q), {}),
-              ::testing::ElementsAre("QUANTIZE #0: QUANTIZE converts float to int8; the NPU "
-                                     "computes int8 only \xE2\x80\x94 float32 -> int8"));
+              ::testing::ElementsAre("QUANTIZE #0: QUANTIZE converts float (or requantizes int8 "
+                                     "and int16) to int8 or int16; the NPU computes int8 only "
+                                     "\xE2\x80\x94 float32 -> int8"));
 }
 
 TEST(NpuConstraint, DequantizeNotOnNpu) {

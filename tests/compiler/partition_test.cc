@@ -218,7 +218,8 @@ TEST_F(PartitionTest, QuantizeAndDequantizeAtTheEdgesStayOnTheCpu) {
   ASSERT_TRUE(Partition().ok());
   EXPECT_THAT(Partitions(), ElementsAre(-1, 0, -1));
   EXPECT_THAT(g().ops[0].cpu_reason,
-              HasSubstr("QUANTIZE #0: QUANTIZE converts float to int8; the NPU computes int8"));
+              HasSubstr("QUANTIZE #0: QUANTIZE converts float (or requantizes int8 and int16) "
+                        "to int8 or int16; the NPU computes int8"));
 }
 
 TEST_F(PartitionTest, DeadAndRemovedOpsAreLeftAlone) {

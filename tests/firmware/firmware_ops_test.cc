@@ -1,8 +1,9 @@
 // The ops of issue 13 (tests/support/op_cases.h: layout, data movement, comparison, selection,
-// arithmetic and math) on the Cortex-M33 firmware under QEMU: every generated case gives the same
-// output bytes as on the host (boardlab-run), whose outputs tests/runtime/oracle_ops_test.cc checks
-// against the TFLite interpreter. Many cases share one model so that one QEMU session runs many
-// ops; the firmware takes at most 8 input files, which bounds a model's cases.
+// arithmetic and math, and the 16x8 cases) on the Cortex-M33 firmware under QEMU: every generated
+// case gives the same output bytes as on the host (boardlab-run), whose outputs
+// tests/runtime/oracle_ops_test.cc checks against the TFLite interpreter. Many cases share one
+// model so that one QEMU session runs many ops; the firmware takes at most 8 input files, which
+// bounds a model's cases.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -99,7 +100,7 @@ class FirmwareOpsTest : public ::testing::Test {
 TEST_F(FirmwareOpsTest, EveryCaseGivesTheHostsOutputs) {
   const std::vector<testing::OpCase>* batches[] = {
       &testing::LayoutAndSelectionCases(), &testing::MathCases(), &testing::NormalizationCases(),
-      &testing::TransposeConvCases()};
+      &testing::TransposeConvCases(), &testing::Int16Cases()};
   size_t constant = 0, cases = 0, expected = 0;
   for (size_t i = 0; i < std::size(batches); ++i) {
     const testing::CaseModel m = testing::ConstantInputsModel(*batches[i]);

@@ -8,8 +8,9 @@
 // module is compiled once. Exit code 0 only when every case ran.
 //
 // A case may describe its tensors instead, for models with other element types or several
-// outputs: "inputs": [{"file": "a0.bin", "type": "int8|uint8|int32|float32|bool", "shape": [..]}]
-// and "outputs": [{"file": "a.out0", "type": "int8|uint8|int32|int64|float32|bool"}, ...]; every
+// outputs: "inputs": [{"file": "a0.bin", "type": "int8|uint8|int16|int32|float32|bool",
+// "shape": [..]}] and "outputs": [{"file": "a.out0", "type":
+// "int8|uint8|int16|int32|int64|float32|bool"}, ...]; every
 // output is then written, little-endian in its TFLite type. With "nodes": "a.nodes" the run is
 // profiled and the file receives the type of every node that ran, one per line:
 // "TfLiteXNNPackDelegate" where the XNNPACK delegate (built into the package and applied by
@@ -42,6 +43,12 @@ function inputTensor(raw, shape, type) {
     for (let k = 0; k < v.length; ++k) v[k] = view.getInt32(4 * k, true);
     return tf.tensor(v, shape, 'int32');
   }
+  if (type === 'int16') {
+    // tfjs has no int16 dtype; the package narrows int32 tensors to the model's int16 input.
+    const v = new Int32Array(raw.length / 2);
+    for (let k = 0; k < v.length; ++k) v[k] = view.getInt16(2 * k, true);
+    return tf.tensor(v, shape, 'int32');
+  }
   const v = new Int32Array(raw.length);
   for (let k = 0; k < raw.length; ++k) v[k] = (raw[k] << 24) >> 24;
   return tf.tensor(v, shape, 'int32');
@@ -49,12 +56,13 @@ function inputTensor(raw, shape, type) {
 
 // The bytes of `data` (a tfjs dataSync() array) in TFLite type `type`.
 function outputBytes(data, type) {
-  const size = {int8: 1, uint8: 1, bool: 1, int32: 4, float32: 4, int64: 8}[type];
+  const size = {int8: 1, uint8: 1, bool: 1, int16: 2, int32: 4, float32: 4, int64: 8}[type];
   const buf = Buffer.alloc(data.length * size);
   for (let k = 0; k < data.length; ++k) {
     const v = data[k];
     if (type === 'float32') buf.writeFloatLE(v, 4 * k);
     else if (type === 'int32') buf.writeInt32LE(v, 4 * k);
+    else if (type === 'int16') buf.writeInt16LE(v, 2 * k);
     else if (type === 'int64') buf.writeBigInt64LE(BigInt(v), 8 * k);
     else buf[k] = Number(v) & 0xff;
   }

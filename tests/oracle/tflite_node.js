@@ -35,7 +35,7 @@ function load(modulesDir) {
   // Silence the library's int32 -> int8 conversion warning; it would drown the logs.
   const warn = console.warn;
   console.warn = (...a) => {
-    if (!String(a[0]).includes('int8')) warn(...a);
+    if (!/int8|int16/.test(String(a[0]))) warn(...a);
   };
   return {tf, tflite};
 }

@@ -46,6 +46,8 @@ std::string OracleType(int8_t type) {
       return "bool";
     case TflType::kUint8:
       return "uint8";
+    case TflType::kInt16:
+      return "int16";
     default:
       return "int8";
   }
@@ -84,11 +86,53 @@ void MakeUint8Twin(testing::TfliteBuilder& b) {
   }
 }
 
+// The interpreter's 16x8 DEPTHWISE_CONV_2D requires a bias, and its bias-less 16x8
+// FULLY_CONNECTED and TRANSPOSE_CONV accumulate differently from TFLite Micro, which adds no bias
+// to an int64 accumulator. The interpreter runs such a case with an all-zero int64 bias instead:
+// the same sums, through its int64 path (`zero_bias_twin`).
+bool NeedsZeroBiasTwin(const OpCase& c, const CaseModel& m) {
+  const testing::TfliteBuilder::OperatorSpec& op = m.builder.operator_spec(0);
+  const bool int16 = m.builder.tensor(op.outputs[0]).type == static_cast<int8_t>(TflType::kInt16);
+  switch (c.type) {
+    case compiler::OpType::kDepthwiseConv2D:
+    case compiler::OpType::kFullyConnected:
+      return int16 && op.inputs.size() == 3 && op.inputs[2] < 0;
+    case compiler::OpType::kTransposeConv:
+      return int16 && op.inputs.size() == 3;
+    default:
+      return false;
+  }
+}
+
+// Gives the case's one operator an int64 bias of zeros, quantized as TFLite expects.
+void AddZeroBias(testing::TfliteBuilder& b) {
+  testing::TfliteBuilder::OperatorSpec& op = b.mutable_operator(0);
+  const bool transposed = op.inputs.size() == 3 && op.inputs[2] >= 0;
+  const int input = op.inputs[transposed ? 2 : 0];
+  const testing::TfliteBuilder::TensorSpec& w = b.tensor(op.inputs[1]);
+  const int32_t channels = w.shape[w.quant.axis];
+  testing::QuantParams q;
+  for (int32_t c = 0; c < channels; ++c) {
+    q.scales.push_back(b.tensor(input).quant.scales[0] *
+                       w.quant.scales[w.quant.scales.size() == 1 ? 0 : c]);
+    q.zero_points.push_back(0);
+  }
+  const int bias = b.AddTensor("zero_bias", {channels}, TflType::kInt64, q,
+                               std::vector<uint8_t>(static_cast<size_t>(channels) * 8, 0));
+  testing::TfliteBuilder::OperatorSpec& same = b.mutable_operator(0);
+  if (transposed) {
+    same.inputs.push_back(bias);
+  } else {
+    same.inputs[2] = bias;
+  }
+}
+
 OracleModel OracleCaseOf(const OpCase& op_case, const CaseModel& m) {
   OracleModel out;
   testing::TfliteBuilder b = m.builder;
   out.uint8_twin = NeedsUint8Twin(op_case, m);
   if (out.uint8_twin) MakeUint8Twin(b);
+  if (NeedsZeroBiasTwin(op_case, m)) AddZeroBias(b);
   for (int t : m.output_tensors) {
     const bool wide = b.tensor(t).type == static_cast<int8_t>(TflType::kInt64);
     out.widened.push_back(wide);

@@ -151,6 +151,15 @@ class LabTest : public ::testing::Test {
     return *digest;
   }
 
+  /// The health check of quarantined boards: `artifact` (any compiled one) with a made-up input
+  /// and expected output.
+  void SetGoldenCheck(const v1::Digest& artifact) {
+    CompileRecord golden;
+    golden.artifact = artifact;
+    lab_->SetHealthCheck(golden, PutBlob(std::vector<uint8_t>(16, 1)),
+                         PutBlob(std::vector<uint8_t>(10, 2)));
+  }
+
   /// A 16-input, 10-output fully connected model (compiles in milliseconds).
   v1::Digest PutModel() { return PutBlob(boardlab::testing::SingleFullyConnected()); }
 

@@ -557,11 +557,7 @@ TEST_F(LabTest, AQuarantinedBoardReturnsWhenItsHealthCheckPasses) {
   Result(session, *first, v1::RUN_OUTCOME_BOARD_ERROR, "board hung");
   EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_QUARANTINED);
 
-  // The golden model: any compiled artifact with an input and its expected output.
-  CompileRecord golden;
-  golden.artifact = first->artifact();
-  lab_->SetHealthCheck(golden, PutBlob(std::vector<uint8_t>(16, 1)),
-                       PutBlob(std::vector<uint8_t>(10, 2)));
+  SetGoldenCheck(first->artifact());
   lab_->Tick();
   auto check = agent->WaitAssignment(2);
   ASSERT_TRUE(check);
@@ -584,6 +580,81 @@ TEST_F(LabTest, AQuarantinedBoardReturnsWhenItsHealthCheckPasses) {
   EXPECT_EQ(board->state(), v1::BOARD_STATE_IDLE);
   EXPECT_EQ(board->consecutive_failures(), 0);
   EXPECT_EQ(Get(job.id()).result(), v1::JOB_RESULT_INFRA_ERROR);  // the job itself was not retried
+}
+
+// The agent speaks for its board: while it recovers the board the board gets no job and shows
+// "recovering" with the reason; ready again, it gets the queued job; quarantined by the agent,
+// it is quarantined here at once with the agent's reason and checked as soon as it is free.
+TEST_F(LabTest, AnAgentsWordOnItsBoardHoldsJobsOffAndQuarantines) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  std::string session = Connect("a", 1, agent);
+  const auto status = [&](v1::BoardCondition condition, const std::string& reason) {
+    v1::AgentMessage message;
+    message.mutable_board_status()->set_board_id("a-b0");
+    message.mutable_board_status()->set_condition(condition);
+    message.mutable_board_status()->set_reason(reason);
+    lab_->AgentMessage(session, message);
+  };
+  status(v1::BOARD_CONDITION_RECOVERING, "its last job ended in a board error: hung");
+  auto board = lab_->GetBoard("a-b0");
+  ASSERT_TRUE(board.ok());
+  EXPECT_EQ(board->state(), v1::BOARD_STATE_RECOVERING);
+  EXPECT_EQ(board->reason(), "its last job ended in a board error: hung");
+  v1::Job job = Submit(Request(PutModel()));
+  WaitState(job.id(), v1::JOB_STATE_QUEUED);
+  lab_->Tick();
+  EXPECT_TRUE(agent->Assignments().empty());
+
+  status(v1::BOARD_CONDITION_READY, "");
+  auto assignment = agent->WaitAssignment(1);
+  ASSERT_TRUE(assignment);
+  EXPECT_EQ(assignment->job_id(), job.id());
+  Result(session, *assignment, v1::RUN_OUTCOME_PASS);
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_IDLE);
+  EXPECT_EQ(lab_->GetBoard("a-b0")->reason(), "");
+
+  status(v1::BOARD_CONDITION_RECOVERING, "board error");
+  status(v1::BOARD_CONDITION_QUARANTINED, "no answer after connecting again, reset");
+  board = lab_->GetBoard("a-b0");
+  EXPECT_EQ(board->state(), v1::BOARD_STATE_QUARANTINED);
+  EXPECT_EQ(board->reason(), "quarantined by agent a: no answer after connecting again, reset");
+  // A health check goes to it as soon as one is configured.
+  SetGoldenCheck(assignment->artifact());
+  lab_->Tick();
+  auto check = agent->WaitAssignment(2);
+  ASSERT_TRUE(check);
+  EXPECT_TRUE(check->health_check());
+  Result(session, *check, v1::RUN_OUTCOME_PASS);
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_IDLE);
+}
+
+// An agent that (re)connects says in its Hello which of its boards it is recovering or holds in
+// quarantine (a quarantine survives an agent restart): nothing is scheduled on them first.
+TEST_F(LabTest, AnAgentsHelloCarriesItsBoardsConditions) {
+  StartLab();
+  std::shared_ptr<FakeSession> before;
+  const std::string first = Connect("a", 2, before);  // the boards' type is known from now on
+  lab_->AgentGone(first);
+  Submit(Request(PutModel()));
+  v1::Hello hello;
+  hello.set_agent_id("a");
+  for (const auto& [id, condition] :
+       {std::pair<std::string, v1::BoardCondition>{"a-b0", v1::BOARD_CONDITION_RECOVERING},
+        {"a-b1", v1::BOARD_CONDITION_QUARANTINED}}) {
+    v1::BoardInfo& info = *hello.add_boards();
+    info.set_id(id);
+    info.set_type("imxrt700-sim");
+    info.set_condition(condition);
+    info.set_condition_reason("power cycle failed");
+  }
+  auto agent = std::make_shared<FakeSession>();
+  ASSERT_TRUE(lab_->AgentHello(hello, agent).ok());
+  lab_->Tick();
+  EXPECT_TRUE(agent->Assignments().empty());
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_RECOVERING);
+  EXPECT_EQ(lab_->GetBoard("a-b1")->state(), v1::BOARD_STATE_QUARANTINED);
+  EXPECT_EQ(lab_->GetBoard("a-b1")->reason(), "quarantined by agent a: power cycle failed");
 }
 
 }  // namespace

@@ -346,6 +346,7 @@ std::string ServiceLab::NextName(const std::string& stem) {
 AssertionResult ServiceLab::StartServer(const ServerOptions& options) {
   if (server_) return AssertionFailure() << "the server is already running";
   server_options_ = options;
+  if (!options.data_dir.empty()) data_dir_ = options.data_dir;
   return LaunchServer("127.0.0.1:0");
 }
 
@@ -449,7 +450,7 @@ AssertionResult ServiceLab::LaunchAgent(const std::string& id, std::vector<std::
   if (agents_.count(id) > 0) return AssertionFailure() << "agent " << id << " already runs";
   std::vector<std::string> argv = {AgentBinary(),
                                    "--server",
-                                   address_,
+                                   process_address_.empty() ? address_ : process_address_,
                                    "--agent-id",
                                    id,
                                    "--state-dir",
@@ -511,7 +512,8 @@ std::string ServiceLab::AgentLog(const std::string& id) const {
 ClientResult ServiceLab::RunClient(const std::vector<std::string>& args,
                                    std::chrono::milliseconds timeout, const std::string& token) {
   ClientResult result;
-  std::vector<std::string> argv = {ClientBinary(), "--server", address_};
+  std::vector<std::string> argv = {ClientBinary(), "--server",
+                                   process_address_.empty() ? address_ : process_address_};
   if (!token.empty()) {
     argv.push_back("--token");
     argv.push_back(token);
@@ -542,7 +544,8 @@ ClientResult ServiceLab::RunClient(const std::vector<std::string>& args,
 
 absl::StatusOr<std::unique_ptr<Process>> ServiceLab::StartClient(
     const std::vector<std::string>& args, const std::string& log_path) {
-  std::vector<std::string> argv = {ClientBinary(), "--server", address_};
+  std::vector<std::string> argv = {ClientBinary(), "--server",
+                                   process_address_.empty() ? address_ : process_address_};
   argv.insert(argv.end(), args.begin(), args.end());
   return Process::Start(argv, log_path, log_path);
 }

@@ -127,8 +127,9 @@ std::string TokensYaml(const std::vector<TestToken>& tokens);
 /// How ServiceLab starts boardlab-server.
 struct ServerOptions {
   int heartbeat_ms = 200;
-  std::string config_yaml;  // written to server.yaml and passed with --config when not empty
-  std::string tls_ca = "";  // a TLS server: the harness's own calls verify it with this CA file
+  std::string config_yaml;    // written to server.yaml and passed with --config when not empty
+  std::string tls_ca = "";    // a TLS server: the harness's own calls verify it with this CA file
+  std::string data_dir = "";  // empty: server-data in the lab's directory (replicas share one)
 };
 
 /// A server, its agents and clients in one temporary directory.
@@ -152,6 +153,9 @@ class ServiceLab {
   ::testing::AssertionResult RestartServer();
   /// kill -9 of the server.
   void KillServer();
+  /// The --server address agents and clients started from now on are given (default: this
+  /// lab's server), e.g. a list of replicas.
+  void SetServerAddressForProcesses(const std::string& addresses) { process_address_ = addresses; }
   Process* server() { return server_.get(); }
   const std::string& address() const { return address_; }
   int metrics_port() const { return metrics_port_; }
@@ -216,6 +220,7 @@ class ServiceLab {
   std::unique_ptr<Process> server_;
   int server_starts_ = 0;
   std::string address_;
+  std::string process_address_;  // "" = address_
   int metrics_port_ = 0;
   std::string web_url_;
   int web_port_ = 0;

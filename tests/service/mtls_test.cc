@@ -32,11 +32,12 @@ class Pki {
                             " -keyout ", Path(name, "key"), " -out ", Path(name, "crt")));
   }
 
-  /// A certificate for `name` signed by `ca`; `ip` adds an IP subject alternative name.
+  /// A certificate for `name` signed by `ca`; `san` adds a subject alternative name
+  /// ("IP:127.0.0.1", "DNS:boardlab-server").
   ::testing::AssertionResult MakeSigned(const std::string& name, const std::string& ca,
-                                        const std::string& ip = "") {
+                                        const std::string& san = "") {
     const std::string ext = Path(name, "ext");
-    if (!ip.empty()) std::ofstream(ext) << "subjectAltName=IP:" << ip << "\n";
+    if (!san.empty()) std::ofstream(ext) << "subjectAltName=" << san << "\n";
     if (auto ok = Run(absl::StrCat("openssl req -newkey rsa:2048 -nodes -subj /CN=", name,
                                    " -keyout ", Path(name, "key"), " -out ", Path(name, "csr")));
         !ok) {
@@ -44,7 +45,7 @@ class Pki {
     }
     return Run(absl::StrCat("openssl x509 -req -days 2 -in ", Path(name, "csr"), " -CA ",
                             Path(ca, "crt"), " -CAkey ", Path(ca, "key"), " -CAcreateserial -out ",
-                            Path(name, "crt"), ip.empty() ? "" : absl::StrCat(" -extfile ", ext)));
+                            Path(name, "crt"), san.empty() ? "" : absl::StrCat(" -extfile ", ext)));
   }
 
   std::string Path(const std::string& name, const std::string& ext) const {
@@ -76,7 +77,7 @@ class MtlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(pki_.MakeCa("ca"));
-    ASSERT_TRUE(pki_.MakeSigned("server", "ca", "127.0.0.1"));
+    ASSERT_TRUE(pki_.MakeSigned("server", "ca", "IP:127.0.0.1"));
     ASSERT_TRUE(pki_.MakeSigned("agent", "ca"));
     ASSERT_TRUE(pki_.MakeSigned("person", "ca"));
     ASSERT_TRUE(pki_.MakeCa("rogue-ca"));
@@ -193,6 +194,32 @@ TEST_F(MtlsTest, ClientsUseTokensAgentsNeedACertificateOfTheCa) {
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_EQ(job->result(), v1::JOB_RESULT_PASS) << job->message();
   EXPECT_EQ(job->board_id(), "m-sim-0");
+}
+
+// `boardlab health` as deploy/k8s's probes run it: inside the server's pod it dials 127.0.0.1,
+// which the server's certificate does not name, and verifies the name the certificate carries.
+TEST(TlsHealthTest, ProbeVerifiesTheCertificatesNameWhenDiallingAnAddress) {
+  ServiceLab lab;
+  Pki pki(lab.dir());
+  ASSERT_TRUE(pki.MakeCa("ca"));
+  ASSERT_TRUE(pki.MakeSigned("server", "ca", "DNS:boardlab-server"));
+  ASSERT_TRUE(lab.StartServer({.config_yaml = ServerConfig(pki), .tls_ca = pki.Path("ca", "crt")}));
+  const std::string ca = pki.Path("ca", "crt");
+
+  ClientResult named =
+      lab.RunClient({"--tls-ca", ca, "--tls-server-name", "boardlab-server", "health"});
+  EXPECT_EQ(named.exit_code, 0) << named;
+  EXPECT_THAT(named.out, HasSubstr("the server is SERVING")) << named;
+
+  // Without the name the handshake fails (127.0.0.1 is not in the certificate): unreachable.
+  ClientResult unnamed = lab.RunClient({"--tls-ca", ca, "health"});
+  EXPECT_EQ(unnamed.exit_code, 5) << unnamed;
+  ClientResult wrong =
+      lab.RunClient({"--tls-ca", ca, "--tls-server-name", "someone-else", "health"});
+  EXPECT_EQ(wrong.exit_code, 5) << wrong;
+  ClientResult plaintext_name = lab.RunClient({"--tls-server-name", "boardlab-server", "health"});
+  EXPECT_EQ(plaintext_name.exit_code, 2) << plaintext_name;
+  EXPECT_THAT(plaintext_name.err, HasSubstr("--tls-server-name needs --tls-ca"));
 }
 
 }  // namespace

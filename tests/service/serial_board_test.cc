@@ -8,10 +8,12 @@
 // - a line that corrupts, drops and duplicates bytes (byte_fault_proxy) still passes, and the
 //   agent's metrics count the retransmissions (promtool accepts the file);
 // - a hung board (QEMU stopped) gives BOARD_ERROR and the job is retried on the sim board; the
-//   next job climbs the ladder (resync, reset, power cycle) and passes on the board;
+//   agent climbs the ladder at once (resync, reset, power cycle), the server holding jobs off
+//   the recovering board, and the next job passes on the board;
 // - a flash tool that fails N times quarantines the board with the tool's message;
 // - QEMU killed mid-run gives BOARD_ERROR, the agent stays alive and serves its other board, and
-//   the dead board ends in quarantine.
+//   the dead board ends in quarantine without another job (the server's too, with the agent's
+//   reason).
 //
 // Every process is real: boardlab-server, boardlab-agent, boardlab-run, qemu-board.sh and QEMU,
 // byte_fault_proxy, the boardlab client.
@@ -22,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -209,6 +212,35 @@ std::string SubmitKws(ServiceLab& lab, const std::vector<std::string>& selector)
   return job.ok() ? job->id() : "";
 }
 
+// Waits until the server shows `board_id` quarantined and returns it; nullopt after `timeout`.
+std::optional<v1::Board> WaitForQuarantine(ServiceLab& lab, const std::string& board_id,
+                                           std::chrono::seconds timeout) {
+  std::optional<v1::Board> quarantined;
+  WaitFor(
+      [&] {
+        absl::StatusOr<std::vector<v1::Board>> boards = lab.Boards();
+        if (!boards.ok()) return false;
+        for (const v1::Board& b : *boards) {
+          if (b.id() == board_id && b.state() == v1::BOARD_STATE_QUARANTINED) quarantined = b;
+        }
+        return quarantined.has_value();
+      },
+      timeout, "the board's quarantine");
+  return quarantined;
+}
+
+// A job pinned to a board the agent quarantined waits in the queue for the board (the server's
+// quarantine keeps jobs off it); the test cancels it and returns its log.
+std::string CancelWaitingJob(ServiceLab& lab, const std::string& id) {
+  absl::StatusOr<v1::Job> waiting = lab.GetJob(id);
+  EXPECT_TRUE(waiting.ok()) << waiting.status();
+  if (waiting.ok()) {
+    EXPECT_EQ(waiting->state(), v1::JOB_STATE_QUEUED) << waiting->message();
+  }
+  EXPECT_EQ(lab.RunClient({"cancel", id}).exit_code, 0);
+  return JobLog(lab, id);
+}
+
 // Two kws jobs at once on the pool, where the serial board fails the one it takes: both pass,
 // that one on its second attempt, on the sim board. `check_retried` looks at that job's log.
 void TwoJobsOneRetriedOnTheSimBoard(ServiceLab& lab,
@@ -335,8 +367,8 @@ TEST(SerialBoardServiceTest, DamagedLineAndHungBoardRecover) {
   ASSERT_EQ(stop.exit_code, 0) << stop.output;
   ASSERT_NO_FATAL_FAILURE(TwoJobsOneRetriedOnTheSimBoard(lab, [](const std::string&) {}));
 
-  // The next job on the board: connecting again fails (stopped), the reset leaves it stopped,
-  // the power cycle brings it back; the job passes.
+  // The agent recovers the board at once: connecting again fails (stopped), the reset leaves it
+  // stopped, the power cycle brings it back; the next job waits for that and passes.
   absl::StatusOr<v1::Job> back =
       RunKws(lab, {"--board-type", "qemu-and-sim-pool", "--board", "lab-evk-0"}, lab.Path("back"));
   ASSERT_TRUE(back.ok()) << back.status();
@@ -356,7 +388,8 @@ TEST(SerialBoardServiceTest, DamagedLineAndHungBoardRecover) {
 // The firmware itself hangs at the end of the first job on the serial board (the board config's
 // test-only `test_fault`, boardlab-run --test-fault hang): its watchdog resets it, the host end
 // collects the FAULT record, the job ends in BOARD_ERROR and passes on the sim board; the serial
-// board, back from its reset, serves the next job after one resync (no reset or power cycle).
+// board, back from its reset, is recovered at once by one resync (no reset or power cycle) and
+// serves the next job.
 TEST(SerialBoardServiceTest, FirmwareHangEndsInTheWatchdogAndTheJobPassesElsewhere) {
   if (std::string why = WhyNotRunnable(); !why.empty()) GTEST_SKIP() << why;
   ServiceLab lab;
@@ -391,8 +424,10 @@ TEST(SerialBoardServiceTest, FirmwareHangEndsInTheWatchdogAndTheJobPassesElsewhe
   ASSERT_TRUE(back.ok()) << back.status();
   const std::string log = JobLog(lab, back->id());
   EXPECT_EQ(back->result(), v1::JOB_RESULT_PASS) << back->message() << "\n" << log;
-  EXPECT_NE(log.find("its last job ended in a board error; connecting again"), std::string::npos)
-      << log;
+  // The resync ran right after the failure, without waiting for this job.
+  const std::string agent_log = lab.AgentLog("lab");
+  EXPECT_NE(agent_log.find("recovering it now: connecting again"), std::string::npos) << agent_log;
+  EXPECT_NE(agent_log.find("board lab-evk-0 is back: recovered"), std::string::npos) << agent_log;
   EXPECT_NE(log.find("last reset: watchdog reset"), std::string::npos) << log;
   EXPECT_EQ(log.find("test fault"), std::string::npos) << log;
   EXPECT_EQ(ReadFile(lab.Path("back") + "/output0.bin"), ReadFile(Golden("seed1.output.bin")));
@@ -421,20 +456,24 @@ TEST(SerialBoardServiceTest, FailingFlashToolQuarantinesTheBoardWithItsMessage) 
   ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
   ASSERT_TRUE(lab.StartAgentWithConfig("lab", AgentConfig("imxrt700-sim", yaml), 2));
 
-  absl::StatusOr<v1::Job> job =
-      RunKws(lab, {"--board-type", "an505-qemu", "--board", "lab-evk-0"}, lab.Path("out"));
-  ASSERT_TRUE(job.ok()) << job.status();
-  EXPECT_NE(job->result(), v1::JOB_RESULT_PASS);
+  const std::string id = SubmitKws(lab, {"--board-type", "an505-qemu", "--board", "lab-evk-0"});
+  ASSERT_FALSE(id.empty());
+  // The job's preparation fails to flash twice: the agent quarantines the board, the server at
+  // once with the agent's reason.
   const std::string reason =
       "quarantined by the agent: flashing failed 2 times; last: flash command exit status 3: "
       "Error: no probe found (MCU-Link not connected)";
-  const std::string log = JobLog(lab, job->id());
+  const std::optional<v1::Board> quarantined = WaitForQuarantine(lab, "lab-evk-0", seconds(120));
+  ASSERT_TRUE(quarantined.has_value()) << lab.AgentLog("lab");
+  EXPECT_EQ(quarantined->reason(),
+            "quarantined by agent lab: flashing failed 2 times; last: flash command exit status "
+            "3: Error: no probe found (MCU-Link not connected)");
+  const std::string log = CancelWaitingJob(lab, id);
   EXPECT_NE(log.find(reason), std::string::npos) << log;
-  EXPECT_NE(job->message().find("quarantined by the agent"), std::string::npos) << job->message();
   EXPECT_NE(lab.AgentLog("lab").find("board lab-evk-0 quarantined: flashing failed 2 times"),
             std::string::npos)
       << lab.AgentLog("lab");
-  // Each retry of the job met the quarantine at once: two failed flashes in all.
+  // The job's first attempt flashed twice; nothing flashed after the quarantine.
   EXPECT_EQ(Metric(lab, "boardlab_agent_board_flashes_total",
                    {{"board", "lab-evk-0"}, {"result", "failed"}}),
             2)
@@ -470,16 +509,23 @@ TEST(SerialBoardServiceTest, KilledQemuIsABoardErrorAndTheAgentStaysAlive) {
       seconds(60), "the job to run"));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   ASSERT_EQ(::kill(evk.board.qemu_pid(), SIGKILL), 0);
-  absl::StatusOr<v1::Job> job = lab.WaitForJobDone(id, seconds(180));
-  ASSERT_TRUE(job.ok()) << job.status();
-  EXPECT_NE(job->result(), v1::JOB_RESULT_PASS);
-  const std::string log = JobLog(lab, id);
+  // The agent climbs the ladder at once, without a job: nothing answers on the port, so the
+  // board ends in quarantine, the server's too, with the agent's reason.
+  const std::optional<v1::Board> quarantined = WaitForQuarantine(lab, "lab-evk-0", seconds(180));
+  ASSERT_TRUE(quarantined.has_value()) << lab.AgentLog("lab");
+  EXPECT_NE(quarantined->reason().find("quarantined by agent lab: no answer on tcp:"),
+            std::string::npos)
+      << quarantined->reason();
+  EXPECT_NE(quarantined->reason().find("after connecting again, reset, power cycle"),
+            std::string::npos)
+      << quarantined->reason();
+  const std::string agent_log = lab.AgentLog("lab");
+  EXPECT_NE(agent_log.find("recovering it now: connecting again"), std::string::npos) << agent_log;
+  // The job is pinned to the board: it waits for it (no retry ran into the quarantine).
+  const std::string log = CancelWaitingJob(lab, id);
   EXPECT_NE(log.find("BOARD_ERROR: board error:"), std::string::npos) << log;
   EXPECT_EQ(log.find("flash: "), std::string::npos) << log;  // the build id matched
-  // The retries found nothing on the port: the ladder ran out, the board is quarantined.
-  EXPECT_NE(log.find("quarantined by the agent: no answer on tcp:"), std::string::npos) << log;
-  EXPECT_NE(log.find("after connecting again, reset, power cycle"), std::string::npos) << log;
-  ASSERT_TRUE(lab.agent("lab")->Running()) << lab.AgentLog("lab");
+  ASSERT_TRUE(lab.agent("lab")->Running()) << agent_log;
   absl::StatusOr<v1::Job> sim =
       RunKws(lab, {"--board-type", "qemu-and-sim-pool", "--board", "lab-sim-0"}, lab.Path("sim"));
   ASSERT_TRUE(sim.ok()) << sim.status();
@@ -499,8 +545,8 @@ std::string MobilenetGolden(const std::string& file) {
 // Submits mobilenet_v2 with its golden seed-1 case to the serial board and waits.
 absl::StatusOr<v1::Job> RunMobilenet(ServiceLab& lab, const std::string& out) {
   ClientResult r = lab.RunClient(
-      {"submit", *SharedModelPath(kMobilenet), "--board-type", "an505-qemu", "--board",
-       "lab-evk-0", "--input", MobilenetGolden("seed1.input.bin"), "--expected",
+      {"submit", *SharedModelPath(kMobilenet), "--board-type", "an505-qemu", "--board", "lab-evk-0",
+       "--input", MobilenetGolden("seed1.input.bin"), "--expected",
        MobilenetGolden("seed1.output.bin"), "--wait", "--out", out, "--json"},
       seconds(400));
   absl::StatusOr<v1::Job> job = ParseJobJson(r.out);

@@ -47,6 +47,13 @@ class CaseWriter {
     for (int8_t& x : v) x = static_cast<int8_t>(d(rng_));
     return Input(std::move(shape), TflType::kInt8, std::move(q), RawBytes(v));
   }
+  /// An int16 activation input (16x8) with random values in [lo, hi].
+  int Int16(std::vector<int32_t> shape, QuantParams q, int lo = -32768, int hi = 32767) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<int16_t> v(static_cast<size_t>(Count(shape)));
+    for (int16_t& x : v) x = static_cast<int16_t>(d(rng_));
+    return Input(std::move(shape), TflType::kInt16, std::move(q), RawBytes(v));
+  }
   int Bool(std::vector<int32_t> shape) {
     std::vector<uint8_t> v(static_cast<size_t>(Count(shape)));
     for (uint8_t& x : v) x = static_cast<uint8_t>(rng_() & 1);
@@ -80,8 +87,16 @@ class CaseWriter {
     for (int8_t& x : v) x = static_cast<int8_t>(d(rng_));
     return b_.AddConstInt8(Name("w"), std::move(shape), v, std::move(q));
   }
-  int Const64(std::vector<int32_t> shape, const std::vector<int64_t>& values) {
-    return b_.AddTensor(Name("c"), std::move(shape), TflType::kInt64, {}, RawBytes(values));
+  int Const64(std::vector<int32_t> shape, const std::vector<int64_t>& values, QuantParams q = {}) {
+    return b_.AddTensor(Name("c"), std::move(shape), TflType::kInt64, std::move(q),
+                        RawBytes(values));
+  }
+  int Const16(std::vector<int32_t> shape, const std::vector<int16_t>& values, QuantParams q) {
+    return b_.AddTensor(Name("c"), std::move(shape), TflType::kInt16, std::move(q),
+                        RawBytes(values));
+  }
+  int Const32(std::vector<int32_t> shape, const std::vector<int32_t>& values, QuantParams q) {
+    return b_.AddConstInt32(Name("c"), std::move(shape), values, std::move(q));
   }
   int Output(std::vector<int32_t> shape, TflType type, QuantParams q = {}) {
     const int t = b_.AddTensor(Name("out"), std::move(shape), type, std::move(q));
@@ -90,6 +105,9 @@ class CaseWriter {
   }
   int Int8Output(std::vector<int32_t> shape, QuantParams q) {
     return Output(std::move(shape), TflType::kInt8, std::move(q));
+  }
+  int Int16Output(std::vector<int32_t> shape, QuantParams q) {
+    return Output(std::move(shape), TflType::kInt16, std::move(q));
   }
 
   void Op(OpType type, std::vector<int32_t> inputs, std::vector<int32_t> outputs,

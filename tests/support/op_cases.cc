@@ -461,7 +461,7 @@ const std::vector<OpCase>& AllOpCases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = LayoutAndSelectionCases();
     for (const std::vector<OpCase>* list :
-         {&MathCases(), &NormalizationCases(), &TransposeConvCases()}) {
+         {&MathCases(), &NormalizationCases(), &TransposeConvCases(), &Int16Cases()}) {
       all.insert(all.end(), list->begin(), list->end());
     }
     return all;
@@ -471,8 +471,9 @@ const std::vector<OpCase>& AllOpCases() {
 
 std::vector<OpCase> CasesOf(OpType type) {
   std::vector<OpCase> out;
-  for (const OpCase& c : AllOpCases()) {
-    if (c.type == type) out.push_back(c);
+  const size_t int8_cases = AllOpCases().size() - Int16Cases().size();
+  for (size_t i = 0; i < int8_cases; ++i) {
+    if (AllOpCases()[i].type == type) out.push_back(AllOpCases()[i]);
   }
   return out;
 }

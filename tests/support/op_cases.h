@@ -72,8 +72,11 @@ const std::vector<OpCase>& NormalizationCases();
 /// Every TRANSPOSE_CONV case (transpose_conv_cases.cc).
 const std::vector<OpCase>& TransposeConvCases();
 
-/// LayoutAndSelectionCases(), MathCases(), NormalizationCases() and TransposeConvCases(), in
-/// that order.
+/// Every 16x8 case (int16_cases.cc): int16 activations, int8 weights, int64 bias.
+const std::vector<OpCase>& Int16Cases();
+
+/// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases() and
+/// Int16Cases(), in that order.
 const std::vector<OpCase>& AllOpCases();
 
 /// One case per element-wise, comparison, logical and row op of issue 13, int8 ADD first as the
@@ -83,7 +86,7 @@ const std::vector<OpCase>& AllOpCases();
 /// multiple of 64. The list's order and names do not depend on `elements`.
 std::vector<OpCase> PerElementCases(int32_t elements);
 
-/// The cases of one op type, in list order.
+/// The cases of one op type, in list order, without the 16x8 ones (Int16Cases()).
 std::vector<OpCase> CasesOf(compiler::OpType type);
 
 CaseModel SingleCaseModel(const OpCase& c);

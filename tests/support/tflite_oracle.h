@@ -40,8 +40,8 @@ std::optional<std::string> TfliteOracleUnavailable();
 bool RunTfliteOracle(const std::vector<OracleCase>& cases,
                      std::vector<std::vector<uint8_t>>* outputs, std::string* error);
 
-/// A case whose tensors are described by TFLite type name ("int8", "int32", "int64", "float32",
-/// "bool"): for models with non-int8 tensors or several outputs.
+/// A case whose tensors are described by TFLite type name ("int8", "uint8", "int16", "int32",
+/// "int64", "float32", "bool"): for models with non-int8 tensors or several outputs.
 struct TypedOracleCase {
   std::vector<uint8_t> model;
   std::vector<std::string> input_types;

@@ -7,7 +7,7 @@ namespace {
 
 constexpr int kInputIntegerBits = 4;
 
-Error CheckUnary(const char* name, const int8_t* input, const int8_t* output, int64_t size) {
+Error CheckUnary(const char* name, const void* input, const void* output, int64_t size) {
   RT_CHECK_OR_RETURN_ERROR(input != nullptr && output != nullptr && size >= 0, kInvalidArgument,
                            "%s: null tensor", name);
   return Error::kOk;
@@ -92,14 +92,32 @@ Error relu_s8(const ReluParams& p, int64_t size, const int8_t* input, int8_t* ou
   return Error::kOk;
 }
 
+namespace {
+
+// TFLite's QuantizeLeakyRelu before the clamp to the output type (int8 and int16 alike).
+int32_t LeakyReluUnclamped(const LeakyReluParams& p, int32_t value) {
+  const int32_t x = value - p.input_zero_point;
+  const int32_t r = x >= 0
+                        ? MultiplyByQuantizedMultiplier(x, p.identity_multiplier, p.identity_shift)
+                        : MultiplyByQuantizedMultiplier(x, p.alpha_multiplier, p.alpha_shift);
+  return r + p.output_zero_point;
+}
+
+}  // namespace
+
 Error leaky_relu_s8(const LeakyReluParams& p, int64_t size, const int8_t* input, int8_t* output) {
   RT_RETURN_IF_ERROR(CheckUnary("leaky_relu_s8", input, output, size));
   for (int64_t i = 0; i < size; ++i) {
-    const int32_t x = input[i] - p.input_zero_point;
-    const int32_t r =
-        x >= 0 ? MultiplyByQuantizedMultiplier(x, p.identity_multiplier, p.identity_shift)
-               : MultiplyByQuantizedMultiplier(x, p.alpha_multiplier, p.alpha_shift);
-    output[i] = ClampToInt8(r + p.output_zero_point, -128, 127);
+    output[i] = ClampToInt8(LeakyReluUnclamped(p, input[i]), -128, 127);
+  }
+  return Error::kOk;
+}
+
+Error leaky_relu_s16(const LeakyReluParams& p, int64_t size, const int16_t* input,
+                     int16_t* output) {
+  RT_RETURN_IF_ERROR(CheckUnary("leaky_relu_s16", input, output, size));
+  for (int64_t i = 0; i < size; ++i) {
+    output[i] = ClampToInt16(LeakyReluUnclamped(p, input[i]), -32768, 32767);
   }
   return Error::kOk;
 }

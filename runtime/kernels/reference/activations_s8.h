@@ -42,6 +42,9 @@ struct LeakyReluParams {
 };
 [[nodiscard]] Error leaky_relu_s8(const LeakyReluParams& params, int64_t size, const int8_t* input,
                                   int8_t* output);
+/// LEAKY_RELU 16x8: the same on int16 values, clamped to int16.
+[[nodiscard]] Error leaky_relu_s16(const LeakyReluParams& params, int64_t size,
+                                   const int16_t* input, int16_t* output);
 
 struct HardSwishParams {
   int32_t input_zero_point = 0, output_zero_point = 0;

@@ -8,7 +8,9 @@
 namespace boardlab::runtime::kernels {
 namespace {
 
-int8_t AddOne(const AddParams& p, bool subtract, int8_t a, int8_t b) {
+// The sum (or difference) of two quantized values before the clamp, on int32 like the
+// reference (int8 and int16 alike).
+int32_t AddUnclamped(const AddParams& p, bool subtract, int32_t a, int32_t b) {
   const int32_t scale_up = int32_t{1} << p.left_shift;
   const int32_t x = (a + p.input1_offset) * scale_up;
   const int32_t y = (b + p.input2_offset) * scale_up;
@@ -16,7 +18,11 @@ int8_t AddOne(const AddParams& p, bool subtract, int8_t a, int8_t b) {
   const int32_t sy = MultiplyByQuantizedMultiplier(y, p.input2_multiplier, p.input2_shift);
   const int32_t raw = subtract ? sx - sy : sx + sy;
   const int32_t r = MultiplyByQuantizedMultiplier(raw, p.output_multiplier, p.output_shift);
-  return ClampToInt8(r + p.out.output_offset, p.out.act_min, p.out.act_max);
+  return r + p.out.output_offset;
+}
+
+int8_t AddOne(const AddParams& p, bool subtract, int8_t a, int8_t b) {
+  return ClampToInt8(AddUnclamped(p, subtract, a, b), p.out.act_min, p.out.act_max);
 }
 
 #if BOARDLAB_HAVE_AVX2_PATHS
@@ -61,28 +67,44 @@ BOARDLAB_TARGET_AVX2 int64_t ElementwiseAddAvx2(const AddParams& p, bool subtrac
 
 #endif  // BOARDLAB_HAVE_AVX2_PATHS
 
-template <bool kSubtract>
-Error AddOrSub(const AddParams& p, const ShapeN& as, const int8_t* a, const ShapeN& bs,
-               const int8_t* b, const ShapeN& os, int8_t* out) {
+// ADD or SUB on int8 (left_shift up to 24, vector paths for same-shape operands) or int16 (16x8:
+// TFLite Micro's general int16 path with left_shift 15, whatever the model's pot_scale_int16
+// option says).
+template <typename T, bool kSubtract>
+Error AddOrSub(const char* name, const AddParams& p, const ShapeN& as, const T* a, const ShapeN& bs,
+               const T* b, const ShapeN& os, T* out) {
+  constexpr bool kInt8 = sizeof(T) == 1;
   RT_CHECK_OR_RETURN_ERROR(a != nullptr && b != nullptr && out != nullptr, kInvalidArgument,
-                           "add_s8: null tensor");
-  RT_CHECK_OR_RETURN_ERROR(p.left_shift >= 0 && p.left_shift <= 24, kInvalidArgument,
-                           "add_s8: left_shift %d out of range", static_cast<int>(p.left_shift));
+                           "%s: null tensor", name);
+  RT_CHECK_OR_RETURN_ERROR(p.left_shift >= 0 && p.left_shift <= (kInt8 ? 24 : 15), kInvalidArgument,
+                           "%s: left_shift %d out of range", name, static_cast<int>(p.left_shift));
   BroadcastStrides s;
   RT_CHECK_OR_RETURN_ERROR(ComputeBroadcast(as, bs, os, &s), kInvalidArgument,
-                           "add_s8: shapes do not broadcast");
-  auto op = [&](int64_t ia, int64_t ib, int64_t io) {
-    out[io] = AddOne(p, kSubtract, a[ia], b[ib]);
-  };
-  if (SameShape(as, os) && SameShape(bs, os)) {
-    elementwise_add_s8(p, kSubtract, a, b, os.Size(), out);
-  } else {
-    ForEachBroadcast(s, op);
+                           "%s: shapes do not broadcast", name);
+  if constexpr (kInt8) {
+    if (SameShape(as, os) && SameShape(bs, os)) {
+      elementwise_add_s8(p, kSubtract, a, b, os.Size(), out);
+      return Error::kOk;
+    }
   }
+  ForEachBroadcast(s, [&](int64_t ia, int64_t ib, int64_t io) {
+    out[io] = static_cast<T>(
+        Min32(Max32(AddUnclamped(p, kSubtract, a[ia], b[ib]), p.out.act_min), p.out.act_max));
+  });
   return Error::kOk;
 }
 
 }  // namespace
+
+Error add_s16(const AddParams& p, const ShapeN& as, const int16_t* a, const ShapeN& bs,
+              const int16_t* b, const ShapeN& os, int16_t* out) {
+  return AddOrSub<int16_t, false>("add_s16", p, as, a, bs, b, os, out);
+}
+
+Error sub_s16(const AddParams& p, const ShapeN& as, const int16_t* a, const ShapeN& bs,
+              const int16_t* b, const ShapeN& os, int16_t* out) {
+  return AddOrSub<int16_t, true>("sub_s16", p, as, a, bs, b, os, out);
+}
 
 void elementwise_add_s8(const AddParams& p, bool subtract, const int8_t* a, const int8_t* b,
                         int64_t n, int8_t* out) {
@@ -102,12 +124,12 @@ void elementwise_add_s8(const AddParams& p, bool subtract, const int8_t* a, cons
 
 Error add_s8(const AddParams& p, const ShapeN& as, const int8_t* a, const ShapeN& bs,
              const int8_t* b, const ShapeN& os, int8_t* out) {
-  return AddOrSub<false>(p, as, a, bs, b, os, out);
+  return AddOrSub<int8_t, false>("add_s8", p, as, a, bs, b, os, out);
 }
 
 Error sub_s8(const AddParams& p, const ShapeN& as, const int8_t* a, const ShapeN& bs,
              const int8_t* b, const ShapeN& os, int8_t* out) {
-  return AddOrSub<true>(p, as, a, bs, b, os, out);
+  return AddOrSub<int8_t, true>("sub_s8", p, as, a, bs, b, os, out);
 }
 
 }  // namespace boardlab::runtime::kernels

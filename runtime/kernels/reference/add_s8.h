@@ -33,6 +33,15 @@ struct AddParams {
                            const ShapeN& b_shape, const int8_t* b, const ShapeN& out_shape,
                            int8_t* out);
 
+/// ADD / SUB 16x8: the same arithmetic on int16 values with left_shift 15 (TFLite Micro's
+/// general int16 path) and an int16 clamp range.
+[[nodiscard]] Error add_s16(const AddParams& params, const ShapeN& a_shape, const int16_t* a,
+                            const ShapeN& b_shape, const int16_t* b, const ShapeN& out_shape,
+                            int16_t* out);
+[[nodiscard]] Error sub_s16(const AddParams& params, const ShapeN& a_shape, const int16_t* a,
+                            const ShapeN& b_shape, const int16_t* b, const ShapeN& out_shape,
+                            int16_t* out);
+
 /// The element loop of add_s8 / sub_s8 for two same-shape tensors of n elements (no broadcast),
 /// for callers that have checked p.left_shift (in [0, 24]). On x86-64 with AVX2 eight elements per
 /// step when every multiplier is >= 0 and the output stage is int8 (the scalar loop otherwise).

@@ -1,8 +1,9 @@
 #pragma once
 
-// Layout ops on int8 tensors (no arithmetic on values, so exact by construction):
-// TRANSPOSE, PAD/PADV2, CONCATENATION, SLICE/STRIDED_SLICE, RESIZE_NEAREST_NEIGHBOR. Each copies
-// raw int8 values; input and output share one quantization (TFLite Micro copies raw values too).
+// Layout ops on int8 tensors, and on int16 ones for 16x8 models (no arithmetic on values, so
+// exact by construction): TRANSPOSE, PAD/PADV2, CONCATENATION, SLICE/STRIDED_SLICE,
+// RESIZE_NEAREST_NEIGHBOR. Each copies raw values; input and output share one quantization
+// (TFLite Micro copies raw values too).
 
 #include <cstdint>
 
@@ -31,9 +32,24 @@ namespace boardlab::runtime::kernels {
                                      const int32_t* start, const int32_t* stride,
                                      const int32_t* out_dims, int8_t* output);
 
+/// The same ops on int16 values (16x8 models); concatenation_s16 clamps to an int16 range.
+[[nodiscard]] Error transpose_s16(const ShapeN& input_shape, const int16_t* input,
+                                  const int32_t* perm, int16_t* output);
+[[nodiscard]] Error pad_s16(const ShapeN& input_shape, const int16_t* input, const int32_t* before,
+                            const int32_t* after, int16_t pad_value, int16_t* output);
+[[nodiscard]] Error concatenation_s16(const int16_t* const* inputs, const ShapeN* shapes,
+                                      int32_t count, int32_t axis, int32_t act_min, int32_t act_max,
+                                      int16_t* output);
+[[nodiscard]] Error strided_slice_s16(const ShapeN& input_shape, const int16_t* input,
+                                      const int32_t* start, const int32_t* stride,
+                                      const int32_t* out_dims, int16_t* output);
+
 /// NHWC nearest-neighbour resize with TFLite's index rule (align_corners, half_pixel_centers).
 [[nodiscard]] Error resize_nearest_neighbor_s8(const Dims4& input_dims, const int8_t* input,
                                                const Dims4& output_dims, bool align_corners,
                                                bool half_pixel_centers, int8_t* output);
+[[nodiscard]] Error resize_nearest_neighbor_s16(const Dims4& input_dims, const int16_t* input,
+                                                const Dims4& output_dims, bool align_corners,
+                                                bool half_pixel_centers, int16_t* output);
 
 }  // namespace boardlab::runtime::kernels

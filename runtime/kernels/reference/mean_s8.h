@@ -30,6 +30,12 @@ struct MeanParams {
                             int8_t* output, int64_t output_size, void* scratch,
                             size_t scratch_bytes);
 
+/// MEAN 16x8: the same on int16 values, clamped to int16 (TFLite Micro's one integer template).
+[[nodiscard]] Error mean_s16(const MeanParams& params, const ShapeN& input_shape,
+                             const int16_t* input, const int32_t* axes, int32_t num_axes,
+                             int16_t* output, int64_t output_size, void* scratch,
+                             size_t scratch_bytes);
+
 size_t mean_s8_get_buffer_size(int64_t output_size);
 
 /// The requantization with 1/count folded into the multiplier, computed once per op.

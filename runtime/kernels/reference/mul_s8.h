@@ -22,9 +22,19 @@ struct MulParams {
                            const ShapeN& b_shape, const int8_t* b, const ShapeN& out_shape,
                            int8_t* out);
 
+/// MUL 16x8: the same arithmetic on int16 values (zero points 0) with an int16 clamp range.
+[[nodiscard]] Error mul_s16(const MulParams& params, const ShapeN& a_shape, const int16_t* a,
+                            const ShapeN& b_shape, const int16_t* b, const ShapeN& out_shape,
+                            int16_t* out);
+
 [[nodiscard]] Error maximum_s8(const ShapeN& a_shape, const int8_t* a, const ShapeN& b_shape,
                                const int8_t* b, const ShapeN& out_shape, int8_t* out);
 [[nodiscard]] Error minimum_s8(const ShapeN& a_shape, const int8_t* a, const ShapeN& b_shape,
                                const int8_t* b, const ShapeN& out_shape, int8_t* out);
+/// MAXIMUM / MINIMUM on raw int16 values (16x8 models).
+[[nodiscard]] Error maximum_s16(const ShapeN& a_shape, const int16_t* a, const ShapeN& b_shape,
+                                const int16_t* b, const ShapeN& out_shape, int16_t* out);
+[[nodiscard]] Error minimum_s16(const ShapeN& a_shape, const int16_t* a, const ShapeN& b_shape,
+                                const int16_t* b, const ShapeN& out_shape, int16_t* out);
 
 }  // namespace boardlab::runtime::kernels

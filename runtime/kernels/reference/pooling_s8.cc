@@ -1,6 +1,7 @@
 #include "runtime/kernels/reference/pooling_s8.h"
 
 #include <cmath>
+#include <limits>
 
 #include "runtime/kernels/reference/quantized_math.h"
 
@@ -39,46 +40,68 @@ Error ForEachWindow(const PoolParams& p, const Dims4& in, const Dims4& out, F&& 
   return Error::kOk;
 }
 
-}  // namespace
-
-Error avgpool_s8(const PoolParams& p, const Dims4& in, const int8_t* input, const Dims4& out,
-                 int8_t* output) {
-  RT_RETURN_IF_ERROR(CheckPool("avgpool_s8", p, in, input, out, output));
+template <typename T>
+Error AvgPool(const char* name, const PoolParams& p, const Dims4& in, const T* input,
+              const Dims4& out, T* output) {
+  RT_RETURN_IF_ERROR(CheckPool(name, p, in, input, out, output));
   return ForEachWindow(
       p, in, out, [&](int32_t b, int32_t ys, int32_t ye, int32_t xs, int32_t xe, int64_t o) {
         const int32_t count = (ye - ys) * (xe - xs);
         for (int32_t c = 0; c < in.c; ++c) {
           int32_t sum = 0;
           for (int32_t y = ys; y < ye; ++y) {
-            const int8_t* row = input + ((static_cast<int64_t>(b) * in.h + y) * in.w) * in.c + c;
+            const T* row = input + ((static_cast<int64_t>(b) * in.h + y) * in.w) * in.c + c;
             for (int32_t x = xs; x < xe; ++x) sum += row[x * in.c];
           }
           // Round half away from zero; C division truncates toward zero.
           const int32_t avg = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
-          output[o + c] = ClampToInt8(avg, p.act_min, p.act_max);
+          output[o + c] = static_cast<T>(Min32(Max32(avg, p.act_min), p.act_max));
         }
       });
 }
 
-Error maxpool_s8(const PoolParams& p, const Dims4& in, const int8_t* input, const Dims4& out,
-                 int8_t* output) {
-  RT_RETURN_IF_ERROR(CheckPool("maxpool_s8", p, in, input, out, output));
+template <typename T>
+Error MaxPool(const char* name, const PoolParams& p, const Dims4& in, const T* input,
+              const Dims4& out, T* output) {
+  RT_RETURN_IF_ERROR(CheckPool(name, p, in, input, out, output));
   return ForEachWindow(
       p, in, out, [&](int32_t b, int32_t ys, int32_t ye, int32_t xs, int32_t xe, int64_t o) {
-        int8_t* dst = output + o;
-        for (int32_t c = 0; c < in.c; ++c) dst[c] = -128;
+        T* dst = output + o;
+        for (int32_t c = 0; c < in.c; ++c) dst[c] = std::numeric_limits<T>::lowest();
         for (int32_t y = ys; y < ye; ++y) {
           for (int32_t x = xs; x < xe; ++x) {
-            const int8_t* px = input + ((static_cast<int64_t>(b) * in.h + y) * in.w + x) * in.c;
+            const T* px = input + ((static_cast<int64_t>(b) * in.h + y) * in.w + x) * in.c;
             for (int32_t c = 0; c < in.c; ++c) {
               if (px[c] > dst[c]) dst[c] = px[c];
             }
           }
         }
         for (int32_t c = 0; c < in.c; ++c) {
-          dst[c] = ClampToInt8(dst[c], p.act_min, p.act_max);
+          dst[c] = static_cast<T>(Min32(Max32(dst[c], p.act_min), p.act_max));
         }
       });
+}
+
+}  // namespace
+
+Error avgpool_s8(const PoolParams& p, const Dims4& in, const int8_t* input, const Dims4& out,
+                 int8_t* output) {
+  return AvgPool("avgpool_s8", p, in, input, out, output);
+}
+
+Error avgpool_s16(const PoolParams& p, const Dims4& in, const int16_t* input, const Dims4& out,
+                  int16_t* output) {
+  return AvgPool("avgpool_s16", p, in, input, out, output);
+}
+
+Error maxpool_s8(const PoolParams& p, const Dims4& in, const int8_t* input, const Dims4& out,
+                 int8_t* output) {
+  return MaxPool("maxpool_s8", p, in, input, out, output);
+}
+
+Error maxpool_s16(const PoolParams& p, const Dims4& in, const int16_t* input, const Dims4& out,
+                  int16_t* output) {
+  return MaxPool("maxpool_s16", p, in, input, out, output);
 }
 
 Error l2pool_f32(const PoolParams& p, float act_min, float act_max, const Dims4& in,

@@ -26,6 +26,12 @@ struct PoolParams {
 [[nodiscard]] Error maxpool_s8(const PoolParams& params, const Dims4& input_dims,
                                const int8_t* input, const Dims4& output_dims, int8_t* output);
 
+/// The same on int16 values (16x8 models; TFLite Micro's int16 pooling is the int8 arithmetic).
+[[nodiscard]] Error avgpool_s16(const PoolParams& params, const Dims4& input_dims,
+                                const int16_t* input, const Dims4& output_dims, int16_t* output);
+[[nodiscard]] Error maxpool_s16(const PoolParams& params, const Dims4& input_dims,
+                                const int16_t* input, const Dims4& output_dims, int16_t* output);
+
 /// L2_POOL_2D float32 (TFLite Micro has no int8 kernel): sqrt(sum of squares / count) over the
 /// window's in-bounds elements (rows outer, columns inner, summed in float), clamped to
 /// [act_min, act_max]. `params` gives the window geometry; its int8 range is not used.

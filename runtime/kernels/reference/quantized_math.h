@@ -28,6 +28,11 @@ inline int8_t ClampToInt8(int32_t x, int32_t lo, int32_t hi) {
   return static_cast<int8_t>(x < lo ? lo : (x > hi ? hi : x));
 }
 
+/// Clamps `x` into [lo, hi] and narrows to int16; lo/hi must lie in [-32768, 32767].
+inline int16_t ClampToInt16(int32_t x, int32_t lo, int32_t hi) {
+  return static_cast<int16_t>(x < lo ? lo : (x > hi ? hi : x));
+}
+
 /// round(a * b / 2^31), ties toward +infinity; INT32_MIN * INT32_MIN saturates to INT32_MAX.
 inline int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
   if (a == kInt32Min && b == kInt32Min) return kInt32Max;
@@ -69,6 +74,19 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int 
       SaturatingRoundingDoublingHighMul(static_cast<int32_t>(static_cast<uint32_t>(x) << left),
                                         multiplier),
       right);
+}
+
+/// The requantization of a 64-bit accumulator (the 16x8 kernels with an int64 bias), as TFLite
+/// Micro's int64 MultiplyByQuantizedMultiplier computes it in both rounding modes: the multiplier
+/// is first rounded to 16 bits (capped at 0x7FFF), then one rounding shift by 15 - shift.
+/// `shift` must lie in [-31, 7] (Prepare checks it); the products wrap like the reference's
+/// int64 arithmetic for accumulators beyond its assumed |x| < 2^47.
+inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, int shift) {
+  const int32_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+  const int total_shift = 15 - shift;
+  const uint64_t product = static_cast<uint64_t>(x) * static_cast<uint64_t>(int64_t{reduced}) +
+                           (uint64_t{1} << (total_shift - 1));
+  return static_cast<int32_t>(static_cast<int64_t>(product) >> total_shift);
 }
 
 // acc + bias as the conv-like kernels add it: wrapping like TFLite Micro's int32 addition, or

@@ -18,21 +18,13 @@ namespace boardlab::link {
 namespace {
 
 using testing::ByteChannel;
+using testing::ChannelOutput;
 using testing::Faults;
 
 struct Delivered {
   FrameType type;
   std::vector<uint8_t> payload;
   bool stray;
-};
-
-class ChannelOutput : public ByteOutput {
- public:
-  explicit ChannelOutput(ByteChannel& channel) : channel_(channel) {}
-  void Write(const uint8_t* data, size_t size) override { channel_.Write(data, size); }
-
- private:
-  ByteChannel& channel_;
 };
 
 // One end: a Link writing into `out`, reading from `in`.

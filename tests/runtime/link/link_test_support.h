@@ -21,8 +21,17 @@
 #include "runtime/link/board_endpoint.h"
 #include "runtime/link/board_support.h"
 #include "runtime/link/host_transport.h"
+#include "runtime/link/link.h"
 
 namespace boardlab::link::testing {
+
+/// `size` bytes of a fixed pseudo-random sequence (artifacts, inputs).
+inline std::vector<uint8_t> RandomBytes(size_t size, uint32_t seed) {
+  std::mt19937 random(seed);
+  std::vector<uint8_t> b(size);
+  for (uint8_t& x : b) x = static_cast<uint8_t>(random());
+  return b;
+}
 
 /// Fault rates per byte written.
 struct Faults {
@@ -148,6 +157,16 @@ class ByteChannel {
   std::mt19937 random_{1};
   std::function<void(const uint8_t*, size_t)> observer_;
   std::atomic<uint64_t> written_{0}, corrupted_{0}, dropped_{0}, duplicated_{0};
+};
+
+/// A link's output into a channel (one end written frame by frame).
+class ChannelOutput : public ByteOutput {
+ public:
+  explicit ChannelOutput(ByteChannel& channel) : channel_(channel) {}
+  void Write(const uint8_t* data, size_t size) override { channel_.Write(data, size); }
+
+ private:
+  ByteChannel& channel_;
 };
 
 /// The host's ByteStream over a pair of channels.

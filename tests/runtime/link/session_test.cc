@@ -8,7 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <random>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,13 +27,7 @@ using testing::FakeBoardOptions;
 using testing::FakeRunner;
 using testing::Faults;
 using testing::PipeStream;
-
-std::vector<uint8_t> Bytes(size_t size, uint32_t seed) {
-  std::mt19937 random(seed);
-  std::vector<uint8_t> b(size);
-  for (uint8_t& x : b) x = static_cast<uint8_t>(random());
-  return b;
-}
+using testing::RandomBytes;
 
 HostSessionOptions FastOptions() {
   HostSessionOptions o;
@@ -56,8 +51,8 @@ class SessionTest : public ::testing::Test {
   }
   HostJob Job(size_t artifact_bytes, uint32_t seed = 1) {
     HostJob job;
-    job.artifact = Bytes(artifact_bytes, seed);
-    job.inputs = {Bytes(100, seed + 1), Bytes(3000, seed + 2)};
+    job.artifact = RandomBytes(artifact_bytes, seed);
+    job.inputs = {RandomBytes(100, seed + 1), RandomBytes(3000, seed + 2)};
     job.run_timeout_seconds = 10;
     return job;
   }
@@ -144,7 +139,7 @@ TEST_F(SessionTest, ManyOutputsAreCheckedOverTheSmallestFrames) {
   auto session = Session(options);
   HostJob job = Job(3000);
   job.inputs.clear();
-  for (uint32_t i = 0; i < 40; ++i) job.inputs.push_back(Bytes(10 + i, 100 + i));
+  for (uint32_t i = 0; i < 40; ++i) job.inputs.push_back(RandomBytes(10 + i, 100 + i));
   job.expected = FakeRunner::ExpectedOutputs(job.artifact, job.inputs);
   job.expected[33][0] ^= 1;  // one wrong byte in output 33
   HostJobReport report;
@@ -224,7 +219,7 @@ TEST_F(SessionTest, ArtifactLargerThanTheCacheDoesNotFit) {
 // slot holds more bytes after it): named with MODEL_SLOT, checked, run in place, never sent.
 TEST_F(SessionTest, ModelInTheSlotRunsInPlaceWithoutBeingSent) {
   HostJob job = Job(20000, 7);
-  std::vector<uint8_t> slot = Bytes(64 * 1024, 99);
+  std::vector<uint8_t> slot = RandomBytes(64 * 1024, 99);
   std::copy(job.artifact.begin(), job.artifact.end(), slot.begin());
   FakeBoardOptions options;
   options.cache_bytes = 8 * 1024;
@@ -251,7 +246,7 @@ TEST_F(SessionTest, ModelInTheSlotRunsInPlaceWithoutBeingSent) {
 
 TEST_F(SessionTest, StaleModelSlotIsRefusedAndNothingRuns) {
   HostJob job = Job(20000, 7);
-  const std::vector<uint8_t> slot = Bytes(64 * 1024, 5);  // another model (a failed flash)
+  const std::vector<uint8_t> slot = RandomBytes(64 * 1024, 5);  // another model (a failed flash)
   FakeBoardOptions options;
   options.model_slot = &slot;
   StartBoard(options);
@@ -299,6 +294,50 @@ TEST_F(SessionTest, InputLargerThanTheJobAreaIsRefusedByTheBoard) {
   const absl::Status s = session->RunJob(Job(1000), &report);  // input 1 has 3000 bytes
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_NE(s.message().find("does not fit: input 1 has 3000 bytes"), std::string::npos) << s;
+  EXPECT_EQ(board_->runner().runs(), 0);
+}
+
+// The host does not stop for the board's answers: with half a second between the board writing
+// a BLOB_STATUS and the host reading it, RUN is on the line before the first answer could have
+// arrived, and the job still waits for (and checks) every answer.
+TEST_F(SessionTest, RunGoesOutBeforeTheBoardConfirmsTheBlobs) {
+  constexpr auto kLatency = std::chrono::milliseconds(500);
+  to_host_.SetLine(0, kLatency);
+  StartBoard();
+  using Clock = std::chrono::steady_clock;
+  std::mutex mutex;
+  std::optional<Clock::time_point> run_written, first_status_written;
+  // When the first frame of `type` was written on a channel.
+  const auto watch = [&](FrameDecoder* decoder, FrameType type,
+                         std::optional<Clock::time_point>* when) {
+    return [&mutex, decoder, type, when](const uint8_t* data, size_t size) {
+      std::lock_guard<std::mutex> lock(mutex);
+      for (size_t used = 0; used < size;) {
+        used += decoder->Feed(data + used, size - used);
+        while (const DecodedFrame* f = decoder->frame()) {
+          if (f->type == type && !when->has_value()) *when = Clock::now();
+          decoder->Consume();
+        }
+      }
+    };
+  };
+  std::vector<uint8_t> out_buffer(kFrameOverhead + kMaxPayloadLimit);
+  std::vector<uint8_t> in_buffer(kFrameOverhead + kMaxPayloadLimit);
+  FrameDecoder out_frames(out_buffer.data(), out_buffer.size());
+  FrameDecoder in_frames(in_buffer.data(), in_buffer.size());
+  to_board_.SetObserver(watch(&out_frames, FrameType::kRun, &run_written));
+  to_host_.SetObserver(watch(&in_frames, FrameType::kBlobStatus, &first_status_written));
+  HostJob job = Job(1500);  // the artifact, one input and RUN fit the window of 8 frames
+  job.inputs = {RandomBytes(100, 2)};
+  HostJobReport report;
+  const absl::Status s = Session()->RunJob(job, &report);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_FALSE(report.artifact_cache_hit);
+  EXPECT_GT(report.artifact_seconds, 0.45);  // BLOB_BEGIN to its answer: one trip back at least
+  std::lock_guard<std::mutex> lock(mutex);
+  ASSERT_TRUE(run_written.has_value());
+  ASSERT_TRUE(first_status_written.has_value());
+  EXPECT_LT(*run_written, *first_status_written + kLatency);
 }
 
 TEST_F(SessionTest, NoisyLineStillRunsAndCountsTheRepairs) {

@@ -1,0 +1,577 @@
+// PostgresStore as the database of several replicas (server/cluster_store.h, docs/server.md
+// "Replicas"): ownership checked under row locks, claims with FOR UPDATE SKIP LOCKED,
+// notifications with NOTIFY, and a listener on a connection of its own.
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "server/clock.h"
+#include "server/log.h"
+#include "server/postgres_statements.h"
+#include "server/postgres_store.h"
+
+namespace boardlab::server {
+namespace {
+
+// The SQL below names job states by number (as the migration's indexes do).
+static_assert(v1::JOB_STATE_COMPILING == 1 && v1::JOB_STATE_QUEUED == 2);
+static_assert(v1::JOB_STATE_ASSIGNED == 3 && v1::JOB_STATE_COLLECTING == 6);
+static_assert(v1::JOB_STATE_DONE == 7);
+
+// What a replica reads of a job it takes: the record and the runtime columns, in this order
+// (OwnedJobsOf).
+#define BOARDLAB_JOB_COLUMNS                                                                     \
+  "number, record, owner, queue_deadline_ms, lease_deadline_ms, infra_failures, failed_boards, " \
+  "cancel_requested"
+
+// The queued jobs a board of type $2 with id $3 may run, in the order it takes them: priority;
+// then fair share over every replica (the running jobs of each tenant, counted in the query);
+// then the oldest.
+#define BOARDLAB_CLAIM_ORDER                                                                   \
+  "SELECT j.number FROM jobs j LEFT JOIN (SELECT tenant, count(*) AS running FROM jobs WHERE " \
+  "state BETWEEN 3 AND 6 GROUP BY tenant) r ON r.tenant = j.tenant WHERE j.state = 2 AND "     \
+  "j.owner IS NULL AND j.board_type = $2 AND (j.pinned_board = ''::bytea OR j.pinned_board = " \
+  "$3) ORDER BY j.priority DESC, COALESCE(r.running, 0), j.number"
+
+// A claim looks at most at this many queued jobs of the board's type: a board whose tags match
+// none of the first ones waits until some of them are gone.
+constexpr int kClaimLooks = 512;
+
+// How long the listener sleeps between looks at its stop flag, and between reconnects.
+constexpr int kListenPollMs = 200;
+constexpr int kListenRetryMs = 1000;
+
+std::string JoinFailedBoards(const std::set<std::string>& boards) {
+  return absl::StrJoin(boards, "\n");
+}
+
+std::set<std::string> SplitFailedBoards(const std::string& joined) {
+  std::set<std::string> boards;
+  if (joined.empty()) return boards;
+  for (absl::string_view board : absl::StrSplit(joined, '\n')) boards.emplace(board);
+  return boards;
+}
+
+// Notifications on a connection of its own: LISTEN needs a session that stays idle between
+// them, which the store's shared connection is not.
+class PostgresListener : public ClusterListener {
+ public:
+  PostgresListener(std::string conninfo, std::string password,
+                   std::function<void(const ClusterNotification&)> deliver)
+      : conninfo_(std::move(conninfo)),
+        password_(std::move(password)),
+        deliver_(std::move(deliver)) {}
+
+  ~PostgresListener() override {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (connection_ != nullptr) PQfinish(connection_);
+  }
+
+  absl::Status Start() {
+    if (absl::Status ok = Connect(); !ok.ok()) return ok;
+    thread_ = std::thread([this] { Loop(); });
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Connect() {
+    if (connection_ != nullptr) PQfinish(connection_);
+    connection_ = ConnectToPostgres(conninfo_, password_);
+    if (connection_ == nullptr) return absl::ResourceExhaustedError("out of memory");
+    if (PQstatus(connection_) != CONNECTION_OK) {
+      return absl::UnavailableError(
+          absl::StrCat("listening for other replicas: ", Trimmed(PQerrorMessage(connection_))));
+    }
+    const std::string sql =
+        absl::StrCat("LISTEN ", kQueueChannel, "; LISTEN ", kEventsChannel, "; LISTEN ",
+                     kCancelChannel, "; LISTEN ", kCompiledChannel);
+    PGresult* result = PQexec(connection_, sql.c_str());
+    const bool ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+    PQclear(result);
+    if (!ok) {
+      return absl::UnavailableError(absl::StrCat("LISTEN: ", Trimmed(PQerrorMessage(connection_))));
+    }
+    return absl::OkStatus();
+  }
+
+  void Loop() {
+    while (!stop_) {
+      if (PQstatus(connection_) != CONNECTION_OK) {
+        if (absl::Status ok = Connect(); !ok.ok()) {
+          LogWarning("replica notifications", {{"error", std::string(ok.message())}});
+          std::this_thread::sleep_for(std::chrono::milliseconds(kListenRetryMs));
+          continue;
+        }
+        deliver_(ClusterNotification{});  // some may have been missed: look at everything
+      }
+      pollfd wait{PQsocket(connection_), POLLIN, 0};
+      if (::poll(&wait, 1, kListenPollMs) <= 0) continue;
+      if (PQconsumeInput(connection_) == 0) continue;  // broken: reconnected above
+      while (PGnotify* notify = PQnotifies(connection_)) {
+        deliver_(ClusterNotification{notify->relname, notify->extra});
+        PQfreemem(notify);
+      }
+    }
+  }
+
+  const std::string conninfo_;
+  const std::string password_;
+  const std::function<void(const ClusterNotification&)> deliver_;
+  PGconn* connection_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::string NewReplicaId() {
+  char host[64] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  return absl::StrCat(host, "-", ::getpid(), "-", absl::Hex(random(), absl::kZeroPad8));
+}
+
+absl::Status PostgresStore::Notify(const char* channel, const std::string& payload) {
+  return Run("SELECT pg_notify($1, $2)", Params().Text(channel).Text(payload), "notifying")
+      .status();
+}
+
+absl::StatusOr<std::vector<OwnedJob>> PostgresStore::OwnedJobsOf(const Rows& rows) {
+  std::vector<OwnedJob> jobs;
+  for (int row = 0; row < rows.size(); ++row) {
+    OwnedJob owned;
+    owned.number = rows.Int(row, 0);
+    auto job = ParseRecord<v1::Job>(rows.Bytes(row, 1), "job");
+    if (!job.ok()) return job.status();
+    owned.job = *std::move(job);
+    owned.runtime.owner = rows.IsNull(row, 2) ? "" : rows.Bytes(row, 2);
+    owned.runtime.queue_deadline_ms = rows.Int(row, 3);
+    owned.runtime.lease_deadline_ms = rows.Int(row, 4);
+    owned.runtime.infra_failures = static_cast<int>(rows.Int(row, 5));
+    owned.runtime.failed_boards = SplitFailedBoards(rows.Bytes(row, 6));
+    owned.runtime.cancel_requested = rows.Int(row, 7) != 0;
+    jobs.push_back(std::move(owned));
+  }
+  return jobs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replicas.
+
+absl::Status PostgresStore::RegisterReplica(const std::string& address) {
+  std::lock_guard lock(mutex_);
+  const int64_t now = NowMs();
+  return Run("INSERT INTO replicas (id, address, started_ms, heartbeat_ms) VALUES ($1, $2, $3, $3) "
+             "ON CONFLICT (id) DO UPDATE SET heartbeat_ms = excluded.heartbeat_ms",
+             Params().Bytes(replica_id_).Bytes(address).Int(now), "registering the replica")
+      .status();
+}
+
+absl::Status PostgresStore::HeartbeatReplica() {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("UPDATE replicas SET heartbeat_ms = $1 WHERE id = $2 RETURNING id",
+                  Params().Int(NowMs()).Bytes(replica_id_), "renewing the replica's heartbeat");
+  if (!rows.ok()) return rows.status();
+  if (rows->size() == 0) {
+    return absl::NotFoundError(
+        absl::StrCat("replica ", replica_id_, " was declared dead by another replica"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PostgresStore::ReleaseReplicaLocked(const std::string& replica,
+                                                 int64_t orphan_wait_ms) {
+  const int64_t orphan_deadline = NowMs() + orphan_wait_ms;
+  // Compiling jobs are taken by the next TakeStrandedJobs; claimed queued jobs are queued again;
+  // runs wait for their agent to reconnect to another replica.
+  const std::pair<const char*, Params> steps[] = {
+      {"UPDATE jobs SET owner = NULL WHERE owner = $1 AND state IN (1, 2)",
+       Params().Bytes(replica)},
+      {"UPDATE jobs SET owner = NULL, lease_deadline_ms = $2 WHERE owner = $1 AND "
+       "state BETWEEN 3 AND 6",
+       Params().Bytes(replica).Int(orphan_deadline)},
+      {"UPDATE boards SET owner = NULL WHERE owner = $1", Params().Bytes(replica)},
+      {"DELETE FROM compile_claims WHERE replica = $1", Params().Bytes(replica)},
+      {"DELETE FROM replicas WHERE id = $1", Params().Bytes(replica)},
+  };
+  for (const auto& [sql, params] : steps) {
+    if (absl::Status ok = Run(sql, params, "releasing a replica's work").status(); !ok.ok()) {
+      return ok;
+    }
+  }
+  return Notify(kQueueChannel, "");
+}
+
+absl::Status PostgresStore::UnregisterReplica(int64_t orphan_wait_ms) {
+  std::lock_guard lock(mutex_);
+  return InTransaction([&] { return ReleaseReplicaLocked(replica_id_, orphan_wait_ms); });
+}
+
+absl::StatusOr<std::vector<std::string>> PostgresStore::RecoverDeadReplicas(
+    int64_t lease_ms, int64_t orphan_wait_ms) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> dead;
+  absl::Status done = InTransaction([&]() -> absl::Status {
+    // SKIP LOCKED: when two replicas notice at once, each dead one is recovered once.
+    auto rows =
+        Run("SELECT id FROM replicas WHERE heartbeat_ms < $1 AND id <> $2 "
+            "FOR UPDATE SKIP LOCKED",
+            Params().Int(NowMs() - lease_ms).Bytes(replica_id_), "finding dead replicas");
+    if (!rows.ok()) return rows.status();
+    for (int row = 0; row < rows->size(); ++row) {
+      dead.push_back(rows->Bytes(row, 0));
+      if (absl::Status ok = ReleaseReplicaLocked(dead.back(), orphan_wait_ms); !ok.ok()) return ok;
+    }
+    return absl::OkStatus();
+  });
+  if (!done.ok()) return done;
+  return dead;
+}
+
+absl::StatusOr<int64_t> PostgresStore::NextJobNumber() {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT nextval('job_numbers')", Params(), "numbering a job");
+  if (!rows.ok()) return rows.status();
+  return rows->Int(0, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes of owned rows.
+
+absl::StatusOr<bool> PostgresStore::PutOwnedJobLocked(int64_t number, const v1::Job& job,
+                                                      const JobRuntime& runtime) {
+  // One statement: a new job is inserted; a known one is updated only while this replica owns
+  // it (the row stays locked to the end of the transaction). No row back: another owns it.
+  Params params;
+  params.Int(number)
+      .Bytes(job.id())
+      .Bytes(job.tenant())
+      .Bytes(job.request_id())
+      .Int(job.state())
+      .Bytes(job.spec().selector().board_type())
+      .Bytes(job.SerializeAsString())
+      .Int(job.spec().priority())
+      .Bytes(job.spec().selector().board_id())
+      .Bytes(job.board_id());
+  if (runtime.owner.empty()) {
+    params.Null(kByteaOid);
+  } else {
+    params.Bytes(runtime.owner);
+  }
+  params.Int(runtime.queue_deadline_ms)
+      .Int(runtime.lease_deadline_ms)
+      .Int(runtime.infra_failures)
+      .Bytes(JoinFailedBoards(runtime.failed_boards))
+      .Int(runtime.cancel_requested ? 1 : 0)
+      .Bytes(replica_id_);
+  auto rows = Run(
+      "INSERT INTO jobs (number, id, tenant, request_id, state, board_type, record, priority, "
+      "pinned_board, board_id, owner, queue_deadline_ms, lease_deadline_ms, infra_failures, "
+      "failed_boards, cancel_requested) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
+      "$12, $13, $14, $15, $16) ON CONFLICT (number) DO UPDATE SET state = excluded.state, "
+      "record = excluded.record, priority = excluded.priority, board_id = excluded.board_id, "
+      "owner = excluded.owner, queue_deadline_ms = excluded.queue_deadline_ms, "
+      "lease_deadline_ms = excluded.lease_deadline_ms, infra_failures = excluded.infra_failures, "
+      "failed_boards = excluded.failed_boards, cancel_requested = excluded.cancel_requested "
+      "WHERE jobs.owner = $17 RETURNING number",
+      params, "storing an owned job");
+  if (!rows.ok()) return rows.status();
+  return rows->size() > 0;
+}
+
+absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
+    const StoreBatch& batch, const std::map<int64_t, JobRuntime>& runtimes) {
+  std::lock_guard lock(mutex_);
+  CommitLosses losses;
+  absl::Status done = InTransaction([&]() -> absl::Status {
+    losses = CommitLosses();
+    // Rows are locked in one order (jobs by number, then boards by id) so that two replicas'
+    // commits cannot deadlock on each other. The triggers of migration 2 notify the others.
+    std::map<std::string, bool> written;  // job id -> this replica wrote it
+    for (const auto& [number, job] : batch.jobs) {
+      JobRuntime runtime;
+      runtime.owner = replica_id_;
+      if (auto it = runtimes.find(number); it != runtimes.end()) runtime = it->second;
+      auto owned = PutOwnedJobLocked(number, job, runtime);
+      if (!owned.ok()) return owned.status();
+      written[job.id()] = *owned;
+      if (!*owned) losses.jobs.push_back(number);
+    }
+    for (const v1::JobEvent& event : batch.events) {
+      auto known = written.find(event.job_id());
+      if (known != written.end()) {
+        if (!known->second) continue;
+        if (absl::Status ok = AppendEventLocked(event); !ok.ok()) return ok;
+        continue;
+      }
+      // A job this batch does not write: its events only while this replica owns it.
+      auto rows =
+          Run("INSERT INTO events (job_id, seq, record) SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 "
+              "FROM jobs WHERE id = $1 AND owner = $4 FOR UPDATE) ON CONFLICT (job_id, seq) DO "
+              "UPDATE SET record = excluded.record RETURNING seq",
+              Params()
+                  .Bytes(event.job_id())
+                  .Int(event.seq())
+                  .Bytes(event.SerializeAsString())
+                  .Bytes(replica_id_),
+              "storing an owned job's event");
+      if (!rows.ok()) return rows.status();
+      if (rows->size() == 0) written[event.job_id()] = false;  // its later events neither
+    }
+    for (const auto& [id, board] : batch.boards) {
+      auto rows =
+          Run("INSERT INTO boards (id, record, owner) VALUES ($1, $2, $3) ON CONFLICT (id) DO "
+              "UPDATE SET record = excluded.record, owner = excluded.owner WHERE boards.owner = $3 "
+              "RETURNING id",
+              Params().Bytes(id).Bytes(board.SerializeAsString()).Bytes(replica_id_),
+              "storing an owned board");
+      if (!rows.ok()) return rows.status();
+      if (rows->size() == 0) losses.boards.push_back(id);
+    }
+    for (const auto& [tenant, sha256] : batch.blob_grants) {
+      if (absl::Status ok = GrantBlobLocked(tenant, sha256); !ok.ok()) return ok;
+    }
+    return absl::OkStatus();
+  });
+  if (!done.ok()) return done;
+  return losses;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Taking jobs and boards.
+
+absl::StatusOr<std::optional<OwnedJob>> PostgresStore::ClaimQueuedJob(
+    const v1::Board& board, const std::function<bool(const v1::Job&, const JobRuntime&)>& matches) {
+  std::lock_guard lock(mutex_);
+  // The common case in one statement (one round trip): the first job in order, claimed at once.
+  auto first = Run("UPDATE jobs SET owner = $1 WHERE number = (" BOARDLAB_CLAIM_ORDER
+                   " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS,
+                   Params().Bytes(replica_id_).Bytes(board.type()).Bytes(board.id()),
+                   "claiming the next queued job");
+  if (!first.ok()) return first.status();
+  auto firsts = OwnedJobsOf(*first);
+  if (!firsts.ok()) return firsts.status();
+  if (firsts->empty()) return std::optional<OwnedJob>();
+  if (matches(firsts->front().job, firsts->front().runtime)) {
+    return std::optional<OwnedJob>(std::move(firsts->front()));
+  }
+  // Refused (tags, a failed board): given back, and the jobs in order looked at one by one.
+  if (absl::Status ok =
+          Run("UPDATE jobs SET owner = NULL WHERE number = $1 AND owner = $2",
+              Params().Int(firsts->front().number).Bytes(replica_id_), "giving a refused job back")
+              .status();
+      !ok.ok()) {
+    return ok;
+  }
+  std::optional<OwnedJob> claimed;
+  absl::Status done = InTransaction([&]() -> absl::Status {
+    claimed.reset();
+    // One row at a time, so that a claim locks only the jobs it looks at: another replica's
+    // claim skips those and takes the next. The rows this claim refused stay locked by it, and
+    // are stepped over with OFFSET (its own locks do not hide them from it).
+    for (int refused = 0; refused < kClaimLooks; ++refused) {
+      auto rows = Run(
+          "SELECT " BOARDLAB_JOB_COLUMNS " FROM jobs WHERE number = (" BOARDLAB_CLAIM_ORDER
+          " LIMIT 1 OFFSET $1 FOR UPDATE OF j SKIP LOCKED)",
+          Params().Int(refused).Bytes(board.type()).Bytes(board.id()), "looking for a queued job");
+      if (!rows.ok()) return rows.status();
+      auto candidates = OwnedJobsOf(*rows);
+      if (!candidates.ok()) return candidates.status();
+      if (candidates->empty()) break;
+      OwnedJob& candidate = candidates->front();
+      if (!matches(candidate.job, candidate.runtime)) continue;
+      auto taken = Run("UPDATE jobs SET owner = $1 WHERE number = $2",
+                       Params().Bytes(replica_id_).Int(candidate.number), "claiming a job");
+      if (!taken.ok()) return taken.status();
+      candidate.runtime.owner = replica_id_;
+      claimed = std::move(candidate);
+      break;
+    }
+    return absl::OkStatus();
+  });
+  if (!done.ok()) return done;
+  return claimed;
+}
+
+absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeStrandedJobs(int64_t now_ms, int limit) {
+  std::lock_guard lock(mutex_);
+  auto rows =
+      Run("UPDATE jobs SET owner = $1 WHERE number IN (SELECT number FROM jobs WHERE owner IS NULL "
+          "AND (state = 1 OR (state = 2 AND queue_deadline_ms > 0 AND queue_deadline_ms < $2) OR "
+          "(state BETWEEN 3 AND 6 AND lease_deadline_ms < $2)) ORDER BY number LIMIT $3 "
+          "FOR UPDATE SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS,
+          Params().Bytes(replica_id_).Int(now_ms).Int(limit), "taking stranded jobs");
+  if (!rows.ok()) return rows.status();
+  return OwnedJobsOf(*rows);
+}
+
+absl::StatusOr<std::optional<OwnedJob>> PostgresStore::TakeQueuedJob(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  auto rows =
+      Run("UPDATE jobs SET owner = $1 WHERE id = $2 AND state = 2 AND owner IS NULL "
+          "RETURNING " BOARDLAB_JOB_COLUMNS,
+          Params().Bytes(replica_id_).Bytes(id), "taking a queued job");
+  if (!rows.ok()) return rows.status();
+  auto jobs = OwnedJobsOf(*rows);
+  if (!jobs.ok()) return jobs.status();
+  if (jobs->empty()) return std::optional<OwnedJob>();
+  return std::optional<OwnedJob>(std::move(jobs->front()));
+}
+
+absl::StatusOr<TakenBoards> PostgresStore::TakeBoards(const std::vector<std::string>& board_ids) {
+  std::lock_guard lock(mutex_);
+  TakenBoards taken;
+  absl::Status done = InTransaction([&]() -> absl::Status {
+    taken = TakenBoards();
+    // Jobs before boards: the lock order of CommitOwned.
+    for (const std::string& id : board_ids) {
+      auto rows =
+          Run("UPDATE jobs SET owner = $1, lease_deadline_ms = 0 WHERE board_id = $2 AND "
+              "state BETWEEN 3 AND 6 RETURNING " BOARDLAB_JOB_COLUMNS,
+              Params().Bytes(replica_id_).Bytes(id), "taking a board's jobs");
+      if (!rows.ok()) return rows.status();
+      auto jobs = OwnedJobsOf(*rows);
+      if (!jobs.ok()) return jobs.status();
+      for (OwnedJob& job : *jobs) taken.jobs.push_back(std::move(job));
+    }
+    for (const std::string& id : board_ids) {
+      auto rows = Run("UPDATE boards SET owner = $1 WHERE id = $2 RETURNING record",
+                      Params().Bytes(replica_id_).Bytes(id), "taking a board");
+      if (!rows.ok()) return rows.status();
+      auto boards = ParseRecords<v1::Board>(*rows, 0, "board");
+      if (!boards.ok()) return boards.status();
+      for (v1::Board& board : *boards) taken.boards.push_back(std::move(board));
+    }
+    return absl::OkStatus();
+  });
+  if (!done.ok()) return done;
+  return taken;
+}
+
+absl::StatusOr<std::string> PostgresStore::RequestCancel(const std::string& job_id) {
+  std::lock_guard lock(mutex_);
+  std::string owner;
+  absl::Status done = InTransaction([&]() -> absl::Status {
+    auto rows =
+        Run("UPDATE jobs SET cancel_requested = 1 WHERE id = $1 AND state <> 7 "
+            "RETURNING owner",
+            Params().Bytes(job_id), "requesting a cancel");
+    if (!rows.ok()) return rows.status();
+    if (rows->size() == 0) {
+      return absl::NotFoundError(absl::StrCat("job '", job_id, "' is not unfinished"));
+    }
+    owner = rows->IsNull(0, 0) ? "" : rows->Bytes(0, 0);
+    return Notify(kCancelChannel, job_id);
+  });
+  if (!done.ok()) return done;
+  return owner;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views over all replicas.
+
+absl::StatusOr<std::vector<ClusterBoard>> PostgresStore::ClusterBoards() {
+  std::lock_guard lock(mutex_);
+  auto rows =
+      Run("SELECT b.record, b.owner, CASE WHEN r.id IS NULL THEN 0 ELSE 1 END FROM boards b "
+          "LEFT JOIN replicas r ON r.id = b.owner ORDER BY b.id",
+          Params(), "listing the cluster's boards");
+  if (!rows.ok()) return rows.status();
+  std::vector<ClusterBoard> boards;
+  for (int row = 0; row < rows->size(); ++row) {
+    auto board = ParseRecord<v1::Board>(rows->Bytes(row, 0), "board");
+    if (!board.ok()) return board.status();
+    boards.push_back({*std::move(board), rows->IsNull(row, 1) ? "" : rows->Bytes(row, 1),
+                      rows->Int(row, 2) != 0});
+  }
+  return boards;
+}
+
+absl::StatusOr<std::map<std::string, int>> PostgresStore::QueuedCounts() {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT board_type, count(*) FROM jobs WHERE state = 2 GROUP BY board_type",
+                  Params(), "counting queued jobs");
+  if (!rows.ok()) return rows.status();
+  std::map<std::string, int> counts;
+  for (int row = 0; row < rows->size(); ++row) {
+    counts[rows->Bytes(row, 0)] = static_cast<int>(rows->Int(row, 1));
+  }
+  return counts;
+}
+
+absl::StatusOr<std::map<v1::JobState, int>> PostgresStore::UnfinishedByState() {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT state, count(*) FROM jobs WHERE state <> 7 GROUP BY state", Params(),
+                  "counting unfinished jobs");
+  if (!rows.ok()) return rows.status();
+  std::map<v1::JobState, int> counts;
+  for (int row = 0; row < rows->size(); ++row) {
+    counts[static_cast<v1::JobState>(rows->Int(row, 0))] = static_cast<int>(rows->Int(row, 1));
+  }
+  return counts;
+}
+
+absl::StatusOr<int64_t> PostgresStore::UnfinishedJobsOf(const std::string& tenant) {
+  std::lock_guard lock(mutex_);
+  auto rows = Run("SELECT count(*) FROM jobs WHERE tenant = $1 AND state <> 7",
+                  Params().Bytes(tenant), "counting a tenant's jobs");
+  if (!rows.ok()) return rows.status();
+  return rows->Int(0, 0);
+}
+
+absl::StatusOr<std::optional<std::pair<int32_t, int32_t>>> PostgresStore::QueuePlace(
+    int64_t number) {
+  std::lock_guard lock(mutex_);
+  auto rows = Run(
+      "SELECT (SELECT count(*) FROM jobs q WHERE q.state = 2 AND q.board_type = j.board_type AND "
+      "(q.priority > j.priority OR (q.priority = j.priority AND q.number <= j.number))), "
+      "(SELECT count(*) FROM jobs q WHERE q.state = 2 AND q.board_type = j.board_type) "
+      "FROM jobs j WHERE j.number = $1 AND j.state = 2",
+      Params().Int(number), "finding a job's place in its queue");
+  if (!rows.ok()) return rows.status();
+  if (rows->size() == 0) return std::optional<std::pair<int32_t, int32_t>>();
+  return std::optional<std::pair<int32_t, int32_t>>(
+      {static_cast<int32_t>(rows->Int(0, 0)), static_cast<int32_t>(rows->Int(0, 1))});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compile claims and notifications.
+
+absl::StatusOr<bool> PostgresStore::ClaimCompile(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  // A claim of this replica's own (a compile it gave up on) is taken again.
+  auto rows =
+      Run("INSERT INTO compile_claims (key, replica, claimed_ms) VALUES ($1, $2, $3) "
+          "ON CONFLICT (key) DO UPDATE SET claimed_ms = excluded.claimed_ms "
+          "WHERE compile_claims.replica = excluded.replica RETURNING 1",
+          Params().Bytes(key).Bytes(replica_id_).Int(NowMs()), "claiming a compile");
+  if (!rows.ok()) return rows.status();
+  return rows->size() > 0;
+}
+
+absl::Status PostgresStore::FinishCompileClaim(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  return InTransaction([&]() -> absl::Status {
+    auto rows = Run("DELETE FROM compile_claims WHERE key = $1 AND replica = $2",
+                    Params().Bytes(key).Bytes(replica_id_), "dropping a compile claim");
+    if (!rows.ok()) return rows.status();
+    return Notify(kCompiledChannel, key);
+  });
+}
+
+absl::StatusOr<std::unique_ptr<ClusterListener>> PostgresStore::Listen(
+    std::function<void(const ClusterNotification&)> deliver) {
+  auto listener = std::make_unique<PostgresListener>(conninfo_, password_, std::move(deliver));
+  if (absl::Status ok = listener->Start(); !ok.ok()) return ok;
+  return std::unique_ptr<ClusterListener>(std::move(listener));
+}
+
+}  // namespace boardlab::server

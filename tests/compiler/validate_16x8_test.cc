@@ -1,0 +1,173 @@
+// The importer and the partitioner on 16x8 models (int16 activations, int8 weights, int64 bias):
+// the ops boardlab runs in 16x8 import and stay on the CPU with a reason (the Neutron computes
+// 8-bit activations only); every other int16 use is refused with the op's own reason, all of them
+// in one message; the memory plan counts two bytes per int16 element.
+
+#include <string>
+#include <vector>
+
+#include "compiler/driver.h"
+#include "compiler/npu_constraints.h"
+#include "compiler/validate_ops.h"
+#include "gtest/gtest.h"
+#include "tests/compiler/validate_test_util.h"
+#include "tests/support/op_cases.h"
+
+namespace boardlab::testing::validate_test {
+namespace {
+
+const QuantParams kQ16 = PerTensor(0.0005f, 0);
+
+// One 16x8 op on int16 graph inputs of `shape`, its output of `out_shape`.
+struct Model16 {
+  TfliteBuilder b;
+  std::vector<int32_t> inputs;
+  int In(std::vector<int32_t> shape, QuantParams q = kQ16, TflType type = TflType::kInt16) {
+    const int t = b.AddTensor("in" + std::to_string(b.num_tensors()), shape, type, q);
+    inputs.push_back(t);
+    return t;
+  }
+  TfliteBuilder& Op(OpType type, std::vector<int32_t> in, std::vector<int32_t> out_shape,
+                    BuilderOptions options = {}, QuantParams q = kQ16,
+                    TflType out_type = TflType::kInt16) {
+    const int out = b.AddTensor("out" + std::to_string(b.num_tensors()), out_shape, out_type, q);
+    b.AddOperator(Code(type), in, {out}, std::move(options));
+    b.SetInputs(inputs);
+    b.SetOutputs({out});
+    return b;
+  }
+};
+
+// A 16x8 FULLY_CONNECTED [1, 4] x [3, 4] with a bias of `bias_type`.
+TfliteBuilder FullyConnected16x8(TflType bias_type) {
+  Model16 m;
+  const int in = m.In({1, 4});
+  const std::vector<int8_t> w(12, 3);
+  const int weights = m.b.AddConstInt8("w", {3, 4}, w, PerTensor(0.01f, 0));
+  const size_t size = bias_type == TflType::kInt64 ? 8 : 4;
+  const int bias = m.b.AddTensor("bias", {3}, bias_type, {}, std::vector<uint8_t>(3 * size, 0));
+  return m.Op(OpType::kFullyConnected, {in, weights, bias}, {1, 3}, FullyConnectedOpts{});
+}
+
+// Ops the NPU can run stay on the CPU for their int16 activations; the rest say why the NPU does
+// not run them at all (their reason does not depend on the element type).
+TEST(Validate16x8Test, EveryCaseCompilesOntoTheCpuWithTheNpuReason) {
+  std::vector<OpCase> npu_ops, cpu_ops;
+  for (const OpCase& c : Int16Cases()) {
+    (compiler::NpuSupportsOpType(c.type) ? npu_ops : cpu_ops).push_back(c);
+  }
+  EXPECT_GE(npu_ops.size(), 30u);
+  ExpectEveryCaseOnTheCpu(npu_ops, "Neutron computes 8-bit activations only");
+  ExpectEveryCaseOnTheCpu(cpu_ops);
+}
+
+TEST(Validate16x8Test, EveryCaseOpRunsIn16x8) {
+  for (const OpCase& c : Int16Cases()) EXPECT_TRUE(compiler::Runs16x8(c.type)) << c.name;
+}
+
+TEST(Validate16x8Test, NonZeroInt16ZeroPointIsUnsupported) {
+  Model16 m;
+  const int a = m.In({2, 3}, PerTensor(0.001f, 5));
+  const int b = m.In({2, 3});
+  ExpectUnsupported(m.Op(OpType::kAdd, {a, b}, {2, 3}, ElementwiseOpts{}),
+                    {"ADD #0", "is int16 with zero point 5", "symmetric (zero point 0)"});
+}
+
+TEST(Validate16x8Test, MixedInt8AndInt16ActivationsAreUnsupported) {
+  Model16 m;
+  const int a = m.In({2, 3}, PerTensor(0.05f, 0), TflType::kInt8);
+  const int b = m.In({2, 3});
+  ExpectUnsupported(m.Op(OpType::kMul, {a, b}, {2, 3}, ElementwiseOpts{}),
+                    {"MUL #0", "is int8", "takes int16 activations throughout"});
+}
+
+TEST(Validate16x8Test, FullyConnectedTakesAnInt64Bias) {
+  Expect(FullyConnected16x8(TflType::kInt64), absl::StatusCode::kOk, {});
+  ExpectUnsupported(FullyConnected16x8(TflType::kInt32),
+                    {"FULLY_CONNECTED #0", "bias 'bias' is int32", "takes an int64 bias"});
+}
+
+TEST(Validate16x8Test, OpsWithoutA16x8KernelSayWhy) {
+  Model16 m;
+  const int in = m.In({2, 3});
+  ExpectUnsupported(m.Op(OpType::kHardSwish, {in}, {2, 3}),
+                    {"HARD_SWISH #0", "input 'in0' is int16",
+                     "TFLite Micro has no 16x8 (int16 activation) kernel for HARD_SWISH"});
+}
+
+TEST(Validate16x8Test, OpsTfliteMicroRunsIn16x8ButBoardlabDoesNotYetSaySo) {
+  Model16 m;
+  const int in = m.In({2, 3});
+  const int six = m.b.AddTensor("six", {2, 3}, TflType::kInt16, kQ16);
+  m.b.AddOperator(Code(OpType::kRelu6), {in}, {six});
+  m.b.SetInputs({in});
+  m.b.SetOutputs({six});
+  ExpectUnsupported(m.b, {"RELU6 #0", "is int16", "not implemented yet"});
+}
+
+// Several int16 problems in one model: one message lists each with its operator.
+TEST(Validate16x8Test, EveryInt16ProblemIsListedInOneMessage) {
+  Model16 m;
+  const int in = m.In({2, 3});
+  const int mid = m.b.AddTensor("mid", {2, 3}, TflType::kInt16, kQ16);
+  const int out = m.b.AddTensor("out", {2, 3}, TflType::kInt16, PerTensor(0.0005f, 7));
+  m.b.AddOperator(Code(OpType::kHardSwish), {in}, {mid});
+  m.b.AddOperator(Code(OpType::kLeakyRelu), {mid}, {out}, LeakyReluOpts{});
+  m.b.SetInputs({in});
+  m.b.SetOutputs({out});
+  ExpectUnsupported(m.b, {"2 problems", "HARD_SWISH #0", "no 16x8",
+                          "LEAKY_RELU #1: output 'out' is int16 with zero point 7"});
+}
+
+TEST(Validate16x8Test, LogisticNeedsTheOutputScale2ToTheMinus15) {
+  Model16 m;
+  const int in = m.In({4});
+  ExpectUnsupported(m.Op(OpType::kLogistic, {in}, {4}, {}, PerTensor(1.0f / 256, 0)),
+                    {"LOGISTIC #0", "is not 2^-15", "16x8 LOGISTIC"});
+}
+
+TEST(Validate16x8Test, TanhRefusesAnInputScaleItsTableCannotTake) {
+  Model16 m;
+  const int in = m.In({4}, PerTensor(3.0f, 0));
+  ExpectUnsupported(m.Op(OpType::kTanh, {in}, {4}, {}, PerTensor(1.0f / 32768, 0)),
+                    {"TANH #0", "input scale 3", "16x8 TANH"});
+}
+
+TEST(Validate16x8Test, SoftmaxNeedsTheOutputScale2ToTheMinus15) {
+  Model16 m;
+  const int in = m.In({2, 5});
+  ExpectUnsupported(m.Op(OpType::kSoftmax, {in}, {2, 5}, SoftmaxOpts{}, PerTensor(1.0f / 256, 0)),
+                    {"SOFTMAX #0", "16x8 SOFTMAX"});
+}
+
+TEST(Validate16x8Test, Padv2ValueHasTheInputsType) {
+  Model16 m;
+  const int in = m.In({2, 3});
+  const int pads = m.b.AddConstInt32("pads", {2, 2}, std::vector<int32_t>{0, 1, 1, 0});
+  const int value = m.b.AddConstInt8("value", {1}, std::vector<int8_t>{1}, kQ16);
+  ExpectUnsupported(m.Op(OpType::kPadV2, {in, pads, value}, {3, 4}),
+                    {"PADV2 #0", "pad value must be one constant int16"});
+}
+
+TEST(Validate16x8Test, QuantizeToAnUnsupportedTypeSaysWhichTypesItTakes) {
+  Model16 m;
+  const int in = m.In({3});
+  ExpectUnsupported(m.Op(OpType::kQuantize, {in}, {3}, {}, PerTensor(1.0f, 0), TflType::kInt32),
+                    {"QUANTIZE #0", "to int32", "int8 and int16"});
+}
+
+// The arena holds two bytes per int16 element: three live [1, 1000] int16 tensors need 6000
+// bytes at least (16-byte alignment may add a little).
+TEST(Validate16x8Test, MemoryPlanCountsTwoBytesPerElement) {
+  Model16 m;
+  const int a = m.In({1, 1000});
+  const int b = m.In({1, 1000});
+  absl::StatusOr<compiler::CompileResult> r =
+      compiler::Compile(m.Op(OpType::kAdd, {a, b}, {1, 1000}, ElementwiseOpts{}).Finish(), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GE(r->compilation.memory.arena_bytes, 6000);
+  EXPECT_LT(r->compilation.memory.arena_bytes, 6100);
+}
+
+}  // namespace
+}  // namespace boardlab::testing::validate_test

@@ -1,0 +1,354 @@
+// The store's seam for several replicas (server/cluster_store.h): each test opens the same
+// database twice, as two replicas do (two connections, two replica ids), and checks what one
+// replica's calls do to the other's: ownership, claims under concurrency, recovery of a dead
+// replica, compile claims and notifications. Every store that offers the seam runs this suite
+// (tests/store/store_backends.h); SQLite offers none, which is checked too.
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "server/clock.h"
+#include "server/cluster_store.h"
+#include "server/store.h"
+#include "tests/store/store_backends.h"
+
+namespace boardlab::server {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(ClusterStoreSeamTest, SqliteIsOneServersOwnStore) {
+  std::unique_ptr<StoreBackend> backend = MakeStoreBackend("sqlite");
+  ASSERT_TRUE(backend->PrepareEmptyDatabase().ok());
+  auto store = backend->Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*store)->Cluster(), nullptr);
+}
+
+class ClusterStoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    backend_ = MakeStoreBackend(GetParam());
+    if (std::string why_not = backend_->SkipReason(); !why_not.empty()) GTEST_SKIP() << why_not;
+    ASSERT_TRUE(backend_->PrepareEmptyDatabase().ok());
+    for (StorePtr* store : {&store_a_, &store_b_}) {
+      auto opened = backend_->Open();
+      ASSERT_TRUE(opened.ok()) << opened.status();
+      *store = *std::move(opened);
+    }
+    a_ = store_a_->Cluster();
+    b_ = store_b_->Cluster();
+    ASSERT_NE(a_, nullptr);
+    ASSERT_NE(b_, nullptr);
+    ASSERT_NE(a_->ReplicaId(), b_->ReplicaId());
+    ASSERT_TRUE(a_->RegisterReplica("a:1").ok());
+    ASSERT_TRUE(b_->RegisterReplica("b:1").ok());
+  }
+
+  static v1::Job Job(int64_t number, v1::JobState state, const std::string& tenant = "ci",
+                     int priority = 0) {
+    v1::Job job;
+    job.set_id("j" + std::to_string(number));
+    job.set_tenant(tenant);
+    job.set_state(state);
+    job.mutable_spec()->mutable_selector()->set_board_type("sim");
+    job.mutable_spec()->set_priority(priority);
+    return job;
+  }
+
+  static v1::Board Board(const std::string& id) {
+    v1::Board board;
+    board.set_id(id);
+    board.set_type("sim");
+    board.set_state(v1::BOARD_STATE_IDLE);
+    return board;
+  }
+
+  // Writes `job` as `replica`'s (owner "" for a queued or finished one), with one event.
+  CommitLosses Write(ClusterStore* replica, int64_t number, const v1::Job& job,
+                     const std::string& owner, const std::string& board_id = "") {
+    StoreBatch batch;
+    batch.jobs[number] = job;
+    batch.jobs[number].set_board_id(board_id);
+    v1::JobEvent event;
+    event.set_job_id(job.id());
+    event.set_seq(++seq_);
+    event.set_state(job.state());
+    batch.events.push_back(event);
+    std::map<int64_t, JobRuntime> runtimes;
+    runtimes[number].owner = owner;
+    auto losses = replica->CommitOwned(batch, runtimes);
+    EXPECT_TRUE(losses.ok()) << losses.status();
+    return losses.ok() ? *losses : CommitLosses();
+  }
+
+  // A claim for board `board_id` that takes whatever matches.
+  std::optional<OwnedJob> Claim(ClusterStore* replica, const std::string& board_id = "b0") {
+    auto claimed = replica->ClaimQueuedJob(Board(board_id),
+                                           [](const v1::Job&, const JobRuntime&) { return true; });
+    EXPECT_TRUE(claimed.ok()) << claimed.status();
+    return claimed.ok() ? *claimed : std::nullopt;
+  }
+
+  std::unique_ptr<StoreBackend> backend_;
+  StorePtr store_a_;
+  StorePtr store_b_;
+  ClusterStore* a_ = nullptr;
+  ClusterStore* b_ = nullptr;
+  int64_t seq_ = 0;  // event numbers, unique within a test
+};
+
+INSTANTIATE_TEST_SUITE_P(Stores, ClusterStoreTest, ::testing::Values("postgres"),
+                         [](const auto& info) { return info.param; });
+
+TEST_P(ClusterStoreTest, JobNumbersFromTwoReplicasNeverRepeat) {
+  std::set<int64_t> numbers;
+  std::mutex mutex;
+  std::vector<std::thread> threads;
+  for (ClusterStore* replica : {a_, b_}) {
+    threads.emplace_back([&, replica] {
+      for (int i = 0; i < 50; ++i) {
+        auto number = replica->NextJobNumber();
+        ASSERT_TRUE(number.ok()) << number.status();
+        std::lock_guard lock(mutex);
+        EXPECT_TRUE(numbers.insert(*number).second) << *number << " handed out twice";
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(numbers.size(), 100u);
+}
+
+TEST_P(ClusterStoreTest, AReplicaWritesOnlyWhatItOwns) {
+  // A submits a job: new, so it is A's.
+  EXPECT_TRUE(Write(a_, 1, Job(1, v1::JOB_STATE_COMPILING), a_->ReplicaId()).empty());
+  // B may neither change it nor add to its events.
+  CommitLosses lost = Write(b_, 1, Job(1, v1::JOB_STATE_DONE), "");
+  EXPECT_EQ(lost.jobs, std::vector<int64_t>{1});
+  EXPECT_EQ((*store_a_->GetJob("j1"))->state(), v1::JOB_STATE_COMPILING);
+  EXPECT_EQ(store_a_->Events("j1", 0)->size(), 1u);
+  // A gives it to the queue; then nobody owns it and neither may write it.
+  EXPECT_TRUE(Write(a_, 1, Job(1, v1::JOB_STATE_QUEUED), "").empty());
+  EXPECT_EQ(Write(a_, 1, Job(1, v1::JOB_STATE_DONE), "").jobs, std::vector<int64_t>{1});
+  // Boards likewise: the first writer owns a new board.
+  StoreBatch boards;
+  boards.boards["b0"] = Board("b0");
+  EXPECT_TRUE(a_->CommitOwned(boards, {})->empty());
+  EXPECT_EQ(b_->CommitOwned(boards, {})->boards, std::vector<std::string>{"b0"});
+}
+
+TEST_P(ClusterStoreTest, ConcurrentClaimsTakeEachJobOnce) {
+  constexpr int kJobs = 40;
+  for (int n = 1; n <= kJobs; ++n) Write(a_, n, Job(n, v1::JOB_STATE_QUEUED), "");
+  std::set<int64_t> taken[2];
+  std::vector<std::thread> threads;
+  ClusterStore* replicas[2] = {a_, b_};
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      while (auto job = Claim(replicas[r], "board-" + std::to_string(r))) {
+        EXPECT_EQ(job->runtime.owner, replicas[r]->ReplicaId());
+        taken[r].insert(job->number);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(taken[0].size() + taken[1].size(), size_t{kJobs});
+  for (int64_t number : taken[0]) EXPECT_FALSE(taken[1].count(number)) << number << " twice";
+}
+
+// While one replica's claim holds a row locked (its transaction is open), another replica's
+// claim skips that row instead of waiting for it.
+TEST_P(ClusterStoreTest, AClaimSkipsARowAnotherClaimHolds) {
+  Write(a_, 1, Job(1, v1::JOB_STATE_QUEUED), "");
+  Write(a_, 2, Job(2, v1::JOB_STATE_QUEUED), "");
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool holding = false;
+  bool b_done = false;
+  int looks = 0;
+  std::thread a_claim([&] {
+    auto claimed = a_->ClaimQueuedJob(Board("b0"), [&](const v1::Job& job, const JobRuntime&) {
+      // The first look (the one-statement claim) refuses j1, so that the claim looks at the
+      // queue row by row, each row locked: there it holds j1's lock.
+      if (++looks == 1) return false;
+      std::unique_lock lock(mutex);
+      holding = true;
+      changed.notify_all();
+      // Hold job 1's row lock until B's claim is over (at most 30 s if B wrongly waits).
+      changed.wait_for(lock, std::chrono::seconds(30), [&] { return b_done; });
+      return job.id() == "j1";
+    });
+    ASSERT_TRUE(claimed.ok()) << claimed.status();
+    ASSERT_TRUE(claimed->has_value());
+    EXPECT_EQ((*claimed)->job.id(), "j1");
+  });
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30), [&] { return holding; }));
+  }
+  const int64_t start = NowMs();
+  std::optional<OwnedJob> b_job = Claim(b_, "b1");
+  const int64_t took = NowMs() - start;
+  {
+    std::lock_guard lock(mutex);
+    b_done = true;
+  }
+  changed.notify_all();
+  a_claim.join();
+  ASSERT_TRUE(b_job.has_value());
+  EXPECT_EQ(b_job->job.id(), "j2");
+  EXPECT_LT(took, 10000) << "B waited for A's lock";
+  EXPECT_FALSE(Claim(b_, "b1").has_value());  // j1 is A's now
+}
+
+TEST_P(ClusterStoreTest, ClaimsGoByPriorityThenFairShareThenAge) {
+  // Tenant "busy" runs two jobs already, tenant "idle" none.
+  Write(a_, 1, Job(1, v1::JOB_STATE_RUNNING, "busy"), a_->ReplicaId(), "x0");
+  Write(a_, 2, Job(2, v1::JOB_STATE_RUNNING, "busy"), a_->ReplicaId(), "x1");
+  Write(a_, 3, Job(3, v1::JOB_STATE_QUEUED, "busy"), "");
+  Write(a_, 4, Job(4, v1::JOB_STATE_QUEUED, "idle"), "");
+  Write(a_, 5, Job(5, v1::JOB_STATE_QUEUED, "busy", /*priority=*/5), "");
+  Write(a_, 6, Job(6, v1::JOB_STATE_QUEUED, "idle"), "");
+  std::vector<std::string> order;
+  while (auto job = Claim(b_)) order.push_back(job->job.id());
+  // Priority first; then "idle" (fewer running) oldest first, whose claimed jobs are still
+  // QUEUED and so do not count as running; then "busy".
+  EXPECT_EQ(order, (std::vector<std::string>{"j5", "j4", "j6", "j3"}));
+}
+
+TEST_P(ClusterStoreTest, AClaimTakesOnlyWhatTheBoardMayRun) {
+  v1::Job pinned = Job(1, v1::JOB_STATE_QUEUED);
+  pinned.mutable_spec()->mutable_selector()->set_board_id("b9");
+  Write(a_, 1, pinned, "");
+  v1::Job other_type = Job(2, v1::JOB_STATE_QUEUED);
+  other_type.mutable_spec()->mutable_selector()->set_board_type("qemu");
+  Write(a_, 2, other_type, "");
+  Write(a_, 3, Job(3, v1::JOB_STATE_QUEUED), "");
+  // The caller's test (tags, failed boards) refuses job 3.
+  auto refused = b_->ClaimQueuedJob(
+      Board("b0"), [](const v1::Job& job, const JobRuntime&) { return job.id() != "j3"; });
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_FALSE(refused->has_value());
+  std::optional<OwnedJob> on_b9 = Claim(b_, "b9");
+  ASSERT_TRUE(on_b9.has_value());
+  EXPECT_EQ(on_b9->job.id(), "j1");
+}
+
+TEST_P(ClusterStoreTest, AnAgentsBoardsAndRunsMoveToTheReplicaItConnectsTo) {
+  StoreBatch board;
+  board.boards["b0"] = Board("b0");
+  ASSERT_TRUE(a_->CommitOwned(board, {})->empty());
+  Write(a_, 1, Job(1, v1::JOB_STATE_RUNNING), a_->ReplicaId(), "b0");
+  Write(a_, 2, Job(2, v1::JOB_STATE_DONE), "", "b0");  // an earlier run: stays
+  auto taken = b_->TakeBoards({"b0", "new-board"});
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  ASSERT_EQ(taken->boards.size(), 1u);
+  ASSERT_EQ(taken->jobs.size(), 1u);
+  EXPECT_EQ(taken->jobs[0].job.id(), "j1");
+  EXPECT_EQ(taken->jobs[0].runtime.owner, b_->ReplicaId());
+  // A's later writes of that run and that board are refused.
+  EXPECT_EQ(Write(a_, 1, Job(1, v1::JOB_STATE_DONE), "").jobs, std::vector<int64_t>{1});
+  EXPECT_EQ(a_->CommitOwned(board, {})->boards, std::vector<std::string>{"b0"});
+  EXPECT_TRUE(Write(b_, 1, Job(1, v1::JOB_STATE_DONE), "", "b0").empty());
+}
+
+TEST_P(ClusterStoreTest, ADeadReplicasWorkIsReleasedOnce) {
+  StoreBatch board;
+  board.boards["b0"] = Board("b0");
+  ASSERT_TRUE(a_->CommitOwned(board, {})->empty());
+  Write(a_, 1, Job(1, v1::JOB_STATE_RUNNING), a_->ReplicaId(), "b0");
+  Write(a_, 2, Job(2, v1::JOB_STATE_COMPILING), a_->ReplicaId());
+  ASSERT_TRUE(*a_->ClaimCompile("key"));
+  std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_TRUE(b_->HeartbeatReplica().ok());
+  // A's heartbeat is 20 ms old: dead for a lease of 10 ms, alive for a minute's.
+  EXPECT_TRUE(b_->RecoverDeadReplicas(60000, 5000)->empty());
+  auto dead = b_->RecoverDeadReplicas(10, 5000);
+  ASSERT_TRUE(dead.ok()) << dead.status();
+  EXPECT_EQ(*dead, std::vector<std::string>{a_->ReplicaId()});
+  EXPECT_TRUE(b_->RecoverDeadReplicas(10, 5000)->empty());  // released once
+  EXPECT_TRUE(absl::IsNotFound(a_->HeartbeatReplica()));
+  auto boards = b_->ClusterBoards();
+  ASSERT_EQ(boards->size(), 1u);
+  EXPECT_EQ((*boards)[0].owner, "");
+  EXPECT_TRUE(*b_->ClaimCompile("key"));  // A's claim went with it
+  // The compiling job is taken at once; the run waits for its agent until its lease deadline.
+  const int64_t now = NowMs();
+  auto stranded = b_->TakeStrandedJobs(now, 10);
+  ASSERT_EQ(stranded->size(), 1u);
+  EXPECT_EQ((*stranded)[0].job.id(), "j2");
+  auto orphans = b_->TakeStrandedJobs(now + 6000, 10);
+  ASSERT_EQ(orphans->size(), 1u);
+  EXPECT_EQ((*orphans)[0].job.id(), "j1");
+  EXPECT_EQ((*orphans)[0].runtime.owner, b_->ReplicaId());
+}
+
+TEST_P(ClusterStoreTest, QueuedJobsTimeOutAndAreCancelledByWhoeverTakesThem) {
+  v1::Job job = Job(1, v1::JOB_STATE_QUEUED);
+  StoreBatch batch;
+  batch.jobs[1] = job;
+  std::map<int64_t, JobRuntime> runtimes;
+  runtimes[1].queue_deadline_ms = NowMs() + 1000;
+  ASSERT_TRUE(a_->CommitOwned(batch, runtimes)->empty());
+  EXPECT_TRUE(b_->TakeStrandedJobs(NowMs(), 10)->empty());
+  auto timed_out = b_->TakeStrandedJobs(NowMs() + 2000, 10);
+  ASSERT_EQ(timed_out->size(), 1u);
+  // Taken: nobody else may take it to cancel it.
+  EXPECT_FALSE(a_->TakeQueuedJob("j1")->has_value());
+  Write(a_, 2, Job(2, v1::JOB_STATE_QUEUED), "");
+  EXPECT_TRUE(a_->TakeQueuedJob("j2")->has_value());
+  // A run's owner is asked to cancel it; a finished job cannot be.
+  Write(b_, 3, Job(3, v1::JOB_STATE_RUNNING), b_->ReplicaId(), "b0");
+  EXPECT_EQ(*a_->RequestCancel("j3"), b_->ReplicaId());
+  Write(b_, 3, Job(3, v1::JOB_STATE_DONE), "", "b0");
+  EXPECT_TRUE(absl::IsNotFound(a_->RequestCancel("j3").status()));
+}
+
+TEST_P(ClusterStoreTest, OneReplicaCompilesAKeyAndTheOthersHearWhenItIsDone) {
+  std::mutex mutex;
+  std::condition_variable heard;
+  std::vector<ClusterNotification> notifications;
+  auto listener = b_->Listen([&](const ClusterNotification& notification) {
+    std::lock_guard lock(mutex);
+    notifications.push_back(notification);
+    heard.notify_all();
+  });
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  EXPECT_TRUE(*a_->ClaimCompile("k1"));
+  EXPECT_FALSE(*b_->ClaimCompile("k1"));
+  EXPECT_TRUE(*a_->ClaimCompile("k1"));  // its own claim
+  ASSERT_TRUE(a_->FinishCompileClaim("k1").ok());
+  Write(a_, 1, Job(1, v1::JOB_STATE_QUEUED), "");
+  auto heard_all = [&] {
+    std::set<std::pair<std::string, std::string>> got;
+    for (const auto& n : notifications) got.emplace(n.channel, n.payload);
+    return got.count({kCompiledChannel, "k1"}) && got.count({kQueueChannel, "sim"}) &&
+           got.count({kEventsChannel, "j1"});
+  };
+  {
+    std::unique_lock lock(mutex);
+    EXPECT_TRUE(heard.wait_for(lock, std::chrono::seconds(30), heard_all));
+  }
+  EXPECT_TRUE(*b_->ClaimCompile("k1"));
+}
+
+TEST_P(ClusterStoreTest, CountsAndPlacesCoverEveryReplica) {
+  Write(a_, 1, Job(1, v1::JOB_STATE_QUEUED, "t1"), "");
+  Write(b_, 2, Job(2, v1::JOB_STATE_QUEUED, "t2", /*priority=*/3), "");
+  Write(b_, 3, Job(3, v1::JOB_STATE_RUNNING, "t1"), b_->ReplicaId(), "b0");
+  Write(a_, 4, Job(4, v1::JOB_STATE_DONE, "t1"), "");
+  EXPECT_EQ((*a_->QueuedCounts()), (std::map<std::string, int>{{"sim", 2}}));
+  EXPECT_EQ((*b_->UnfinishedByState()),
+            (std::map<v1::JobState, int>{{v1::JOB_STATE_QUEUED, 2}, {v1::JOB_STATE_RUNNING, 1}}));
+  EXPECT_EQ(*a_->UnfinishedJobsOf("t1"), 2);
+  EXPECT_EQ(*a_->QueuePlace(1), std::make_pair(2, 2));  // behind the higher priority
+  EXPECT_EQ(*a_->QueuePlace(2), std::make_pair(1, 2));
+  EXPECT_FALSE(a_->QueuePlace(3)->has_value());
+}
+
+}  // namespace
+}  // namespace boardlab::server
