@@ -36,6 +36,16 @@ struct BoardRunRequest {
   bool health_check = false;      // the server's golden-model check of a quarantined board
   std::string test_fault;         // serial: boardlab-run --test-fault (a test-only board config)
   bool artifact_in_slot = false;  // serial: the agent flashed the artifact into the model slot
+  // A many-case run: the manifest of the cases' local files (boardlab-run --cases, written in
+  // work_dir); inputs and expected are then empty. cases_verified: they have expected outputs.
+  std::string cases_manifest;
+  bool cases_verified = false;
+};
+
+/// One case of a many-case run: its verdict (outputs not yet uploaded) and its output files.
+struct CaseReport {
+  v1::CaseResult result;
+  std::vector<std::string> output_paths;
 };
 
 /// How a run ended and what it left behind.
@@ -49,6 +59,7 @@ struct BoardReport {
   double inference_us = 0;
   std::string inference_clock;  // what timed inference_us (v1::RunResult.inference_clock)
   uint64_t inference_cycles = 0;
+  std::vector<CaseReport> cases;  // a many-case run, in case order; inference_us the slowest's
 };
 
 /// A run in progress. Destroying it kills the run without a report.

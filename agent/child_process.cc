@@ -131,6 +131,13 @@ void ChildProcess::Spawn(const ChildOptions& options) {
     if (stdin_fd >= 0) ::dup2(stdin_fd, STDIN_FILENO);
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(err[1], STDERR_FILENO);
+    // Nothing else of the agent's reaches the child: Boost.Asio opens sockets and serial ports
+    // without O_CLOEXEC, and a child that kept a board's TCP connection or tty open (a
+    // long-lived `boardlab-run --serve`, a flash tool) would hold the board's only client slot
+    // after the agent closed its end. Marked close-on-exec, so the status pipe still works.
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+      for (int fd = 3; fd < 65536; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);  // kernel < 5.11
+    }
     // Signals the agent ignores or handles must not be inherited that way.
     ::signal(SIGPIPE, SIG_DFL);
     sigset_t none;

@@ -26,14 +26,25 @@ absl::Status ReadScalar(const YAML::Node& node, const std::string& where, std::s
   return absl::OkStatus();
 }
 
-absl::Status ReadInt(const YAML::Node& node, const std::string& where, int& out) {
-  if (!node.IsScalar()) return Invalid(where, "must be a number");
+// A scalar converted by yaml-cpp; `not_scalar` and "'VALUE' <not_converted>" say what is wrong.
+template <typename T>
+absl::Status ReadConverted(const YAML::Node& node, const std::string& where, const char* not_scalar,
+                           const char* not_converted, T& out) {
+  if (!node.IsScalar()) return Invalid(where, not_scalar);
   try {
-    out = node.as<int>();
+    out = node.as<T>();
   } catch (const YAML::Exception&) {
-    return Invalid(where, absl::StrCat("'", node.Scalar(), "' is not an integer"));
+    return Invalid(where, absl::StrCat("'", node.Scalar(), "' ", not_converted));
   }
   return absl::OkStatus();
+}
+
+absl::Status ReadInt(const YAML::Node& node, const std::string& where, int& out) {
+  return ReadConverted(node, where, "must be a number", "is not an integer", out);
+}
+
+absl::Status ReadBool(const YAML::Node& node, const std::string& where, bool& out) {
+  return ReadConverted(node, where, "must be true or false", "is not true or false", out);
 }
 
 absl::Status ReadPositive(const YAML::Node& node, const std::string& where, int& out) {
@@ -158,6 +169,8 @@ bool ParseSerialKey(const std::string& key, const YAML::Node& value, const std::
     status = ReadPositive(value, field, serial.baud);
   } else if (key == "connect_timeout_seconds") {
     status = ReadPositive(value, field, serial.connect_timeout_seconds);
+  } else if (key == "check_at_start") {
+    status = ReadBool(value, field, serial.check_at_start);
   } else if (key == "firmware") {
     status = ReadFirmware(value, field, serial);
   } else if (key == "flash") {
@@ -209,8 +222,8 @@ absl::Status ParseBoard(const YAML::Node& node, size_t index, BoardConfig& board
     } else {
       s = Invalid(field,
                   "unknown key (known: id, type, driver, tags, timeout_seconds; for driver "
-                  "serial also port, baud, connect_timeout_seconds, firmware, flash, "
-                  "model_flash, reset, power_cycle)");
+                  "serial also port, baud, connect_timeout_seconds, check_at_start, firmware, "
+                  "flash, model_flash, reset, power_cycle)");
     }
     if (!s.ok()) return s;
   }

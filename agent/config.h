@@ -45,6 +45,9 @@ struct SerialBoardConfig {
   ModelFlashPolicy model_flash_when = ModelFlashPolicy::kTooLarge;
   int flash_attempts = 3;            // a flash tool failing this often in a row quarantines
   int connect_timeout_seconds = 10;  // for the board's HELLO
+  // Ask the board for its HELLO when the agent starts (flash, ladder, quarantine as for a job),
+  // so that a dead board is found before a job is given to it.
+  bool check_at_start = true;
   // Tests only (refused unless BOARDLAB_AGENT_ALLOW_TEST_FAULTS=1): the board's firmware fails
   // on purpose at the end of its next `test_fault_jobs` jobs (boardlab-run --test-fault), so
   // that the recovery of a real firmware fault can be tested through the whole service.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/cli/run_cases.h"
 
 namespace boardlab::agent {
 namespace {
@@ -110,10 +111,51 @@ void JobRunner::Start() {
       ok = fetch(self->assignment_.expected(i), "an expected output", path);
       fetched.expected.push_back(path);
     }
+    if (ok && self->assignment_.cases_size() > 0) self->FetchCases(fetched);
     boost::asio::post(*self->env_.io, [self, fetched = std::move(fetched)]() mutable {
       self->OnFetched(std::move(fetched));
     });
   });
+}
+
+bool JobRunner::FetchCases(Fetched& fetched) {
+  std::vector<run::CaseFiles> cases;
+  for (const v1::RunCase& c : assignment_.cases()) {
+    run::CaseFiles files{c.name(), {}, {}};
+    for (const v1::InputSpec& input : c.inputs()) {
+      std::string value = absl::StrCat("random:", input.random_seed());
+      if (input.has_blob()) {
+        absl::StatusOr<std::string> path = env_.cache->Fetch(input.blob());
+        if (!path.ok()) {
+          fetched.status = absl::Status(
+              path.status().code(), absl::StrCat("Failed to obtain an input of case '", c.name(),
+                                                 "': ", path.status().message()));
+          return false;
+        }
+        value = *path;
+      }
+      files.inputs.push_back(value);
+    }
+    for (const v1::Digest& expected : c.expected()) {
+      absl::StatusOr<std::string> path = env_.cache->Fetch(expected);
+      if (!path.ok()) {
+        fetched.status = absl::Status(path.status().code(),
+                                      absl::StrCat("Failed to obtain an expected output of case '",
+                                                   c.name(), "': ", path.status().message()));
+        return false;
+      }
+      files.expected.push_back(*path);
+    }
+    cases.push_back(std::move(files));
+  }
+  fetched.cases_manifest = (fs::path(work_dir()) / "cases.json").string();
+  std::ofstream out(fetched.cases_manifest, std::ios::trunc);
+  if (!(out << run::CaseManifestJson(cases) << "\n")) {
+    fetched.status = absl::InternalError(
+        absl::StrCat("cannot write the case manifest '", fetched.cases_manifest, "'"));
+    return false;
+  }
+  return true;
 }
 
 void JobRunner::OnFetched(Fetched fetched) {
@@ -144,6 +186,8 @@ void JobRunner::OnFetched(Fetched fetched) {
                                                               : kDefaultRunTimeoutSeconds;
   request.work_dir = work_dir();
   request.health_check = assignment_.health_check();
+  request.cases_manifest = fetched.cases_manifest;
+  request.cases_verified = assignment_.cases_size() > 0 && assignment_.cases(0).expected_size() > 0;
   report_(JobStage{key_, v1::JOB_STATE_RUNNING});
   stage_start_ = std::chrono::steady_clock::now();
   std::weak_ptr<JobRunner> weak = weak_from_this();
@@ -233,8 +277,13 @@ absl::Status JobRunner::UploadResults(const BoardReport& report, const std::stri
                                       v1::RunResult& result) {
   // Files first, then every blob in one PutAll: one question to the store for all of them.
   std::vector<std::string> files;
-  for (const std::string& path : report.output_paths) {
-    absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  std::vector<const std::string*> paths;  // the outputs, then each case's outputs
+  for (const std::string& path : report.output_paths) paths.push_back(&path);
+  for (const CaseReport& c : report.cases) {
+    for (const std::string& path : c.output_paths) paths.push_back(&path);
+  }
+  for (const std::string* path : paths) {
+    absl::StatusOr<std::string> bytes = ReadFileBytes(*path);
     if (!bytes.ok()) return bytes.status();
     files.push_back(*std::move(bytes));
   }
@@ -260,6 +309,12 @@ absl::Status JobRunner::UploadResults(const BoardReport& report, const std::stri
   size_t next = 0;
   for (size_t i = 0; i < report.output_paths.size(); ++i)
     *result.add_outputs() = (*digests)[next++];
+  for (const CaseReport& c : report.cases) {
+    v1::CaseResult* case_result = result.add_cases();
+    *case_result = c.result;
+    for (size_t i = 0; i < c.output_paths.size(); ++i)
+      *case_result->add_outputs() = (*digests)[next++];
+  }
   if (!report.etdump_path.empty()) *result.mutable_etdump() = (*digests)[next++];
   if (!report.profile_json.empty()) *result.mutable_profile() = (*digests)[next++];
   if (!inline_log) *result.mutable_log() = (*digests)[next];

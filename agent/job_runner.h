@@ -67,7 +67,11 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
     std::string artifact;
     std::vector<std::string> inputs;
     std::vector<std::string> expected;
+    std::string cases_manifest;  // a many-case run: the manifest of the cases' local files
   };
+  /// Blocking (transfer thread): fetches the cases' blobs and writes their manifest into the
+  /// work directory; false with fetched.status on a failure.
+  bool FetchCases(Fetched& fetched);
   void OnFetched(Fetched fetched);
   void OnLine(std::string line);
   void FlushLogs();

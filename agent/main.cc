@@ -170,6 +170,7 @@ int main(int argc, char** argv) {
           ba::SerialBoardExecutor::Create(io, board, config.boardlab_run, &board_metrics,
                                           config.state_dir);
       if (!serial.ok()) return Fail(kExitRuntime, std::string(serial.status().message()));
+      (*serial)->CheckAtStart();  // runs once io.run() below starts the event loop
       executors[board.id] = *std::move(serial);
     } else if (board.driver == "qemu") {
       executors[board.id] = std::make_unique<ba::ProcessBoardExecutor>(io, config.boardlab_run,

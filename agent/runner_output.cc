@@ -2,8 +2,11 @@
 
 #include <string.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string_view>
 
@@ -80,6 +83,71 @@ void CollectServedFiles(const BoardRunRequest& request, const json& document, Bo
   if (fs::is_regular_file(EtdumpPath(request), ec)) report.etdump_path = EtdumpPath(request);
 }
 
+// A verification's max abs diff as OutputCheck keeps it (int32): a float output's difference
+// is cut to the int range (a cast of a larger double would be undefined), and one that is not a
+// number (null: a NaN against a number, or missing) is -1.
+int MaxAbsDiffOf(const json& verification) {
+  const auto diff = verification.find("max_abs_diff");
+  if (diff == verification.end() || !diff->is_number()) return -1;
+  return static_cast<int>(std::clamp(diff->get<double>(), -1.0, double{INT32_MAX}));
+}
+
+// One entry of a document's "cases" (runtime/cli/run_cases.h CaseJson).
+CaseReport ReadCase(const json& entry) {
+  CaseReport c;
+  c.result.set_name(entry.at("name").get<std::string>());
+  c.result.set_passed(entry.value("verdict", "fail") != "fail");
+  for (const json& o : entry.at("outputs")) {
+    if (o.contains("path") && o.at("path").is_string()) {
+      c.output_paths.push_back(o.at("path").get<std::string>());
+    }
+    if (!o.contains("verification")) continue;
+    const json& v = o.at("verification");
+    v1::OutputCheck* check = c.result.add_checks();
+    check->set_index(o.at("index").get<int>());
+    check->set_passed(v.value("pass", false));
+    check->set_max_abs_diff(MaxAbsDiffOf(v));
+  }
+  if (entry.contains("total_us") && entry.at("total_us").is_number()) {
+    c.result.set_inference_us(entry.at("total_us").get<double>());
+  }
+  c.result.set_ticks(entry.value("ticks", uint64_t{0}));
+  if (entry.contains("top1")) {
+    c.result.set_top1(entry.at("top1").at("class").get<int64_t>());
+    c.result.set_top1_expected(entry.at("top1").at("expected").get<int64_t>());
+  }
+  return c;
+}
+
+// A many-case document's "cases" (sim: the --profile json document; qemu and serial: the
+// --case-results file): each case, and the slowest case's time as the run's.
+void ReadCases(const json& doc, BoardReport& report) {
+  report.cases.clear();
+  for (const json& entry : doc.at("cases")) report.cases.push_back(ReadCase(entry));
+  const json& summary = doc.at("case_summary");
+  report.inference_us = summary.contains("slowest_us") && summary.at("slowest_us").is_number()
+                            ? summary.at("slowest_us").get<double>()
+                            : 0;
+  if (doc.contains("clock") && doc.at("clock").is_string()) {
+    report.inference_clock = doc.at("clock").get<std::string>();
+  }
+}
+
+// Qemu and serial many-case runs: the --case-results file boardlab-run wrote.
+void ReadCaseResults(const BoardRunRequest& request, BoardReport& report, std::string& error) {
+  std::ifstream in(CaseResultsPath(request));
+  const json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    error = "boardlab-run wrote no readable case results (" + CaseResultsPath(request) + ")";
+    return;
+  }
+  try {
+    ReadCases(doc, report);
+  } catch (const json::exception& e) {
+    error = absl::StrCat("cannot read boardlab-run's case results: ", e.what());
+  }
+}
+
 // Sim: checks and timing from the --profile json document (runtime/cli/main.cc RunDocument()),
 // whose text is the profile blob.
 void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
@@ -91,7 +159,7 @@ void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
         v1::OutputCheck check;
         check.set_index(o.at("index").get<int>());
         check.set_passed(v.value("pass", false));
-        check.set_max_abs_diff(static_cast<int>(v.value("max_abs_diff", -1.0)));
+        check.set_max_abs_diff(MaxAbsDiffOf(v));
         report.checks.push_back(check);
       }
     }
@@ -109,6 +177,7 @@ void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
         report.inference_cycles = p.at("total_cycles").get<uint64_t>();
       }
     }
+    if (doc.contains("cases")) ReadCases(doc, report);
   } catch (const json::exception& e) {
     error = absl::StrCat("cannot read boardlab-run's profile JSON: ", e.what());
   }
@@ -169,7 +238,41 @@ void ReadQemuConsole(const std::string& stdout_text, BoardReport& report) {
   }
 }
 
+// "1 of 4 cases failed: seed2 (output 0: max abs diff 255 > atol 0)", at most three named.
+std::string CasesFailMessage(const BoardReport& report, const BoardRunRequest& request) {
+  constexpr int kNamed = 3;
+  int failed = 0;
+  std::string named;
+  for (const CaseReport& c : report.cases) {
+    if (c.result.passed()) continue;
+    if (++failed > kNamed) continue;
+    std::string why;
+    for (const v1::OutputCheck& check : c.result.checks()) {
+      if (check.passed()) continue;
+      absl::StrAppend(&why, why.empty() ? "" : ", ", "output ", check.index(), ": max abs diff ",
+                      check.max_abs_diff(), " > ", AtolText(request));
+    }
+    absl::StrAppend(&named, named.empty() ? "" : "; ", c.result.name(), why.empty() ? "" : " (",
+                    why, why.empty() ? "" : ")");
+  }
+  return absl::StrCat(failed, " of ", report.cases.size(), " cases failed: ", named,
+                      failed > kNamed ? "; ..." : "");
+}
+
+// The message of a run that passed (exit 0).
+std::string PassMessage(const BoardReport& report, const BoardRunRequest& request) {
+  if (!request.cases_manifest.empty()) {
+    const std::string cases =
+        absl::StrCat(report.cases.size(), report.cases.size() == 1 ? " case" : " cases");
+    return request.cases_verified ? absl::StrCat(cases, ": outputs match (", AtolText(request), ")")
+                                  : absl::StrCat(cases, " ran; no expected outputs to compare");
+  }
+  return request.expected.empty() ? "ran; no expected outputs to compare"
+                                  : absl::StrCat("outputs match (", AtolText(request), ")");
+}
+
 std::string FailMessage(const BoardReport& report, const BoardRunRequest& request) {
+  if (!report.cases.empty()) return CasesFailMessage(report, request);
   std::string message;
   for (const v1::OutputCheck& c : report.checks) {
     if (c.passed()) continue;
@@ -188,9 +291,7 @@ void InterpretExitCode(RunnerBoard board, const BoardRunRequest& request, int ex
   switch (exit_code) {
     case 0:
       report.outcome = v1::RUN_OUTCOME_PASS;
-      report.message = request.expected.empty()
-                           ? "ran; no expected outputs to compare"
-                           : absl::StrCat("outputs match (", AtolText(request), ")");
+      report.message = PassMessage(report, request);
       break;
     case 1:
       report.outcome = v1::RUN_OUTCOME_FAIL;
@@ -239,6 +340,10 @@ std::string RunJsonPath(const BoardRunRequest& request) {
   return (fs::path(request.work_dir) / "run.json").string();
 }
 
+std::string CaseResultsPath(const BoardRunRequest& request) {
+  return (fs::path(request.work_dir) / "case-results.json").string();
+}
+
 std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBoard board,
                                        const BoardRunRequest& request,
                                        const SerialBoardConfig* serial) {
@@ -261,7 +366,13 @@ std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBo
     argv.push_back("--expected");
     argv.push_back(expected);
   }
-  if (!request.expected.empty()) {
+  if (!request.cases_manifest.empty()) {
+    argv.insert(argv.end(), {"--cases", request.cases_manifest});
+    // Qemu and serial print their cases on the console; the agent reads them from this file.
+    if (board != RunnerBoard::kSim)
+      argv.insert(argv.end(), {"--case-results", CaseResultsPath(request)});
+  }
+  if (!request.expected.empty() || request.cases_verified) {
     argv.push_back("--atol");
     argv.push_back(std::to_string(request.atol));
   }
@@ -284,13 +395,17 @@ std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBo
 }
 
 std::string ServeRequestLine(const BoardRunRequest& request) {
-  const json line = {{"artifact", request.artifact_path},
-                     {"inputs", request.inputs},
-                     {"expected", request.expected},
-                     {"atol", request.atol},
-                     {"iterations", std::max(1, request.iterations)},
-                     {"etdump", EtdumpPath(request)},
-                     {"outputs", OutputsDir(request)}};
+  json line = {{"artifact", request.artifact_path},
+               {"atol", request.atol},
+               {"iterations", std::max(1, request.iterations)},
+               {"etdump", EtdumpPath(request)},
+               {"outputs", OutputsDir(request)}};
+  if (request.cases_manifest.empty()) {
+    line["inputs"] = request.inputs;
+    line["expected"] = request.expected;
+  } else {
+    line["cases"] = request.cases_manifest;
+  }
   return line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
@@ -353,8 +468,11 @@ BoardReport InterpretRunnerExit(RunnerBoard board, const BoardRunRequest& reques
   }
 
   std::string json_error;
+  const bool ran = exit.exit_code == 0 || exit.exit_code == 1;
   if (board == RunnerBoard::kSim) {
-    if (exit.exit_code == 0 || exit.exit_code == 1) ReadSimJson(stdout_text, report, json_error);
+    if (ran) ReadSimJson(stdout_text, report, json_error);
+  } else if (!request.cases_manifest.empty()) {
+    if (ran) ReadCaseResults(request, report, json_error);
   } else {
     ReadQemuConsole(stdout_text, report);  // --board serial prints the same output/result lines
   }

@@ -23,9 +23,10 @@ namespace boardlab::agent {
 enum class RunnerBoard { kSim, kQemu, kSerial };
 
 /// Files the runner writes below request.work_dir.
-std::string OutputsDir(const BoardRunRequest& request);   // work_dir/outputs
-std::string EtdumpPath(const BoardRunRequest& request);   // work_dir/run.etdp
-std::string RunJsonPath(const BoardRunRequest& request);  // work_dir/run.json (serial)
+std::string OutputsDir(const BoardRunRequest& request);       // work_dir/outputs
+std::string EtdumpPath(const BoardRunRequest& request);       // work_dir/run.etdp
+std::string RunJsonPath(const BoardRunRequest& request);      // work_dir/run.json (serial)
+std::string CaseResultsPath(const BoardRunRequest& request);  // work_dir/case-results.json
 
 /// argv for `boardlab_run` running `request` on `board`; `serial` is required for kSerial.
 std::vector<std::string> RunnerCommand(const std::string& boardlab_run, RunnerBoard board,

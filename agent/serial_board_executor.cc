@@ -66,9 +66,10 @@ class SerialBoardExecutor::Run {
   std::shared_ptr<ChildProcess> command;
   std::unique_ptr<BoardRun> job;
   std::shared_ptr<BoardProbeCall> probe;  // the question to the board in progress
-  // The background recovery after a board error: no job; its lines go to the agent's log, and
-  // reaching StartJob means the board is ready again.
+  // The background recovery after a board error, or the check at agent start: no job; its lines
+  // go to the agent's log, and reaching StartJob means the board is ready (again).
   bool recovery = false;
+  bool at_start = false;  // the check at agent start, not a recovery from a board error
 
   bool stopped() const { return cancelled || detached || finished; }
   void Line(const std::string& text) {
@@ -232,15 +233,40 @@ void SerialBoardExecutor::Prepare(std::shared_ptr<Run> run) {
   Probe(run, [this, run](BoardProbe probe) { OnProbe(run, std::move(probe)); });
 }
 
-void SerialBoardExecutor::StartRecovery(const std::string& why) {
+void SerialBoardExecutor::CheckAtStart() {
+  // A board quarantined before a restart stays so until the server's health check; one checked
+  // already (a job came first) needs no second look.
+  if (health_ != Health::kUnknown || !board_.serial.check_at_start) return;
+  // Recovering until the board answered: the server hands it no job before the agent knows that
+  // it answers with the right firmware (a dead board is found here, not by someone's job).
   health_ = Health::kRecovering;
-  auto recovery = std::make_shared<Run>();
-  recovery->recovery = true;
-  recovery->request.board_id = board_.id;
-  recovery->on_line = [](std::string line) { std::cerr << line << std::endl; };
-  recovery->on_done = [](BoardReport) {};
-  recovery_ = recovery;
-  metrics_->SetRecovering(board_.id, true);
+  condition_ = v1::BOARD_CONDITION_RECOVERING;
+  condition_reason_ = "the agent checks the board at its start";
+  // Posted: the agent wires WatchCondition after this, and the probe runs on the event loop.
+  boost::asio::post(io_, [this, alive = alive_] {
+    if (!*alive) return;
+    std::shared_ptr<Run> check = StartBackgroundRun(/*at_start=*/true);
+    check->Line(absl::StrCat("boardlab-agent: board ", board_.id, ": asking ", board_.serial.port,
+                             " for the board's HELLO (agent start)"));
+    Probe(check, [this, check](BoardProbe probe) { OnProbe(check, std::move(probe)); });
+  });
+}
+
+std::shared_ptr<SerialBoardExecutor::Run> SerialBoardExecutor::StartBackgroundRun(bool at_start) {
+  health_ = Health::kRecovering;
+  auto run = std::make_shared<Run>();
+  run->recovery = true;
+  run->at_start = at_start;
+  run->request.board_id = board_.id;
+  run->on_line = [](std::string line) { std::cerr << line << std::endl; };
+  run->on_done = [](BoardReport) {};
+  recovery_ = run;
+  if (!at_start) metrics_->SetRecovering(board_.id, true);
+  return run;
+}
+
+void SerialBoardExecutor::StartRecovery(const std::string& why) {
+  std::shared_ptr<Run> recovery = StartBackgroundRun(/*at_start=*/false);
   // The first rung: a new session (CONNECT with a new nonce) over a resynchronised stream.
   metrics_->CountStep(board_.id, RecoveryStep::kResync);
   recovery->Line(absl::StrCat("boardlab-agent: board ", board_.id,
@@ -252,11 +278,16 @@ void SerialBoardExecutor::StartRecovery(const std::string& why) {
 void SerialBoardExecutor::EndRecovery(std::shared_ptr<Run> recovery) {
   recovery->finished = true;
   if (recovery_ == recovery) recovery_.reset();
-  metrics_->SetRecovering(board_.id, false);
   const bool back = health_ != Health::kQuarantined;
-  metrics_->CountRecovery(board_.id, back);
+  // The check at start recovers nothing: the recovery metrics count recoveries from board errors.
+  if (!recovery->at_start) {
+    metrics_->SetRecovering(board_.id, false);
+    metrics_->CountRecovery(board_.id, back);
+  }
   if (back) {
-    recovery->Line(absl::StrCat("boardlab-agent: board ", board_.id, " is back: recovered"));
+    recovery->Line(absl::StrCat(
+        "boardlab-agent: board ", board_.id,
+        recovery->at_start ? " is ready (checked at agent start)" : " is back: recovered"));
     SetCondition(v1::BOARD_CONDITION_READY, "");
   }
   ResumeWaiting();

@@ -3,8 +3,10 @@
 // The `serial` board driver: a board that speaks the board link protocol (docs/board-protocol.md)
 // on a serial port or a TCP socket, as a board farm drives it (docs/boards.md):
 //
-//   - before a board's first job, and after a job that ended in a board error, the agent asks the
-//     board for its HELLO (BoardProbeCall: asynchronously, on the agent's io_context);
+//   - when the agent starts (check_at_start, on by default: a dead board is found before anyone's
+//     job), before a board's first job otherwise, and after a job that ended in a board error,
+//     the agent asks the board for its HELLO (BoardProbeCall: asynchronously, on the agent's
+//     io_context);
 //   - when the firmware build the board reports differs from the configured ELF's, the agent runs
 //     the `flash` command (up to `attempts` times) and asks again;
 //   - a board that does not answer climbs the recovery ladder: resync (connect again) -> `reset`
@@ -75,6 +77,12 @@ class SerialBoardExecutor : public BoardExecutor {
                                   DoneCallback on_done) override;
   void WatchCondition(ConditionCallback on_change) override;
 
+  /// Asks the board for its HELLO in the background as soon as the event loop runs (flashing it
+  /// or climbing the recovery ladder as a job's preparation would), unless `check_at_start` is
+  /// off or the board is quarantined from before a restart. Until it ends the board is reported
+  /// RECOVERING and jobs wait. Call before the event loop runs.
+  void CheckAtStart();
+
   bool quarantined() const { return health_ == Health::kQuarantined; }
   bool recovering() const { return health_ == Health::kRecovering; }
 
@@ -90,6 +98,8 @@ class SerialBoardExecutor : public BoardExecutor {
   void Prepare(std::shared_ptr<Run> run);
   // A cancelled or dropped job that waits for the recovery: forgotten (a cancel is reported).
   void ForgetWaiting(const std::shared_ptr<Run>& run, bool report);
+  // A run without a job (the check at start or a recovery), its lines to the agent's log.
+  std::shared_ptr<Run> StartBackgroundRun(bool at_start);
   void StartRecovery(const std::string& why);
   void EndRecovery(std::shared_ptr<Run> recovery);
   void ResumeWaiting();

@@ -71,11 +71,24 @@ void AddSubmitRun(CLI::App& submit, SubmitArgs& args) {
       .add_option("--input", args.inputs,
                   "input i in order: FILE with raw bytes or random:SEED (repeatable)")
       ->allow_extra_args(false);
-  CLI::Option* expected =
-      submit.add_option("--expected", args.expected, "expected raw bytes of each output, in order");
+  CLI::Option* expected = submit.add_option(
+      "--expected", args.expected,
+      "expected raw bytes of each output, in order; with --inputs: the directory of the cases' "
+      "expected outputs");
   CLI::Option* reference = submit.add_flag("--expect-reference", args.expect_reference,
                                            "compare with the host reference run");
   expected->excludes(reference);
+  // Many cases in one job (docs/client.md, "Many cases in one job").
+  CLI::Option* inputs = submit.add_option(
+      "--inputs", args.inputs_dir,
+      "many cases on one board load: a directory of NAME.bin inputs (NAME.input<i>.bin for "
+      "several), paired by name with --expected DIR");
+  CLI::Option* cases = submit.add_option(
+      "--cases", args.cases_manifest,
+      "many cases on one board load, listed in a JSON manifest (name, inputs, expected)");
+  inputs->excludes(cases);
+  for (CLI::Option* many : {inputs, cases}) many->excludes("--input");
+  cases->excludes(expected);
   submit.add_option("--atol", args.atol, "absolute tolerance per element")
       ->check(CLI::NonNegativeNumber);
   submit.add_option("--iterations", args.iterations, "timed iterations after one warm-up")

@@ -26,6 +26,7 @@
 #include "nlohmann/json.hpp"
 #include "proto/support/grpc_util.h"
 #include "runtime/cli/budget_checks.h"
+#include "runtime/cli/model_io.h"
 #include "runtime/core/span.h"
 #include "runtime/core/tensor_view.h"
 #include "runtime/verify/output_verifier.h"
@@ -117,19 +118,6 @@ std::string ReportProblem(const std::string& report_json) {
 
 // --- outputs -------------------------------------------------------------------------------
 
-// boardlab-run's names of element types (runtime/cli/main.cc TypeName); int8 (boardlab's models)
-// for any other.
-runtime::ScalarType ScalarTypeNamed(const std::string& name) {
-  using runtime::ScalarType;
-  if (name == "uint8") return ScalarType::kByte;
-  if (name == "bool") return ScalarType::kBool;
-  if (name == "int16") return ScalarType::kShort;
-  if (name == "int32") return ScalarType::kInt;
-  if (name == "int64") return ScalarType::kLong;
-  if (name == "float32") return ScalarType::kFloat;
-  return ScalarType::kChar;
-}
-
 // The output's element type as the profile document lists it; int8 otherwise.
 std::string OutputType(const json& profile, size_t index) {
   if (!profile.is_object() || !profile.contains("outputs") || !profile["outputs"].is_array()) {
@@ -141,41 +129,6 @@ std::string OutputType(const json& profile, size_t index) {
     }
   }
   return "int8";
-}
-
-template <typename T>
-int64_t ArgMaxAs(const std::string& bytes) {
-  int64_t best = -1;
-  T best_value{};
-  for (size_t i = 0; i + sizeof(T) <= bytes.size(); i += sizeof(T)) {
-    T value;
-    std::memcpy(&value, bytes.data() + i, sizeof(T));
-    if (best < 0 || value > best_value) {
-      best = static_cast<int64_t>(i / sizeof(T));
-      best_value = value;
-    }
-  }
-  return best;
-}
-
-int64_t ArgMax(const std::string& bytes, runtime::ScalarType type) {
-  using runtime::ScalarType;
-  switch (type) {
-    case ScalarType::kByte:
-    case ScalarType::kBool:
-      return ArgMaxAs<uint8_t>(bytes);
-    case ScalarType::kShort:
-      return ArgMaxAs<int16_t>(bytes);
-    case ScalarType::kInt:
-      return ArgMaxAs<int32_t>(bytes);
-    case ScalarType::kLong:
-      return ArgMaxAs<int64_t>(bytes);
-    case ScalarType::kFloat:
-      return ArgMaxAs<float>(bytes);
-    case ScalarType::kChar:
-      break;
-  }
-  return ArgMaxAs<int8_t>(bytes);
 }
 
 // Output `index` of A and B compared as the on-board verifier compares outputs
@@ -196,7 +149,7 @@ OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, const json&
     return diff;
   }
   runtime::TensorView view;
-  view.type = ScalarTypeNamed(diff.type);
+  view.type = run::ScalarTypeNamed(diff.type);
   const size_t element_bytes = static_cast<size_t>(runtime::ElementSize(view.type));
   if (x.size() % element_bytes != 0 || x.size() / element_bytes > INT32_MAX) {
     diff.not_comparable =
@@ -216,8 +169,8 @@ OutputDiff CompareOutput(const JobSnapshot& a, const JobSnapshot& b, const json&
   diff.differing_elements = static_cast<int64_t>(compared.mismatches);
   // A NaN against a number: the largest possible difference.
   diff.max_abs_diff = std::isnan(compared.max_abs_diff) ? INFINITY : compared.max_abs_diff;
-  diff.top1_a = ArgMax(x, view.type);
-  diff.top1_b = ArgMax(y, view.type);
+  diff.top1_a = run::ArgMax(x, view.type);
+  diff.top1_b = run::ArgMax(y, view.type);
   return diff;
 }
 

@@ -24,8 +24,9 @@ absl::Status DownloadJobFiles(api::BlobClient& blobs, const v1::Job& job, const 
       return absl::Status(bytes.status().code(),
                           absl::StrCat("downloading ", file.name, ": ", bytes.status().message()));
     }
-    absl::Status written =
-        WriteFileBytes((std::filesystem::path(dir) / file.name).string(), *bytes);
+    const std::filesystem::path path = std::filesystem::path(dir) / file.name;
+    std::filesystem::create_directories(path.parent_path(), error);
+    absl::Status written = WriteFileBytes(path.string(), *bytes);
     if (!written.ok()) return written;
   }
   return WriteFileBytes((std::filesystem::path(dir) / "job.json").string(),

@@ -11,7 +11,9 @@
 #include "cli/exit_codes.h"
 #include "cli/file_io.h"
 #include "cli/tables.h"
+#include "proto/support/case_results.h"
 #include "runtime/cli/budget_checks.h"
+#include "runtime/cli/run_cases.h"
 #include "runtime/cli/xml_chars.h"
 
 namespace boardlab::cli {
@@ -187,6 +189,26 @@ GateSuite JobSuite(const v1::Job& job) {
           absl::StrCat("max abs diff ", check.max_abs_diff(), " > atol ", job.spec().run().atol());
     }
     suite.cases.push_back(std::move(output));
+  }
+  for (const v1::CaseResult& result : job.cases()) {
+    GateCase c;
+    c.name = "case " + result.name();
+    c.passed = result.passed();
+    if (!result.passed()) c.message = run::DescribeCase(api::CaseOutcomeOf(result));
+    suite.cases.push_back(std::move(c));
+  }
+  if (job.cases_size() > 0) {
+    const v1::CaseSummary& summary = job.case_summary();
+    suite.properties.emplace_back("cases_passed",
+                                  absl::StrCat(summary.passed(), "/", summary.cases()));
+    if (summary.has_max_abs_diff()) {
+      suite.properties.emplace_back("max_abs_diff", absl::StrCat(summary.max_abs_diff()));
+    }
+    if (summary.top1_compared() > 0) {
+      suite.properties.emplace_back(
+          "top1_agreement_percent",
+          absl::StrFormat("%.1f", 100.0 * summary.top1_agreed() / summary.top1_compared()));
+    }
   }
   for (const v1::BudgetCheck& check : job.budget_checks()) {
     GateCase budget;

@@ -9,22 +9,89 @@
 #include "cli/arguments.h"
 #include "cli/exit_codes.h"
 #include "cli/file_io.h"
+#include "cli/model_io_tflite.h"
 #include "cli/tables.h"
 #include "proto/support/digest.h"
 #include "proto/support/grpc_util.h"
+#include "runtime/cli/run_cases.h"
 
 namespace boardlab::cli {
 namespace {
 
 // Reads `path` into a new entry of `blobs` and returns its digest.
 absl::StatusOr<v1::Digest> AddFileBlob(const std::string& path, const std::string& what,
-                                       std::vector<LocalBlob>& blobs) {
+                                       std::vector<LocalBlob>& blobs, bool case_file = false) {
   absl::StatusOr<std::string> bytes = ReadFileBytes(path, what);
   if (!bytes.ok()) return bytes.status();
-  LocalBlob blob{what + " '" + path + "'", *std::move(bytes), {}};
+  LocalBlob blob{what + " '" + path + "'", *std::move(bytes), {}, case_file};
   blob.digest = api::DigestOf(blob.bytes);
   blobs.push_back(std::move(blob));
   return blobs.back().digest;
+}
+
+// Each FILE or random:SEED of `texts` as an InputSpec of `specs`, the files as blobs.
+absl::Status AddInputSpecs(const std::vector<std::string>& texts, bool case_files,
+                           std::vector<LocalBlob>& blobs,
+                           google::protobuf::RepeatedPtrField<v1::InputSpec>& specs) {
+  for (const std::string& text : texts) {
+    absl::StatusOr<InputArgument> input = ParseInputArgument(text);
+    if (!input.ok()) return input.status();
+    if (const RandomInput* random = std::get_if<RandomInput>(&*input)) {
+      specs.Add()->set_random_seed(random->seed);
+      continue;
+    }
+    absl::StatusOr<v1::Digest> digest =
+        AddFileBlob(std::get<std::string>(*input), "input", blobs, case_files);
+    if (!digest.ok()) return digest.status();
+    *specs.Add()->mutable_blob() = *digest;
+  }
+  return absl::OkStatus();
+}
+
+// The cases of --inputs DIR [--expected DIR] or --cases FILE, checked against the model's
+// tensors before anything is uploaded.
+absl::StatusOr<std::vector<run::CaseFiles>> ReadCases(const SubmitArgs& args,
+                                                      const std::string& model_bytes) {
+  if (!args.inputs_dir.empty() && args.expected.size() > 1) {
+    return absl::InvalidArgumentError(
+        "with --inputs, --expected names one directory of expected outputs");
+  }
+  absl::StatusOr<run::ModelIo> io = ReadTfliteIo(model_bytes, args.model);
+  if (!io.ok()) return io.status();
+  std::vector<run::CaseFiles> cases;
+  std::string error;
+  const bool read =
+      args.cases_manifest.empty()
+          ? run::ReadCaseDirectories(args.inputs_dir, args.expected.empty() ? "" : args.expected[0],
+                                     *io, &cases, &error)
+          : run::ReadCaseManifest(args.cases_manifest, *io, &cases, &error);
+  if (!read) return absl::InvalidArgumentError(error);
+  return cases;
+}
+
+// Many cases (--inputs / --cases): each case's files become blobs of the job.
+absl::Status AddCases(const SubmitArgs& args, const std::string& model_bytes,
+                      PreparedSubmit& prepared) {
+  absl::StatusOr<std::vector<run::CaseFiles>> cases = ReadCases(args, model_bytes);
+  if (!cases.ok()) return cases.status();
+  v1::RunSpec& run = *prepared.request.mutable_spec()->mutable_run();
+  for (const run::CaseFiles& files : *cases) {
+    v1::RunCase& c = *run.add_cases();
+    c.set_name(files.name);
+    if (absl::Status added =
+            AddInputSpecs(files.inputs, /*case_files=*/true, prepared.blobs, *c.mutable_inputs());
+        !added.ok()) {
+      return added;
+    }
+    for (const std::string& expected : files.expected) {
+      absl::StatusOr<v1::Digest> digest =
+          AddFileBlob(expected, "expected output", prepared.blobs, true);
+      if (!digest.ok()) return digest.status();
+      *c.add_expected() = *digest;
+    }
+  }
+  run.set_expect_reference(args.expect_reference);
+  return absl::OkStatus();
 }
 
 absl::Status AddTags(const std::vector<std::string>& texts, absl::string_view option,
@@ -38,20 +105,8 @@ absl::Status AddTags(const std::vector<std::string>& texts, absl::string_view op
 }
 
 absl::Status AddInputs(const SubmitArgs& args, PreparedSubmit& prepared) {
-  v1::RunSpec& run = *prepared.request.mutable_spec()->mutable_run();
-  for (const std::string& text : args.inputs) {
-    absl::StatusOr<InputArgument> input = ParseInputArgument(text);
-    if (!input.ok()) return input.status();
-    if (const RandomInput* random = std::get_if<RandomInput>(&*input)) {
-      run.add_inputs()->set_random_seed(random->seed);
-      continue;
-    }
-    absl::StatusOr<v1::Digest> digest =
-        AddFileBlob(std::get<std::string>(*input), "input", prepared.blobs);
-    if (!digest.ok()) return digest.status();
-    *run.add_inputs()->mutable_blob() = *digest;
-  }
-  return absl::OkStatus();
+  return AddInputSpecs(args.inputs, /*case_files=*/false, prepared.blobs,
+                       *prepared.request.mutable_spec()->mutable_run()->mutable_inputs());
 }
 
 absl::Status AddExpectedOutputs(const SubmitArgs& args, PreparedSubmit& prepared) {
@@ -95,6 +150,22 @@ std::string SizeText(size_t bytes) {
   return absl::StrFormat("%d MiB", bytes / (1024 * 1024));
 }
 
+// The case files in one line: a thousand cases must not print two thousand.
+void ReportCaseUploads(const std::vector<LocalBlob>& blobs, const std::set<std::string>& missing,
+                       std::ostream& progress) {
+  std::set<std::string> all, uploads;
+  size_t bytes = 0;
+  for (const LocalBlob& blob : blobs) {
+    if (!blob.case_file || !all.insert(blob.digest.sha256()).second) continue;
+    if (missing.count(blob.digest.sha256()) == 0) continue;
+    uploads.insert(blob.digest.sha256());
+    bytes += blob.bytes.size();
+  }
+  if (all.empty()) return;
+  progress << "case files: " << all.size() << " distinct, " << uploads.size() << " to upload ("
+           << SizeText(bytes) << ")\n";
+}
+
 }  // namespace
 
 absl::StatusOr<PreparedSubmit> PrepareSubmit(const SubmitArgs& args) {
@@ -104,8 +175,13 @@ absl::StatusOr<PreparedSubmit> PrepareSubmit(const SubmitArgs& args) {
   if (!model.ok()) return model.status();
   *spec.mutable_model() = *model;
   FillOptions(args, spec);
-  absl::Status status = AddInputs(args, prepared);
-  if (status.ok()) status = AddExpectedOutputs(args, prepared);
+  absl::Status status;
+  if (!args.inputs_dir.empty() || !args.cases_manifest.empty()) {
+    status = AddCases(args, prepared.blobs.front().bytes, prepared);
+  } else {
+    status = AddInputs(args, prepared);
+    if (status.ok()) status = AddExpectedOutputs(args, prepared);
+  }
   if (status.ok()) status = AddTags(args.tags, "--tag", *spec.mutable_selector()->mutable_tags());
   if (status.ok()) status = AddTags(args.labels, "--label", *spec.mutable_labels());
   if (!status.ok()) return status;
@@ -125,10 +201,13 @@ absl::Status UploadMissingBlobs(api::BlobClient& client, const std::vector<Local
   if (!status.ok()) return status;
   std::set<std::string> to_upload;
   for (const v1::Digest& digest : *missing) to_upload.insert(digest.sha256());
+  ReportCaseUploads(blobs, to_upload, progress);
   for (const LocalBlob& blob : blobs) {
     // Two arguments naming the same bytes are uploaded once.
     if (to_upload.erase(blob.digest.sha256()) == 0) continue;
-    progress << "uploading " << blob.what << " (" << SizeText(blob.bytes.size()) << ")\n";
+    if (!blob.case_file) {
+      progress << "uploading " << blob.what << " (" << SizeText(blob.bytes.size()) << ")\n";
+    }
     status = RetryUnavailable(policy, [&] { return client.Upload(blob.digest, blob.bytes); });
     if (!status.ok()) {
       return absl::Status(status.code(),

@@ -29,7 +29,10 @@ struct SubmitArgs {
   std::string board_type;             // "" = the target's default
   std::string board_id;               // pin one board
   std::vector<std::string> inputs;    // FILE or random:SEED, in input order
-  std::vector<std::string> expected;  // FILE per output, in output order
+  std::vector<std::string> expected;  // FILE per output, in output order; with inputs_dir: the
+                                      // one directory of the cases' expected outputs
+  std::string inputs_dir;             // --inputs DIR: many cases (runtime/cli/run_cases.h)
+  std::string cases_manifest;         // --cases FILE: many cases listed in a manifest
   bool expect_reference = false;
   int atol = 0;
   int iterations = 0;  // 0 = the server's default (1)
@@ -50,6 +53,7 @@ struct LocalBlob {
   std::string what;  // "model 'kws.tflite'", for messages
   std::string bytes;
   v1::Digest digest;
+  bool case_file = false;  // an input or expected output of a case: reported all in one line
 };
 
 struct PreparedSubmit {
@@ -57,8 +61,10 @@ struct PreparedSubmit {
   v1::SubmitJobRequest request;  // refers to the blobs by digest; request_id is set
 };
 
-/// Reads and hashes the local files and builds the request, without any network call.
-/// Errors: InvalidArgument for unreadable files and malformed --input/--tag/--label values.
+/// Reads and hashes the local files and builds the request, without any network call. The case
+/// files of --inputs / --cases are checked against the model's tensors (run_cases.h).
+/// Errors: InvalidArgument for unreadable files, malformed --input/--tag/--label values and
+/// case files that do not fit the model (missing, extra, of the wrong size).
 absl::StatusOr<PreparedSubmit> PrepareSubmit(const SubmitArgs& args);
 
 /// Asks the store which of `blobs` it lacks (one FindMissing call) and uploads those, each

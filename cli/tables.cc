@@ -6,7 +6,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "cli/exit_codes.h"
+#include "proto/support/case_results.h"
 #include "runtime/cli/budget_checks.h"
+#include "runtime/cli/run_cases.h"
 
 namespace boardlab::cli {
 namespace {
@@ -58,6 +60,26 @@ std::string CountText(const std::string& unit, const std::optional<uint64_t>& cy
   if (unit == "instructions") return CyclesText(instructions);
   if (unit == "ticks") return std::to_string(static_cast<uint64_t>(ticks + 0.5));
   return CyclesText(cycles);
+}
+
+// A many-case job: each case (beyond kListedCases only the failing ones), then the aggregate.
+void PrintCases(const v1::Job& job, std::ostream& out) {
+  constexpr int kListedCases = 20;
+  if (job.cases_size() == 0) return;
+  const bool all = job.cases_size() <= kListedCases;
+  int unlisted = 0;
+  for (const v1::CaseResult& c : job.cases()) {
+    if (!all && c.passed()) {
+      ++unlisted;
+      continue;
+    }
+    out << "  " << run::DescribeCase(api::CaseOutcomeOf(c)) << "\n";
+  }
+  if (unlisted > 0) {
+    out << absl::StrFormat("  (%d passing cases not listed; job.json lists every case)\n",
+                           unlisted);
+  }
+  out << "  " << run::DescribeSummary(api::SummaryOf(job.case_summary())) << "\n";
 }
 
 void PrintProfileRow(const ProfileOp& op, const std::string& count_unit, const std::string& index,
@@ -118,12 +140,19 @@ void PrintVerdict(const v1::Job& job, std::ostream& out) {
     out << absl::StrFormat("  output %d: %s (max abs diff %d)\n", check.index(),
                            check.passed() ? "pass" : "FAIL", check.max_abs_diff());
   }
+  PrintCases(job, out);
   for (const v1::BudgetCheck& check : job.budget_checks()) {
     out << "  budget " << BudgetCheckText(check) << "\n";
   }
   if (job.inference_us() > 0) {
     out << absl::StrFormat("inference: %.1f us", job.inference_us());
-    if (job.inference_cycles() > 0) out << absl::StrFormat(", %d cycles", job.inference_cycles());
+    if (job.cases_size() > 0) {
+      // The slowest case's mean: what the latency budget judges.
+      out << absl::StrFormat(" (slowest of %d cases: %s)", job.cases_size(),
+                             job.case_summary().slowest_case());
+    } else if (job.inference_cycles() > 0) {
+      out << absl::StrFormat(", %d cycles", job.inference_cycles());
+    }
     out << " (" << InferenceClockText(job.inference_clock()) << ")";
     if (job.spec().run().iterations() > 1) {
       out << absl::StrFormat(" (mean of %d iterations)", job.spec().run().iterations());
@@ -132,9 +161,20 @@ void PrintVerdict(const v1::Job& job, std::ostream& out) {
   }
 }
 
-void PrintProfileTable(const ProfileView& profile, std::ostream& out) {
-  out << absl::StrFormat("profile (average of %d iteration%s):\n", profile.iterations,
-                         profile.iterations == 1 ? "" : "s");
+void PrintProfileTable(const ProfileView& profile, std::ostream& out, int cases, int iterations) {
+  const int64_t runs = int64_t{cases} * iterations;
+  if (cases > 0 && profile.iterations == runs) {
+    out << absl::StrFormat("profile (average of %d runs: %d cases x %d iteration%s):\n", runs,
+                           cases, iterations, iterations == 1 ? "" : "s");
+  } else if (cases > 0) {
+    out << absl::StrFormat(
+        "profile (average of %d of the %d runs of %d cases, those the board's "
+        "ETDump holds):\n",
+        profile.iterations, runs, cases);
+  } else {
+    out << absl::StrFormat("profile (average of %d iteration%s):\n", profile.iterations,
+                           profile.iterations == 1 ? "" : "s");
+  }
   out << "  clock: " << profile.clock_label << "\n";
   out << absl::StrFormat("  %-4s %-40s %-23s %14s %12s %7s\n", "#", "op", "ran on",
                          profile.count_unit, "us", "%");
@@ -174,6 +214,7 @@ void PrintJobSummary(const v1::Job& job, std::ostream& out) {
       out << absl::StrFormat("  output %d    %s (max abs diff %d)\n", check.index(),
                              check.passed() ? "pass" : "FAIL", check.max_abs_diff());
     }
+    PrintCases(job, out);
     for (const v1::BudgetCheck& check : job.budget_checks()) {
       out << "  budget      " << BudgetCheckText(check) << "\n";
     }

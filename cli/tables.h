@@ -46,8 +46,11 @@ std::string InferenceClockText(const std::string& clock_kind);
 /// The per-op table under a line naming the clock: #, op, ran on (cpu, npu,
 /// npu-emulated-cortex-m33), the count (cycles, QEMU instructions or ticks, as the clock counts),
 /// us, % of the ops' total; NPU kernels indented under their delegate call; then the
-/// Method::execute total.
-void PrintProfileTable(const ProfileView& profile, std::ostream& out);
+/// Method::execute total. `cases` > 0: the profile of a many-case job whose cases ran
+/// `iterations` times each; the header says how many of those runs the profile averages (a sim
+/// board's all, a QEMU board's ETDump at most 16, a serial board's the first case's).
+void PrintProfileTable(const ProfileView& profile, std::ostream& out, int cases = 0,
+                       int iterations = 1);
 
 /// One job in a few lines (`boardlab status`; the profile table follows for a finished job).
 void PrintJobSummary(const v1::Job& job, std::ostream& out);

@@ -1,5 +1,6 @@
 #include "cli/watch.h"
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -116,7 +117,7 @@ void PrintJobProfile(api::BlobClient& blobs, const v1::Job& job, std::ostream& o
     absl::StatusOr<std::string> report = blobs.Get(job.files().report());
     if (debug_map.ok()) NameOps(*profile, *debug_map, report.ok() ? *report : "");
   }
-  PrintProfileTable(*profile, out);
+  PrintProfileTable(*profile, out, job.cases_size(), std::max(1, job.spec().run().iterations()));
 }
 
 absl::StatusOr<v1::Job> FollowJob(const Connection& connection, const std::string& job_id,

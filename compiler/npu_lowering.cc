@@ -434,13 +434,15 @@ absl::Status PartitionLowering::FillRequant(const Op& op, KernelParams& p) {
     case OpType::kAdd:
     case OpType::kSub:
       if (!in2_quantized) return MissingSecondOperand(g_, op);
-      p.add_sub = ComputeAddSubParams(in_scale, in.quant.zp(), in2->quant.scale[0], in2->quant.zp(),
-                                      out_scale, out.quant.zp());
+      p.add_sub = ComputeElementwiseAddSubParams(op.type, in.quant, in2->quant, out.quant);
       return absl::OkStatus();
     case OpType::kMul:
-    case OpType::kBatchMatMul:
       if (!in2_quantized) return MissingSecondOperand(g_, op);
       push(QuantizeMultiplier(in_scale * in2->quant.scale[0] / out_scale));
+      return absl::OkStatus();
+    case OpType::kBatchMatMul:
+      if (!in2_quantized) return MissingSecondOperand(g_, op);
+      push(ComputeBatchMatMulMultiplier(in.quant.scale[0], in2->quant.scale[0], out_scale));
       return absl::OkStatus();
     case OpType::kSoftmax: {
       const float beta = op.opts<SoftmaxOptions>().beta;
@@ -461,6 +463,9 @@ absl::Status PartitionLowering::FillRequant(const Op& op, KernelParams& p) {
       p.fixed_point->input_range_radius = sig.input_range_radius;
       return absl::OkStatus();
     }
+    case OpType::kRelu6:
+      push(QuantizeMultiplier(1.0));
+      return absl::OkStatus();
     case OpType::kLeakyRelu:
       push(QuantizeMultiplier(in_scale / out_scale));
       push(QuantizeMultiplier(in_scale * op.opts<LeakyReluOptions>().alpha / out_scale));
@@ -498,10 +503,14 @@ absl::Status PartitionLowering::FillParams(const Op& op, KernelParams& p) {
   const Tensor& in = g_.input(op, 0);
   p.input_zp = static_cast<int32_t>(in.quant.zp());
   p.output_zp = static_cast<int32_t>(out.quant.zp());
-  if (!out.quant.empty()) {
+  if (op.type == OpType::kRelu6) {
+    // TFLite Micro clamps the raw input between its quantized 0 and 6: an identity rescale onto
+    // the input's zero point (FillRequant) and the input's RELU6 range.
+    p.output_zp = p.input_zp;
+    p.range = ComputeActivationRange(Activation::kRelu6, in.quant.scale[0], in.quant.zp());
+  } else if (!out.quant.empty()) {
     Activation act = FusedActivation(op);
     if (op.type == OpType::kRelu) act = Activation::kRelu;
-    if (op.type == OpType::kRelu6) act = Activation::kRelu6;
     p.range = ComputeActivationRange(act, out.quant.scale[0], out.quant.zp());
   }
   FillOptions(op, p);

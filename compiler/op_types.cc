@@ -205,6 +205,28 @@ bool IsComparisonOp(OpType type) {
          type == OpType::kGreaterEqual || type == OpType::kLess || type == OpType::kLessEqual;
 }
 
+bool IsCopyOp(OpType type) {
+  switch (type) {
+    case OpType::kExpandDims:
+    case OpType::kBroadcastTo:
+    case OpType::kPack:
+    case OpType::kUnpack:
+    case OpType::kSplit:
+    case OpType::kSplitV:
+    case OpType::kGather:
+    case OpType::kGatherNd:
+    case OpType::kReverseV2:
+    case OpType::kMirrorPad:
+    case OpType::kDepthToSpace:
+    case OpType::kSpaceToDepth:
+    case OpType::kBatchToSpaceNd:
+    case OpType::kSpaceToBatchNd:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::optional<OpType> OpTypeFromName(std::string_view name) {
   for (const OpInfo& info : kOps) {
     if (info.name == name) return info.type;

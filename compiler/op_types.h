@@ -117,6 +117,12 @@ std::optional<OpType> OpTypeFromTfliteCode(int32_t code);
 /// EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS and LESS_EQUAL.
 bool IsComparisonOp(OpType type);
 
+/// The layout and data movement ops whose kernels copy elements of any type they take without
+/// arithmetic: EXPAND_DIMS, BROADCAST_TO, PACK, UNPACK, SPLIT, SPLIT_V, GATHER, GATHER_ND,
+/// REVERSE_V2, MIRROR_PAD, DEPTH_TO_SPACE, SPACE_TO_DEPTH, BATCH_TO_SPACE_ND and
+/// SPACE_TO_BATCH_ND.
+bool IsCopyOp(OpType type);
+
 /// Parses a TFLite op name ("CONV_2D"); nullopt when unknown. Used by `--no-npu`.
 std::optional<OpType> OpTypeFromName(std::string_view name);
 

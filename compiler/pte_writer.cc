@@ -122,6 +122,8 @@ class ProgramBuilder {
   void ElementwiseParams(const Op& op, std::vector<int>& args);
   void GenericParams(const Op& op, std::vector<int>& args);
   void ActivationParams(const Op& op, Activation act, std::vector<int>& args);
+  // The clamp range of `act` quantized with `t`'s scale and zero point, in its element type.
+  void RangeParams(const Tensor& t, Activation act, std::vector<int>& args);
 
   // Instructions.
   absl::StatusOr<flatbuffers::Offset<et::Instruction>> KernelCall(const Op& op);
@@ -246,12 +248,15 @@ absl::Status ProgramBuilder::Outputs(const Op& op, std::vector<int>& args) {
 }
 
 void ProgramBuilder::ActivationParams(const Op& op, Activation act, std::vector<int>& args) {
-  const Tensor& out = g_.output(op);
-  const bool int16 = out.type == DataType::kInt16;
+  RangeParams(g_.output(op), act, args);
+}
+
+void ProgramBuilder::RangeParams(const Tensor& t, Activation act, std::vector<int>& args) {
+  const bool int16 = t.type == DataType::kInt16;
   const ActivationRange r =
-      out.quant.empty() ? ActivationRange{}
-                        : ComputeActivationRange(act, ScaleOf(out), out.quant.zp(),
-                                                 int16 ? INT16_MIN : -128, int16 ? INT16_MAX : 127);
+      t.quant.empty() ? ActivationRange{}
+                      : ComputeActivationRange(act, ScaleOf(t), t.quant.zp(),
+                                               int16 ? INT16_MIN : -128, int16 ? INT16_MAX : 127);
   args.push_back(Int(r.min));
   args.push_back(Int(r.max));
 }
@@ -348,8 +353,8 @@ void ProgramBuilder::ElementwiseParams(const Op& op, std::vector<int>& args) {
     // TFLite Micro scales int16 operands up by 2^15 (2^20 for int8), which keeps the sum of
     // two full-range int16 values inside int32.
     const int32_t left_shift = out.type == DataType::kInt16 ? 15 : 20;
-    const AddSubParams p = ComputeAddSubParams(ScaleOf(a), a.quant.zp(), ScaleOf(b), b.quant.zp(),
-                                               ScaleOf(out), out.quant.zp(), left_shift);
+    const AddSubParams p =
+        ComputeElementwiseAddSubParams(op.type, a.quant, b.quant, out.quant, left_shift);
     for (int64_t v : {p.input1_offset, p.input2_offset, p.output_offset, p.left_shift,
                       p.input1.multiplier, p.input1.shift, p.input2.multiplier, p.input2.shift,
                       p.output.multiplier, p.output.shift}) {
@@ -401,7 +406,9 @@ void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
     ActivationParams(op, o->activation, args);
   }
   if (op.type == OpType::kRelu) ActivationParams(op, Activation::kRelu, args);
-  if (op.type == OpType::kRelu6) ActivationParams(op, Activation::kRelu6, args);
+  // TFLite Micro's RELU6 clamps the raw input between the input's quantized 0 and 6, whatever
+  // the output quantization (RELU rescales to the output's).
+  if (op.type == OpType::kRelu6) RangeParams(g_.input(op, 0), Activation::kRelu6, args);
   std::vector<int64_t> zero_points;
   std::vector<double> scales;
   for (const std::vector<int>* list : {&op.inputs, &op.outputs}) {

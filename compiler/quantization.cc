@@ -84,14 +84,20 @@ int32_t QuantizeValue(double value, double scale, int64_t zero_point) {
 
 ActivationRange ComputeActivationRange(Activation activation, double scale, int64_t zero_point,
                                        int32_t qmin, int32_t qmax) {
-  auto q = [&](double v) { return QuantizeValue(v, scale, zero_point); };
+  // TFLite quantizes the bounds in float (f / scale with both float32). The double quotient
+  // rounds differently where it lies within a float rounding step of a half: 6 / 0.0493827164 is
+  // 121.4999991, 122 in float.
+  const float float_scale = static_cast<float>(scale);
+  auto q = [&](float v) {
+    return static_cast<int32_t>(zero_point + static_cast<int64_t>(std::round(v / float_scale)));
+  };
   switch (activation) {
     case Activation::kRelu:
-      return {std::max(qmin, q(0.0)), qmax};
+      return {std::max(qmin, q(0.0f)), qmax};
     case Activation::kRelu6:
-      return {std::max(qmin, q(0.0)), std::min(qmax, q(6.0))};
+      return {std::max(qmin, q(0.0f)), std::min(qmax, q(6.0f))};
     case Activation::kReluN1To1:
-      return {std::max(qmin, q(-1.0)), std::min(qmax, q(1.0))};
+      return {std::max(qmin, q(-1.0f)), std::min(qmax, q(1.0f))};
     case Activation::kNone:
     case Activation::kTanh:
     case Activation::kSignBit:
@@ -100,20 +106,55 @@ ActivationRange ComputeActivationRange(Activation activation, double scale, int6
   return {qmin, qmax};
 }
 
+namespace {
+
+AddSubParams AddSubOffsets(int64_t input1_zp, int64_t input2_zp, int64_t output_zp,
+                           int32_t left_shift) {
+  AddSubParams p;
+  p.left_shift = left_shift;
+  p.input1_offset = static_cast<int32_t>(-input1_zp);
+  p.input2_offset = static_cast<int32_t>(-input2_zp);
+  p.output_offset = static_cast<int32_t>(output_zp);
+  return p;
+}
+
+}  // namespace
+
 AddSubParams ComputeAddSubParams(double input1_scale, int64_t input1_zp, double input2_scale,
                                  int64_t input2_zp, double output_scale, int64_t output_zp,
                                  int32_t left_shift) {
-  AddSubParams p;
-  p.left_shift = left_shift;
+  AddSubParams p = AddSubOffsets(input1_zp, input2_zp, output_zp, left_shift);
   const double twice_max_input_scale = 2.0 * std::max(input1_scale, input2_scale);
   p.input1 = QuantizeMultiplier(input1_scale / twice_max_input_scale);
   p.input2 = QuantizeMultiplier(input2_scale / twice_max_input_scale);
   p.output =
       QuantizeMultiplier(twice_max_input_scale / (std::ldexp(1.0, p.left_shift) * output_scale));
-  p.input1_offset = static_cast<int32_t>(-input1_zp);
-  p.input2_offset = static_cast<int32_t>(-input2_zp);
-  p.output_offset = static_cast<int32_t>(output_zp);
   return p;
+}
+
+AddSubParams ComputeSubParams(float input1_scale, int64_t input1_zp, float input2_scale,
+                              int64_t input2_zp, float output_scale, int64_t output_zp,
+                              int32_t left_shift) {
+  AddSubParams p = AddSubOffsets(input1_zp, input2_zp, output_zp, left_shift);
+  // Every quotient in float32, widened afterwards (TFLite Micro's sub_common.cc): the multipliers
+  // keep 24 significant bits where ADD's double quotients keep 31.
+  const float twice_max_input_scale = 2.0f * std::max(input1_scale, input2_scale);
+  const float output_divisor = std::ldexp(output_scale, p.left_shift);  // exact: a power of two
+  p.input1 = QuantizeMultiplier(static_cast<double>(input1_scale / twice_max_input_scale));
+  p.input2 = QuantizeMultiplier(static_cast<double>(input2_scale / twice_max_input_scale));
+  p.output = QuantizeMultiplier(static_cast<double>(twice_max_input_scale / output_divisor));
+  return p;
+}
+
+AddSubParams ComputeElementwiseAddSubParams(OpType type, const Quantization& a,
+                                            const Quantization& b, const Quantization& out,
+                                            int32_t left_shift) {
+  if (type == OpType::kSub) {
+    return ComputeSubParams(a.scale[0], a.zp(), b.scale[0], b.zp(), out.scale[0], out.zp(),
+                            left_shift);
+  }
+  return ComputeAddSubParams(a.scale[0], a.zp(), b.scale[0], b.zp(), out.scale[0], out.zp(),
+                             left_shift);
 }
 
 MulParams ComputeMulParams(double input1_scale, int64_t input1_zp, double input2_scale,
@@ -124,6 +165,12 @@ MulParams ComputeMulParams(double input1_scale, int64_t input1_zp, double input2
   p.input2_offset = static_cast<int32_t>(-input2_zp);
   p.output_offset = static_cast<int32_t>(output_zp);
   return p;
+}
+
+QuantizedMultiplier ComputeBatchMatMulMultiplier(float lhs_scale, float rhs_scale,
+                                                 double output_scale) {
+  const float product = lhs_scale * rhs_scale;  // in float, as TFLite does
+  return QuantizeMultiplier(static_cast<double>(product) / output_scale);
 }
 
 SigmoidParams ComputeSigmoidParams(double input_scale, int64_t input_zp) {

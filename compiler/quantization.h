@@ -68,6 +68,19 @@ AddSubParams ComputeAddSubParams(double input1_scale, int64_t input1_zp, double 
                                  int64_t input2_zp, double output_scale, int64_t output_zp,
                                  int32_t left_shift = 20);
 
+/// SUB's parameters: the same scheme, but TFLite Micro (and TFLite) compute twice the larger
+/// input scale and the three ratios in float32 and widen them to double only for
+/// QuantizeMultiplier, where ADD divides in double. The multipliers differ in their low bits for
+/// most scale pairs, and so do some outputs (int8 and int16).
+AddSubParams ComputeSubParams(float input1_scale, int64_t input1_zp, float input2_scale,
+                              int64_t input2_zp, float output_scale, int64_t output_zp,
+                              int32_t left_shift = 20);
+
+/// ComputeSubParams for SUB, ComputeAddSubParams for ADD, from per-tensor quantizations.
+AddSubParams ComputeElementwiseAddSubParams(OpType type, const Quantization& a,
+                                            const Quantization& b, const Quantization& out,
+                                            int32_t left_shift = 20);
+
 /// MUL int8: one output multiplier in1 * in2 / out.
 struct MulParams {
   int32_t input1_offset = 0, input2_offset = 0, output_offset = 0;
@@ -75,6 +88,12 @@ struct MulParams {
 };
 MulParams ComputeMulParams(double input1_scale, int64_t input1_zp, double input2_scale,
                            int64_t input2_zp, double output_scale, int64_t output_zp);
+
+/// BATCH_MATMUL (int8 and 16x8): TFLite's GetQuantizedConvolutionMultipler multiplies the two
+/// input scales in float before dividing by the output scale in double (MUL multiplies in
+/// double); the two products round differently for most scale pairs.
+QuantizedMultiplier ComputeBatchMatMulMultiplier(float lhs_scale, float rhs_scale,
+                                                 double output_scale);
 
 /// LOGISTIC / TANH int8: the input is rescaled to Q4.27 fixed point; inputs farther than
 /// `input_range_radius` from the zero point saturate.

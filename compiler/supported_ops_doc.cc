@@ -64,6 +64,16 @@ std::string Int16Form(OpType type) {
     case OpType::kLogistic:
     case OpType::kTanh:
       return "int16 (output scale 2^-15, zero point 0; interpolated sigmoid table)";
+    case OpType::kRelu6:
+      return "int16 (16x8, zero point 0; the same raw clamp)";
+    case OpType::kBatchMatMul:
+      return "int16 (16x8, zero point 0; int64 sums)";
+    case OpType::kAbs:
+      return "int16 (16x8, zero point 0; or without quantization, plain integers)";
+    case OpType::kPrelu:
+      return "int16 (16x8: int8 alpha)";
+    case OpType::kGreater:
+      return "int16 (GREATER only: rescaled, any zero point)";
     default:
       return "int16 (16x8, zero point 0)";
   }
@@ -78,23 +88,11 @@ std::string Int8Types(OpType type) {
     return absl::StrCat("int8 (rescaled), int32, int64, float32", equality ? ", bool" : "",
                         "; output bool");
   }
+  if (IsCopyOp(type)) {
+    const bool indexed = type == OpType::kGather || type == OpType::kGatherNd;
+    return indexed ? absl::StrCat(kCopy, "; indices int32, int64") : kCopy;
+  }
   switch (type) {
-    case OpType::kExpandDims:
-    case OpType::kBroadcastTo:
-    case OpType::kPack:
-    case OpType::kUnpack:
-    case OpType::kSplit:
-    case OpType::kSplitV:
-    case OpType::kReverseV2:
-    case OpType::kMirrorPad:
-    case OpType::kDepthToSpace:
-    case OpType::kSpaceToDepth:
-    case OpType::kBatchToSpaceNd:
-    case OpType::kSpaceToBatchNd:
-      return kCopy;
-    case OpType::kGather:
-    case OpType::kGatherNd:
-      return absl::StrCat(kCopy, "; indices int32, int64");
     case OpType::kShape:
       return "input any; output int32, int64";
     case OpType::kFill:
@@ -112,7 +110,11 @@ std::string Int8Types(OpType type) {
     case OpType::kReduceMin:
       return "int8 (same quantization in and out), float32";
     case OpType::kSum:
-      return "int8 (requantized as TFLite does, in float), float32";
+      return "int8 (int32 sums, integer requantization, clamped), float32";
+    case OpType::kRelu6:
+      return "int8 (the raw input clamped to its quantized 0 and 6, output quantization unused)";
+    case OpType::kBatchMatMul:
+      return "int8 (multiplier from the float product of the input scales)";
     case OpType::kArgMax:
     case OpType::kArgMin:
       return "int8, float32; output int32, int64";
@@ -208,6 +210,8 @@ std::string GenerateSupportedOpsMarkdown(const NpuLimits& limits) {
       "operator below runs on the Cortex-M33, bit-exact with TensorFlow Lite Micro's reference "
       "kernels, in the element types the table lists (activations are per-tensor quantized); "
       "16x8 operators always run there, since the Neutron computes 8-bit activations only. An "
+      "operator whose entry lists no int16 refuses int16 activations: TFLite Micro's reference "
+      "kernel for it has no 16x8 form either (its type switch was checked for each one). An "
       "operator runs on the Neutron NPU when it meets the generic constraints and its own; "
       "otherwise the compile report says which constraint failed, with the numbers. "
       "`--no-npu OP` and `--cpu-only` force operators onto the CPU.\n\n"

@@ -40,10 +40,18 @@ absl::Status ValidatePrelu(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
   const Tensor& in = c.In(0);
   const Tensor& alpha = c.In(1);
-  RETURN_IF_ERROR(c.TypeIn(in, "input", {DataType::kInt8, DataType::kFloat32},
-                           "TFLite Micro's PRELU takes int8 or float32"));
-  RETURN_IF_ERROR(c.SameType(in, alpha));
+  RETURN_IF_ERROR(c.TypeIn(in, "input", {DataType::kInt8, DataType::kInt16, DataType::kFloat32},
+                           "TFLite Micro's PRELU takes int8, int16 or float32"));
   RETURN_IF_ERROR(c.SameType(in, c.Out()));
+  if (in.type == DataType::kInt16) {
+    // 16x8 (prelu_common.cc): int16 input and output, int8 alpha.
+    RETURN_IF_ERROR(c.Int16Activation(in, "input"));
+    RETURN_IF_ERROR(c.Int16Activation(c.Out(), "output"));
+    RETURN_IF_ERROR(c.TypeIn(alpha, "alpha", {DataType::kInt8},
+                             "TFLite Micro's 16x8 PRELU takes an int8 alpha"));
+  } else {
+    RETURN_IF_ERROR(c.SameType(in, alpha));
+  }
   RETURN_IF_ERROR(c.QuantizedIfInt8(in, "input"));
   RETURN_IF_ERROR(c.QuantizedIfInt8(alpha, "alpha"));
   RETURN_IF_ERROR(c.QuantizedIfInt8(c.Out(), "output"));
@@ -61,12 +69,20 @@ absl::Status ValidateBroadcastBinary(const OpChecker& c, size_t max_broadcast_ra
   RETURN_IF_ERROR(c.Arity(2, 2));
   const Tensor& a = c.In(0);
   const Tensor& b = c.In(1);
+  // SQUARED_DIFFERENCE also runs in 16x8 (int16, zero points 0); DIV does not.
+  const bool takes_int16 = c.op().type == OpType::kSquaredDifference;
   const std::string reference =
-      absl::StrCat("TFLite Micro's ", OpTypeName(c.op().type), " takes int8, int32 or float32");
-  RETURN_IF_ERROR(c.TypeIn(a, "input", {DataType::kInt8, DataType::kInt32, DataType::kFloat32},
-                           reference.c_str()));
+      absl::StrCat("TFLite Micro's ", OpTypeName(c.op().type), " takes int8, ",
+                   takes_int16 ? "int16, " : "", "int32 or float32");
+  RETURN_IF_ERROR(c.TypeIn(
+      a, "input", {DataType::kInt8, DataType::kInt32, DataType::kFloat32, DataType::kInt16},
+      reference.c_str()));
   RETURN_IF_ERROR(c.SameType(a, b));
   RETURN_IF_ERROR(c.SameType(a, c.Out()));
+  if (a.type == DataType::kInt16) {
+    for (const Tensor* t : {&a, &b}) RETURN_IF_ERROR(c.Int16Activation(*t, "input"));
+    RETURN_IF_ERROR(c.Int16Activation(c.Out(), "output"));
+  }
   for (const Tensor* t : {&a, &b, &c.Out()}) {
     RETURN_IF_ERROR(c.QuantizedIfInt8(*t, t == &c.Out() ? "output" : "input"));
     if (t->type == DataType::kInt32 && !t->quant.empty()) {

@@ -20,8 +20,14 @@ absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
 
 /// True for the ops boardlab runs in 16x8 quantization (int16 activations, int8 weights, int64
 /// bias): the importer accepts their int16 form, the CPU kernels compute it bit-exact with TFLite
-/// Micro's reference kernels. Every other op refuses int16 activations with No16x8Reason.
+/// Micro's reference kernels. Every other op but MovesInt16Values refuses int16 activations with
+/// No16x8Reason.
 bool Runs16x8(OpType type);
+
+/// True for the layout, data movement and conversion ops whose kernels copy values of any
+/// element type they list (int16 among them) without arithmetic: they take int16 tensors
+/// without a 16x8 form of their own.
+bool MovesInt16Values(OpType type);
 
 /// Output size of a windowed op along one axis (TFLite padding rules).
 int32_t WindowedOutputSize(Padding padding, int32_t in, int32_t filter, int32_t stride,

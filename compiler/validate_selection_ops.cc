@@ -10,14 +10,24 @@
 namespace boardlab::compiler {
 namespace {
 
-// TFLite Micro rescales int8 comparison operands with QuantizeMultiplierSmallerThanOneExp of
-// the input scale, which aborts for a scale whose multiplier has a positive shift (>= 1).
-absl::Status ComparableInt8(const OpChecker& c, const Tensor& t) {
-  RETURN_IF_ERROR(c.Int8Activation(t, "input"));
+// TFLite Micro rescales int8 (and GREATER's int16) comparison operands with
+// QuantizeMultiplierSmallerThanOneExp of the input scale, which aborts for a scale whose
+// multiplier has a positive shift (>= 1). Its int16 GREATER applies the zero points like int8's,
+// so they may be anything in int16.
+absl::Status ComparableQuantized(const OpChecker& c, const Tensor& t) {
+  if (t.type == DataType::kInt16) {
+    RETURN_IF_ERROR(c.PerTensorQuantized(t, "input"));
+    if (t.quant.zp() < -32768 || t.quant.zp() > 32767) {
+      return c.Invalid(
+          absl::StrCat("input '", t.name, "' zero point ", t.quant.zp(), " is outside int16"));
+    }
+  } else {
+    RETURN_IF_ERROR(c.Int8Activation(t, "input"));
+  }
   const QuantizedMultiplier m = QuantizeMultiplier(t.quant.scale[0]);
   if (m.shift > 0) {
     return c.Unsupported(absl::StrCat("input '", t.name, "' scale ", t.quant.scale[0],
-                                      " is not below 1, which TFLite Micro's int8 comparison "
+                                      " is not below 1, which TFLite Micro's quantized comparison "
                                       "requires"));
   }
   return absl::OkStatus();
@@ -32,15 +42,20 @@ absl::Status ValidateComparison(const OpChecker& c) {
         a, "input",
         {DataType::kInt8, DataType::kInt32, DataType::kInt64, DataType::kFloat32, DataType::kBool},
         "TFLite Micro compares bool, float32, int32, int64 and int8"));
+  } else if (c.op().type == OpType::kGreater) {
+    RETURN_IF_ERROR(c.TypeIn(
+        a, "input",
+        {DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64, DataType::kFloat32},
+        "TFLite Micro's GREATER orders float32, int32, int64, int8 and int16"));
   } else {
     RETURN_IF_ERROR(c.TypeIn(
         a, "input", {DataType::kInt8, DataType::kInt32, DataType::kInt64, DataType::kFloat32},
         "TFLite Micro orders float32, int32, int64 and int8"));
   }
   RETURN_IF_ERROR(c.SameType(a, c.In(1)));
-  if (a.type == DataType::kInt8) {
-    RETURN_IF_ERROR(ComparableInt8(c, a));
-    RETURN_IF_ERROR(ComparableInt8(c, c.In(1)));
+  if (a.type == DataType::kInt8 || a.type == DataType::kInt16) {
+    RETURN_IF_ERROR(ComparableQuantized(c, a));
+    RETURN_IF_ERROR(ComparableQuantized(c, c.In(1)));
   }
   RETURN_IF_ERROR(c.TypeIn(c.Out(), "output", {DataType::kBool}, "comparisons write bool"));
   std::vector<int32_t> shape;
@@ -100,11 +115,16 @@ absl::Status ReducedShape(const OpChecker& c, const std::vector<int64_t>& axes, 
 absl::Status ValidateReduce(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(2, 2));
   const Tensor& in = c.In(0);
-  RETURN_IF_ERROR(c.TypeIn(in, "input", {DataType::kInt8, DataType::kFloat32},
-                           "boardlab reduces int8 and float32"));
-  RETURN_IF_ERROR(c.SameType(in, c.Out()));
-  RETURN_IF_ERROR(c.QuantizedIfInt8(in, "input"));
-  RETURN_IF_ERROR(c.QuantizedIfInt8(c.Out(), "output"));
+  if (c.op().type == OpType::kSum && (c.Is16x8() || in.type == DataType::kInt16)) {
+    // TFLite Micro's 16x8 SUM: int16 in and out, zero points 0.
+    RETURN_IF_ERROR(c.AllQuantizedActivations(/*allow_16x8=*/true));
+  } else {
+    RETURN_IF_ERROR(c.TypeIn(in, "input", {DataType::kInt8, DataType::kFloat32},
+                             "boardlab reduces int8 and float32 (and int16 with SUM)"));
+    RETURN_IF_ERROR(c.SameType(in, c.Out()));
+    RETURN_IF_ERROR(c.QuantizedIfInt8(in, "input"));
+    RETURN_IF_ERROR(c.QuantizedIfInt8(c.Out(), "output"));
+  }
   if (in.type == DataType::kInt8 && c.op().type != OpType::kSum &&
       !in.quant.SameAs(c.Out().quant)) {
     return c.Unsupported(absl::StrCat("input and output quantization differ; TFLite Micro's int8 ",
@@ -155,14 +175,21 @@ absl::Status ValidateCast(const OpChecker& c) {
   return c.OutputShape(c.In(0).shape);
 }
 
+// ABS: float32, int8, or int16, which TFLite Micro takes quantized (16x8, zero points 0) or as
+// plain integers (an input without quantization).
 absl::Status ValidateAbs(const OpChecker& c) {
   RETURN_IF_ERROR(c.Arity(1, 1));
-  RETURN_IF_ERROR(c.TypeIn(c.In(0), "input", {DataType::kInt8, DataType::kFloat32},
-                           "boardlab's ABS takes int8 or float32"));
-  RETURN_IF_ERROR(c.SameType(c.In(0), c.Out()));
-  RETURN_IF_ERROR(c.QuantizedIfInt8(c.In(0), "input"));
+  const Tensor& in = c.In(0);
+  RETURN_IF_ERROR(c.TypeIn(in, "input", {DataType::kInt8, DataType::kInt16, DataType::kFloat32},
+                           "TFLite Micro's ABS takes int8, int16 or float32"));
+  RETURN_IF_ERROR(c.SameType(in, c.Out()));
+  if (in.type == DataType::kInt16) {
+    if (in.quant.empty()) return c.OutputShape(in.shape);
+    RETURN_IF_ERROR(c.AllQuantizedActivations(/*allow_16x8=*/true));
+  }
+  RETURN_IF_ERROR(c.QuantizedIfInt8(in, "input"));
   RETURN_IF_ERROR(c.QuantizedIfInt8(c.Out(), "output"));
-  return c.OutputShape(c.In(0).shape);
+  return c.OutputShape(in.shape);
 }
 
 absl::Status ValidateNeg(const OpChecker& c) {

@@ -6,18 +6,28 @@ cd "$(dirname "$0")/.."
 build=${BOARDLAB_TEST_BUILD_DIR:-build-asan}
 jobs=${BOARDLAB_JOBS:-2}
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBOARDLAB_SANITIZE=ON >/dev/null
+# -O1 and line tables only, as the sanitizers' docs advise: the build takes half the time of -O2
+# -g (an ASan test file: 61 s -> 29 s) and reports still name every frame's file and line.
+debug_flags="-O1 -g1 -DNDEBUG"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBOARDLAB_SANITIZE=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$debug_flags" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$debug_flags" \
+  >/dev/null
 cmake --build "$build" -j"$jobs"
+echo "run-tests: sanitizer build done after ${SECONDS} s"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 deploy/install-node-deps.sh
 ctest --test-dir "$build" --output-on-failure -j"$jobs" "$@"
+echo "run-tests: tests done after ${SECONDS} s"
 
 # libFuzzer needs clang; it gets its own build of the importer and the server's request handling.
 fuzz_build=${BOARDLAB_FUZZ_BUILD_DIR:-build-fuzz}
+fuzz_flags="-O1 -gline-tables-only -DNDEBUG"
 CC=clang CXX=clang++ cmake -S . -B "$fuzz_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$fuzz_flags" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$fuzz_flags" \
   -DBOARDLAB_FUZZ=ON -DBOARDLAB_BUILD_TESTS=ON >/dev/null
 cmake --build "$fuzz_build" -j"$jobs" --target importer_fuzzer request_fuzzer
+echo "run-tests: fuzz build done after ${SECONDS} s"
 corpus=$(mktemp -d)
 seeds=$(mktemp -d)
 request_corpus=$(mktemp -d)

@@ -5,6 +5,8 @@
 //
 //   boardlab-firmware ARTIFACT.pte [--input FILE|random:SEED]... [--expected FILE]... [--atol N]
 //                     [--etdump OUT.etdp] [--outputs DIR] [--iterations N] [--icount-shift N]
+//   boardlab-firmware ARTIFACT.pte --cases FILE --case-results FILE [the options above but
+//                     --input and --expected]     (many cases on one load: CaseReader below)
 //   boardlab-firmware @ARGS_FILE          (the same arguments, one per line)
 //
 // Arguments come from `-semihosting-config arg=...`; firmware/run-qemu.sh writes them to a file
@@ -45,7 +47,9 @@ struct Args {
   const char* etdump = nullptr;
   const char* outputs_dir = nullptr;
   int iterations = 1;
-  int icount_shift = -1;  // -1: not run under -icount, instructions unknown
+  int icount_shift = -1;               // -1: not run under -icount, instructions unknown
+  const char* cases = nullptr;         // --cases FILE: many cases on one load (see CaseReader)
+  const char* case_results = nullptr;  // --case-results FILE: one line per case
 };
 
 int Fail(int code, const char* format, ...) __attribute__((format(printf, 2, 3)));
@@ -63,7 +67,8 @@ int Fail(int code, const char* format, ...) {
 int Usage(const char* message) {
   return Fail(kExitUsage,
               "%s\nusage: boardlab-firmware ARTIFACT.pte [--input FILE]... [--expected FILE]... "
-              "[--atol N] [--etdump OUT] [--outputs DIR] [--iterations N] [--icount-shift N]",
+              "[--atol N] [--etdump OUT] [--outputs DIR] [--iterations N] [--icount-shift N] "
+              "[--cases FILE --case-results FILE]",
               message);
 }
 
@@ -102,6 +107,10 @@ bool ParseArgs(int argc, char** argv, Args& args, int& exit_code) {
       args.iterations = atoi(v);
     } else if (strcmp(a, "--icount-shift") == 0) {
       args.icount_shift = atoi(v);
+    } else if (strcmp(a, "--cases") == 0) {
+      args.cases = v;
+    } else if (strcmp(a, "--case-results") == 0) {
+      args.case_results = v;
     } else {
       exit_code = Usage("unknown option");
       return false;
@@ -113,6 +122,11 @@ bool ParseArgs(int argc, char** argv, Args& args, int& exit_code) {
   }
   if (args.iterations < 1 || args.atol < 0) {
     exit_code = Usage("--iterations must be >= 1 and --atol >= 0");
+    return false;
+  }
+  if ((args.cases != nullptr) != (args.case_results != nullptr) ||
+      (args.cases != nullptr && args.num_inputs + args.num_expected > 0)) {
+    exit_code = Usage("--cases and --case-results go together, without --input or --expected");
     return false;
   }
   return true;
@@ -218,11 +232,13 @@ bool LoadFile(const char* path, size_t size, const char* what, Bytes* out, int& 
   return true;
 }
 
-// Prints the output lines and writes the output files; false (with exit_code) on a write error.
-bool ReportOutputs(const Args& args, const RunnerResult& result, int& exit_code) {
+// Prints the output lines (after `indent`) and writes the output files to `outputs_dir` (null:
+// none); false (with exit_code) on a write error.
+bool ReportOutputs(const char* outputs_dir, const char* indent, const RunnerResult& result,
+                   int& exit_code) {
   for (size_t i = 0; i < result.num_outputs; ++i) {
     const OutputResult& o = result.outputs[i];
-    printf("output %lu: %lu bytes fnv1a32 %08lx", U(i), U(o.bytes.size),
+    printf("%soutput %lu: %lu bytes fnv1a32 %08lx", indent, U(i), U(o.bytes.size),
            static_cast<unsigned long>(o.fnv1a32));
     if (!o.checked) {
       printf("\n");
@@ -232,9 +248,9 @@ bool ReportOutputs(const Args& args, const RunnerResult& result, int& exit_code)
       printf(" %s: max abs diff %g, %lu of %lu elements outside atol\n", o.pass ? "pass" : "FAIL",
              o.max_abs_diff, U(o.mismatches), U(o.elements));
     }
-    if (args.outputs_dir != nullptr) {
-      char path[256];
-      snprintf(path, sizeof(path), "%s/output%lu.bin", args.outputs_dir, U(i));
+    if (outputs_dir != nullptr) {
+      char path[512];
+      snprintf(path, sizeof(path), "%s/output%lu.bin", outputs_dir, U(i));
       if (!WriteHostFile(path, o.bytes.data, o.bytes.size)) {
         exit_code =
             Fail(kExitRuntime, "writing output file '%s' failed (does the directory exist?)", path);
@@ -244,6 +260,159 @@ bool ReportOutputs(const Args& args, const RunnerResult& result, int& exit_code)
   }
   return true;
 }
+
+// The result line of a run or a case: its verdict and mean time per inference.
+void PrintTimes(const char* prefix, const char* verdict, uint64_t ticks, int icount_shift) {
+  const uint64_t ns = rt_pal_ticks_to_ns(ticks);
+  if (icount_shift >= 0) {
+    printf("%s%s ticks %llu ns %llu instructions %llu (per inference, icount shift %d)\n", prefix,
+           verdict, static_cast<unsigned long long>(ticks), static_cast<unsigned long long>(ns),
+           static_cast<unsigned long long>(ns >> icount_shift), icount_shift);
+  } else {
+    printf("%s%s ticks %llu ns %llu (per inference, no icount: host time)\n", prefix, verdict,
+           static_cast<unsigned long long>(ticks), static_cast<unsigned long long>(ns));
+  }
+}
+
+// --cases FILE: the cases, read one at a time while they run, so that only one case's files are
+// in board memory. boardlab-run writes the file (runtime/cli/qemu_board.cc), one item a line:
+//   case NAME
+//   input PATH            (or input random:SEED; one line per model input, in order)
+//   expected PATH         (one per output, in order; none: nothing to compare)
+// --case-results FILE gets one line per case, fields separated by tabs:
+//   NAME  EXIT  MEAN_TICKS  NS  then per output: - (not checked), or
+//   pass|fail:MAX_ABS_DIFF:MISMATCHES:ELEMENTS, or error
+// Outputs go to OUTPUTS_DIR/NAME/output<i>.bin (the host makes the directories).
+class CaseReader {
+ public:
+  static constexpr size_t kMaxLine = 1024;
+
+  CaseReader(const Args& args, FILE* cases, FILE* results)
+      : args_(args), cases_(cases), results_(results) {}
+
+  static int Next(void* self, size_t index, RunnerCase* out, RunnerResult* result) {
+    return static_cast<CaseReader*>(self)->ReadCase(index, out, result);
+  }
+  static int Done(void* self, size_t, RunnerResult* result) {
+    return static_cast<CaseReader*>(self)->Report(*result);
+  }
+
+ private:
+  // The next line without its newline; false at the end of the file.
+  bool ReadLine(RunnerResult* result, int& code) {
+    if (fgets(line_, sizeof(line_), cases_) == nullptr) return false;
+    const size_t n = strlen(line_);
+    if (n > 0 && line_[n - 1] == '\n') {
+      line_[n - 1] = '\0';
+    } else if (!feof(cases_)) {
+      code = FailCase(result, kExitUsage, "a line of the cases file is longer than %lu bytes",
+                      U(kMaxLine - 2));
+      return false;
+    }
+    return true;
+  }
+
+  static int FailCase(RunnerResult* result, int code, const char* format, ...)
+      __attribute__((format(printf, 3, 4))) {
+    va_list list;
+    va_start(list, format);
+    vsnprintf(result->message, sizeof(result->message), format, list);
+    va_end(list);
+    return code;
+  }
+
+  // One "input X" or "expected X" line of the current case, loaded into board memory.
+  int AddFile(const char* key, const char* value, RunnerCase* out, RunnerResult* result) {
+    const bool input = strcmp(key, "input") == 0;
+    size_t& n = input ? out->num_inputs : out->num_expected;
+    if (n == kMaxTensors) {
+      return FailCase(result, kExitUsage, "case '%s': more than %lu files", name_, U(kMaxTensors));
+    }
+    if (input && IsRandomSpec(value)) {
+      out->inputs[n].random = true;
+      out->inputs[n++].seed = strtoull(value + 7, nullptr, 10);
+      return kExitPass;
+    }
+    const long size = HostFileSize(value);
+    if (size < 0) return FailCase(result, kExitUsage, "reading file '%s': cannot open it", value);
+    uint8_t* data = BoardMemory::Get().Allocate(static_cast<size_t>(size), BoardMemory::kBulk);
+    if (data == nullptr) {
+      return FailCase(result, kExitRuntime, "does not fit: case '%s' file '%s' needs %lu bytes",
+                      name_, value, U(static_cast<size_t>(size)));
+    }
+    if (!ReadHostFile(value, data, static_cast<size_t>(size))) {
+      return FailCase(result, kExitUsage, "reading file '%s': short read", value);
+    }
+    Bytes& bytes = input ? out->inputs[n].bytes : out->expected[n];
+    bytes = {data, static_cast<size_t>(size)};
+    ++n;
+    return kExitPass;
+  }
+
+  int ReadCase(size_t index, RunnerCase* out, RunnerResult* result) {
+    int code = kExitPass;
+    if (index == 0 && !ReadLine(result, code)) {
+      return code != kExitPass ? code : FailCase(result, kExitUsage, "the cases file is empty");
+    }
+    if (at_end_) return kCaseSourceEnd;
+    if (strncmp(line_, "case ", 5) != 0) {
+      return FailCase(result, kExitUsage, "cases file: expected 'case NAME', got '%s'", line_);
+    }
+    snprintf(name_, sizeof(name_), "%s", line_ + 5);
+    for (;;) {
+      if (!ReadLine(result, code)) {
+        at_end_ = true;
+        return code;
+      }
+      if (strncmp(line_, "case ", 5) == 0) return kExitPass;  // the next case's; kept in line_
+      char* space = strchr(line_, ' ');
+      if (space == nullptr) {
+        return FailCase(result, kExitUsage, "cases file: bad line '%s'", line_);
+      }
+      *space = '\0';
+      if (strcmp(line_, "input") != 0 && strcmp(line_, "expected") != 0) {
+        return FailCase(result, kExitUsage, "cases file: unknown item '%s'", line_);
+      }
+      if ((code = AddFile(line_, space + 1, out, result)) != kExitPass) return code;
+    }
+  }
+
+  int Report(const RunnerResult& result) {
+    const char* verdict = !result.verified ? "UNVERIFIED" : result.pass ? "PASS" : "FAIL";
+    char prefix[160];
+    snprintf(prefix, sizeof(prefix), "case %s: ", name_);
+    PrintTimes(prefix, verdict, result.mean_ticks, args_.icount_shift);
+    char dir[400] = {};
+    if (args_.outputs_dir != nullptr) snprintf(dir, sizeof(dir), "%s/%s", args_.outputs_dir, name_);
+    int code = kExitPass;
+    if (!ReportOutputs(args_.outputs_dir != nullptr ? dir : nullptr, "  ", result, code)) {
+      return code;
+    }
+    fprintf(results_, "%s\t%d\t%llu\t%llu", name_, result.pass ? kExitPass : kExitMismatch,
+            static_cast<unsigned long long>(result.mean_ticks),
+            static_cast<unsigned long long>(rt_pal_ticks_to_ns(result.mean_ticks)));
+    for (size_t i = 0; i < result.num_outputs; ++i) {
+      const OutputResult& o = result.outputs[i];
+      if (!o.checked) {
+        fputs("\t-", results_);
+      } else if (!o.comparable) {
+        fputs("\terror", results_);
+      } else {
+        fprintf(results_, "\t%s:%.17g:%lu:%lu", o.pass ? "pass" : "fail", o.max_abs_diff,
+                U(o.mismatches), U(o.elements));
+      }
+    }
+    fputc('\n', results_);
+    return kExitPass;
+  }
+
+  const Args& args_;
+  FILE* cases_;
+  FILE* results_;
+  char line_[kMaxLine] = {};
+  char name_[136] = {};
+  bool at_end_ = false;
+};
 
 int Run(const Args& args) {
   rt_pal_init();
@@ -300,8 +469,33 @@ int Run(const Args& args) {
   request.preallocated_artifact = artifact_bytes;
   request.preallocated_io = io;
 
+  // --cases: the cases come from the file while they run; their results go to --case-results.
+  FILE* cases = nullptr;
+  FILE* results = nullptr;
+  if (args.cases != nullptr) {
+    cases = fopen(args.cases, "rb");
+    if (cases == nullptr) return Fail(kExitUsage, "reading '%s': cannot open it", args.cases);
+    results = fopen(args.case_results, "wb");
+    if (results == nullptr) {
+      fclose(cases);
+      return Fail(kExitRuntime, "writing '%s': cannot open it", args.case_results);
+    }
+  }
+  CaseReader reader(args, cases, results);
+  CaseSource source;
+  source.next = &CaseReader::Next;
+  source.done = &CaseReader::Done;
+  source.context = &reader;
+  if (args.cases != nullptr) request.cases = &source;
+
   static RunnerResult result;
   const int code = RunModel(request, &result);
+  if (cases != nullptr) {
+    fclose(cases);
+    if (fclose(results) != 0 && code <= kExitMismatch) {
+      return Fail(kExitRuntime, "writing '%s' failed", args.case_results);
+    }
+  }
   if (code > kExitMismatch) {
     // The runner does not know file names; name the artifact as the host tools do.
     static const char kInvalid[] = "invalid artifact: ";
@@ -311,7 +505,9 @@ int Run(const Args& args) {
     }
     return Fail(code, "%s", result.message);
   }
-  if (!ReportOutputs(args, result, exit_code)) return exit_code;
+  if (args.cases == nullptr && !ReportOutputs(args.outputs_dir, "", result, exit_code)) {
+    return exit_code;
+  }
   if (args.etdump != nullptr) {
     if (!WriteHostFile(args.etdump, result.etdump.data, result.etdump.size)) {
       return Fail(kExitRuntime, "writing ETDump '%s' failed", args.etdump);
@@ -325,17 +521,13 @@ int Run(const Args& args) {
          U(memory.ram_used()), U(memory.ram_capacity()), U(memory.psram_used()),
          U(memory.psram_capacity()), U(result.persistent_bytes),
          result.arena_in_ram ? "in RAM" : "in PSRAM");
-  const char* verdict = !result.verified ? "UNVERIFIED" : result.pass ? "PASS" : "FAIL";
-  const uint64_t ticks = result.mean_ticks;
-  const uint64_t ns = rt_pal_ticks_to_ns(ticks);
-  if (args.icount_shift >= 0) {
-    printf("result: %s ticks %llu ns %llu instructions %llu (per inference, icount shift %d)\n",
-           verdict, static_cast<unsigned long long>(ticks), static_cast<unsigned long long>(ns),
-           static_cast<unsigned long long>(ns >> args.icount_shift), args.icount_shift);
-  } else {
-    printf("result: %s ticks %llu ns %llu (per inference, no icount: host time)\n", verdict,
-           static_cast<unsigned long long>(ticks), static_cast<unsigned long long>(ns));
+  if (args.cases != nullptr) {
+    printf("result: %s (%lu of %lu cases passed)\n", code == kExitPass ? "PASS" : "FAIL",
+           U(result.cases_passed), U(result.cases_run));
+    return code;
   }
+  const char* verdict = !result.verified ? "UNVERIFIED" : result.pass ? "PASS" : "FAIL";
+  PrintTimes("result: ", verdict, result.mean_ticks, args.icount_shift);
   return code;
 }
 

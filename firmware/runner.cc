@@ -129,6 +129,116 @@ void CheckOutput(const rt::TensorView& t, Bytes expected, double atol, OutputRes
   out->elements = c.num_elements;
 }
 
+// The case's inputs as the method takes them: its bytes, or random:SEED made here; inputs not
+// given keep the arena's initial zero bytes (null).
+int PrepareInputs(const rt::Method& method, const RunnerCase& c, const uint8_t** input_data,
+                  RunnerResult* result) {
+  if (c.num_inputs > method.num_inputs() || c.num_expected > method.num_outputs()) {
+    return Fail(
+        result, kExitUsage, "%lu inputs and %lu expected outputs given, the model has %lu and %lu",
+        U(c.num_inputs), U(c.num_expected), U(method.num_inputs()), U(method.num_outputs()));
+  }
+  for (size_t i = 0; i < c.num_inputs; ++i) {
+    const InputSpec& spec = c.inputs[i];
+    const size_t bytes = static_cast<size_t>(method.input(i)->NumBytes());
+    if (spec.random) {
+      uint8_t* data = Take(result, bytes, BoardMemory::kBulk, "an input");
+      if (data == nullptr) return result->exit_code;
+      rt::FillRandomBytes(spec.seed, data, bytes);
+      input_data[i] = data;
+    } else if (spec.bytes.size != bytes) {
+      return Fail(result, kExitUsage, "input %lu has %lu bytes, the tensor takes %lu", U(i),
+                  U(spec.bytes.size), U(bytes));
+    } else {
+      input_data[i] = spec.bytes.data;
+    }
+  }
+  return kExitPass;
+}
+
+// `iterations` runs of the method on the inputs; their times go to `result`.
+int ExecuteIterations(rt::Method& method, const uint8_t* const* input_data, size_t num_inputs,
+                      int iterations, RunnerResult* result) {
+  uint64_t total = 0;
+  result->num_times = 0;
+  for (int it = 0; it < iterations; ++it) {
+    // Inputs are set before every run: the memory plan may reuse their arena bytes.
+    for (size_t i = 0; i < num_inputs; ++i) {
+      const size_t bytes = static_cast<size_t>(method.input(i)->NumBytes());
+      if (rt::Error e = method.SetInput(i, input_data[i], bytes); e != rt::Error::kOk) {
+        return Fail(result, kExitRuntime, "input %lu: %s", U(i), ErrorText(e));
+      }
+    }
+    const uint64_t start = rt_pal_current_ticks();
+    if (rt::Error e = method.Execute(); e != rt::Error::kOk) {
+      return Fail(result, kExitRuntime, "execute: %s", ErrorText(e));
+    }
+    const uint64_t ticks = rt_pal_current_ticks() - start;
+    if (result->num_times < kMaxIterationTimes) result->ticks[result->num_times++] = ticks;
+    total += ticks;
+  }
+  result->mean_ticks = total / static_cast<uint64_t>(iterations);
+  return kExitPass;
+}
+
+// The outputs, compared with the case's expected bytes; returns kExitPass or kExitMismatch.
+int CheckOutputs(const rt::Method& method, const RunnerCase& c, double atol, RunnerResult* result) {
+  bool all_pass = true;
+  result->num_outputs = method.num_outputs();
+  for (size_t i = 0; i < result->num_outputs; ++i) {
+    const rt::TensorView& t = *method.GetOutput(i);
+    OutputResult& out = result->outputs[i];
+    out = OutputResult{};
+    out.bytes = {static_cast<const uint8_t*>(t.data), static_cast<size_t>(t.NumBytes())};
+    out.fnv1a32 = Fnv1a32(out.bytes.data, out.bytes.size);
+    if (i < c.num_expected) {
+      CheckOutput(t, c.expected[i], atol, &out);
+      all_pass = all_pass && out.pass;
+    }
+  }
+  result->verified = c.num_expected > 0;
+  result->pass = all_pass;
+  return all_pass ? kExitPass : kExitMismatch;
+}
+
+// One case on the loaded method: kExitPass, kExitMismatch, or an error (2-4).
+int RunCase(rt::Method& method, const RunnerCase& c, const RunnerRequest& request,
+            RunnerResult* result) {
+  const uint8_t* input_data[kMaxTensors] = {};
+  int code = PrepareInputs(method, c, input_data, result);
+  if (code == kExitPass) {
+    code = ExecuteIterations(method, input_data, c.num_inputs, request.iterations, result);
+  }
+  return code == kExitPass ? CheckOutputs(method, c, request.atol, result) : code;
+}
+
+// Every case of request.cases on the loaded method, each case's memory given back after it.
+// Returns kExitMismatch when a case failed, an error (2-4) that stopped the run, or kExitPass.
+int RunCases(rt::Method& method, const RunnerRequest& request, RunnerResult* result) {
+  BoardMemory& memory = BoardMemory::Get();
+  static RunnerCase c;
+  bool all_pass = true;
+  for (size_t index = 0;; ++index) {
+    const BoardMemory::Mark mark = memory.mark();
+    c = RunnerCase{};
+    int code = request.cases->next(request.cases->context, index, &c, result);
+    if (code == kCaseSourceEnd) break;
+    if (code == kExitPass) code = RunCase(method, c, request, result);
+    if (code == kExitPass || code == kExitMismatch) {
+      result->cases_run++;
+      if (code == kExitPass) result->cases_passed++;
+      all_pass = all_pass && code == kExitPass;
+      code = request.cases->done(request.cases->context, index, result);
+    }
+    memory.Release(mark);
+    if (code != kExitPass) {
+      result->exit_code = code;
+      return code;
+    }
+  }
+  return all_pass ? kExitPass : kExitMismatch;
+}
+
 }  // namespace
 
 size_t RunnerPoolBytes(bool etdump) {
@@ -237,61 +347,21 @@ int RunModel(const RunnerRequest& request, RunnerResult* result) {
                 "the model has %lu outputs; this firmware returns at most %lu",
                 U(method->num_outputs()), U(kMaxOutputs));
   }
-  if (request.num_inputs > method->num_inputs() || request.num_expected > method->num_outputs()) {
-    return Fail(result, kExitUsage,
-                "%lu inputs and %lu expected outputs given, the model has %lu and %lu",
-                U(request.num_inputs), U(request.num_expected), U(method->num_inputs()),
-                U(method->num_outputs()));
-  }
-  // Inputs are bytes or random:SEED; inputs not given keep the arena's initial zero bytes.
-  const uint8_t* input_data[kMaxTensors] = {};
-  for (size_t i = 0; i < request.num_inputs; ++i) {
-    const InputSpec& spec = request.inputs[i];
-    const size_t bytes = static_cast<size_t>(method->input(i)->NumBytes());
-    if (spec.random) {
-      uint8_t* data = Take(result, bytes, BoardMemory::kBulk, "an input");
-      if (data == nullptr) return result->exit_code;
-      rt::FillRandomBytes(spec.seed, data, bytes);
-      input_data[i] = data;
-    } else if (spec.bytes.size != bytes) {
-      return Fail(result, kExitUsage, "input %lu has %lu bytes, the tensor takes %lu", U(i),
-                  U(spec.bytes.size), U(bytes));
-    } else {
-      input_data[i] = spec.bytes.data;
+  int code = kExitPass;
+  if (request.cases != nullptr) {
+    code = RunCases(*method, request, result);
+  } else {
+    static RunnerCase single;
+    single = RunnerCase{};
+    for (size_t i = 0; i < kMaxTensors; ++i) {
+      single.inputs[i] = request.inputs[i];
+      single.expected[i] = request.expected[i];
     }
+    single.num_inputs = request.num_inputs;
+    single.num_expected = request.num_expected;
+    code = RunCase(*method, single, request, result);
   }
-
-  uint64_t total = 0;
-  for (int it = 0; it < request.iterations; ++it) {
-    // Inputs are set before every run: the memory plan may reuse their arena bytes.
-    for (size_t i = 0; i < request.num_inputs; ++i) {
-      const size_t bytes = static_cast<size_t>(method->input(i)->NumBytes());
-      if (rt::Error e = method->SetInput(i, input_data[i], bytes); e != rt::Error::kOk) {
-        return Fail(result, kExitRuntime, "input %lu: %s", U(i), ErrorText(e));
-      }
-    }
-    const uint64_t start = rt_pal_current_ticks();
-    if (rt::Error e = method->Execute(); e != rt::Error::kOk) {
-      return Fail(result, kExitRuntime, "execute: %s", ErrorText(e));
-    }
-    const uint64_t ticks = rt_pal_current_ticks() - start;
-    if (result->num_times < kMaxIterationTimes) result->ticks[result->num_times++] = ticks;
-    total += ticks;
-  }
-  result->mean_ticks = total / static_cast<uint64_t>(request.iterations);
-
-  bool all_pass = true;
-  result->num_outputs = method->num_outputs();
-  for (size_t i = 0; i < result->num_outputs; ++i) {
-    const rt::TensorView& t = *method->GetOutput(i);
-    OutputResult& out = result->outputs[i];
-    out.bytes = {static_cast<const uint8_t*>(t.data), static_cast<size_t>(t.NumBytes())};
-    out.fnv1a32 = Fnv1a32(out.bytes.data, out.bytes.size);
-    if (i < request.num_expected) {
-      CheckOutput(t, request.expected[i], request.atol, &out);
-      all_pass = all_pass && out.pass;
-    }
-  }
+  if (code > kExitMismatch) return code;
 
   if (etdump != nullptr) {
     rt::Result<rt::Span<const uint8_t>> etdp = etdump->Finish();
@@ -303,10 +373,8 @@ int RunModel(const RunnerRequest& request, RunnerResult* result) {
   }
   result->persistent_bytes = method->persistent_bytes();
   result->arena_in_ram = *num_planned > 0 && memory.InRam(planned[0].data());
-  result->verified = request.num_expected > 0;
-  result->pass = all_pass;
-  result->exit_code = all_pass ? kExitPass : kExitMismatch;
-  return result->exit_code;
+  result->exit_code = code;
+  return code;
 }
 
 }  // namespace boardlab::firmware

@@ -48,12 +48,38 @@ struct InputSpec {
   uint64_t seed = 0;
 };
 
+/// One case's inputs and expected outputs.
+struct RunnerCase {
+  InputSpec inputs[kMaxTensors];
+  size_t num_inputs = 0;  // inputs not given stay zero
+  Bytes expected[kMaxTensors];
+  size_t num_expected = 0;
+};
+
+struct RunnerResult;
+
+/// Many cases on one loaded model (the semihosting build's --cases): RunModel loads the model
+/// once, then asks `next` for each case, runs it and hands its result to `done`. Memory `next`
+/// takes from BoardMemory for a case (its input files) is given back after `done`.
+struct CaseSource {
+  /// Fills `out` with case `index`. Returns kExitPass, kCaseSourceEnd after the last case, or an
+  /// exit code (2-4) with the message in `result->message`.
+  int (*next)(void* context, size_t index, RunnerCase* out, RunnerResult* result) = nullptr;
+  /// The case's outputs and times are in `result` (valid until the next case runs); returns
+  /// kExitPass, or an exit code (2-4) that stops the run.
+  int (*done)(void* context, size_t index, RunnerResult* result) = nullptr;
+  void* context = nullptr;
+};
+inline constexpr int kCaseSourceEnd = -1;
+
 struct RunnerRequest {
   Bytes artifact;  // 64-byte aligned
   InputSpec inputs[kMaxTensors];
   size_t num_inputs = 0;  // inputs not given stay zero
   Bytes expected[kMaxTensors];
   size_t num_expected = 0;
+  /// Not null: run these cases instead of `inputs` / `expected` (which are then ignored).
+  const CaseSource* cases = nullptr;
   double atol = 0;
   int iterations = 1;
   bool etdump = false;
@@ -83,8 +109,10 @@ struct OutputResult {
 struct RunnerResult {
   int exit_code = 0;
   char message[320] = {};  // what failed (exit codes 2-4)
-  bool verified = false;   // expected outputs were given
-  bool pass = false;
+  bool verified = false;   // expected outputs were given (cases: of this case)
+  bool pass = false;       // cases: this case passed
+  size_t cases_run = 0;    // cases: how many ran, and how many of them passed
+  size_t cases_passed = 0;
   uint64_t mean_ticks = 0;  // per iteration, rt_pal_current_ticks units
   uint64_t ticks[kMaxIterationTimes] = {};
   size_t num_times = 0;
@@ -97,8 +125,8 @@ struct RunnerResult {
 };
 
 /// Runs the request; returns the exit code (also in result->exit_code): 0 pass or unverified,
-/// 1 mismatch, 2 bad request (inputs or expected outputs of the wrong size or count),
-/// 3 invalid artifact, 4 runtime error or does not fit.
+/// 1 mismatch (with cases: of any case), 2 bad request (inputs or expected outputs of the wrong
+/// size or count), 3 invalid artifact, 4 runtime error or does not fit.
 int RunModel(const RunnerRequest& request, RunnerResult* result);
 
 /// Bytes of the runtime pools a run takes from BoardMemory besides the planned buffers

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "proto/support/case_results.h"
 #include "server/clock.h"
 #include "server/job_budgets.h"
 #include "server/lab_internal.h"
@@ -207,6 +208,13 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
     GrantToTenant(*entry, *made);
   }
   *job.mutable_checks() = result.checks();
+  if (result.cases_size() > 0) {
+    *job.mutable_cases() = result.cases();
+    for (const v1::CaseResult& c : job.cases()) {
+      for (const v1::Digest& output : c.outputs()) GrantToTenant(*entry, output);
+    }
+    *job.mutable_case_summary() = api::SummarizeCases(job.cases());
+  }
   job.set_inference_us(result.inference_us());
   job.set_inference_cycles(result.inference_cycles());
   job.set_inference_clock(result.inference_clock());

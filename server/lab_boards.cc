@@ -8,7 +8,8 @@ namespace boardlab::server {
 
 namespace {
 
-// The blobs an agent fetches to run a job: its artifact, inputs and expected outputs.
+// The blobs an agent fetches to run a job: its artifact, inputs and expected outputs (of every
+// case).
 bool JobNeedsBlob(const v1::Job& job, const std::string& sha256) {
   if (job.files().artifact().sha256() == sha256) return true;
   for (const auto& input : job.spec().run().inputs()) {
@@ -16,6 +17,14 @@ bool JobNeedsBlob(const v1::Job& job, const std::string& sha256) {
   }
   for (const auto& expected : job.spec().run().expected()) {
     if (expected.sha256() == sha256) return true;
+  }
+  for (const v1::RunCase& c : job.spec().run().cases()) {
+    for (const auto& input : c.inputs()) {
+      if (input.has_blob() && input.blob().sha256() == sha256) return true;
+    }
+    for (const auto& expected : c.expected()) {
+      if (expected.sha256() == sha256) return true;
+    }
   }
   return false;
 }

@@ -9,6 +9,7 @@
 #include "server/blob_access.h"
 #include "server/clock.h"
 #include "server/job_budgets.h"
+#include "server/job_cases.h"
 #include "server/lab_internal.h"
 #include "server/log.h"
 
@@ -67,7 +68,35 @@ absl::Status CheckRunFitsModel(const v1::RunSpec& run, const CompileRecord& reco
                        " bytes; the model's output ", i, " has ", record.output_bytes[i]));
     }
   }
+  return CheckCasesFitModel(run, record.input_bytes, record.output_bytes);
+}
+
+// Every blob the cases name, each checked once (a thousand cases may share an expected output).
+absl::Status CheckCaseBlobs(BlobStore& blobs, Store& store, const Caller& caller,
+                            const v1::RunSpec& run) {
+  std::set<std::string> checked;
+  const auto check = [&](const v1::RunCase& c, const v1::Digest& digest, const char* what,
+                         int index) {
+    if (!checked.insert(digest.sha256()).second) return absl::OkStatus();
+    const std::string name = absl::StrCat("case '", c.name(), "' ", what, " ", index);
+    return CheckBlob(blobs, store, caller, digest, name.c_str());
+  };
+  for (const v1::RunCase& c : run.cases()) {
+    for (int i = 0; i < c.inputs_size(); ++i) {
+      if (!c.inputs(i).has_blob()) continue;
+      if (absl::Status ok = check(c, c.inputs(i).blob(), "input", i); !ok.ok()) return ok;
+    }
+    for (int i = 0; i < c.expected_size(); ++i) {
+      if (absl::Status ok = check(c, c.expected(i), "expected output", i); !ok.ok()) return ok;
+    }
+  }
   return absl::OkStatus();
+}
+
+// The job's expected outputs come from the host reference run (expect_reference, and none given).
+bool NeedsReference(const v1::RunSpec& run) {
+  return run.expect_reference() && run.expected_size() == 0 &&
+         (run.cases_size() == 0 || run.cases(0).expected_size() == 0);
 }
 
 }  // namespace
@@ -174,6 +203,8 @@ absl::Status Lab::ValidateSpec(const Caller& caller, const v1::JobSpec& spec) {
   if (run.expect_reference() && run.expected_size() > 0) {
     return absl::InvalidArgumentError("give expected outputs or expect_reference, not both");
   }
+  if (absl::Status ok = ValidateCases(run); !ok.ok()) return ok;
+  if (absl::Status ok = CheckCaseBlobs(blobs_, store_, caller, run); !ok.ok()) return ok;
   if (run.atol() < 0 || run.atol() > 255) {
     return absl::InvalidArgumentError(absl::StrCat("atol ", run.atol(), " is not in [0, 255]"));
   }
@@ -246,7 +277,7 @@ absl::Status Lab::CheckTenantLimit(const std::string& tenant, int64_t counted) c
 }
 
 void Lab::RequestCompile(const std::string& job_id, const v1::JobSpec& spec) {
-  if (spec.run().expect_reference() && spec.run().expected_size() == 0) {
+  if (NeedsReference(spec.run())) {
     v1::CompileOptions reference_options = spec.compile();
     reference_options.set_cpu_only(true);
     compiles_.Request(spec.model(), reference_options,
@@ -264,13 +295,26 @@ void Lab::RequestCompile(const std::string& job_id, const v1::JobSpec& spec) {
 // The reference outputs become the job's expected outputs before the real compile runs.
 void Lab::OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec,
                               const CompileRecord& record) {
-  absl::StatusOr<std::vector<v1::Digest>> outputs =
+  // One list of expected outputs per case (one list for a single run).
+  absl::StatusOr<std::vector<std::vector<v1::Digest>>> outputs =
       absl::FailedPreconditionError("this server cannot run reference models");
+  const absl::Status fits =
+      record.error.empty() ? CheckRunFitsModel(spec.run(), record) : absl::OkStatus();
+  const int num_outputs = static_cast<int>(record.output_bytes.size());
   if (!record.error.empty()) {
     outputs = absl::InvalidArgumentError(record.error);
+  } else if (!fits.ok()) {
+    outputs = fits;
+  } else if (reference_ && spec.run().cases_size() > 0) {
+    outputs = reference_->RunCases(record.artifact, spec.run().cases(), num_outputs);
   } else if (reference_) {
-    outputs = reference_->Run(record.artifact, spec.run().inputs(),
-                              static_cast<int>(record.output_bytes.size()));
+    absl::StatusOr<std::vector<v1::Digest>> single =
+        reference_->Run(record.artifact, spec.run().inputs(), num_outputs);
+    if (single.ok()) {
+      outputs = std::vector<std::vector<v1::Digest>>{*std::move(single)};
+    } else {
+      outputs = single.status();
+    }
   }
   v1::JobSpec with_expected = spec;
   {
@@ -282,20 +326,36 @@ void Lab::OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec
       Finish(*entry, v1::JOB_RESULT_COMPILE_ERROR, record.error);
       return;
     }
+    if (!fits.ok()) {
+      AddLog(*entry, std::string(fits.message()));
+      Finish(*entry, v1::JOB_RESULT_INVALID_REQUEST, std::string(fits.message()));
+      return;
+    }
     if (!outputs.ok()) {
       Finish(*entry, v1::JOB_RESULT_RUN_ERROR,
              absl::StrCat("computing the reference outputs: ", outputs.status().message()));
       return;
     }
-    for (const auto& digest : *outputs) {
-      *entry->job.mutable_spec()->mutable_run()->add_expected() = digest;
-      GrantToTenant(*entry, digest);
+    v1::RunSpec& run = *entry->job.mutable_spec()->mutable_run();
+    for (size_t c = 0; c < outputs->size(); ++c) {
+      // A single run's expected outputs, or case c's.
+      auto& expected = run.cases_size() > 0
+                           ? *run.mutable_cases(static_cast<int>(c))->mutable_expected()
+                           : *run.mutable_expected();
+      for (const auto& digest : (*outputs)[c]) {
+        *expected.Add() = digest;
+        GrantToTenant(*entry, digest);
+      }
     }
     with_expected = entry->job.spec();
     Persist(*entry);
-    AddLog(*entry, absl::StrCat("reference outputs computed on the host (CPU kernels, TFLite "
-                                "Micro arithmetic): ",
-                                outputs->size(), " output(s)"));
+    AddLog(*entry, run.cases_size() > 0
+                       ? absl::StrCat("reference outputs computed on the host (CPU kernels, "
+                                      "TFLite Micro arithmetic): ",
+                                      outputs->size(), " cases, one load")
+                       : absl::StrCat("reference outputs computed on the host (CPU kernels, "
+                                      "TFLite Micro arithmetic): ",
+                                      num_outputs, " output(s)"));
   }
   RequestCompile(job_id, with_expected);
 }

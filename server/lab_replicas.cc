@@ -180,9 +180,11 @@ void Lab::ClaimJobs() {
   types.swap(maybe_queued_);
   for (auto& [id, board] : boards_) {
     if (!types.count(board.board.type()) || !Schedulable(board)) continue;
+    // A structured binding is captured through a plain reference: clang 14 cannot capture one.
+    LabBoard& candidate = board;
     auto claimed =
         cluster_->ClaimQueuedJob(board.board, [&](const v1::Job& job, const JobRuntime& runtime) {
-          return MatchesInCluster(job, runtime, board);
+          return MatchesInCluster(job, runtime, candidate);
         });
     if (!claimed.ok()) {
       LogError("claiming a job",

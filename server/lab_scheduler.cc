@@ -102,6 +102,7 @@ void Lab::Assign(JobEntry& entry, LabBoard& board) {
   *assign->mutable_artifact() = entry.compiled.artifact;
   *assign->mutable_inputs() = spec.run().inputs();
   *assign->mutable_expected() = spec.run().expected();
+  *assign->mutable_cases() = spec.run().cases();
   assign->set_atol(spec.run().atol());
   assign->set_iterations(spec.run().iterations() > 0 ? spec.run().iterations() : 1);
   assign->set_timeout_seconds(spec.run().timeout_seconds() > 0

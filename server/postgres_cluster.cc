@@ -250,17 +250,7 @@ absl::StatusOr<bool> PostgresStore::PutOwnedJobLocked(int64_t number, const v1::
                                                       const JobRuntime& runtime) {
   // One statement: a new job is inserted; a known one is updated only while this replica owns
   // it (the row stays locked to the end of the transaction). No row back: another owns it.
-  Params params;
-  params.Int(number)
-      .Bytes(job.id())
-      .Bytes(job.tenant())
-      .Bytes(job.request_id())
-      .Int(job.state())
-      .Bytes(job.spec().selector().board_type())
-      .Bytes(job.SerializeAsString())
-      .Int(job.spec().priority())
-      .Bytes(job.spec().selector().board_id())
-      .Bytes(job.board_id());
+  Params params = JobRowParams(number, job);
   if (runtime.owner.empty()) {
     params.Null(kByteaOid);
   } else {

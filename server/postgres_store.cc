@@ -268,6 +268,23 @@ absl::Status PostgresStore::PutJob(int64_t number, const v1::Job& job) {
   return PutJobLocked(number, job);
 }
 
+// A job's row as PutJobLocked and PutOwnedJobLocked start it: $1 number, $2 id, $3 tenant, $4
+// request id, $5 state, $6 board type, $7 record, $8 priority, $9 pinned board, $10 current board.
+PostgresStore::Params PostgresStore::JobRowParams(int64_t number, const v1::Job& job) {
+  PostgresStore::Params params;
+  params.Int(number)
+      .Bytes(job.id())
+      .Bytes(job.tenant())
+      .Bytes(job.request_id())
+      .Int(job.state())
+      .Bytes(job.spec().selector().board_type())
+      .Bytes(job.SerializeAsString())
+      .Int(job.spec().priority())
+      .Bytes(job.spec().selector().board_id())
+      .Bytes(job.board_id());
+  return params;
+}
+
 absl::Status PostgresStore::PutJobLocked(int64_t number, const v1::Job& job) {
   // As in SqliteStore: an update sets only what changes (the id, tenant and request id columns
   // of a job never do).
@@ -276,18 +293,7 @@ absl::Status PostgresStore::PutJobLocked(int64_t number, const v1::Job& job) {
              "priority, pinned_board, board_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
              "ON CONFLICT (number) DO UPDATE SET state = excluded.state, record = excluded.record, "
              "priority = excluded.priority, board_id = excluded.board_id",
-             Params()
-                 .Int(number)
-                 .Bytes(job.id())
-                 .Bytes(job.tenant())
-                 .Bytes(job.request_id())
-                 .Int(job.state())
-                 .Bytes(job.spec().selector().board_type())
-                 .Bytes(job.SerializeAsString())
-                 .Int(job.spec().priority())
-                 .Bytes(job.spec().selector().board_id())
-                 .Bytes(job.board_id()),
-             "storing a job")
+             JobRowParams(number, job), "storing a job")
       .status();
 }
 

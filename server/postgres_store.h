@@ -106,6 +106,8 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   absl::Status Migrate();
   absl::Status MigrateLocked();
   absl::Status PutJobLocked(int64_t number, const v1::Job& job) override;
+  /// The first ten columns of a job's row ($1 .. $10), as both job inserts bind them.
+  static Params JobRowParams(int64_t number, const v1::Job& job);
   absl::Status AppendEventLocked(const v1::JobEvent& event) override;
   absl::Status PutBoardLocked(const v1::Board& board) override;
   absl::Status GrantBlobLocked(const std::string& tenant, const std::string& sha256) override;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/cli/run_cases.h"
 
 extern char** environ;
 
@@ -56,6 +57,12 @@ int RunWithTimeout(const std::vector<std::string>& argv, const fs::path& log) {
   return status;
 }
 
+// boardlab-run's spelling of an input: the blob's file, or random:SEED.
+absl::StatusOr<std::string> InputArgument(BlobStore& blobs, const v1::InputSpec& input) {
+  if (!input.has_blob()) return absl::StrCat("random:", input.random_seed());
+  return blobs.PathOf(input.blob());
+}
+
 }  // namespace
 
 std::string DefaultBoardlabRun() { return BOARDLAB_RUN_BINARY; }
@@ -63,43 +70,42 @@ std::string DefaultBoardlabRun() { return BOARDLAB_RUN_BINARY; }
 ReferenceRunner::ReferenceRunner(std::string boardlab_run, std::string work_dir, BlobStore& blobs)
     : boardlab_run_(std::move(boardlab_run)), work_dir_(std::move(work_dir)), blobs_(blobs) {}
 
-absl::StatusOr<std::vector<v1::Digest>> ReferenceRunner::Run(
-    const v1::Digest& artifact, const google::protobuf::RepeatedPtrField<v1::InputSpec>& inputs,
-    int num_outputs) {
-  static std::atomic<int> counter{0};
-  fs::path dir = fs::path(work_dir_) / absl::StrCat("reference-", getpid(), "-", counter++);
-  std::error_code error;
-  fs::create_directories(dir, error);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ignored;
-      fs::remove_all(dir, ignored);
-    }
-  } cleanup{dir};
+// A temporary directory for one reference run, removed with this object.
+struct ReferenceRunner::WorkDir {
+  explicit WorkDir(const std::string& root) {
+    static std::atomic<int> counter{0};
+    path = fs::path(root) / absl::StrCat("reference-", getpid(), "-", counter++);
+    std::error_code error;
+    fs::create_directories(path, error);
+  }
+  ~WorkDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  fs::path path;
+};
 
-  auto path_of = [&](const v1::Digest& digest) { return blobs_.PathOf(digest); };
-  auto pte = path_of(artifact);
+absl::Status ReferenceRunner::RunInDirectory(const v1::Digest& artifact,
+                                             const std::vector<std::string>& options,
+                                             const WorkDir& dir) {
+  auto pte = blobs_.PathOf(artifact);
   if (!pte.ok()) return pte.status();
   std::vector<std::string> argv = {boardlab_run_, *pte,        "--board",
-                                   "sim",         "--outputs", dir.string()};
-  for (const auto& input : inputs) {
-    if (input.has_blob()) {
-      auto path = path_of(input.blob());
-      if (!path.ok()) return path.status();
-      argv.insert(argv.end(), {"--input", *path});
-    } else {
-      argv.insert(argv.end(), {"--input", absl::StrCat("random:", input.random_seed())});
-    }
-  }
-  int status = RunWithTimeout(argv, dir / "log.txt");
+                                   "sim",         "--outputs", (dir.path / "outputs").string()};
+  argv.insert(argv.end(), options.begin(), options.end());
+  int status = RunWithTimeout(argv, dir.path / "log.txt");
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return absl::InternalError(
-        absl::StrCat("the reference run failed: ", ReadAll(dir / "log.txt")));
+        absl::StrCat("the reference run failed: ", ReadAll(dir.path / "log.txt")));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::Digest>> ReferenceRunner::StoreOutputs(const std::string& dir,
+                                                                      int num_outputs) {
   std::vector<v1::Digest> outputs;
   for (int i = 0; i < num_outputs; ++i) {
-    fs::path file = dir / absl::StrCat("output", i, ".bin");
+    fs::path file = fs::path(dir) / absl::StrCat("output", i, ".bin");
     if (!fs::exists(file)) {
       return absl::InternalError(
           absl::StrCat("the reference run wrote no ", file.filename().string()));
@@ -107,6 +113,50 @@ absl::StatusOr<std::vector<v1::Digest>> ReferenceRunner::Run(
     auto digest = blobs_.Put(ReadAll(file));
     if (!digest.ok()) return digest.status();
     outputs.push_back(*digest);
+  }
+  return outputs;
+}
+
+absl::StatusOr<std::vector<v1::Digest>> ReferenceRunner::Run(
+    const v1::Digest& artifact, const google::protobuf::RepeatedPtrField<v1::InputSpec>& inputs,
+    int num_outputs) {
+  const WorkDir dir(work_dir_);
+  std::vector<std::string> options;
+  for (const auto& input : inputs) {
+    absl::StatusOr<std::string> argument = InputArgument(blobs_, input);
+    if (!argument.ok()) return argument.status();
+    options.insert(options.end(), {"--input", *argument});
+  }
+  if (absl::Status ran = RunInDirectory(artifact, options, dir); !ran.ok()) return ran;
+  return StoreOutputs((dir.path / "outputs").string(), num_outputs);
+}
+
+absl::StatusOr<std::vector<std::vector<v1::Digest>>> ReferenceRunner::RunCases(
+    const v1::Digest& artifact, const google::protobuf::RepeatedPtrField<v1::RunCase>& cases,
+    int num_outputs) {
+  const WorkDir dir(work_dir_);
+  std::vector<run::CaseFiles> files;
+  for (const v1::RunCase& c : cases) {
+    run::CaseFiles entry{c.name(), {}, {}};
+    for (const v1::InputSpec& input : c.inputs()) {
+      absl::StatusOr<std::string> argument = InputArgument(blobs_, input);
+      if (!argument.ok()) return argument.status();
+      entry.inputs.push_back(*argument);
+    }
+    files.push_back(std::move(entry));
+  }
+  const fs::path manifest = dir.path / "cases.json";
+  if (!(std::ofstream(manifest) << run::CaseManifestJson(files))) {
+    return absl::InternalError(absl::StrCat("cannot write '", manifest.string(), "'"));
+  }
+  if (absl::Status ran = RunInDirectory(artifact, {"--cases", manifest.string()}, dir); !ran.ok()) {
+    return ran;
+  }
+  std::vector<std::vector<v1::Digest>> outputs;
+  for (const v1::RunCase& c : cases) {
+    auto stored = StoreOutputs((dir.path / "outputs" / c.name()).string(), num_outputs);
+    if (!stored.ok()) return stored.status();
+    outputs.push_back(*std::move(stored));
   }
   return outputs;
 }

@@ -2,8 +2,8 @@
 
 // Expected outputs for `expect_reference` jobs: the model compiled without NPU partitions and run
 // on the host by boardlab-run (the CPU kernels, bit-exact with TensorFlow Lite Micro's reference
-// arithmetic), with the job's own inputs. Runs in a child process, so a crashing run cannot take
-// the server down.
+// arithmetic), with the job's own inputs (a many-case job: every case in one boardlab-run
+// --cases). Runs in a child process, so a crashing run cannot take the server down.
 
 #include <string>
 #include <vector>
@@ -15,6 +15,8 @@
 namespace boardlab::server {
 
 class ReferenceRunner {
+  struct WorkDir;
+
  public:
   /// `boardlab_run` is the path of boardlab-run; `work_dir` holds temporary files.
   ReferenceRunner(std::string boardlab_run, std::string work_dir, BlobStore& blobs);
@@ -25,7 +27,20 @@ class ReferenceRunner {
       const v1::Digest& artifact, const google::protobuf::RepeatedPtrField<v1::InputSpec>& inputs,
       int num_outputs);
 
+  /// The same for every case, in one boardlab-run (one load: --cases): each case's outputs, in
+  /// case order. Errors: Internal when the run fails.
+  absl::StatusOr<std::vector<std::vector<v1::Digest>>> RunCases(
+      const v1::Digest& artifact, const google::protobuf::RepeatedPtrField<v1::RunCase>& cases,
+      int num_outputs);
+
  private:
+  /// boardlab-run `artifact` --board sim --outputs DIR `options` in a fresh directory; Internal
+  /// with its output when it fails.
+  absl::Status RunInDirectory(const v1::Digest& artifact, const std::vector<std::string>& options,
+                              const WorkDir& dir);
+  /// The output<i>.bin files of `dir`, stored.
+  absl::StatusOr<std::vector<v1::Digest>> StoreOutputs(const std::string& dir, int num_outputs);
+
   std::string boardlab_run_;
   std::string work_dir_;
   BlobStore& blobs_;

@@ -14,6 +14,12 @@ std::vector<JobFile> ListJobFiles(const v1::Job& job) {
   for (int i = 0; i < files.outputs_size(); ++i) {
     list.push_back({absl::StrCat("output", i, ".bin"), files.outputs(i)});
   }
+  // A many-case job: each case's outputs in cases/NAME/ (names have no '/', run_cases.h).
+  for (const v1::CaseResult& c : job.cases()) {
+    for (int i = 0; i < c.outputs_size(); ++i) {
+      list.push_back({absl::StrCat("cases/", c.name(), "/output", i, ".bin"), c.outputs(i)});
+    }
+  }
   list.push_back({"etdump.etdp", files.etdump()});
   list.push_back({"profile.json", files.profile()});
   list.push_back({"log.txt", files.log()});

@@ -2,7 +2,8 @@
 
 // The files a finished job leaves in the artifact store (v1::JobFiles), under the names the
 // client's `--out DIR` and the server's web pages give them:
-//   artifact.pte, report.json, debug_map.json, output<i>.bin, etdump.etdp, profile.json, log.txt
+//   artifact.pte, report.json, debug_map.json, output<i>.bin, cases/<name>/output<i>.bin (a
+//   many-case job), etdump.etdp, profile.json, log.txt
 // and job.json, the job record itself (MessageJson). One list, so that a job's files have the same
 // names on disk and in a browser.
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cli/run_cases.h"
+
 namespace boardlab::run {
 
 struct BoardRunOptions {
@@ -19,6 +21,11 @@ struct BoardRunOptions {
   std::string outputs_dir;       // DIR/output<i>.bin (empty: none)
   double timeout_seconds = 300;  // qemu: the firmware is killed after this long; serial: from
                                  // RUN to RESULT
+  // Many cases on one load (--inputs / --cases, checked against the model): then `inputs` and
+  // `expected` are unused, outputs go to outputs_dir/NAME/, and case_results (when set) gets
+  // the per-case verdicts as JSON (run_cases.h CaseResultsJson).
+  std::vector<CaseFiles> cases;
+  std::string case_results;
 };
 
 }  // namespace boardlab::run

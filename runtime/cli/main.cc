@@ -43,6 +43,7 @@
 #include "runtime/cli/profile_collector.h"
 #include "runtime/cli/profile_table.h"
 #include "runtime/cli/qemu_board.h"
+#include "runtime/cli/run_cases.h"
 #include "runtime/cli/serial_board.h"
 #include "runtime/cli/timeline_files.h"
 #include "runtime/core/error.h"
@@ -63,6 +64,9 @@
 namespace {
 
 namespace rt = boardlab::runtime;
+using boardlab::run::CaseFiles;
+using boardlab::run::CaseOutcome;
+using boardlab::run::ModelIo;
 using boardlab::run::Profile;
 using boardlab::run::ProfileRow;
 using nlohmann::json;
@@ -98,7 +102,14 @@ struct Args {
   std::string timeline;                    // SVG picture of it
   boardlab::run::BudgetLimits budgets;     // --max-latency-us, --max-sram, ... (sim runs)
   std::string report;                      // compile report for the SRAM and NPU MACs budgets
+  // Many cases on one load (runtime/cli/run_cases.h): --inputs DIR (with --expected DIR) or
+  // --cases MANIFEST; --case-results FILE gets their verdicts as JSON.
+  std::string inputs_dir;
+  std::string cases_manifest;
+  std::string case_results;
 };
+
+bool HasCases(const Args& args) { return !args.inputs_dir.empty() || !args.cases_manifest.empty(); }
 
 int Fail(int code, const std::string& message) {
   std::cerr << "boardlab-run: " << message << "\n";
@@ -130,25 +141,7 @@ uint32_t Fnv1a32(const uint8_t* data, size_t size) {
   return h;
 }
 
-const char* TypeName(rt::ScalarType t) {
-  switch (t) {
-    case rt::ScalarType::kByte:
-      return "uint8";
-    case rt::ScalarType::kChar:
-      return "int8";
-    case rt::ScalarType::kShort:
-      return "int16";
-    case rt::ScalarType::kInt:
-      return "int32";
-    case rt::ScalarType::kLong:
-      return "int64";
-    case rt::ScalarType::kFloat:
-      return "float32";
-    case rt::ScalarType::kBool:
-      return "bool";
-  }
-  return "?";
-}
+const char* TypeName(rt::ScalarType t) { return boardlab::run::ScalarTypeName(t); }
 
 std::vector<int32_t> Shape(const rt::TensorView& t) { return {t.dims, t.dims + t.rank}; }
 
@@ -326,7 +319,17 @@ void AddOptions(CLI::App& app, Args& args) {
   app.add_option("--input", args.inputs,
                  "input i (in order): FILE.bin with the tensor's raw bytes, or random:SEED "
                  "(splitmix64 bytes); inputs not given are random:<index>");
-  app.add_option("--expected", args.expected, "expected raw bytes of output i (in order)");
+  app.add_option("--expected", args.expected,
+                 "expected raw bytes of output i (in order); with --inputs: the directory of the "
+                 "cases' expected outputs");
+  app.add_option("--inputs", args.inputs_dir,
+                 "many cases on one load: a directory of NAME.bin input files (NAME.input<i>.bin "
+                 "for a model with several inputs), paired by name with --expected DIR");
+  app.add_option("--cases", args.cases_manifest,
+                 "many cases on one load, listed in a JSON manifest: {\"cases\": [{\"name\", "
+                 "\"inputs\": [...], \"expected\": [...]}]}");
+  app.add_option("--case-results", args.case_results,
+                 "with --inputs or --cases: write the per-case verdicts and the aggregate as JSON");
   app.add_option("--atol", args.atol, "absolute tolerance per element (int8: |a-b| <= atol)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--iterations", args.iterations, "runs to average the profile over")
@@ -396,6 +399,38 @@ int ReadBudgetMeasurements(const Args& args, boardlab::run::BudgetMeasurements& 
   std::error_code error;
   const uintmax_t artifact_bytes = std::filesystem::file_size(args.artifact, error);
   if (!error) measured.flash_bytes = static_cast<double>(artifact_bytes);
+  return kExitPass;
+}
+
+// The cases of --inputs DIR [--expected DIR] or --cases FILE, checked against the tensors of
+// the artifact in `artifact`. Returns kExitPass, or the exit code with `error`.
+int ResolveCases(const Args& args, const std::vector<uint8_t>& artifact, ModelIo& io,
+                 std::vector<CaseFiles>& cases, std::string& error) {
+  if (!boardlab::run::ReadArtifactIo(artifact.data(), artifact.size(), &io, &error)) {
+    error = "invalid artifact '" + args.artifact + "': " + error;
+    return kExitInvalidArtifact;
+  }
+  const bool ok =
+      args.cases_manifest.empty()
+          ? boardlab::run::ReadCaseDirectories(
+                args.inputs_dir, args.expected.empty() ? "" : args.expected[0], io, &cases, &error)
+          : boardlab::run::ReadCaseManifest(args.cases_manifest, io, &cases, &error);
+  return ok ? kExitPass : kExitUsage;
+}
+
+// The same for a board run: the artifact read from its file.
+int ResolveBoardCases(const Args& args, boardlab::run::BoardRunOptions& options) {
+  if (!HasCases(args)) return kExitPass;
+  std::vector<uint8_t> bytes;
+  if (!ReadFile(args.artifact, bytes)) {
+    return Fail(kExitUsage, "reading artifact '" + args.artifact + "': cannot open it");
+  }
+  ModelIo io;
+  std::string error;
+  if (const int code = ResolveCases(args, bytes, io, options.cases, error); code != kExitPass) {
+    return Fail(code, error);
+  }
+  options.case_results = args.case_results;
   return kExitPass;
 }
 
@@ -580,23 +615,30 @@ int RefuseOptions(const CLI::App& app, const std::string& board,
   return kExitPass;
 }
 
+// True when the board compared outputs with expected ones: a single run's --expected, or the
+// cases' expected outputs (given for every case or for none, run_cases.h).
+bool ComparedOutputs(const boardlab::run::BoardRunOptions& options) {
+  return options.cases.empty() ? !options.expected.empty()
+                               : !options.cases.front().expected.empty();
+}
+
 // --profile after a run on a board (qemu, serial): the per-op profile of the ETDump the board
 // wrote, with its clock and where each kernel ran, as a table after the console or as the JSON
 // document alone on stdout. Only a finished run (pass, unverified or mismatch) has a profile.
-int PrintBoardProfile(const Args& args, int code, const std::string& etdump, const json& map,
-                      const std::string& board) {
+int PrintBoardProfile(const Args& args, int code, const boardlab::run::BoardRunOptions& options,
+                      const json& map, const std::string& board) {
   if (code != kExitPass && code != kExitMismatch) return code;
   boardlab::run::Inspection inspection;
   std::string error;
-  if (ReadEtdumpProfile(etdump, map, {}, inspection, error) != kExitPass) {
+  if (ReadEtdumpProfile(options.etdump, map, {}, inspection, error) != kExitPass) {
     return Fail(kExitRuntime, "board error: the " + board + " board's ETDump: " + error);
   }
   if (args.profile == "json") {
     json doc = {{"artifact", args.artifact},
                 {"board", board},
-                {"verdict", code == kExitMismatch   ? "fail"
-                            : args.expected.empty() ? "unverified"
-                                                    : "pass"},
+                {"verdict", code == kExitMismatch      ? "fail"
+                            : ComparedOutputs(options) ? "pass"
+                                                       : "unverified"},
                 {"profile", boardlab::run::ProfileJson(inspection.profile)}};
     if (!args.etdump.empty()) doc["etdump"] = args.etdump;
     if (!args.debug_map.empty()) doc["debug_map"] = args.debug_map;
@@ -632,6 +674,7 @@ int RunQemu(const CLI::App& app, const Args& args) {
   if (!ReadRunDebugMap(args, map)) return kExitUsage;
   boardlab::run::QemuRunOptions options;
   CopyBoardRunOptions(args, options);
+  if (const int code = ResolveBoardCases(args, options); code != kExitPass) return code;
   options.icount = args.icount;
   options.console_to_stderr = profile && args.profile == "json";
   const TemporaryEtdump temporary;
@@ -643,7 +686,7 @@ int RunQemu(const CLI::App& app, const Args& args) {
     return kExitRuntime;
   }
   if (!profile) return code;
-  return PrintBoardProfile(args, code, options.etdump, map, "qemu");
+  return PrintBoardProfile(args, code, options, map, "qemu");
 }
 
 // What one run produced: the message of a failed run (exit codes 2-4), or its verdict, the
@@ -654,6 +697,7 @@ struct RunOutput {
   json outputs = json::array();
   Profile profile;
   size_t persistent_bytes = 0;
+  std::vector<CaseOutcome> cases;  // --inputs / --cases: per case (outputs then stays empty)
 
   int Fail(int code, std::string message) {
     error = std::move(message);
@@ -760,6 +804,87 @@ int CollectOutputs(const Args& args, rt::Method& method,
   return kExitPass;
 }
 
+// `iterations` runs of the method, the inputs set again before each: the memory plan may reuse
+// an input's arena bytes once the input has been read, as TFLite Micro's does.
+int ExecuteIterations(int iterations, const std::vector<std::vector<uint8_t>>& input_data,
+                      rt::Method& method, RunOutput& out) {
+  for (int it = 0; it < iterations; ++it) {
+    for (size_t i = 0; i < input_data.size(); ++i) {
+      const std::vector<uint8_t>& data = input_data[i];
+      if (rt::Error e = method.SetInput(i, data.data(), data.size()); e != rt::Error::kOk) {
+        return out.Fail(kExitRuntime, RuntimeError(e));
+      }
+    }
+    if (rt::Error e = method.Execute(); e != rt::Error::kOk) {
+      return out.Fail(kExitRuntime, "execute: " + RuntimeError(e));
+    }
+  }
+  return kExitPass;
+}
+
+// The mean Method::execute ticks of the runs the collector saw from `first_run` on.
+double MeanExecuteTicks(const boardlab::run::ProfileCollector& collector, size_t first_run) {
+  double total = 0;
+  size_t runs = 0;
+  for (size_t r = first_run; r < collector.runs().size(); ++r, ++runs) {
+    for (const boardlab::run::CollectedEvent& e : collector.runs()[r]) {
+      if (e.name == "Method::execute") total += static_cast<double>(e.duration());
+    }
+  }
+  return runs == 0 ? 0 : total / static_cast<double>(runs);
+}
+
+// What one case's run gave: its outputs' verdicts, top-1 and time on `clock`.
+CaseOutcome CaseOutcomeOf(const CaseFiles& c, const ModelIo& io, const rt::Method& method,
+                          const std::vector<std::vector<uint8_t>>& expected, const json& outputs,
+                          double mean_ticks, const boardlab::run::ProfileClock& clock) {
+  CaseOutcome outcome;
+  outcome.name = c.name;
+  outcome.outputs = boardlab::run::OutputVerdictsOf(outputs);
+  outcome.detail = outputs;
+  if (!expected.empty() && method.num_outputs() > 0) {
+    const rt::TensorView& t = *method.GetOutput(0);
+    boardlab::run::JudgeTop1(
+        io, {static_cast<const char*>(t.data), static_cast<size_t>(t.NumBytes())},
+        {reinterpret_cast<const char*>(expected[0].data()), expected[0].size()}, outcome);
+  }
+  ProfileRow time;
+  time.ticks = mean_ticks;
+  boardlab::run::SetCounts(clock, /*delegate=*/false, time);
+  outcome.ticks = static_cast<uint64_t>(mean_ticks + 0.5);
+  if (time.us >= 0) outcome.us = time.us;
+  return outcome;
+}
+
+// Every case on the loaded method: its inputs, args.iterations runs, its outputs checked and
+// written to --outputs DIR/NAME/. A case that cannot run stops the run (exit 2-4).
+int RunCasesOnMethod(const Args& args, const std::vector<CaseFiles>& cases, const ModelIo& io,
+                     rt::Method& method, const boardlab::run::ProfileCollector& collector,
+                     const boardlab::run::ProfileClock& clock, RunOutput& out) {
+  for (const CaseFiles& c : cases) {
+    Args case_args = args;
+    case_args.inputs = c.inputs;
+    case_args.expected = c.expected;
+    if (!args.outputs_dir.empty()) {
+      case_args.outputs_dir = (std::filesystem::path(args.outputs_dir) / c.name).string();
+    }
+    RunOutput case_out;
+    std::vector<std::vector<uint8_t>> input_data, expected;
+    const size_t first_run = collector.runs().size();
+    int code = ReadInputs(case_args, method, input_data, expected, case_out);
+    if (code == kExitPass) code = ExecuteIterations(args.iterations, input_data, method, case_out);
+    if (code == kExitPass) code = CollectOutputs(case_args, method, expected, case_out);
+    if (code != kExitPass) return out.Fail(code, "case '" + c.name + "': " + case_out.error);
+    out.cases.push_back(CaseOutcomeOf(c, io, method, expected, case_out.outputs,
+                                      MeanExecuteTicks(collector, first_run), clock));
+  }
+  const boardlab::run::CaseSummary summary = boardlab::run::Summarize(out.cases);
+  out.verdict = summary.passed < summary.cases ? "fail"
+                : summary.verified == 0        ? "unverified"
+                                               : "pass";
+  return kExitPass;
+}
+
 // The runtime library is built without RTTI, so NpuBackend and EtdumpWriter have no typeinfo
 // for UBSan's vptr check to reference; the check is off for the code that owns them.
 __attribute__((no_sanitize("vptr"))) int RunArtifact(const Args& args, RunOutput& out) {
@@ -767,6 +892,15 @@ __attribute__((no_sanitize("vptr"))) int RunArtifact(const Args& args, RunOutput
   std::vector<uint8_t> file;
   if (!ReadFile(args.artifact, file)) {
     return out.Fail(kExitUsage, "reading artifact '" + args.artifact + "': cannot open it");
+  }
+  // The cases are checked against the model before anything runs.
+  ModelIo io;
+  std::vector<CaseFiles> cases;
+  if (HasCases(args)) {
+    std::string error;
+    if (const int code = ResolveCases(args, file, io, cases, error); code != kExitPass) {
+      return out.Fail(code, error);
+    }
   }
   Buffer artifact(file.size());
   std::copy(file.begin(), file.end(), artifact.data());
@@ -841,26 +975,20 @@ __attribute__((no_sanitize("vptr"))) int RunArtifact(const Args& args, RunOutput
   const rt::etdump::ClockRecord clock = HostClockRecord(sim, params);
   if (etdump != nullptr) rt::etdump::WriteClockRecord(*etdump, clock);
 
-  // Inputs. They are set again before every iteration: the memory plan may reuse an input's
-  // arena bytes once the input has been read, as TFLite Micro's does.
-  std::vector<std::vector<uint8_t>> input_data;
-  std::vector<std::vector<uint8_t>> expected;
-  if (int code = ReadInputs(args, *method, input_data, expected, out); code != kExitPass) {
-    return code;
-  }
-  for (int it = 0; it < args.iterations; ++it) {
-    for (size_t i = 0; i < input_data.size(); ++i) {
-      const std::vector<uint8_t>& data = input_data[i];
-      if (rt::Error e = method->SetInput(i, data.data(), data.size()); e != rt::Error::kOk) {
-        return out.Fail(kExitRuntime, RuntimeError(e));
-      }
+  const boardlab::run::ProfileClock profile_clock = boardlab::run::ProfileClockFrom(clock);
+  if (HasCases(args)) {
+    if (const int code = RunCasesOnMethod(args, cases, io, *method, collector, profile_clock, out);
+        code != kExitPass) {
+      return code;
     }
-    if (rt::Error e = method->Execute(); e != rt::Error::kOk) {
-      return out.Fail(kExitRuntime, "execute: " + RuntimeError(e));
-    }
+  } else {
+    std::vector<std::vector<uint8_t>> input_data;
+    std::vector<std::vector<uint8_t>> expected;
+    int code = ReadInputs(args, *method, input_data, expected, out);
+    if (code == kExitPass) code = ExecuteIterations(args.iterations, input_data, *method, out);
+    if (code == kExitPass) code = CollectOutputs(args, *method, expected, out);
+    if (code != kExitPass) return code;
   }
-
-  if (int code = CollectOutputs(args, *method, expected, out); code != kExitPass) return code;
   if (etdump != nullptr) {
     rt::Result<rt::Span<const uint8_t>> bytes = etdump->Finish();
     if (!bytes.ok())
@@ -870,17 +998,24 @@ __attribute__((no_sanitize("vptr"))) int RunArtifact(const Args& args, RunOutput
     }
   }
 
-  out.profile = BuildProfile(*method, collector, boardlab::run::ProfileClockFrom(clock),
-                             npu.ran_on(), args.iterations);
+  out.profile = BuildProfile(*method, collector, profile_clock, npu.ran_on(),
+                             static_cast<int>(collector.runs().size()));
   out.persistent_bytes = method->persistent_bytes();
   return out.verdict == "fail" ? kExitMismatch : kExitPass;
 }
 
-// The --profile json document of a run.
+// The --profile json document of a run; with cases also "cases" and "case_summary".
 json RunDocument(const Args& args, const RunOutput& out) {
-  return {{"artifact", args.artifact}, {"verdict", out.verdict},
-          {"atol", args.atol},         {"persistent_bytes", out.persistent_bytes},
-          {"outputs", out.outputs},    {"profile", boardlab::run::ProfileJson(out.profile)}};
+  json document = {
+      {"artifact", args.artifact}, {"verdict", out.verdict},
+      {"atol", args.atol},         {"persistent_bytes", out.persistent_bytes},
+      {"outputs", out.outputs},    {"profile", boardlab::run::ProfileJson(out.profile)}};
+  if (HasCases(args)) {
+    const json results = boardlab::run::CaseResultsJson(out.cases, out.profile.clock.kind);
+    document["cases"] = results["cases"];
+    document["case_summary"] = results["case_summary"];
+  }
+  return document;
 }
 
 void PrintRunTable(const Args& args, const RunOutput& out) {
@@ -888,6 +1023,16 @@ void PrintRunTable(const Args& args, const RunOutput& out) {
     std::printf("verdict: UNVERIFIED (no --expected outputs)\n");
   } else {
     std::printf("verdict: %s (atol %g)\n", out.verdict == "pass" ? "PASS" : "FAIL", args.atol);
+  }
+  if (HasCases(args)) {
+    std::printf("%s", boardlab::run::CasesText(out.cases).c_str());
+    const size_t runs = out.cases.size() * static_cast<size_t>(args.iterations);
+    boardlab::run::PrintProfileTable(
+        out.profile, "profile (average of " + std::to_string(runs) +
+                         " runs: " + std::to_string(out.cases.size()) + " cases x " +
+                         std::to_string(args.iterations) + " iteration" +
+                         (args.iterations == 1 ? "" : "s") + "):");
+    return;
   }
   std::printf("outputs:\n");
   for (const json& o : out.outputs) {
@@ -931,7 +1076,10 @@ int Run(const Args& args) {
   int code = RunArtifact(run_args, out);
   if (!out.error.empty()) return Fail(code, out.error);
   boardlab::run::NameFromDebugMap(map, out.profile);
-  boardlab::run::MeasureLatency(out.profile.total_us, out.profile.clock.kind, measured);
+  // With cases the latency budget holds for the slowest case.
+  const std::optional<double> slowest = boardlab::run::Summarize(out.cases).slowest_us;
+  boardlab::run::MeasureLatency(HasCases(args) ? slowest.value_or(0) : out.profile.total_us,
+                                out.profile.clock.kind, measured);
   const std::vector<boardlab::run::BudgetCheck> budgets =
       boardlab::run::CheckBudgets(args.budgets, measured);
   if (args.profile == "json") {
@@ -947,6 +1095,11 @@ int Run(const Args& args) {
   if (!boardlab::run::AllPassed(budgets)) {
     Fail(kExitMismatch, boardlab::run::FailedBudgetsMessage(budgets));
     code = kExitMismatch;
+  }
+  if (std::string error; !args.case_results.empty() &&
+                         !boardlab::run::WriteCaseResults(args.case_results, out.cases,
+                                                          out.profile.clock.kind, &error)) {
+    return Fail(kExitRuntime, error);
   }
   if (WantsTimeline(args) && WriteTimeline(args, run_args.etdump, map, args.artifact + " on sim",
                                            kExitRuntime) != kExitPass) {
@@ -977,16 +1130,21 @@ int ParseServeRequest(const std::string& line, Args& args, RunOutput& out) {
         args.etdump = value.get<std::string>();
       } else if (key == "outputs") {
         args.outputs_dir = value.get<std::string>();
+      } else if (key == "cases") {
+        args.cases_manifest = value.get<std::string>();
       } else {
         return out.Fail(kExitUsage, "request: unknown key '" + key +
                                         "' (known: artifact, inputs, expected, atol, "
-                                        "iterations, etdump, outputs)");
+                                        "iterations, etdump, outputs, cases)");
       }
     }
   } catch (const json::exception& e) {
     return out.Fail(kExitUsage, std::string("request: ") + e.what());
   }
   if (args.artifact.empty()) return out.Fail(kExitUsage, "request: no artifact");
+  if (HasCases(args) && (!args.inputs.empty() || !args.expected.empty())) {
+    return out.Fail(kExitUsage, "request: \"cases\" goes without \"inputs\" and \"expected\"");
+  }
   if (args.iterations < 1 || args.atol < 0) {
     return out.Fail(kExitUsage, "request: iterations must be >= 1 and atol >= 0");
   }
@@ -1051,6 +1209,7 @@ int RunSerial(const CLI::App& app, Args& args) {
   json map;
   if (!TimelinePathsWritable(args) || !ReadRunDebugMap(args, map)) return kExitUsage;
   CopyBoardRunOptions(args, args.serial);
+  if (const int code = ResolveBoardCases(args, args.serial); code != kExitPass) return code;
   args.serial.console_to_stderr = profile && args.profile == "json";
   // The board sends its ETDump over the link; the profile and the timeline are read from it on
   // the host.
@@ -1064,7 +1223,39 @@ int RunSerial(const CLI::App& app, Args& args) {
     return kExitRuntime;
   }
   if (!profile) return code;
-  return PrintBoardProfile(args, code, args.serial.etdump, map, "serial");
+  return PrintBoardProfile(args, code, args.serial, map, "serial");
+}
+
+// --inputs / --cases, and what goes with them. Returns kExitPass or kExitUsage (reported).
+int CheckCaseOptions(const CLI::App& app, const Args& args) {
+  const bool directories = !args.inputs_dir.empty();
+  const bool manifest = !args.cases_manifest.empty();
+  if (!directories && !manifest) {
+    return args.case_results.empty() ? kExitPass
+                                     : Fail(kExitUsage, "--case-results needs --inputs or --cases");
+  }
+  if (directories && manifest) {
+    return Fail(kExitUsage, "--inputs and --cases both give the cases; give one of them");
+  }
+  if (app.count("--input") > 0) {
+    return Fail(kExitUsage,
+                "--input gives the inputs of one run; with --inputs or --cases each case has its "
+                "own");
+  }
+  if (manifest && !args.expected.empty()) {
+    return Fail(kExitUsage,
+                "--expected with --cases: the manifest lists each case's expected "
+                "outputs");
+  }
+  if (directories && args.expected.size() > 1) {
+    return Fail(kExitUsage, "with --inputs, --expected names one directory of expected outputs");
+  }
+  if (args.serve || !args.inspect.empty()) {
+    return Fail(kExitUsage,
+                "--inputs and --cases run an artifact (--serve takes \"cases\" in "
+                "its requests)");
+  }
+  return kExitPass;
 }
 
 }  // namespace
@@ -1090,6 +1281,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (CheckCaseOptions(app, args) != kExitPass) return kExitUsage;
   if (args.serve) {
     if (!args.artifact.empty() || !args.inspect.empty() || args.board != "sim" ||
         !args.debug_map.empty() || WantsTimeline(args)) {

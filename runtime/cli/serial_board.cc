@@ -9,20 +9,16 @@
 #include <iterator>
 #include <memory>
 
-#include "boardlab/schema/program_generated.h"
 #include "nlohmann/json.hpp"
-#include "runtime/cli/aligned_buffer.h"
 #include "runtime/cli/input_spec.h"
-#include "runtime/core/error.h"
-#include "runtime/core/tensor_view.h"
-#include "runtime/executor/program.h"
+#include "runtime/cli/model_io.h"
+#include "runtime/cli/run_cases.h"
 #include "runtime/link/host_session.h"
 #include "runtime/link/host_transport.h"
 
 namespace boardlab::run {
 namespace {
 
-namespace rt = boardlab::runtime;
 namespace link = boardlab::link;
 using nlohmann::json;
 
@@ -67,100 +63,61 @@ std::string Hex(const link::Digest& d) {
   return d.ToHex(text);
 }
 
-// What the host must know of the model to send its inputs: each input tensor's byte size, and
-// how many outputs it has. Read from the artifact with the runtime's own verifier.
-struct ModelInterface {
-  std::vector<size_t> input_bytes;
-  size_t num_outputs = 0;
-};
-
-int ReadModelInterface(const std::string& path, const std::vector<uint8_t>& bytes,
-                       ModelInterface& model) {
-  AlignedBuffer aligned(bytes.size());
-  std::copy(bytes.begin(), bytes.end(), aligned.data());
-  rt::Result<rt::Program> program = rt::Program::Load({aligned.data(), aligned.size()});
-  if (!program.ok()) {
-    return Fail(kExitInvalidArtifact, "invalid artifact '" + path +
-                                          "': " + rt::ToString(program.error()) + ": " +
-                                          rt::LastErrorMessage());
-  }
-  const auto* plans = program->flatbuffer()->execution_plan();
-  for (flatbuffers::uoffset_t p = 0; plans != nullptr && p < plans->size(); ++p) {
-    const auto* plan = plans->Get(p);
-    if (plan->name() == nullptr || plan->name()->str() != "forward") continue;
-    model.num_outputs = plan->outputs() == nullptr ? 0 : plan->outputs()->size();
-    for (flatbuffers::uoffset_t i = 0; plan->inputs() != nullptr && i < plan->inputs()->size();
-         ++i) {
-      const int32_t value = plan->inputs()->Get(i);
-      const auto* values = plan->values();
-      const auto* tensor =
-          values != nullptr && value >= 0 &&
-                  static_cast<flatbuffers::uoffset_t>(value) < values->size()
-              ? values->Get(static_cast<flatbuffers::uoffset_t>(value))->val_as_Tensor()
-              : nullptr;
-      if (tensor == nullptr) {
-        return Fail(kExitInvalidArtifact, "invalid artifact '" + path + "': input " +
-                                              std::to_string(i) + " is not a tensor");
-      }
-      int64_t elements = 1;
-      for (flatbuffers::uoffset_t d = 0; tensor->sizes() != nullptr && d < tensor->sizes()->size();
-           ++d) {
-        elements *= tensor->sizes()->Get(d);
-      }
-      const int element =
-          rt::ElementSize(static_cast<rt::ScalarType>(static_cast<int8_t>(tensor->scalar_type())));
-      if (element == 0 || elements < 0) {
-        return Fail(kExitInvalidArtifact, "invalid artifact '" + path + "': input " +
-                                              std::to_string(i) + " has an unsupported type");
-      }
-      model.input_bytes.push_back(static_cast<size_t>(elements) * static_cast<size_t>(element));
-    }
-    return -1;
-  }
-  return Fail(kExitInvalidArtifact, "invalid artifact '" + path + "': no method 'forward'");
-}
-
 // The job's bytes: the artifact, every input (files or random:SEED, missing ones
 // random:<index>), the expected outputs. Returns the exit code of a failure, or -1.
-int PrepareJob(const SerialRunOptions& options, link::HostJob& job) {
-  if (!ReadFile(options.artifact, job.artifact)) {
-    return Fail(kExitUsage, "reading artifact '" + options.artifact + "': cannot open it");
-  }
-  job.artifact_in_slot = options.artifact_in_slot;
-  ModelInterface model;
-  if (const int code = ReadModelInterface(options.artifact, job.artifact, model); code >= 0) {
-    return code;
-  }
-  if (options.inputs.size() > model.input_bytes.size()) {
-    return Fail(kExitUsage, std::to_string(options.inputs.size()) +
-                                " --input given, the model has " +
-                                std::to_string(model.input_bytes.size()) + " inputs");
-  }
-  if (options.expected.size() > model.num_outputs) {
-    return Fail(kExitUsage, std::to_string(options.expected.size()) +
-                                " --expected given, the model has " +
-                                std::to_string(model.num_outputs) + " outputs");
-  }
-  if (model.input_bytes.size() > link::kMaxTensors || model.num_outputs > link::kMaxTensors) {
-    return Fail(kExitUsage, "--board serial: a board takes at most " +
-                                std::to_string(link::kMaxTensors) + " inputs and outputs");
-  }
-  for (size_t i = 0; i < model.input_bytes.size(); ++i) {
-    const std::string spec =
-        i < options.inputs.size() ? options.inputs[i] : "random:" + std::to_string(i);
+// One run's inputs (files or random:SEED, missing ones random:<index>) and expected outputs
+// into `job`. Returns the exit code of a failure, or -1.
+int ReadRunFiles(const ModelIo& model, const std::vector<std::string>& inputs,
+                 const std::vector<std::string>& expected, link::HostJob& job) {
+  job.inputs.clear();
+  job.expected.clear();
+  for (size_t i = 0; i < model.inputs.size(); ++i) {
+    const std::string spec = i < inputs.size() ? inputs[i] : "random:" + std::to_string(i);
     std::vector<uint8_t> data;
     std::string error;
-    if (!ReadInputSpec(spec, i, model.input_bytes[i], "", &data, &error)) {
+    if (!ReadInputSpec(spec, i, model.inputs[i].bytes, model.inputs[i].Describe(), &data, &error)) {
       return Fail(kExitUsage, error);
     }
     job.inputs.push_back(std::move(data));
   }
-  for (const std::string& path : options.expected) {
+  for (const std::string& path : expected) {
     std::vector<uint8_t> data;
     if (!ReadFile(path, data)) {
       return Fail(kExitUsage, "reading expected file '" + path + "': cannot open it");
     }
     job.expected.push_back(std::move(data));
+  }
+  return -1;
+}
+
+int PrepareJob(const SerialRunOptions& options, ModelIo& model, link::HostJob& job) {
+  if (!ReadFile(options.artifact, job.artifact)) {
+    return Fail(kExitUsage, "reading artifact '" + options.artifact + "': cannot open it");
+  }
+  job.artifact_in_slot = options.artifact_in_slot;
+  std::string error;
+  if (!ReadArtifactIo(job.artifact.data(), job.artifact.size(), &model, &error)) {
+    return Fail(kExitInvalidArtifact, "invalid artifact '" + options.artifact + "': " + error);
+  }
+  if (options.inputs.size() > model.inputs.size()) {
+    return Fail(kExitUsage, std::to_string(options.inputs.size()) +
+                                " --input given, the model has " +
+                                std::to_string(model.inputs.size()) + " inputs");
+  }
+  if (options.expected.size() > model.outputs.size()) {
+    return Fail(kExitUsage, std::to_string(options.expected.size()) +
+                                " --expected given, the model has " +
+                                std::to_string(model.outputs.size()) + " outputs");
+  }
+  if (model.inputs.size() > link::kMaxTensors || model.outputs.size() > link::kMaxTensors) {
+    return Fail(kExitUsage, "--board serial: a board takes at most " +
+                                std::to_string(link::kMaxTensors) + " inputs and outputs");
+  }
+  // The cases' own files are read as each case runs.
+  if (options.cases.empty()) {
+    if (const int code = ReadRunFiles(model, options.inputs, options.expected, job); code >= 0) {
+      return code;
+    }
   }
   job.iterations = static_cast<uint32_t>(options.iterations);
   job.atol = options.atol;
@@ -238,6 +195,11 @@ json FaultJson(const link::Fault& f) {
           {"exc_return", f.exc_return}};
 }
 
+// The console: stdout, or stderr when stdout carries the profile's JSON document.
+FILE* Console(const SerialRunOptions& options) {
+  return options.console_to_stderr ? stderr : stdout;
+}
+
 void PrintHello(FILE* out, const link::Hello& h) {
   std::fprintf(out,
                "board: %s firmware %s build %s, board link protocol %u, max payload %u bytes\n",
@@ -271,15 +233,15 @@ void PrintFault(FILE* out, const link::Fault& f) {
                f.bfar);
 }
 
-// The outputs as --board qemu's firmware prints them, written to --outputs; false on a write
-// error.
-bool ReportOutputs(FILE* out, const SerialRunOptions& options, const link::HostJobReport& report,
-                   json& outputs) {
+// The outputs as --board qemu's firmware prints them (on `out`, after `indent`), written to
+// `outputs_dir` (empty: not written); false on a write error.
+bool ReportOutputs(FILE* out, const std::string& outputs_dir, const char* indent,
+                   const link::HostJobReport& report, json& outputs) {
   const link::Result& r = report.result;
   for (uint8_t i = 0; i < r.num_outputs; ++i) {
     const link::OutputCheck& o = r.outputs[i];
-    std::fprintf(out, "output %u: %" PRIu32 " bytes fnv1a32 %08" PRIx32, unsigned{i}, o.bytes,
-                 o.fnv1a32);
+    std::fprintf(out, "%soutput %u: %" PRIu32 " bytes fnv1a32 %08" PRIx32, indent, unsigned{i},
+                 o.bytes, o.fnv1a32);
     json entry = {{"index", i}, {"bytes", o.bytes}, {"fnv1a32", o.fnv1a32}};
     if (o.checked) {
       std::fprintf(out, " %s: max abs diff %g, %" PRIu32 " of %" PRIu32 " elements outside atol\n",
@@ -291,12 +253,11 @@ bool ReportOutputs(FILE* out, const SerialRunOptions& options, const link::HostJ
     } else {
       std::fprintf(out, "\n");
     }
-    if (!options.outputs_dir.empty() && i < report.outputs.size()) {
+    if (!outputs_dir.empty() && i < report.outputs.size()) {
       std::error_code ec;
-      std::filesystem::create_directories(options.outputs_dir, ec);
+      std::filesystem::create_directories(outputs_dir, ec);
       const std::string path =
-          (std::filesystem::path(options.outputs_dir) / ("output" + std::to_string(i) + ".bin"))
-              .string();
+          (std::filesystem::path(outputs_dir) / ("output" + std::to_string(i) + ".bin")).string();
       if (!WriteFile(path, report.outputs[i])) {
         Fail(kExitRuntime, "writing output file '" + path + "' failed");
         return false;
@@ -361,6 +322,111 @@ bool WriteJson(const std::string& path, const json& doc) {
   return static_cast<bool>(out);
 }
 
+// The time of a case on the board's timer: microseconds when the timer counts time (not under
+// QEMU -icount, where it counts instructions).
+void SetCaseTime(const link::Hello& h, const link::Result& r, CaseOutcome& outcome) {
+  outcome.ticks = r.mean_ticks;
+  if (h.icount_shift >= 0 || h.ticks_per_second == 0) return;
+  outcome.us = static_cast<double>(r.mean_ticks) * 1e6 / static_cast<double>(h.ticks_per_second);
+}
+
+// What the run of many cases gave: each case's outcome, the ETDump of the first case, and the
+// first case's report (its artifact transfer; later cases find the artifact in the board's cache).
+struct SerialCases {
+  std::vector<CaseOutcome> outcomes;
+  std::vector<uint8_t> etdump;
+  link::HostJobReport first;
+  int code = 0;  // 0 pass, 1 a case failed, 2-4 the run stopped (message printed)
+};
+
+// One case in the session: its files read, run, its outputs printed and written to
+// --outputs DIR/NAME/. Returns -1, or the exit code that ends the run (status: a board error).
+int RunOneCase(const SerialRunOptions& options, const ModelIo& model, const CaseFiles& c,
+               link::HostSession& session, link::HostJob& job, SerialCases& run,
+               absl::Status& status) {
+  if (const int code = ReadRunFiles(model, c.inputs, c.expected, job); code >= 0) return code;
+  job.want_etdump = !options.etdump.empty() && run.outcomes.empty();
+  link::HostJobReport report;
+  status = session.RunJob(job, &report);
+  if (run.outcomes.empty()) run.first = report;
+  if (!status.ok()) return kExitRuntime;
+  if (report.result.exit_code > 1) {
+    return Fail(report.result.exit_code, "case '" + c.name + "': " + report.result.message);
+  }
+  FILE* const out = Console(options);
+  std::fprintf(out, "case %s:\n", c.name.c_str());
+  json outputs = json::array();
+  const std::string dir = options.outputs_dir.empty()
+                              ? ""
+                              : (std::filesystem::path(options.outputs_dir) / c.name).string();
+  if (!ReportOutputs(out, dir, "  ", report, outputs)) return kExitRuntime;
+  CaseOutcome outcome;
+  outcome.name = c.name;
+  outcome.outputs = OutputVerdictsOf(outputs);
+  outcome.detail = outputs;
+  if (!job.expected.empty() && !report.outputs.empty()) {
+    const std::vector<uint8_t>& out0 = report.outputs[0];
+    JudgeTop1(model, {reinterpret_cast<const char*>(out0.data()), out0.size()},
+              {reinterpret_cast<const char*>(job.expected[0].data()), job.expected[0].size()},
+              outcome);
+  }
+  SetCaseTime(report.hello, report.result, outcome);
+  if (job.want_etdump) run.etdump = report.etdump;
+  run.outcomes.push_back(std::move(outcome));
+  return -1;
+}
+
+// Every case in one session: the board's artifact cache holds the artifact after the first case,
+// so later cases send only their inputs and expected outputs. Stops at the first case the board
+// could not run.
+SerialCases RunCases(const SerialRunOptions& options, const ModelIo& model,
+                     link::HostSession& session, link::HostJob& job, absl::Status& status) {
+  SerialCases run;
+  for (const CaseFiles& c : options.cases) {
+    const int code = RunOneCase(options, model, c, session, job, run, status);
+    if (code >= 0) {
+      run.code = code;
+      return run;
+    }
+  }
+  run.code = Summarize(run.outcomes).passed < run.outcomes.size() ? 1 : 0;
+  return run;
+}
+
+// The end of a run of many cases: the summary, the first case's ETDump, --json and
+// --case-results. Returns the exit code.
+int FinishCases(const SerialRunOptions& options, const link::Hello& hello, SerialCases& run,
+                json& doc) {
+  const json results =
+      CaseResultsJson(run.outcomes, hello.icount_shift >= 0 ? std::string("qemu-icount")
+                                                            : std::string(hello.clock));
+  doc["exit"] = run.code;
+  doc["cases"] = results["cases"];
+  doc["case_summary"] = results["case_summary"];
+  if (run.code > 1) {
+    WriteJson(options.json, doc);
+    return run.code;
+  }
+  std::fprintf(Console(options), "%s", CasesText(run.outcomes).c_str());
+  if (!options.etdump.empty()) {
+    if (run.etdump.empty() || !WriteFile(options.etdump, run.etdump)) {
+      return Fail(kExitRuntime, "writing ETDump '" + options.etdump + "' failed" +
+                                    (run.etdump.empty() ? " (the board sent none)" : ""));
+    }
+    doc["etdump"] = {{"path", options.etdump}, {"bytes", run.etdump.size()}};
+  }
+  std::string error;
+  if (!options.case_results.empty() &&
+      !WriteCaseResults(options.case_results, run.outcomes, results["clock"].get<std::string>(),
+                        &error)) {
+    return Fail(kExitRuntime, error);
+  }
+  if (!WriteJson(options.json, doc)) {
+    return Fail(kExitRuntime, "writing '" + options.json + "' failed");
+  }
+  return run.code;
+}
+
 }  // namespace
 
 bool IsTestFaultName(const std::string& name) {
@@ -370,7 +436,8 @@ bool IsTestFaultName(const std::string& name) {
 
 int RunOnSerialBoard(const SerialRunOptions& options) {
   link::HostJob job;
-  if (const int code = PrepareJob(options, job); code >= 0) return code;
+  ModelIo model;
+  if (const int code = PrepareJob(options, model, job); code >= 0) return code;
 
   json doc = {{"port", options.port}, {"artifact", options.artifact}};
   std::string error;
@@ -384,8 +451,7 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
   }
   link::HostSessionOptions session_options;
   session_options.connect_timeout_ms = static_cast<int>(options.connect_timeout_seconds * 1000);
-  // The console: stdout, or stderr when stdout carries the profile's JSON document.
-  FILE* const out = options.console_to_stderr ? stderr : stdout;
+  FILE* const out = Console(options);
   link::HostCallbacks callbacks;
   callbacks.on_log = [out](const link::Log& log) {
     static const char kLevels[] = {'D', 'I', 'E', 'F'};
@@ -399,11 +465,17 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
   };
   link::HostSession session(*stream, session_options, callbacks);
   link::HostJobReport report;
+  SerialCases cases;
   absl::Status status = session.Connect();
   if (status.ok()) {
     PrintHello(out, session.hello());
     std::fflush(out);
-    status = session.RunJob(job, &report);
+    if (options.cases.empty()) {
+      status = session.RunJob(job, &report);
+    } else {
+      cases = RunCases(options, model, session, job, status);
+      report = cases.first;
+    }
   }
   if (session.connected()) doc["board"] = HelloJson(session.hello());
   doc["transfer"] = {
@@ -430,6 +502,10 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
     return Fail(kExitRuntime, message);
   }
 
+  if (!options.cases.empty()) {
+    PrintLinkStats(out, stats, session.board_resets());
+    return FinishCases(options, session.hello(), cases, doc);
+  }
   const link::Result& result = report.result;
   doc["exit"] = result.exit_code;
   doc["verdict"] = link::VerdictName(result.verdict);
@@ -441,7 +517,7 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
     return Fail(result.exit_code, result.message);
   }
   json outputs = json::array();
-  if (!ReportOutputs(out, options, report, outputs)) return kExitRuntime;
+  if (!ReportOutputs(out, options.outputs_dir, "", report, outputs)) return kExitRuntime;
   doc["outputs"] = outputs;
   if (!options.etdump.empty()) {
     if (report.etdump.empty() || !WriteFile(options.etdump, report.etdump)) {

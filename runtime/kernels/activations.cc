@@ -26,15 +26,18 @@ Error PrepareUnaryGeneric(const char* op, Args args, size_t num_options, QuantLi
   return Error::kOk;
 }
 
-// Args: in 0, act_min 1, act_max 2, zero_points 3, scales 4, out 5.
+// Args: in 0, act_min 1, act_max 2, zero_points 3, scales 4, out 5 (int8, or int16 for 16x8).
 Error PrepareReluLike(const char* op, KernelContext& ctx, Args args) {
   QuantLists q;
-  RT_RETURN_IF_ERROR(PrepareUnaryGeneric(op, args, 2, &q));
+  RT_RETURN_IF_ERROR(PrepareUnaryGeneric(op, args, 2, &q, /*allow_int16=*/true));
   ReluParams& p = static_cast<OpDataRelu*>(ctx.op_data)->params;
   RT_RETURN_IF_ERROR(IntArg(op, args, 1, &p.act_min));
   RT_RETURN_IF_ERROR(IntArg(op, args, 2, &p.act_max));
-  RT_CHECK_OR_RETURN_ERROR(-128 <= p.act_min && p.act_min <= p.act_max && p.act_max <= 127,
-                           kInvalidProgram, "%s: bad activation range", op);
+  const bool int16 = args[0]->tensor->type == ScalarType::kShort;
+  RT_CHECK_OR_RETURN_ERROR(ActivationRangeFits(int16, p.act_min, p.act_max), kInvalidProgram,
+                           "%s: bad activation range", op);
+  RT_CHECK_OR_RETURN_ERROR(!int16 || (q.zero_point[0] == 0 && q.zero_point[1] == 0),
+                           kInvalidProgram, "%s: 16x8 zero points must be 0", op);
   p.input_zero_point = q.zero_point[0];
   p.output_zero_point = q.zero_point[1];
   p.identity = q.zero_point[0] == q.zero_point[1] && q.scale[0] == q.scale[1];
@@ -42,18 +45,33 @@ Error PrepareReluLike(const char* op, KernelContext& ctx, Args args) {
   return Error::kOk;
 }
 
-Error EvalRelu(KernelContext& ctx, Args args) {
-  return relu_s8(static_cast<const OpDataRelu*>(ctx.op_data)->params,
-                 args[0]->tensor->NumElements(), args[0]->tensor->As<const int8_t>(),
-                 args[5]->tensor->As<int8_t>());
-}
-
 }  // namespace
 
 Error ReluPrepare(KernelContext& ctx, Args args) { return PrepareReluLike("relu", ctx, args); }
-Error ReluEval(KernelContext& ctx, Args args) { return EvalRelu(ctx, args); }
+
+Error ReluEval(KernelContext& ctx, Args args) {
+  const ReluParams& p = static_cast<const OpDataRelu*>(ctx.op_data)->params;
+  const TensorView& in = *args[0]->tensor;
+  if (in.type == ScalarType::kShort) {
+    return relu_s16(p, in.NumElements(), in.As<const int16_t>(), args[5]->tensor->As<int16_t>());
+  }
+  return relu_s8(p, in.NumElements(), in.As<const int8_t>(), args[5]->tensor->As<int8_t>());
+}
+
+// RELU6 reads only its clamp range (the input's quantized 0 and 6, which the compiler computes
+// from the input quantization); the rescale Prepare derives goes unused.
 Error Relu6Prepare(KernelContext& ctx, Args args) { return PrepareReluLike("relu6", ctx, args); }
-Error Relu6Eval(KernelContext& ctx, Args args) { return EvalRelu(ctx, args); }
+
+Error Relu6Eval(KernelContext& ctx, Args args) {
+  const ReluParams& p = static_cast<const OpDataRelu*>(ctx.op_data)->params;
+  const TensorView& in = *args[0]->tensor;
+  if (in.type == ScalarType::kShort) {
+    return relu6_s16(p.act_min, p.act_max, in.NumElements(), in.As<const int16_t>(),
+                     args[5]->tensor->As<int16_t>());
+  }
+  return relu6_s8(p.act_min, p.act_max, in.NumElements(), in.As<const int8_t>(),
+                  args[5]->tensor->As<int8_t>());
+}
 
 // LEAKY_RELU int8 or 16x8. Args: in 0, alpha 1, zero_points 2, scales 3, out 4.
 Error LeakyReluPrepare(KernelContext& ctx, Args args) {

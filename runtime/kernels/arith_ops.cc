@@ -1,5 +1,6 @@
-// DIV, SQUARED_DIFFERENCE, ADD_N and CUMSUM (reference/arith.h). int8 kernels derive TFLite
-// Micro's multipliers from the float32 scales at Prepare, the way its Prepare does.
+// DIV, SQUARED_DIFFERENCE, ADD_N and CUMSUM (reference/arith.h). int8 (and SQUARED_DIFFERENCE's
+// 16x8) kernels derive TFLite Micro's multipliers from the float32 scales at Prepare, the way its
+// Prepare does.
 //   DIV: a 0, b 1, activation code 2, int8 act_min 3, act_max 4, zero_points 5, scales 6, out 7.
 //   SQUARED_DIFFERENCE: a 0, b 1, zero_points 2, scales 3, out 4.
 //   ADD_N: inputs 0 (TensorList), zero_points 1, scales 2, out 3.
@@ -12,15 +13,18 @@
 namespace boardlab::runtime::kernels {
 namespace {
 
-// Two operands of one type (int8, int32 or float32) broadcast to the output.
-Error PrepareBroadcastBinary(const char* op, Args args, size_t count, BroadcastStrides* strides) {
+// Two operands of one type (int8, int32 or float32; int16 where `allow_int16`) broadcast to the
+// output.
+Error PrepareBroadcastBinary(const char* op, Args args, size_t count, BroadcastStrides* strides,
+                             bool allow_int16 = false) {
   TensorView *a, *b, *out;
   RT_RETURN_IF_ERROR(InputOutputArgs(op, args, count, &a, &out));
   RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 1, &b));
   const ScalarType t = a->type;
-  RT_CHECK_OR_RETURN_ERROR(
-      (t == ScalarType::kChar || t == ScalarType::kInt || t == ScalarType::kFloat) && b->type == t,
-      kInvalidProgram, "%s: operands are int8, int32 or float32, of one type", op);
+  RT_CHECK_OR_RETURN_ERROR((t == ScalarType::kChar || t == ScalarType::kInt ||
+                            t == ScalarType::kFloat || (allow_int16 && t == ScalarType::kShort)) &&
+                               b->type == t,
+                           kInvalidProgram, "%s: operands of one supported type", op);
   RT_CHECK_OR_RETURN_ERROR(ComputeBroadcast(ToShape(*a), ToShape(*b), ToShape(*out), strides),
                            kInvalidProgram, "%s: input shapes do not broadcast to the output", op);
   return Error::kOk;
@@ -84,18 +88,25 @@ Error DivEval(KernelContext& ctx, Args args) {
 Error SquaredDifferencePrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "squared_difference";
   auto* d = static_cast<OpDataSquaredDifference*>(ctx.op_data);
-  RT_RETURN_IF_ERROR(PrepareBroadcastBinary(op, args, 5, &d->strides));
-  if (args[0]->tensor->type != ScalarType::kChar) return Error::kOk;
+  RT_RETURN_IF_ERROR(PrepareBroadcastBinary(op, args, 5, &d->strides, /*allow_int16=*/true));
+  const ScalarType type = args[0]->tensor->type;
+  if (type != ScalarType::kChar && type != ScalarType::kShort) return Error::kOk;
   QuantLists q;
   RT_RETURN_IF_ERROR(Int8Quantization(op, args, 3, &q));
   SquaredDifferenceParams p;  // op_data is zeroed memory: start from the defaults
+  if (type == ScalarType::kShort) {
+    // 16x8: symmetric operands that need no extra headroom (left shift 0).
+    RT_CHECK_OR_RETURN_ERROR(q.zero_point[0] == 0 && q.zero_point[1] == 0 && q.zero_point[2] == 0,
+                             kInvalidProgram, "%s: 16x8 zero points must be 0", op);
+    p.left_shift = 0;
+  }
   p.input1_offset = -q.zero_point[0];
   p.input2_offset = -q.zero_point[1];
   p.output_offset = q.zero_point[2];
   const double twice_max = 2.0 * (q.scale[0] > q.scale[1] ? q.scale[0] : q.scale[1]);
   QuantizeMultiplier(q.scale[0] / twice_max, &p.input1_multiplier, &p.input1_shift);
   QuantizeMultiplier(q.scale[1] / twice_max, &p.input2_multiplier, &p.input2_shift);
-  // squared_difference.cc: (1 << 14) * s_out is a float32 product.
+  // squared_difference.cc: (1 << 2 * left_shift) * s_out is a float32 product.
   const float shifted_out_scale =
       static_cast<float>(1 << (2 * p.left_shift)) * static_cast<float>(q.scale[2]);
   QuantizeMultiplier(twice_max * twice_max / static_cast<double>(shifted_out_scale),
@@ -112,6 +123,9 @@ Error SquaredDifferenceEval(KernelContext& ctx, Args args) {
     case ScalarType::kChar:
       return squared_difference_s8(d->params, d->strides, a.As<const int8_t>(),
                                    b.As<const int8_t>(), out.As<int8_t>());
+    case ScalarType::kShort:
+      return squared_difference_s16(d->params, d->strides, a.As<const int16_t>(),
+                                    b.As<const int16_t>(), out.As<int16_t>());
     case ScalarType::kInt:
       return squared_difference_s32(d->strides, a.As<const int32_t>(), b.As<const int32_t>(),
                                     out.As<int32_t>());

@@ -1,6 +1,6 @@
 // EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, LOGICAL_AND, LOGICAL_OR,
-// LOGICAL_NOT and SELECT_V2. int8 comparisons derive TFLite's rescaling from the operands'
-// quantization at Prepare (compare.h).
+// LOGICAL_NOT and SELECT_V2. int8 comparisons (and GREATER's int16, the one TFLite Micro has)
+// derive TFLite's rescaling from the operands' quantization at Prepare (compare.h).
 
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
@@ -9,8 +9,9 @@
 namespace boardlab::runtime::kernels {
 namespace {
 
-// Args: a 0, b 1, zero_points 2, scales 3, out 4 (bool).
-Error PrepareComparison(const char* op, KernelContext& ctx, Args args, bool ordered) {
+// Args: a 0, b 1, zero_points 2, scales 3, out 4 (bool). `int16`: the op takes int16 operands
+// (TFLite Micro's GREATER only).
+Error PrepareComparison(const char* op, KernelContext& ctx, Args args, bool ordered, bool int16) {
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 5));
   TensorView *a, *b, *out;
   RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, &a));
@@ -18,13 +19,14 @@ Error PrepareComparison(const char* op, KernelContext& ctx, Args args, bool orde
   RT_RETURN_IF_ERROR(TensorArg(op, args, 4, ScalarType::kBool, &out));
   const ScalarType t = a->type;
   const bool typed = t == ScalarType::kChar || t == ScalarType::kInt || t == ScalarType::kLong ||
-                     t == ScalarType::kFloat || (!ordered && t == ScalarType::kBool);
+                     t == ScalarType::kFloat || (!ordered && t == ScalarType::kBool) ||
+                     (int16 && t == ScalarType::kShort);
   RT_CHECK_OR_RETURN_ERROR(typed && b->type == t, kInvalidProgram,
                            "%s: operand types are not comparable", op);
   auto* d = static_cast<OpDataCompare*>(ctx.op_data);
   RT_CHECK_OR_RETURN_ERROR(ComputeBroadcast(ToShape(*a), ToShape(*b), ToShape(*out), &d->strides),
                            kInvalidProgram, "%s: input shapes do not broadcast to the output", op);
-  if (t != ScalarType::kChar) return Error::kOk;
+  if (t != ScalarType::kChar && t != ScalarType::kShort) return Error::kOk;
   QuantLists q;
   RT_RETURN_IF_ERROR(QuantListArgs(op, args, &q));
   RT_CHECK_OR_RETURN_ERROR(q.count == 3, kInvalidProgram, "%s: quantization lists", op);
@@ -47,6 +49,9 @@ Error EvalComparison(Comparison cmp, KernelContext& ctx, Args args) {
     case ScalarType::kChar:
       return compare_s8(cmp, d->scaling, d->strides, a.As<const int8_t>(), b.As<const int8_t>(),
                         out);
+    case ScalarType::kShort:
+      return compare_s16(cmp, d->scaling, d->strides, a.As<const int16_t>(), b.As<const int16_t>(),
+                         out);
     case ScalarType::kInt:
       return compare_s32(cmp, d->strides, a.As<const int32_t>(), b.As<const int32_t>(), out);
     case ScalarType::kLong:
@@ -79,17 +84,17 @@ Error EvalLogical(LogicalOp logical, KernelContext& ctx, Args args) {
 
 }  // namespace
 
-#define BOARDLAB_COMPARISON_KERNEL(Fn, name, cmp, ordered) \
-  Error Fn##Prepare(KernelContext& ctx, Args args) {       \
-    return PrepareComparison(name, ctx, args, ordered);    \
-  }                                                        \
+#define BOARDLAB_COMPARISON_KERNEL(Fn, name, cmp, ordered, int16) \
+  Error Fn##Prepare(KernelContext& ctx, Args args) {              \
+    return PrepareComparison(name, ctx, args, ordered, int16);    \
+  }                                                               \
   Error Fn##Eval(KernelContext& ctx, Args args) { return EvalComparison(cmp, ctx, args); }
-BOARDLAB_COMPARISON_KERNEL(Equal, "equal", Comparison::kEqual, false)
-BOARDLAB_COMPARISON_KERNEL(NotEqual, "not_equal", Comparison::kNotEqual, false)
-BOARDLAB_COMPARISON_KERNEL(Greater, "greater", Comparison::kGreater, true)
-BOARDLAB_COMPARISON_KERNEL(GreaterEqual, "greater_equal", Comparison::kGreaterEqual, true)
-BOARDLAB_COMPARISON_KERNEL(Less, "less", Comparison::kLess, true)
-BOARDLAB_COMPARISON_KERNEL(LessEqual, "less_equal", Comparison::kLessEqual, true)
+BOARDLAB_COMPARISON_KERNEL(Equal, "equal", Comparison::kEqual, false, false)
+BOARDLAB_COMPARISON_KERNEL(NotEqual, "not_equal", Comparison::kNotEqual, false, false)
+BOARDLAB_COMPARISON_KERNEL(Greater, "greater", Comparison::kGreater, true, true)
+BOARDLAB_COMPARISON_KERNEL(GreaterEqual, "greater_equal", Comparison::kGreaterEqual, true, false)
+BOARDLAB_COMPARISON_KERNEL(Less, "less", Comparison::kLess, true, false)
+BOARDLAB_COMPARISON_KERNEL(LessEqual, "less_equal", Comparison::kLessEqual, true, false)
 #undef BOARDLAB_COMPARISON_KERNEL
 
 Error LogicalAndPrepare(KernelContext& ctx, Args args) {

@@ -94,18 +94,24 @@ Error PreluPrepare(KernelContext& ctx, Args args) {
   TensorView *in, *alpha, *out;
   RT_RETURN_IF_ERROR(InputOutputArgs(op, args, 5, &in, &out));
   RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 1, &alpha));
+  const bool int16 = in->type == ScalarType::kShort;
   RT_CHECK_OR_RETURN_ERROR(
-      (in->type == ScalarType::kChar || in->type == ScalarType::kFloat) && alpha->type == in->type,
-      kInvalidProgram, "%s: input and alpha are both int8 or both float32", op);
+      (in->type == ScalarType::kChar || in->type == ScalarType::kFloat)
+          ? alpha->type == in->type
+          : int16 && alpha->type == ScalarType::kChar,
+      kInvalidProgram, "%s: input and alpha both int8 or both float32, or int16 with int8 alpha",
+      op);
   auto* d = static_cast<OpDataPrelu*>(ctx.op_data);
   RT_CHECK_OR_RETURN_ERROR(
       ComputeBroadcast(ToShape(*in), ToShape(*alpha), ToShape(*out), &d->strides), kInvalidProgram,
       "%s: input and alpha do not broadcast to the output", op);
-  if (in->type != ScalarType::kChar) return Error::kOk;
+  if (in->type == ScalarType::kFloat) return Error::kOk;
   QuantLists q;
   RT_RETURN_IF_ERROR(QuantListArgs(op, args, &q));
   RT_CHECK_OR_RETURN_ERROR(q.count == 3 && q.scale[0] > 0 && q.scale[1] > 0 && q.scale[2] > 0,
                            kInvalidProgram, "%s: quantization lists", op);
+  RT_CHECK_OR_RETURN_ERROR(!int16 || (q.zero_point[0] == 0 && q.zero_point[2] == 0),
+                           kInvalidProgram, "%s: 16x8 zero points must be 0", op);
   PreluParams& p = d->params;
   p.input_offset = -q.zero_point[0];
   p.alpha_offset = -q.zero_point[1];
@@ -125,6 +131,10 @@ Error PreluEval(KernelContext& ctx, Args args) {
   TensorView& out = *args[4]->tensor;
   if (in.type == ScalarType::kFloat) {
     return prelu_f32(d->strides, in.As<const float>(), alpha.As<const float>(), out.As<float>());
+  }
+  if (in.type == ScalarType::kShort) {
+    return prelu_s16(d->params, d->strides, in.As<const int16_t>(), alpha.As<const int8_t>(),
+                     out.As<int16_t>());
   }
   return prelu_s8(d->params, d->strides, in.As<const int8_t>(), alpha.As<const int8_t>(),
                   out.As<int8_t>());

@@ -1,5 +1,6 @@
-// REDUCE_MAX, REDUCE_MIN, SUM (int8 and float32) and ARG_MAX, ARG_MIN. The axes are constant
-// operands, resolved at Prepare into a mask of reduced dimensions.
+// REDUCE_MAX, REDUCE_MIN (int8 and float32), SUM (int8, int16 for 16x8, and float32) and
+// ARG_MAX, ARG_MIN. The axes are constant operands, resolved at Prepare into a mask of reduced
+// dimensions.
 
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
@@ -10,15 +11,21 @@ namespace {
 
 bool IsReducible(ScalarType t) { return t == ScalarType::kChar || t == ScalarType::kFloat; }
 
+// SUM also takes int16 (TFLite Micro's 16x8 SUM); REDUCE_MAX / REDUCE_MIN do not.
+bool IsReducible(ScalarType t, bool sum) {
+  return IsReducible(t) || (sum && t == ScalarType::kShort);
+}
+
 // Args: in 0, axes 1, keep_dims 2, zero_points 3, scales 4, out 5.
 Error PrepareReduce(const char* op, KernelContext& ctx, Args args, bool sum) {
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, 6));
   TensorView *in, *out;
   RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, &in));
   RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 5, &out));
-  RT_CHECK_OR_RETURN_ERROR(IsReducible(in->type) && out->type == in->type && in->rank <= kMaxDims &&
-                               IsIndexTensor(args[1]),
-                           kInvalidProgram, "%s: int8 or float32 tensors and constant axes", op);
+  RT_CHECK_OR_RETURN_ERROR(IsReducible(in->type, sum) && out->type == in->type &&
+                               in->rank <= kMaxDims && IsIndexTensor(args[1]),
+                           kInvalidProgram,
+                           "%s: int8, int16 (SUM) or float32 tensors and constant axes", op);
   auto* d = static_cast<OpDataReduce*>(ctx.op_data);
   for (int64_t i = 0; i < args[1]->tensor->NumElements(); ++i) {
     int64_t axis = IndexAt(*args[1]->tensor, i);
@@ -32,7 +39,7 @@ Error PrepareReduce(const char* op, KernelContext& ctx, Args args, bool sum) {
   RT_CHECK_OR_RETURN_ERROR(out->NumElements() == kept, kInvalidProgram,
                            "%s: output holds %ld elements, the reduction gives %ld", op,
                            static_cast<long>(out->NumElements()), static_cast<long>(kept));
-  if (in->type != ScalarType::kChar) return Error::kOk;
+  if (in->type == ScalarType::kFloat) return Error::kOk;
   QuantLists q;
   RT_RETURN_IF_ERROR(QuantListArgs(op, args, &q));
   RT_CHECK_OR_RETURN_ERROR(q.count == 3 && q.scale[0] > 0 && q.scale[2] > 0, kInvalidProgram,
@@ -43,9 +50,12 @@ Error PrepareReduce(const char* op, KernelContext& ctx, Args args, bool sum) {
                              kNotSupported, "%s: input and output quantization differ", op);
     return Error::kOk;
   }
+  RT_CHECK_OR_RETURN_ERROR(
+      in->type != ScalarType::kShort || (q.zero_point[0] == 0 && q.zero_point[2] == 0),
+      kInvalidProgram, "%s: 16x8 zero points must be 0", op);
   d->sum.input_zero_point = q.zero_point[0];
   d->sum.output_zero_point = q.zero_point[2];
-  d->sum.scale = static_cast<float>(q.scale[0]) / static_cast<float>(q.scale[2]);
+  QuantizeMultiplier(q.scale[0] / q.scale[2], &d->sum.multiplier, &d->sum.shift);
   return Error::kOk;
 }
 
@@ -119,6 +129,10 @@ Error SumEval(KernelContext& ctx, Args args) {
   RT_CHECK_OR_RETURN_ERROR(scratch != nullptr, kMemoryAllocationFailed,
                            "sum: %ld bytes of temp memory for the partial sums",
                            static_cast<long>(bytes));
+  if (in.type == ScalarType::kShort) {
+    return sum_s16(d->sum, ToShape(in), d->reduced, in.As<const int16_t>(),
+                   static_cast<int32_t*>(scratch), out.As<int16_t>());
+  }
   return sum_s8(d->sum, ToShape(in), d->reduced, in.As<const int8_t>(),
                 static_cast<int32_t*>(scratch), out.As<int8_t>());
 }

@@ -1,4 +1,4 @@
-// ABS (int8, float32), NEG (float32) and CAST. Args of each: in 0, zero_points 1, scales 2,
+// ABS (int8, int16, float32), NEG (float32) and CAST. Args of each: in 0, zero_points 1, scales 2,
 // out 3.
 
 #include "runtime/kernels/kernel_util.h"
@@ -24,15 +24,26 @@ Error AbsPrepare(KernelContext& ctx, Args args) {
   constexpr const char* op = "abs";
   TensorView *in, *out;
   RT_RETURN_IF_ERROR(InOut(op, args, &in, &out));
-  RT_CHECK_OR_RETURN_ERROR(
-      (in->type == ScalarType::kChar || in->type == ScalarType::kFloat) && out->type == in->type,
-      kInvalidProgram, "%s: int8 or float32", op);
-  if (in->type != ScalarType::kChar) return Error::kOk;
+  RT_CHECK_OR_RETURN_ERROR((in->type == ScalarType::kChar || in->type == ScalarType::kShort ||
+                            in->type == ScalarType::kFloat) &&
+                               out->type == in->type,
+                           kInvalidProgram, "%s: int8, int16 or float32", op);
+  if (in->type == ScalarType::kFloat) return Error::kOk;
   QuantLists q;
   RT_RETURN_IF_ERROR(QuantListArgs(op, args, &q));
-  RT_CHECK_OR_RETURN_ERROR(q.count == 2 && q.scale[0] > 0 && q.scale[1] > 0, kInvalidProgram,
-                           "%s: quantization lists", op);
+  RT_CHECK_OR_RETURN_ERROR(q.count == 2, kInvalidProgram, "%s: quantization lists", op);
   AbsParams& p = static_cast<OpDataAbs*>(ctx.op_data)->params;
+  // An unquantized int16 input (scale 0) takes TFLite Micro's plain integer ABS.
+  p.quantized = q.scale[0] > 0;
+  if (!p.quantized) {
+    RT_CHECK_OR_RETURN_ERROR(in->type == ScalarType::kShort, kInvalidProgram,
+                             "%s: int8 input without quantization", op);
+    return Error::kOk;
+  }
+  RT_CHECK_OR_RETURN_ERROR(q.scale[1] > 0, kInvalidProgram, "%s: output without quantization", op);
+  RT_CHECK_OR_RETURN_ERROR(
+      in->type == ScalarType::kChar || (q.zero_point[0] == 0 && q.zero_point[1] == 0),
+      kInvalidProgram, "%s: 16x8 zero points must be 0", op);
   p.input_zero_point = q.zero_point[0];
   p.output_zero_point = q.zero_point[1];
   // TFLite Micro compares the float32 scales.
@@ -44,11 +55,14 @@ Error AbsPrepare(KernelContext& ctx, Args args) {
 Error AbsEval(KernelContext& ctx, Args args) {
   const TensorView& in = *args[0]->tensor;
   TensorView& out = *args[3]->tensor;
+  const AbsParams& p = static_cast<const OpDataAbs*>(ctx.op_data)->params;
   if (in.type == ScalarType::kFloat) {
     return abs_f32(in.NumElements(), in.As<const float>(), out.As<float>());
   }
-  return abs_s8(static_cast<const OpDataAbs*>(ctx.op_data)->params, in.NumElements(),
-                in.As<const int8_t>(), out.As<int8_t>());
+  if (in.type == ScalarType::kShort) {
+    return abs_s16(p, in.NumElements(), in.As<const int16_t>(), out.As<int16_t>());
+  }
+  return abs_s8(p, in.NumElements(), in.As<const int8_t>(), out.As<int8_t>());
 }
 
 Error NegPrepare(KernelContext&, Args args) {

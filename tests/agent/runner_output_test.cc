@@ -3,6 +3,7 @@
 #include "agent/runner_output.h"
 
 #include <algorithm>
+#include <fstream>
 
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_support.h"
@@ -232,6 +233,131 @@ TEST(RunnerOutput, TheRunNamesTheClockOfItsTime) {
     EXPECT_DOUBLE_EQ(r.inference_us, 2.0) << line;
     EXPECT_EQ(r.inference_clock, clock) << line;
   }
+}
+
+}  // namespace
+}  // namespace boardlab::agent
+
+namespace boardlab::agent {
+namespace {
+
+// A many-case run: the manifest replaces the inputs and expected outputs on every board.
+BoardRunRequest CasesRequest(const std::string& work_dir) {
+  BoardRunRequest r = Request(work_dir);
+  r.inputs.clear();
+  r.expected.clear();
+  r.cases_manifest = work_dir + "/cases.json";
+  r.cases_verified = true;
+  return r;
+}
+
+// Two cases as boardlab-run's documents give them (runtime/cli/run_cases.h CaseJson): a passes,
+// b's output 0 is 7 off and names another class.
+constexpr char kCasesJson[] = R"("cases": [
+    {"name": "a", "verdict": "pass", "max_abs_diff": 0, "total_us": 610.5, "ticks": 198413,
+     "outputs": [{"index": 0, "path": "/w/outputs/a/output0.bin",
+                  "verification": {"pass": true, "max_abs_diff": 0}}],
+     "top1": {"class": 3, "expected": 3, "agrees": true}},
+    {"name": "b", "verdict": "fail", "max_abs_diff": 7, "total_us": 612.5, "ticks": 199063,
+     "outputs": [{"index": 0, "path": "/w/outputs/b/output0.bin",
+                  "verification": {"pass": false, "max_abs_diff": 7}}],
+     "top1": {"class": 5, "expected": 3, "agrees": false}}],
+  "case_summary": {"cases": 2, "passed": 1, "slowest_us": 612.5, "slowest_case": "b"})";
+
+void ExpectTwoCases(const BoardReport& r) {
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_FAIL);
+  EXPECT_EQ(r.message, "1 of 2 cases failed: b (output 0: max abs diff 7 > atol 1)");
+  ASSERT_EQ(r.cases.size(), 2u);
+  EXPECT_EQ(r.cases[0].result.name(), "a");
+  EXPECT_TRUE(r.cases[0].result.passed());
+  EXPECT_FALSE(r.cases[1].result.passed());
+  ASSERT_EQ(r.cases[1].result.checks_size(), 1);
+  EXPECT_EQ(r.cases[1].result.checks(0).max_abs_diff(), 7);
+  EXPECT_EQ(r.cases[1].result.top1(), 5);
+  EXPECT_EQ(r.cases[1].result.top1_expected(), 3);
+  EXPECT_EQ(r.cases[1].result.ticks(), 199063u);
+  EXPECT_EQ(r.cases[1].output_paths, std::vector<std::string>{"/w/outputs/b/output0.bin"});
+  EXPECT_DOUBLE_EQ(r.inference_us, 612.5) << "the slowest case's";
+  EXPECT_TRUE(r.checks.empty());
+}
+
+TEST(RunnerOutputCases, EveryBoardRunsTheManifest) {
+  for (RunnerBoard board : {RunnerBoard::kSim, RunnerBoard::kQemu}) {
+    const std::vector<std::string> argv =
+        RunnerCommand("/bin/boardlab-run", board, CasesRequest("/w"));
+    EXPECT_EQ(std::find(argv.begin(), argv.end(), "--input"), argv.end());
+    const auto cases = std::find(argv.begin(), argv.end(), "--cases");
+    ASSERT_NE(cases, argv.end());
+    EXPECT_EQ(*(cases + 1), "/w/cases.json");
+    EXPECT_NE(std::find(argv.begin(), argv.end(), "--atol"), argv.end());
+    const bool results = std::find(argv.begin(), argv.end(), "--case-results") != argv.end();
+    EXPECT_EQ(results, board != RunnerBoard::kSim) << "sim answers with its document";
+  }
+  const std::string line = ServeRequestLine(CasesRequest("/w"));
+  EXPECT_NE(line.find("\"cases\":\"/w/cases.json\""), std::string::npos) << line;
+  EXPECT_EQ(line.find("\"inputs\""), std::string::npos) << line;
+}
+
+TEST(RunnerOutputCases, ServedDocumentGivesEachCase) {
+  const std::string answer =
+      std::string("result {\"exit\": 1, \"document\": {\"outputs\": [], \"profile\": ") +
+      "{\"clock\": \"rt700-sim-cycles\", \"total_us\": 611.5}, " + kCasesJson + "}}";
+  const BoardReport r = InterpretServeResult(CasesRequest("/w"), answer);
+  ExpectTwoCases(r);
+  EXPECT_EQ(r.inference_clock, "rt700-sim-cycles");
+}
+
+TEST(RunnerOutputCases, QemuCaseResultsFile) {
+  testing::ScratchDir dir;
+  const BoardRunRequest request = CasesRequest(dir.path().string());
+  std::ofstream(CaseResultsPath(request)) << "{\"clock\": \"qemu-icount\", " << kCasesJson << "}";
+  const BoardReport r = InterpretRunnerExit(RunnerBoard::kQemu, request, Exited(1),
+                                            "case a: PASS ticks 1 ns 1\n", {});
+  ExpectTwoCases(r);
+  EXPECT_EQ(r.inference_clock, "qemu-icount");
+
+  // A run that says it ran but left no results is the board's failure, not a pass.
+  testing::ScratchDir empty;
+  const BoardReport lost = InterpretRunnerExit(
+      RunnerBoard::kQemu, CasesRequest(empty.path().string()), Exited(0), "", {});
+  EXPECT_EQ(lost.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_NE(lost.message.find("no readable case results"), std::string::npos) << lost.message;
+}
+
+TEST(RunnerOutputCases, PassingCasesSaySoInOneLine) {
+  testing::ScratchDir dir;
+  BoardRunRequest request = CasesRequest(dir.path().string());
+  std::ofstream(CaseResultsPath(request))
+      << R"({"clock": "qemu-icount", "cases": [{"name": "a", "verdict": "pass", "outputs": []}],
+            "case_summary": {"cases": 1, "passed": 1, "slowest_us": null}})";
+  BoardReport r = InterpretRunnerExit(RunnerBoard::kQemu, request, Exited(0), "", {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_PASS);
+  EXPECT_EQ(r.message, "1 case: outputs match (atol 1)");
+  request.cases_verified = false;
+  r = InterpretRunnerExit(RunnerBoard::kQemu, request, Exited(0), "", {});
+  EXPECT_EQ(r.message, "1 case ran; no expected outputs to compare");
+}
+
+}  // namespace
+}  // namespace boardlab::agent
+
+namespace boardlab::agent {
+namespace {
+
+// A float output whose difference is NaN against a number (JSON null) or beyond int32 is still
+// a mismatch with a figure, not a document the agent cannot read (a board error, retried).
+TEST(RunnerOutput, DifferencesJsonCannotHoldOrIntCannotHoldAreStillAMismatch) {
+  testing::ScratchDir dir;
+  const std::string json = R"({"outputs": [
+      {"index": 0, "verification": {"pass": false, "max_abs_diff": null}},
+      {"index": 1, "verification": {"pass": false, "max_abs_diff": 1e30}}],
+      "profile": {"clock": "rt700-sim-cycles", "total_us": 1.0}})";
+  const BoardReport r =
+      InterpretRunnerExit(RunnerBoard::kSim, Request(dir.path().string()), Exited(1), json, {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_FAIL) << r.message;
+  ASSERT_EQ(r.checks.size(), 2u);
+  EXPECT_EQ(r.checks[0].max_abs_diff(), -1);
+  EXPECT_EQ(r.checks[1].max_abs_diff(), INT32_MAX);
 }
 
 }  // namespace

@@ -374,6 +374,78 @@ TEST_F(RecoveryTest, DeadBoardIsQuarantinedWithoutAJobAndAJobThatCameMeanwhileWa
   EXPECT_EQ(saved->quarantine_reason, reason);
 }
 
+// At the agent's start a board that does not answer climbs the ladder into quarantine before any
+// job comes (reported RECOVERING meanwhile); it counts ladder steps, not a recovery.
+TEST_F(RecoveryTest, CheckAtStartQuarantinesADeadBoardBeforeAnyJob) {
+  hello_board_.set_answering(false);
+  SerialBoardExecutor executor(io_, board_, runner_, &metrics_, dir_ / "state");
+  executor.CheckAtStart();  // as the agent's main does: before the agent watches the conditions
+  Watch(executor);
+  ::testing::internal::CaptureStderr();
+  RunIoUntil([&] { return executor.quarantined(); });
+  const std::string agent_log = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(changes_.size(), 2u);
+  EXPECT_EQ(changes_[0].condition, v1::BOARD_CONDITION_RECOVERING);
+  EXPECT_EQ(changes_[0].reason, "the agent checks the board at its start");
+  EXPECT_EQ(changes_[1].condition, v1::BOARD_CONDITION_QUARANTINED);
+  EXPECT_EQ(changes_[1].reason,
+            absl::StrCat("no answer on ", board_.serial.port,
+                         " after connecting again, reset, power cycle: power_cycle command exit "
+                         "status 1: uhubctl: no compatible hub"));
+  EXPECT_NE(agent_log.find(absl::StrCat("boardlab-agent: board evk-0: asking ", board_.serial.port,
+                                        " for the board's HELLO (agent start)")),
+            std::string::npos)
+      << agent_log;
+  EXPECT_EQ(Count("boardlab_agent_board_recovery_steps_total{board=\"evk-0\",step=\"reset\"}"), 1);
+  EXPECT_EQ(
+      Count("boardlab_agent_board_recovery_steps_total{board=\"evk-0\",step=\"power_cycle\"}"), 1);
+  EXPECT_EQ(Count("boardlab_agent_board_quarantined{board=\"evk-0\"}"), 1);
+  EXPECT_EQ(Count("boardlab_agent_board_recoveries_total{board=\"evk-0\",result=\"quarantined\"}"),
+            0);
+
+  // The first job fails at once, without touching the board.
+  const BoardReport job = Job(executor);
+  EXPECT_EQ(job.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_NE(job.message.find("board evk-0 is quarantined by the agent: no answer on"),
+            std::string::npos)
+      << job.message;
+}
+
+// A board that answers is ready before its first job, which does not ask it again; a board
+// quarantined before a restart is not checked (the server's health check lifts that).
+TEST_F(RecoveryTest, CheckAtStartReadiesALiveBoardAndTheFirstJobDoesNotAskAgain) {
+  SerialBoardExecutor executor(io_, board_, runner_, &metrics_, dir_ / "state");
+  executor.CheckAtStart();
+  Watch(executor);
+  ::testing::internal::CaptureStderr();
+  RunIoUntil([&] { return HasChange(v1::BOARD_CONDITION_READY); });
+  const std::string agent_log = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(changes_.size(), 2u);
+  EXPECT_EQ(changes_[0].condition, v1::BOARD_CONDITION_RECOVERING);
+  EXPECT_EQ(hello_board_.hellos(), 1);
+  EXPECT_NE(agent_log.find("boardlab-agent: board evk-0 is ready (checked at agent start)"),
+            std::string::npos)
+      << agent_log;
+  EXPECT_EQ(Count("boardlab_agent_board_recovery_steps_total{board=\"evk-0\",step=\"resync\"}"), 0);
+
+  Job(executor);  // the runner script ends in a board error, after which a recovery asks again
+  EXPECT_FALSE(HasLine(absl::StrCat("boardlab-agent: board evk-0: asking ", board_.serial.port,
+                                    " for the board's HELLO")));
+  EXPECT_TRUE(HasLine("boardlab-agent: running on"));
+
+  RunIoUntil([&] { return !executor.recovering(); });  // the recovery after that board error
+  ASSERT_TRUE(SaveBoardState(BoardStatePath(dir_ / "state", "evk-0"), {"", true, "burnt"}).ok());
+  absl::StatusOr<std::unique_ptr<SerialBoardExecutor>> restarted =
+      SerialBoardExecutor::Create(io_, board_, runner_, &metrics_, dir_ / "state");
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  const int hellos = hello_board_.hellos();
+  (*restarted)->CheckAtStart();
+  io_.restart();
+  io_.run_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE((*restarted)->quarantined());
+  EXPECT_EQ(hello_board_.hellos(), hellos);
+}
+
 // A cancel reaches a job that waits for the recovery.
 TEST_F(RecoveryTest, CancelEndsAJobWaitingForTheRecovery) {
   board_.serial.reset.command = "sleep 30";  // the recovery stays on this rung

@@ -44,6 +44,7 @@ boards:
     port: /dev/serial/by-id/usb-NXP_MCU-LINK_ABC123-if01
     baud: 3000000
     connect_timeout_seconds: 5
+    check_at_start: false
     firmware: {elf: FIRMWARE, build_id: 0123456789abcdef}
     flash: {command: "LinkServer flash MIMXRT798S:MIMXRT700-EVK load {elf}", timeout_seconds: 120, attempts: 2}
     reset: "LinkServer reset MIMXRT798S:MIMXRT700-EVK"
@@ -60,6 +61,7 @@ boards:
   EXPECT_EQ(board.serial.port, "/dev/serial/by-id/usb-NXP_MCU-LINK_ABC123-if01");
   EXPECT_EQ(board.serial.baud, 3000000);
   EXPECT_EQ(board.serial.connect_timeout_seconds, 5);
+  EXPECT_FALSE(board.serial.check_at_start);
   EXPECT_EQ(board.serial.firmware_elf, FirmwareFile());
   EXPECT_EQ(board.serial.firmware_build_id, "0123456789abcdef");
   EXPECT_EQ(board.serial.flash.command, "LinkServer flash MIMXRT798S:MIMXRT700-EVK load {elf}");
@@ -93,6 +95,7 @@ TEST(SerialConfig, DefaultsForATcpPort) {
   EXPECT_EQ(config->boards[0].type, "imxrt700-evk");
   EXPECT_EQ(config->boards[0].serial.baud, 921600);
   EXPECT_EQ(config->boards[0].serial.connect_timeout_seconds, 10);
+  EXPECT_TRUE(config->boards[0].serial.check_at_start);
   EXPECT_EQ(config->boards[0].serial.flash_attempts, 3);
   EXPECT_TRUE(config->boards[0].serial.flash.command.empty());
   EXPECT_TRUE(Check("{id: q, driver: serial, port: 'tcp:127.0.0.1:5555'}").ok());
@@ -112,6 +115,8 @@ TEST(SerialConfig, MistakesNameTheBoardAndTheKey) {
        "Invalid configuration of boards[0].baud: 'fast' is not an integer"},
       {"{id: e, driver: serial, port: /dev/ttyACM0, baud: 0}",
        "Invalid configuration of boards[0].baud: must be positive"},
+      {"{id: e, driver: serial, port: /dev/ttyACM0, check_at_start: maybe}",
+       "Invalid configuration of boards[0].check_at_start: 'maybe' is not true or false"},
       {"{id: e, driver: sim, port: /dev/ttyACM0}",
        "Invalid configuration of boards[0].port: is a setting of driver serial, not of driver "
        "'sim'"},

@@ -372,14 +372,14 @@ TEST(ImportBadInputTest, EveryUnsupportedThingIsListedInOneMessage) {
   b.AddOperator(Code(OpType::kRelu), {a}, {c});
   b.AddOperator(kBuiltinSvdf, {c}, {d});
   b.AddCustomOperator("ethos-u", {d}, {e});
-  b.AddOperator(Code(OpType::kRelu), {e}, {wide});
+  b.AddOperator(Code(OpType::kHardSwish), {e}, {wide});
   b.SetInputs({a, half});
   b.SetOutputs({wide});
   ExpectUnimplemented(
       b, {"unsupported model: 4 problems: ", "tensor 4 'half' has TensorType 1 (FLOAT16)",
           "operator 1 is SVDF, which boardlab does not support",
           "operator 2 is CUSTOM 'ethos-u', which boardlab does not support",
-          "RELU #3: output 'wide' is int16", "supported: ADD"});
+          "HARD_SWISH #3: output 'wide' is int16; TFLite Micro has no 16x8", "supported: ADD"});
 }
 
 // Only what is unsupported is listed; a model that is also malformed is reported as malformed.

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -160,6 +161,67 @@ bool Alive(pid_t pid) {
 }
 
 // A firmware that never finishes: a runner that hangs is killed, with everything it started.
+// Many cases on one firmware boot (--inputs/--expected): the four golden KWS cases, each checked
+// by the firmware against TFLM's output; a wrong expected file fails its case and the run.
+TEST_F(RunCliQemuTest, KwsGoldenCasesRunOnOneBoot) {
+  const std::optional<std::string> model =
+      testing::SharedModelPath("mlperf-tiny/kws_dscnn_int8.tflite");
+  const std::string golden = testing::SharedModelsDir() + "/../golden/kws_dscnn_int8";
+  if (!model || !fs::is_directory(golden)) {
+    GTEST_SKIP() << "shared models or golden folder absent: " << testing::SharedModelsDir();
+  }
+  const std::string pte = Compile(testing::ReadFile(*model), "kws");
+  ASSERT_FALSE(pte.empty());
+  const fs::path out = dir_ / "out";
+  const std::string results = (dir_ / "results.json").string();
+  const CommandResult r =
+      Run("--board qemu " + pte + " --inputs " + golden + " --expected " + golden + " --outputs " +
+          out.string() + " --case-results " + results + " --timeout 120");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // One boot: the firmware's memory and result lines once, a line per case before them.
+  size_t boots = 0;
+  for (size_t at = r.output.find("memory: RAM pool"); at != std::string::npos;
+       at = r.output.find("memory: RAM pool", at + 1)) {
+    ++boots;
+  }
+  EXPECT_EQ(boots, 1u) << r.output;
+  EXPECT_NE(r.output.find("case seed4: PASS ticks "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("result: PASS (4 of 4 cases passed)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cases: 4 of 4 passed, max abs diff 0, top-1 agreement 100.0% (4 of 4)"),
+            std::string::npos)
+      << r.output;
+  for (int k = 1; k <= 4; ++k) {
+    const std::string name = "seed" + std::to_string(k);
+    EXPECT_EQ(testing::ReadFile((out / name / "output0.bin").string()),
+              testing::ReadFile(golden + "/" + name + ".output.bin"))
+        << name;
+  }
+  std::ifstream in(results);
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << results;
+  EXPECT_EQ(doc["clock"], "qemu-icount");
+  EXPECT_EQ(doc["case_summary"]["passed"], 4);
+  EXPECT_EQ(doc["cases"][2]["total_us"], nullptr) << "QEMU instructions are no time";
+  EXPECT_EQ(doc["cases"][2]["outputs"][0]["verification"]["pass"], true) << "the firmware's check";
+  EXPECT_EQ(doc["cases"][2]["outputs"][0]["path"], (out / "seed3" / "output0.bin").string());
+  EXPECT_GT(doc["cases"][2]["ticks"].get<uint64_t>(), 0u);
+
+  // seed2 checked against seed1's output: that case fails, the others pass.
+  const fs::path wrong = dir_ / "wrong";
+  fs::create_directories(wrong);
+  for (int k = 1; k <= 4; ++k) {
+    const std::string name = "seed" + std::to_string(k);
+    fs::copy_file(golden + "/" + name + ".input.bin", wrong / (name + ".input.bin"));
+    fs::copy_file(golden + "/" + (k == 2 ? std::string("seed3") : name) + ".output.bin",
+                  wrong / (name + ".output.bin"));
+  }
+  const CommandResult failed = Run("--board qemu " + pte + " --inputs " + wrong.string() +
+                                   " --expected " + wrong.string() + " --timeout 120");
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  EXPECT_NE(failed.output.find("case seed2: FAIL ticks "), std::string::npos) << failed.output;
+  EXPECT_NE(failed.output.find("cases: 3 of 4 passed"), std::string::npos) << failed.output;
+}
+
 TEST_F(RunCliQemuTest, HungRunnerIsKilledAfterTimeout) {
   const std::string pte = Compile(testing::SingleSoftmax(), "softmax");
   ASSERT_FALSE(pte.empty());

@@ -449,6 +449,57 @@ TEST_F(SerialBoardTest, MismatchAndInvalidArtifactKeepTheirExitCodes) {
   EXPECT_EQ(invalid.exit_code, 3) << invalid.output;
 }
 
+// Many cases in one host session: the artifact goes to the board once (later cases find it in
+// the board's cache), each case's outputs are the sim board's, a wrong expected file fails its
+// case only, and --json lists the cases.
+TEST_F(SerialBoardTest, CasesShareOneSessionAndTheArtifactIsSentOnce) {
+  const fs::path in = dir_ / "in";
+  fs::create_directories(in);
+  for (const char* name : {"a", "b", "c"}) {
+    ASSERT_TRUE(testing::WriteFile((in / (std::string(name) + ".bin")).string(),
+                                   std::vector<uint8_t>(490, static_cast<uint8_t>(name[0]))));
+  }
+  const fs::path sim = dir_ / "sim";
+  const CommandResult reference = BoardlabRun("--board sim " + pte_ + " --inputs " + in.string() +
+                                              " --outputs " + sim.string());
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+  const fs::path expected = dir_ / "expected";
+  fs::create_directories(expected);
+  for (const char* name : {"a", "b", "c"}) {
+    fs::copy_file(sim / name / "output0.bin", expected / (std::string(name) + ".bin"));
+  }
+  const fs::path json_path = dir_ / "cases.json";
+  const CommandResult serial =
+      RunOnBoard("--inputs " + in.string() + " --expected " + expected.string() + " --outputs " +
+                 (dir_ / "serial").string() + " --json " + json_path.string());
+  ASSERT_EQ(serial.exit_code, 0) << serial.output;
+  size_t cache_hits = 0;
+  for (size_t at = serial.output.find("(cache hit), not sent"); at != std::string::npos;
+       at = serial.output.find("(cache hit), not sent", at + 1)) {
+    ++cache_hits;
+  }
+  EXPECT_EQ(cache_hits, 2u) << "sent for case a, found in the cache for b and c\n" << serial.output;
+  EXPECT_NE(serial.output.find("cases: 3 of 3 passed, max abs diff 0, top-1 agreement 100.0%"),
+            std::string::npos)
+      << serial.output;
+  for (const char* name : {"a", "b", "c"}) {
+    EXPECT_EQ(testing::ReadFile((dir_ / "serial" / name / "output0.bin").string()),
+              testing::ReadFile((sim / name / "output0.bin").string()))
+        << name;
+  }
+  const json doc = ReadJson(json_path);
+  EXPECT_EQ(doc["case_summary"]["passed"], 3) << doc.dump();
+  EXPECT_EQ(doc["cases"][0]["name"], "a");
+  EXPECT_FALSE(doc["transfer"]["cache_hit"].get<bool>()) << "the first case sent the artifact";
+
+  fs::copy_file(expected / "a.bin", expected / "b.bin", fs::copy_options::overwrite_existing);
+  const CommandResult wrong =
+      RunOnBoard("--inputs " + in.string() + " --expected " + expected.string());
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_NE(wrong.output.find("case b: FAIL"), std::string::npos) << wrong.output;
+  EXPECT_NE(wrong.output.find("cases: 2 of 3 passed"), std::string::npos) << wrong.output;
+}
+
 // The ETDump comes back over the link: its timeline is drawn on the host, and the board-link
 // build records what the semihosting build does (QEMU instructions, NPU kernels and weight copies
 // on the core).

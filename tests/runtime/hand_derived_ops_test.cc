@@ -10,10 +10,12 @@
 #include <variant>
 #include <vector>
 
+#include "compiler/driver.h"
 #include "gtest/gtest.h"
 #include "tests/runtime/pte_runner.h"
 #include "tests/runtime/tflm_reference.h"
 #include "tests/runtime/tflm_reference_16x8.h"
+#include "tests/runtime/tflm_reference_arith.h"
 #include "tests/support/op_cases.h"
 
 namespace boardlab::tflm_reference {
@@ -44,8 +46,17 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
                                              : *std::min_element(in.begin(), in.end()))}};
     }
     case compiler::OpType::kSum:
-      return {SumSameQuantization(m.inputs[0], b.tensor(m.input_tensors[0]).shape.back(),
-                                  static_cast<int>(b.tensor(out).quant.zero_points[0]))};
+      return {SumReference(m)};
+    case compiler::OpType::kRelu6:
+      return {Relu6Reference(m)};
+    case compiler::OpType::kBatchMatMul:
+      return {BatchMatMulReference(m, /*float_product=*/true)};
+    case compiler::OpType::kPrelu:
+      return {Prelu16x8Reference(m)};
+    case compiler::OpType::kSquaredDifference:
+      return {SquaredDifference16x8Reference(m)};
+    case compiler::OpType::kGreater:
+      return {Greater16Reference(m)};
     case compiler::OpType::kSpaceToBatchNd:
       return {SpaceToBatchPaddedRow(m.inputs[0])};
     case compiler::OpType::kAddN:
@@ -61,7 +72,9 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
       return {Sigmoid16PowerOfTwoReference(m, c.type == compiler::OpType::kTanh)};
     case compiler::OpType::kAdd:
     case compiler::OpType::kSub:
-      return {AddSub16x8Reference(m, c.type == compiler::OpType::kSub)};
+      // TFLite Micro divides SUB's scales in float and ADD's in double.
+      return {AddSubReference(m, c.type == compiler::OpType::kSub,
+                              /*float_ratios=*/c.type == compiler::OpType::kSub)};
     case compiler::OpType::kCumsum: {
       const auto& o = std::get<testing::CumsumOpts>(b.operator_spec(0).options);
       int32_t axis;
@@ -164,12 +177,129 @@ TEST(HandDerivedOpsTest, RoundAndEluReferencesOnWorkedNumbers) {
   EXPECT_EQ(EluEntry(-128, in, out, false), -5);  // exp(-6.25) - 1 = -0.998 -> -25 + 20
 }
 
-// The hand-derived arithmetic itself, on numbers worked out by hand: a zero point of -3 adds
-// 3 * 6 = 18 before it is subtracted again (15 in all), and the byte wraps.
+// A SUM over the last axis of `values` ([1, n]), scale 1 and zero point `zp` in and out.
+CaseModel SumModel(const std::vector<int8_t>& values, int64_t zp) {
+  CaseModel m;
+  const testing::QuantParams q = testing::PerTensor(1.0f, zp);
+  const int32_t n = static_cast<int32_t>(values.size());
+  const int in = m.builder.AddTensor("in", {1, n}, TflType::kInt8, q);
+  const int axis = m.builder.AddConstInt32("axis", {1}, std::vector<int32_t>{1});
+  const int out = m.builder.AddTensor("out", {1}, TflType::kInt8, q);
+  m.builder.AddOperator(compiler::OpTypeTfliteCode(compiler::OpType::kSum), {in, axis}, {out},
+                        testing::ReducerOpts{});
+  m.input_tensors = {in};
+  m.output_tensors = {out};
+  m.inputs = {FromInt8s(values)};
+  return m;
+}
+
+// The hand-derived arithmetic itself, on numbers worked out by hand: with zero point -3 the raw
+// sum 21 gains 3 per element (39), then the output zero point brings it to 36; a sum beyond
+// int8 clamps (TFLite Micro clamps; the float path of older TFLite wrapped 200 to -56).
 TEST(HandDerivedOpsTest, SumReferenceOnWorkedNumbers) {
-  EXPECT_EQ(Int8s(SumSameQuantization(FromInt8s({1, 2, 3, 4, 5, 6}), 6, -3)),
-            (std::vector<int8_t>{36}));
-  EXPECT_EQ(Int8s(SumSameQuantization(FromInt8s({100, 100}), 2, 0)), (std::vector<int8_t>{-56}));
+  EXPECT_EQ(Int8s(SumReference(SumModel({1, 2, 3, 4, 5, 6}, -3))), (std::vector<int8_t>{36}));
+  EXPECT_EQ(Int8s(SumReference(SumModel({100, 100}, 0))), (std::vector<int8_t>{127}));
+}
+
+// The RELU6 reference clamps raw values whatever the output quantization: input scale 0.05, zero
+// point -3 puts 6 at round(120) - 3 = 117.
+TEST(HandDerivedOpsTest, Relu6ReferenceOnWorkedNumbers) {
+  CaseModel m;
+  const int in = m.builder.AddTensor("in", {4}, TflType::kInt8, testing::PerTensor(0.05f, -3));
+  const int out = m.builder.AddTensor("out", {4}, TflType::kInt8, testing::PerTensor(0.5f, 9));
+  m.builder.AddOperator(compiler::OpTypeTfliteCode(compiler::OpType::kRelu6), {in}, {out});
+  m.input_tensors = {in};
+  m.output_tensors = {out};
+  m.inputs = {FromInt8s({-100, -3, 50, 127})};
+  EXPECT_EQ(Int8s(Relu6Reference(m)), (std::vector<int8_t>{-3, -3, 50, 117}));
+}
+
+// Each case meant to tell TFLite Micro's float arithmetic from its double look-alike does: the
+// look-alike gives other bytes (so the case can fail when the kernel computes it).
+TEST(HandDerivedOpsTest, ExactnessCasesTellFloatFromDoubleArithmetic) {
+  int checked = 0;
+  for (const OpCase& c : testing::AllOpCases()) {
+    const bool float_ratios = c.name.find("float scale ratios") != std::string::npos;
+    const bool float_product = c.name.find("float scale product") != std::string::npos;
+    if (!float_ratios && !float_product) continue;
+    SCOPED_TRACE(c.name);
+    const CaseModel m = testing::SingleCaseModel(c);
+    if (float_ratios) {
+      EXPECT_NE(AddSubReference(m, true, true), AddSubReference(m, true, false));
+    } else {
+      EXPECT_NE(BatchMatMulReference(m, true), BatchMatMulReference(m, false));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
+const OpCase& CaseNamed(const std::string& name) {
+  for (const OpCase& c : testing::AllOpCases()) {
+    if (c.name == name) return c;
+  }
+  ADD_FAILURE() << "no case " << name;
+  return testing::AllOpCases().front();
+}
+
+// The live ops of `c`'s model as compiled with `options`, and its outputs as run.
+struct CompiledCase {
+  int live_ops = 0;
+  int npu_ops = 0;
+  std::vector<Bytes> outputs;
+};
+
+CompiledCase CompileAndRun(const OpCase& c, const compiler::CompileOptions& options = {}) {
+  CompiledCase r;
+  const CaseModel m = testing::SingleCaseModel(c);
+  absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(m.model, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  if (!compiled.ok()) return r;
+  for (const compiler::Op& op : compiled->compilation.graph.ops) {
+    if (op.dead) continue;
+    ++r.live_ops;
+    r.npu_ops += op.unit == compiler::Unit::kNpu ? 1 : 0;
+  }
+  const runtime::testing::PteRun run = runtime::testing::RunPte(compiled->pte, m.inputs);
+  EXPECT_EQ(run.error, runtime::Error::kOk) << run.message;
+  r.outputs = run.outputs;
+  return r;
+}
+
+// RELU6 fused into its producer computes TFLite Micro's separate RELU6 exactly: its clamp is
+// the fused activation's range (quantized in float, like RELU6's six), the tensors share one
+// quantization. The FULLY_CONNECTED cases feed RELU6 the same values; fused (one op left) and
+// unfused (the FULLY_CONNECTED output is also a model output) give the same bytes, which reach
+// the float six 32761 (the double quotient would clamp at 32760).
+TEST(HandDerivedOpsTest, Relu6FusedIntoItsProducerGivesTheSeparateOpsBytes) {
+  const CompiledCase fused = CompileAndRun(CaseNamed("RELU6 16x8 fused into FULLY_CONNECTED"));
+  const CompiledCase apart = CompileAndRun(CaseNamed("RELU6 16x8 after FULLY_CONNECTED unfused"));
+  EXPECT_EQ(fused.live_ops, 1);
+  EXPECT_EQ(apart.live_ops, 2);
+  ASSERT_EQ(fused.outputs.size(), 1u);
+  ASSERT_EQ(apart.outputs.size(), 2u);
+  EXPECT_EQ(fused.outputs[0], apart.outputs[1]);
+  std::vector<int16_t> clamped(fused.outputs[0].size() / 2);
+  std::memcpy(clamped.data(), fused.outputs[0].data(), fused.outputs[0].size());
+  EXPECT_EQ(*std::max_element(clamped.begin(), clamped.end()), 32761);
+  EXPECT_EQ(*std::min_element(clamped.begin(), clamped.end()), 0);
+  // int8: RELU6 after ADD fuses too (and its oracle case checks the float bound).
+  EXPECT_EQ(CompileAndRun(CaseNamed("RELU6 int8 after ADD at a float rounding tie")).live_ops, 1);
+}
+
+// A RELU6 whose output is quantized differently runs on the Neutron as the same raw clamp (an
+// identity rescale onto the input's zero point), so NPU and CPU both give TFLite Micro's bytes.
+TEST(HandDerivedOpsTest, Relu6OnTheNpuClampsTheRawInputToo) {
+  const OpCase& c = CaseNamed("RELU6 int8 requantized output");
+  compiler::CompileOptions cpu_only;
+  cpu_only.cpu_only = true;
+  const CompiledCase npu = CompileAndRun(c);
+  const CompiledCase cpu = CompileAndRun(c, cpu_only);
+  EXPECT_EQ(npu.npu_ops, 1);
+  EXPECT_EQ(cpu.npu_ops, 0);
+  const std::vector<Bytes> expected = {Relu6Reference(testing::SingleCaseModel(c))};
+  EXPECT_EQ(npu.outputs, expected);
+  EXPECT_EQ(cpu.outputs, expected);
 }
 
 // ADD_N's starting offset on worked numbers: zero point -3, scale 1 in and out, inputs 1 and 2.

@@ -8,8 +8,12 @@
 
 #include "gtest/gtest.h"
 #include "runtime/kernels/reference/activations_s16.h"
+#include "runtime/kernels/reference/activations_s8.h"
+#include "runtime/kernels/reference/arith.h"
+#include "runtime/kernels/reference/batch_matmul_s8.h"
 #include "runtime/kernels/reference/conv_s16.h"
 #include "runtime/kernels/reference/quantized_math.h"
+#include "runtime/kernels/reference/reduce.h"
 
 namespace boardlab::runtime::kernels {
 namespace {
@@ -100,6 +104,74 @@ TEST(Kernel16x8Errors, ZeroPointsAndInt8RangesAreRefused) {
   p.out.output_offset = 0;
   p.out.act_max = 40000;
   EXPECT_EQ(conv2d_s16(p, q, d, in, d, w, nullptr, d, out), Error::kInvalidArgument);
+}
+
+// RELU6 16x8 is a raw clamp, and its bounds are whatever Prepare passed (here 0 and 32761).
+TEST(Kernel16x8Math, Relu6ClampsRawValues) {
+  const int16_t in[4] = {-32768, -1, 32760, 32767};
+  int16_t out[4];
+  ASSERT_EQ(relu6_s16(0, 32761, 4, in, out), Error::kOk);
+  EXPECT_EQ(std::vector<int16_t>(out, out + 4), (std::vector<int16_t>{0, 0, 32760, 32761}));
+}
+
+// BATCH_MATMUL 16x8 sums in int64: four products 32767 * 32767 give 4294705156, past int32,
+// = 131072 * 32766 + 4; the multiplier 2^30 with shift -16 is 2^-17 (rounded to 16 bits:
+// 16384, one shift by 31), so the output is 32766.
+TEST(Kernel16x8Math, BatchMatMulSumsInInt64) {
+  const std::vector<int16_t> lhs(4, 32767), rhs(4, 32767);
+  int16_t out = 0;
+  BatchMatMulParams p;
+  p.multiplier = 1 << 30;
+  p.shift = -16;
+  ShapeN ls, rs, os;
+  ls.rank = rs.rank = os.rank = 2;
+  ls.dims[0] = 1, ls.dims[1] = 4;
+  rs.dims[0] = 4, rs.dims[1] = 1;
+  os.dims[0] = 1, os.dims[1] = 1;
+  ASSERT_EQ(batch_matmul_s16(p, ls, lhs.data(), rs, rhs.data(), os, &out), Error::kOk);
+  EXPECT_EQ(out, 32766);
+}
+
+// SUM 16x8 clamps to int16 (the older float path wrapped): 3 x 20000 with scale 1 in and out.
+TEST(Kernel16x8Math, SumClampsToInt16) {
+  const int16_t in[3] = {20000, 20000, 20000};
+  int16_t out = 0;
+  int32_t scratch[1];
+  SumParams p;
+  p.multiplier = 1 << 30;
+  p.shift = 1;  // 1.0
+  ShapeN shape;
+  shape.rank = 1;
+  shape.dims[0] = 3;
+  const bool reduced[1] = {true};
+  ASSERT_EQ(sum_s16(p, shape, reduced, in, scratch, &out), Error::kOk);
+  EXPECT_EQ(out, 32767);
+}
+
+// The 16x8 kernels refuse what their Prepare never hands them: clamp bounds outside int16 or
+// upside down, zero points, and shifts the int64 requantization cannot take.
+TEST(Kernel16x8Errors, NewKernelsRefuseArgumentsTheirPrepareNeverGives) {
+  const int16_t in[2] = {1, 2};
+  int16_t out[2];
+  EXPECT_EQ(relu6_s16(0, 40000, 2, in, out), Error::kInvalidArgument);
+  EXPECT_EQ(relu6_s16(5, 4, 2, in, out), Error::kInvalidArgument);
+  ReluParams relu;
+  relu.act_min = -32768;
+  relu.act_max = 32768;
+  EXPECT_EQ(relu_s16(relu, 2, in, out), Error::kInvalidArgument);
+  BatchMatMulParams bmm;
+  bmm.multiplier = 1 << 30;
+  bmm.shift = 8;
+  ShapeN s;
+  s.rank = 2;
+  s.dims[0] = s.dims[1] = 1;
+  EXPECT_EQ(batch_matmul_s16(bmm, s, in, s, in, s, out), Error::kInvalidArgument);
+  bmm.shift = 0;
+  bmm.lhs_zero_point = 1;
+  EXPECT_EQ(batch_matmul_s16(bmm, s, in, s, in, s, out), Error::kInvalidArgument);
+  SquaredDifferenceParams sd;  // left shift 7: the int8 setting
+  BroadcastStrides strides;
+  EXPECT_EQ(squared_difference_s16(sd, strides, in, in, out), Error::kInvalidArgument);
 }
 
 }  // namespace

@@ -210,8 +210,15 @@ void ReferenceAddSub(const Graph& g, const Op& op, Values& v) {
   const Tensor& out = g.output(op);
   ASSERT_EQ(a.NumElements(), out.NumElements());
   ASSERT_EQ(b.NumElements(), out.NumElements());  // same-shape operands only in this oracle
-  const auto p = compiler::ComputeAddSubParams(a.quant.scale[0], a.quant.zp(), b.quant.scale[0],
-                                               b.quant.zp(), out.quant.scale[0], out.quant.zp());
+  auto p = compiler::ComputeAddSubParams(a.quant.scale[0], a.quant.zp(), b.quant.scale[0],
+                                         b.quant.zp(), out.quant.scale[0], out.quant.zp());
+  if (op.type == OpType::kSub) {
+    // TFLite Micro's sub_common.cc divides the float32 scales in float32 (ADD in double).
+    const float twice_max = 2.0f * std::max(a.quant.scale[0], b.quant.scale[0]);
+    p.input1 = compiler::QuantizeMultiplier(a.quant.scale[0] / twice_max);
+    p.input2 = compiler::QuantizeMultiplier(b.quant.scale[0] / twice_max);
+    p.output = compiler::QuantizeMultiplier(twice_max / ((1 << 20) * out.quant.scale[0]));
+  }
   v[static_cast<size_t>(op.outputs[0])].resize(static_cast<size_t>(out.SizeBytes()));
   const compiler::ActivationRange range = compiler::ComputeActivationRange(
       op.opts<compiler::ElementwiseOptions>().activation, out.quant.scale[0], out.quant.zp());

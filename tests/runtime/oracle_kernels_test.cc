@@ -419,7 +419,9 @@ Case MakeBinaryCase(compiler::OpType type, const std::string& name, std::vector<
     kernel = "boardlab::mul.out";
   } else if (type == compiler::OpType::kAdd || type == compiler::OpType::kSub) {
     const compiler::AddSubParams p =
-        compiler::ComputeAddSubParams(qa.scale, qa.zp, qb.scale, qb.zp, qo.scale, qo.zp);
+        type == compiler::OpType::kSub
+            ? compiler::ComputeSubParams(qa.scale, qa.zp, qb.scale, qb.zp, qo.scale, qo.zp)
+            : compiler::ComputeAddSubParams(qa.scale, qa.zp, qb.scale, qb.zp, qo.scale, qo.zp);
     for (int64_t v : {p.input1_offset, p.input2_offset, p.output_offset, p.left_shift,
                       p.input1.multiplier, p.input1.shift, p.input2.multiplier, p.input2.shift,
                       p.output.multiplier, p.output.shift, r.min, r.max}) {

@@ -27,42 +27,40 @@ using testing::TflType;
 inline std::vector<int8_t> Int8s(const Bytes& b) { return {b.begin(), b.end()}; }
 inline Bytes FromInt8s(const std::vector<int8_t>& v) { return {v.begin(), v.end()}; }
 
+inline int64_t ElementCount(const std::vector<int32_t>& shape) {
+  int64_t n = 1;
+  for (int32_t d : shape) n *= d;
+  return n;
+}
+
+// Index into a tensor of `in_shape` of the output element `flat` of `out_shape` under numpy
+// broadcasting (right-aligned, size-1 dimensions repeat).
+inline int64_t BroadcastSource(const std::vector<int32_t>& out_shape,
+                               const std::vector<int32_t>& in_shape, int64_t flat) {
+  int64_t src = 0, stride = 1;
+  for (int d = static_cast<int>(out_shape.size()) - 1; d >= 0; --d) {
+    const int64_t index = flat % out_shape[d];
+    flat /= out_shape[d];
+    const int id = d - static_cast<int>(out_shape.size() - in_shape.size());
+    if (id < 0) continue;
+    src += (in_shape[id] == 1 ? 0 : index) * stride;
+    stride *= in_shape[id];
+  }
+  return src;
+}
+
 // BROADCAST_TO: output element (i_0..i_r) reads input element (j_k = 1 ? 0 : i_k), right-aligned.
 inline Bytes BroadcastTo(const testing::TfliteBuilder& b, const CaseModel& m, int in, int out) {
   const std::vector<int32_t>& is = b.tensor(in).shape;
   const std::vector<int32_t>& os = b.tensor(out).shape;
   const int size = testing::TflTypeSize(b.tensor(in).type);
-  int64_t total = 1;
-  for (int32_t d : os) total *= d;
   Bytes result;
-  for (int64_t flat = 0; flat < total; ++flat) {
-    int64_t rest = flat, src = 0, stride = 1;
-    for (int d = static_cast<int>(os.size()) - 1; d >= 0; --d) {
-      const int64_t index = rest % os[d];
-      rest /= os[d];
-      const int id = d - static_cast<int>(os.size() - is.size());
-      if (id < 0) continue;
-      src += (is[id] == 1 ? 0 : index) * stride;
-      stride *= is[id];
-    }
+  for (int64_t flat = 0; flat < ElementCount(os); ++flat) {
+    const int64_t src = BroadcastSource(os, is, flat);
     result.insert(result.end(), m.inputs[0].begin() + src * size,
                   m.inputs[0].begin() + (src + 1) * size);
   }
   return result;
-}
-
-// TFLite Micro's QuantizedMeanOrSum (compute_sum), rows of `n` values, one quantization `q`:
-// round(float(sum) * 1 + float(-zp) * 1 * float(n)) + zp, kept to its low byte.
-inline Bytes SumSameQuantization(const Bytes& input, int n, int zp) {
-  std::vector<int8_t> in = Int8s(input), out;
-  for (size_t r = 0; r * n < in.size(); ++r) {
-    int32_t sum = 0;
-    for (int k = 0; k < n; ++k) sum += in[r * n + k];
-    const float bias = static_cast<float>(-zp) * 1.0f * static_cast<float>(n);
-    const int32_t value = static_cast<int32_t>(std::round(static_cast<float>(sum) + bias)) + zp;
-    out.push_back(static_cast<int8_t>(value & 0xFF));
-  }
-  return FromInt8s(out);
 }
 
 // SPACE_TO_BATCH_ND [1,3,2,1] with block (2, 1) and one row of padding on top: output batch

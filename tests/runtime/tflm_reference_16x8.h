@@ -2,7 +2,7 @@
 
 // TFLite Micro's 16x8 arithmetic for the generated int16 cases (tests/support/int16_cases.cc),
 // written out from its reference kernels (reference_integer_ops ConvPerChannel for int16 input,
-// reference_ops Add / Sub general int16 path, Requantize, the int16 Logistic / Tanh) in their
+// Requantize, the int16 Logistic / Tanh; ADD and SUB are in tflm_reference_arith.h) in their
 // loop order, independently of the runtime's kernels: the expected outputs of the cases the
 // TFLite interpreter cannot check (`no_oracle`).
 // Multipliers come from the compiler's QuantizeMultiplier, as TFLite's Prepare computes them.
@@ -19,6 +19,7 @@
 #include "compiler/quantization.h"
 #include "runtime/kernels/reference/activations_s16.h"
 #include "runtime/kernels/reference/quantized_math.h"
+#include "tests/runtime/tflm_reference_arith.h"
 #include "tests/support/op_cases.h"
 #include "tests/support/test_models.h"
 
@@ -108,39 +109,6 @@ inline Bytes16 Conv16x8Acc32Reference(const CaseModel& m) {
   return BytesOf(out);
 }
 
-// TFLite Micro's general int16 ADD / SUB (AddElementwise / SubElementwise with left_shift 15),
-// for same-shape operands: what it runs whatever the pot_scale_int16 option says.
-inline Bytes16 AddSub16x8Reference(const CaseModel& m, bool subtract) {
-  const testing::TfliteBuilder& b = m.builder;
-  const testing::TfliteBuilder::OperatorSpec& op = b.operator_spec(0);
-  const float s1 = b.tensor(op.inputs[0]).quant.scales[0];
-  const float s2 = b.tensor(op.inputs[1]).quant.scales[0];
-  const float so = b.tensor(op.outputs[0]).quant.scales[0];
-  const auto& o = std::get<testing::ElementwiseOpts>(op.options);
-  constexpr int kLeftShift = 15;
-  const double twice_max = 2.0 * std::max(s1, s2);
-  const compiler::QuantizedMultiplier m1 = compiler::QuantizeMultiplier(s1 / twice_max);
-  const compiler::QuantizedMultiplier m2 = compiler::QuantizeMultiplier(s2 / twice_max);
-  const compiler::QuantizedMultiplier mo =
-      compiler::QuantizeMultiplier(twice_max / ((1 << kLeftShift) * static_cast<double>(so)));
-  const compiler::ActivationRange range = Int16Range(o.activation, so);
-  const std::vector<int16_t> a = ValuesOf<int16_t>(m.inputs[0]);
-  const std::vector<int16_t> c = ValuesOf<int16_t>(m.inputs[1]);
-  using runtime::kernels::MultiplyByQuantizedMultiplier;
-  std::vector<int16_t> out;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const int32_t x =
-        MultiplyByQuantizedMultiplier(a[i] * (1 << kLeftShift), m1.multiplier, m1.shift);
-    const int32_t y =
-        MultiplyByQuantizedMultiplier(c[i] * (1 << kLeftShift), m2.multiplier, m2.shift);
-    const int32_t raw = subtract ? x - y : x + y;
-    int32_t r = MultiplyByQuantizedMultiplier(raw, mo.multiplier, mo.shift);
-    r = std::min(range.max, std::max(range.min, r));
-    out.push_back(static_cast<int16_t>(r));
-  }
-  return BytesOf(out);
-}
-
 // reference_ops::Requantize from int8 to int16: MultiplyByQuantizedMultiplier(x - in_zp) with
 // QuantizeMultiplier(in_scale / out_scale), plus the output zero point, clamped to int16.
 inline Bytes16 Requantize8To16Reference(const CaseModel& m) {
@@ -204,39 +172,19 @@ inline Bytes16 Sigmoid16PowerOfTwoReference(const CaseModel& m, bool tanh) {
 inline Bytes16 Mean16x8Reference(const CaseModel& m) {
   const testing::TfliteBuilder& b = m.builder;
   const testing::TfliteBuilder::OperatorSpec& op = b.operator_spec(0);
-  const auto& in_t = b.tensor(op.inputs[0]);
-  const std::vector<int32_t> axes = ValuesOf<int32_t>(b.buffer(b.tensor(op.inputs[1]).buffer));
-  const int rank = static_cast<int>(in_t.shape.size());
-  std::vector<bool> reduced(rank, false);
-  for (int32_t a : axes) reduced[(a + rank) % rank] = true;
-  const std::vector<int16_t> input = ValuesOf<int16_t>(m.inputs[0]);
-  // Output index of every input element: its kept coordinates in row-major order.
-  std::vector<int64_t> sums;
-  int64_t count = 1, kept = 1;
-  for (int d = 0; d < rank; ++d) (reduced[d] ? count : kept) *= in_t.shape[d];
-  sums.assign(kept, 0);
-  for (size_t i = 0; i < input.size(); ++i) {
-    int64_t rest = static_cast<int64_t>(i), out = 0, stride = 1;
-    for (int d = rank - 1; d >= 0; --d) {
-      const int64_t coord = rest % in_t.shape[d];
-      rest /= in_t.shape[d];
-      if (reduced[d]) continue;
-      out += coord * stride;
-      stride *= in_t.shape[d];
-    }
-    sums[out] += input[i];
-  }
+  const AxisSums a = SumOverAxes(m);
   const float so = b.tensor(op.outputs[0]).quant.scales[0];
   const compiler::QuantizedMultiplier qm = compiler::QuantizeMultiplier(
-      static_cast<double>(in_t.quant.scales[0]) / static_cast<double>(so));
+      static_cast<double>(b.tensor(op.inputs[0]).quant.scales[0]) / static_cast<double>(so));
   int s = 0;
-  while ((int64_t{2} << s) <= count) ++s;  // floor(log2 count)
+  while ((int64_t{2} << s) <= a.count) ++s;  // floor(log2 count)
   s = std::min({s, 32, 31 + qm.shift});
-  const auto multiplier = static_cast<int32_t>((static_cast<int64_t>(qm.multiplier) << s) / count);
+  const auto multiplier =
+      static_cast<int32_t>((static_cast<int64_t>(qm.multiplier) << s) / a.count);
   std::vector<int16_t> result;
-  for (int64_t sum : sums) {
-    const int32_t v = runtime::kernels::MultiplyByQuantizedMultiplier(static_cast<int32_t>(sum),
-                                                                      multiplier, qm.shift - s);
+  for (int32_t sum : a.sums) {
+    const int32_t v =
+        runtime::kernels::MultiplyByQuantizedMultiplier(sum, multiplier, qm.shift - s);
     result.push_back(static_cast<int16_t>(std::min(32767, std::max(-32768, v))));
   }
   return BytesOf(result);

@@ -299,13 +299,16 @@ TEST(SerialBoardServiceTest, SimAndSerialBoardsAgreeAndTheFirmwareIsFlashedOnce)
     EXPECT_EQ(log.find("boardlab-agent: warning:"), std::string::npos) << log;
     EXPECT_NE(log.find("result: PASS"), std::string::npos) << log;
     EXPECT_NE(log.find("link: frames sent"), std::string::npos) << log;
-    if (run == 0) {
-      // No build id configured: the first job flashes and learns what the board reports.
-      EXPECT_NE(log.find("flash: cp "), std::string::npos) << log;
-      EXPECT_NE(log.find(" reports build "), std::string::npos) << log;
-    } else {
-      EXPECT_EQ(log.find("flash: "), std::string::npos) << log;
-    }
+    // The agent's check at its start flashed the board already: no job flashes or asks again.
+    EXPECT_EQ(log.find("flash: "), std::string::npos) << log;
+    EXPECT_EQ(log.find("for the board's HELLO"), std::string::npos) << log;
+  }
+  // No build id configured: the check at the agent's start flashed and learnt what the board
+  // reports, before any job.
+  const std::string agent_log = lab.AgentLog("lab");
+  for (const char* line : {"for the board's HELLO (agent start)", "flash: cp ", " reports build ",
+                           "board lab-evk-0 is ready (checked at agent start)"}) {
+    EXPECT_NE(agent_log.find(line), std::string::npos) << line << "\n" << agent_log;
   }
   EXPECT_EQ(
       Metric(lab, "boardlab_agent_board_flashes_total", {{"board", "lab-evk-0"}, {"result", "ok"}}),
@@ -456,24 +459,28 @@ TEST(SerialBoardServiceTest, FailingFlashToolQuarantinesTheBoardWithItsMessage) 
   ASSERT_TRUE(lab.StartServer(SlowHeartbeats()));
   ASSERT_TRUE(lab.StartAgentWithConfig("lab", AgentConfig("imxrt700-sim", yaml), 2));
 
-  const std::string id = SubmitKws(lab, {"--board-type", "an505-qemu", "--board", "lab-evk-0"});
-  ASSERT_FALSE(id.empty());
-  // The job's preparation fails to flash twice: the agent quarantines the board, the server at
-  // once with the agent's reason.
-  const std::string reason =
-      "quarantined by the agent: flashing failed 2 times; last: flash command exit status 3: "
-      "Error: no probe found (MCU-Link not connected)";
+  // The agent's check at its start fails to flash twice, before any job: the agent quarantines
+  // the board, the server at once with the agent's reason.
   const std::optional<v1::Board> quarantined = WaitForQuarantine(lab, "lab-evk-0", seconds(120));
   ASSERT_TRUE(quarantined.has_value()) << lab.AgentLog("lab");
   EXPECT_EQ(quarantined->reason(),
             "quarantined by agent lab: flashing failed 2 times; last: flash command exit status "
             "3: Error: no probe found (MCU-Link not connected)");
-  const std::string log = CancelWaitingJob(lab, id);
-  EXPECT_NE(log.find(reason), std::string::npos) << log;
-  EXPECT_NE(lab.AgentLog("lab").find("board lab-evk-0 quarantined: flashing failed 2 times"),
+  const std::string agent_log = lab.AgentLog("lab");
+  EXPECT_NE(agent_log.find("board lab-evk-0 quarantined by the agent: flashing failed 2 times"),
             std::string::npos)
-      << lab.AgentLog("lab");
-  // The job's first attempt flashed twice; nothing flashed after the quarantine.
+      << agent_log;
+  EXPECT_NE(agent_log.find("flash attempt 2 of 2 failed: flash command exit status 3: Error: no "
+                           "probe found (MCU-Link not connected)"),
+            std::string::npos)
+      << agent_log;
+  // A job for the board waits in the queue: the server gives a quarantined board nothing.
+  const std::string id = SubmitKws(lab, {"--board-type", "an505-qemu", "--board", "lab-evk-0"});
+  ASSERT_FALSE(id.empty());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const std::string log = CancelWaitingJob(lab, id);
+  EXPECT_EQ(log.find("flash"), std::string::npos) << log;
+  // The check flashed twice; nothing flashed after the quarantine.
   EXPECT_EQ(Metric(lab, "boardlab_agent_board_flashes_total",
                    {{"board", "lab-evk-0"}, {"result", "failed"}}),
             2)

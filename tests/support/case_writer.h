@@ -54,6 +54,13 @@ class CaseWriter {
     for (int16_t& x : v) x = static_cast<int16_t>(d(rng_));
     return Input(std::move(shape), TflType::kInt16, std::move(q), RawBytes(v));
   }
+  /// An int8 activation input holding exactly `values` (cases that need particular operands).
+  int Int8Values(std::vector<int32_t> shape, QuantParams q, const std::vector<int8_t>& values) {
+    return Input(std::move(shape), TflType::kInt8, std::move(q), RawBytes(values));
+  }
+  int Int16Values(std::vector<int32_t> shape, QuantParams q, const std::vector<int16_t>& values) {
+    return Input(std::move(shape), TflType::kInt16, std::move(q), RawBytes(values));
+  }
   int Bool(std::vector<int32_t> shape) {
     std::vector<uint8_t> v(static_cast<size_t>(Count(shape)));
     for (uint8_t& x : v) x = static_cast<uint8_t>(rng_() & 1);
@@ -87,6 +94,10 @@ class CaseWriter {
     for (int8_t& x : v) x = static_cast<int8_t>(d(rng_));
     return b_.AddConstInt8(Name("w"), std::move(shape), v, std::move(q));
   }
+  int ConstInt8Values(std::vector<int32_t> shape, const std::vector<int8_t>& values,
+                      QuantParams q) {
+    return b_.AddConstInt8(Name("w"), std::move(shape), values, std::move(q));
+  }
   int Const64(std::vector<int32_t> shape, const std::vector<int64_t>& values, QuantParams q = {}) {
     return b_.AddTensor(Name("c"), std::move(shape), TflType::kInt64, std::move(q),
                         RawBytes(values));
@@ -102,6 +113,10 @@ class CaseWriter {
     const int t = b_.AddTensor(Name("out"), std::move(shape), type, std::move(q));
     io_.outputs.push_back(t);
     return t;
+  }
+  /// A tensor between two of the case's ops: neither an input nor an output of the model.
+  int Intermediate(std::vector<int32_t> shape, TflType type, QuantParams q = {}) {
+    return b_.AddTensor(Name("mid"), std::move(shape), type, std::move(q));
   }
   int Int8Output(std::vector<int32_t> shape, QuantParams q) {
     return Output(std::move(shape), TflType::kInt8, std::move(q));
@@ -157,5 +172,14 @@ struct CaseList {
                      std::move(no_oracle)});
   }
 };
+
+/// The int8 cases that pin TFLite Micro's arithmetic down to the float rounding of its
+/// parameters and its RELU6 and SUM semantics (tflm_exactness_cases.cc), appended to MathCases().
+void AddTflmExactnessCases(CaseList& l);
+
+/// The 16x8 cases of RELU, RELU6 (alone and fused), SUM, BATCH_MATMUL, ABS, PRELU,
+/// SQUARED_DIFFERENCE, GREATER and of int16 data movement (int16_arith_cases.cc), appended to
+/// Int16Cases().
+void AddInt16ArithmeticCases(CaseList& l);
 
 }  // namespace boardlab::testing::cases

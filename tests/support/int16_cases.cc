@@ -647,6 +647,7 @@ const std::vector<OpCase>& Int16Cases() {
     AddQuantizeCases(l);
     AddActivationCases(l);
     AddLayoutCases(l);
+    cases::AddInt16ArithmeticCases(l);
     return l.cases;
   }();
   return cases;

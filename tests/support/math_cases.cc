@@ -222,6 +222,7 @@ const std::vector<OpCase>& MathCases() {
     AddDivCases(l);
     AddSquaredDifferenceCases(l);
     AddSumOfInputsCases(l);
+    cases::AddTflmExactnessCases(l);
     return l.cases;
   }();
   return cases;

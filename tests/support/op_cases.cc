@@ -19,6 +19,9 @@ constexpr const char* kNoInt8ZerosLike = "the interpreter's ZEROS_LIKE has no in
 constexpr const char* kSumOfRawValues =
     "with one quantization in and out the interpreter adds raw values, ignoring the zero point; "
     "TFLite Micro requantizes";
+constexpr const char* kSumInIntegers =
+    "the interpreter's SUM requantizes in float and wraps; TFLite Micro with an integer "
+    "multiplier, clamped";
 constexpr const char* kPadsWithRawZero =
     "TFLite Micro pads with raw 0, the interpreter with the output zero point";
 constexpr const char* kNoScalarOutput = "the interpreter's JavaScript binding drops rank-0 outputs";
@@ -294,16 +297,22 @@ void AddReductionCases(CaseList& l) {
         },
         kNoScalarOutput);
   }
-  l.Add(OpType::kSum, "axis 1 requantized", [](CaseWriter& w) {
-    const int in = w.Int8({2, 3, 4}, kQ);
-    w.Op(OpType::kSum, {in, w.Const32({1}, {1})}, {w.Int8Output({2, 4}, PerTensor(0.2f, 10))},
-         ReducerOpts{false});
-  });
-  l.Add(OpType::kSum, "axes 0,2 keep_dims zp extremes", [](CaseWriter& w) {
-    const int in = w.Int8({3, 2, 5}, kQLow);
-    w.Op(OpType::kSum, {in, w.Const32({2}, {0, 2})},
-         {w.Int8Output({1, 2, 1}, PerTensor(1.5f, 127))}, ReducerOpts{true});
-  });
+  l.Add(
+      OpType::kSum, "axis 1 requantized",
+      [](CaseWriter& w) {
+        const int in = w.Int8({2, 3, 4}, kQ);
+        w.Op(OpType::kSum, {in, w.Const32({1}, {1})}, {w.Int8Output({2, 4}, PerTensor(0.2f, 10))},
+             ReducerOpts{false});
+      },
+      kSumInIntegers);
+  l.Add(
+      OpType::kSum, "axes 0,2 keep_dims zp extremes",
+      [](CaseWriter& w) {
+        const int in = w.Int8({3, 2, 5}, kQLow);
+        w.Op(OpType::kSum, {in, w.Const32({2}, {0, 2})},
+             {w.Int8Output({1, 2, 1}, PerTensor(1.5f, 127))}, ReducerOpts{true});
+      },
+      kSumInIntegers);
   l.Add(OpType::kSum, "same quantization zp 0", [](CaseWriter& w) {
     const QuantParams q = PerTensor(0.05f, 0);
     const int in = w.Int8({4, 6}, q, -10, 10);

@@ -77,18 +77,63 @@ Error tanh_s8(const SigmoidParams& p, int64_t size, const int8_t* input, int8_t*
   return Error::kOk;
 }
 
+namespace {
+
+// TFLite Micro's ReluQuantized: rescale to the output quantization, clamp to [act_min, act_max].
+template <typename T>
+void Relu(const ReluParams& p, int64_t size, const T* input, T* output) {
+  for (int64_t i = 0; i < size; ++i) {
+    // Scale 1 requantization is exact: out = x - in_zp + out_zp = x.
+    const int32_t r = p.identity ? input[i]
+                                 : MultiplyByQuantizedMultiplier(input[i] - p.input_zero_point,
+                                                                 p.multiplier, p.shift) +
+                                       p.output_zero_point;
+    output[i] = static_cast<T>(r < p.act_min ? p.act_min : (r > p.act_max ? p.act_max : r));
+  }
+}
+
+template <typename T>
+void Clamp(int32_t lower, int32_t upper, int64_t size, const T* input, T* output) {
+  for (int64_t i = 0; i < size; ++i) {
+    const int32_t x = input[i];
+    output[i] = static_cast<T>(x > upper ? upper : (x < lower ? lower : x));
+  }
+}
+
+Error CheckRange(const char* name, int32_t lo, int32_t hi, int32_t type_min, int32_t type_max) {
+  RT_CHECK_OR_RETURN_ERROR(type_min <= lo && lo <= hi && hi <= type_max, kInvalidArgument,
+                           "%s: clamp range [%d, %d] outside the element type", name,
+                           static_cast<int>(lo), static_cast<int>(hi));
+  return Error::kOk;
+}
+
+}  // namespace
+
 Error relu_s8(const ReluParams& p, int64_t size, const int8_t* input, int8_t* output) {
   RT_RETURN_IF_ERROR(CheckUnary("relu_s8", input, output, size));
-  if (p.identity) {
-    // Scale 1 requantization is exact: out = x - in_zp + out_zp = x.
-    for (int64_t i = 0; i < size; ++i) output[i] = ClampToInt8(input[i], p.act_min, p.act_max);
-    return Error::kOk;
-  }
-  for (int64_t i = 0; i < size; ++i) {
-    const int32_t r =
-        MultiplyByQuantizedMultiplier(input[i] - p.input_zero_point, p.multiplier, p.shift);
-    output[i] = ClampToInt8(r + p.output_zero_point, p.act_min, p.act_max);
-  }
+  RT_RETURN_IF_ERROR(CheckRange("relu_s8", p.act_min, p.act_max, -128, 127));
+  Relu(p, size, input, output);
+  return Error::kOk;
+}
+
+Error relu_s16(const ReluParams& p, int64_t size, const int16_t* input, int16_t* output) {
+  RT_RETURN_IF_ERROR(CheckUnary("relu_s16", input, output, size));
+  RT_RETURN_IF_ERROR(CheckRange("relu_s16", p.act_min, p.act_max, -32768, 32767));
+  Relu(p, size, input, output);
+  return Error::kOk;
+}
+
+Error relu6_s8(int32_t lower, int32_t upper, int64_t size, const int8_t* input, int8_t* output) {
+  RT_RETURN_IF_ERROR(CheckUnary("relu6_s8", input, output, size));
+  RT_RETURN_IF_ERROR(CheckRange("relu6_s8", lower, upper, -128, 127));
+  Clamp(lower, upper, size, input, output);
+  return Error::kOk;
+}
+
+Error relu6_s16(int32_t lower, int32_t upper, int64_t size, const int16_t* input, int16_t* output) {
+  RT_RETURN_IF_ERROR(CheckUnary("relu6_s16", input, output, size));
+  RT_RETURN_IF_ERROR(CheckRange("relu6_s16", lower, upper, -32768, 32767));
+  Clamp(lower, upper, size, input, output);
   return Error::kOk;
 }
 

@@ -1,5 +1,7 @@
 #include "runtime/kernels/reference/arith.h"
 
+#include <limits>
+
 #include "runtime/kernels/reference/quantized_math.h"
 
 namespace boardlab::runtime::kernels {
@@ -109,18 +111,37 @@ Error div_f32(const BroadcastStrides& strides, const float* a, const float* b, f
   });
 }
 
+namespace {
+
+// TFLite Micro's quantized SquaredDifference (int8 with left shift 7, int16 with 0).
+template <typename T>
+T SquaredDifferenceOf(const SquaredDifferenceParams& p, T qa, T qb) {
+  const int32_t x = MultiplyByQuantizedMultiplierSmallerThanOne(
+      (p.input1_offset + qa) * (1 << p.left_shift), p.input1_multiplier, p.input1_shift);
+  const int32_t y = MultiplyByQuantizedMultiplierSmallerThanOne(
+      (p.input2_offset + qb) * (1 << p.left_shift), p.input2_multiplier, p.input2_shift);
+  const int32_t d = x - y;  // |d| <= 2^15: the square fits
+  const int32_t out =
+      MultiplyByQuantizedMultiplier(d * d, p.output_multiplier, p.output_shift) + p.output_offset;
+  constexpr int32_t kLo = std::numeric_limits<T>::min(), kHi = std::numeric_limits<T>::max();
+  return static_cast<T>(out < kLo ? kLo : (out > kHi ? kHi : out));
+}
+
+}  // namespace
+
 Error squared_difference_s8(const SquaredDifferenceParams& p, const BroadcastStrides& strides,
                             const int8_t* a, const int8_t* b, int8_t* output) {
-  return MapBroadcast("squared_difference_s8", strides, a, b, output, [&](int8_t qa, int8_t qb) {
-    const int32_t x = MultiplyByQuantizedMultiplierSmallerThanOne(
-        (p.input1_offset + qa) * (1 << p.left_shift), p.input1_multiplier, p.input1_shift);
-    const int32_t y = MultiplyByQuantizedMultiplierSmallerThanOne(
-        (p.input2_offset + qb) * (1 << p.left_shift), p.input2_multiplier, p.input2_shift);
-    const int32_t d = x - y;  // |d| < 2^15: the square fits
-    const int32_t out =
-        MultiplyByQuantizedMultiplier(d * d, p.output_multiplier, p.output_shift) + p.output_offset;
-    return ClampToInt8(out, -128, 127);
-  });
+  return MapBroadcast("squared_difference_s8", strides, a, b, output,
+                      [&](int8_t qa, int8_t qb) { return SquaredDifferenceOf(p, qa, qb); });
+}
+
+Error squared_difference_s16(const SquaredDifferenceParams& p, const BroadcastStrides& strides,
+                             const int16_t* a, const int16_t* b, int16_t* output) {
+  RT_CHECK_OR_RETURN_ERROR(
+      p.left_shift == 0 && p.input1_offset == 0 && p.input2_offset == 0 && p.output_offset == 0,
+      kInvalidArgument, "squared_difference_s16: 16x8 takes left shift 0 and zero points 0");
+  return MapBroadcast("squared_difference_s16", strides, a, b, output,
+                      [&](int16_t qa, int16_t qb) { return SquaredDifferenceOf(p, qa, qb); });
 }
 
 Error squared_difference_s32(const BroadcastStrides& strides, const int32_t* a, const int32_t* b,

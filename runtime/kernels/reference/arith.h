@@ -58,6 +58,10 @@ struct SquaredDifferenceParams {
 [[nodiscard]] Error squared_difference_s8(const SquaredDifferenceParams& params,
                                           const BroadcastStrides& strides, const int8_t* a,
                                           const int8_t* b, int8_t* output);
+/// SQUARED_DIFFERENCE 16x8: left shift 0, zero points 0, clamped to int16.
+[[nodiscard]] Error squared_difference_s16(const SquaredDifferenceParams& params,
+                                           const BroadcastStrides& strides, const int16_t* a,
+                                           const int16_t* b, int16_t* output);
 [[nodiscard]] Error squared_difference_s32(const BroadcastStrides& strides, const int32_t* a,
                                            const int32_t* b, int32_t* output);
 [[nodiscard]] Error squared_difference_f32(const BroadcastStrides& strides, const float* a,

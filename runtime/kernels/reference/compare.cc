@@ -41,18 +41,32 @@ Error CompareRaw(const char* name, Comparison op, const BroadcastStrides& s, con
   return Error::kOk;
 }
 
-}  // namespace
-
-Error compare_s8(Comparison op, const ComparisonScaling& q, const BroadcastStrides& s,
-                 const int8_t* a, const int8_t* b, bool* out) {
+// TFLite's ComparisonWithScaling (int8, and int16 for GREATER): each operand minus its zero
+// point, shifted up by left_shift, scaled below one; the scaled values compared. For int16 the
+// shifted value stays below 2^24, so the reference's int32 shift cannot overflow.
+template <typename T>
+Error CompareRescaled(const char* name, Comparison op, const ComparisonScaling& q,
+                      const BroadcastStrides& s, const T* a, const T* b, bool* out) {
   RT_CHECK_OR_RETURN_ERROR(a != nullptr && b != nullptr && out != nullptr && q.shift[0] <= 0 &&
                                q.shift[1] <= 0 && q.left_shift >= 0 && q.left_shift <= 8,
-                           kInvalidArgument, "compare_s8: bad arguments");
-  CompareAll(op, s, a, b, out, [&q](int8_t v, int k) {
+                           kInvalidArgument, "%s: bad arguments", name);
+  CompareAll(op, s, a, b, out, [&q](T v, int k) {
     const int32_t shifted = (q.offset[k] + v) * (1 << q.left_shift);
     return MultiplyByQuantizedMultiplier(shifted, q.multiplier[k], q.shift[k]);
   });
   return Error::kOk;
+}
+
+}  // namespace
+
+Error compare_s8(Comparison op, const ComparisonScaling& q, const BroadcastStrides& s,
+                 const int8_t* a, const int8_t* b, bool* out) {
+  return CompareRescaled("compare_s8", op, q, s, a, b, out);
+}
+
+Error compare_s16(Comparison op, const ComparisonScaling& q, const BroadcastStrides& s,
+                  const int16_t* a, const int16_t* b, bool* out) {
+  return CompareRescaled("compare_s16", op, q, s, a, b, out);
 }
 
 Error compare_s32(Comparison op, const BroadcastStrides& s, const int32_t* a, const int32_t* b,

@@ -31,6 +31,10 @@ struct ComparisonScaling {
 [[nodiscard]] Error compare_s8(Comparison op, const ComparisonScaling& scaling,
                                const BroadcastStrides& strides, const int8_t* a, const int8_t* b,
                                bool* out);
+/// int16 operands rescaled like compare_s8 (TFLite Micro's GREATER takes them).
+[[nodiscard]] Error compare_s16(Comparison op, const ComparisonScaling& scaling,
+                                const BroadcastStrides& strides, const int16_t* a, const int16_t* b,
+                                bool* out);
 [[nodiscard]] Error compare_s32(Comparison op, const BroadcastStrides& strides, const int32_t* a,
                                 const int32_t* b, bool* out);
 [[nodiscard]] Error compare_s64(Comparison op, const BroadcastStrides& strides, const int64_t* a,

@@ -1,5 +1,7 @@
 #include "runtime/kernels/reference/math.h"
 
+#include <limits>
+
 #include <cmath>
 
 #include "runtime/kernels/reference/float_math.h"
@@ -107,10 +109,16 @@ Error lookup_s8(const int8_t table[256], int64_t count, const int8_t* input, int
   return Error::kOk;
 }
 
-Error prelu_s8(const PreluParams& p, const BroadcastStrides& strides, const int8_t* input,
-               const int8_t* alpha, int8_t* output) {
+namespace {
+
+// TFLite Micro's BroadcastPrelu4DSlow<T, int8_t>: the identity rescale for x >= 0, the alpha
+// product rescale below, clamped to the input type.
+template <typename T>
+Error QuantizedPrelu(const char* name, const PreluParams& p, const BroadcastStrides& strides,
+                     const T* input, const int8_t* alpha, T* output) {
   RT_CHECK_OR_RETURN_ERROR(input != nullptr && alpha != nullptr && output != nullptr,
-                           kInvalidArgument, "prelu_s8: bad arguments");
+                           kInvalidArgument, "%s: bad arguments", name);
+  constexpr int32_t kLo = std::numeric_limits<T>::min(), kHi = std::numeric_limits<T>::max();
   ForEachBroadcast(strides, [&](int64_t ia, int64_t ib, int64_t o) {
     const int32_t v = p.input_offset + input[ia];
     int32_t out;
@@ -120,9 +128,22 @@ Error prelu_s8(const PreluParams& p, const BroadcastStrides& strides, const int8
       const int32_t a = p.alpha_offset + alpha[ib];
       out = MultiplyByQuantizedMultiplier(v * a, p.multiplier_2, p.shift_2);
     }
-    output[o] = ClampToInt8(out + p.output_offset, -128, 127);
+    out += p.output_offset;
+    output[o] = static_cast<T>(out < kLo ? kLo : (out > kHi ? kHi : out));
   });
   return Error::kOk;
+}
+
+}  // namespace
+
+Error prelu_s8(const PreluParams& p, const BroadcastStrides& strides, const int8_t* input,
+               const int8_t* alpha, int8_t* output) {
+  return QuantizedPrelu("prelu_s8", p, strides, input, alpha, output);
+}
+
+Error prelu_s16(const PreluParams& p, const BroadcastStrides& strides, const int16_t* input,
+                const int8_t* alpha, int16_t* output) {
+  return QuantizedPrelu("prelu_s16", p, strides, input, alpha, output);
 }
 
 Error prelu_f32(const BroadcastStrides& strides, const float* input, const float* alpha,

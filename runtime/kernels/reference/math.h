@@ -53,6 +53,9 @@ struct PreluParams {
 
 [[nodiscard]] Error prelu_s8(const PreluParams& params, const BroadcastStrides& strides,
                              const int8_t* input, const int8_t* alpha, int8_t* output);
+/// PRELU 16x8: int16 input and output, int8 alpha (TFLite Micro's only int16 combination).
+[[nodiscard]] Error prelu_s16(const PreluParams& params, const BroadcastStrides& strides,
+                              const int16_t* input, const int8_t* alpha, int16_t* output);
 [[nodiscard]] Error prelu_f32(const BroadcastStrides& strides, const float* input,
                               const float* alpha, float* output);
 

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "runtime/kernels/reference/quantized_math.h"
+
 namespace boardlab::runtime::kernels {
 namespace {
 
@@ -109,6 +111,31 @@ Error ArgMinMax(const char* name, const ShapeN& shape, const T* input, int32_t a
   return Error::kOk;
 }
 
+// TFLite Micro's QuantizedMeanOrSum with compute_sum (one template for int8 and int16): int32
+// sums of the raw values, the input zero point taken out once per summed element, then the
+// output rescale QuantizeMultiplier(in_scale / out_scale) and a clamp to the output type.
+template <typename T>
+Error QuantizedSum(const char* name, const SumParams& p, const ShapeN& shape, const bool* reduced,
+                   const T* input, int32_t* scratch, T* output) {
+  RT_CHECK_OR_RETURN_ERROR(input != nullptr && output != nullptr && scratch != nullptr &&
+                               reduced != nullptr && ValidShape(shape),
+                           kInvalidArgument, "%s: bad arguments", name);
+  const int64_t count = OutputCount(shape, reduced);
+  const int64_t per_output = shape.Size() / count;
+  std::memset(scratch, 0, static_cast<size_t>(count) * sizeof(int32_t));
+  ForEachReduced(shape, reduced, [&](int64_t i, int64_t o) { scratch[o] += input[i]; });
+  constexpr int32_t kLo = std::numeric_limits<T>::min(), kHi = std::numeric_limits<T>::max();
+  for (int64_t o = 0; o < count; ++o) {
+    // int32, as TFLite Micro's accumulator type (it wraps where TFLite Micro does).
+    const int32_t shifted = static_cast<int32_t>(
+        static_cast<uint32_t>(scratch[o]) - static_cast<uint32_t>(p.input_zero_point * per_output));
+    const int32_t value =
+        MultiplyByQuantizedMultiplier(shifted, p.multiplier, p.shift) + p.output_zero_point;
+    output[o] = static_cast<T>(value < kLo ? kLo : (value > kHi ? kHi : value));
+  }
+  return Error::kOk;
+}
+
 }  // namespace
 
 Error reduce_max_s8(const ShapeN& shape, const bool* reduced, const int8_t* input, int8_t* output) {
@@ -137,23 +164,12 @@ int64_t sum_s8_get_buffer_size(const ShapeN& shape, const bool* reduced) {
 
 Error sum_s8(const SumParams& p, const ShapeN& shape, const bool* reduced, const int8_t* input,
              int32_t* scratch, int8_t* output) {
-  RT_CHECK_OR_RETURN_ERROR(input != nullptr && output != nullptr && scratch != nullptr &&
-                               reduced != nullptr && ValidShape(shape),
-                           kInvalidArgument, "sum_s8: bad arguments");
-  const int64_t count = OutputCount(shape, reduced);
-  const int64_t per_output = shape.Size() / count;
-  std::memset(scratch, 0, static_cast<size_t>(count) * sizeof(int32_t));
-  ForEachReduced(shape, reduced, [&](int64_t i, int64_t o) { scratch[o] += input[i]; });
-  // TFLite's float requantization, term for term (single precision, no fused multiply-add).
-  const float bias =
-      static_cast<float>(-p.input_zero_point) * p.scale * static_cast<float>(per_output);
-  for (int64_t o = 0; o < count; ++o) {
-    const float scaled = static_cast<float>(scratch[o]) * p.scale;
-    const int32_t value = static_cast<int32_t>(std::round(scaled + bias)) + p.output_zero_point;
-    // TFLite converts with static_cast<int8_t> and no clamp: keep the low byte.
-    output[o] = static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint32_t>(value) & 0xFFu));
-  }
-  return Error::kOk;
+  return QuantizedSum("sum_s8", p, shape, reduced, input, scratch, output);
+}
+
+Error sum_s16(const SumParams& p, const ShapeN& shape, const bool* reduced, const int16_t* input,
+              int32_t* scratch, int16_t* output) {
+  return QuantizedSum("sum_s16", p, shape, reduced, input, scratch, output);
 }
 
 Error sum_f32(const ShapeN& shape, const bool* reduced, const float* input, float* output) {

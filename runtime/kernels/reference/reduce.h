@@ -3,11 +3,12 @@
 // Reductions over a set of axes and ARG_MAX / ARG_MIN, bit-exact with TFLite Micro's reference
 // kernels (reduce.h, arg_min_max.h):
 // - REDUCE_MAX / REDUCE_MIN on raw values (int8 input and output share one quantization).
-// - SUM int8 accumulates int32 sums, then requantizes in float exactly as TFLite does:
-//     out = int8(int32(round(float(sum) * scale + bias)) + output_zp)
-//   with scale = float(in_scale) / float(out_scale), bias = float(-input_zp) * scale * float(n),
-//   n the number of reduced elements per output; the int8 conversion wraps (TFLite does not
-//   clamp SUM). float32 sums accumulate in input order.
+// - SUM int8 and int16 (16x8) accumulate int32 sums of the raw values and requantize them in
+//   integers as TFLite Micro's QuantizedMeanOrSum does (its reduce.h has no float path left):
+//     out = clamp(MBQM(sum - input_zp * n, m, s) + output_zp)
+//   with (m, s) = QuantizeMultiplier(in_scale / out_scale), n the number of reduced elements per
+//   output. (Older TFLite, the interpreter build the oracle uses among them, requantized in
+//   float and wrapped instead of clamping.) float32 sums accumulate in input order.
 // - ARG_MAX / ARG_MIN: the first index of the extreme value along one axis.
 //
 // `reduced[d]` marks the reduced dimensions of `shape`; outputs are laid out in row-major order
@@ -32,16 +33,19 @@ namespace boardlab::runtime::kernels {
 struct SumParams {
   int32_t input_zero_point = 0;
   int32_t output_zero_point = 0;
-  float scale = 1.0f;  // float(input scale) / float(output scale)
+  int32_t multiplier = 0, shift = 0;  // QuantizeMultiplier(in_scale / out_scale)
 };
 
 /// `scratch` holds one int32 per output element.
 [[nodiscard]] Error sum_s8(const SumParams& params, const ShapeN& shape, const bool* reduced,
                            const int8_t* input, int32_t* scratch, int8_t* output);
+/// SUM 16x8: the same on int16 values (zero points 0), clamped to int16.
+[[nodiscard]] Error sum_s16(const SumParams& params, const ShapeN& shape, const bool* reduced,
+                            const int16_t* input, int32_t* scratch, int16_t* output);
 [[nodiscard]] Error sum_f32(const ShapeN& shape, const bool* reduced, const float* input,
                             float* output);
 
-/// Bytes of scratch sum_s8 needs for `shape` reduced over `reduced`.
+/// Bytes of scratch sum_s8 and sum_s16 need for `shape` reduced over `reduced`.
 int64_t sum_s8_get_buffer_size(const ShapeN& shape, const bool* reduced);
 
 /// Index output of ARG_MAX (`max` true) or ARG_MIN along `axis`: int32 or int64 (`wide`).

@@ -1,6 +1,7 @@
 #include "runtime/kernels/reference/unary.h"
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "runtime/kernels/reference/quantized_math.h"
@@ -86,14 +87,42 @@ bool CastTarget(ScalarType t) {
 
 }  // namespace
 
-Error abs_s8(const AbsParams& p, int64_t count, const int8_t* input, int8_t* output) {
-  RT_CHECK_OR_RETURN_ERROR(input != nullptr && output != nullptr && count >= 0, kInvalidArgument,
-                           "abs_s8: bad arguments");
+namespace {
+
+// TFLite Micro's AbsEvalQuantized: |x - in_zp|, rescaled when the scales differ, plus the output
+// zero point, clamped to the type.
+template <typename T>
+void QuantizedAbs(const AbsParams& p, int64_t count, const T* input, T* output) {
+  constexpr int32_t kLo = std::numeric_limits<T>::min(), kHi = std::numeric_limits<T>::max();
   for (int64_t i = 0; i < count; ++i) {
     int32_t v = input[i] - p.input_zero_point;
     v = v < 0 ? -v : v;
     if (p.rescale) v = MultiplyByQuantizedMultiplier(v, p.multiplier, p.shift);
-    output[i] = ClampToInt8(v + p.output_zero_point, -128, 127);
+    v += p.output_zero_point;
+    output[i] = static_cast<T>(v < kLo ? kLo : (v > kHi ? kHi : v));
+  }
+}
+
+}  // namespace
+
+Error abs_s8(const AbsParams& p, int64_t count, const int8_t* input, int8_t* output) {
+  RT_CHECK_OR_RETURN_ERROR(input != nullptr && output != nullptr && count >= 0, kInvalidArgument,
+                           "abs_s8: bad arguments");
+  QuantizedAbs(p, count, input, output);
+  return Error::kOk;
+}
+
+Error abs_s16(const AbsParams& p, int64_t count, const int16_t* input, int16_t* output) {
+  RT_CHECK_OR_RETURN_ERROR(input != nullptr && output != nullptr && count >= 0, kInvalidArgument,
+                           "abs_s16: bad arguments");
+  if (p.quantized) {
+    QuantizedAbs(p, count, input, output);
+    return Error::kOk;
+  }
+  // Plain int16 (TFLite Micro's std::abs on the promoted value, narrowed back: -32768 stays).
+  for (int64_t i = 0; i < count; ++i) {
+    const int32_t v = input[i];
+    output[i] = static_cast<int16_t>(static_cast<uint16_t>(v < 0 ? -v : v));
   }
   return Error::kOk;
 }

@@ -21,10 +21,15 @@ struct AbsParams {
   int32_t output_zero_point = 0;
   bool rescale = false;  // input and output scales differ
   int32_t multiplier = 0, shift = 0;
+  bool quantized = true;  // int16 only: false for an unquantized input (plain integer ABS)
 };
 
 [[nodiscard]] Error abs_s8(const AbsParams& params, int64_t count, const int8_t* input,
                            int8_t* output);
+/// ABS int16: quantized (16x8, zero points 0) like abs_s8 clamped to int16, or on plain int16
+/// values when the input carries no quantization, as TFLite Micro does (|-32768| wraps).
+[[nodiscard]] Error abs_s16(const AbsParams& params, int64_t count, const int16_t* input,
+                            int16_t* output);
 [[nodiscard]] Error abs_f32(int64_t count, const float* input, float* output);
 [[nodiscard]] Error neg_f32(int64_t count, const float* input, float* output);
 
