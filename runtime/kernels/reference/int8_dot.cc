@@ -154,6 +154,9 @@ BOARDLAB_TARGET_AVX2 void DotTileAvx2Impl(const int8_t* w, ptrdiff_t row_stride,
       }
     }
   }
+  // GCC emits no VZEROUPPER before the tail call into AddTail's SSE code (compiled without
+  // AVX); the dirty upper halves then slowed every SSE instruction after the tile.
+  _mm256_zeroupper();
   StoreSums<R, P>(acc4, out, out_stride);
   AddTail<R, P>(w, row_stride, chunk_stride, x, x_stride, k, out, out_stride);
 }
