@@ -3,12 +3,15 @@
 
 #include <regex>
 
+#include "absl/strings/ascii.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/lab_board.h"
 #include "server/web/boards_page.h"
 #include "server/web/job_page.h"
 #include "server/web/jobs_page.h"
 #include "server/web/page_layout.h"
+#include "server/web/style.h"
 
 namespace boardlab::server::web {
 namespace {
@@ -297,6 +300,33 @@ TEST(PageLayoutTest, AgesAndSizesReadAsPeopleSayThem) {
   EXPECT_EQ(JobStateText(v1::JOB_STATE_COLLECTING), "collecting");
   EXPECT_EQ(VerdictText(v1::JOB_RESULT_QUEUE_TIMEOUT), "QUEUE_TIMEOUT");
   EXPECT_EQ(VerdictText(v1::JOB_RESULT_UNSPECIFIED), "");
+}
+
+// A class the stylesheet has no rule for is a grey badge: every state and verdict a page can show
+// has its colour, including those added to the API after the pages (a board's RECOVERING).
+TEST(PageLayoutTest, EveryStateAndVerdictBadgeHasAColour) {
+  const std::string css = kStyleSheet;
+  auto styled = [&](const std::string& name) {
+    return std::regex_search(css, std::regex("\\.badge\\." + name + "[^a-z_]"));
+  };
+  for (int s = v1::BoardState_MIN + 1; s <= v1::BoardState_MAX; ++s) {
+    if (!v1::BoardState_IsValid(s)) continue;
+    const std::string name = BoardStateName(static_cast<v1::BoardState>(s));
+    EXPECT_TRUE(styled(name)) << "board state " << name;
+  }
+  for (int s = v1::JobState_MIN + 1; s <= v1::JobState_MAX; ++s) {
+    if (!v1::JobState_IsValid(s)) continue;
+    const std::string name = JobStateText(static_cast<v1::JobState>(s));
+    // "done" stays grey on purpose: the verdict next to it carries the colour.
+    if (name != "done") {
+      EXPECT_TRUE(styled(name)) << "job state " << name;
+    }
+  }
+  for (int r = v1::JobResult_MIN + 1; r <= v1::JobResult_MAX; ++r) {
+    if (!v1::JobResult_IsValid(r)) continue;
+    const std::string name = absl::AsciiStrToLower(VerdictText(static_cast<v1::JobResult>(r)));
+    EXPECT_TRUE(styled(name)) << "verdict " << name;
+  }
 }
 
 }  // namespace
