@@ -267,6 +267,46 @@ TEST_F(WebAppTest, TheJobPageShowsItsPartitionAndLinksFilesThatDownloadThroughTh
   EXPECT_EQ(Page("/jobs/" + job + "/files/..%2F..%2Fetc%2Fpasswd", kCiToken).status, 404);
 }
 
+// A many-case job's outputs are files under cases/NAME/ (api::ListJobFiles), as in `--out`: the
+// page links them with the slashes encoded, and the link downloads the case's output.
+TEST_F(WebAppTest, AManyCaseJobLinksEachCasesOutputs) {
+  v1::SubmitJobRequest request = Request(PutModel());
+  for (const auto& [name, fill] : {std::pair{"a", 1}, {"b", 2}}) {
+    v1::RunCase* c = request.mutable_spec()->mutable_run()->add_cases();
+    c->set_name(name);
+    *c->add_inputs()->mutable_blob() = PutBlob(std::vector<uint8_t>(16, fill));
+  }
+  const std::string job = Submit(request, "ci").id();
+  auto assignment = agent_->WaitAssignment(++assignments_);
+  ASSERT_TRUE(assignment);
+  v1::AgentMessage m;
+  v1::RunResult* r = m.mutable_result();
+  r->set_job_id(assignment->job_id());
+  r->set_attempt(assignment->attempt());
+  r->set_board_id(assignment->board_id());
+  r->set_outcome(v1::RUN_OUTCOME_PASS);
+  for (const std::string name : {"a", "b"}) {
+    v1::CaseResult* c = r->add_cases();
+    c->set_name(name);
+    c->set_passed(true);
+    absl::StatusOr<v1::Digest> output = blobs_->Put("output of case " + name);
+    ASSERT_TRUE(output.ok()) << output.status();
+    *c->add_outputs() = *output;
+  }
+  Send(session_id_, m);
+  ASSERT_EQ(LabTest::Get(job).state(), v1::JOB_STATE_DONE);
+
+  HttpResponse page = Page("/jobs/" + job, kCiToken);
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_THAT(page.body, HasSubstr("/files/cases%2Fb%2Foutput0.bin\">cases/b/output0.bin</a>"));
+  HttpResponse output = Page("/jobs/" + job + "/files/cases%2Fb%2Foutput0.bin", kCiToken);
+  ASSERT_EQ(output.status, 200) << output.body;
+  EXPECT_EQ(output.body, "output of case b");
+  EXPECT_EQ(Page("/jobs/" + job + "/files/cases%2Fc%2Foutput0.bin", kCiToken).status, 404);
+  // Another tenant gets no case output either.
+  EXPECT_EQ(Page("/jobs/" + job + "/files/cases%2Fb%2Foutput0.bin", kDevToken).status, 404);
+}
+
 TEST_F(WebAppTest, TheBoardsPageShowsTheAgentsBoards) {
   RunJob("ci", v1::RUN_OUTCOME_PASS);
   HttpResponse boards = Page("/boards", kDevToken);  // boards are the lab's, for every client
