@@ -1,10 +1,9 @@
 #pragma once
 
-// The files a finished job leaves in the artifact store (v1::JobFiles), under the names
-// `boardlab --out DIR` gives them:
-//   artifact.pte, report.json, debug_map.json, output<i>.bin, etdump.etdp, profile.json, log.txt
-// and job.json, the final job record itself; and, drawn here from the ETDump and the debug map,
-// the run's timeline as trace.json (Chrome trace) and timeline.svg (runtime/cli/timeline.h).
+// `boardlab --out DIR`: the files a finished job leaves in the artifact store, under the names
+// of proto/support/job_files.h, and job.json, the final job record itself; and, drawn here from
+// the ETDump and the debug map, the run's timeline as trace.json (Chrome trace) and timeline.svg
+// (runtime/cli/timeline.h).
 
 #include <string>
 #include <vector>
@@ -12,16 +11,12 @@
 #include "absl/status/status.h"
 #include "boardlab/v1/types.pb.h"
 #include "proto/support/blob_client.h"
+#include "proto/support/job_files.h"
 
 namespace boardlab::cli {
 
-struct JobFile {
-  std::string name;  // file name inside the output folder
-  v1::Digest digest;
-};
-
-/// The job's files that exist (a digest with a SHA-256), in the order listed above.
-std::vector<JobFile> ListJobFiles(const v1::Job& job);
+using api::JobFile;
+using api::ListJobFiles;
 
 /// Creates `dir` when needed and downloads every file of ListJobFiles into it, then writes
 /// job.json. Errors: those of BlobClient::Get (NotFound, DataLoss, UNAVAILABLE, ...) and

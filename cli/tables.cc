@@ -1,7 +1,5 @@
 #include "cli/tables.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -92,16 +90,6 @@ void PrintProfileRow(const ProfileOp& op, const std::string& count_unit, const s
 }
 
 }  // namespace
-
-std::string MessageJson(const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string json;
-  // Printing a valid message cannot fail; an empty object is the fallback all the same.
-  if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) return "{}";
-  return json;
-}
 
 std::string BudgetCheckText(const v1::BudgetCheck& check) {
   run::BudgetCheck view;

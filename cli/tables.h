@@ -13,11 +13,12 @@
 #include "boardlab/v1/types.pb.h"
 #include "cli/profile_view.h"
 #include "google/protobuf/message.h"
+#include "proto/support/job_files.h"
 
 namespace boardlab::cli {
 
 /// The message in proto3 JSON (field names as in the .proto, defaults included), one line.
-std::string MessageJson(const google::protobuf::Message& message);
+using api::MessageJson;
 
 /// "latency 612.5 us <= 700 us: pass", "sram not measured (why) <= 1000 bytes: FAIL".
 std::string BudgetCheckText(const v1::BudgetCheck& check);

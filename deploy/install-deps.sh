@@ -22,6 +22,9 @@ packages=(
   prometheus-cpp-dev prometheus libyaml-cpp-dev libboost-dev libssl-dev
   # the PostgreSQL store (libpq), and the server the store and service tests start and throw away
   libpq-dev postgresql
+  # the web pages' browser test reads them in Chromium (driven by playwright-core from npm,
+  # deploy/install-node-deps.sh); the server's HTTPS uses libssl-dev above and Boost.Beast
+  chromium
   # Cortex-M33 firmware (firmware/) and the QEMU mps2-an505 board it runs on
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
   # what deploy/container/Containerfile installs besides the libraries above (its test checks

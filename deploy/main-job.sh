@@ -28,7 +28,7 @@ trap cleanup EXIT
 
 echo "== start boardlab-server (loopback, data in $work/server)"
 "$build"/server/boardlab-server --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-  --data-dir "$work/server" >"$work/server.out" 2>"$work/server.log" &
+  --http-listen 127.0.0.1:0 --data-dir "$work/server" >"$work/server.out" 2>"$work/server.log" &
 pids+=($!)
 for _ in $(seq 100); do
   grep -q "listening on" "$work/server.out" 2>/dev/null && break

@@ -36,6 +36,8 @@ void BoardHealth::CountRun(LabBoard& board, bool infra_failure, const std::strin
     return;
   }
   board.board.set_consecutive_failures(board.board.consecutive_failures() + 1);
+  board.board.set_last_failure(message);
+  board.board.set_last_failure_ms(now_ms);
   if (board.board.consecutive_failures() < quarantine_after_ || board.quarantined) return;
   board.quarantined = true;
   board.board.set_reason(absl::StrCat("quarantined after ", board.board.consecutive_failures(),
@@ -86,6 +88,8 @@ void BoardHealth::OnCheckResult(LabBoard& board, const v1::RunResult& result, in
     return;
   }
   board.board.set_reason(absl::StrCat("quarantined; health check failed: ", result.message()));
+  board.board.set_last_failure(absl::StrCat("health check failed: ", result.message()));
+  board.board.set_last_failure_ms(now_ms);
   board.next_health_check_ms = now_ms + kRetryCheckMs;
 }
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace boardlab::server {
@@ -61,6 +62,7 @@ absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
   absl::Status known = CheckKeys(root, "",
                                  {"listen",
                                   "metrics_listen",
+                                  "http_listen",
                                   "data_dir",
                                   "store",
                                   "store_password_file",
@@ -92,6 +94,7 @@ absl::Status ReadConfig(const YAML::Node& root, ServerConfig& config) {
   if (!known.ok()) return known;
   ReadKey(root, "listen", config.listen);
   ReadKey(root, "metrics_listen", config.metrics_listen);
+  ReadKey(root, "http_listen", config.http_listen);
   ReadKey(root, "data_dir", config.data_dir);
   ReadKey(root, "store", config.store);
   ReadKey(root, "store_password_file", config.store_password_file);
@@ -161,6 +164,20 @@ absl::Status ValidateStore(const ServerConfig& c) {
   return absl::OkStatus();
 }
 
+// host:port with a port number: the web listener's address is checked before anything starts.
+absl::Status ValidateHttpListen(const std::string& listen) {
+  if (listen.empty()) return absl::OkStatus();
+  const size_t colon = listen.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid configuration of http_listen='", listen,
+                     "' (must be host:port, e.g. 0.0.0.0:9480, or empty to turn the pages off)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool UsesPostgres(const ServerConfig& config) {
@@ -226,6 +243,7 @@ absl::Status ValidateServerConfig(const ServerConfig& c) {
     return ok;
   }
   if (absl::Status ok = ValidateStore(c); !ok.ok()) return ok;
+  if (absl::Status ok = ValidateHttpListen(c.http_listen); !ok.ok()) return ok;
   if (c.tls_cert.empty() != c.tls_key.empty()) {
     return absl::InvalidArgumentError("invalid configuration of tls: cert and key go together");
   }

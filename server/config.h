@@ -40,6 +40,7 @@ struct RetentionConfig {
 struct ServerConfig {
   std::string listen = "127.0.0.1:7400";
   std::string metrics_listen = "127.0.0.1:9400";  // empty = no /metrics endpoint
+  std::string http_listen = "127.0.0.1:9480";     // the web pages (HTTPS with tls); empty = off
   std::string data_dir = "boardlab-data";         // database + blobs
   // Where the state is kept: empty (or "sqlite") = SQLite in data_dir; a postgres:// or
   // postgresql:// URI = that PostgreSQL database (blobs stay in data_dir). The URI holds no

@@ -619,6 +619,7 @@ absl::StatusOr<v1::ListJobsResponse> Lab::ListJobs(const Caller& caller,
   for (int state : request.states()) filter.states.push_back(static_cast<v1::JobState>(state));
   filter.board_type = request.board_type();
   filter.labels.assign(request.labels().begin(), request.labels().end());
+  for (int result : request.results()) filter.results.push_back(static_cast<v1::JobResult>(result));
   filter.tenant = caller.tenant;
   if (!request.tenant().empty()) {
     if (!caller.is_admin() && request.tenant() != caller.tenant) {

@@ -29,6 +29,8 @@
 #include "server/retention.h"
 #include "server/services.h"
 #include "server/tiered_blob_store.h"
+#include "server/web/http_server.h"
+#include "server/web/web_app.h"
 
 namespace boardlab::server {
 namespace {
@@ -46,6 +48,7 @@ struct Flags {
   std::string config;
   std::string listen;
   std::string metrics_listen;
+  std::string http_listen;
   std::string data_dir;
   int compile_workers = 0;
   int heartbeat_interval_ms = 0;
@@ -61,6 +64,8 @@ absl::StatusOr<ServerConfig> ResolveConfig(const Flags& flags) {
   if (!flags.listen.empty()) config.listen = flags.listen;
   if (!flags.metrics_listen.empty())
     config.metrics_listen = flags.metrics_listen == "off" ? "" : flags.metrics_listen;
+  if (!flags.http_listen.empty())
+    config.http_listen = flags.http_listen == "off" ? "" : flags.http_listen;
   if (!flags.data_dir.empty()) config.data_dir = flags.data_dir;
   if (flags.compile_workers > 0) config.compile_workers = flags.compile_workers;
   if (flags.heartbeat_interval_ms > 0) config.heartbeat_interval_ms = flags.heartbeat_interval_ms;
@@ -130,6 +135,26 @@ absl::Status PrepareHealthCheck(const ServerConfig& config, BlobStore& blobs,
   return absl::OkStatus();
 }
 
+// The web pages, on their own listener (HTTPS when the server has a certificate); null when
+// http_listen is off.
+absl::StatusOr<std::unique_ptr<web::HttpServer>> StartWebPages(const ServerConfig& config,
+                                                               web::WebApp& app) {
+  if (config.http_listen.empty()) return nullptr;
+  web::HttpServerOptions options;
+  options.listen = config.http_listen;
+  options.tls_cert = config.tls_cert;
+  options.tls_key = config.tls_key;
+  return web::HttpServer::Start(
+      options, [&app](const web::HttpRequest& request) { return app.Handle(request); });
+}
+
+// "http://HOST:PORT/" as a browser opens it, or "off".
+std::string WebAddress(const ServerConfig& config, const web::HttpServer* server) {
+  if (server == nullptr) return "off";
+  std::string host = config.http_listen.substr(0, config.http_listen.rfind(':'));
+  return absl::StrCat(server->scheme(), "://", host, ":", server->port(), "/");
+}
+
 int Serve(const ServerConfig& config) {
   auto store = OpenStore(config);
   if (!store.ok()) {
@@ -196,15 +221,23 @@ int Serve(const ServerConfig& config) {
     LogError("cannot listen", {{"address", config.listen}});
     return kExitStartup;
   }
+  web::WebApp web_app({lab, **store, *blobs, auth, /*open=*/config.tokens.empty()});
+  auto web_server = StartWebPages(config, web_app);
+  if (!web_server.ok()) {
+    LogError(std::string(web_server.status().message()));
+    return kExitStartup;
+  }
   std::string host = config.listen.substr(0, config.listen.rfind(':'));
   std::string metrics_port =
       exposer ? std::to_string(exposer->GetListeningPorts().at(0)) : std::string("off");
+  std::string web_address = WebAddress(config, web_server->get());
   LogInfo("listening", {{"grpc", absl::StrCat(host, ":", port)},
                         {"metrics_port", metrics_port},
+                        {"web", web_address},
                         {"data_dir", config.data_dir}});
   // Tests and scripts read the addresses from this line.
-  printf("boardlab-server listening on %s:%d metrics %s\n", host.c_str(), port,
-         metrics_port.c_str());
+  printf("boardlab-server listening on %s:%d metrics %s web %s\n", host.c_str(), port,
+         metrics_port.c_str(), web_address.c_str());
   fflush(stdout);
 
   retention.Start();
@@ -215,6 +248,7 @@ int Serve(const ServerConfig& config) {
     lab.Tick();
   }
   LogInfo("shutting down");
+  web_server->reset();  // no page is read from a Lab that is going away
   // Open streams (agents, watchers) are cut after a grace period; the state is already on disk.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   lab.Shutdown();  // replicas: the others take this one's work over at once
@@ -245,6 +279,8 @@ int main(int argc, char** argv) {
   app.add_option("--listen", flags.listen, "gRPC address, host:port (port 0: any free port)");
   app.add_option("--metrics-listen", flags.metrics_listen,
                  "Prometheus /metrics address, host:port, or off");
+  app.add_option("--http-listen", flags.http_listen,
+                 "web pages address (jobs, boards), host:port, or off");
   app.add_option("--data-dir", flags.data_dir, "database and artifact store directory");
   app.add_option("--compile-workers", flags.compile_workers, "parallel compiles")
       ->check(CLI::PositiveNumber);

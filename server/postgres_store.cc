@@ -354,8 +354,8 @@ absl::StatusOr<std::vector<v1::Job>> PostgresStore::LoadUnfinishedJobs() {
 absl::StatusOr<JobPage> PostgresStore::ListJobs(const JobFilter& filter, int64_t before,
                                                 int page_size) {
   std::lock_guard lock(mutex_);
-  // As in SqliteStore, states and labels are checked on the parsed records. The rows come in
-  // pages of the page size (a cursor-less keyset scan) so that a filter matching few jobs does
+  // As in SqliteStore, states, results and labels are checked on the parsed records. The rows come
+  // in pages of the page size (a cursor-less keyset scan) so that a filter matching few jobs does
   // not load the whole table at once.
   JobPage page;
   int64_t below = before > 0 ? before : INT64_MAX;
@@ -371,7 +371,7 @@ absl::StatusOr<JobPage> PostgresStore::ListJobs(const JobFilter& filter, int64_t
       below = rows->Int(row, 0);
       auto job = ParseRecord<v1::Job>(rows->Bytes(row, 1), "job");
       if (!job.ok()) return job.status();
-      if (!MatchesStateAndLabels(*job, filter)) continue;
+      if (!MatchesParsedFilter(*job, filter)) continue;
       if (static_cast<int>(page.jobs.size()) == page_size) {
         page.next_before = page.jobs.empty() ? 0 : below + 1;
         return page;

@@ -328,8 +328,8 @@ absl::StatusOr<std::vector<v1::Job>> SqliteStore::LoadUnfinishedJobs() {
 absl::StatusOr<JobPage> SqliteStore::ListJobs(const JobFilter& filter, int64_t before,
                                               int page_size) {
   std::lock_guard lock(mutex_);
-  // States and labels are filtered here rather than in SQL: the page is small and the record
-  // has to be parsed anyway.
+  // States, results and labels are filtered here rather than in SQL: the page is small and the
+  // record has to be parsed anyway.
   Statement stmt(db_, statements_,
                  "SELECT number, record FROM jobs WHERE number < ? AND (? = '' OR tenant = ?) "
                  "AND (? = '' OR board_type = ?) ORDER BY number DESC");
@@ -340,7 +340,7 @@ absl::StatusOr<JobPage> SqliteStore::ListJobs(const JobFilter& filter, int64_t b
   while ((rc = stmt.Step()) == SQLITE_ROW) {
     auto job = ParseRecord<v1::Job>(stmt.Blob(1), "job");
     if (!job.ok()) return job.status();
-    if (!MatchesStateAndLabels(*job, filter)) continue;
+    if (!MatchesParsedFilter(*job, filter)) continue;
     if (static_cast<int>(page.jobs.size()) == page_size) {
       page.next_before = page.jobs.empty() ? 0 : stmt.Int(0) + 1;
       break;

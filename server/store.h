@@ -21,10 +21,11 @@
 namespace boardlab::server {
 
 struct JobFilter {
-  std::vector<v1::JobState> states;  // empty = any
-  std::string tenant;                // empty = any
-  std::string board_type;            // empty = any
-  std::vector<v1::Tag> labels;       // all must match
+  std::vector<v1::JobState> states;    // empty = any
+  std::string tenant;                  // empty = any
+  std::string board_type;              // empty = any
+  std::vector<v1::Tag> labels;         // all must match
+  std::vector<v1::JobResult> results;  // empty = any; else finished jobs with one of these
 };
 
 struct JobPage {

@@ -88,9 +88,14 @@ absl::StatusOr<int64_t> DeleteInPages(
   return deleted;
 }
 
-bool MatchesStateAndLabels(const v1::Job& job, const JobFilter& filter) {
+bool MatchesParsedFilter(const v1::Job& job, const JobFilter& filter) {
   if (!filter.states.empty() &&
       std::find(filter.states.begin(), filter.states.end(), job.state()) == filter.states.end()) {
+    return false;
+  }
+  if (!filter.results.empty() &&
+      (job.state() != v1::JOB_STATE_DONE || std::find(filter.results.begin(), filter.results.end(),
+                                                      job.result()) == filter.results.end())) {
     return false;
   }
   for (const auto& wanted : filter.labels) {

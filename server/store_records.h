@@ -81,8 +81,8 @@ class RetentionPage {
 absl::StatusOr<int64_t> DeleteInPages(
     const std::function<absl::StatusOr<RetentionPage>(int64_t after)>& delete_page);
 
-/// The parts of `filter` the stores check on the parsed job (states and labels); tenant and
-/// board type are columns the query filters on.
-bool MatchesStateAndLabels(const v1::Job& job, const JobFilter& filter);
+/// The parts of `filter` the stores check on the parsed job (states, results and labels); tenant
+/// and board type are columns the query filters on.
+bool MatchesParsedFilter(const v1::Job& job, const JobFilter& filter);
 
 }  // namespace boardlab::server

@@ -24,24 +24,28 @@ bool WriteText(const std::string& path, const std::string& text, std::string* er
 
 }  // namespace
 
-bool WriteTimelineFiles(std::string_view etdp, const nlohmann::json& debug_map,
-                        const std::string& source, const TimelinePaths& paths, std::string* error) {
+std::optional<TimelineTexts> TimelineFileTexts(std::string_view etdp,
+                                               const nlohmann::json& debug_map,
+                                               const std::string& source, std::string* error) {
   std::string why;
   const std::optional<Timeline> timeline = TimelineFromEtdump(etdp, debug_map, &why);
   if (!timeline) {
     *error = "'" + source + "': " + why;
-    return false;
+    return std::nullopt;
   }
   // Names come from the model file and need not be UTF-8; the trace must stay JSON.
-  if (!paths.trace.empty() &&
-      !WriteText(paths.trace,
-                 TraceEventJson(*timeline, source)
-                         .dump(1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                     "\n",
-                 error)) {
-    return false;
-  }
-  return paths.timeline.empty() || WriteText(paths.timeline, TimelineSvg(*timeline, source), error);
+  return TimelineTexts{TraceEventJson(*timeline, source)
+                               .dump(1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                           "\n",
+                       TimelineSvg(*timeline, source)};
+}
+
+bool WriteTimelineFiles(std::string_view etdp, const nlohmann::json& debug_map,
+                        const std::string& source, const TimelinePaths& paths, std::string* error) {
+  const std::optional<TimelineTexts> texts = TimelineFileTexts(etdp, debug_map, source, error);
+  if (!texts) return false;
+  if (!paths.trace.empty() && !WriteText(paths.trace, texts->trace, error)) return false;
+  return paths.timeline.empty() || WriteText(paths.timeline, texts->svg, error);
 }
 
 bool WriteTimelineFilesOf(const std::string& etdump_path, const nlohmann::json& debug_map,

@@ -8,6 +8,7 @@
 //   if (!WriteTimelineFiles(etdp_bytes, debug_map, "kws.etdp", {"trace.json", "timeline.svg"},
 //                           &error)) { ... }
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,18 @@ struct TimelinePaths {
   std::string trace;     // Chrome trace JSON; empty = not written
   std::string timeline;  // SVG picture; empty = not written
 };
+
+/// The contents of trace.json and timeline.svg.
+struct TimelineTexts {
+  std::string trace;
+  std::string svg;
+};
+
+/// The timeline files of `etdp` as text (what WriteTimelineFiles writes; the server's web pages
+/// serve them). nullopt with `error` set ("'<source>': ...") when the ETDump holds no timeline.
+std::optional<TimelineTexts> TimelineFileTexts(std::string_view etdp,
+                                               const nlohmann::json& debug_map,
+                                               const std::string& source, std::string* error);
 
 /// Builds the timeline of `etdp` (TimelineFromEtdump, named after `debug_map`, null for none)
 /// and writes the files `paths` names; `source` names what was profiled in both. False with

@@ -26,37 +26,18 @@ constexpr double kLegendRow = 18;
 constexpr double kCharWidth = 6.6;      // average advance of an 11 px sans-serif character
 constexpr double kMinSliceWidth = 1.5;  // so that no slice disappears
 
-std::string Escaped(const std::vector<std::string_view>& chars, size_t count) {
-  std::string out;
-  for (size_t i = 0; i < count && i < chars.size(); ++i) {
-    const std::string_view c = chars[i];
-    if (c == "&") {
-      out += "&amp;";
-    } else if (c == "<") {
-      out += "&lt;";
-    } else if (c == ">") {
-      out += "&gt;";
-    } else if (c == "\"") {
-      out += "&quot;";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string XmlText(std::string_view text) {
   const std::vector<std::string_view> chars = XmlChars(text);
-  return Escaped(chars, chars.size());
+  return EscapedXmlChars(chars, chars.size());
 }
 
 // What fits in `width` pixels: the whole label, its start with an ellipsis, or nothing.
 std::string FittedLabel(const std::string& label, double width) {
   const std::vector<std::string_view> chars = XmlChars(label);
   const auto fit = static_cast<size_t>((width - 6) / kCharWidth);
-  if (fit >= chars.size()) return Escaped(chars, chars.size());
+  if (fit >= chars.size()) return EscapedXmlChars(chars, chars.size());
   if (fit < 4) return "";
-  return Escaped(chars, fit - 1) + "\u2026";
+  return EscapedXmlChars(chars, fit - 1) + "\u2026";
 }
 
 std::string Number(double v, const char* format = "%.6g") {

@@ -40,4 +40,25 @@ std::vector<std::string_view> XmlChars(std::string_view text) {
   return chars;
 }
 
+std::string EscapedXmlChars(const std::vector<std::string_view>& chars, size_t count) {
+  std::string out;
+  for (size_t i = 0; i < count && i < chars.size(); ++i) {
+    const std::string_view c = chars[i];
+    if (c == "&") {
+      out += "&amp;";
+    } else if (c == "<") {
+      out += "&lt;";
+    } else if (c == ">") {
+      out += "&gt;";
+    } else if (c == "\"") {
+      out += "&quot;";
+    } else if (c == "'") {
+      out += "&#39;";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace boardlab::run

@@ -212,6 +212,8 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> StartServer(const std::string& wh
                                    "127.0.0.1:0",
                                    "--metrics-listen",
                                    "127.0.0.1:0",
+                                   "--http-listen",
+                                   "127.0.0.1:0",
                                    "--data-dir",
                                    data_dir.empty() ? server->dir + "/data" : data_dir,
                                    "--compile-workers",
@@ -224,7 +226,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> StartServer(const std::string& wh
   close(fds[1]);
   server->stdout_fd = fds[0];
   if (server->pid < 0) return absl::InternalError("fork failed");
-  // "boardlab-server listening on HOST:PORT metrics PORT"
+  // "boardlab-server listening on HOST:PORT metrics PORT web URL"
   std::string out;
   const auto start = Clock::now();
   while (out.find('\n') == std::string::npos) {

@@ -4,7 +4,7 @@
 # mapped to its Debian package (dpkg -S), and each such package must be one the Containerfile
 # installs or one of their dependencies (dpkg's Depends and Pre-Depends, followed to the end), or
 # part of every Debian image (libc6, libgcc-s1). The paths the image's ENV names must be in the
-# stage too.
+# stage too, and EXPOSE must name the ports deploy/config/server.yaml listens on.
 #
 #   check_container.sh BUILD_DIR CONTAINERFILE
 set -euo pipefail
@@ -95,6 +95,13 @@ done
 while read -r path; do
   [[ -e $stage/${path#/opt/boardlab/} ]] || fail "the Containerfile names $path, which is not installed"
 done < <(grep -oE '/opt/boardlab/[A-Za-z0-9_./-]+' "$containerfile" | grep -v '/opt/boardlab/$' | sort -u)
+
+# EXPOSE names the port of every listener the image's example configuration turns on.
+config=$(dirname "$containerfile")/../config/server.yaml
+exposed=" $(sed -n 's/^EXPOSE //p' "$containerfile" | tr '\n' ' ') "
+while read -r key port; do
+  [[ $exposed == *" $port "* ]] || fail "the Containerfile does not EXPOSE $port ($key in $config)"
+done < <(sed -nE 's/^(listen|metrics_listen|http_listen): *[^ #]*:([0-9]+).*/\1 \2/p' "$config")
 
 echo "$(ls "$stage"/bin | wc -l) programs, ${#listed[@]} listed packages: $failures failures"
 ((failures == 0))

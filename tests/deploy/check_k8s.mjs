@@ -1,8 +1,9 @@
 // Checks deploy/k8s offline (no cluster): every object against the Kubernetes API schema
 // (kubernetes-models, generated from the Kubernetes OpenAPI definitions), the kustomization's
 // resources, the references between objects, what the lab needs of them (two or more server
-// replicas, gRPC health probes, board hosts only for agents), and the configuration files the
-// ConfigMaps carry with the programs that read them (--check-config).
+// replicas, gRPC health probes, board hosts only for agents, every listener of the server behind a
+// declared container port and a Service), and the configuration files the ConfigMaps carry with
+// the programs that read them (--check-config).
 //
 //   node check_k8s.mjs K8S_DIR NODE_MODULES BOARDLAB_SERVER BOARDLAB_AGENT BOARDLAB_CLI FIRMWARE_DIR
 //
@@ -134,6 +135,60 @@ function checkServer(objects) {
   return container;
 }
 
+// The server's listeners and their defaults (server/config.h): each that is on must listen beyond
+// the pod's loopback, on a port its container declares, behind a Service, or nobody reaches it.
+const kServerListeners = {
+  listen: "127.0.0.1:7400",
+  metrics_listen: "127.0.0.1:9400",
+  http_listen: "127.0.0.1:9480",
+};
+
+function checkListeners(objects, serverContainer) {
+  const serverConfig = named(objects, "ConfigMap", "boardlab-server-config");
+  if (!serverConfig || !serverContainer) return;
+  const config = YAML.parse(serverConfig.obj.data["server.yaml"]) ?? {};
+  const declared = new Map((serverContainer.ports ?? []).map((p) => [p.containerPort, p.name]));
+  const services = byKind(objects, "Service").filter(
+    ({ obj }) => obj.spec.selector["app.kubernetes.io/name"] === "boardlab-server");
+  for (const [key, fallback] of Object.entries(kServerListeners)) {
+    const address = String(config[key] ?? fallback);
+    if (address === "" || address === "off") continue;
+    const colon = address.lastIndexOf(":");
+    const host = address.slice(0, colon);
+    const port = Number(address.slice(colon + 1));
+    if (host === "127.0.0.1" || host === "localhost" || host === "[::1]") {
+      fail(`server.yaml: ${key} ${address} listens on the pod's loopback only`);
+      continue;
+    }
+    if (!declared.has(port)) {
+      fail(`boardlab-server: no container port ${port} for ${key} ${address}`);
+      continue;
+    }
+    const name = declared.get(port);
+    const served = services.some(({ obj }) => obj.spec.ports.some(
+      (p) => p.targetPort === name || p.targetPort === port));
+    if (!served) fail(`boardlab-server: no Service sends traffic to ${key} (port ${port})`);
+  }
+}
+
+// Every Service's target port is one the containers it selects declare (by name or number).
+function checkServicePorts(objects) {
+  const workloads = [...byKind(objects, "Deployment"), ...byKind(objects, "DaemonSet")];
+  for (const { file, obj } of byKind(objects, "Service")) {
+    const selected = workloads.filter(({ obj: w }) => Object.entries(obj.spec.selector).every(
+      ([k, v]) => w.spec.template.metadata.labels[k] === v));
+    const ports = selected.flatMap(
+      ({ obj: w }) => w.spec.template.spec.containers.flatMap((c) => c.ports ?? []));
+    for (const p of obj.spec.ports) {
+      const target = p.targetPort ?? p.port;
+      if (!ports.some((c) => c.name === target || c.containerPort === target)) {
+        fail(`${file}: Service ${obj.metadata.name} port ${p.name} targets ${target}, ` +
+             "which no selected container declares");
+      }
+    }
+  }
+}
+
 // Runs `program args...`; a failure is recorded with the program's own message.
 function run(what, program, args) {
   try {
@@ -202,6 +257,8 @@ const secrets = files.filter((f) => f.endsWith(".example.yaml")).flatMap(readObj
 await checkSchemas([...objects, ...secrets]);
 checkReferences(objects, secrets);
 const serverContainer = checkServer(objects);
+checkServicePorts(objects);
+checkListeners(objects, serverContainer);
 checkConfigs(objects, serverContainer);
 
 for (const failure of failures) console.error(`FAIL ${failure}`);

@@ -38,9 +38,11 @@ class BoardHealthTest : public ::testing::Test {
 };
 
 TEST_F(BoardHealthTest, QuarantinesAfterFailuresInARowOnly) {
+  EXPECT_EQ(board_.board.last_failure(), "");
   health_.CountRun(board_, true, "crash", 0);
-  health_.CountRun(board_, false, "", 0);  // a good run resets the count
-  health_.CountRun(board_, true, "crash", 0);
+  health_.CountRun(board_, false, "", 0);           // a good run resets the count
+  EXPECT_EQ(board_.board.last_failure(), "crash");  // but the last failure stays on record
+  health_.CountRun(board_, true, "crash", 3);
   EXPECT_FALSE(board_.quarantined);
   health_.CountRun(board_, true, "hang", 5);
   EXPECT_TRUE(board_.quarantined);
@@ -49,6 +51,8 @@ TEST_F(BoardHealthTest, QuarantinesAfterFailuresInARowOnly) {
             std::string::npos)
       << board_.board.reason();
   EXPECT_EQ(board_.next_health_check_ms, 5);
+  EXPECT_EQ(board_.board.last_failure(), "hang");
+  EXPECT_EQ(board_.board.last_failure_ms(), 5);
 }
 
 TEST_F(BoardHealthTest, NoCheckWithoutAGoldenModel) {
@@ -90,6 +94,8 @@ TEST_F(BoardHealthTest, AFailedCheckIsRetriedLater) {
   health_.OnCheckResult(board_, CheckResult(*check, v1::RUN_OUTCOME_FAIL), 1000);
   EXPECT_TRUE(board_.quarantined);
   EXPECT_NE(board_.board.reason().find("health check failed: outputs differ"), std::string::npos);
+  EXPECT_EQ(board_.board.last_failure(), "health check failed: outputs differ");
+  EXPECT_EQ(board_.board.last_failure_ms(), 1000);
   EXPECT_FALSE(health_.StartCheckIfDue(board_, 1000 + BoardHealth::kRetryCheckMs - 1));
   std::optional<v1::Assignment> again =
       health_.StartCheckIfDue(board_, 1000 + BoardHealth::kRetryCheckMs);

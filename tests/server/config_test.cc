@@ -31,6 +31,7 @@ TEST(ServerConfigTest, TheShippedExampleLoadsAndValidates) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(ValidateServerConfig(*config).ok()) << ValidateServerConfig(*config);
   EXPECT_EQ(config->data_dir, "/var/lib/boardlab");
+  EXPECT_EQ(config->http_listen, "0.0.0.0:9480");
   EXPECT_EQ(config->tokens.size(), 3u);
   EXPECT_EQ(config->max_unfinished_jobs_per_tenant, 10000);
   EXPECT_EQ(config->retention.finished_jobs_seconds, 30 * 86400);
@@ -43,6 +44,24 @@ TEST(ServerConfigTest, RetentionDefaultsKeepAMonthOfJobsAndADayOfUnusedBlobs) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->retention.finished_jobs_seconds, 30 * 86400);
   EXPECT_EQ(config->retention.unused_blobs_seconds, 86400);
+}
+
+TEST(ServerConfigTest, TheWebPagesListenOnLoopbackByDefaultAndNeedHostAndPort) {
+  auto defaults = LoadServerConfig(WriteConfig("listen: 127.0.0.1:0\n"));
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->http_listen, "127.0.0.1:9480");
+  auto off = LoadServerConfig(WriteConfig("http_listen: \"\"\n"));
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_TRUE(ValidateServerConfig(*off).ok());
+  for (const char* bad : {"http_listen: localhost\n", "http_listen: \"host:http\"\n",
+                          "http_listen: \"127.0.0.1:70000\"\n", "http_listen: \":80\"\n"}) {
+    auto config = LoadServerConfig(WriteConfig(bad));
+    ASSERT_TRUE(config.ok()) << config.status();
+    absl::Status checked = ValidateServerConfig(*config);
+    EXPECT_EQ(checked.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(checked.message()), HasSubstr("invalid configuration of http_listen"))
+        << bad;
+  }
 }
 
 TEST(ServerConfigTest, UnknownKeysAreNamed) {

@@ -3,21 +3,17 @@
 // cell against the table in docs/security.md, which the test reads from the file. A change of
 // behaviour or of the documented table that the other does not follow fails here.
 
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/support/digest.h"
 #include "proto/support/grpc_util.h"
 #include "server/auth.h"
 #include "tests/service/harness.h"
-#include "tests/support/test_paths.h"
+#include "tests/service/security_tables.h"
 
 namespace boardlab::testing::service {
 namespace {
@@ -45,33 +41,6 @@ std::string TokensConfig() {
                      {kOtherToken, "dev", "client"},
                      {kAgentToken, "lab", "agent"},
                      {kAdminToken, "lab", "admin"}});
-}
-
-using Table = std::map<std::string, std::map<std::string, std::string>>;  // rpc -> column -> cell
-
-// The rows of docs/security.md's authorization table ("| Service.Method | cell | ... |").
-absl::StatusOr<Table> ReadDocumentedTable() {
-  const std::string path = RepoDir() + "/docs/security.md";
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::vector<std::string> columns;
-  Table table;
-  for (std::string line; std::getline(in, line);) {
-    if (!absl::StartsWith(line, "| ")) continue;
-    std::vector<std::string> cells = absl::StrSplit(line, '|');
-    // "| a | b |" splits into "", " a ", " b ", "".
-    if (cells.size() < 3) continue;
-    cells = std::vector<std::string>(cells.begin() + 1, cells.end() - 1);
-    for (auto& cell : cells) cell = std::string(absl::StripAsciiWhitespace(cell));
-    if (cells[0] == "RPC") {
-      columns = cells;
-      continue;
-    }
-    if (columns.empty() || cells.size() != columns.size()) continue;
-    for (size_t i = 1; i < cells.size(); ++i) table[cells[0]][columns[i]] = cells[i];
-  }
-  if (table.empty()) return absl::NotFoundError(absl::StrCat("no authorization table in ", path));
-  return table;
 }
 
 std::string CodeName(grpc::StatusCode code) {
@@ -347,7 +316,7 @@ std::string AuthorizationTest::Observe(const std::string& rpc, const Principal& 
 }
 
 TEST_F(AuthorizationTest, EveryRpcAndCallerAnswersAsDocsSecurityMdSays) {
-  absl::StatusOr<Table> table = ReadDocumentedTable();
+  absl::StatusOr<DocTable> table = ReadSecurityTable("RPC");
   ASSERT_TRUE(table.ok()) << table.status();
   // The table covers exactly the server's RPCs, and its role columns agree with RoleAllows.
   std::set<std::string> documented;

@@ -1,11 +1,8 @@
 #include "tests/service/harness.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,10 +14,14 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/support/digest.h"
 #include "proto/support/grpc_util.h"
+#include "tests/support/free_port.h"
 #include "tests/support/test_models.h"
 
 namespace boardlab::testing::service {
@@ -122,22 +123,19 @@ absl::StatusOr<v1::Job> ParseJobJson(const std::string& json) {
   return job;
 }
 
-absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError("socket() failed");
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot connect to 127.0.0.1:", port));
+absl::StatusOr<HttpAnswer> HttpFetch(int port, const HttpCall& call) {
+  // Generous: a page of a sanitizer build on a loaded machine takes seconds.
+  const int fd = ConnectLoopback(port, /*timeout_seconds=*/30);
+  if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot connect to 127.0.0.1:", port));
+  std::string request =
+      absl::StrCat(call.method, " ", call.path, " HTTP/1.0\r\nHost: 127.0.0.1:", port,
+                   "\r\nConnection: close\r\n");
+  for (const auto& [name, value] : call.headers)
+    absl::StrAppend(&request, name, ": ", value, "\r\n");
+  if (!call.body.empty() || call.method == "POST") {
+    absl::StrAppend(&request, "Content-Length: ", call.body.size(), "\r\n");
   }
-  const std::string request =
-      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  absl::StrAppend(&request, "\r\n", call.body);
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
     ::close(fd);
@@ -156,12 +154,35 @@ absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
   if (header_end == std::string::npos) {
     return absl::DataLossError(absl::StrCat("no HTTP header in: ", Tail(response, 300)));
   }
-  const std::string status_line = response.substr(0, response.find("\r\n"));
-  if (status_line.find(" 200") == std::string::npos) {
-    return absl::UnavailableError(absl::StrCat("GET ", path, ": ", status_line, ": ",
-                                               Tail(response.substr(header_end + 4), 300)));
+  HttpAnswer answer;
+  answer.status_line = response.substr(0, response.find("\r\n"));
+  std::istringstream status_fields(answer.status_line);
+  std::string version;
+  status_fields >> version >> answer.status;
+  for (absl::string_view line :
+       absl::StrSplit(response.substr(0, header_end), "\r\n", absl::SkipEmpty())) {
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) continue;  // the status line
+    answer.headers.emplace(absl::AsciiStrToLower(line.substr(0, colon)),
+                           std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
   }
-  return response.substr(header_end + 4);
+  answer.body = response.substr(header_end + 4);
+  return answer;
+}
+
+std::string HttpAnswer::Header(const std::string& lower_case_name) const {
+  auto it = headers.find(lower_case_name);
+  return it == headers.end() ? "" : it->second;
+}
+
+absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
+  absl::StatusOr<HttpAnswer> answer = HttpFetch(port, {.path = path});
+  if (!answer.ok()) return answer.status();
+  if (answer->status != 200) {
+    return absl::UnavailableError(
+        absl::StrCat("GET ", path, ": ", answer->status_line, ": ", Tail(answer->body, 300)));
+  }
+  return answer->body;
 }
 
 ClientResult SubmitWithWrongExpectedOutput(ServiceLab& lab, const std::string& model,
@@ -342,10 +363,17 @@ void ServiceLab::KillServer() {
 }
 
 AssertionResult ServiceLab::LaunchServer(const std::string& listen) {
-  std::vector<std::string> argv = {
-      ServerBinary(),     "--listen",       listen,
-      "--metrics-listen", "127.0.0.1:0",    "--data-dir",
-      data_dir_,          "--heartbeat-ms", std::to_string(server_options_.heartbeat_ms)};
+  std::vector<std::string> argv = {ServerBinary(),
+                                   "--listen",
+                                   listen,
+                                   "--metrics-listen",
+                                   "127.0.0.1:0",
+                                   "--http-listen",
+                                   "127.0.0.1:0",
+                                   "--data-dir",
+                                   data_dir_,
+                                   "--heartbeat-ms",
+                                   std::to_string(server_options_.heartbeat_ms)};
   if (!server_options_.config_yaml.empty()) {
     argv.push_back("--config");
     argv.push_back(WriteFile("server.yaml", server_options_.config_yaml));
@@ -372,11 +400,11 @@ AssertionResult ServiceLab::LaunchServer(const std::string& listen) {
     return AssertionFailure() << "the server exited while starting; log:\n"
                               << Tail(ServerLog(), 3000);
   }
-  // "HOST:PORT metrics MPORT"
+  // "HOST:PORT metrics MPORT web URL"
   std::istringstream fields(line);
-  std::string address, word, metrics;
-  fields >> address >> word >> metrics;
-  if (word != "metrics" || address.rfind(':') == std::string::npos) {
+  std::string address, word, metrics, web_word, web_url;
+  fields >> address >> word >> metrics >> web_word >> web_url;
+  if (word != "metrics" || web_word != "web" || address.rfind(':') == std::string::npos) {
     return AssertionFailure() << "cannot read the server's line '" << line << "'";
   }
   if (!address_.empty() && address != address_) {
@@ -385,6 +413,9 @@ AssertionResult ServiceLab::LaunchServer(const std::string& listen) {
   }
   address_ = address;
   metrics_port_ = metrics == "off" ? 0 : std::atoi(metrics.c_str());
+  web_url_ = web_url == "off" ? "" : web_url;
+  // "http://127.0.0.1:PORT/"
+  web_port_ = web_url_.empty() ? 0 : std::atoi(web_url_.substr(web_url_.rfind(':') + 1).c_str());
   if (!channel_) {
     api::ChannelOptions channel_options;
     channel_options.address = address_;

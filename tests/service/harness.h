@@ -74,6 +74,27 @@ std::ostream& operator<<(std::ostream& os, const ClientResult& result);
 /// Parses the client's `--json` output (one proto3 JSON Job) into a Job.
 absl::StatusOr<v1::Job> ParseJobJson(const std::string& json);
 
+/// An HTTP/1.0 request to 127.0.0.1 (Host and Connection: close are added, and Content-Length
+/// for a body or a POST).
+struct HttpCall {
+  // Initialized, so that designated initializers may leave them out without a warning.
+  std::string method = "GET";
+  std::string path = "";  // with the query
+  std::vector<std::pair<std::string, std::string>> headers = {};
+  std::string body = "";
+};
+struct HttpAnswer {
+  int status = 0;
+  std::string status_line;
+  std::multimap<std::string, std::string> headers;  // names in lower case
+  std::string body;
+  /// The (first) value of a header, "" when absent.
+  std::string Header(const std::string& lower_case_name) const;
+};
+/// Sends `call` to 127.0.0.1:`port` and reads the whole answer, whatever its status.
+/// Errors: Unavailable when nothing answers, DataLoss for an answer without an HTTP header.
+absl::StatusOr<HttpAnswer> HttpFetch(int port, const HttpCall& call);
+
 /// GET http://127.0.0.1:`port``path` (HTTP/1.0); the body of a 200 answer.
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path);
 
@@ -138,6 +159,9 @@ class ServiceLab {
   Process* server() { return server_.get(); }
   const std::string& address() const { return address_; }
   int metrics_port() const { return metrics_port_; }
+  /// The web pages' address as the server prints it ("http://127.0.0.1:PORT/"), and its port.
+  const std::string& web_url() const { return web_url_; }
+  int web_port() const { return web_port_; }
   std::string ServerLog() const;
 
   /// Starts `boardlab-agent --agent-id id --sim-boards n` and waits until the server lists its
@@ -198,6 +222,8 @@ class ServiceLab {
   std::string address_;
   std::string process_address_;  // "" = address_
   int metrics_port_ = 0;
+  std::string web_url_;
+  int web_port_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
   std::string api_token_;
   std::map<std::string, std::unique_ptr<Process>> agents_;

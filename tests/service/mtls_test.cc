@@ -185,6 +185,12 @@ TEST_F(MtlsTest, ClientsUseTokensAgentsNeedACertificateOfTheCa) {
                      std::chrono::seconds(60), kClientToken);
   EXPECT_EQ(r.exit_code, 5) << r;
 
+  // The web pages use the server's certificate too: HTTPS only
+  // (tests/server/web/http_server_test.cc checks a verified handshake), so plain HTTP gets no page.
+  EXPECT_EQ(lab_.web_url(), absl::StrCat("https://127.0.0.1:", lab_.web_port(), "/"));
+  absl::StatusOr<HttpAnswer> plain = HttpFetch(lab_.web_port(), {.path = "/login"});
+  EXPECT_TRUE(!plain.ok() || plain->status != 200) << plain->body;
+
   // The agent token: refused without a certificate, for its stream and for blobs.
   std::string why;
   EXPECT_EQ(ConnectAgent(ChannelAs(""), &why), grpc::StatusCode::UNAUTHENTICATED);

@@ -232,6 +232,23 @@ TEST_P(StoreConformanceTest, JobListsFilterByTenantBoardTypeStateAndLabels) {
   EXPECT_EQ(page->next_before, 3);
 }
 
+TEST_P(StoreConformanceTest, JobListsFilterByVerdictOfFinishedJobs) {
+  v1::Job passed = Job(1, v1::JOB_STATE_DONE);
+  passed.set_result(v1::JOB_RESULT_PASS);
+  v1::Job failed = Job(2, v1::JOB_STATE_DONE);
+  failed.set_result(v1::JOB_RESULT_FAIL);
+  v1::Job broken = Job(3, v1::JOB_STATE_DONE);
+  broken.set_result(v1::JOB_RESULT_INFRA_ERROR);
+  PutJobs({passed, failed, broken, Job(4, v1::JOB_STATE_RUNNING)});
+  JobFilter failures;
+  failures.results = {v1::JOB_RESULT_FAIL, v1::JOB_RESULT_INFRA_ERROR};
+  EXPECT_EQ(Ids(store_->ListJobs(failures, 0, 10)->jobs), (std::vector<std::string>{"j3", "j2"}));
+  // An unfinished job has no verdict yet, whatever its (default) result field holds.
+  JobFilter none;
+  none.results = {v1::JOB_RESULT_UNSPECIFIED};
+  EXPECT_TRUE(store_->ListJobs(none, 0, 10)->jobs.empty());
+}
+
 TEST_P(StoreConformanceTest, JobsAfterScanInNumberOrder) {
   PutJobs({Job(5), Job(2), Job(9), Job(7)});
   auto jobs = store_->JobsAfter(2, 2);

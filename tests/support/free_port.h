@@ -11,6 +11,10 @@ namespace boardlab::testing {
 /// the test binds it, which the ephemeral range makes unlikely.
 int FreeLoopbackPort();
 
+/// A socket connected to 127.0.0.1:`port` whose sends and receives give up after
+/// `timeout_seconds`, or -1 when nothing accepts. The caller closes it.
+int ConnectLoopback(int port, int timeout_seconds);
+
 /// A listening socket on a free loopback port. Connections complete in the kernel's backlog
 /// before Accept(): a board that never accepts still lets the host connect (and stays silent).
 class LoopbackListener {
