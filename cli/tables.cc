@@ -118,16 +118,6 @@ std::string FormatDuration(int64_t ms) {
   return absl::StrFormat("%dm%02ds", ms / 60'000, (ms / 1000) % 60);
 }
 
-std::string InferenceClockText(const std::string& clock_kind) {
-  if (clock_kind.empty() || clock_kind == "unknown") return "clock not recorded";
-  std::string text = "clock: " + run::LatencyClockName(clock_kind);
-  // QEMU's figures are the emulator's, not the board's: say so next to the number.
-  if (clock_kind == "qemu-icount" || clock_kind == "qemu-virtual-time") {
-    text += ", not the board's time";
-  }
-  return text;
-}
-
 void PrintVerdict(const v1::Job& job, std::ostream& out) {
   out << absl::StrFormat("%-6s job %s", VerdictName(job.result()), job.id());
   if (!job.board_id().empty()) {
@@ -153,7 +143,7 @@ void PrintVerdict(const v1::Job& job, std::ostream& out) {
     } else if (job.inference_cycles() > 0) {
       out << absl::StrFormat(", %d cycles", job.inference_cycles());
     }
-    out << " (" << InferenceClockText(job.inference_clock()) << ")";
+    out << " (" << run::InferenceClockText(job.inference_clock()) << ")";
     if (job.spec().run().iterations() > 1) {
       out << absl::StrFormat(" (mean of %d iterations)", job.spec().run().iterations());
     }
@@ -220,7 +210,7 @@ void PrintJobSummary(const v1::Job& job, std::ostream& out) {
     }
     if (job.inference_us() > 0) {
       out << absl::StrFormat("  inference   %.1f us (%s)\n", job.inference_us(),
-                             InferenceClockText(job.inference_clock()));
+                             run::InferenceClockText(job.inference_clock()));
     }
   }
 }

@@ -39,10 +39,6 @@ std::string FormatDuration(int64_t ms);
 ///   inference: 1234.5 us, 567890 cycles (clock: simulated RT700)
 void PrintVerdict(const v1::Job& job, std::ostream& out);
 
-/// What timed a job's inference time, for people: "clock: simulated RT700", "clock: QEMU
-/// instruction count, not the board's time", "clock: not recorded" (Job.inference_clock).
-std::string InferenceClockText(const std::string& clock_kind);
-
 /// The per-op table under a line naming the clock: #, op, ran on (cpu, npu,
 /// npu-emulated-cortex-m33), the count (cycles, QEMU instructions or ticks, as the clock counts),
 /// us, % of the ops' total; NPU kernels indented under their delegate call; then the

@@ -15,7 +15,6 @@
 #include "server/log.h"
 #include "server/postgres_statements.h"
 #include "server/postgres_store.h"
-#include "server/scratch_names.h"
 
 namespace boardlab::server {
 namespace {
@@ -131,8 +130,6 @@ class PostgresListener : public ClusterListener {
 };
 
 }  // namespace
-
-std::string NewReplicaId() { return UniqueScratchName(); }
 
 absl::Status PostgresStore::Notify(const char* channel, const std::string& payload) {
   return Run("SELECT pg_notify($1, $2)", Params().Text(channel).Text(payload), "notifying")

@@ -33,9 +33,6 @@ inline std::string Trimmed(const char* message) {
   return std::string(absl::StripTrailingAsciiWhitespace(message ? message : ""));
 }
 
-/// A random id for a replica: unique among the servers on one database.
-std::string NewReplicaId();
-
 // Statement parameters, all in binary format.
 class PostgresStore::Params {
  public:

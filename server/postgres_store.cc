@@ -10,6 +10,7 @@
 #include "server/blob_store.h"
 #include "server/clock.h"
 #include "server/postgres_statements.h"
+#include "server/scratch_names.h"
 #include "server/store_records.h"
 
 namespace boardlab::server {
@@ -173,7 +174,7 @@ PostgresStore::PostgresStore(PGconn* connection, std::string conninfo, std::stri
     : connection_(connection),
       conninfo_(std::move(conninfo)),
       password_(std::move(password)),
-      replica_id_(NewReplicaId()) {}
+      replica_id_(UniqueScratchName()) {}
 
 PostgresStore::~PostgresStore() { PQfinish(connection_); }
 

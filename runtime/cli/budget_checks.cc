@@ -186,6 +186,16 @@ std::string LatencyClockName(const std::string& clock_kind) {
   return clock_kind == "unknown" ? "clock not recorded" : clock_kind;
 }
 
+std::string InferenceClockText(const std::string& clock_kind) {
+  if (clock_kind.empty() || clock_kind == "unknown") return "clock not recorded";
+  std::string text = "clock: " + LatencyClockName(clock_kind);
+  // QEMU's figures are the emulator's, not the board's: say so next to the number.
+  if (clock_kind == "qemu-icount" || clock_kind == "qemu-virtual-time") {
+    text += ", not the board's time";
+  }
+  return text;
+}
+
 void MeasureLatency(double us, const std::string& clock_kind, BudgetMeasurements& measured) {
   switch (ClockKindNamed(clock_kind)) {
     case ClockKind::kQemuIcount:

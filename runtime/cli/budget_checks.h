@@ -94,6 +94,11 @@ BudgetMeasurements MeasurementsFromReport(std::string_view report_json);
 /// "QEMU instruction count", ..., "clock not recorded" for "".
 std::string LatencyClockName(const std::string& clock_kind);
 
+/// What timed a job's inference time, for people, next to the number (boardlab's tables and
+/// the server's web pages): "clock: simulated RT700", "clock: QEMU instruction count, not the
+/// board's time", "clock not recorded" (Job.inference_clock).
+std::string InferenceClockText(const std::string& clock_kind);
+
 /// Sets measured.latency_us from a run's mean inference time `us` and the kind of the clock
 /// that timed it (a profile's "clock"; "" when the run recorded none). QEMU's clocks count
 /// instructions or follow the host, not the board, so their latency stays unmeasured with the

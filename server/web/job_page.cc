@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "runtime/cli/budget_checks.h"
 #include "server/web/html.h"
 #include "server/web/page_layout.h"
 
@@ -33,6 +34,8 @@ std::string InferenceText(const v1::Job& job) {
   if (job.spec().run().iterations() > 1) {
     absl::StrAppend(&out, " (mean of ", job.spec().run().iterations(), " iterations)");
   }
+  // A simulated or emulated figure must not pass for the board's time.
+  absl::StrAppend(&out, " (", HtmlEscape(run::InferenceClockText(job.inference_clock())), ")");
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/cli/budget_checks.h"
 #include "server/web/page_layout.h"
 
 namespace boardlab::server::web {
@@ -85,6 +86,14 @@ std::string StateCell(const v1::Job& job) {
   return Badge(JobStateText(job.state()));
 }
 
+// The mean inference time with the clock that timed it in small print: a simulated or emulated
+// figure must not pass for the board's time.
+std::string LatencyCell(const v1::Job& job) {
+  if (job.inference_us() <= 0) return "-";
+  return absl::StrFormat("%.1f&nbsp;us<br><small>%s</small>", job.inference_us(),
+                         HtmlEscape(run::InferenceClockText(job.inference_clock())));
+}
+
 // The job's name when the client gave one, else the start of its model's digest.
 std::string ModelCell(const v1::Job& job) {
   const std::string& digest = job.spec().model().sha256();
@@ -99,17 +108,16 @@ std::string ModelCell(const v1::Job& job) {
 std::string JobRow(const v1::Job& job, int64_t now_ms) {
   const std::string verdict = VerdictText(job.result());
   const std::string& type = job.spec().selector().board_type();
-  return absl::StrCat(
-      "<tr>",
-      Cell(kJob, absl::StrCat("<a href=\"/jobs/", UrlEncode(job.id()), "\">", HtmlEscape(job.id()),
-                              "</a>")),
-      Cell(kState, StateCell(job)), Cell(kVerdict, verdict.empty() ? "-" : Badge(verdict)),
-      Cell(kTenant, HtmlEscape(job.tenant())), Cell(kModel, ModelCell(job)),
-      Cell(kBoardType, type.empty() ? "default" : HtmlEscape(type)),
-      Cell(kBoard, job.board_id().empty() ? "-" : HtmlEscape(job.board_id())),
-      Cell(kLatency,
-           job.inference_us() > 0 ? absl::StrFormat("%.1f&nbsp;us", job.inference_us()) : "-"),
-      Cell(kAge, AgeText(job.submit_time_ms(), now_ms)), "</tr>\n");
+  return absl::StrCat("<tr>",
+                      Cell(kJob, absl::StrCat("<a href=\"/jobs/", UrlEncode(job.id()), "\">",
+                                              HtmlEscape(job.id()), "</a>")),
+                      Cell(kState, StateCell(job)),
+                      Cell(kVerdict, verdict.empty() ? "-" : Badge(verdict)),
+                      Cell(kTenant, HtmlEscape(job.tenant())), Cell(kModel, ModelCell(job)),
+                      Cell(kBoardType, type.empty() ? "default" : HtmlEscape(type)),
+                      Cell(kBoard, job.board_id().empty() ? "-" : HtmlEscape(job.board_id())),
+                      Cell(kLatency, LatencyCell(job)),
+                      Cell(kAge, AgeText(job.submit_time_ms(), now_ms)), "</tr>\n");
 }
 
 // The query string of these filters on page `page` ("" = the first).

@@ -34,6 +34,7 @@ v1::Job FinishedJob() {
   job.set_board_id("a-sim-0");
   job.set_attempt(1);
   job.set_inference_us(612.5);
+  job.set_inference_clock("rt700-sim-cycles");
   job.set_submit_time_ms(kNow - 95'000);
   job.set_end_time_ms(kNow - 90'000);
   return job;
@@ -55,7 +56,7 @@ TEST(JobsPageTest, ListsJobsWithEveryValueEscaped) {
   EXPECT_THAT(html, HasSubstr("model&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"));
   EXPECT_THAT(html, HasSubstr("<a href=\"/jobs/j00000007\">j00000007</a>"));
   EXPECT_THAT(html, HasSubstr("<span class=\"badge pass\">PASS</span>"));
-  EXPECT_THAT(html, HasSubstr("612.5&nbsp;us"));
+  EXPECT_THAT(html, HasSubstr("612.5&nbsp;us<br><small>clock: simulated RT700</small>"));
   EXPECT_THAT(html, HasSubstr("data-label=\"Age\" class=\"num\">1m</td>"));
   EXPECT_THAT(html, HasSubstr("a-sim-0"));
 }
@@ -177,7 +178,7 @@ TEST(JobPageTest, ShowsFactsChecksPartitionTimelineFilesAndLog) {
   EXPECT_THAT(html, HasSubstr("2023-11-14 22:13:25 UTC"));  // submitted, kNow - 95 s
   EXPECT_THAT(html, HasSubstr("Took</dt><dd>5.0 s"));
   EXPECT_THAT(html, HasSubstr("output 0"));
-  EXPECT_THAT(html, HasSubstr("612.5 us"));
+  EXPECT_THAT(html, HasSubstr("612.5 us (clock: simulated RT700)"));
   EXPECT_THAT(html, HasSubstr("&lt;= 500 us"));
   EXPECT_THAT(html, HasSubstr("&lt;= 100000000 bytes"));  // whole numbers without an exponent
   EXPECT_THAT(html, HasSubstr("not measured"));
