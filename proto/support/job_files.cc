@@ -6,6 +6,10 @@
 
 namespace boardlab::api {
 
+std::string CaseOutputFileName(const std::string& case_name, int index) {
+  return absl::StrCat("cases/", case_name, "/output", index, ".bin");
+}
+
 std::vector<JobFile> ListJobFiles(const v1::Job& job) {
   const v1::JobFiles& files = job.files();
   std::vector<JobFile> list = {{"artifact.pte", files.artifact()},
@@ -14,10 +18,9 @@ std::vector<JobFile> ListJobFiles(const v1::Job& job) {
   for (int i = 0; i < files.outputs_size(); ++i) {
     list.push_back({absl::StrCat("output", i, ".bin"), files.outputs(i)});
   }
-  // A many-case job: each case's outputs in cases/NAME/ (names have no '/', run_cases.h).
   for (const v1::CaseResult& c : job.cases()) {
     for (int i = 0; i < c.outputs_size(); ++i) {
-      list.push_back({absl::StrCat("cases/", c.name(), "/output", i, ".bin"), c.outputs(i)});
+      list.push_back({CaseOutputFileName(c.name(), i), c.outputs(i)});
     }
   }
   list.push_back({"etdump.etdp", files.etdump()});

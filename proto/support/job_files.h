@@ -20,6 +20,10 @@ struct JobFile {
   v1::Digest digest;
 };
 
+/// The file name of output `index` of a many-case job's case `case_name`:
+/// "cases/<case_name>/output<index>.bin" (case names hold no '/', run_cases.h).
+std::string CaseOutputFileName(const std::string& case_name, int index);
+
 /// The job's files that exist (a digest with a SHA-256), in the order listed above.
 std::vector<JobFile> ListJobFiles(const v1::Job& job);
 

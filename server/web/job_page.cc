@@ -1,11 +1,14 @@
 #include "server/web/job_page.h"
 
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "proto/support/case_results.h"
+#include "proto/support/job_files.h"
 #include "runtime/cli/budget_checks.h"
 #include "server/web/html.h"
 #include "server/web/page_layout.h"
@@ -116,6 +119,54 @@ std::string ChecksSection(const v1::Job& job) {
   }
   for (const v1::BudgetCheck& check : job.budget_checks()) rows += BudgetRow(check);
   return out + CardsTable({kCheck, kResult, kMeasured, kLimit, kDetail}, rows) + "</section>\n";
+}
+
+const Column kCase{"Case", Column::kLongName}, kMaxDiff{"Max abs diff", Column::kNumber},
+    kTop1{"Top-1 (expected)"}, kMeanTime{"Inference", Column::kNumber}, kOutputs{"Outputs"};
+
+std::string CaseResultBadge(const run::CaseOutcome& outcome) {
+  if (!outcome.verified()) return Badge("UNVERIFIED");
+  return PassFail(outcome.passed());
+}
+
+std::string CaseOutputLinks(const std::string& job_id, const v1::CaseResult& c) {
+  std::vector<std::string> links;
+  for (int i = 0; i < c.outputs_size(); ++i) {
+    const std::string name = api::CaseOutputFileName(c.name(), i);
+    links.push_back(absl::StrCat("<a href=\"/jobs/", UrlEncode(job_id), "/files/", UrlEncode(name),
+                                 "\">", HtmlEscape(name), "</a>"));
+  }
+  return links.empty() ? "-" : absl::StrJoin(links, "<br>");
+}
+
+std::string CaseRow(const std::string& job_id, const v1::CaseResult& c) {
+  const run::CaseOutcome outcome = api::CaseOutcomeOf(c);
+  const std::optional<double> diff = outcome.max_abs_diff();
+  const std::string top1 = outcome.top1 && outcome.top1_expected
+                               ? absl::StrCat(*outcome.top1, " (", *outcome.top1_expected, ")")
+                               : "-";
+  return absl::StrCat("<tr>", Cell(kCase, HtmlEscape(c.name())),
+                      Cell(kResult, CaseResultBadge(outcome)),
+                      Cell(kMaxDiff, diff ? Number(*diff) : "-"), Cell(kTop1, top1),
+                      Cell(kMeanTime, outcome.us ? absl::StrFormat("%.1f us", *outcome.us) : "-"),
+                      Cell(kOutputs, CaseOutputLinks(job_id, c)), "</tr>\n");
+}
+
+// A many-case job: the aggregate as `boardlab watch` prints it, then every case (a page is read,
+// not scrolled past, so unlike the terminal no passing case is left out).
+std::string CasesSection(const v1::Job& job) {
+  if (job.cases().empty()) return "";
+  std::string rows;
+  for (const v1::CaseResult& c : job.cases()) rows += CaseRow(job.id(), c);
+  std::string clock;
+  if (job.case_summary().has_slowest_us()) {
+    clock = absl::StrCat("<p class=\"muted\">Inference is each case's mean (",
+                         HtmlEscape(run::InferenceClockText(job.inference_clock())), ").</p>");
+  }
+  return absl::StrCat(
+      "<section><h2>Cases</h2>\n<p>",
+      HtmlEscape(run::DescribeSummary(api::SummaryOf(job.case_summary()))), "</p>\n", clock,
+      CardsTable({kCase, kResult, kMaxDiff, kTop1, kMeanTime, kOutputs}, rows), "</section>\n");
 }
 
 // Report fields, read without trusting their types (a report is a file like any other).
@@ -244,8 +295,9 @@ std::string JobPageBody(const JobPageData& data) {
     absl::StrAppend(&out, "<p class=\"", job.result() == v1::JOB_RESULT_PASS ? "" : "error", "\">",
                     HtmlEscape(job.message()), "</p>\n");
   }
-  absl::StrAppend(&out, Facts(job, data.now_ms), ChecksSection(job), PartitionSection(data.report),
-                  TimelineSection(data), FilesSection(data), LogSection(data.log_text));
+  absl::StrAppend(&out, Facts(job, data.now_ms), ChecksSection(job), CasesSection(job),
+                  PartitionSection(data.report), TimelineSection(data), FilesSection(data),
+                  LogSection(data.log_text));
   return out;
 }
 

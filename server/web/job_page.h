@@ -2,7 +2,8 @@
 
 // One job's page (/jobs/<id>): its state and verdict with the facts of its life (tenant, model,
 // board, times, inference time), its checks (outputs and budgets, each with what was measured
-// and the limit), the partition table of its compile report (every op, NPU or CPU, and why an op
+// and the limit), a many-case job's cases (each one's verdict, difference, top-1, time and
+// outputs), the partition table of its compile report (every op, NPU or CPU, and why an op
 // stayed on the CPU), the run's timeline picture (runtime/cli/timeline_svg.h, inline), links to
 // its files and the board's log.
 //

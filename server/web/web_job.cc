@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "proto/support/job_files.h"
 #include "server/blob_access.h"
 #include "server/web/web_app.h"
@@ -29,6 +30,14 @@ std::string ContentType(const std::string& name) {
   return "application/octet-stream";
 }
 
+// The name a browser saves the file under: one file name (a case's output "cases/b/output0.bin"
+// becomes "cases_b_output0.bin", where browsers would each mangle the slashes their own way), as
+// an RFC 6266 quoted string (case names may hold quotes; never backslashes or controls).
+std::string SavedFileName(const std::string& name) {
+  std::string quoted = absl::StrReplaceAll(name, {{"/", "_"}, {"\"", "\\\""}});
+  return absl::StrCat("\"", quoted, "\"");
+}
+
 // Text files open in the browser; the others download. Either way the file's own policy
 // (kFilePolicy) keeps anything in it from running.
 HttpResponse FileResponse(const std::string& name) {
@@ -37,7 +46,7 @@ HttpResponse FileResponse(const std::string& name) {
   const bool viewable = response.content_type != "application/octet-stream";
   response.headers.push_back(
       {"Content-Disposition",
-       absl::StrCat(viewable ? "inline" : "attachment", "; filename=\"", name, "\"")});
+       absl::StrCat(viewable ? "inline" : "attachment", "; filename=", SavedFileName(name))});
   response.headers.push_back({"Content-Security-Policy", kFilePolicy});
   return response;
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "proto/support/case_results.h"
 #include "server/lab_board.h"
 #include "server/web/boards_page.h"
 #include "server/web/job_page.h"
@@ -213,6 +214,55 @@ TEST(JobPageTest, AJobThatNeverRanSaysWhatIsMissing) {
   EXPECT_THAT(html, HasSubstr("No compile report: the model was not compiled."));
   EXPECT_THAT(html, HasSubstr("No profile: the job has not run on a board."));
   EXPECT_THAT(html, Not(HasSubstr("Board log")));
+}
+
+// Every case with its verdict, difference, top-1 and time, the aggregate above them, the time's
+// clock beside it; a case without expected outputs is UNVERIFIED, not passed.
+TEST(JobPageTest, AManyCaseJobListsEveryCase) {
+  JobPageData data;
+  data.job = FinishedJob();
+  struct Case {
+    const char* name;
+    bool checked, passed;
+    int diff, top1;
+  };
+  for (const Case& spec : {Case{"seed<1>", true, true, 0, 3}, Case{"seed2", true, false, 7, 5},
+                           Case{"free", false, true, 0, -1}}) {
+    v1::CaseResult* c = data.job.add_cases();
+    c->set_name(spec.name);
+    c->set_passed(spec.passed);
+    c->set_inference_us(600.25);
+    if (spec.checked) {
+      v1::OutputCheck* check = c->add_checks();
+      check->set_passed(spec.passed);
+      check->set_max_abs_diff(spec.diff);
+      c->set_top1(spec.top1);
+      c->set_top1_expected(3);
+    }
+    *c->add_outputs() = v1::Digest();
+  }
+  *data.job.mutable_case_summary() = api::SummarizeCases(data.job.cases());
+  const std::string html = JobPageBody(data);
+  ExpectNoInjectedMarkup(html);
+  EXPECT_THAT(html, HasSubstr("<h2>Cases</h2>"));
+  EXPECT_THAT(html, HasSubstr("cases: 2 of 3 passed (1 unverified), max abs diff 7 (case seed2), "
+                              "top-1 agreement 50.0% (1 "
+                              "of 2)"));
+  EXPECT_THAT(html, HasSubstr("seed&lt;1&gt;"));
+  EXPECT_THAT(html, HasSubstr("<span class=\"badge unverified\">UNVERIFIED</span>"));
+  EXPECT_THAT(html, HasSubstr("5 (3)"));  // top-1 of seed2 and the expected class
+  EXPECT_THAT(html, HasSubstr("600.2 us"));
+  EXPECT_THAT(html, HasSubstr("each case's mean (clock: simulated RT700)"));
+  EXPECT_THAT(html, HasSubstr("/jobs/j00000007/files/cases%2Fseed2%2Foutput0.bin\""));
+  // One row per case (and the header's), however many pass: the page leaves none out.
+  const size_t start = html.find("<h2>Cases</h2>");
+  const std::string section = html.substr(start, html.find("</section>", start) - start);
+  size_t rows = 0;
+  for (size_t at = section.find("<tr>"); at != std::string::npos;
+       at = section.find("<tr>", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, 1 + 3u);
 }
 
 TEST(JobPageTest, ALongLogShowsItsTail) {

@@ -268,10 +268,11 @@ TEST_F(WebAppTest, TheJobPageShowsItsPartitionAndLinksFilesThatDownloadThroughTh
 }
 
 // A many-case job's outputs are files under cases/NAME/ (api::ListJobFiles), as in `--out`: the
-// page links them with the slashes encoded, and the link downloads the case's output.
+// page lists each case's verdict and links its outputs with the slashes encoded, and the link
+// downloads the case's output under one file name (a quote in a case name stays quoted).
 TEST_F(WebAppTest, AManyCaseJobLinksEachCasesOutputs) {
   v1::SubmitJobRequest request = Request(PutModel());
-  for (const auto& [name, fill] : {std::pair{"a", 1}, {"b", 2}}) {
+  for (const auto& [name, fill] : {std::pair{"a", 1}, {"b\"q", 2}}) {
     v1::RunCase* c = request.mutable_spec()->mutable_run()->add_cases();
     c->set_name(name);
     *c->add_inputs()->mutable_blob() = PutBlob(std::vector<uint8_t>(16, fill));
@@ -285,10 +286,13 @@ TEST_F(WebAppTest, AManyCaseJobLinksEachCasesOutputs) {
   r->set_attempt(assignment->attempt());
   r->set_board_id(assignment->board_id());
   r->set_outcome(v1::RUN_OUTCOME_PASS);
-  for (const std::string name : {"a", "b"}) {
+  for (const std::string name : {"a", "b\"q"}) {
     v1::CaseResult* c = r->add_cases();
     c->set_name(name);
-    c->set_passed(true);
+    c->set_passed(name == "a");
+    v1::OutputCheck* check = c->add_checks();
+    check->set_passed(name == "a");
+    check->set_max_abs_diff(name == "a" ? 0 : 9);
     absl::StatusOr<v1::Digest> output = blobs_->Put("output of case " + name);
     ASSERT_TRUE(output.ok()) << output.status();
     *c->add_outputs() = *output;
@@ -298,13 +302,18 @@ TEST_F(WebAppTest, AManyCaseJobLinksEachCasesOutputs) {
 
   HttpResponse page = Page("/jobs/" + job, kCiToken);
   ASSERT_EQ(page.status, 200) << page.body;
-  EXPECT_THAT(page.body, HasSubstr("/files/cases%2Fb%2Foutput0.bin\">cases/b/output0.bin</a>"));
-  HttpResponse output = Page("/jobs/" + job + "/files/cases%2Fb%2Foutput0.bin", kCiToken);
+  EXPECT_THAT(page.body,
+              HasSubstr("/files/cases%2Fb%22q%2Foutput0.bin\">cases/b&quot;q/output0.bin</a>"));
+  EXPECT_THAT(page.body, HasSubstr("<h2>Cases</h2>"));
+  EXPECT_THAT(page.body, HasSubstr("cases: 1 of 2 passed, max abs diff 9 (case b&quot;q)"));
+  HttpResponse output = Page("/jobs/" + job + "/files/cases%2Fb%22q%2Foutput0.bin", kCiToken);
   ASSERT_EQ(output.status, 200) << output.body;
-  EXPECT_EQ(output.body, "output of case b");
+  EXPECT_EQ(output.body, "output of case b\"q");
+  EXPECT_EQ(Header(output, "Content-Disposition"),
+            "attachment; filename=\"cases_b\\\"q_output0.bin\"");
   EXPECT_EQ(Page("/jobs/" + job + "/files/cases%2Fc%2Foutput0.bin", kCiToken).status, 404);
   // Another tenant gets no case output either.
-  EXPECT_EQ(Page("/jobs/" + job + "/files/cases%2Fb%2Foutput0.bin", kDevToken).status, 404);
+  EXPECT_EQ(Page("/jobs/" + job + "/files/cases%2Fb%22q%2Foutput0.bin", kDevToken).status, 404);
 }
 
 TEST_F(WebAppTest, TheBoardsPageShowsTheAgentsBoards) {
