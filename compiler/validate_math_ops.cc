@@ -92,9 +92,13 @@ absl::Status ValidateBroadcastBinary(const OpChecker& c, size_t max_broadcast_ra
   const std::string reference =
       absl::StrCat("TFLite Micro's ", OpTypeName(c.op().type), " takes int8, ",
                    takes_int16 ? "int16, " : "", "int32 or float32");
-  RETURN_IF_ERROR(c.TypeIn(
-      a, "input", {DataType::kInt8, DataType::kInt32, DataType::kFloat32, DataType::kInt16},
-      reference.c_str()));
+  RETURN_IF_ERROR(
+      takes_int16
+          ? c.TypeIn(a, "input",
+                     {DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kFloat32},
+                     reference.c_str())
+          : c.TypeIn(a, "input", {DataType::kInt8, DataType::kInt32, DataType::kFloat32},
+                     reference.c_str()));
   RETURN_IF_ERROR(c.SameType(a, b));
   RETURN_IF_ERROR(c.SameType(a, c.Out()));
   if (a.type == DataType::kInt16) {

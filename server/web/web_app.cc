@@ -1,5 +1,6 @@
 #include "server/web/web_app.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -76,10 +77,14 @@ std::string SessionCookie(const std::string& value, int64_t max_age_seconds, boo
                       secure ? "; Secure" : "");
 }
 
-// Where to go after signing in: a path on this server, never another site ("//evil" is one).
+// Where to go after signing in: a path on this server, never another site. "//evil" names
+// another host, and so do "/\evil" and "/<tab>/evil" once a browser has read them (it turns
+// backslashes into slashes and drops tabs and line breaks); so only visible ASCII passes, which
+// also keeps line breaks out of the Location header.
 std::string SafeNext(const std::string& next) {
-  if (next.empty() || next[0] != '/' || absl::StartsWith(next, "//") ||
-      absl::StrContains(next, "\\")) {
+  const bool visible_ascii = std::all_of(next.begin(), next.end(),
+                                         [](char c) { return c > 0x20 && c < 0x7f && c != '\\'; });
+  if (next.empty() || next[0] != '/' || absl::StartsWith(next, "//") || !visible_ascii) {
     return "/jobs";
   }
   return next;
