@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds boardlab with AddressSanitizer + UndefinedBehaviorSanitizer and runs the whole test suite,
-# then the importer fuzzer for a bounded time. Usage: deploy/run-tests.sh [extra ctest args]
+# then the fuzzers (importer, requests, board data) for a bounded time each.
+# Usage: deploy/run-tests.sh [extra ctest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BOARDLAB_TEST_BUILD_DIR:-build-asan}
@@ -26,13 +27,15 @@ fuzz_flags="-O1 -gline-tables-only -DNDEBUG"
 CC=clang CXX=clang++ cmake -S . -B "$fuzz_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$fuzz_flags" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$fuzz_flags" \
   -DBOARDLAB_FUZZ=ON -DBOARDLAB_BUILD_TESTS=ON >/dev/null
-cmake --build "$fuzz_build" -j"$jobs" --target importer_fuzzer request_fuzzer
+cmake --build "$fuzz_build" -j"$jobs" --target importer_fuzzer request_fuzzer board_data_fuzzer
 echo "run-tests: fuzz build done after ${SECONDS} s"
 corpus=$(mktemp -d)
 seeds=$(mktemp -d)
 request_corpus=$(mktemp -d)
 request_seeds=$(mktemp -d)
-trap 'rm -rf "$corpus" "$seeds" "$request_corpus" "$request_seeds"' EXIT
+board_corpus=$(mktemp -d)
+board_seeds=$(mktemp -d)
+trap 'rm -rf "$corpus" "$seeds" "$request_corpus" "$request_seeds" "$board_corpus" "$board_seeds"' EXIT
 # Seeds are small generated models (model files are never committed).
 BOARDLAB_WRITE_FUZZ_SEEDS="$seeds" "$build"/tests/compiler_tests \
   --gtest_filter=TfliteBuilderTest.WriteFuzzSeeds >/dev/null
@@ -45,3 +48,9 @@ BOARDLAB_WRITE_REQUEST_SEEDS="$request_seeds" "$fuzz_build"/tests/fuzz/request_f
 "$fuzz_build"/tests/fuzz/request_fuzzer -max_total_time="${BOARDLAB_REQUEST_FUZZ_SECONDS:-60}" \
   -rss_limit_mb=2048 -max_len=4096 "$request_corpus" "$request_seeds" 2>&1 | tail -n 3
 echo "request fuzzer: no crash in ${BOARDLAB_REQUEST_FUZZ_SECONDS:-60} s"
+
+# Bytes as what a board sends back: the host side of the board link, and ETDumps drawn.
+BOARDLAB_WRITE_BOARD_SEEDS="$board_seeds" "$fuzz_build"/tests/fuzz/board_data_fuzzer
+"$fuzz_build"/tests/fuzz/board_data_fuzzer -max_total_time="${BOARDLAB_BOARD_FUZZ_SECONDS:-60}" \
+  -timeout=30 -rss_limit_mb=2048 -max_len=8192 "$board_corpus" "$board_seeds" 2>&1 | tail -n 3
+echo "board data fuzzer: no crash in ${BOARDLAB_BOARD_FUZZ_SECONDS:-60} s"
