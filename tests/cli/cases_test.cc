@@ -30,7 +30,7 @@ std::string ModelFile(const std::string& name, const std::vector<uint8_t>& bytes
   return testing::WriteTestFile(name, std::string(bytes.begin(), bytes.end()));
 }
 
-class SubmitCasesTest : public ::testing::Test {
+class SubmitCasesTest : public testing::CliTest {
  protected:
   void SetUp() override {
     // FULLY_CONNECTED [1,16] -> [1,10].
@@ -54,17 +54,8 @@ class SubmitCasesTest : public ::testing::Test {
   }
   std::string Path(const std::string& relative) const { return (dir_ / relative).string(); }
 
-  int Run(const std::vector<std::string>& args) {
-    testing::CapturedRun run = testing::RunCaptured(args, server_.address());
-    out_ = run.out;
-    err_ = run.err;
-    return run.code;
-  }
-
-  testing::FakeBoardlabServer server_;
   std::string model_;
   fs::path dir_;
-  std::string out_, err_;
 };
 
 TEST_F(SubmitCasesTest, DirectoriesBecomeTheJobsCases) {

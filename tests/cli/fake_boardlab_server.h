@@ -20,6 +20,7 @@
 
 #include "boardlab/v1/artifact_service.grpc.pb.h"
 #include "boardlab/v1/job_service.grpc.pb.h"
+#include "gtest/gtest.h"
 
 namespace boardlab::cli::testing {
 
@@ -126,5 +127,20 @@ struct CapturedRun {
 
 /// RunBoardlabForTest with stdout and stderr captured.
 CapturedRun RunCaptured(const std::vector<std::string>& args, const std::string& server);
+
+/// A test of the CLI against a fake server.
+class CliTest : public ::testing::Test {
+ protected:
+  /// Runs the CLI against `server_`; returns the exit code, stdout in `out_`, stderr in `err_`.
+  int Run(const std::vector<std::string>& args) {
+    CapturedRun run = RunCaptured(args, server_.address());
+    out_ = run.out;
+    err_ = run.err;
+    return run.code;
+  }
+
+  FakeBoardlabServer server_;
+  std::string out_, err_;
+};
 
 }  // namespace boardlab::cli::testing

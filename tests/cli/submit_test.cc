@@ -26,7 +26,7 @@ using ::testing::UnorderedElementsAre;
 
 constexpr RetryPolicy kFastRetry{4, std::chrono::milliseconds(1), std::chrono::milliseconds(4)};
 
-class SubmitTest : public ::testing::Test {
+class SubmitTest : public testing::CliTest {
  protected:
   SubmitTest() {
     model_ = testing::WriteTestFile("submit_model.tflite", "model bytes");
@@ -37,16 +37,7 @@ class SubmitTest : public ::testing::Test {
     server_.jobs().SetOutcome(pass);
   }
 
-  // Runs the CLI against the fake; returns the exit code, stdout in `out_`, stderr in `err_`.
-  int Run(const std::vector<std::string>& args) {
-    testing::CapturedRun run = testing::RunCaptured(args, server_.address());
-    out_ = run.out;
-    err_ = run.err;
-    return run.code;
-  }
-
-  testing::FakeBoardlabServer server_;
-  std::string model_, input_, expected_, out_, err_;
+  std::string model_, input_, expected_;
 };
 
 TEST_F(SubmitTest, PrepareBuildsTheSpecFromTheArguments) {

@@ -68,7 +68,7 @@ constexpr char kDebugMap[] = R"({
                                 "name": "FULLY_CONNECTED #0", "macs": 160}]}],
     "cpu_ops": [{"instruction": 1, "op": 1, "ops": [1], "name": "SOFTMAX #1", "macs": 0}]})";
 
-class WatchTest : public ::testing::Test {
+class WatchTest : public testing::CliTest {
  protected:
   WatchTest() {
     model_ = testing::WriteTestFile("watch_model.tflite", "model bytes");
@@ -119,16 +119,8 @@ class WatchTest : public ::testing::Test {
     return run.out.substr(0, run.out.find('\n'));
   }
 
-  int Run(const std::vector<std::string>& args) {
-    testing::CapturedRun run = testing::RunCaptured(args, server_.address());
-    out_ = run.out;
-    err_ = run.err;
-    return run.code;
-  }
-
-  testing::FakeBoardlabServer server_;
   Connection connection_;
-  std::string model_, out_, err_;
+  std::string model_;
 };
 
 TEST_F(WatchTest, ReconnectsAfterTheLastSeqWhenTheStreamDrops) {
