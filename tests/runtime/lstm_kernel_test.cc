@@ -1,5 +1,6 @@
 // UNIDIRECTIONAL_SEQUENCE_LSTM: the int16 sigmoid and tanh of TFLite's integer kernels on worked
-// numbers and against the real functions over every input, and the whole op end to end on
+// numbers and against the real functions over every input, hand-derived steps of the int8 and
+// 16x8 kernels, and the whole op end to end on
 // TFLite Micro's own int8 test model (lstm_test_data.cc: batch 2, 3 steps, 2 inputs, state 2,
 // cell clip 6), whose float goldens TFLite Micro's int8 test meets within 1e-2. The generated
 // cases are checked bit for bit against TFLite Micro's arithmetic in stateful_ops_test.cc and
@@ -12,7 +13,7 @@
 
 #include "compiler/driver.h"
 #include "gtest/gtest.h"
-#include "runtime/kernels/reference/lstm_s8.h"
+#include "runtime/kernels/reference/lstm.h"
 #include "tests/runtime/pte_runner.h"
 #include "tests/support/tflite_builder.h"
 
@@ -71,6 +72,19 @@ TEST(LstmActivations, TanhOfTheCellFollowsItsScale) {
   EXPECT_NEAR(at15, want, 8);
 }
 
+// Every gate of `p` with 1x1 input and recurrent weights `weight`, bias `bias` and both FC
+// multipliers 0.5 x 2^shift.
+void SetEveryGate(runtime::kernels::LstmParams& p, const int8_t* weight, const void* bias,
+                  int32_t shift) {
+  for (runtime::kernels::LstmGate* g : {&p.input, &p.forget, &p.cell, &p.output}) {
+    g->input_weights = weight;
+    g->recurrent_weights = weight;
+    g->bias = bias;
+    g->input_multiplier = g->recurrent_multiplier = 1 << 30;
+    g->input_shift = g->recurrent_shift = shift;
+  }
+}
+
 // One unit, one input, three steps of x = 64 from a zero state, every weight 1, no bias, worked by
 // hand. Each FC multiplier is 2^30 with shift 7 (x 64), so the first pre-activation is
 // 64 * 64 = 4096 (1.0 in Q3.12): sigmoid 23956, tanh 24956. Cell scale 2^-11: the input x cell
@@ -84,13 +98,7 @@ TEST(LstmKernel, ThreeHandDerivedStepsWithACellClip) {
   const int8_t one = 1;
   const int32_t zero_bias = 0;
   runtime::kernels::LstmParams p;
-  for (runtime::kernels::LstmGate* g : {&p.input, &p.forget, &p.cell, &p.output}) {
-    g->input_weights = &one;
-    g->recurrent_weights = &one;
-    g->bias = &zero_bias;
-    g->input_multiplier = g->recurrent_multiplier = 1 << 30;
-    g->input_shift = g->recurrent_shift = 7;
-  }
+  SetEveryGate(p, &one, &zero_bias, 7);
   p.forget_cell_multiplier = p.input_cell_multiplier = p.hidden_multiplier = 1 << 30;
   p.forget_cell_shift = -14;
   p.input_cell_shift = -18;
@@ -128,6 +136,32 @@ TEST(LstmKernel, RefusesTooLittleScratch) {
   int16_t cell[4] = {}, scratch[15];
   EXPECT_EQ(runtime::kernels::lstm_s8(p, &input, hidden, cell, output, scratch, sizeof(scratch)),
             runtime::Error::kInvalidArgument);
+}
+
+// 16x8: an int64 bias beyond int32 (2^33 x 2^-11 = 2^22, saturating the forget gate's Q3.12
+// input at 32767, sigmoid 0.99966) keeps nearly all of the cell, where an int32 sum would wrap
+// the bias to 0 (sigmoid 0.5: half the cell lost). The input gate (0.5) adds tanh(0) = 0; the
+// hidden state is tanh(2000 x 2^-11) x 0.5 = 0.3759, 12318 in 2^-15, and the step's output.
+TEST(LstmKernel, The16x8FormSumsItsInt64BiasWithoutWrapping) {
+  const int8_t zero_weight = 0;
+  const int64_t zero_bias = 0, wide_bias = int64_t{1} << 33;
+  runtime::kernels::LstmParams p;
+  SetEveryGate(p, &zero_weight, &zero_bias, -10);
+  p.forget.bias = &wide_bias;
+  p.forget_cell_multiplier = p.input_cell_multiplier = p.hidden_multiplier = 1 << 30;
+  p.forget_cell_shift = -14;
+  p.input_cell_shift = -18;
+  p.hidden_shift = -14;
+  p.cell_scale_power = -11;
+  const int16_t input = 0;
+  int16_t hidden = 0, output = 0, cell = 2000, scratch[4];
+  ASSERT_EQ(
+      runtime::kernels::lstm_s16(p, &input, &hidden, &cell, &output, scratch, sizeof(scratch)),
+      runtime::Error::kOk);
+  EXPECT_GE(cell, 1995);
+  EXPECT_LE(cell, 2000);
+  EXPECT_NEAR(hidden, 12318, 20);
+  EXPECT_EQ(output, hidden);
 }
 
 // ---- TFLite Micro's 2x3x2 int8 test model ---------------------------------------------------
