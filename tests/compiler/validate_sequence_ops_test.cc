@@ -625,6 +625,25 @@ TEST(ValidateLstm16x8, ActivationsAreInt16Throughout) {
                     {"output 'out' is int16", "takes int16 activations throughout"});
 }
 
+// TFLite Micro's LSTM runs the standard LSTM only, in 16x8 as in int8 (LstmTensors's
+// ValidateTensorStatus): the peephole, projection and layer norm variants and CIFG stay refused.
+TEST(ValidateLstm16x8, VariantsAreNotRunEither) {
+  LstmModel cifg(/*is_16x8=*/true);
+  cifg.inputs[5] = -1;
+  ExpectUnsupported(cifg.Build(), {"recurrent_to_input_weights is absent (a CIFG LSTM"});
+  LstmModel peephole(/*is_16x8=*/true);
+  peephole.SetConst(9, {5});
+  ExpectUnsupported(peephole.Build(), {"cell_to_input_weights is given: the peephole"});
+  LstmModel projection(/*is_16x8=*/true);
+  projection.SetConst(17, {5});
+  ExpectUnsupported(projection.Build(), {"projection_bias is given: the projection"});
+  LstmModel layer_norm(/*is_16x8=*/true);
+  layer_norm.inputs.insert(layer_norm.inputs.end(), {-1, -1, -1, -1});
+  layer_norm.SetConst(23, {5});
+  ExpectUnsupported(layer_norm.Build(),
+                    {"output_layer_norm_coefficients is given: the layer norm"});
+}
+
 // TFLite Micro's int64 requantization (the 16x8 FCs) takes multipliers below 2^7: input scale
 // 1/8 x weight scale 0.02 / 2^-12 = 10.24 passes, input scale 2 (163.84) does not.
 TEST(ValidateLstm16x8, FcMultipliersStayBelow2To7) {
