@@ -2,11 +2,11 @@
 // Args: the 24 TFLite inputs 0-23 (input int8, or int16 for 16x8; weights 1-8 int8; peephole
 // 9-11, projection 16-17 and layer norm 20-23 Null; biases 12-15 int32, int64 in 16x8; hidden
 // state 18 of the input's type and cell state 19 int16, variable tensors updated in place), then
-// Ints: input_zp 24, hidden_zp 25, per gate (input, forget, cell,
-// output) from 26 + 6 * gate: input FC multiplier and shift, recurrent FC multiplier and shift,
-// input and recurrent weight zero points; forget x cell 50-51, input x cell gate 52-53 and
-// output x tanh(cell) 54-55 multipliers and shifts; cell_scale_power 56, quantized cell clip 57;
-// Bools clip_cell 58 and time_major 59; output 60 (the input's type and layout, state size last).
+// Ints: input_zp 24, hidden_zp 25, per gate (input, forget, cell, output) from 26 + 6 * gate:
+// input FC multiplier and shift, recurrent FC multiplier and shift, input and recurrent weight
+// zero points; forget x cell 50-51, input x cell gate 52-53 and output x tanh(cell) 54-55
+// multipliers and shifts; cell_scale_power 56, quantized cell clip 57; Bools clip_cell 58 and
+// time_major 59; output 60 (the input's type and layout, state size last).
 
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
