@@ -14,6 +14,7 @@
 #include "compiler/driver.h"
 #include "gtest/gtest.h"
 #include "runtime/kernels/reference/lstm.h"
+#include "tests/runtime/kernel_test_util.h"
 #include "tests/runtime/pte_runner.h"
 #include "tests/support/tflite_builder.h"
 
@@ -162,6 +163,81 @@ TEST(LstmKernel, The16x8FormSumsItsInt64BiasWithoutWrapping) {
   EXPECT_LE(cell, 2000);
   EXPECT_NEAR(hidden, 12318, 20);
   EXPECT_EQ(output, hidden);
+}
+
+// ---- The registered kernel in 16x8, called as the executor calls it -------------------------
+
+// The kernel's 61 arguments (docs/artifact-format.md) for one unit, one input and one step in
+// 16x8: zero weights, every FC multiplier 0.5 x 2^fc_shift, the inter-gate products of a cell
+// scale 2^-11 and a hidden scale 2^-15; each test changes one field.
+struct Lstm16x8Args {
+  int16_t input = 0, hidden = 0, cell = 2000, output = 0;
+  int8_t weight = 0;
+  int64_t bias = 0;
+  int32_t bias32 = 0;
+  int64_t input_zero_point = 0, fc_shift = -10;
+  bool int32_biases = false;
+
+  void Build(runtime::testing::KernelArgs& a) {
+    using runtime::ScalarType;
+    a.Tensor(ScalarType::kShort, {1, 1, 1}, &input);
+    for (int i = 0; i < 8; ++i) a.Tensor(ScalarType::kChar, {1, 1}, &weight);
+    for (int i = 0; i < 3; ++i) a.Null();  // peephole
+    for (int i = 0; i < 4; ++i) {
+      if (int32_biases) {
+        a.Tensor(ScalarType::kInt, {1}, &bias32);
+      } else {
+        a.Tensor(ScalarType::kLong, {1}, &bias);
+      }
+    }
+    for (int i = 0; i < 2; ++i) a.Null();  // projection
+    a.Tensor(ScalarType::kShort, {1, 1}, &hidden);
+    a.Tensor(ScalarType::kShort, {1, 1}, &cell);
+    for (int i = 0; i < 4; ++i) a.Null();  // layer norm
+    a.Int(input_zero_point);
+    a.Int(0);  // hidden zero point
+    for (int gate = 0; gate < 4; ++gate) {
+      for (int64_t x :
+           {int64_t{1} << 30, fc_shift, int64_t{1} << 30, fc_shift, int64_t{0}, int64_t{0}}) {
+        a.Int(x);
+      }
+    }
+    for (int64_t x : {1 << 30, -14, 1 << 30, -18, 1 << 30, -14, -11, 0}) a.Int(x);
+    a.Bool(false);  // clip_cell
+    a.Bool(false);  // time_major
+    a.Tensor(ScalarType::kShort, {1, 1, 1}, &output);
+  }
+};
+
+constexpr const char* kLstmKernel = "boardlab::unidirectional_sequence_lstm.out";
+
+// Every gate's input is 0: forget and output gates 0.5, cell gate 0, so the cell halves to 1000
+// and the hidden state is tanh(1000 x 2^-11) x 0.5 = 0.2264, 7418 in 2^-15.
+TEST(LstmKernelArgs, The16x8FormRunsThroughTheRegistry) {
+  Lstm16x8Args l;
+  runtime::testing::KernelArgs a;
+  l.Build(a);
+  ASSERT_EQ(runtime::testing::RunKernel(kLstmKernel, a), runtime::Error::kOk)
+      << runtime::LastErrorMessage();
+  EXPECT_EQ(l.cell, 1000);
+  EXPECT_NEAR(l.hidden, 7418, 10);
+  EXPECT_EQ(l.output, l.hidden);
+}
+
+// What the compiler never writes fails at Prepare: an FC shift of 8 (TFLite's int64
+// requantization takes shifts below 8), an int16 zero point, int32 biases in 16x8.
+TEST(LstmKernelArgs, The16x8FormRefusesWhatItCannotCompute) {
+  Lstm16x8Args shift;
+  shift.fc_shift = 8;
+  Lstm16x8Args zero_point;
+  zero_point.input_zero_point = 3;
+  Lstm16x8Args biases;
+  biases.int32_biases = true;
+  for (Lstm16x8Args* l : {&shift, &zero_point, &biases}) {
+    runtime::testing::KernelArgs a;
+    l->Build(a);
+    EXPECT_EQ(runtime::testing::RunKernel(kLstmKernel, a), runtime::Error::kInvalidProgram);
+  }
 }
 
 // ---- TFLite Micro's 2x3x2 int8 test model ---------------------------------------------------
