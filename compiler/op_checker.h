@@ -39,8 +39,7 @@ inline bool BroadcastShape(const std::vector<int32_t>& a, const std::vector<int3
 }
 
 /// Why `type` does not take int16 activations (16x8 quantization): TFLite Micro has no such
-/// kernel, boardlab does not run its 16x8 form yet, or its 16x8 form needs int16 throughout
-/// (validate_ops.cc).
+/// kernel, or its 16x8 form needs int16 throughout (validate_ops.cc).
 std::string No16x8Reason(OpType type);
 
 // Collects the checks of one op; the first failure becomes the returned status.

@@ -72,6 +72,9 @@ std::string Int16Form(OpType type) {
       return "int16 (16x8, zero point 0; or without quantization, plain integers)";
     case OpType::kPrelu:
       return "int16 (16x8: int8 alpha)";
+    case OpType::kUnidirectionalSequenceLstm:
+      return "int16 input, hidden state and output (16x8: zero point 0, int8 weights, int64 "
+             "biases, the same int16 cell state)";
     case OpType::kGreater:
       return "int16 (GREATER only: rescaled, any zero point)";
     default:

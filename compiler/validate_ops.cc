@@ -599,6 +599,7 @@ bool Runs16x8(OpType type) {
     case OpType::kPrelu:
     case OpType::kSquaredDifference:
     case OpType::kGreater:
+    case OpType::kUnidirectionalSequenceLstm:
       return true;
     default:
       return false;
@@ -610,17 +611,11 @@ bool MovesInt16Values(OpType type) {
          type == OpType::kSelectV2;
 }
 
-bool Has16x8FormNotRunYet(OpType type) { return type == OpType::kUnidirectionalSequenceLstm; }
-
 std::string No16x8Reason(OpType type) {
   const char* name = OpTypeName(type);
   if (Runs16x8(type)) {
     return absl::StrCat("the 16x8 form of ", name,
                         " takes int16 activations throughout (inputs and output)");
-  }
-  if (Has16x8FormNotRunYet(type)) {
-    return absl::StrCat("boardlab does not run the 16x8 form of ", name,
-                        " yet (TFLite Micro has one); its int8 form runs");
   }
   return absl::StrCat("TFLite Micro has no 16x8 (int16 activation) kernel for ", name);
 }

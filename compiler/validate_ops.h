@@ -29,10 +29,6 @@ bool IsStateOperand(OpType type, size_t index);
 /// No16x8Reason.
 bool Runs16x8(OpType type);
 
-/// True for the ops TFLite Micro runs in 16x8 that boardlab does not yet (it runs their int8
-/// form): No16x8Reason says so instead of claiming TFLite Micro has no such kernel.
-bool Has16x8FormNotRunYet(OpType type);
-
 /// True for the layout, data movement and conversion ops whose kernels copy values of any
 /// element type they list (int16 among them) without arithmetic: they take int16 tensors
 /// without a 16x8 form of their own.

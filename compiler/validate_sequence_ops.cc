@@ -4,11 +4,12 @@
 // lstm_eval_common.cc; detection_postprocess.cc, whose Eval checks of static values move to
 // compile time here): what TFLite Micro refuses is refused here when compiling, with the reason,
 // and the variants boardlab does not run (float SVDF and LSTM, LSTM with peephole, projection,
-// layer norm or CIFG) are reported as unsupported.
+// layer norm or CIFG, which TFLite Micro does not run either) are reported as unsupported.
 
 #include <cmath>
 
 #include "compiler/op_checker.h"
+#include "compiler/quantization.h"
 
 namespace boardlab::compiler {
 namespace {
@@ -246,10 +247,55 @@ absl::Status LstmCellState(const OpChecker& c, const Tensor& cell, int64_t eleme
   return absl::OkStatus();
 }
 
+// The LSTM's activations (input, hidden state, output): int8, or int16 with zero point 0 in the
+// 16x8 form (TFLite Micro's int16 FCs never add the input's or hidden state's zero point).
+absl::Status LstmActivation(const OpChecker& c, const Tensor& t, const char* role, bool is_16x8) {
+  if (!is_16x8) return c.Int8Activation(t, role);
+  return c.Int16Activation(t, role);
+}
+
+// The four gate biases: int32 with int8 activations, int64 in 16x8 (TFLite Micro's EvalLstm
+// takes the bias type as its FCs' accumulator), [state].
+absl::Status LstmBiases(const OpChecker& c, int32_t state, bool is_16x8) {
+  for (size_t i = 12; i <= 15; ++i) {
+    const Tensor& bias = c.In(i);
+    const DataType type = is_16x8 ? DataType::kInt64 : DataType::kInt32;
+    if (bias.is_constant && bias.type != type) {
+      return c.Invalid(absl::StrCat(kLstmRoles[i], " '", bias.name, "' is ",
+                                    DataTypeName(bias.type), ", expected ", DataTypeName(type),
+                                    is_16x8 ? " (the 16x8 LSTM's FCs accumulate in its int64)"
+                                            : " (the int8 LSTM's FCs accumulate in its int32)"));
+    }
+    RETURN_IF_ERROR(c.Constant(bias, kLstmRoles[i], type));
+    if (bias.shape != std::vector<int32_t>{state}) {
+      return c.Invalid(absl::StrCat(kLstmRoles[i], " '", bias.name, "' has shape ",
+                                    ShapeString(bias.shape), ", expected [", state, "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The 16x8 FCs requantize with TFLite Micro's int64 MultiplyByQuantizedMultiplier, whose shift
+// must stay below 8: activation scale x weight scale / 2^-12 below 2^7 for all eight.
+absl::Status Lstm16x8Multipliers(const OpChecker& c) {
+  for (size_t i = 1; i <= 8; ++i) {
+    const Tensor& activation = c.In(i <= 4 ? 0 : kLstmHidden);
+    const double m =
+        static_cast<double>(activation.quant.scale[0] * c.In(i).quant.scale[0]) * 4096.0;
+    if (QuantizeMultiplier(m).shift > 7) {
+      return c.Unsupported(absl::StrCat(
+          activation.name, " scale x ", kLstmRoles[i], " scale / 2^-12 is ", m,
+          ", 2^7 or more; TFLite Micro's 16x8 requantization takes multipliers below 2^7"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // UNIDIRECTIONAL_SEQUENCE_LSTM (unidirectional_sequence_lstm.cc, lstm_eval_common.cc), the
-// integer path of TFLite Micro: input [time, batch, input] (time_major) or [batch, time, input]
-// int8; 8 int8 weights; 4 int32 biases [state]; hidden state [batch, state] int8 and cell state
-// int16 (variables); output int8 [.., .., state] in the input's layout.
+// integer paths of TFLite Micro: input [time, batch, input] (time_major) or [batch, time, input]
+// int8, or int16 in the 16x8 form; 8 int8 weights; 4 biases [state], int32 or in 16x8 int64;
+// hidden state [batch, state] of the input's type and int16 cell state (variables); output of
+// the input's type [.., .., state] in the input's layout.
 absl::Status ValidateLstm(const OpChecker& c) {
   RETURN_IF_ERROR(LstmOperandsPresent(c));
   const Tensor& in = c.In(0);
@@ -257,12 +303,13 @@ absl::Status ValidateLstm(const OpChecker& c) {
   const Tensor& out = c.Out();
   if (in.type == DataType::kFloat32) {
     return c.Unsupported(
-        "float32 input; boardlab runs TFLite Micro's integer LSTM (int8 activations)");
+        "float32 input; boardlab runs TFLite Micro's integer LSTM (int8 or 16x8 activations)");
   }
-  RETURN_IF_ERROR(c.Int8Activation(in, "input"));
-  RETURN_IF_ERROR(c.Int8Activation(out, "output"));
+  const bool is_16x8 = in.type == DataType::kInt16;
+  RETURN_IF_ERROR(LstmActivation(c, in, "input", is_16x8));
+  RETURN_IF_ERROR(LstmActivation(c, out, "output", is_16x8));
   RETURN_IF_ERROR(VariableState(c, hidden, "hidden_state"));
-  RETURN_IF_ERROR(c.Int8Activation(hidden, "hidden_state"));
+  RETURN_IF_ERROR(LstmActivation(c, hidden, "hidden_state", is_16x8));
   const auto& o = c.op().opts<LstmOptions>();
   RETURN_IF_ERROR(c.Rank(in, "input", 3, 3));
   RETURN_IF_ERROR(c.Rank(hidden, "hidden_state", 2, 2));
@@ -277,14 +324,8 @@ absl::Status ValidateLstm(const OpChecker& c) {
   }
   for (size_t i = 1; i <= 4; ++i) RETURN_IF_ERROR(LstmWeights(c, i, state, input_size));
   for (size_t i = 5; i <= 8; ++i) RETURN_IF_ERROR(LstmWeights(c, i, state, state));
-  for (size_t i = 12; i <= 15; ++i) {
-    const Tensor& bias = c.In(i);
-    RETURN_IF_ERROR(c.Constant(bias, kLstmRoles[i], DataType::kInt32));
-    if (bias.shape != std::vector<int32_t>{state}) {
-      return c.Invalid(absl::StrCat(kLstmRoles[i], " '", bias.name, "' has shape ",
-                                    ShapeString(bias.shape), ", expected [", state, "]"));
-    }
-  }
+  RETURN_IF_ERROR(LstmBiases(c, state, is_16x8));
+  if (is_16x8) RETURN_IF_ERROR(Lstm16x8Multipliers(c));
   RETURN_IF_ERROR(LstmCellState(c, c.In(kLstmCell), int64_t{batch} * state));
   if (o.activation != Activation::kTanh) {
     return c.Invalid(absl::StrCat("fused activation ", static_cast<int>(o.activation),

@@ -19,7 +19,7 @@
 #include "runtime/kernels/reference/depthwise_conv2d_s8.h"
 #include "runtime/kernels/reference/detection_postprocess.h"
 #include "runtime/kernels/reference/fully_connected_s8.h"
-#include "runtime/kernels/reference/lstm_s8.h"
+#include "runtime/kernels/reference/lstm.h"
 #include "runtime/kernels/reference/math.h"
 #include "runtime/kernels/reference/mean_s8.h"
 #include "runtime/kernels/reference/mul_s8.h"
@@ -272,7 +272,8 @@ struct OpDataDetectionPostprocess {
 };
 
 struct OpDataLstm {
-  LstmParams params;  // the weight and bias pointers are set at every Eval
+  LstmParams params;   // the weight and bias pointers are set at every Eval
+  bool int16 = false;  // the 16x8 form
   size_t scratch_bytes = 0;
 };
 

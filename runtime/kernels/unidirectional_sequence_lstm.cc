@@ -1,15 +1,16 @@
-// UNIDIRECTIONAL_SEQUENCE_LSTM, TFLite Micro's integer LSTM (reference/lstm_s8.h). Args: the 24
-// TFLite inputs 0-23 (input int8; weights 1-8 int8; peephole 9-11, projection 16-17 and layer
-// norm 20-23 Null; biases 12-15 int32; hidden state 18 int8 and cell state 19 int16, variable
-// tensors updated in place), then Ints: input_zp 24, hidden_zp 25, per gate (input, forget, cell,
-// output) from 26 + 6 * gate: input FC multiplier and shift, recurrent FC multiplier and shift,
-// input and recurrent weight zero points; forget x cell 50-51, input x cell gate 52-53 and
-// output x tanh(cell) 54-55 multipliers and shifts; cell_scale_power 56, quantized cell clip 57;
-// Bools clip_cell 58 and time_major 59; output 60 (int8, the input's layout, state size last).
+// UNIDIRECTIONAL_SEQUENCE_LSTM, TFLite Micro's integer LSTM in int8 or 16x8 (reference/lstm.h).
+// Args: the 24 TFLite inputs 0-23 (input int8, or int16 for 16x8; weights 1-8 int8; peephole
+// 9-11, projection 16-17 and layer norm 20-23 Null; biases 12-15 int32, int64 in 16x8; hidden
+// state 18 of the input's type and cell state 19 int16, variable tensors updated in place), then
+// Ints: input_zp 24, hidden_zp 25, per gate (input, forget, cell, output) from 26 + 6 * gate:
+// input FC multiplier and shift, recurrent FC multiplier and shift, input and recurrent weight
+// zero points; forget x cell 50-51, input x cell gate 52-53 and output x tanh(cell) 54-55
+// multipliers and shifts; cell_scale_power 56, quantized cell clip 57; Bools clip_cell 58 and
+// time_major 59; output 60 (the input's type and layout, state size last).
 
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
-#include "runtime/kernels/reference/lstm_s8.h"
+#include "runtime/kernels/reference/lstm.h"
 
 namespace boardlab::runtime::kernels {
 namespace {
@@ -19,11 +20,14 @@ constexpr size_t kHidden = 18, kCell = 19, kFirstParam = 24, kOutput = 60;
 
 bool ShiftOk(int32_t shift) { return shift >= -31 && shift <= 31; }
 
-Error ReadGate(const char* op, Args args, size_t first, LstmGate& g) {
+// The 16x8 FCs requantize with TFLite's int64 MBQM, which takes shifts below 8 only.
+bool FcShiftOk(int32_t shift, bool int16) { return ShiftOk(shift) && (!int16 || shift <= 7); }
+
+Error ReadGate(const char* op, Args args, size_t first, bool int16, LstmGate& g) {
   int32_t* fields[] = {&g.input_multiplier, &g.input_shift,          &g.recurrent_multiplier,
                        &g.recurrent_shift,  &g.input_weights_offset, &g.recurrent_weights_offset};
   for (size_t i = 0; i < 6; ++i) RT_RETURN_IF_ERROR(IntArg(op, args, first + i, fields[i]));
-  RT_CHECK_OR_RETURN_ERROR(ShiftOk(g.input_shift) && ShiftOk(g.recurrent_shift) &&
+  RT_CHECK_OR_RETURN_ERROR(FcShiftOk(g.input_shift, int16) && FcShiftOk(g.recurrent_shift, int16) &&
                                g.input_weights_offset >= -128 && g.input_weights_offset <= 127 &&
                                g.recurrent_weights_offset >= -128 &&
                                g.recurrent_weights_offset <= 127,
@@ -34,13 +38,19 @@ Error ReadGate(const char* op, Args args, size_t first, LstmGate& g) {
   return Error::kOk;
 }
 
-Error ReadParams(const char* op, Args args, LstmParams& p) {
+// Zero points of the activations: inside int8, or 0 in 16x8 (symmetric int16, as TFLite Micro's
+// int16 kernels assume).
+bool ActivationZeroPointOk(int32_t zp, bool int16) {
+  return int16 ? zp == 0 : zp >= -128 && zp <= 127;
+}
+
+Error ReadParams(const char* op, Args args, bool int16, LstmParams& p) {
   int32_t input_zp = 0, clip = 0;
   RT_RETURN_IF_ERROR(IntArg(op, args, kFirstParam, &input_zp));
   RT_RETURN_IF_ERROR(IntArg(op, args, kFirstParam + 1, &p.hidden_zero_point));
   LstmGate* gates[] = {&p.input, &p.forget, &p.cell, &p.output};
   for (size_t k = 0; k < 4; ++k) {
-    RT_RETURN_IF_ERROR(ReadGate(op, args, kFirstParam + 2 + 6 * k, *gates[k]));
+    RT_RETURN_IF_ERROR(ReadGate(op, args, kFirstParam + 2 + 6 * k, int16, *gates[k]));
   }
   int32_t* fields[] = {&p.forget_cell_multiplier, &p.forget_cell_shift,
                        &p.input_cell_multiplier,  &p.input_cell_shift,
@@ -50,10 +60,9 @@ Error ReadParams(const char* op, Args args, LstmParams& p) {
   RT_RETURN_IF_ERROR(BoolArg(op, args, 58, &p.clip_cell));
   RT_RETURN_IF_ERROR(BoolArg(op, args, 59, &p.time_major));
   RT_CHECK_OR_RETURN_ERROR(
-      input_zp >= -128 && input_zp <= 127 && p.hidden_zero_point >= -128 &&
-          p.hidden_zero_point <= 127 && ShiftOk(p.forget_cell_shift) &&
-          ShiftOk(p.input_cell_shift) && ShiftOk(p.hidden_shift) && p.cell_scale_power <= 0 &&
-          p.cell_scale_power >= -31 && clip >= 0 && clip <= 32767,
+      ActivationZeroPointOk(input_zp, int16) && ActivationZeroPointOk(p.hidden_zero_point, int16) &&
+          ShiftOk(p.forget_cell_shift) && ShiftOk(p.input_cell_shift) && ShiftOk(p.hidden_shift) &&
+          p.cell_scale_power <= 0 && p.cell_scale_power >= -31 && clip >= 0 && clip <= 32767,
       kInvalidProgram, "%s: bad zero point, shift, cell scale power or clip", op);
   p.input_offset = -input_zp;
   p.hidden_offset = -p.hidden_zero_point;
@@ -66,7 +75,7 @@ bool Is2D(const TensorView* t, int32_t rows, int32_t cols) {
 }
 
 // The 24 TFLite inputs: the used ones typed and shaped, the variants' slots Null.
-Error CheckOperands(const char* op, Args args, const LstmParams& p) {
+Error CheckOperands(const char* op, Args args, bool int16, const LstmParams& p) {
   constexpr size_t kVariantSlots[] = {9, 10, 11, 16, 17, 20, 21, 22, 23};
   for (size_t i : kVariantSlots) {
     RT_CHECK_OR_RETURN_ERROR(args[i] != nullptr && args[i]->tag == ValueTag::kNone, kInvalidProgram,
@@ -82,13 +91,13 @@ Error CheckOperands(const char* op, Args args, const LstmParams& p) {
   }
   for (size_t i = 12; i <= 15; ++i) {
     TensorView* bias;
-    RT_RETURN_IF_ERROR(TensorArg(op, args, i, ScalarType::kInt, &bias));
+    RT_RETURN_IF_ERROR(TensorArg(op, args, i, int16 ? ScalarType::kLong : ScalarType::kInt, &bias));
     RT_CHECK_OR_RETURN_ERROR(bias->rank == 1 && bias->dims[0] == p.state_size, kInvalidProgram,
                              "%s: bias %d has the wrong shape", op, static_cast<int>(i));
   }
   TensorView *cell, *out;
   RT_RETURN_IF_ERROR(TensorArg(op, args, kCell, ScalarType::kShort, &cell));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, kOutput, ScalarType::kChar, &out));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, kOutput, QuantizedTypeOf(args, 0), &out));
   const int32_t outer = p.time_major ? p.time : p.batch;
   const int32_t inner = p.time_major ? p.batch : p.time;
   RT_CHECK_OR_RETURN_ERROR(cell->NumElements() == int64_t{p.batch} * p.state_size &&
@@ -105,10 +114,12 @@ Error UnidirectionalSequenceLstmPrepare(KernelContext& ctx, Args args) {
   RT_RETURN_IF_ERROR(CheckArgCount(op, args, kArgs));
   auto* d = static_cast<OpDataLstm*>(ctx.op_data);
   LstmParams& p = d->params;
-  RT_RETURN_IF_ERROR(ReadParams(op, args, p));
+  const ScalarType type = QuantizedTypeOf(args, 0);
+  d->int16 = type == ScalarType::kShort;
+  RT_RETURN_IF_ERROR(ReadParams(op, args, d->int16, p));
   TensorView *in, *hidden;
-  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kChar, &in));
-  RT_RETURN_IF_ERROR(TensorArg(op, args, kHidden, ScalarType::kChar, &hidden));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, type, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, kHidden, type, &hidden));
   RT_CHECK_OR_RETURN_ERROR(in->rank == 3 && hidden->rank == 2, kInvalidProgram,
                            "%s: input must be 3-D and the hidden state 2-D", op);
   p.time = p.time_major ? in->dims[0] : in->dims[1];
@@ -119,9 +130,9 @@ Error UnidirectionalSequenceLstmPrepare(KernelContext& ctx, Args args) {
                                p.input_size > 0 && p.state_size > 0,
                            kInvalidProgram, "%s: empty sequence or hidden state shape mismatch",
                            op);
-  RT_RETURN_IF_ERROR(CheckOperands(op, args, p));
+  RT_RETURN_IF_ERROR(CheckOperands(op, args, d->int16, p));
   // The gate buffers come from the temp pool at every Eval: a pool too small is a load error.
-  d->scratch_bytes = lstm_s8_get_buffer_size(p);
+  d->scratch_bytes = lstm_get_buffer_size(p);
   RT_CHECK_OR_RETURN_ERROR(
       ctx.temp != nullptr && ctx.temp->size() >= d->scratch_bytes + 16, kMemoryAllocationFailed,
       "%s: needs %lu bytes of temp memory for a state of %d, the pool has %lu", op,
@@ -137,12 +148,18 @@ Error UnidirectionalSequenceLstmEval(KernelContext& ctx, Args args) {
   for (size_t k = 0; k < 4; ++k) {
     gates[k]->input_weights = args[1 + k]->tensor->As<const int8_t>();
     gates[k]->recurrent_weights = args[5 + k]->tensor->As<const int8_t>();
-    gates[k]->bias = args[12 + k]->tensor->As<const int32_t>();
+    gates[k]->bias = args[12 + k]->tensor->data;
   }
   void* scratch = ctx.temp->Allocate(d->scratch_bytes, 16);
+  const size_t scratch_bytes = scratch != nullptr ? d->scratch_bytes : 0;
+  if (d->int16) {
+    return lstm_s16(p, args[0]->tensor->As<const int16_t>(), args[kHidden]->tensor->As<int16_t>(),
+                    args[kCell]->tensor->As<int16_t>(), args[kOutput]->tensor->As<int16_t>(),
+                    scratch, scratch_bytes);
+  }
   return lstm_s8(p, args[0]->tensor->As<const int8_t>(), args[kHidden]->tensor->As<int8_t>(),
                  args[kCell]->tensor->As<int16_t>(), args[kOutput]->tensor->As<int8_t>(), scratch,
-                 scratch != nullptr ? d->scratch_bytes : 0);
+                 scratch_bytes);
 }
 
 }  // namespace boardlab::runtime::kernels

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/driver.h"
+#include "compiler/validate_ops.h"
 #include "flatbuffers/flexbuffers.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/validate_test_util.h"
@@ -401,16 +402,20 @@ using validate_test::ExpectInvalid;
 using validate_test::ExpectUnsupported;
 
 // A batch-major LSTM of batch 2, 3 steps, 4 inputs, state 5, as TFLite's converter writes it for
-// TFLite Micro (no layer norm: 20 inputs, which the importer pads to 24); the fields are public
-// so that each test can break one thing.
+// TFLite Micro (no layer norm: 20 inputs, which the importer pads to 24), int8 or 16x8 (int16
+// activations with zero point 0, int64 biases); the fields are public so that each test can
+// break one thing.
 struct LstmModel {
   TfliteBuilder b;
   std::vector<int32_t> inputs;
   int in, hidden, cell, out;
   UnidirectionalSequenceLstmOpts options{Activation::kTanh, 0.0f, 0.0f, false};
 
-  LstmModel() {
-    in = b.AddTensor("in", {2, 3, 4}, TflType::kInt8, PerTensor(0.05f, -3));
+  explicit LstmModel(bool is_16x8 = false) {
+    const TflType activation = is_16x8 ? TflType::kInt16 : TflType::kInt8;
+    const QuantParams state_q = is_16x8 ? PerTensor(1.0f / 32768, 0) : PerTensor(0.01f, 4);
+    in = b.AddTensor("in", {2, 3, 4}, activation,
+                     is_16x8 ? PerTensor(1.0f / 16384, 0) : PerTensor(0.05f, -3));
     inputs.push_back(in);
     const char* gates[] = {"input", "forget", "cell", "output"};
     for (const char* gate : gates) {
@@ -423,16 +428,22 @@ struct LstmModel {
     }
     inputs.insert(inputs.end(), {-1, -1, -1});
     for (const char* gate : gates) {
-      inputs.push_back(b.AddConstInt32(std::string(gate) + "_b", {5}, std::vector<int32_t>(5, 100),
-                                       PerTensor(0.001f, 0)));
+      inputs.push_back(Bias(std::string(gate) + "_b", is_16x8 ? TflType::kInt64 : TflType::kInt32));
     }
     inputs.insert(inputs.end(), {-1, -1});
-    hidden = b.AddTensor("hidden", {2, 5}, TflType::kInt8, PerTensor(0.01f, 4));
+    hidden = b.AddTensor("hidden", {2, 5}, activation, state_q);
     cell = b.AddTensor("cell", {2, 5}, TflType::kInt16, PerTensor(1.0f / 2048, 0));
     b.mutable_tensor(hidden).is_variable = true;
     b.mutable_tensor(cell).is_variable = true;
     inputs.insert(inputs.end(), {hidden, cell});
-    out = b.AddTensor("out", {2, 3, 5}, TflType::kInt8, PerTensor(0.01f, 4));
+    out = b.AddTensor("out", {2, 3, 5}, activation, state_q);
+  }
+  // A bias [5] of 100s, int32 or int64.
+  int Bias(const std::string& name, TflType type) {
+    const size_t size = type == TflType::kInt64 ? 8 : 4;
+    std::vector<uint8_t> bytes(5 * size, 0);
+    for (size_t i = 0; i < 5; ++i) bytes[i * size] = 100;
+    return b.AddTensor(name, {5}, type, PerTensor(0.001f, 0), bytes);
   }
   TfliteBuilder& Build() {
     b.AddOperator(Code(OpType::kUnidirectionalSequenceLstm), inputs, {out}, options);
@@ -563,6 +574,86 @@ TEST(ValidateLstm, IgnoredProjectionClipAndOutputQuantizationAreWarned) {
   EXPECT_NE(warnings[0].find("output 'out' is quantized unlike hidden_state 'hidden'"),
             std::string::npos)
       << warnings[0];
+}
+
+// The 16x8 form (TFLite Micro's EvalLstm<int16_t, int8_t, int16_t, int64_t>) compiles onto the
+// CPU; tests/runtime/stateful_ops_test.cc runs it.
+TEST(ValidateLstm16x8, CompilesOntoTheCpu) {
+  EXPECT_TRUE(compiler::Runs16x8(OpType::kUnidirectionalSequenceLstm));
+  LstmModel m(/*is_16x8=*/true);
+  validate_test::Expect(m.Build(), absl::StatusCode::kOk, {});
+}
+
+// The bias type is the FCs' accumulator: int64 in 16x8, int32 with int8 activations.
+TEST(ValidateLstm16x8, BiasesAreInt64AndInt8BiasesInt32) {
+  LstmModel int32_biases(/*is_16x8=*/true);
+  int32_biases.inputs[13] = int32_biases.Bias("forget_b32", TflType::kInt32);
+  ExpectInvalid(int32_biases.Build(), {"forget_gate_bias 'forget_b32' is int32, expected int64",
+                                       "the 16x8 LSTM's FCs accumulate in its int64"});
+  LstmModel int64_biases;
+  int64_biases.inputs[12] = int64_biases.Bias("input_b64", TflType::kInt64);
+  ExpectInvalid(int64_biases.Build(), {"input_gate_bias 'input_b64' is int64, expected int32"});
+}
+
+// TFLite Micro's int16 FCs never add the input's or hidden state's zero point: 16x8 activations
+// are symmetric.
+TEST(ValidateLstm16x8, Int16ZeroPointsAreZero) {
+  LstmModel input(/*is_16x8=*/true);
+  input.b.mutable_tensor(input.in).quant = PerTensor(1.0f / 16384, 5);
+  ExpectUnsupported(input.Build(),
+                    {"input 'in' is int16 with zero point 5", "symmetric (zero point 0)"});
+  LstmModel hidden(/*is_16x8=*/true);
+  hidden.b.mutable_tensor(hidden.hidden).quant = PerTensor(1.0f / 32768, -7);
+  ExpectUnsupported(hidden.Build(), {"hidden_state 'hidden' is int16 with zero point -7"});
+  LstmModel out(/*is_16x8=*/true);
+  out.b.mutable_tensor(out.out).quant = PerTensor(1.0f / 32768, 2);
+  ExpectUnsupported(out.Build(), {"output 'out' is int16 with zero point 2"});
+}
+
+// One form throughout: int16 input, hidden state and output, or int8 ones.
+TEST(ValidateLstm16x8, ActivationsAreInt16Throughout) {
+  LstmModel int8_hidden(/*is_16x8=*/true);
+  int8_hidden.b.mutable_tensor(int8_hidden.hidden).type = static_cast<int8_t>(TflType::kInt8);
+  ExpectUnsupported(int8_hidden.Build(), {"hidden_state 'hidden' is int8",
+                                          "the 16x8 form of "
+                                          "UNIDIRECTIONAL_SEQUENCE_LSTM takes int16 "
+                                          "activations throughout"});
+  LstmModel int16_out;
+  int16_out.b.mutable_tensor(int16_out.out).type = static_cast<int8_t>(TflType::kInt16);
+  int16_out.b.mutable_tensor(int16_out.out).quant = PerTensor(0.01f, 0);
+  ExpectUnsupported(int16_out.Build(),
+                    {"output 'out' is int16", "takes int16 activations throughout"});
+}
+
+// TFLite Micro's LSTM runs the standard LSTM only, in 16x8 as in int8 (LstmTensors's
+// ValidateTensorStatus): the peephole, projection and layer norm variants and CIFG stay refused.
+TEST(ValidateLstm16x8, VariantsAreNotRunEither) {
+  LstmModel cifg(/*is_16x8=*/true);
+  cifg.inputs[5] = -1;
+  ExpectUnsupported(cifg.Build(), {"recurrent_to_input_weights is absent (a CIFG LSTM"});
+  LstmModel peephole(/*is_16x8=*/true);
+  peephole.SetConst(9, {5});
+  ExpectUnsupported(peephole.Build(), {"cell_to_input_weights is given: the peephole"});
+  LstmModel projection(/*is_16x8=*/true);
+  projection.SetConst(17, {5});
+  ExpectUnsupported(projection.Build(), {"projection_bias is given: the projection"});
+  LstmModel layer_norm(/*is_16x8=*/true);
+  layer_norm.inputs.insert(layer_norm.inputs.end(), {-1, -1, -1, -1});
+  layer_norm.SetConst(23, {5});
+  ExpectUnsupported(layer_norm.Build(),
+                    {"output_layer_norm_coefficients is given: the layer norm"});
+}
+
+// TFLite Micro's int64 requantization (the 16x8 FCs) takes multipliers below 2^7: input scale
+// 1/8 x weight scale 0.02 / 2^-12 = 10.24 passes, input scale 2 (163.84) does not.
+TEST(ValidateLstm16x8, FcMultipliersStayBelow2To7) {
+  LstmModel small(/*is_16x8=*/true);
+  small.b.mutable_tensor(small.in).quant = PerTensor(0.125f, 0);
+  validate_test::Expect(small.Build(), absl::StatusCode::kOk, {});
+  LstmModel large(/*is_16x8=*/true);
+  large.b.mutable_tensor(large.in).quant = PerTensor(2.0f, 0);
+  ExpectUnsupported(large.Build(), {"in scale x input_to_input_weights scale / 2^-12 is 163.84",
+                                    "takes multipliers below 2^7"});
 }
 
 }  // namespace

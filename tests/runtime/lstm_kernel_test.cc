@@ -1,5 +1,6 @@
 // UNIDIRECTIONAL_SEQUENCE_LSTM: the int16 sigmoid and tanh of TFLite's integer kernels on worked
-// numbers and against the real functions over every input, and the whole op end to end on
+// numbers and against the real functions over every input, hand-derived steps of the int8 and
+// 16x8 kernels, and the whole op end to end on
 // TFLite Micro's own int8 test model (lstm_test_data.cc: batch 2, 3 steps, 2 inputs, state 2,
 // cell clip 6), whose float goldens TFLite Micro's int8 test meets within 1e-2. The generated
 // cases are checked bit for bit against TFLite Micro's arithmetic in stateful_ops_test.cc and
@@ -12,7 +13,8 @@
 
 #include "compiler/driver.h"
 #include "gtest/gtest.h"
-#include "runtime/kernels/reference/lstm_s8.h"
+#include "runtime/kernels/reference/lstm.h"
+#include "tests/runtime/kernel_test_util.h"
 #include "tests/runtime/pte_runner.h"
 #include "tests/support/tflite_builder.h"
 
@@ -71,6 +73,19 @@ TEST(LstmActivations, TanhOfTheCellFollowsItsScale) {
   EXPECT_NEAR(at15, want, 8);
 }
 
+// Every gate of `p` with 1x1 input and recurrent weights `weight`, bias `bias` and both FC
+// multipliers 0.5 x 2^shift.
+void SetEveryGate(runtime::kernels::LstmParams& p, const int8_t* weight, const void* bias,
+                  int32_t shift) {
+  for (runtime::kernels::LstmGate* g : {&p.input, &p.forget, &p.cell, &p.output}) {
+    g->input_weights = weight;
+    g->recurrent_weights = weight;
+    g->bias = bias;
+    g->input_multiplier = g->recurrent_multiplier = 1 << 30;
+    g->input_shift = g->recurrent_shift = shift;
+  }
+}
+
 // One unit, one input, three steps of x = 64 from a zero state, every weight 1, no bias, worked by
 // hand. Each FC multiplier is 2^30 with shift 7 (x 64), so the first pre-activation is
 // 64 * 64 = 4096 (1.0 in Q3.12): sigmoid 23956, tanh 24956. Cell scale 2^-11: the input x cell
@@ -84,13 +99,7 @@ TEST(LstmKernel, ThreeHandDerivedStepsWithACellClip) {
   const int8_t one = 1;
   const int32_t zero_bias = 0;
   runtime::kernels::LstmParams p;
-  for (runtime::kernels::LstmGate* g : {&p.input, &p.forget, &p.cell, &p.output}) {
-    g->input_weights = &one;
-    g->recurrent_weights = &one;
-    g->bias = &zero_bias;
-    g->input_multiplier = g->recurrent_multiplier = 1 << 30;
-    g->input_shift = g->recurrent_shift = 7;
-  }
+  SetEveryGate(p, &one, &zero_bias, 7);
   p.forget_cell_multiplier = p.input_cell_multiplier = p.hidden_multiplier = 1 << 30;
   p.forget_cell_shift = -14;
   p.input_cell_shift = -18;
@@ -128,6 +137,107 @@ TEST(LstmKernel, RefusesTooLittleScratch) {
   int16_t cell[4] = {}, scratch[15];
   EXPECT_EQ(runtime::kernels::lstm_s8(p, &input, hidden, cell, output, scratch, sizeof(scratch)),
             runtime::Error::kInvalidArgument);
+}
+
+// 16x8: an int64 bias beyond int32 (2^33 x 2^-11 = 2^22, saturating the forget gate's Q3.12
+// input at 32767, sigmoid 0.99966) keeps nearly all of the cell, where an int32 sum would wrap
+// the bias to 0 (sigmoid 0.5: half the cell lost). The input gate (0.5) adds tanh(0) = 0; the
+// hidden state is tanh(2000 x 2^-11) x 0.5 = 0.3759, 12318 in 2^-15, and the step's output.
+TEST(LstmKernel, The16x8FormSumsItsInt64BiasWithoutWrapping) {
+  const int8_t zero_weight = 0;
+  const int64_t zero_bias = 0, wide_bias = int64_t{1} << 33;
+  runtime::kernels::LstmParams p;
+  SetEveryGate(p, &zero_weight, &zero_bias, -10);
+  p.forget.bias = &wide_bias;
+  p.forget_cell_multiplier = p.input_cell_multiplier = p.hidden_multiplier = 1 << 30;
+  p.forget_cell_shift = -14;
+  p.input_cell_shift = -18;
+  p.hidden_shift = -14;
+  p.cell_scale_power = -11;
+  const int16_t input = 0;
+  int16_t hidden = 0, output = 0, cell = 2000, scratch[4];
+  ASSERT_EQ(
+      runtime::kernels::lstm_s16(p, &input, &hidden, &cell, &output, scratch, sizeof(scratch)),
+      runtime::Error::kOk);
+  EXPECT_GE(cell, 1995);
+  EXPECT_LE(cell, 2000);
+  EXPECT_NEAR(hidden, 12318, 20);
+  EXPECT_EQ(output, hidden);
+}
+
+// ---- The registered kernel in 16x8, called as the executor calls it -------------------------
+
+// The kernel's 61 arguments (docs/artifact-format.md) for one unit, one input and one step in
+// 16x8: zero weights, every FC multiplier 0.5 x 2^fc_shift, the inter-gate products of a cell
+// scale 2^-11 and a hidden scale 2^-15; each test changes one field.
+struct Lstm16x8Args {
+  int16_t input = 0, hidden = 0, cell = 2000, output = 0;
+  int8_t weight = 0;
+  int64_t bias = 0;
+  int32_t bias32 = 0;
+  int64_t input_zero_point = 0, fc_shift = -10;
+  bool int32_biases = false;
+
+  void Build(runtime::testing::KernelArgs& a) {
+    using runtime::ScalarType;
+    a.Tensor(ScalarType::kShort, {1, 1, 1}, &input);
+    for (int i = 0; i < 8; ++i) a.Tensor(ScalarType::kChar, {1, 1}, &weight);
+    for (int i = 0; i < 3; ++i) a.Null();  // peephole
+    for (int i = 0; i < 4; ++i) {
+      if (int32_biases) {
+        a.Tensor(ScalarType::kInt, {1}, &bias32);
+      } else {
+        a.Tensor(ScalarType::kLong, {1}, &bias);
+      }
+    }
+    for (int i = 0; i < 2; ++i) a.Null();  // projection
+    a.Tensor(ScalarType::kShort, {1, 1}, &hidden);
+    a.Tensor(ScalarType::kShort, {1, 1}, &cell);
+    for (int i = 0; i < 4; ++i) a.Null();  // layer norm
+    a.Int(input_zero_point);
+    a.Int(0);  // hidden zero point
+    for (int gate = 0; gate < 4; ++gate) {
+      for (int64_t x :
+           {int64_t{1} << 30, fc_shift, int64_t{1} << 30, fc_shift, int64_t{0}, int64_t{0}}) {
+        a.Int(x);
+      }
+    }
+    for (int64_t x : {1 << 30, -14, 1 << 30, -18, 1 << 30, -14, -11, 0}) a.Int(x);
+    a.Bool(false);  // clip_cell
+    a.Bool(false);  // time_major
+    a.Tensor(ScalarType::kShort, {1, 1, 1}, &output);
+  }
+};
+
+constexpr const char* kLstmKernel = "boardlab::unidirectional_sequence_lstm.out";
+
+// Every gate's input is 0: forget and output gates 0.5, cell gate 0, so the cell halves to 1000
+// and the hidden state is tanh(1000 x 2^-11) x 0.5 = 0.2264, 7418 in 2^-15.
+TEST(LstmKernelArgs, The16x8FormRunsThroughTheRegistry) {
+  Lstm16x8Args l;
+  runtime::testing::KernelArgs a;
+  l.Build(a);
+  ASSERT_EQ(runtime::testing::RunKernel(kLstmKernel, a), runtime::Error::kOk)
+      << runtime::LastErrorMessage();
+  EXPECT_EQ(l.cell, 1000);
+  EXPECT_NEAR(l.hidden, 7418, 10);
+  EXPECT_EQ(l.output, l.hidden);
+}
+
+// What the compiler never writes fails at Prepare: an FC shift of 8 (TFLite's int64
+// requantization takes shifts below 8), an int16 zero point, int32 biases in 16x8.
+TEST(LstmKernelArgs, The16x8FormRefusesWhatItCannotCompute) {
+  Lstm16x8Args shift;
+  shift.fc_shift = 8;
+  Lstm16x8Args zero_point;
+  zero_point.input_zero_point = 3;
+  Lstm16x8Args biases;
+  biases.int32_biases = true;
+  for (Lstm16x8Args* l : {&shift, &zero_point, &biases}) {
+    runtime::testing::KernelArgs a;
+    l->Build(a);
+    EXPECT_EQ(runtime::testing::RunKernel(kLstmKernel, a), runtime::Error::kInvalidProgram);
+  }
 }
 
 // ---- TFLite Micro's 2x3x2 int8 test model ---------------------------------------------------

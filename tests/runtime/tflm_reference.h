@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "compiler/quantization.h"
-#include "runtime/kernels/reference/lstm_s8.h"
+#include "runtime/kernels/reference/lstm.h"
 #include "runtime/kernels/reference/quantized_math.h"
 #include "tests/support/op_cases.h"
 #include "tests/support/test_models.h"
@@ -369,13 +369,34 @@ inline std::vector<Bytes> SvdfInferences(const CaseModel& m, const std::vector<B
   return results;
 }
 
-// TFLite Micro's integer LSTM (lstm_eval.h EvalLstm<int8_t, int8_t, int16_t, int32_t>, with the
-// parameters of lstm_eval_common.cc) over consecutive inferences of one interpreter, for the
-// single-LSTM case model `m`: `inferences[i]` is the input of inference i; returns each
-// inference's output. Written after TFLite Micro's structure: the gate parameters as its Prepare
-// derives them (FC outputs in Q3.12, products in Q0.15), time-major steps over every batch row at
-// once, the four gate buffers, the forget gate computed before the input and cell gates and the
-// output gate after the cell update. The int16 sigmoid and tanh are the runtime's Sigmoid16 /
+// The values of little-endian int8 or int16 bytes, and back.
+inline std::vector<int32_t> ActivationValues(const Bytes& bytes, bool int16) {
+  std::vector<int32_t> v(bytes.size() / (int16 ? 2 : 1));
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = int16 ? static_cast<int16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8))
+                 : static_cast<int8_t>(bytes[i]);
+  }
+  return v;
+}
+inline Bytes ActivationBytes(const std::vector<int32_t>& v, bool int16) {
+  Bytes bytes;
+  for (int32_t x : v) {
+    bytes.push_back(static_cast<uint8_t>(x & 0xff));
+    if (int16) bytes.push_back(static_cast<uint8_t>((x >> 8) & 0xff));
+  }
+  return bytes;
+}
+
+// TFLite Micro's integer LSTM (lstm_eval.h EvalLstm<int8_t, int8_t, int16_t, int32_t>, and in
+// 16x8 EvalLstm<int16_t, int8_t, int16_t, int64_t>, with the parameters of lstm_eval_common.cc)
+// over consecutive inferences of one interpreter, for the single-LSTM case model `m`:
+// `inferences[i]` is the input of inference i; returns each inference's output. Written after
+// TFLite Micro's structure: the gate parameters as its Prepare derives them (FC outputs in Q3.12,
+// products in Q0.15), time-major steps over every batch row at once, the four gate buffers, the
+// forget gate computed before the input and cell gates and the output gate after the cell
+// update. The int8 FCs are reference_integer_ops::FullyConnected (int32 sums, both offsets); the
+// 16x8 ones its int16 overload (int64 sums, the weight offset only, TFLite's int64
+// MultiplyByQuantizedMultiplier). The int16 sigmoid and tanh are the runtime's Sigmoid16 /
 // Tanh16, checked on their own in lstm_kernel_test.cc.
 inline std::vector<Bytes> LstmInferences(const CaseModel& m, const std::vector<Bytes>& inferences) {
   using compiler::QuantizedMultiplier;
@@ -384,6 +405,7 @@ inline std::vector<Bytes> LstmInferences(const CaseModel& m, const std::vector<B
   const testing::TfliteBuilder::OperatorSpec& op = b.operator_spec(0);
   const auto& o = std::get<testing::UnidirectionalSequenceLstmOpts>(op.options);
   const auto& in = b.tensor(op.inputs[0]);
+  const bool int16 = in.type == static_cast<int8_t>(TflType::kInt16);
   const auto& hidden_spec = b.tensor(op.inputs[18]);
   const auto& cell_spec = b.tensor(op.inputs[19]);
   const int n_batch = o.time_major ? in.shape[1] : in.shape[0];
@@ -392,11 +414,14 @@ inline std::vector<Bytes> LstmInferences(const CaseModel& m, const std::vector<B
   const int n_state = b.tensor(op.inputs[2]).shape[0];
   const float in_scale = in.quant.scales[0], hidden_scale = hidden_spec.quant.scales[0];
   const float cell_scale = cell_spec.quant.scales[0];
-  const int32_t in_zp = static_cast<int32_t>(in.quant.zero_points[0]);
+  // The int16 FC adds no input offset (16x8 activations have zero point 0).
+  const int32_t in_zp = int16 ? 0 : static_cast<int32_t>(in.quant.zero_points[0]);
   const int32_t hidden_zp = static_cast<int32_t>(hidden_spec.quant.zero_points[0]);
+  const int32_t recurrent_zp = int16 ? 0 : hidden_zp;
+  const int32_t lo = int16 ? -32768 : -128, hi = int16 ? 32767 : 127;
   struct Gate {
     std::vector<int8_t> w, r;
-    std::vector<int32_t> bias;
+    std::vector<int64_t> bias;
     int32_t w_zp, r_zp;
     QuantizedMultiplier fc_in, fc_rec;
   };
@@ -407,9 +432,14 @@ inline std::vector<Bytes> LstmInferences(const CaseModel& m, const std::vector<B
     const auto& r = b.tensor(op.inputs[5 + k]);
     gates[k].w = Int8s(b.buffer(w.buffer));
     gates[k].r = Int8s(b.buffer(r.buffer));
-    gates[k].bias.resize(n_state);
-    std::memcpy(gates[k].bias.data(), b.buffer(b.tensor(op.inputs[12 + k]).buffer).data(),
-                4 * n_state);
+    const Bytes& bias = b.buffer(b.tensor(op.inputs[12 + k]).buffer);
+    for (int c = 0; c < n_state; ++c) {
+      int32_t v32 = 0;
+      int64_t v64 = 0;
+      if (int16) std::memcpy(&v64, bias.data() + 8 * c, 8);
+      if (!int16) std::memcpy(&v32, bias.data() + 4 * c, 4);
+      gates[k].bias.push_back(int16 ? v64 : v32);
+    }
     gates[k].w_zp = static_cast<int32_t>(w.quant.zero_points[0]);
     gates[k].r_zp = static_cast<int32_t>(r.quant.zero_points[0]);
     // GetQuantizedConvolutionMultipler: the scale product in float, divided in double by the
@@ -432,14 +462,18 @@ inline std::vector<Bytes> LstmInferences(const CaseModel& m, const std::vector<B
   auto mbqm = [](int32_t x, const QuantizedMultiplier& q) {
     return runtime::kernels::MultiplyByQuantizedMultiplier(x, q.multiplier, q.shift);
   };
-  // ResetVariableTensors: the int8 hidden state at its zero point, the int16 cell at 0.
-  std::vector<int8_t> hidden(static_cast<size_t>(n_batch) * n_state,
-                             static_cast<int8_t>(hidden_zp));
+  // The FC requantization: the int32 sum's, or the int64 one's in 16x8.
+  auto requantize = [&](int64_t acc, const QuantizedMultiplier& q) {
+    return int16 ? runtime::kernels::MultiplyByQuantizedMultiplier64(acc, q.multiplier, q.shift)
+                 : mbqm(static_cast<int32_t>(acc), q);
+  };
+  // ResetVariableTensors: an int8 hidden state at its zero point, int16 ones (and the cell) at 0.
+  std::vector<int32_t> hidden(static_cast<size_t>(n_batch) * n_state, int16 ? 0 : hidden_zp);
   std::vector<int16_t> cell(static_cast<size_t>(n_batch) * n_state, 0);
   std::vector<Bytes> results;
   for (const Bytes& input_bytes : inferences) {
-    const std::vector<int8_t> input = Int8s(input_bytes);
-    std::vector<int8_t> output(static_cast<size_t>(n_batch) * n_time * n_state);
+    const std::vector<int32_t> input = ActivationValues(input_bytes, int16);
+    std::vector<int32_t> output(static_cast<size_t>(n_batch) * n_time * n_state);
     // One LSTM step over `rows` batch rows starting at `row0`, reading input row `x_row` and
     // writing output row `out_row` for each (consecutive rows in both).
     auto step = [&](int row0, int rows, size_t x_row, size_t out_row) {
@@ -447,18 +481,18 @@ inline std::vector<Bytes> LstmInferences(const CaseModel& m, const std::vector<B
         std::vector<int16_t> sum(static_cast<size_t>(rows) * n_state);
         for (int r = 0; r < rows; ++r) {
           for (int c = 0; c < n_state; ++c) {
-            int32_t acc = 0;
+            int64_t acc = 0;
             for (int d = 0; d < n_input; ++d) {
               acc += (g.w[c * n_input + d] - g.w_zp) * (input[(x_row + r) * n_input + d] - in_zp);
             }
             acc += g.bias[c];
-            const int16_t fc1 = sat16(mbqm(acc, g.fc_in));
-            int32_t acc2 = 0;
+            const int16_t fc1 = sat16(requantize(acc, g.fc_in));
+            int64_t acc2 = 0;
             for (int d = 0; d < n_state; ++d) {
-              acc2 +=
-                  (g.r[c * n_state + d] - g.r_zp) * (hidden[(row0 + r) * n_state + d] - hidden_zp);
+              acc2 += (g.r[c * n_state + d] - g.r_zp) *
+                      (hidden[(row0 + r) * n_state + d] - recurrent_zp);
             }
-            const int16_t fc2 = sat16(mbqm(acc2, g.fc_rec));
+            const int16_t fc2 = sat16(requantize(acc2, g.fc_rec));
             const int16_t pre = sat16(int32_t{fc1} + fc2);
             sum[r * n_state + c] =
                 tanh ? runtime::kernels::Tanh16(pre, 0, 0) : runtime::kernels::Sigmoid16(pre);
@@ -487,9 +521,9 @@ inline std::vector<Bytes> LstmInferences(const CaseModel& m, const std::vector<B
           const int16_t t =
               runtime::kernels::Tanh16(cell[(row0 + r) * n_state + c], multiplier, shift);
           const int32_t h = hidden_zp + mbqm(int32_t{t} * output_gate[r * n_state + c], hidden_mul);
-          hidden[(row0 + r) * n_state + c] = static_cast<int8_t>(std::min(std::max(h, -128), 127));
+          hidden[(row0 + r) * n_state + c] = std::min(std::max(h, lo), hi);
+          output[(out_row + r) * n_state + c] = hidden[(row0 + r) * n_state + c];
         }
-        std::memcpy(&output[(out_row + r) * n_state], &hidden[(row0 + r) * n_state], n_state);
       }
     };
     if (o.time_major) {
@@ -499,7 +533,7 @@ inline std::vector<Bytes> LstmInferences(const CaseModel& m, const std::vector<B
         for (int t = 0; t < n_time; ++t) step(bt, 1, bt * n_time + t, bt * n_time + t);
       }
     }
-    results.push_back(FromInt8s(output));
+    results.push_back(ActivationBytes(output, int16));
   }
   return results;
 }

@@ -1,6 +1,8 @@
 // The UNIDIRECTIONAL_SEQUENCE_LSTM cases of op_cases.h: TFLite Micro's integer LSTM (int8 input,
 // hidden state and output, int8 weights, int32 biases, int16 cell state with a power-of-two
-// scale), batch-major and time-major sequences, one to three batches, one to five time steps,
+// scale), and after them its 16x8 form (int16 input, hidden state and output with zero point 0,
+// int64 biases, one of them beyond int32 so that the int64 sum matters); batch-major and
+// time-major sequences, one to three batches, one to five time steps,
 // cell scales 2^-11, 2^-12 and 2^-15 (the three branches of the cell tanh's input shift), a cell
 // clip, hidden zero points away from 0 and asymmetric weights. TFLite's interpreter runs its own
 // integer LSTM, whose outputs differ from TFLite Micro's by a unit here and there (and which
@@ -30,20 +32,43 @@ struct LstmGeometry {
   float cell_clip;     // 0: none
   QuantParams hidden;  // hidden state and output quantization
   int64_t weight_zero_point = 0;
+  bool is_16x8 = false;
 };
 
+// The activations' quantization: int8 with a zero point, or symmetric int16 over +-2.
+QuantParams InputQuantization(const LstmGeometry& g) {
+  return g.is_16x8 ? PerTensor(1.0f / 16384, 0) : kQ;
+}
+
 // One gate's weights: input [state, input_size] and recurrent [state, state] int8, and its
-// int32 bias [state] in the input FC's scale.
+// bias [state] in the input FC's scale: int32, or int64 in 16x8 (Bias64).
 struct GateTensors {
   int input_weights, recurrent_weights, bias;
 };
 
-GateTensors AddGate(CaseWriter& w, const LstmGeometry& g, float input_scale, float weight_scale) {
+// 16x8 biases of gate `gate` spread over +-2^20 (about +-1 in real terms, as the int32 ones), the
+// forget gate's first far beyond int32 (an int32 sum would wrap it).
+std::vector<int64_t> Bias64(int32_t state, int gate) {
+  std::vector<int64_t> v;
+  for (int64_t c = 0; c < state; ++c) {
+    v.push_back(((c + 1) * 2654435761 + gate * 40503) % 2097152 - 1048576);
+  }
+  if (gate == 1) v[0] = (int64_t{1} << 33) + 12345;
+  return v;
+}
+
+GateTensors AddGate(CaseWriter& w, const LstmGeometry& g, float input_scale, float weight_scale,
+                    int gate) {
   const QuantParams q = PerTensor(weight_scale, g.weight_zero_point);
   GateTensors t;
   t.input_weights = w.ConstInt8({g.state, g.input_size}, q);
   t.recurrent_weights = w.ConstInt8({g.state, g.state}, q);
-  t.bias = w.Const32Random({g.state}, -2000, 2000, PerTensor(input_scale * weight_scale, 0));
+  const QuantParams bias_q = PerTensor(input_scale * weight_scale, 0);
+  if (!g.is_16x8) {
+    t.bias = w.Const32Random({g.state}, -2000, 2000, bias_q);
+    return t;
+  }
+  t.bias = w.Const64({g.state}, Bias64(g.state, gate), bias_q);
   return t;
 }
 
@@ -52,13 +77,14 @@ void AddLstm(CaseWriter& w, const LstmGeometry& g) {
                                             ? std::vector<int32_t>{g.time, g.batch, g.input_size}
                                             : std::vector<int32_t>{g.batch, g.time, g.input_size};
   const std::vector<int32_t> out_shape = {in_shape[0], in_shape[1], g.state};
-  const QuantParams in_q = kQ;
-  const int in = w.Int8(in_shape, in_q);
+  const QuantParams in_q = InputQuantization(g);
+  const int in = g.is_16x8 ? w.Int16(in_shape, in_q) : w.Int8(in_shape, in_q);
   // TFLite's input order: input, forget, cell, output gates.
   const float scales[4] = {0.02f, 0.03f, 0.01f, 0.025f};
   GateTensors gates[4];
-  for (int k = 0; k < 4; ++k) gates[k] = AddGate(w, g, in_q.scales[0], scales[k]);
-  const int hidden = w.Variable({g.batch, g.state}, TflType::kInt8, g.hidden);
+  for (int k = 0; k < 4; ++k) gates[k] = AddGate(w, g, in_q.scales[0], scales[k], k);
+  const TflType activation = g.is_16x8 ? TflType::kInt16 : TflType::kInt8;
+  const int hidden = w.Variable({g.batch, g.state}, activation, g.hidden);
   const int cell =
       w.Variable({g.batch, g.state}, TflType::kInt16, PerTensor(std::ldexp(1.0f, g.cell_power), 0));
   std::vector<int32_t> inputs = {in};
@@ -69,7 +95,7 @@ void AddLstm(CaseWriter& w, const LstmGeometry& g) {
   inputs.insert(inputs.end(), {-1, -1});  // no projection
   inputs.insert(inputs.end(), {hidden, cell});
   inputs.insert(inputs.end(), {-1, -1, -1, -1});  // no layer norm
-  w.Op(OpType::kUnidirectionalSequenceLstm, inputs, {w.Int8Output(out_shape, g.hidden)},
+  w.Op(OpType::kUnidirectionalSequenceLstm, inputs, {w.Output(out_shape, activation, g.hidden)},
        UnidirectionalSequenceLstmOpts{Activation::kTanh, g.cell_clip, 0.0f, g.time_major});
 }
 
@@ -83,6 +109,9 @@ const std::vector<OpCase>& LstmCases() {
         "multiplies with double rounding, and it subtracts the hidden zero point where TFLite "
         "Micro adds it); checked exactly against TFLite Micro's arithmetic and within one unit "
         "against the interpreter";
+    const char* kNoOracle16x8 =
+        "TFLite's interpreter has no 16x8 LSTM (its Prepare refuses int64 biases); checked exactly "
+        "against TFLite Micro's arithmetic and within 0.004 of the interpreter's float LSTM";
     const LstmGeometry kGeometries[] = {
         {"batch major 1x3", 1, 3, 4, 5, false, -11, 0.0f, PerTensor(0.0078125f, 0)},
         {"batch major 2x4 hidden zp", 2, 4, 3, 6, false, -11, 0.0f, PerTensor(0.006f, -21)},
@@ -91,12 +120,19 @@ const std::vector<OpCase>& LstmCases() {
         {"cell scale 2^-11 clip 2", 3, 2, 6, 8, false, -11, 2.0f, PerTensor(0.008f, 3)},
         {"time major one step asymmetric weights", 2, 1, 4, 4, true, -12, 0.0f,
          PerTensor(0.007f, -1), 5},
+        {"16x8 batch major 1x3", 1, 3, 4, 5, false, -11, 0.0f, PerTensor(1.0f / 32768, 0), 0, true},
+        {"16x8 batch major 2x4", 2, 4, 3, 6, false, -12, 0.0f, PerTensor(1.0f / 20000, 0), 0, true},
+        {"16x8 time major 3x2x5", 2, 3, 5, 4, true, -11, 0.0f, PerTensor(1.0f / 32768, 0), 0, true},
+        {"16x8 cell scale 2^-15 clip", 1, 5, 3, 3, false, -15, 0.5f, PerTensor(1.0f / 16384, 0), 0,
+         true},
+        {"16x8 time major one step asymmetric weights", 2, 1, 4, 4, true, -12, 0.0f,
+         PerTensor(1.0f / 32768, 0), 5, true},
     };
     CaseList l;
     for (const LstmGeometry& g : kGeometries) {
       l.Add(
           OpType::kUnidirectionalSequenceLstm, g.name, [g](CaseWriter& w) { AddLstm(w, g); },
-          kNoOracle);
+          g.is_16x8 ? kNoOracle16x8 : kNoOracle);
     }
     return l.cases;
   }();
