@@ -22,6 +22,8 @@ packages=(
   prometheus-cpp-dev prometheus libyaml-cpp-dev libboost-dev libssl-dev
   # the PostgreSQL store (libpq), and the server the store and service tests start and throw away
   libpq-dev postgresql
+  # a throwaway DNS server: the service test of a DNS name with several server addresses
+  dnsmasq-base
   # the web pages' browser test reads them in Chromium (driven by playwright-core from npm,
   # deploy/install-node-deps.sh); the server's HTTPS uses libssl-dev above and Boost.Beast
   chromium

@@ -192,11 +192,22 @@ void Lab::Flush() {
   outbox_.clear();
 }
 
+void Lab::CountWhenCommitted(const std::string& job_id, std::function<void()> count) {
+  pending_counts_.push_back({job_id, std::move(count)});
+}
+
+void Lab::SettleCounts(bool committed) {
+  if (committed) {
+    for (const PendingCount& pending : pending_counts_) pending.count();
+  }
+  pending_counts_.clear();
+}
+
 absl::Status Lab::CommitPending() {
   if (cluster_ != nullptr) return CommitAsReplica();
-  if (pending_.empty()) return absl::OkStatus();
-  absl::Status committed = store_.Commit(pending_);
+  absl::Status committed = pending_.empty() ? absl::OkStatus() : store_.Commit(pending_);
   pending_.clear();
+  SettleCounts(committed.ok());
   return committed;
 }
 

@@ -24,6 +24,7 @@
 // sessions, results, periodic work).
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -146,6 +147,11 @@ class Lab {
   absl::Status CommitPending();
   /// Queues `message` for `session` until the call's writes are committed.
   void Send(const AgentSessionPtr& session, const v1::ServerMessage& message);
+  /// Counts a metric of a change to job `job_id` once the change is committed: never when the
+  /// commit fails, nor when it finds the job lost to another replica (whose count it is).
+  void CountWhenCommitted(const std::string& job_id, std::function<void()> count);
+  /// Counts (`committed`) or drops what CountWhenCommitted queued.
+  void SettleCounts(bool committed);
 
   // lab.cc: recovery after a restart and the shared lookups.
   void RestoreBoard(const v1::Board& stored);
@@ -279,6 +285,11 @@ class Lab {
 
   StoreBatch pending_;  // this call's writes, committed by Flush()
   std::vector<std::pair<AgentSessionPtr, v1::ServerMessage>> outbox_;  // sent after the commit
+  struct PendingCount {
+    std::string job_id;
+    std::function<void()> count;
+  };
+  std::vector<PendingCount> pending_counts_;  // counted after the commit
   std::vector<std::string> recovered_compiles_;
   BoardHealth health_;
 

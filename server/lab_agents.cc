@@ -186,9 +186,11 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
     health_.CountRun(board_it->second, result.outcome() == v1::RUN_OUTCOME_BOARD_ERROR,
                      result.message(), NowMs());
   }
-  metrics_.StageDuration("load", result.load_seconds());
-  metrics_.StageDuration("run", result.run_seconds());
-  metrics_.StageDuration("collect", result.collect_seconds());
+  CountWhenCommitted(result.job_id(), [this, result] {
+    metrics_.StageDuration("load", result.load_seconds());
+    metrics_.StageDuration("run", result.run_seconds());
+    metrics_.StageDuration("collect", result.collect_seconds());
+  });
   v1::Job& job = entry->job;
   v1::JobFiles* files = job.mutable_files();
   *files->mutable_outputs() = result.outputs();
@@ -279,7 +281,7 @@ void Lab::DetachSession(const std::string& session_id, bool lease_expired) {
     board.health_check_running = false;
     if (JobEntry* entry = FindJob(board.board.job_id())) {
       if (lease_expired) {
-        metrics_.LeaseExpired();
+        CountWhenCommitted(entry->job.id(), [this] { metrics_.LeaseExpired(); });
         RetryOrFail(*entry, "the board's agent went silent (lease expired)");
       } else if (entry->lease_deadline_ms == 0) {
         entry->lease_deadline_ms = now + LeaseMs();  // room to reconnect and report

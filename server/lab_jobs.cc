@@ -389,7 +389,9 @@ void Lab::OnCompiled(const std::string& job_id, const CompileRecord& record, Com
   Flusher flush(*this);
   JobEntry* entry = FindJob(job_id);
   if (!entry || entry->job.state() != v1::JOB_STATE_COMPILING) return;  // cancelled meanwhile
-  metrics_.StageDuration("compile", (NowMs() - entry->state_since_ms) / 1000.0);
+  const double compile_seconds = (NowMs() - entry->state_since_ms) / 1000.0;
+  CountWhenCommitted(
+      job_id, [this, compile_seconds] { metrics_.StageDuration("compile", compile_seconds); });
   entry->job.set_compile_cache_hit(source == CompileSource::kCache);
   if (!record.error.empty()) {
     AddLog(*entry, absl::StrCat("compile: ", record.error));
@@ -477,7 +479,8 @@ void Lab::Finish(JobEntry& entry, v1::JobResult result, const std::string& messa
   entry.job.set_result(result);
   entry.job.set_message(message);
   entry.job.set_end_time_ms(NowMs());
-  metrics_.JobFinished(entry.job.spec().selector().board_type(), ResultName(result));
+  CountWhenCommitted(entry.job.id(), [this, type = entry.job.spec().selector().board_type(),
+                                      result] { metrics_.JobFinished(type, ResultName(result)); });
   LogInfo("job finished", {{"job", entry.job.id()},
                            {"tenant", entry.job.tenant()},
                            {"result", ResultName(result)},
@@ -545,7 +548,9 @@ void Lab::RetryOrFail(JobEntry& entry, const std::string& why) {
                         config_.retry_budget, " used up)"));
     return;
   }
-  metrics_.Retry(entry.job.spec().selector().board_type());
+  CountWhenCommitted(entry.job.id(), [this, type = entry.job.spec().selector().board_type()] {
+    metrics_.Retry(type);
+  });
   LogWarning("retrying job",
              {{"job", entry.job.id()}, {"board", entry.job.board_id()}, {"why", why}});
   AddLog(entry, absl::StrCat("attempt ", entry.job.attempt(), " on ", entry.job.board_id(),
@@ -705,7 +710,7 @@ void Lab::ExpireJobs(int64_t now) {
     }
   }
   for (JobEntry* entry : expired) {
-    metrics_.LeaseExpired();
+    CountWhenCommitted(entry->job.id(), [this] { metrics_.LeaseExpired(); });
     RetryOrFail(*entry, "the board's agent did not come back within its lease");
   }
   for (JobEntry* entry : timed_out) {

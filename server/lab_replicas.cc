@@ -117,6 +117,7 @@ absl::Status Lab::CommitAsReplica() {
     pending_.clear();
     pending_runtimes_.clear();
   }
+  SettleCounts(committed.ok());
   for (const std::string& id : released_) {
     JobEntry* entry = FindJob(id);
     if (entry != nullptr && entry->job.state() == v1::JOB_STATE_QUEUED) ForgetJob(id);
@@ -126,7 +127,8 @@ absl::Status Lab::CommitAsReplica() {
 }
 
 // Another replica took these (an agent moved to it, or this replica was declared dead): they
-// are dropped without a word to any agent, and what was about to be said about them is not said.
+// are dropped without a word to any agent, and what was about to be said or counted about them
+// is not (the replica that holds them says and counts it).
 void Lab::DropLost(const CommitLosses& losses) {
   std::set<std::string> lost_jobs;
   for (int64_t number : losses.jobs) {
@@ -146,6 +148,8 @@ void Lab::DropLost(const CommitLosses& losses) {
     LogWarning("board taken by another replica", {{"board", id}});
     boards_.erase(id);
   }
+  std::erase_if(pending_counts_,
+                [&](const PendingCount& pending) { return lost_jobs.count(pending.job_id); });
   std::erase_if(outbox_, [&](const auto& item) {
     const v1::ServerMessage& message = item.second;
     return (message.has_assign() && lost_jobs.count(message.assign().job_id())) ||
@@ -249,7 +253,7 @@ void Lab::CarryOnStranded(OwnedJob owned) {
     Finish(*entry, v1::JOB_RESULT_QUEUE_TIMEOUT,
            "no matching board became free within the queue timeout");
   } else {
-    metrics_.LeaseExpired();
+    CountWhenCommitted(entry->job.id(), [this] { metrics_.LeaseExpired(); });
     RetryOrFail(*entry, "the board's agent did not come back within its lease");
   }
 }
@@ -273,6 +277,7 @@ void Lab::ResetAfterDeclaredDead() {
   pending_runtimes_.clear();
   released_.clear();
   outbox_.clear();
+  pending_counts_.clear();
   metrics_.AgentsConnected(0);
   if (absl::Status ok = cluster_->RegisterReplica(config_.listen); !ok.ok()) {
     LogError("registering the replica again", {{"error", std::string(ok.message())}});

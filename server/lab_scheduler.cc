@@ -79,8 +79,11 @@ Lab::JobEntry* Lab::PickJob(const LabBoard& board) {
 void Lab::Assign(JobEntry& entry, LabBoard& board) {
   Dequeue(entry);
   const std::string& type = board.board.type();
-  metrics_.QueueWait(type, (NowMs() - entry.state_since_ms) / 1000.0);
-  metrics_.StageDuration("queue", (NowMs() - entry.state_since_ms) / 1000.0);
+  const double waited_seconds = (NowMs() - entry.state_since_ms) / 1000.0;
+  CountWhenCommitted(entry.job.id(), [this, type, waited_seconds] {
+    metrics_.QueueWait(type, waited_seconds);
+    metrics_.StageDuration("queue", waited_seconds);
+  });
   entry.job.set_attempt(entry.job.attempt() + 1);
   entry.job.set_board_id(board.board.id());
   if (entry.job.start_time_ms() == 0) entry.job.set_start_time_ms(NowMs());

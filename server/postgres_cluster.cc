@@ -238,8 +238,8 @@ absl::StatusOr<int64_t> PostgresStore::NextJobNumber() {
 // ---------------------------------------------------------------------------------------------
 // Writes of owned rows.
 
-absl::StatusOr<bool> PostgresStore::PutOwnedJobLocked(int64_t number, const v1::Job& job,
-                                                      const JobRuntime& runtime) {
+PostgresStore::Queued PostgresStore::OwnedJobStatement(int64_t number, const v1::Job& job,
+                                                       const JobRuntime& runtime) const {
   // One statement: a new job is inserted; a known one is updated only while this replica owns
   // it (the row stays locked to the end of the transaction). No row back: another owns it.
   Params params = JobRowParams(number, job);
@@ -254,77 +254,100 @@ absl::StatusOr<bool> PostgresStore::PutOwnedJobLocked(int64_t number, const v1::
       .Bytes(JoinFailedBoards(runtime.failed_boards))
       .Int(runtime.cancel_requested ? 1 : 0)
       .Bytes(replica_id_);
-  auto rows = Run(
+  return {
       "INSERT INTO jobs (number, id, tenant, request_id, state, board_type, record, priority, "
       "pinned_board, board_id, owner, queue_deadline_ms, lease_deadline_ms, infra_failures, "
       "failed_boards, cancel_requested) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
       "$12, $13, $14, $15, $16) ON CONFLICT (number) DO UPDATE SET state = excluded.state, "
       "record = excluded.record, priority = excluded.priority, board_id = excluded.board_id, "
       "owner = excluded.owner, queue_deadline_ms = excluded.queue_deadline_ms, "
-      "lease_deadline_ms = excluded.lease_deadline_ms, infra_failures = excluded.infra_failures, "
-      "failed_boards = excluded.failed_boards, cancel_requested = excluded.cancel_requested "
-      "WHERE jobs.owner = $17 RETURNING number",
-      params, "storing an owned job");
-  if (!rows.ok()) return rows.status();
-  return rows->size() > 0;
+      "lease_deadline_ms = excluded.lease_deadline_ms, infra_failures = "
+      "excluded.infra_failures, failed_boards = excluded.failed_boards, cancel_requested = "
+      "excluded.cancel_requested WHERE jobs.owner = $17 RETURNING number",
+      std::move(params), "storing an owned job"};
 }
 
+absl::Status PostgresStore::RolledBack(absl::Status failed) {
+  if (PQstatus(connection_) == CONNECTION_OK) {
+    Exec("ROLLBACK", "rolling back").IgnoreError();  // nothing of the transaction stays
+  }
+  in_transaction_ = false;
+  return failed;
+}
+
+// Two round trips (pipeline mode) for the whole transaction: BEGIN and the jobs first, whose
+// answers say which jobs' events to write; then the events, boards, grants and COMMIT.
 absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
     const StoreBatch& batch, const std::map<int64_t, JobRuntime>& runtimes) {
   std::lock_guard lock(mutex_);
   CommitLosses losses;
-  absl::Status done = InTransaction([&]() -> absl::Status {
-    losses = CommitLosses();
-    // Rows are locked in one order (jobs by number, then boards by id) so that two replicas'
-    // commits cannot deadlock on each other. The triggers of migration 2 notify the others.
-    std::map<std::string, bool> written;  // job id -> this replica wrote it
-    for (const auto& [number, job] : batch.jobs) {
-      JobRuntime runtime;
-      runtime.owner = replica_id_;
-      if (auto it = runtimes.find(number); it != runtimes.end()) runtime = it->second;
-      auto owned = PutOwnedJobLocked(number, job, runtime);
-      if (!owned.ok()) return owned.status();
-      written[job.id()] = *owned;
-      if (!*owned) losses.jobs.push_back(number);
-    }
-    for (const v1::JobEvent& event : batch.events) {
-      auto known = written.find(event.job_id());
-      if (known != written.end()) {
-        if (!known->second) continue;
-        if (absl::Status ok = AppendEventLocked(event); !ok.ok()) return ok;
-        continue;
-      }
-      // A job this batch does not write: its events only while this replica owns it.
-      auto rows =
-          Run("INSERT INTO events (job_id, seq, record) SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 "
-              "FROM jobs WHERE id = $1 AND owner = $4 FOR UPDATE) ON CONFLICT (job_id, seq) DO "
-              "UPDATE SET record = excluded.record RETURNING seq",
-              Params()
-                  .Bytes(event.job_id())
-                  .Int(event.seq())
-                  .Bytes(event.SerializeAsString())
-                  .Bytes(replica_id_),
-              "storing an owned job's event");
-      if (!rows.ok()) return rows.status();
-      if (rows->size() == 0) written[event.job_id()] = false;  // its later events neither
-    }
-    for (const auto& [id, board] : batch.boards) {
-      auto rows =
-          Run("INSERT INTO boards (id, record, owner) VALUES ($1, $2, $3) ON CONFLICT (id) DO "
-              "UPDATE SET record = excluded.record, owner = excluded.owner WHERE boards.owner = $3 "
-              "RETURNING id",
-              Params().Bytes(id).Bytes(board.SerializeAsString()).Bytes(replica_id_),
-              "storing an owned board");
-      if (!rows.ok()) return rows.status();
-      if (rows->size() == 0) losses.boards.push_back(id);
-    }
-    for (const auto& [tenant, sha256] : batch.blob_grants) {
-      if (absl::Status ok = GrantBlobLocked(tenant, sha256); !ok.ok()) return ok;
-    }
-    return absl::OkStatus();
-  });
-  if (!done.ok()) return done;
+  // Rows are locked in one order (jobs by number, then boards by id) so that two replicas'
+  // commits cannot deadlock on each other. The triggers of migration 2 notify the others.
+  std::vector<Queued> jobs = {{"BEGIN", Params(), "starting a transaction"}};
+  for (const auto& [number, job] : batch.jobs) {
+    JobRuntime runtime;
+    runtime.owner = replica_id_;
+    if (auto it = runtimes.find(number); it != runtimes.end()) runtime = it->second;
+    jobs.push_back(OwnedJobStatement(number, job, runtime));
+  }
+  if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;  // may reconnect: not yet begun
+  in_transaction_ = true;
+  absl::StatusOr<std::vector<Rows>> stored = RunPipelined(jobs);
+  if (!stored.ok()) return RolledBack(stored.status());
+  std::map<std::string, bool> written;  // job id -> this replica wrote it
+  size_t answer = 1;                    // after BEGIN's
+  for (const auto& [number, job] : batch.jobs) {
+    const bool owned = (*stored)[answer++].size() > 0;
+    written[job.id()] = owned;
+    if (!owned) losses.jobs.push_back(number);
+  }
+  if (absl::Status ok = CommitRestOwned(batch, written, losses); !ok.ok()) return RolledBack(ok);
+  in_transaction_ = false;
   return losses;
+}
+
+absl::Status PostgresStore::CommitRestOwned(const StoreBatch& batch,
+                                            const std::map<std::string, bool>& written,
+                                            CommitLosses& losses) {
+  std::vector<Queued> rest;
+  for (const v1::JobEvent& event : batch.events) {
+    Params params =
+        Params().Bytes(event.job_id()).Int(event.seq()).Bytes(event.SerializeAsString());
+    auto known = written.find(event.job_id());
+    if (known != written.end()) {
+      if (!known->second) continue;
+      rest.push_back({kPutEventSql, std::move(params), "storing a job event"});
+      continue;
+    }
+    // A job this batch does not write: its events only while this replica owns it (all of
+    // them or none: the owner cannot change while the row is locked).
+    params.Bytes(replica_id_);
+    rest.push_back(
+        {"INSERT INTO events (job_id, seq, record) SELECT $1, $2, $3 WHERE EXISTS "
+         "(SELECT 1 FROM jobs WHERE id = $1 AND owner = $4 FOR UPDATE) ON CONFLICT "
+         "(job_id, seq) DO UPDATE SET record = excluded.record RETURNING seq",
+         std::move(params), "storing an owned job's event"});
+  }
+  const size_t first_board = rest.size();
+  for (const auto& [id, board] : batch.boards) {
+    rest.push_back(
+        {"INSERT INTO boards (id, record, owner) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE "
+         "SET record = excluded.record, owner = excluded.owner WHERE boards.owner = $3 "
+         "RETURNING id",
+         Params().Bytes(id).Bytes(board.SerializeAsString()).Bytes(replica_id_),
+         "storing an owned board"});
+  }
+  for (const auto& [tenant, sha256] : batch.blob_grants) {
+    rest.push_back({kGrantBlobSql, Params().Bytes(sha256).Bytes(tenant), "granting a blob"});
+  }
+  rest.push_back({"COMMIT", Params(), "committing a transaction"});
+  absl::StatusOr<std::vector<Rows>> stored = RunPipelined(rest);
+  if (!stored.ok()) return stored.status();
+  size_t answer = first_board;
+  for (const auto& [id, board] : batch.boards) {
+    if ((*stored)[answer++].size() == 0) losses.boards.push_back(id);
+  }
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------------------------

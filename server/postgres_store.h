@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "server/cluster_store.h"
 #include "server/store.h"
@@ -96,8 +97,17 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   class Rows;
   PostgresStore(PGconn* connection, std::string conninfo, std::string password);
 
+  struct Queued;
+
   // Under mutex_.
   absl::StatusOr<Rows> Run(const char* sql, const Params& params, const char* what);
+  /// Runs `statements` in order in one round trip (libpq's pipeline mode); their rows. The first
+  /// that fails fails the call: the server skips the rest (and an open transaction is aborted).
+  absl::StatusOr<std::vector<Rows>> RunPipelined(const std::vector<Queued>& statements);
+  /// The name `sql` is prepared under on this connection; prepares it first when new.
+  absl::StatusOr<std::string> PreparedName(const char* sql, const Params& params, const char* what);
+  /// Reads a pipeline's results up to its sync point: one per statement, in order.
+  absl::StatusOr<std::vector<Rows>> PipelineResults(const std::vector<Queued>& statements);
   absl::Status Exec(const char* sql, const char* what);
   absl::Status Error(const char* what, const PGresult* result) const;
   absl::Status EnsureConnected();
@@ -121,9 +131,16 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   // postgres_cluster.cc, under mutex_ and inside a transaction.
   absl::Status Notify(const char* channel, const std::string& payload);
   absl::Status ReleaseReplicaLocked(const std::string& replica, int64_t orphan_wait_ms);
-  /// Writes `job` with `runtime` when it is new or this replica owns it; false otherwise.
-  absl::StatusOr<bool> PutOwnedJobLocked(int64_t number, const v1::Job& job,
-                                         const JobRuntime& runtime);
+  /// The statement that writes `job` with `runtime` when it is new or this replica owns it (a
+  /// row back) and does nothing otherwise (no row).
+  Queued OwnedJobStatement(int64_t number, const v1::Job& job, const JobRuntime& runtime) const;
+  /// CommitOwned's second round trip: the events, boards and grants of `batch` (the events of
+  /// jobs in `written`: those this replica wrote (true) or lost (false); of others: while this
+  /// replica owns them), then COMMIT. Adds the boards another replica owns to `losses`.
+  absl::Status CommitRestOwned(const StoreBatch& batch, const std::map<std::string, bool>& written,
+                               CommitLosses& losses);
+  /// Rolls an open transaction back after `failed`; returns `failed`.
+  absl::Status RolledBack(absl::Status failed);
   absl::StatusOr<std::vector<OwnedJob>> OwnedJobsOf(const Rows& rows);
 
   std::mutex mutex_;

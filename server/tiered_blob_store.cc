@@ -97,9 +97,25 @@ int64_t TieredBlobStore::TotalBytes() const { return files_->TotalBytes() + smal
 
 void TieredBlobStore::Touch(const v1::Digest& digest) {
   if (!CheckDigest(digest).ok()) return;
-  if (MaybeSmall(digest))
-    store_.TouchBlob(digest.sha256(), NowMs()).IgnoreError();  // a metric's worth
+  const int64_t now = NowMs();
+  if (MaybeSmall(digest) && TouchDue(digest.sha256(), now))
+    store_.TouchBlob(digest.sha256(), now).IgnoreError();  // a metric's worth
   files_->Touch(digest);
+}
+
+// A submit touches its model, inputs and compiled files several times: without this, each touch
+// was a database round trip (and a statement the database runs) that changed nothing.
+bool TieredBlobStore::TouchDue(const std::string& sha256, int64_t now_ms) {
+  std::lock_guard lock(touched_mutex_);
+  auto [it, inserted] = touched_ms_.emplace(sha256, now_ms);
+  if (!inserted && now_ms - it->second < kTouchPrecisionMs) return false;
+  it->second = now_ms;
+  // Bounded by the blobs used within one precision period.
+  if (inserted && touched_ms_.size() % 1024 == 0) {
+    std::erase_if(touched_ms_,
+                  [&](const auto& entry) { return now_ms - entry.second >= kTouchPrecisionMs; });
+  }
+  return true;
 }
 
 absl::StatusOr<BlobSweep> TieredBlobStore::DeleteUnused(const KeepBlob& keep,

@@ -12,7 +12,10 @@
 // a small blob out as a file once, for callers that hand a path to another program.
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "server/blob_store.h"
 #include "server/file_blob_store.h"
@@ -43,9 +46,15 @@ class TieredBlobStore : public BlobStore {
   absl::Status PutSmall(const std::string& sha256, std::string_view bytes);
 
  private:
+  /// Whether a small blob's use must be written: not when this store wrote it less than
+  /// kTouchPrecisionMs ago (the database would leave such a row alone anyway).
+  bool TouchDue(const std::string& sha256, int64_t now_ms);
+
   std::unique_ptr<FileBlobStore> files_;
   Store& store_;
   std::atomic<int64_t> small_bytes_{0};
+  std::mutex touched_mutex_;
+  std::map<std::string, int64_t> touched_ms_;  // small blob -> when its use was last written
 };
 
 }  // namespace boardlab::server

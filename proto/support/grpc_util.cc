@@ -68,6 +68,28 @@ void ServerKeepaliveArguments(grpc::ServerBuilder& builder) {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
 }
 
+namespace {
+
+// Whether `host` (IPv6 in brackets) is an IP address rather than a name.
+bool IsIpAddress(const std::string& host) {
+  in_addr v4;
+  in6_addr v6;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    return inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &v6) == 1;
+  }
+  return inet_pton(AF_INET, host.c_str(), &v4) == 1;
+}
+
+// Whether gRPC may find several servers behind `address`: a list, or a name (a DNS name with an
+// address per replica, or a dns:// URI), as opposed to one IP address.
+bool MayNameSeveralServers(const std::string& address) {
+  if (address.find(',') != std::string::npos) return true;
+  const size_t colon = address.rfind(':');
+  return colon == std::string::npos || !IsIpAddress(address.substr(0, colon));
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> ChannelTarget(const std::string& address) {
   if (address.find(',') == std::string::npos) return address;
   std::vector<std::string> entries = absl::StrSplit(address, ',');
@@ -79,20 +101,13 @@ absl::StatusOr<std::string> ChannelTarget(const std::string& address) {
       return absl::InvalidArgumentError(
           absl::StrCat("server address list '", address, "': '", entry, "' is not HOST:PORT"));
     }
-    std::string host = entry.substr(0, colon);
-    const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
-    if (bracketed) host = host.substr(1, host.size() - 2);
-    in_addr v4;
-    in6_addr v6;
-    if (!bracketed && inet_pton(AF_INET, host.c_str(), &v4) == 1) {
-      any_v4 = true;
-    } else if (bracketed && inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
-      any_v6 = true;
-    } else {
+    const std::string host = entry.substr(0, colon);
+    if (!IsIpAddress(host)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "server address list '", address, "': '", entry,
           "' is not an IP address; give IP addresses, or one DNS name with several addresses"));
     }
+    (host.front() == '[' ? any_v6 : any_v4) = true;
   }
   if (any_v4 && any_v6) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -105,11 +120,14 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions&
   absl::StatusOr<std::string> target = ChannelTarget(options.address);
   if (!target.ok()) return target.status();
   grpc::ChannelArguments arguments;
-  if (*target != options.address) {
-    // Several replicas: gRPC's own policies, not ours, choose among them and fail over.
+  if (MayNameSeveralServers(options.address)) {
+    // Several replicas: gRPC's own policies, not ours, choose among them and fail over. A name's
+    // addresses too: without a policy gRPC would take the first that answers, also for clients.
     arguments.SetServiceConfigJSON(options.round_robin
                                        ? R"({"loadBalancingConfig": [{"round_robin": {}}]})"
                                        : R"({"loadBalancingConfig": [{"pick_first": {}}]})");
+  }
+  if (*target != options.address) {
     // TLS checks the first replica's name; all replicas present one certificate.
     arguments.SetString(GRPC_ARG_DEFAULT_AUTHORITY,
                         options.address.substr(0, options.address.find(',')));

@@ -38,11 +38,13 @@ void ServerKeepaliveArguments(grpc::ServerBuilder& builder);
 struct ChannelOptions {
   // host:port, or several server replicas: a comma-separated list of IP addresses
   // (127.0.0.1:7400,127.0.0.1:7401 or [::1]:7400,[::1]:7401), or one DNS name that resolves to
-  // several addresses. gRPC resolves them and picks among those that are up.
+  // several addresses (lab.example.com:7400, or dns://DNS-SERVER/lab.example.com:7400 to ask a
+  // given DNS server, gRPC's naming URI). gRPC resolves them and picks among those that are up.
   std::string address;
-  // With several addresses: true spreads calls round robin over the replicas that are up
-  // (clients); false uses the first that answers, in the order given, and moves to the next when
-  // it fails (agents: one long stream, placed where the operator listed it first).
+  // With several addresses (a list or a name's): true spreads calls round robin over the
+  // replicas that are up (clients); false uses the first that answers, in the order given, and
+  // moves to the next when it fails (agents: one long stream, placed where the operator listed
+  // it first).
   bool round_robin = true;
   std::string tls_ca_file;    // when set: TLS, verifying the server against this CA bundle
   std::string tls_cert_file;  // with tls_key_file: client certificate (mTLS, agents)

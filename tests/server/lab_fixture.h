@@ -95,7 +95,13 @@ class LabTest : public ::testing::Test {
   void StartLab() {
     auto store = SqliteStore::Open((dir_ / "boardlab.db").string());
     ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
+    StartLabOver(*std::move(store));
+  }
+
+  /// The Lab over `store` (a SQLite one, or another replica's PostgreSQL store), with its blobs
+  /// and compile workers in dir_.
+  void StartLabOver(std::unique_ptr<Store> store) {
+    store_ = std::move(store);
     auto blobs = FileBlobStore::Open((dir_ / "blobs").string());
     ASSERT_TRUE(blobs.ok()) << blobs.status();
     blobs_ = *std::move(blobs);
@@ -238,7 +244,7 @@ class LabTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   ServerConfig config_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<Store> store_;
   std::unique_ptr<FileBlobStore> blobs_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<CompileService> compiles_;

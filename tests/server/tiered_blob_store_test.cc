@@ -2,10 +2,13 @@
 
 #include "server/tiered_blob_store.h"
 
+#include <sqlite3.h>
+
 #include <filesystem>
 
 #include "gtest/gtest.h"
 #include "proto/support/digest.h"
+#include "server/clock.h"
 #include "server/sqlite_store.h"
 
 namespace boardlab::server {
@@ -114,6 +117,31 @@ TEST_F(TieredBlobStoreTest, OldSmallBlobFilesAreFound) {
   ASSERT_TRUE(digest.ok());
   EXPECT_TRUE(blobs_->Has(*digest));
   EXPECT_EQ(*blobs_->Read(*digest), "an old log");
+}
+
+// A submit touches the same blobs several times: only the first touch within the database's
+// precision is written (later ones would change nothing), and one past it is written again.
+TEST_F(TieredBlobStoreTest, RepeatedTouchesWithinThePrecisionAreNotWritten) {
+  auto digest = blobs_->Put("a model");
+  ASSERT_TRUE(digest.ok()) << digest.status();
+  blobs_->Touch(*digest);  // remembered as written now
+  // Its row ages behind the store's back (a second connection, as a sweep's clock would see it).
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "boardlab.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE small_blobs SET used_ms = 1", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto unused = [&] {
+    auto found = store_->BlobsUnusedSince(NowMs() - kTouchPrecisionMs);
+    EXPECT_TRUE(found.ok()) << found.status();
+    return found.ok() ? *found : std::vector<std::string>();
+  };
+  blobs_->Touch(*digest);  // within the precision: no write, the row stays old
+  EXPECT_EQ(unused(), std::vector<std::string>{digest->sha256()});
+  // Another store (another replica, or this server restarted) writes its first touch.
+  Reopen();
+  blobs_->Touch(*digest);
+  EXPECT_TRUE(unused().empty());
 }
 
 }  // namespace

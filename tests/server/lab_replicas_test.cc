@@ -1,0 +1,143 @@
+// A Lab as one replica on a throwaway PostgreSQL (docs/server.md, "Replicas"), with another
+// replica played by a second store on the same database: what this replica changes about a job
+// the other one took is not committed, and it must not be counted in this replica's metrics
+// either (the replica that holds the job counts it). Skipped with the reason where PostgreSQL is
+// not installed.
+
+#include <prometheus/metric_family.h>
+
+#include "server/postgres_store.h"
+#include "tests/server/lab_fixture.h"
+#include "tests/support/postgres_server.h"
+
+namespace boardlab::server::testing {
+namespace {
+
+using boardlab::testing::PostgresServer;
+
+constexpr char kBoardType[] = "imxrt700-sim";
+
+// The sum of a counter's series, or of a histogram's sample counts, in `metrics`.
+double Total(const Metrics& metrics, const std::string& name) {
+  double total = 0;
+  for (const prometheus::MetricFamily& family : metrics.registry()->Collect()) {
+    if (family.name != name) continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      total += family.type == prometheus::MetricType::Histogram
+                   ? static_cast<double>(metric.histogram.sample_count)
+                   : metric.counter.value;
+    }
+  }
+  return total;
+}
+
+class LabReplicaTest : public LabTest {
+ protected:
+  void SetUp() override {
+    LabTest::SetUp();
+    absl::StatusOr<PostgresServer*> shared = PostgresServer::Shared();
+    if (absl::IsFailedPrecondition(shared.status())) {
+      GTEST_SKIP() << "replica Lab test skipped: " << shared.status().message();
+    }
+    ASSERT_TRUE(shared.ok()) << shared.status();  // installed, but it did not start
+    postgres_ = *shared;
+    absl::StatusOr<std::string> uri = postgres_->CreateDatabase();
+    ASSERT_TRUE(uri.ok()) << uri.status();
+    uri_ = *uri;
+    // Leases short enough for a quick test; the other replica (which never beats) stays alive.
+    config_.heartbeat_interval_ms = 100;
+    config_.missed_heartbeats = 3;
+    config_.replica_lease_ms = 600000;
+    auto store = PostgresStore::Open(uri_, postgres_->password());
+    ASSERT_TRUE(store.ok()) << store.status();
+    StartLabOver(*std::move(store));
+  }
+
+  void TearDown() override {
+    if (lab_) lab_->Shutdown();
+    LabTest::TearDown();
+  }
+
+  // Submits a job pinned to `board_id` and waits for its assignment on `session`.
+  std::optional<v1::Assignment> RunOn(const std::string& board_id, FakeSession& session) {
+    v1::SubmitJobRequest request = Request(model_);
+    request.mutable_spec()->mutable_selector()->set_board_type(kBoardType);
+    request.mutable_spec()->mutable_selector()->set_board_id(board_id);
+    Submit(request);
+    // Compiled, queued and claimed without a tick (which would expire the silent agents); a
+    // minute for a loaded machine (the sanitizer build).
+    for (int i = 0; i < 6 && session.Assignments().empty(); ++i) session.WaitAssignment();
+    std::vector<v1::Assignment> assigned = session.Assignments();
+    if (assigned.empty()) return std::nullopt;
+    return assigned.back();
+  }
+
+  // The job's row as the database holds it: its state and its owner.
+  std::string StoredStateAndOwner(const std::string& job_id) {
+    auto session = postgres_->Connect(uri_);
+    EXPECT_TRUE(session.ok()) << session.status();
+    if (!session.ok()) return "";
+    auto row = (*session)->Query(
+        "SELECT state || ' ' || coalesce(convert_from(owner, 'UTF8'), '-') FROM jobs WHERE id = '" +
+        job_id + "'");
+    EXPECT_TRUE(row.ok()) << row.status();
+    return row.ok() ? *row : "";
+  }
+
+  PostgresServer* postgres_ = nullptr;
+  std::string uri_;
+  v1::Digest model_;
+};
+
+// Three agents run a job each on this replica. Then the other replica takes the boards (and
+// runs) of two of them, as when their agents reconnect there: one of those reports its result
+// here anyway, and all three go silent past their lease. Only the run this replica still owns is
+// counted (one lease expiry, one retry); the lost ones change neither the database nor a metric.
+TEST_F(LabReplicaTest, ChangesLostToAnotherReplicaAreNotCounted) {
+  model_ = PutModel();
+  std::shared_ptr<FakeSession> kept, moved, reporting;
+  Connect("kept", 1, kept, kBoardType);
+  Connect("moved", 1, moved, kBoardType);
+  const std::string reporting_session = Connect("reporting", 1, reporting, kBoardType);
+  std::optional<v1::Assignment> kept_run = RunOn("kept-b0", *kept);
+  std::optional<v1::Assignment> moved_run = RunOn("moved-b0", *moved);
+  std::optional<v1::Assignment> reported_run = RunOn("reporting-b0", *reporting);
+  ASSERT_TRUE(kept_run && moved_run && reported_run);
+
+  auto other = PostgresStore::Open(uri_, postgres_->password());
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_TRUE((*other)->RegisterReplica("127.0.0.1:1").ok());
+  absl::StatusOr<TakenBoards> taken = (*other)->TakeBoards({"moved-b0", "reporting-b0"});
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  ASSERT_EQ(taken->jobs.size(), 2u);
+  const std::string moved_before = StoredStateAndOwner(moved_run->job_id());
+  const std::string reported_before = StoredStateAndOwner(reported_run->job_id());
+  const double finished = Total(*metrics_, "boardlab_jobs_finished_total");
+  const double run_stages = Total(*metrics_, "boardlab_job_stage_duration_seconds");
+
+  // The reporting agent's result reaches this replica after its board was taken.
+  v1::AgentMessage result;
+  result.mutable_result()->set_job_id(reported_run->job_id());
+  result.mutable_result()->set_attempt(reported_run->attempt());
+  result.mutable_result()->set_board_id(reported_run->board_id());
+  result.mutable_result()->set_outcome(v1::RUN_OUTCOME_PASS);
+  lab_->AgentMessage(reporting_session, result);
+  EXPECT_EQ(Total(*metrics_, "boardlab_jobs_finished_total"), finished);
+  EXPECT_EQ(Total(*metrics_, "boardlab_job_stage_duration_seconds"), run_stages);
+  EXPECT_EQ(StoredStateAndOwner(reported_run->job_id()), reported_before);
+
+  // Every agent goes silent past its lease (three missed 100 ms heartbeats).
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  lab_->Tick();
+  EXPECT_TRUE(kept->closed());
+  EXPECT_EQ(Total(*metrics_, "boardlab_lease_expiries_total"), 1);
+  EXPECT_EQ(Total(*metrics_, "boardlab_job_retries_total"), 1);
+  EXPECT_EQ(Total(*metrics_, "boardlab_jobs_finished_total"), finished);
+  EXPECT_EQ(StoredStateAndOwner(moved_run->job_id()), moved_before);
+  // The kept run went back to the shared queue (state 2, QUEUED, no owner).
+  EXPECT_EQ(StoredStateAndOwner(kept_run->job_id()),
+            absl::StrCat(static_cast<int>(v1::JOB_STATE_QUEUED), " -"));
+}
+
+}  // namespace
+}  // namespace boardlab::server::testing
