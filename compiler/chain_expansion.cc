@@ -3,14 +3,22 @@
 
 #include "compiler/pte_writer.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace boardlab::compiler {
 namespace {
+
+// Every call site inlines its subgraph, so a subgraph that calls another from both branches, and
+// so on down, doubles the chain at each level: a hostile model could ask for billions of
+// instructions. Far above any real model's count (MobileNetV2 has ~100).
+constexpr size_t kMaxChainSteps = size_t{1} << 20;
 
 class ChainExpander {
  public:
   explicit ChainExpander(const Graph& graph) : graph_(graph) {}
 
   void Op(const compiler::Op& op, int subgraph) {
+    if (steps_.size() > kMaxChainSteps) return;  // Take() reports it
     if (op.type == OpType::kIf) return If(op, subgraph);
     if (op.type == OpType::kWhile) return While(op, subgraph);
     ChainStep step;
@@ -26,7 +34,15 @@ class ChainExpander {
     steps_.push_back(step);
   }
 
-  std::vector<ChainStep> Take() { return std::move(steps_); }
+  absl::StatusOr<std::vector<ChainStep>> Take() {
+    if (steps_.size() > kMaxChainSteps) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "unsupported model: its IF and WHILE subgraphs inline into more than ", kMaxChainSteps,
+          " instructions (subgraphs that call subgraphs from several "
+          "places multiply)"));
+    }
+    return std::move(steps_);
+  }
 
  private:
   ChainStep Helper(ChainStepKind kind, const compiler::Op& op, int subgraph) const {

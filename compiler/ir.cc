@@ -146,20 +146,6 @@ void Graph::Compact() {
   RebuildUses();
 }
 
-bool Graph::InSubgraph(int tensor) const {
-  for (const Subgraph& sub : subgraphs) {
-    for (int t : sub.inputs) {
-      if (t == tensor) return true;
-    }
-    for (const Op& op : sub.ops) {
-      for (const std::vector<int>* list : {&op.inputs, &op.outputs}) {
-        if (std::find(list->begin(), list->end(), tensor) != list->end()) return true;
-      }
-    }
-  }
-  return false;
-}
-
 std::string Graph::Describe(const Op& op) const {
   return absl::StrCat(OpTypeName(op.type), " #", op.source_index);
 }

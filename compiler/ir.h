@@ -250,8 +250,6 @@ struct Graph {
 
   /// TFLite subgraph `index` (>= 1) as ControlFlowOptions name it.
   const Subgraph& subgraph(int index) const { return subgraphs[static_cast<size_t>(index) - 1]; }
-  /// True when a tensor belongs to a called subgraph rather than to the main graph.
-  bool InSubgraph(int tensor) const;
 
   const Tensor& input(const Op& op, size_t i) const { return tensors[op.inputs[i]]; }
   const Tensor& output(const Op& op, size_t i = 0) const { return tensors[op.outputs[i]]; }

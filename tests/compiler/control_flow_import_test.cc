@@ -245,6 +245,21 @@ TEST(ControlFlowImportTest, ALoopThatNeverEndsStillCompiles) {
   EXPECT_FALSE(r->pte.empty());
 }
 
+// Subgraph k calls subgraph k + 1 from both branches: 2^24 inlined RELUs. The compiler refuses
+// the model with a message instead of running out of memory.
+TEST(ControlFlowImportTest, AnExponentialExpansionIsRefused) {
+  constexpr int kDepth = 24;
+  std::vector<TfliteBuilder> more;
+  for (int k = 2; k <= kDepth; ++k) more.push_back(Relu(k + 1));
+  more.push_back(Relu());
+  absl::StatusOr<compiler::CompileResult> r =
+      compiler::Compile(CallerOf(Relu(2), std::move(more)).Finish(), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_NE(r.status().message().find("more than 1048576 instructions"), std::string_view::npos)
+      << r.status();
+}
+
 TEST(ControlFlowImportTest, UnsupportedOpInASubgraphSaysWhichSubgraph) {
   TfliteBuilder lsh;
   const int a = lsh.AddTensor("a", {1, 8}, TflType::kInt8, PerTensor(0.1f, -3));
