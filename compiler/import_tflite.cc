@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "boardlab/schema/tflite_generated.h"
+#include "compiler/import_control_flow.h"
 #include "compiler/validate_ops.h"
 
 namespace boardlab::compiler {
@@ -81,6 +82,7 @@ class Importer {
 
  private:
   absl::Status VerifyContainer();
+  absl::StatusOr<Graph> ImportSubgraph(int index);
   absl::Status ImportTensors(const tflite::SubGraph& subgraph);
   absl::Status ImportTensor(int index, const tflite::Tensor& t);
   absl::Status ImportQuantization(int index, const tflite::Tensor& t, Tensor& out);
@@ -108,6 +110,9 @@ class Importer {
   std::vector<std::string>* warnings_;
   const tflite::Model* model_ = nullptr;
   Graph graph_;
+  // The subgraph being imported: 0 is the main graph; called subgraphs (IF branches, WHILE
+  // cond/body) may have no inputs and no operators (a branch that passes its input through).
+  int subgraph_ = 0;
   std::vector<std::string> unsupported_;
   bool skipped_operators_ = false;  // an unsupported operator was left out of graph_.ops
 };
@@ -131,11 +136,6 @@ absl::Status Importer::VerifyContainer() {
   model_ = tflite::GetModel(bytes_.data());
   if (!model_->subgraphs() || model_->subgraphs()->size() == 0) {
     return Invalid("the model has no subgraph");
-  }
-  if (model_->subgraphs()->size() > 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        "unsupported model: it has ", model_->subgraphs()->size(),
-        " subgraphs (control flow such as IF/WHILE); boardlab compiles single-subgraph models"));
   }
   return absl::OkStatus();
 }
@@ -526,6 +526,18 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       op.options = l;
       return absl::OkStatus();
     }
+    case OpType::kIf: {
+      const auto* o = src.builtin_options_as_IfOptions();
+      if (!o) return missing();
+      op.options = ControlFlowOptions{o->then_subgraph_index(), o->else_subgraph_index()};
+      return absl::OkStatus();
+    }
+    case OpType::kWhile: {
+      const auto* o = src.builtin_options_as_WhileOptions();
+      if (!o) return missing();
+      op.options = ControlFlowOptions{o->cond_subgraph_index(), o->body_subgraph_index()};
+      return absl::OkStatus();
+    }
     case OpType::kBatchMatMul: {
       BatchMatMulOptions b;
       if (const auto* o = src.builtin_options_as_BatchMatMulOptions()) {
@@ -631,6 +643,7 @@ absl::Status Importer::ImportDataMovementOptions(const tflite::Operator& src, Op
 
 absl::Status Importer::ImportOperators(const tflite::SubGraph& subgraph) {
   if (!subgraph.operators() || subgraph.operators()->size() == 0) {
+    if (subgraph_ > 0) return absl::OkStatus();
     return Invalid("the subgraph has no operators");
   }
   for (flatbuffers::uoffset_t i = 0; i < subgraph.operators()->size(); ++i) {
@@ -699,11 +712,14 @@ absl::Status Importer::CheckTopologicalOrder() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Graph> Importer::Run() {
-  if (absl::Status s = VerifyContainer(); !s.ok()) return s;
-  const tflite::SubGraph* subgraph = model_->subgraphs()->Get(0);
-  if (!subgraph) return Invalid("subgraph 0 is null");
-  graph_.name = subgraph->name() ? subgraph->name()->str() : "main";
+absl::StatusOr<Graph> Importer::ImportSubgraph(int index) {
+  graph_ = Graph();
+  subgraph_ = index;
+  skipped_operators_ = false;
+  const tflite::SubGraph* subgraph =
+      model_->subgraphs()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  if (!subgraph) return Invalid("the subgraph is null");
+  graph_.name = subgraph->name() ? subgraph->name()->str() : (index == 0 ? "main" : "");
   if (absl::Status s = ImportTensors(*subgraph); !s.ok()) return s;
   if (absl::Status s = ImportIndices(subgraph->inputs(), false, "subgraph inputs", graph_.inputs);
       !s.ok()) {
@@ -714,7 +730,7 @@ absl::StatusOr<Graph> Importer::Run() {
       !s.ok()) {
     return s;
   }
-  if (graph_.inputs.empty() || graph_.outputs.empty()) {
+  if (graph_.outputs.empty() || (index == 0 && graph_.inputs.empty())) {
     return Invalid("the subgraph declares no inputs or no outputs");
   }
   if (absl::Status s = ImportOperators(*subgraph); !s.ok()) return s;
@@ -724,9 +740,33 @@ absl::StatusOr<Graph> Importer::Run() {
     if (absl::Status s = CheckTopologicalOrder(); !s.ok()) return s;
   }
   if (absl::Status s = ValidateOperands(); !s.ok()) return s;
-  if (!unsupported_.empty()) return UnsupportedError();
-  if (absl::Status s = VerifyGraph(graph_); !s.ok()) return s;
+  if (unsupported_.empty()) {
+    if (absl::Status s = VerifyGraph(graph_); !s.ok()) return s;
+  }
   return std::move(graph_);
+}
+
+absl::StatusOr<Graph> Importer::Run() {
+  if (absl::Status s = VerifyContainer(); !s.ok()) return s;
+  std::vector<Graph> subgraphs;
+  bool any_skipped = false;
+  for (flatbuffers::uoffset_t k = 0; k < model_->subgraphs()->size(); ++k) {
+    const size_t reasons_before = unsupported_.size();
+    absl::StatusOr<Graph> graph = ImportSubgraph(static_cast<int>(k));
+    // Messages about a called subgraph say which one; the main graph's read as before.
+    if (k > 0) {
+      for (size_t r = reasons_before; r < unsupported_.size(); ++r) {
+        unsupported_[r] = absl::StrCat("subgraph ", k, ": ", unsupported_[r]);
+      }
+    }
+    if (!graph.ok()) return k == 0 ? graph.status() : PrefixSubgraph(graph.status(), k);
+    any_skipped = any_skipped || skipped_operators_;
+    subgraphs.push_back(*std::move(graph));
+  }
+  skipped_operators_ = any_skipped;
+  if (!unsupported_.empty()) return UnsupportedError();
+  if (absl::Status s = CheckControlFlow(subgraphs); !s.ok()) return s;
+  return MergeSubgraphs(std::move(subgraphs));
 }
 
 // A variable tensor keeps its value between inferences. boardlab keeps one only where a kernel

@@ -104,6 +104,17 @@ void Graph::Compact() {
   }
   for (int t : inputs) used[t] = 1;
   for (int t : outputs) used[t] = 1;
+  // A called subgraph's tensors are all kept: its ops stay as imported.
+  for (const Subgraph& sub : subgraphs) {
+    for (const Op& op : sub.ops) {
+      for (int t : op.inputs) {
+        if (t != kNoTensor) used[t] = 1;
+      }
+      for (int t : op.outputs) used[t] = 1;
+    }
+    for (int t : sub.inputs) used[t] = 1;
+    for (int t : sub.outputs) used[t] = 1;
+  }
 
   std::vector<int> remap(tensors.size(), kNoTensor);
   std::vector<Tensor> kept;
@@ -124,6 +135,14 @@ void Graph::Compact() {
   }
   apply(inputs);
   apply(outputs);
+  for (Subgraph& sub : subgraphs) {
+    for (Op& op : sub.ops) {
+      apply(op.inputs);
+      apply(op.outputs);
+    }
+    apply(sub.inputs);
+    apply(sub.outputs);
+  }
   RebuildUses();
 }
 

@@ -182,12 +182,20 @@ struct LstmOptions {
   bool time_major = false;
 };
 
-using OpOptions =
-    std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
-                 ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions, SqueezeOptions,
-                 StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions,
-                 GatherOptions, PackOptions, SplitOptions, BlockOptions, MirrorPadOptions,
-                 CumsumOptions, SvdfOptions, DetectionPostprocessOptions, LstmOptions>;
+/// IF and WHILE: the TFLite subgraphs they run (indices into the model's subgraphs, >= 1; see
+/// Graph::subgraph). IF runs `first` (then) when its condition is true, else `second` (else);
+/// WHILE runs `first` (cond) and, while it yields true, `second` (body).
+struct ControlFlowOptions {
+  int32_t first = 0;
+  int32_t second = 0;
+};
+
+using OpOptions = std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
+                               ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions,
+                               SqueezeOptions, StridedSliceOptions, ResizeOptions, LeakyReluOptions,
+                               BatchMatMulOptions, GatherOptions, PackOptions, SplitOptions,
+                               BlockOptions, MirrorPadOptions, CumsumOptions, SvdfOptions,
+                               DetectionPostprocessOptions, LstmOptions, ControlFlowOptions>;
 
 /// Where an op runs after partitioning.
 enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };
@@ -220,12 +228,28 @@ struct Op {
   }
 };
 
+/// A subgraph that IF or WHILE calls (TFLite subgraph 1, 2, ...). Its tensors live in
+/// Graph::tensors beside the main subgraph's (no tensor belongs to two subgraphs); its ops are
+/// in execution order and are not part of Graph::ops, so the passes that work on the main
+/// dataflow (fusion, partitioning, scheduling) never see them: they always run on the CPU.
+struct Subgraph {
+  std::string name;
+  std::vector<Op> ops;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+};
+
 struct Graph {
   std::vector<Tensor> tensors;
   std::vector<Op> ops;
   std::vector<int> inputs;   // graph input tensor indices
   std::vector<int> outputs;  // graph output tensor indices
   std::string name;
+  /// The called subgraphs: entry k - 1 is TFLite subgraph k (subgraph 0 is the main graph above).
+  std::vector<Subgraph> subgraphs;
+
+  /// TFLite subgraph `index` (>= 1) as ControlFlowOptions name it.
+  const Subgraph& subgraph(int index) const { return subgraphs[static_cast<size_t>(index) - 1]; }
 
   const Tensor& input(const Op& op, size_t i) const { return tensors[op.inputs[i]]; }
   const Tensor& output(const Op& op, size_t i = 0) const { return tensors[op.outputs[i]]; }

@@ -514,6 +514,15 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
            "(neutron-rt700.md section 4) has no such op",
            NeverOnNpu}};
     }
+    // IF and WHILE decide at run time which ops run next; the NPU runs a fixed command stream.
+    // The ops of the subgraphs they call run on the CPU too (partition.cc).
+    for (OpType type : {OpType::kIf, OpType::kWhile}) {
+      t[static_cast<size_t>(type)].constraints = {
+          {"control_flow",
+           "control flow (the subgraphs it calls run on the Cortex-M33 too); the NPU runs a "
+           "fixed command stream",
+           NeverOnNpu}};
+    }
     t[static_cast<size_t>(OpType::kDetectionPostprocess)].constraints = {
         {"float_postprocessing",
          "SSD post-processing in float32 (box decoding, sorting, non-max suppression); the "

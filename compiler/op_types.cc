@@ -220,6 +220,8 @@ bool IsComparisonOp(OpType type) {
          type == OpType::kGreaterEqual || type == OpType::kLess || type == OpType::kLessEqual;
 }
 
+bool IsControlFlowOp(OpType type) { return type == OpType::kIf || type == OpType::kWhile; }
+
 bool IsCopyOp(OpType type) {
   switch (type) {
     case OpType::kExpandDims:

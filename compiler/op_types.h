@@ -99,6 +99,8 @@ namespace boardlab::compiler {
   X(kQuantize, "QUANTIZE", 114)                                      \
   X(kRound, "ROUND", 116)                                            \
   X(kHardSwish, "HARD_SWISH", 117)                                   \
+  X(kIf, "IF", 118)                                                  \
+  X(kWhile, "WHILE", 119)                                            \
   X(kSelectV2, "SELECT_V2", 123)                                     \
   X(kBatchMatMul, "BATCH_MATMUL", 126)                               \
   X(kCumsum, "CUMSUM", 128)                                          \
@@ -145,6 +147,9 @@ bool IsComparisonOp(OpType type);
 /// REVERSE_V2, MIRROR_PAD, DEPTH_TO_SPACE, SPACE_TO_DEPTH, BATCH_TO_SPACE_ND and
 /// SPACE_TO_BATCH_ND.
 bool IsCopyOp(OpType type);
+
+/// IF and WHILE: ops that run other subgraphs (ControlFlowOptions), always on the CPU.
+bool IsControlFlowOp(OpType type);
 
 /// Parses a TFLite op name ("CONV_2D"); nullopt when unknown. Used by `--no-npu`.
 std::optional<OpType> OpTypeFromName(std::string_view name);

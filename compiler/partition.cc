@@ -37,6 +37,17 @@ void PlaceOps(Compilation& c) {
     op.cpu_reason = CpuReason(c, op);
     op.unit = op.cpu_reason.empty() ? Unit::kNpu : Unit::kCpu;
   }
+  // What a subgraph runs depends on a condition only known at run time, between the NPU's
+  // fixed command streams: every op of a called subgraph runs on the CPU.
+  for (size_t k = 0; k < c.graph.subgraphs.size(); ++k) {
+    for (Op& op : c.graph.subgraphs[k].ops) {
+      op.partition = -1;
+      op.unit = Unit::kCpu;
+      op.cpu_reason =
+          absl::StrCat(c.graph.Describe(op), " of subgraph ", k + 1,
+                       ": in a subgraph that IF or WHILE calls; those run on the Cortex-M33");
+    }
+  }
 }
 
 // Groups NPU ops into convex partitions (the rule is in partition.h). Partition ids are merged

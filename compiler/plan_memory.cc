@@ -32,6 +32,22 @@ std::vector<BufferRequest> LiveRanges(const Graph& graph) {
     for (int t : op.outputs) touch(t, static_cast<int>(i));
   }
   for (int t : graph.outputs) touch(t, last_step);
+  // A called subgraph runs inside one step of the main graph (its IF or WHILE), maybe many times
+  // (a loop) and from several call sites: its tensors live for the whole program, so that no
+  // other tensor shares their bytes while a loop still needs them. Simple and correct; a planner
+  // that knew the call sites' steps could share more.
+  for (const Subgraph& sub : graph.subgraphs) {
+    auto whole_program = [&](int t) {
+      touch(t, 0);
+      touch(t, last_step);
+    };
+    for (int t : sub.inputs) whole_program(t);
+    for (int t : sub.outputs) whole_program(t);
+    for (const Op& op : sub.ops) {
+      for (int t : op.inputs) whole_program(t);
+      for (int t : op.outputs) whole_program(t);
+    }
+  }
   for (size_t t = 0; t < graph.tensors.size(); ++t) ranges[t].size = graph.tensors[t].SizeBytes();
   return ranges;
 }
@@ -94,7 +110,13 @@ absl::Status PlaceInFlash(Compilation& c, int64_t weight_bytes, int64_t largest_
 WeightStats CountWeights(const Graph& graph) {
   WeightStats stats;
   std::vector<char> counted(graph.tensors.size(), 0);
-  for (const Op& op : graph.ops) {
+  std::vector<const Op*> ops;
+  for (const Op& op : graph.ops) ops.push_back(&op);
+  for (const Subgraph& sub : graph.subgraphs) {
+    for (const Op& op : sub.ops) ops.push_back(&op);
+  }
+  for (const Op* live : ops) {
+    const Op& op = *live;
     if (op.dead || op.unit == Unit::kRemoved) continue;
     int64_t kernel_bytes = 0;
     for (int t : op.inputs) {

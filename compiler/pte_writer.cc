@@ -135,7 +135,11 @@ class ProgramBuilder {
   // Instructions.
   absl::StatusOr<flatbuffers::Offset<et::Instruction>> KernelCall(const Op& op);
   absl::StatusOr<flatbuffers::Offset<et::Instruction>> DelegateCall(int partition);
+  absl::StatusOr<flatbuffers::Offset<et::Instruction>> ControlFlowStep(const ChainStep& step);
+  absl::StatusOr<flatbuffers::Offset<et::Instruction>> HelperCall(const std::string& name,
+                                                                  std::vector<int> args);
   int OperatorIndex(const Op& op);
+  int OperatorIndex(const std::string& name);
   uint32_t BlobSegment(const NpuPartitionBlob& blob);
 
   bool NeedsConstantSegment() const;
@@ -147,7 +151,12 @@ class ProgramBuilder {
   const Compilation& c_;
   const Graph& g_;
   const std::vector<NpuPartitionBlob>& blobs_;
+  std::vector<ChainStep> chain_;
   flatbuffers::FlatBufferBuilder fbb_;
+  // The jump flag that condition kernels set and conditional jumps read, and the constant false
+  // that unconditional jumps read (JumpFalseCall is ExecuTorch's only jump).
+  int jump_flag_ = -1;
+  int always_false_ = -1;
   std::vector<flatbuffers::Offset<et::EValue>> values_;
   std::map<int, int> tensor_values_;  // graph tensor -> value
   int null_value_ = -1;
@@ -629,6 +638,10 @@ absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
 int ProgramBuilder::OperatorIndex(const Op& op) {
   std::string name(kCpuOperatorPrefix);
   name += absl::AsciiStrToLower(std::string(OpTypeName(op.type)));
+  return OperatorIndex(name);
+}
+
+int ProgramBuilder::OperatorIndex(const std::string& name) {
   auto [it, inserted] = operator_index_.try_emplace(name, static_cast<int>(operators_.size()));
   if (inserted) {
     operators_.push_back(
@@ -645,6 +658,44 @@ absl::StatusOr<flatbuffers::Offset<et::Instruction>> ProgramBuilder::KernelCall(
   const int op_index = OperatorIndex(op);
   auto call = et::CreateKernelCallDirect(fbb_, op_index, &args);
   return et::CreateInstruction(fbb_, et::InstructionArguments::KernelCall, call.Union());
+}
+
+absl::StatusOr<flatbuffers::Offset<et::Instruction>> ProgramBuilder::HelperCall(
+    const std::string& name, std::vector<int> args) {
+  auto call = et::CreateKernelCallDirect(fbb_, OperatorIndex(name), &args);
+  return et::CreateInstruction(fbb_, et::InstructionArguments::KernelCall, call.Union());
+}
+
+// The instructions IF and WHILE expand into besides their subgraphs' ops.
+absl::StatusOr<flatbuffers::Offset<et::Instruction>> ProgramBuilder::ControlFlowStep(
+    const ChainStep& step) {
+  if (jump_flag_ < 0) {
+    jump_flag_ = Bool(false);
+    always_false_ = Bool(false);
+  }
+  switch (step.kind) {
+    case ChainStepKind::kCopy: {
+      absl::StatusOr<int> from = TensorValue(step.from);
+      if (!from.ok()) return from.status();
+      absl::StatusOr<int> to = TensorValue(step.to);
+      if (!to.ok()) return to.status();
+      return HelperCall(std::string(kCopyOperator), {*from, *to});
+    }
+    case ChainStepKind::kCondition: {
+      absl::StatusOr<int> cond = TensorValue(step.from);
+      if (!cond.ok()) return cond.status();
+      std::string name(kCpuOperatorPrefix);
+      name += absl::AsciiStrToLower(std::string(OpTypeName(step.op->type)));
+      return HelperCall(name, {*cond, jump_flag_});
+    }
+    case ChainStepKind::kJump: {
+      auto call = et::CreateJumpFalseCall(fbb_, step.conditional ? jump_flag_ : always_false_,
+                                          step.destination);
+      return et::CreateInstruction(fbb_, et::InstructionArguments::JumpFalseCall, call.Union());
+    }
+    default:
+      return absl::InternalError("PTE writer: not a control-flow step");
+  }
 }
 
 // Index among the distinct delegate blobs: identical partitions share one segment.
@@ -678,8 +729,12 @@ absl::StatusOr<flatbuffers::Offset<et::Instruction>> ProgramBuilder::DelegateCal
 // Constants come from CPU ops only (NPU constants live in the delegate blobs): constant operands
 // and the requantization tables the writer generates for conv-like ops.
 bool ProgramBuilder::NeedsConstantSegment() const {
-  for (const Op& op : g_.ops) {
-    if (op.dead || op.unit != Unit::kCpu) continue;
+  for (const ChainStep& step : chain_) {
+    const bool reads_tensor =
+        step.kind == ChainStepKind::kCopy || step.kind == ChainStepKind::kCondition;
+    if (reads_tensor && g_.tensors[step.from].is_constant) return true;
+    if (step.kind != ChainStepKind::kKernel) continue;
+    const Op& op = *step.op;
     if (op.type == OpType::kConv2D || op.type == OpType::kDepthwiseConv2D ||
         op.type == OpType::kFullyConnected || op.type == OpType::kTransposeConv) {
       return true;
@@ -692,8 +747,6 @@ bool ProgramBuilder::NeedsConstantSegment() const {
 }
 
 absl::StatusOr<flatbuffers::Offset<et::ExecutionPlan>> ProgramBuilder::Plan() {
-  absl::StatusOr<std::vector<PteInstruction>> schedule = ScheduleInstructions(c_);
-  if (!schedule.ok()) return schedule.status();
   std::vector<int> inputs, outputs;
   for (int t : g_.inputs) {
     absl::StatusOr<int> v = TensorValue(t);
@@ -701,9 +754,11 @@ absl::StatusOr<flatbuffers::Offset<et::ExecutionPlan>> ProgramBuilder::Plan() {
     inputs.push_back(*v);
   }
   std::vector<flatbuffers::Offset<et::Instruction>> instructions;
-  for (const PteInstruction& instr : *schedule) {
+  for (const ChainStep& step : chain_) {
     absl::StatusOr<flatbuffers::Offset<et::Instruction>> built =
-        instr.is_delegate ? DelegateCall(instr.index) : KernelCall(g_.ops[instr.index]);
+        step.kind == ChainStepKind::kDelegate ? DelegateCall(step.partition)
+        : step.kind == ChainStepKind::kKernel ? KernelCall(*step.op)
+                                              : ControlFlowStep(step);
     if (!built.ok()) return built.status();
     instructions.push_back(*built);
   }
@@ -738,6 +793,9 @@ absl::StatusOr<std::vector<uint8_t>> ProgramBuilder::Build() {
     return absl::FailedPreconditionError(absl::StrCat(
         "PTE writer: ", blobs_.size(), " NPU blobs for ", c_.num_partitions, " partitions"));
   }
+  absl::StatusOr<std::vector<ChainStep>> chain = ExpandChain(c_);
+  if (!chain.ok()) return chain.status();
+  chain_ = *std::move(chain);
   const bool has_constants = NeedsConstantSegment();
   const bool has_state = NeedsMutableSegment();
   mutable_segment_ = has_constants ? 1 : 0;
@@ -885,30 +943,48 @@ absl::StatusOr<std::vector<uint8_t>> WritePte(const Compilation& c,
   return ProgramBuilder(c, blobs).Build();
 }
 
+namespace {
+
+// "IF #2" for a main-graph op, "ADD #0 of subgraph 1" inside a called subgraph; the helpers
+// of a control-flow op say what they do ("IF #2 copy", "WHILE #1 condition").
+std::string StepName(const Graph& graph, const ChainStep& step) {
+  std::string name = graph.Describe(*step.op);
+  if (step.subgraph > 0) absl::StrAppend(&name, " of subgraph ", step.subgraph);
+  if (step.kind == ChainStepKind::kCopy) absl::StrAppend(&name, " copy");
+  if (step.kind == ChainStepKind::kCondition) absl::StrAppend(&name, " condition");
+  return name;
+}
+
+}  // namespace
+
 std::string DebugMapJson(const Compilation& c, const std::vector<NpuPartitionBlob>& blobs) {
-  absl::StatusOr<std::vector<PteInstruction>> schedule = ScheduleInstructions(c);
-  if (!schedule.ok()) return nlohmann::json{{"error", schedule.status().ToString()}}.dump(2);
+  absl::StatusOr<std::vector<ChainStep>> chain = ExpandChain(c);
+  if (!chain.ok()) return nlohmann::json{{"error", chain.status().ToString()}}.dump(2);
   nlohmann::json delegates = nlohmann::json::array();
   nlohmann::json cpu_ops = nlohmann::json::array();
-  for (size_t i = 0; i < schedule->size(); ++i) {
-    const PteInstruction& instr = (*schedule)[i];
-    if (!instr.is_delegate) {
-      const Op& op = c.graph.ops[instr.index];
+  for (size_t i = 0; i < chain->size(); ++i) {
+    const ChainStep& step = (*chain)[i];
+    // Jumps are not kernel calls: no profile row of their own.
+    if (step.kind == ChainStepKind::kJump) continue;
+    if (step.kind != ChainStepKind::kDelegate) {
+      const Op& op = *step.op;
       std::vector<int> sources = op.fused_sources;
       if (op.source_index >= 0 &&
           std::find(sources.begin(), sources.end(), op.source_index) == sources.end()) {
         sources.insert(sources.begin(), op.source_index);
       }
-      cpu_ops.push_back({{"instruction", i},
-                         {"op", op.source_index},
-                         {"ops", sources},
-                         {"name", c.graph.Describe(op)},
-                         {"macs", c.graph.Macs(op)}});
+      nlohmann::json entry = {{"instruction", i},
+                              {"op", op.source_index},
+                              {"ops", sources},
+                              {"name", StepName(c.graph, step)},
+                              {"macs", step.kind == ChainStepKind::kKernel ? c.graph.Macs(op) : 0}};
+      if (step.subgraph > 0) entry["subgraph"] = step.subgraph;
+      cpu_ops.push_back(std::move(entry));
       continue;
     }
     nlohmann::json kernels = nlohmann::json::array();
-    if (instr.index < static_cast<int>(blobs.size())) {
-      for (const NpuDebugEntry& e : blobs[instr.index].debug) {
+    if (step.partition < static_cast<int>(blobs.size())) {
+      for (const NpuDebugEntry& e : blobs[step.partition].debug) {
         kernels.push_back({{"id", e.debug_id},
                            {"kernel", e.kernel},
                            {"ops", e.source_ops},
@@ -918,7 +994,7 @@ std::string DebugMapJson(const Compilation& c, const std::vector<NpuPartitionBlo
       }
     }
     delegates.push_back({{"instruction", i},
-                         {"partition", instr.index},
+                         {"partition", step.partition},
                          {"backend", kNpuBackendId},
                          {"kernels", kernels}});
   }

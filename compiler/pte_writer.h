@@ -52,6 +52,36 @@ struct PteInstruction {
 /// FailedPrecondition for ops without a unit, Internal when partitions form a cycle.
 absl::StatusOr<std::vector<PteInstruction>> ScheduleInstructions(const Compilation& c);
 
+/// One instruction of the chain once IF and WHILE are expanded into it (docs/artifact-format.md
+/// section "Control flow"). A control-flow op becomes copies between its tensors and those of
+/// the subgraphs it calls, the called subgraphs' ops inlined, a condition kernel that turns the
+/// bool tensor into the chain's jump flag, and JumpFalseCalls.
+enum class ChainStepKind : uint8_t {
+  kKernel,     // `op`'s KernelCall
+  kDelegate,   // NPU partition `partition`'s DelegateCall
+  kCopy,       // boardlab::copy from tensor `from` to tensor `to` (for control-flow op `op`)
+  kCondition,  // boardlab::if / boardlab::while: bool tensor `from` -> the jump flag
+  kJump,       // JumpFalseCall to `destination`: on the jump flag when `conditional`, else always
+};
+struct ChainStep {
+  ChainStepKind kind = ChainStepKind::kKernel;
+  /// kKernel: the op; kCopy, kCondition, kJump: the IF or WHILE they implement.
+  const Op* op = nullptr;
+  int subgraph = 0;  // the TFLite subgraph `op` belongs to (0 = main)
+  int partition = -1;
+  int from = kNoTensor;
+  int to = kNoTensor;
+  bool conditional = false;
+  int destination = -1;  // instruction index; == chain length for "past the end"
+};
+
+/// The chain: ScheduleInstructions' order with every IF and WHILE expanded (recursively, their
+/// called subgraphs' ops inline). Errors: those of ScheduleInstructions.
+absl::StatusOr<std::vector<ChainStep>> ExpandChain(const Compilation& c);
+
+/// Operator names of the chain's helper kernels (not TFLite operators).
+inline constexpr std::string_view kCopyOperator = "boardlab::copy";
+
 /// Writes the .pte: one ExecutionPlan "forward" with a single chain. `blobs[p]` must be the
 /// lowered partition p (LowerNpuPartitions). Activations are memory-planned into buffer 1 at
 /// c.memory.tensor_offset; variable tensors into buffer 3 at c.memory.state_offset, with their

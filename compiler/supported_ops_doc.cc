@@ -187,6 +187,12 @@ std::string Int8Types(OpType type) {
       return "float32, int8 or int16 to int8 or int16";
     case OpType::kDequantize:
       return "int8 or int16 to float32";
+    case OpType::kIf:
+      return "condition bool (one element); inputs and outputs any type, matching the then and "
+             "else subgraphs' (static shapes); the subgraphs' ops run on the CPU";
+    case OpType::kWhile:
+      return "any type; inputs, outputs and the body's inputs and outputs alike (static shapes), "
+             "the cond subgraph yielding one bool; the subgraphs' ops run on the CPU";
     default:
       return "int8";
   }

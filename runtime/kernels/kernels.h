@@ -2,7 +2,8 @@
 
 // The CPU kernels, one X-macro list (STYLE.md rule 10) that drives the declarations below and
 // the static registry table: X(TFLite name in lowercase, function prefix, OpData type).
-// Every op in compiler/op_types.h has an entry.
+// Every op in compiler/op_types.h has an entry, and one kernel is no TFLite op: `copy`, which
+// moves a tensor's bytes where IF and WHILE hand tensors to and from their subgraphs.
 
 #include "runtime/executor/kernel.h"
 #include "runtime/kernels/op_data.h"
@@ -100,7 +101,10 @@
   X(transpose_conv, TransposeConv, OpDataConv)                               \
   X(svdf, Svdf, OpDataSvdf)                                                  \
   X(detection_postprocess, DetectionPostprocess, OpDataDetectionPostprocess) \
-  X(unidirectional_sequence_lstm, UnidirectionalSequenceLstm, OpDataLstm)
+  X(unidirectional_sequence_lstm, UnidirectionalSequenceLstm, OpDataLstm)    \
+  X(if, If, OpDataNone)                                                      \
+  X(while, While, OpDataNone)                                                \
+  X(copy, Copy, OpDataNone)
 
 namespace boardlab::runtime::kernels {
 

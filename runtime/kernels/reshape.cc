@@ -1,8 +1,7 @@
 // RESHAPE and SQUEEZE: the output shape is the compiler's; the bytes do not change. The copy is
 // skipped when the memory planner aliased input and output.
 
-#include <cstring>
-
+#include "runtime/kernels/copy_bytes.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
 
@@ -28,11 +27,7 @@ Error PrepareCopy(const char* op, Args args) {
 }
 
 Error EvalCopy(Args args) {
-  const TensorView& in = *args[0]->tensor;
-  const TensorView& out = *args[args.size() - 1]->tensor;
-  if (in.data != out.data) {
-    std::memmove(out.data, in.data, static_cast<size_t>(in.NumBytes()));
-  }
+  CopyTensorBytes(*args[0]->tensor, *args[args.size() - 1]->tensor);
   return Error::kOk;
 }
 

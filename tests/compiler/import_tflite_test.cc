@@ -22,11 +22,15 @@ using compiler::OpType;
 // also checks names, shapes, quantization and constant data.
 void ExpectTensorsMatchFlatbuffer(const std::vector<uint8_t>& bytes, const Graph& graph) {
   const tflite::Model* model = tflite::GetModel(bytes.data());
-  const tflite::SubGraph* sg = model->subgraphs()->Get(0);
-  ASSERT_EQ(graph.tensors.size(), sg->tensors()->size());
+  // Every subgraph's tensors, in order: the importer appends called subgraphs' after the main's.
+  std::vector<const tflite::Tensor*> sources;
+  for (const tflite::SubGraph* sg : *model->subgraphs()) {
+    for (const tflite::Tensor* src : *sg->tensors()) sources.push_back(src);
+  }
+  ASSERT_EQ(graph.tensors.size(), sources.size());
   for (size_t i = 0; i < graph.tensors.size(); ++i) {
     const compiler::Tensor& t = graph.tensors[i];
-    const tflite::Tensor* src = sg->tensors()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const tflite::Tensor* src = sources[i];
     SCOPED_TRACE("tensor " + std::to_string(i) + " " + t.name);
     EXPECT_EQ(t.name, src->name()->str());
     EXPECT_EQ(t.shape, std::vector<int32_t>(src->shape()->begin(), src->shape()->end()));
@@ -108,6 +112,9 @@ size_t ExpectedOptionsIndex(OpType type) {
       return 20;
     case OpType::kUnidirectionalSequenceLstm:
       return 21;
+    case OpType::kIf:
+    case OpType::kWhile:
+      return 22;
     default:
       return 0;
   }

@@ -142,6 +142,7 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "cast_not_on_npu",
                                                "float32_only",
                                                "stateful_op",
+                                               "control_flow",
                                                "float_postprocessing",
                                                "not_lowered",
                                                "not_supported"};
@@ -566,6 +567,17 @@ TEST(NpuConstraint, StatefulOpsStayOnTheCpu) {
     EXPECT_FALSE(Check(b, op, "stateful_op").ok) << OpTypeName(type);
     EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
                 ::testing::ElementsAre(HasSubstr("state persists between inferences")));
+  }
+}
+
+// IF and WHILE choose at run time what runs next; the NPU runs a fixed command stream.
+TEST(NpuConstraint, ControlFlowStaysOnTheCpu) {
+  for (OpType type : {OpType::kIf, OpType::kWhile}) {
+    Builder b;
+    const int op = Unary(b, type, {1, 4});
+    EXPECT_FALSE(Check(b, op, "control_flow").ok) << OpTypeName(type);
+    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+                ::testing::ElementsAre(HasSubstr("fixed command stream")));
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include "compiler/driver.h"
 #include "tests/firmware/firmware_available.h"
+#include "tests/support/control_flow_models.h"
 #include "tests/support/op_cases.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
@@ -148,6 +149,25 @@ TEST_F(FirmwareOpsTest, GroupedAndSingleChannelConvolutionsGiveTheHostsOutputs) 
   cpu_only.cpu_only = true;
   EXPECT_EQ(CompareWithHost(m, "conv_groups_npu"), 3u);
   EXPECT_EQ(CompareWithHost(m, "conv_groups_cpu", cpu_only), 3u);
+}
+
+// IF and WHILE (issue 13): the nested model runs a WHILE inside IF's then-branch (the loop turns
+// three times for n = 2) and the IF model takes its else-branch; both in one firmware session
+// each, against the host's bytes (tests/runtime/control_flow_test.cc checks the host against the
+// TFLite interpreter).
+TEST_F(FirmwareOpsTest, ControlFlowGivesTheHostsOutputs) {
+  testing::CaseModel nested;
+  nested.model = testing::NestedControlFlowBuilder().Finish();
+  std::vector<uint8_t> x(8);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<uint8_t>(k * 23 + 5);
+  nested.inputs = {{1}, {2}, x};
+  nested.output_tensors = {0, 1};
+  EXPECT_EQ(CompareWithHost(nested, "nested_control_flow"), 2u);
+  testing::CaseModel if_model;
+  if_model.model = testing::IfModelBuilder().Finish();
+  if_model.inputs = {{0}, x};
+  if_model.output_tensors = {0};
+  EXPECT_EQ(CompareWithHost(if_model, "if_else_branch"), 1u);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "tests/support/test_models.h"
 
+#include "tests/support/control_flow_models.h"
+
 #include "tests/support/op_cases.h"
 
 #include <algorithm>
@@ -381,6 +383,10 @@ TfliteBuilder SingleOpBuilder(OpType type) {
     }
     case OpType::kBatchMatMul:
       return BatchMatMulBuilder();
+    case OpType::kIf:
+      return SingleIfBuilder();
+    case OpType::kWhile:
+      return SingleWhileBuilder();
     default:
       break;
   }

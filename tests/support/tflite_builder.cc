@@ -27,6 +27,14 @@ class OptionsWriter {
   OptionsWriter(FlatBufferBuilder& fbb, int32_t code) : fbb_(fbb), code_(code) {}
 
   OptionsRef operator()(const std::monostate&) { return {tflite::BuiltinOptions::NONE, 0}; }
+  OptionsRef operator()(const ControlFlowOpts& o) {
+    if (code_ == 119) {
+      return {tflite::BuiltinOptions::WhileOptions,
+              tflite::CreateWhileOptions(fbb_, o.first, o.second).Union()};
+    }
+    return {tflite::BuiltinOptions::IfOptions,
+            tflite::CreateIfOptions(fbb_, o.first, o.second).Union()};
+  }
   OptionsRef operator()(const Conv2DOpts& o) {
     return {tflite::BuiltinOptions::Conv2DOptions,
             tflite::CreateConv2DOptions(fbb_, Byte(o.padding), o.stride_w, o.stride_h,
@@ -302,10 +310,41 @@ int TfliteBuilder::AddCustomOperator(const std::string& custom_code, std::vector
   return static_cast<int>(operators_.size() - 1);
 }
 
+int TfliteBuilder::AddSubgraph(TfliteBuilder sub) {
+  extra_subgraphs_.push_back(std::move(sub));
+  return subgraph_count_ + static_cast<int>(extra_subgraphs_.size()) - 1;
+}
+
 std::vector<uint8_t> TfliteBuilder::Finish() const {
   FlatBufferBuilder fbb;
+  // The added subgraphs' operator codes and buffers join this builder's; their indices shift.
+  std::vector<OpcodeSpec> opcodes = opcodes_;
+  std::vector<std::vector<uint8_t>> buffers = buffers_;
+  struct Remap {
+    const TfliteBuilder* builder;
+    std::vector<uint32_t> opcode;
+    uint32_t buffer_base;
+  };
+  std::vector<Remap> remaps;
+  for (int s = 0; s < subgraph_count_; ++s) {
+    std::vector<uint32_t> same(opcodes_.size());
+    for (size_t i = 0; i < same.size(); ++i) same[i] = static_cast<uint32_t>(i);
+    remaps.push_back({this, same, 0});
+  }
+  for (const TfliteBuilder& sub : extra_subgraphs_) {
+    Remap r{&sub, {}, static_cast<uint32_t>(buffers.size() - 1)};
+    for (const OpcodeSpec& c : sub.opcodes_) {
+      auto it = std::find_if(opcodes.begin(), opcodes.end(), [&](const OpcodeSpec& o) {
+        return o.code == c.code && o.custom_code == c.custom_code;
+      });
+      if (it == opcodes.end()) it = opcodes.insert(opcodes.end(), c);
+      r.opcode.push_back(static_cast<uint32_t>(it - opcodes.begin()));
+    }
+    buffers.insert(buffers.end(), sub.buffers_.begin() + 1, sub.buffers_.end());
+    remaps.push_back(std::move(r));
+  }
   std::vector<Offset<tflite::OperatorCode>> codes;
-  for (const OpcodeSpec& c : opcodes_) {
+  for (const OpcodeSpec& c : opcodes) {
     Offset<flatbuffers::String> custom = 0;
     if (!c.custom_code.empty()) custom = fbb.CreateString(c.custom_code);
     const auto deprecated = static_cast<int8_t>(std::min(c.code, 127));
@@ -313,27 +352,33 @@ std::vector<uint8_t> TfliteBuilder::Finish() const {
     codes.push_back(tflite::CreateOperatorCode(fbb, deprecated, custom, 1, builtin));
   }
   std::vector<Offset<tflite::SubGraph>> subgraphs;
-  for (int s = 0; s < subgraph_count_; ++s) {
+  for (const Remap& r : remaps) {
+    const TfliteBuilder& g = *r.builder;
     std::vector<Offset<tflite::Tensor>> tensors;
-    for (const TensorSpec& t : tensors_) tensors.push_back(WriteTensor(fbb, t));
+    for (TensorSpec t : g.tensors_) {
+      if (t.buffer != 0) t.buffer += r.buffer_base;
+      tensors.push_back(WriteTensor(fbb, t));
+    }
     std::vector<Offset<tflite::Operator>> ops;
-    for (const OperatorSpec& op : operators_) {
+    for (const OperatorSpec& op : g.operators_) {
       const OptionsRef opts = std::visit(OptionsWriter(fbb, op.code), op.options);
       Offset<flatbuffers::Vector<uint8_t>> custom = 0;
       if (!op.custom_options.empty()) custom = fbb.CreateVector(op.custom_options);
-      ops.push_back(tflite::CreateOperator(fbb, op.opcode_index, fbb.CreateVector(op.inputs),
+      const uint32_t opcode =
+          op.opcode_index < r.opcode.size() ? r.opcode[op.opcode_index] : op.opcode_index;
+      ops.push_back(tflite::CreateOperator(fbb, opcode, fbb.CreateVector(op.inputs),
                                            fbb.CreateVector(op.outputs), opts.first, opts.second,
                                            custom, op.custom_options_format));
     }
     subgraphs.push_back(tflite::CreateSubGraph(
-        fbb, fbb.CreateVector(tensors), fbb.CreateVector(inputs_), fbb.CreateVector(outputs_),
-        fbb.CreateVector(ops), fbb.CreateString(name_)));
+        fbb, fbb.CreateVector(tensors), fbb.CreateVector(g.inputs_), fbb.CreateVector(g.outputs_),
+        fbb.CreateVector(ops), fbb.CreateString(g.name_)));
   }
-  std::vector<Offset<tflite::Buffer>> buffers;
-  for (const auto& bytes : buffers_) buffers.push_back(WriteBuffer(fbb, bytes));
+  std::vector<Offset<tflite::Buffer>> buffer_tables;
+  for (const auto& bytes : buffers) buffer_tables.push_back(WriteBuffer(fbb, bytes));
   const auto model =
       tflite::CreateModel(fbb, 3, fbb.CreateVector(codes), fbb.CreateVector(subgraphs),
-                          fbb.CreateString("boardlab test model"), fbb.CreateVector(buffers));
+                          fbb.CreateString("boardlab test model"), fbb.CreateVector(buffer_tables));
   tflite::FinishModelBuffer(fbb, model);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -159,13 +159,19 @@ struct UnidirectionalSequenceLstmOpts {
   bool time_major = false;
 };
 
+/// IF (then/else) and WHILE (cond/body): the builder picks IfOptions / WhileOptions from the op
+/// code.
+struct ControlFlowOpts {
+  int32_t first = 1, second = 2;
+};
+
 using BuilderOptions =
     std::variant<std::monostate, Conv2DOpts, DepthwiseConv2DOpts, Pool2DOpts, FullyConnectedOpts,
                  ElementwiseOpts, ConcatenationOpts, SoftmaxOpts, ReducerOpts, ReshapeOpts,
                  SqueezeOpts, StridedSliceOpts, ResizeNearestNeighborOpts, LeakyReluOpts,
                  BatchMatMulOpts, GatherOpts, PackOpts, UnpackOpts, SplitOpts, BlockSizeOpts,
                  ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts, TransposeConvOpts, SvdfOpts,
-                 UnidirectionalSequenceLstmOpts>;
+                 UnidirectionalSequenceLstmOpts, ControlFlowOpts>;
 
 /// BuiltinOperator codes used by tests that are not in compiler::OpType (LSH_PROJECTION: no
 /// TFLite Micro kernel either).
@@ -225,6 +231,10 @@ class TfliteBuilder {
   void set_opcode_encoding(OpcodeEncoding encoding) { encoding_ = encoding; }
   /// Writes the subgraph this many times (>1 models control flow the importer must refuse).
   void set_subgraph_count(int count) { subgraph_count_ = count; }
+  /// Appends `sub`'s subgraph (its tensors, operators, inputs, outputs and name) as the model's
+  /// next subgraph, after this builder's own; its buffers and operator codes are merged into the
+  /// model's. Returns the subgraph's index (1 for the first one added).
+  int AddSubgraph(TfliteBuilder sub);
   void set_name(std::string name) { name_ = std::move(name); }
 
   TensorSpec& mutable_tensor(int index) { return tensors_.at(static_cast<size_t>(index)); }
@@ -256,6 +266,7 @@ class TfliteBuilder {
   std::vector<int32_t> outputs_;
   OpcodeEncoding encoding_ = OpcodeEncoding::kCurrent;
   int subgraph_count_ = 1;
+  std::vector<TfliteBuilder> extra_subgraphs_;
   std::string name_ = "main";
 };
 

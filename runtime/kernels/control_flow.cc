@@ -1,0 +1,57 @@
+// The kernels the compiler's control-flow lowering calls (docs/artifact-format.md, "Control
+// flow"): IF and WHILE turn their bool condition tensor into the chain's jump flag, a Bool value
+// that the JumpFalseCall after them reads; COPY moves a tensor's bytes into another of the same
+// type and size (IF and WHILE handing tensors to and from the subgraphs they call).
+
+#include "runtime/kernels/copy_bytes.h"
+#include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/kernels.h"
+
+namespace boardlab::runtime::kernels {
+namespace {
+
+// Arguments: the condition (a bool tensor of one element, as TFLite Micro requires), then the
+// Bool value to set.
+Error PrepareCondition(const char* op, Args args) {
+  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 2));
+  TensorView* cond = nullptr;
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kBool, &cond));
+  RT_CHECK_OR_RETURN_ERROR(cond->NumElements() == 1, kInvalidProgram,
+                           "%s: the condition has %lld elements, expected 1", op,
+                           static_cast<long long>(cond->NumElements()));
+  RT_CHECK_OR_RETURN_ERROR(args[1] != nullptr && args[1]->tag == ValueTag::kBool, kInvalidProgram,
+                           "%s: argument 1 must be the Bool jump flag", op);
+  return Error::kOk;
+}
+
+Error EvalCondition(Args args) {
+  args[1]->bool_value = *static_cast<const uint8_t*>(args[0]->tensor->data) != 0;
+  return Error::kOk;
+}
+
+}  // namespace
+
+Error IfPrepare(KernelContext&, Args args) { return PrepareCondition("if", args); }
+Error IfEval(KernelContext&, Args args) { return EvalCondition(args); }
+Error WhilePrepare(KernelContext&, Args args) { return PrepareCondition("while", args); }
+Error WhileEval(KernelContext&, Args args) { return EvalCondition(args); }
+
+Error CopyPrepare(KernelContext&, Args args) {
+  TensorView* in = nullptr;
+  TensorView* out = nullptr;
+  RT_RETURN_IF_ERROR(CheckArgCount("copy", args, 2));
+  RT_RETURN_IF_ERROR(AnyTensorArg("copy", args, 0, &in));
+  RT_RETURN_IF_ERROR(AnyTensorArg("copy", args, 1, &out));
+  RT_CHECK_OR_RETURN_ERROR(in->type == out->type && in->NumBytes() == out->NumBytes(),
+                           kInvalidProgram, "copy: %lld bytes of type %d into %lld of type %d",
+                           static_cast<long long>(in->NumBytes()), static_cast<int>(in->type),
+                           static_cast<long long>(out->NumBytes()), static_cast<int>(out->type));
+  return Error::kOk;
+}
+
+Error CopyEval(KernelContext&, Args args) {
+  CopyTensorBytes(*args[0]->tensor, *args[1]->tensor);
+  return Error::kOk;
+}
+
+}  // namespace boardlab::runtime::kernels

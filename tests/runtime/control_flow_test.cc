@@ -1,0 +1,178 @@
+// IF and WHILE end to end: models with several subgraphs (tests/support/control_flow_models.h)
+// compiled by boardlab and run by the host runtime, against hand-derived outputs (the models are
+// built so that their int8 arithmetic is exact) and against TFLite's interpreter.
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "boardlab/schema/program_generated.h"
+#include "compiler/driver.h"
+#include "gtest/gtest.h"
+#include "tests/runtime/pte_runner.h"
+#include "tests/support/control_flow_models.h"
+#include "tests/support/tflite_oracle.h"
+
+namespace boardlab {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+using Inference = std::vector<Bytes>;
+
+Bytes Vector(int seed) {
+  Bytes x(8);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<uint8_t>(seed * 37 + k * 29 - 90);
+  return x;
+}
+
+Bytes Compiled(const Bytes& model, bool cpu_only = false) {
+  compiler::CompileOptions options;
+  options.cpu_only = cpu_only;
+  absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(model, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return compiled.ok() ? compiled->pte : Bytes();
+}
+
+// WHILE of WhileModelBuilder by hand: x doubles (saturating) while n < 5.
+std::pair<int8_t, Bytes> LoopByHand(int8_t n, Bytes x) {
+  for (; n < 5; ++n) {
+    for (uint8_t& v : x) {
+      v = static_cast<uint8_t>(std::clamp(2 * static_cast<int8_t>(v), -128, 127));
+    }
+  }
+  return {n, x};
+}
+
+TEST(ControlFlowTest, IfRunsTheBranchItsConditionPicks) {
+  const Bytes pte = Compiled(testing::IfModelBuilder().Finish());
+  ASSERT_FALSE(pte.empty());
+  // One loaded program, several inferences: the branch changes from one to the next.
+  std::vector<Inference> inferences;
+  for (int i = 0; i < 4; ++i) inferences.push_back({Bytes{static_cast<uint8_t>(i % 2)}, Vector(i)});
+  const runtime::testing::PteRun run = runtime::testing::RunPteInferences(pte, inferences);
+  ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+  ASSERT_EQ(run.outputs.size(), inferences.size());
+  for (size_t i = 0; i < inferences.size(); ++i) {
+    // ADD(x, x) at twice the scale is x again; then: ADD(a, a) at twice the scale is a again;
+    // else: RELU with zero point -3 is max(a, -3).
+    Bytes expected = inferences[i][1];
+    if (inferences[i][0][0] == 0) {
+      for (uint8_t& v : expected) v = static_cast<uint8_t>(std::max<int8_t>(v, -3));
+    }
+    EXPECT_EQ(run.outputs[i], expected) << "inference " << i;
+  }
+}
+
+TEST(ControlFlowTest, WhileLoopsUntilItsCondIsFalse) {
+  const Bytes pte = Compiled(testing::WhileModelBuilder().Finish());
+  ASSERT_FALSE(pte.empty());
+  const int8_t counts[] = {2, 5, 7, 0, -100};  // 3, 0, 0, 5 and 105 iterations
+  std::vector<Inference> inferences;
+  for (int8_t n : counts) inferences.push_back({Bytes{static_cast<uint8_t>(n)}, Vector(n)});
+  const runtime::testing::PteRun run = runtime::testing::RunPteInferences(pte, inferences);
+  ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+  ASSERT_EQ(run.outputs.size(), 2 * inferences.size());
+  for (size_t i = 0; i < inferences.size(); ++i) {
+    auto [n, x] = LoopByHand(counts[i], inferences[i][1]);
+    for (uint8_t& v : x) v = static_cast<uint8_t>(std::max<int8_t>(v, 0));  // RELU, zero point 0
+    EXPECT_EQ(run.outputs[2 * i], Bytes{static_cast<uint8_t>(n)}) << "inference " << i;
+    EXPECT_EQ(run.outputs[2 * i + 1], x) << "inference " << i;
+  }
+}
+
+TEST(ControlFlowTest, WhileInsideIfAndAPassThroughBranch) {
+  const Bytes pte = Compiled(testing::NestedControlFlowBuilder().Finish());
+  ASSERT_FALSE(pte.empty());
+  std::vector<Inference> inferences;
+  for (int i = 0; i < 4; ++i) {
+    inferences.push_back(
+        {Bytes{static_cast<uint8_t>(i < 2)}, Bytes{static_cast<uint8_t>(i)}, Vector(i)});
+  }
+  const runtime::testing::PteRun run = runtime::testing::RunPteInferences(pte, inferences);
+  ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+  ASSERT_EQ(run.outputs.size(), 2 * inferences.size());
+  for (size_t i = 0; i < inferences.size(); ++i) {
+    const int8_t n = static_cast<int8_t>(inferences[i][1][0]);
+    const auto [n_out, x_out] =
+        inferences[i][0][0] != 0 ? LoopByHand(n, inferences[i][2]) : std::pair{n, inferences[i][2]};
+    EXPECT_EQ(run.outputs[2 * i], Bytes{static_cast<uint8_t>(n_out)}) << "inference " << i;
+    EXPECT_EQ(run.outputs[2 * i + 1], x_out) << "inference " << i;
+  }
+}
+
+// The main graph's ADD may go to the NPU; the IF and its branches stay on the CPU. Both builds
+// give the same bytes.
+TEST(ControlFlowTest, NpuSegmentsOutsideControlFlowGiveTheSameOutputs) {
+  const Bytes model = testing::IfModelBuilder().Finish();
+  absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(model, {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const std::string& report = compiled->report_json;
+  EXPECT_NE(report.find("IF #1: control flow"), std::string::npos) << report;
+  const std::vector<Inference> inferences = {{Bytes{1}, Vector(3)}, {Bytes{0}, Vector(4)}};
+  const runtime::testing::PteRun npu =
+      runtime::testing::RunPteInferences(compiled->pte, inferences);
+  const runtime::testing::PteRun cpu =
+      runtime::testing::RunPteInferences(Compiled(model, true), inferences);
+  ASSERT_EQ(npu.error, runtime::Error::kOk) << npu.message;
+  EXPECT_EQ(npu.outputs, cpu.outputs);
+}
+
+class ControlFlowOracleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = testing::TfliteOracleUnavailable()) GTEST_SKIP() << *why;
+  }
+
+  // The interpreter's outputs of `inferences` (one interpreter per model, inferences in turn),
+  // compared with boardlab's.
+  void CompareWithInterpreter(const Bytes& model, const std::vector<std::string>& input_types,
+                              const std::vector<std::vector<int32_t>>& input_shapes,
+                              const std::vector<std::string>& output_types,
+                              const std::vector<Inference>& inferences) {
+    testing::TypedOracleCase c;
+    c.model = model;
+    c.input_types = input_types;
+    c.input_shapes = input_shapes;
+    c.output_types = output_types;
+    c.inputs = inferences[0];
+    c.later_inputs.assign(inferences.begin() + 1, inferences.end());
+    std::vector<std::vector<Bytes>> expected;
+    std::string error;
+    ASSERT_TRUE(testing::RunTfliteOracleTyped({c}, &expected, &error)) << error;
+    ASSERT_EQ(expected.size(), 1u);
+    const runtime::testing::PteRun run =
+        runtime::testing::RunPteInferences(Compiled(model), inferences);
+    ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+    EXPECT_EQ(run.outputs, expected[0]);
+  }
+};
+
+TEST_F(ControlFlowOracleTest, IfEqualsTheInterpreter) {
+  std::vector<Inference> inferences;
+  for (int i = 0; i < 6; ++i) inferences.push_back({Bytes{static_cast<uint8_t>(i % 2)}, Vector(i)});
+  CompareWithInterpreter(testing::IfModelBuilder().Finish(), {"bool", "int8"}, {{1}, {1, 8}},
+                         {"int8"}, inferences);
+}
+
+TEST_F(ControlFlowOracleTest, WhileEqualsTheInterpreter) {
+  std::vector<Inference> inferences;
+  for (int8_t n : {2, 5, 7, 0, -100}) {
+    inferences.push_back({Bytes{static_cast<uint8_t>(n)}, Vector(n)});
+  }
+  CompareWithInterpreter(testing::WhileModelBuilder().Finish(), {"int8", "int8"}, {{1}, {1, 8}},
+                         {"int8", "int8"}, inferences);
+}
+
+TEST_F(ControlFlowOracleTest, NestedControlFlowEqualsTheInterpreter) {
+  std::vector<Inference> inferences;
+  for (int i = 0; i < 4; ++i) {
+    inferences.push_back(
+        {Bytes{static_cast<uint8_t>(i < 2)}, Bytes{static_cast<uint8_t>(i)}, Vector(i)});
+  }
+  CompareWithInterpreter(testing::NestedControlFlowBuilder().Finish(), {"bool", "int8", "int8"},
+                         {{1}, {1}, {1, 8}}, {"int8", "int8"}, inferences);
+}
+
+}  // namespace
+}  // namespace boardlab

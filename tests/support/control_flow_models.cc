@@ -1,0 +1,166 @@
+#include "tests/support/control_flow_models.h"
+
+#include "compiler/op_types.h"
+#include "tests/support/test_models.h"
+
+namespace boardlab::testing {
+namespace {
+
+using compiler::OpType;
+
+int32_t Code(OpType type) { return compiler::OpTypeTfliteCode(type); }
+
+int Int8(TfliteBuilder& b, const char* name, std::vector<int32_t> shape, float scale,
+         int64_t zero_point) {
+  return b.AddTensor(name, std::move(shape), TflType::kInt8, PerTensor(scale, zero_point));
+}
+
+int ConstInt8(TfliteBuilder& b, const char* name, int8_t value) {
+  const int8_t values[] = {value};
+  return b.AddConstInt8(name, {1}, values, PerTensor(0.5f, 0));
+}
+
+// The loop state of WhileModelBuilder: the counter and the vector.
+struct LoopState {
+  int n = 0;
+  int x = 0;
+};
+
+LoopState AddLoopState(TfliteBuilder& b, const char* n_name, const char* x_name) {
+  // The counter's scale is below 1, as TFLite Micro's quantized LESS requires; it counts in
+  // steps of one quantum.
+  return {Int8(b, n_name, {1}, 0.5f, 0), Int8(b, x_name, {1, 8}, 0.05f, 0)};
+}
+
+// cond: n < 5.
+TfliteBuilder LoopCond() {
+  TfliteBuilder b;
+  b.set_name("cond");
+  const LoopState in = AddLoopState(b, "n", "x");
+  const int limit = ConstInt8(b, "limit", 5);
+  const int less = b.AddTensor("less", {1}, TflType::kBool);
+  b.AddOperator(Code(OpType::kLess), {in.n, limit}, {less});
+  b.SetInputs({in.n, in.x});
+  b.SetOutputs({less});
+  return b;
+}
+
+// body: n + 1, x + x.
+TfliteBuilder LoopBody() {
+  TfliteBuilder b;
+  b.set_name("body");
+  const LoopState in = AddLoopState(b, "n", "x");
+  const LoopState out = AddLoopState(b, "n_next", "x_next");
+  const int one = ConstInt8(b, "one", 1);
+  b.AddOperator(Code(OpType::kAdd), {in.n, one}, {out.n}, ElementwiseOpts{});
+  b.AddOperator(Code(OpType::kAdd), {in.x, in.x}, {out.x}, ElementwiseOpts{});
+  b.SetInputs({in.n, in.x});
+  b.SetOutputs({out.n, out.x});
+  return b;
+}
+
+TfliteBuilder Branch(const char* name, OpType type, float out_scale) {
+  TfliteBuilder b;
+  b.set_name(name);
+  const int a = Int8(b, "a", {1, 8}, 0.1f, -3);
+  const int out = Int8(b, "out", {1, 8}, out_scale, -3);
+  if (type == OpType::kAdd) {
+    b.AddOperator(Code(type), {a, a}, {out}, ElementwiseOpts{});
+  } else {
+    b.AddOperator(Code(type), {a}, {out});
+  }
+  b.SetInputs({a});
+  b.SetOutputs({out});
+  return b;
+}
+
+}  // namespace
+
+TfliteBuilder IfModelBuilder() {
+  TfliteBuilder b;
+  b.set_name("if_model");
+  const int cond = b.AddTensor("cond", {1}, TflType::kBool);
+  const int x = Int8(b, "x", {1, 8}, 0.05f, -3);
+  const int y = Int8(b, "y", {1, 8}, 0.1f, -3);
+  const int z = Int8(b, "z", {1, 8}, 0.1f, -3);
+  b.AddOperator(Code(OpType::kAdd), {x, x}, {y}, ElementwiseOpts{});
+  const int then_branch = b.AddSubgraph(Branch("then", OpType::kAdd, 0.2f));
+  const int else_branch = b.AddSubgraph(Branch("else", OpType::kRelu, 0.1f));
+  b.AddOperator(Code(OpType::kIf), {cond, y}, {z}, ControlFlowOpts{then_branch, else_branch});
+  b.SetInputs({cond, x});
+  b.SetOutputs({z});
+  return b;
+}
+
+TfliteBuilder WhileModelBuilder() {
+  TfliteBuilder b;
+  b.set_name("while_model");
+  const LoopState in = AddLoopState(b, "n", "x");
+  const LoopState out = AddLoopState(b, "n_out", "x_out");
+  const int y = Int8(b, "y", {1, 8}, 0.05f, 0);
+  const int cond = b.AddSubgraph(LoopCond());
+  const int body = b.AddSubgraph(LoopBody());
+  b.AddOperator(Code(OpType::kWhile), {in.n, in.x}, {out.n, out.x}, ControlFlowOpts{cond, body});
+  b.AddOperator(Code(OpType::kRelu), {out.x}, {y});
+  b.SetInputs({in.n, in.x});
+  b.SetOutputs({out.n, y});
+  return b;
+}
+
+TfliteBuilder NestedControlFlowBuilder() {
+  TfliteBuilder b;
+  b.set_name("nested_model");
+  const int cond = b.AddTensor("cond", {1}, TflType::kBool);
+  const LoopState in = AddLoopState(b, "n", "x");
+  const LoopState out = AddLoopState(b, "n_out", "x_out");
+  // Subgraph 1: the loop; subgraph 2: pass-through; 3 and 4: the loop's cond and body.
+  TfliteBuilder loop;
+  loop.set_name("loop");
+  const LoopState loop_in = AddLoopState(loop, "n", "x");
+  const LoopState loop_out = AddLoopState(loop, "n_out", "x_out");
+  loop.AddOperator(Code(OpType::kWhile), {loop_in.n, loop_in.x}, {loop_out.n, loop_out.x},
+                   ControlFlowOpts{3, 4});
+  loop.SetInputs({loop_in.n, loop_in.x});
+  loop.SetOutputs({loop_out.n, loop_out.x});
+  TfliteBuilder pass;
+  pass.set_name("pass");
+  const LoopState pass_in = AddLoopState(pass, "n", "x");
+  pass.SetInputs({pass_in.n, pass_in.x});
+  pass.SetOutputs({pass_in.n, pass_in.x});
+  const int then_branch = b.AddSubgraph(std::move(loop));
+  const int else_branch = b.AddSubgraph(std::move(pass));
+  b.AddSubgraph(LoopCond());
+  b.AddSubgraph(LoopBody());
+  b.AddOperator(Code(OpType::kIf), {cond, in.n, in.x}, {out.n, out.x},
+                ControlFlowOpts{then_branch, else_branch});
+  b.SetInputs({cond, in.n, in.x});
+  b.SetOutputs({out.n, out.x});
+  return b;
+}
+
+TfliteBuilder SingleIfBuilder() {
+  TfliteBuilder b;
+  const int cond = b.AddTensor("cond", {1}, TflType::kBool);
+  const int y = Int8(b, "y", {1, 8}, 0.1f, -3);
+  const int z = Int8(b, "z", {1, 8}, 0.1f, -3);
+  const int then_branch = b.AddSubgraph(Branch("then", OpType::kAdd, 0.2f));
+  const int else_branch = b.AddSubgraph(Branch("else", OpType::kRelu, 0.1f));
+  b.AddOperator(Code(OpType::kIf), {cond, y}, {z}, ControlFlowOpts{then_branch, else_branch});
+  b.SetInputs({cond, y});
+  b.SetOutputs({z});
+  return b;
+}
+
+TfliteBuilder SingleWhileBuilder() {
+  TfliteBuilder b;
+  const LoopState in = AddLoopState(b, "n", "x");
+  const LoopState out = AddLoopState(b, "n_out", "x_out");
+  const int cond = b.AddSubgraph(LoopCond());
+  const int body = b.AddSubgraph(LoopBody());
+  b.AddOperator(Code(OpType::kWhile), {in.n, in.x}, {out.n, out.x}, ControlFlowOpts{cond, body});
+  b.SetInputs({in.n, in.x});
+  b.SetOutputs({out.n, out.x});
+  return b;
+}
+
+}  // namespace boardlab::testing
