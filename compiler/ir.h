@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "compiler/detection_postprocess_options.h"
 #include "compiler/op_types.h"
+#include "compiler/signal_options.h"
 
 namespace boardlab::compiler {
 
@@ -182,12 +183,12 @@ struct LstmOptions {
   bool time_major = false;
 };
 
-using OpOptions =
-    std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
-                 ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions, SqueezeOptions,
-                 StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions,
-                 GatherOptions, PackOptions, SplitOptions, BlockOptions, MirrorPadOptions,
-                 CumsumOptions, SvdfOptions, DetectionPostprocessOptions, LstmOptions>;
+using OpOptions = std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
+                               ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions,
+                               SqueezeOptions, StridedSliceOptions, ResizeOptions, LeakyReluOptions,
+                               BatchMatMulOptions, GatherOptions, PackOptions, SplitOptions,
+                               BlockOptions, MirrorPadOptions, CumsumOptions, SvdfOptions,
+                               DetectionPostprocessOptions, LstmOptions, SignalOptions>;
 
 /// Where an op runs after partitioning.
 enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };

@@ -322,4 +322,8 @@ absl::Status ValidateMathOp(const OpChecker& c);
 /// (validate_sequence_ops.cc).
 absl::Status ValidateSequenceOp(const OpChecker& c);
 
+/// TFLite Micro's signal library ops: SIGNAL_WINDOW and SIGNAL_FFT_AUTO_SCALE
+/// (validate_signal_ops.cc).
+absl::Status ValidateSignalOp(const OpChecker& c);
+
 }  // namespace boardlab::compiler

@@ -100,7 +100,9 @@
   X(transpose_conv, TransposeConv, OpDataConv)                               \
   X(svdf, Svdf, OpDataSvdf)                                                  \
   X(detection_postprocess, DetectionPostprocess, OpDataDetectionPostprocess) \
-  X(unidirectional_sequence_lstm, UnidirectionalSequenceLstm, OpDataLstm)
+  X(unidirectional_sequence_lstm, UnidirectionalSequenceLstm, OpDataLstm)    \
+  X(signal_window, SignalWindow, OpDataSignalWindow)                         \
+  X(signal_fft_auto_scale, SignalFftAutoScale, OpDataNone)
 
 namespace boardlab::runtime::kernels {
 

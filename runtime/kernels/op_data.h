@@ -143,6 +143,13 @@ struct OpDataBatchMatMul {
 /// Kernels whose Eval reads everything from its arguments (EXPAND_DIMS, SHAPE, FILL, ...).
 struct OpDataNone {};
 
+/// SIGNAL_WINDOW: `rows` runs of the `length` weights.
+struct OpDataSignalWindow {
+  int32_t shift = 0;
+  int32_t length = 0;
+  int64_t rows = 0;
+};
+
 /// PACK, UNPACK, SPLIT, SPLIT_V: how the joined tensor divides along the axis.
 struct OpDataSplit {
   static constexpr int kMaxParts = 64;

@@ -108,6 +108,9 @@ size_t ExpectedOptionsIndex(OpType type) {
       return 20;
     case OpType::kUnidirectionalSequenceLstm:
       return 21;
+    case OpType::kSignalWindow:
+    case OpType::kSignalFftAutoScale:
+      return 22;
     default:
       return 0;
   }

@@ -143,6 +143,7 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "float32_only",
                                                "stateful_op",
                                                "float_postprocessing",
+                                               "signal_op",
                                                "not_lowered",
                                                "not_supported"};
 
@@ -566,6 +567,17 @@ TEST(NpuConstraint, StatefulOpsStayOnTheCpu) {
     EXPECT_FALSE(Check(b, op, "stateful_op").ok) << OpTypeName(type);
     EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
                 ::testing::ElementsAre(HasSubstr("state persists between inferences")));
+  }
+}
+
+// TFLite Micro's signal library ops (audio front ends) have no Neutron counterpart.
+TEST(NpuConstraint, SignalOpsStayOnTheCpu) {
+  for (OpType type : {OpType::kSignalWindow, OpType::kSignalFftAutoScale}) {
+    Builder b;
+    const int op = Unary(b, type, {1, 4});
+    EXPECT_FALSE(Check(b, op, "signal_op").ok) << OpTypeName(type);
+    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+                ::testing::ElementsAre(HasSubstr("signal library op")));
   }
 }
 
