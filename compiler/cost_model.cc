@@ -147,7 +147,8 @@ CpuKernelClass CpuClassOf(OpType type) {
   }
   // Float decoding and selection over every score: counted per input element (a lower bound).
   if (type == OpType::kDetectionPostprocess) return CpuKernelClass::kElementwise;
-  // One multiply (WINDOW) or a max pass and a shift pass (FFT_AUTO_SCALE) per element.
+  // One multiply (WINDOW), a max pass and a shift pass (FFT_AUTO_SCALE) or a copy (DELAY) per
+  // element.
   if (IsSignalOp(type)) return CpuKernelClass::kElementwise;
   switch (NpuClassOf(type)) {
     case NpuKernelClass::kConv:

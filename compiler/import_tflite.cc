@@ -395,6 +395,7 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
     case OpType::kDetectionPostprocess:
     case OpType::kSignalWindow:
     case OpType::kSignalFftAutoScale:
+    case OpType::kSignalDelay:
       return ImportCustomOptions(src, op, where);
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:

@@ -220,6 +220,8 @@ std::string_view CustomCodeOf(OpType type) {
       return "SignalWindow";
     case OpType::kSignalFftAutoScale:
       return "SignalFftAutoScale";
+    case OpType::kSignalDelay:
+      return "SignalDelay";
     default:
       return "";
   }

@@ -12,11 +12,17 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
   if (type == OpType::kSignalWindow) {
     if (absl::Status s = FlexbufferInt(*map, "shift", true, &o.shift); !s.ok()) return s;
   }
+  if (type == OpType::kSignalDelay) {
+    if (absl::Status s = FlexbufferInt(*map, "delay_length", true, &o.delay_length); !s.ok()) {
+      return s;
+    }
+  }
   return o;
 }
 
 bool IsSignalOp(OpType type) {
-  return type == OpType::kSignalWindow || type == OpType::kSignalFftAutoScale;
+  return type == OpType::kSignalWindow || type == OpType::kSignalFftAutoScale ||
+         type == OpType::kSignalDelay;
 }
 
 }  // namespace boardlab::compiler

@@ -180,6 +180,11 @@ std::string Int8Types(OpType type) {
       return "custom op SignalWindow (TFLite Micro's signal library): int16 input [..., n] times "
              "int16 weights [n], each product shifted right by the 'shift' option (0..31) and "
              "saturated to int16";
+    case OpType::kSignalDelay:
+      return "custom op SignalDelay (TFLite Micro's signal library): each row of int16 [..., n] "
+             "delayed by the 'delay_length' option across inferences (rows x delay_length <= "
+             "32768), the first ones reading zeros; the history is kept from one inference to "
+             "the next and starts over when the model is loaded";
     case OpType::kSignalFftAutoScale:
       return "custom op SignalFftAutoScale (TFLite Micro's signal library): int16 [n] shifted left "
              "as far as its largest magnitude allows, and the shift as an int32 scalar";

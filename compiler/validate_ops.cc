@@ -806,6 +806,7 @@ absl::Status ValidateByType(const OpChecker& c) {
       return ValidateSequenceOp(c);
     case OpType::kSignalWindow:
     case OpType::kSignalFftAutoScale:
+    case OpType::kSignalDelay:
       return ValidateSignalOp(c);
     default:
       break;  // the copy ops above; ImportEveryOpTest imports every op type

@@ -52,6 +52,31 @@ absl::Status ValidateFftAutoScale(const OpChecker& c) {
   return c.OutputShape(in.shape);
 }
 
+// The most history samples one SignalDelay keeps (rows x delay_length): the history lives in the
+// runtime's persistent memory, of which the firmware has 128 KiB for everything a load builds;
+// 64 KiB leaves the rest to the model (every shared model loads in under 8 KiB).
+constexpr int64_t kMaxDelayHistory = 32768;
+
+// SignalDelay (delay.cc): each row of int16 [..., n] delayed by `delay_length` samples across
+// inferences (the first ones read zeros); output shaped as the input.
+absl::Status ValidateDelay(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(1, 1));
+  const Tensor& in = c.In(0);
+  RETURN_IF_ERROR(c.TypeIn(in, "input", {DataType::kInt16}, kInt16Only));
+  RETURN_IF_ERROR(c.TypeIn(c.Out(), "output", {DataType::kInt16}, kInt16Only));
+  RETURN_IF_ERROR(c.Rank(in, "input", 1, 6));
+  const int32_t delay = c.op().opts<SignalOptions>().delay_length;
+  if (delay < 0) return c.Invalid(absl::StrCat("delay_length ", delay, " is negative"));
+  const int64_t history = in.NumElements() / in.shape.back() * delay;
+  if (history > kMaxDelayHistory) {
+    return c.Unsupported(absl::StrCat("delay_length ", delay, " over ",
+                                      in.NumElements() / in.shape.back(), " rows keeps ", history,
+                                      " samples of history, more than boardlab's ",
+                                      kMaxDelayHistory, " (64 KiB of persistent memory)"));
+  }
+  return c.OutputShape(in.shape);
+}
+
 }  // namespace
 
 absl::Status ValidateSignalOp(const OpChecker& c) {
@@ -60,6 +85,8 @@ absl::Status ValidateSignalOp(const OpChecker& c) {
       return ValidateWindow(c);
     case OpType::kSignalFftAutoScale:
       return ValidateFftAutoScale(c);
+    case OpType::kSignalDelay:
+      return ValidateDelay(c);
     default:
       return c.Invalid("not a signal op");
   }

@@ -102,7 +102,8 @@
   X(detection_postprocess, DetectionPostprocess, OpDataDetectionPostprocess) \
   X(unidirectional_sequence_lstm, UnidirectionalSequenceLstm, OpDataLstm)    \
   X(signal_window, SignalWindow, OpDataSignalWindow)                         \
-  X(signal_fft_auto_scale, SignalFftAutoScale, OpDataNone)
+  X(signal_fft_auto_scale, SignalFftAutoScale, OpDataNone)                   \
+  X(signal_delay, SignalDelay, OpDataSignalDelay)
 
 namespace boardlab::runtime::kernels {
 

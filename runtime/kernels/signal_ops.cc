@@ -1,7 +1,10 @@
 // TFLite Micro's signal library ops (reference/signal.h), custom ops of audio front ends.
 // Args: SIGNAL_WINDOW input 0, weights 1, shift Int 2, zero_points 3, scales 4, output 5;
-// SIGNAL_FFT_AUTO_SCALE input 0, zero_points 1, scales 2, output 3, scale_bits 4 (int32 scalar).
+// SIGNAL_FFT_AUTO_SCALE input 0, zero_points 1, scales 2, output 3, scale_bits 4 (int32 scalar);
+// SIGNAL_DELAY input 0, delay_length Int 1, zero_points 2, scales 3, output 4.
 // The int16 tensors carry no quantization: their zero points and scales are unused.
+
+#include <cstring>
 
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/kernels.h"
@@ -32,6 +35,37 @@ Error SignalWindowEval(KernelContext& ctx, Args args) {
   const auto* d = static_cast<const OpDataSignalWindow*>(ctx.op_data);
   return window_s16(args[0]->tensor->As<const int16_t>(), args[1]->tensor->As<const int16_t>(),
                     d->rows, d->length, d->shift, args[5]->tensor->As<int16_t>());
+}
+
+Error SignalDelayPrepare(KernelContext& ctx, Args args) {
+  constexpr const char* op = "signal_delay";
+  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 5));
+  TensorView *in, *out;
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 0, ScalarType::kShort, &in));
+  RT_RETURN_IF_ERROR(TensorArg(op, args, 4, ScalarType::kShort, &out));
+  auto* d = static_cast<OpDataSignalDelay*>(ctx.op_data);
+  RT_RETURN_IF_ERROR(IntArg(op, args, 1, &d->delay));
+  RT_CHECK_OR_RETURN_ERROR(
+      in->rank >= 1 && in->Dim(-1) > 0 && SameTypeAndShape(*in, *out) && d->delay >= 0,
+      kInvalidProgram, "%s: input [..., n], output as input, delay >= 0", op);
+  d->frame = in->Dim(-1);
+  d->rows = in->NumElements() / d->frame;
+  if (d->delay == 0) return Error::kOk;
+  // The history starts as zeros at every load, as TFLite Micro primes its buffer in Prepare.
+  const size_t bytes = static_cast<size_t>(d->rows) * static_cast<size_t>(d->delay) * 2;
+  RT_CHECK_OR_RETURN_ERROR(ctx.persistent != nullptr, kMemoryAllocationFailed,
+                           "%s: no persistent memory for the history", op);
+  d->history = static_cast<int16_t*>(ctx.persistent->Allocate(bytes, alignof(int16_t)));
+  RT_CHECK_OR_RETURN_ERROR(d->history != nullptr, kMemoryAllocationFailed,
+                           "%s: %lu bytes for the history", op, static_cast<unsigned long>(bytes));
+  std::memset(d->history, 0, bytes);
+  return Error::kOk;
+}
+
+Error SignalDelayEval(KernelContext& ctx, Args args) {
+  const auto* d = static_cast<const OpDataSignalDelay*>(ctx.op_data);
+  return delay_s16(args[0]->tensor->As<const int16_t>(), d->rows, d->frame, d->delay, d->history,
+                   args[4]->tensor->As<int16_t>());
 }
 
 Error SignalFftAutoScalePrepare(KernelContext&, Args args) {

@@ -110,6 +110,7 @@ size_t ExpectedOptionsIndex(OpType type) {
       return 21;
     case OpType::kSignalWindow:
     case OpType::kSignalFftAutoScale:
+    case OpType::kSignalDelay:
       return 22;
     default:
       return 0;

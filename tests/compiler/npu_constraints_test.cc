@@ -572,7 +572,7 @@ TEST(NpuConstraint, StatefulOpsStayOnTheCpu) {
 
 // TFLite Micro's signal library ops (audio front ends) have no Neutron counterpart.
 TEST(NpuConstraint, SignalOpsStayOnTheCpu) {
-  for (OpType type : {OpType::kSignalWindow, OpType::kSignalFftAutoScale}) {
+  for (OpType type : {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay}) {
     Builder b;
     const int op = Unary(b, type, {1, 4});
     EXPECT_FALSE(Check(b, op, "signal_op").ok) << OpTypeName(type);

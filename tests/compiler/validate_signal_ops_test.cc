@@ -138,6 +138,41 @@ TEST(ValidateSignalFftAutoScale, OneDimensionAndAnInt32ScalarShift) {
   ExpectUnsupported(int16_bits.Build(), {"scale_bits output 'scale_bits' is int16"});
 }
 
+TfliteBuilder DelayModel(std::vector<int32_t> shape, std::vector<uint8_t> options,
+                         TflType type = TflType::kInt16) {
+  TfliteBuilder b;
+  const int in = b.AddTensor("input", shape, type);
+  const int out = b.AddTensor("output", shape, type);
+  b.AddCustomOperator("SignalDelay", {in}, {out}, std::move(options));
+  b.SetInputs({in});
+  b.SetOutputs({out});
+  return b;
+}
+
+TEST(ValidateSignalDelay, ImportsWithItsDelayLength) {
+  absl::StatusOr<compiler::Graph> g = compiler::ImportTflite(
+      DelayModel({4, 4}, IntMapFlexbuffer({{"delay_length", 3}})).Finish(), nullptr);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->ops[0].type, OpType::kSignalDelay);
+  EXPECT_EQ(g->ops[0].opts<compiler::SignalOptions>().delay_length, 3);
+}
+
+TEST(ValidateSignalDelay, TheDelayLengthIsRequiredAndNotNegative) {
+  ExpectInvalid(DelayModel({8}, {}), {"SIGNAL_DELAY #0", "custom options: none"});
+  ExpectInvalid(DelayModel({8}, IntMapFlexbuffer({{"delay", 3}})),
+                {"key 'delay_length' is missing"});
+  ExpectInvalid(DelayModel({8}, IntMapFlexbuffer({{"delay_length", -1}})),
+                {"delay_length -1 is negative"});
+}
+
+// 8 rows x 4097 samples = 32776 history samples, 8 more than boardlab keeps.
+TEST(ValidateSignalDelay, TheHistoryMustFitPersistentMemory) {
+  ExpectUnsupported(DelayModel({8, 16}, IntMapFlexbuffer({{"delay_length", 4097}})),
+                    {"keeps 32776 samples of history", "more than boardlab's 32768"});
+  ExpectUnsupported(DelayModel({8}, IntMapFlexbuffer({{"delay_length", 3}}), TflType::kFloat32),
+                    {"input 'input' is float32"});
+}
+
 TEST(ValidateSignalOps, OtherSignalOpsStayUnsupportedByName) {
   TfliteBuilder b;
   const int a = b.AddTensor("a", {16}, TflType::kInt16);

@@ -115,6 +115,8 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
       return {WindowReference(m)};
     case compiler::OpType::kSignalFftAutoScale:
       return FftAutoScaleReference(m);
+    case compiler::OpType::kSignalDelay:
+      return {DelayFirstInferenceReference(m)};
     default:
       ADD_FAILURE() << c.name << ": no hand-derived reference";
       return {};

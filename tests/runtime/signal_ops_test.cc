@@ -174,5 +174,87 @@ TEST(SignalFftAutoScale, EdgesOfTheScale) {
   ExpectAutoScale({1, -1}, {16384, -16384}, 14);
 }
 
+// delay_flexbuffers_generated_data.cc: {"delay_length": 3} and {"delay_length": 5}.
+const Bytes kDelay3 = {0x64, 0x65, 0x6c, 0x61, 0x79, 0x5f, 0x6c, 0x65, 0x6e, 0x67, 0x74, 0x68,
+                       0x00, 0x01, 0x0e, 0x01, 0x01, 0x01, 0x03, 0x04, 0x02, 0x24, 0x01};
+const Bytes kDelay5 = {0x64, 0x65, 0x6c, 0x61, 0x79, 0x5f, 0x6c, 0x65, 0x6e, 0x67, 0x74, 0x68,
+                       0x00, 0x01, 0x0e, 0x01, 0x01, 0x01, 0x05, 0x04, 0x02, 0x24, 0x01};
+
+Bytes DelayModel(const std::vector<int32_t>& shape, const Bytes& options) {
+  testing::TfliteBuilder b;
+  const int in = b.AddTensor("input", shape, TflType::kInt16);
+  const int out = b.AddTensor("output", shape, TflType::kInt16);
+  b.AddCustomOperator("SignalDelay", {in}, {out}, options);
+  b.SetInputs({in});
+  b.SetOutputs({out});
+  return b.Finish();
+}
+
+// Runs `inputs` (one frame each) through one loaded model in turn, twice: a second load starts
+// the history over, as TFLite Micro's Reset does (delay_test.cc TestDelayReset), so both runs
+// must give `golden` (the frames' outputs concatenated).
+void ExpectDelay(const std::vector<int32_t>& shape, const Bytes& options,
+                 const std::vector<int16_t>& inputs, const std::vector<int16_t>& golden) {
+  absl::StatusOr<compiler::CompileResult> compiled =
+      compiler::Compile(DelayModel(shape, options), {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  size_t frame = 1;
+  for (int32_t d : shape) frame *= static_cast<size_t>(d);
+  std::vector<std::vector<Bytes>> inferences;
+  for (size_t i = 0; i < inputs.size(); i += frame) {
+    inferences.push_back(
+        {ToBytes(std::vector<int16_t>(inputs.begin() + i, inputs.begin() + i + frame))});
+  }
+  for (int load = 0; load < 2; ++load) {
+    const auto run = runtime::testing::RunPteInferences(compiled->pte, inferences);
+    ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+    std::vector<int16_t> outputs;
+    for (const Bytes& b : run.outputs) {
+      const std::vector<int16_t> v = FromBytes<int16_t>(b);
+      outputs.insert(outputs.end(), v.begin(), v.end());
+    }
+    EXPECT_EQ(outputs, golden) << "load " << load;
+  }
+}
+
+// DelayTestSingleDimDelayLessThanFrameSize (and its Reset twin).
+TEST(SignalDelay, TfliteMicroDelayShorterThanTheFrame) {
+  ExpectDelay({8}, kDelay3, {1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 0},
+              {0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0});
+}
+
+// DelayTestSingleDimDelayGreaterThanFrameSize (and its Reset twin).
+TEST(SignalDelay, TfliteMicroDelayLongerThanTheFrame) {
+  ExpectDelay({3}, kDelay5, {1, 2, 3, 4, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 1, 2, 3, 4});
+}
+
+// DelayTestMultiDimDelayLessThanFrameSize: four rows of four, each its own delay line.
+TEST(SignalDelay, TfliteMicroRowsDelayShorterThanTheFrame) {
+  std::vector<int16_t> input(32, 0);
+  for (int16_t i = 0; i < 15; ++i) input[static_cast<size_t>(i)] = static_cast<int16_t>(i + 1);
+  ExpectDelay({4, 4}, kDelay3, input, {0, 0, 0, 1, 0, 0, 0, 5, 0,  0,  0,  9, 0,  0,  0, 13,
+                                       2, 3, 4, 0, 6, 7, 8, 0, 10, 11, 12, 0, 14, 15, 0, 0});
+}
+
+// DelayTestMultiDimDelayGreaterThanFrameSize.
+TEST(SignalDelay, TfliteMicroRowsDelayLongerThanTheFrame) {
+  std::vector<int16_t> input(48, 0);
+  for (int16_t i = 0; i < 15; ++i) input[static_cast<size_t>(i)] = static_cast<int16_t>(i + 1);
+  std::vector<int16_t> golden(16, 0);
+  const std::vector<int16_t> second = {0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0, 13, 14, 15};
+  const std::vector<int16_t> third = {4, 0, 0, 0, 8, 0, 0, 0, 12, 0, 0, 0, 0, 0, 0, 0};
+  golden.insert(golden.end(), second.begin(), second.end());
+  golden.insert(golden.end(), third.begin(), third.end());
+  ExpectDelay({4, 4}, kDelay5, input, golden);
+}
+
+// delay_length 0 passes every frame through unchanged (worked out from delay.cc: no zeros are
+// primed, so each frame is written and read back).
+TEST(SignalDelay, NoDelayPassesFramesThrough) {
+  ExpectDelay({2, 3}, testing::IntMapFlexbuffer({{"delay_length", 0}}),
+              {1, -2, 3, 4, 5, -32768, 7, 8, 9, 10, 11, 32767},
+              {1, -2, 3, 4, 5, -32768, 7, 8, 9, 10, 11, 32767});
+}
+
 }  // namespace
 }  // namespace boardlab

@@ -65,4 +65,21 @@ inline std::vector<SignalBytes> FftAutoScaleReference(const testing::CaseModel& 
   return {BytesOf(out), BytesOf(std::vector<int32_t>{bits})};
 }
 
+// SignalDelay's first inference: each row's output is `delay` zeros (the primed history) followed
+// by the row's first samples, cut to the row's length.
+inline SignalBytes DelayFirstInferenceReference(const testing::CaseModel& m) {
+  const auto& op = m.builder.operator_spec(0);
+  const std::vector<int16_t> in = ValuesOf<int16_t>(CaseTensorBytes(m, op.inputs[0]));
+  const size_t frame = static_cast<size_t>(m.builder.tensor(op.inputs[0]).shape.back());
+  const size_t delay = static_cast<size_t>(
+      flexbuffers::GetRoot(op.custom_options).AsMap()["delay_length"].AsInt32());
+  std::vector<int16_t> out;
+  for (size_t row = 0; row < in.size(); row += frame) {
+    std::vector<int16_t> stream(delay, 0);
+    stream.insert(stream.end(), in.begin() + row, in.begin() + row + frame);
+    out.insert(out.end(), stream.begin(), stream.begin() + frame);
+  }
+  return BytesOf(out);
+}
+
 }  // namespace boardlab::tflm_reference

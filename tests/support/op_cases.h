@@ -84,8 +84,9 @@ const std::vector<OpCase>& DetectionPostprocessCases();
 /// Every UNIDIRECTIONAL_SEQUENCE_LSTM case (lstm_cases.cc).
 const std::vector<OpCase>& LstmCases();
 
-/// Every case of TFLite Micro's signal library ops, SIGNAL_WINDOW and SIGNAL_FFT_AUTO_SCALE
-/// (signal_cases.cc): int16 without quantization, checked against hand-derived references.
+/// Every case of TFLite Micro's signal library ops, SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE and
+/// SIGNAL_DELAY (signal_cases.cc): int16 without quantization, checked against hand-derived
+/// references.
 const std::vector<OpCase>& SignalCases();
 
 /// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases(),

@@ -1,9 +1,10 @@
 // The cases of TFLite Micro's signal library ops (op_cases.h SignalCases): SignalWindow with
 // constant and run-time weights, shifts that saturate and that do not, repeated over outer
 // dimensions; SignalFftAutoScale on small values (large shifts), full-range values (no shift)
-// and all zeros. The TFLite interpreter has no signal ops, so each is checked against a
-// hand-derived reference (tests/runtime/hand_derived_ops_test.cc) and against TFLite Micro's own
-// goldens (tests/runtime/signal_ops_test.cc).
+// and all zeros; SignalDelay shorter and longer than its frames, over one row and several. The
+// TFLite interpreter has no signal ops, so each is checked against a hand-derived reference
+// (tests/runtime/hand_derived_ops_test.cc) and against TFLite Micro's own goldens
+// (tests/runtime/signal_ops_test.cc).
 
 #include "tests/support/case_writer.h"
 #include "tests/support/op_cases.h"
@@ -42,6 +43,12 @@ void AddFftAutoScale(CaseWriter& w, int32_t n, int lo, int hi) {
   w.CustomOp(OpType::kSignalFftAutoScale, {in}, {out, bits}, {});
 }
 
+void AddDelay(CaseWriter& w, const std::vector<int32_t>& shape, int32_t delay) {
+  const int in = w.Int16(shape, {});
+  w.CustomOp(OpType::kSignalDelay, {in}, {w.Output(shape, TflType::kInt16)},
+             IntMapFlexbuffer({{"delay_length", delay}}));
+}
+
 }  // namespace
 
 const std::vector<OpCase>& SignalCases() {
@@ -65,6 +72,16 @@ const std::vector<OpCase>& SignalCases() {
         [](CaseWriter& w) { AddFftAutoScale(w, 100, -32768, 32767); }, kNoSignalOps);
     l.Add(
         OpType::kSignalFftAutoScale, "zeros", [](CaseWriter& w) { AddFftAutoScale(w, 16, 0, 0); },
+        kNoSignalOps);
+    // Stateful: the firmware test runs these three times in a row.
+    l.Add(
+        OpType::kSignalDelay, "delay 5 over frames of 12",
+        [](CaseWriter& w) { AddDelay(w, {12}, 5); }, kNoSignalOps);
+    l.Add(
+        OpType::kSignalDelay, "delay 20 over 3 rows of 8",
+        [](CaseWriter& w) {
+          AddDelay(w, {3, 8}, 20);
+        },
         kNoSignalOps);
     return l.cases;
   }();

@@ -59,4 +59,22 @@ Error fft_auto_scale_s16(const int16_t* input, int32_t count, int16_t* output,
   return Error::kOk;
 }
 
+Error delay_s16(const int16_t* input, int64_t rows, int32_t frame, int32_t delay, int16_t* history,
+                int16_t* output) {
+  RT_CHECK_OR_RETURN_ERROR(input != nullptr && output != nullptr && rows >= 0 && frame > 0 &&
+                               delay >= 0 && (delay == 0 || history != nullptr),
+                           kInvalidArgument, "delay_s16: bad arguments");
+  for (int64_t r = 0; r < rows; ++r) {
+    const int16_t* in = input + r * frame;
+    int16_t* out = output + r * frame;
+    int16_t* kept = history + r * delay;
+    // Sample k of the stream (kept samples, then this frame's).
+    auto stream = [&](int32_t k) { return k < delay ? kept[k] : in[k - delay]; };
+    for (int32_t i = 0; i < frame; ++i) out[i] = stream(i);
+    // Each write reads a later sample (frame >= 1), so the history shifts in place.
+    for (int32_t j = 0; j < delay; ++j) kept[j] = stream(frame + j);
+  }
+  return Error::kOk;
+}
+
 }  // namespace boardlab::runtime::kernels

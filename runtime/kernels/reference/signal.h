@@ -8,6 +8,9 @@
 //   Micro's MaxAbs16 stores it); bits = max(0, 15 - msb(m)) with msb(x) the 1-based index of the
 //   highest set bit of x as uint32 and msb(0) = 32 (GCC's __builtin_clz form TFLite Micro builds
 //   with on the host and the Cortex-M); out = in * 2^bits kept to int16 (fft_auto_scale.cc).
+// - delay_s16: each row is a stream delayed by `delay` samples: out = (history ++ in)[0, frame),
+//   and the history becomes (history ++ in)[frame, frame + delay) (delay.cc's circular buffer,
+//   primed with `delay` zeros).
 
 #include <cstdint>
 
@@ -24,5 +27,11 @@ namespace boardlab::runtime::kernels {
 /// writes the amount to `*scale_bits`.
 [[nodiscard]] Error fft_auto_scale_s16(const int16_t* input, int32_t count, int16_t* output,
                                        int32_t* scale_bits);
+
+/// Delays each of `rows` rows of `frame` samples by `delay` samples. `history` holds rows x
+/// `delay` samples, the last ones of the stream so far (zeros before the first call); it is
+/// updated in place.
+[[nodiscard]] Error delay_s16(const int16_t* input, int64_t rows, int32_t frame, int32_t delay,
+                              int16_t* history, int16_t* output);
 
 }  // namespace boardlab::runtime::kernels
