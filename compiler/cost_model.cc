@@ -147,6 +147,9 @@ CpuKernelClass CpuClassOf(OpType type) {
   }
   // Float decoding and selection over every score: counted per input element (a lower bound).
   if (type == OpType::kDetectionPostprocess) return CpuKernelClass::kElementwise;
+  // One multiply (WINDOW), a max pass and a shift pass (FFT_AUTO_SCALE) or a copy (DELAY) per
+  // element.
+  if (IsSignalOp(type)) return CpuKernelClass::kElementwise;
   switch (NpuClassOf(type)) {
     case NpuKernelClass::kConv:
       return type == OpType::kConv2D || type == OpType::kTransposeConv

@@ -393,6 +393,9 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       return absl::OkStatus();
     }
     case OpType::kDetectionPostprocess:
+    case OpType::kSignalWindow:
+    case OpType::kSignalFftAutoScale:
+    case OpType::kSignalDelay:
       return ImportCustomOptions(src, op, where);
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
@@ -562,6 +565,12 @@ absl::Status Importer::ImportCustomOptions(const tflite::Operator& src, Op& op,
   std::span<const uint8_t> bytes;
   if (src.custom_options() != nullptr) {
     bytes = {src.custom_options()->data(), src.custom_options()->size()};
+  }
+  if (IsSignalOp(op.type)) {
+    absl::StatusOr<SignalOptions> o = ParseSignalOptions(op.type, bytes);
+    if (!o.ok()) return Invalid(absl::StrCat(where, ": ", o.status().message()));
+    op.options = *o;
+    return absl::OkStatus();
   }
   absl::StatusOr<DetectionPostprocessOptions> o = ParseDetectionPostprocessOptions(bytes);
   if (!o.ok()) return Invalid(absl::StrCat(where, ": ", o.status().message()));

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "compiler/detection_postprocess_options.h"
 #include "compiler/op_types.h"
+#include "compiler/signal_options.h"
 
 namespace boardlab::compiler {
 
@@ -190,12 +191,13 @@ struct ControlFlowOptions {
   int32_t second = 0;
 };
 
-using OpOptions = std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
-                               ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions,
-                               SqueezeOptions, StridedSliceOptions, ResizeOptions, LeakyReluOptions,
-                               BatchMatMulOptions, GatherOptions, PackOptions, SplitOptions,
-                               BlockOptions, MirrorPadOptions, CumsumOptions, SvdfOptions,
-                               DetectionPostprocessOptions, LstmOptions, ControlFlowOptions>;
+using OpOptions =
+    std::variant<std::monostate, ConvOptions, PoolOptions, FullyConnectedOptions,
+                 ElementwiseOptions, ConcatOptions, SoftmaxOptions, ReducerOptions, SqueezeOptions,
+                 StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions,
+                 GatherOptions, PackOptions, SplitOptions, BlockOptions, MirrorPadOptions,
+                 CumsumOptions, SvdfOptions, DetectionPostprocessOptions, LstmOptions,
+                 ControlFlowOptions, SignalOptions>;
 
 /// Where an op runs after partitioning.
 enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };

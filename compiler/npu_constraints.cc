@@ -528,6 +528,13 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
          "SSD post-processing in float32 (box decoding, sorting, non-max suppression); the "
          "Neutron operator set (neutron-rt700.md section 4) has no such op",
          NeverOnNpu}};
+    for (OpType type : {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay}) {
+      t[static_cast<size_t>(type)].constraints = {
+          {"signal_op",
+           "a TFLite Micro signal library op (audio front end, int16 without quantization); the "
+           "Neutron operator set (neutron-rt700.md section 4) has no such op",
+           NeverOnNpu}};
+    }
     // The Neutron-C flow runs these (neutron-rt700.md section 4), boardlab's lowering does not.
     for (OpType type :
          {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,

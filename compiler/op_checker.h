@@ -321,4 +321,8 @@ absl::Status ValidateMathOp(const OpChecker& c);
 /// (validate_sequence_ops.cc).
 absl::Status ValidateSequenceOp(const OpChecker& c);
 
+/// TFLite Micro's signal library ops: SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE and SIGNAL_DELAY
+/// (validate_signal_ops.cc).
+absl::Status ValidateSignalOp(const OpChecker& c);
+
 }  // namespace boardlab::compiler

@@ -211,8 +211,20 @@ std::optional<OpType> OpTypeFromCustomCode(std::string_view custom_code) {
 }
 
 std::string_view CustomCodeOf(OpType type) {
-  // The name TFLite's converter gives the SSD post-processing op (and TFLite Micro registers).
-  return type == OpType::kDetectionPostprocess ? "TFLite_Detection_PostProcess" : "";
+  // The names TFLite's converter gives these ops and TFLite Micro's resolver registers them
+  // under (AddDetectionPostprocess; the signal library's AddWindow, AddFftAutoScale...).
+  switch (type) {
+    case OpType::kDetectionPostprocess:
+      return "TFLite_Detection_PostProcess";
+    case OpType::kSignalWindow:
+      return "SignalWindow";
+    case OpType::kSignalFftAutoScale:
+      return "SignalFftAutoScale";
+    case OpType::kSignalDelay:
+      return "SignalDelay";
+    default:
+      return "";
+  }
 }
 
 bool IsComparisonOp(OpType type) {

@@ -105,7 +105,10 @@ namespace boardlab::compiler {
   X(kBatchMatMul, "BATCH_MATMUL", 126)                               \
   X(kCumsum, "CUMSUM", 128)                                          \
   X(kBroadcastTo, "BROADCAST_TO", 130)                               \
-  X(kBroadcastArgs, "BROADCAST_ARGS", 145)
+  X(kBroadcastArgs, "BROADCAST_ARGS", 145)                           \
+  X(kSignalWindow, "SIGNAL_WINDOW", 32)                              \
+  X(kSignalFftAutoScale, "SIGNAL_FFT_AUTO_SCALE", 32)                \
+  X(kSignalDelay, "SIGNAL_DELAY", 32)
 
 enum class OpType : uint8_t {
 #define BOARDLAB_OP_ENUM(name, str, code) name,

@@ -530,6 +530,9 @@ void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
     args.push_back(Int(o->block_size));
   } else if (const auto* o = std::get_if<MirrorPadOptions>(&op.options)) {
     args.push_back(Int(static_cast<int>(o->mode)));
+  } else if (const auto* o = std::get_if<SignalOptions>(&op.options)) {
+    if (op.type == OpType::kSignalWindow) args.push_back(Int(o->shift));
+    if (op.type == OpType::kSignalDelay) args.push_back(Int(o->delay_length));
   } else if (const auto* o = std::get_if<CumsumOptions>(&op.options)) {
     args.push_back(Bool(o->exclusive));
     args.push_back(Bool(o->reverse));

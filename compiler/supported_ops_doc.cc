@@ -179,6 +179,18 @@ std::string Int8Types(OpType type) {
       return "int8 input, hidden state and output, int8 weights, int32 biases, int16 cell state "
              "with a power-of-two scale (TFLite Micro's integer LSTM; the states are variable "
              "tensors kept between inferences); no peephole, projection, layer norm or CIFG";
+    case OpType::kSignalWindow:
+      return "custom op SignalWindow (TFLite Micro's signal library): int16 input [..., n] times "
+             "int16 weights [n], each product shifted right by the 'shift' option (0..31) and "
+             "saturated to int16";
+    case OpType::kSignalDelay:
+      return "custom op SignalDelay (TFLite Micro's signal library): each row of int16 [..., n] "
+             "delayed by the 'delay_length' option across inferences (rows x delay_length <= "
+             "32768), the first ones reading zeros; the history is kept from one inference to "
+             "the next and starts over when the model is loaded";
+    case OpType::kSignalFftAutoScale:
+      return "custom op SignalFftAutoScale (TFLite Micro's signal library): int16 [n] shifted left "
+             "as far as its largest magnitude allows, and the shift as an int32 scalar";
     case OpType::kDetectionPostprocess:
       return "custom op TFLite_Detection_PostProcess: box encodings and anchors float32 or int8, "
              "class predictions float32 or int8 (int8 dequantized as TFLite does), four float32 "

@@ -660,10 +660,11 @@ namespace {
 // An op with neither a 16x8 form nor a type-generic kernel refuses int16 activations (inputs
 // that are not constants, and outputs) before its own checks, with one reason for all of them.
 // State operands are not activations: the int16 state of int8 SVDF and the int16 cell state of
-// the int8 LSTM belong to their int8 forms (their own checks validate them).
+// the int8 LSTM belong to their int8 forms (their own checks validate them). The signal library
+// ops compute on plain int16 samples, not on 16x8 activations; their own checks take them.
 absl::Status RefuseInt16WithoutKernel(const OpChecker& c) {
   const OpType type = c.op().type;
-  if (Runs16x8(type) || MovesInt16Values(type)) return absl::OkStatus();
+  if (Runs16x8(type) || MovesInt16Values(type) || IsSignalOp(type)) return absl::OkStatus();
   for (size_t i = 0; i < c.op().inputs.size(); ++i) {
     if (!c.Has(i) || c.In(i).is_constant || c.In(i).type != DataType::kInt16) continue;
     if (IsStateOperand(type, i)) continue;
@@ -803,6 +804,10 @@ absl::Status ValidateByType(const OpChecker& c) {
       // Their operands are checked against the subgraphs they call, once every subgraph is
       // imported (import_control_flow.cc).
       return absl::OkStatus();
+    case OpType::kSignalWindow:
+    case OpType::kSignalFftAutoScale:
+    case OpType::kSignalDelay:
+      return ValidateSignalOp(c);
     default:
       break;  // the copy ops above; ImportEveryOpTest imports every op type
   }

@@ -104,7 +104,10 @@
   X(unidirectional_sequence_lstm, UnidirectionalSequenceLstm, OpDataLstm)    \
   X(if, If, OpDataNone)                                                      \
   X(while, While, OpDataNone)                                                \
-  X(copy, Copy, OpDataNone)
+  X(copy, Copy, OpDataNone)                                                  \
+  X(signal_window, SignalWindow, OpDataSignalWindow)                         \
+  X(signal_fft_auto_scale, SignalFftAutoScale, OpDataNone)                   \
+  X(signal_delay, SignalDelay, OpDataSignalDelay)
 
 namespace boardlab::runtime::kernels {
 

@@ -143,6 +143,22 @@ struct OpDataBatchMatMul {
 /// Kernels whose Eval reads everything from its arguments (EXPAND_DIMS, SHAPE, FILL, ...).
 struct OpDataNone {};
 
+/// SIGNAL_DELAY: `rows` delay lines of `delay` samples over frames of `frame` samples; `history`
+/// (rows x delay int16, persistent memory) carries over from one Execute to the next.
+struct OpDataSignalDelay {
+  int32_t delay = 0;
+  int32_t frame = 0;
+  int64_t rows = 0;
+  int16_t* history = nullptr;
+};
+
+/// SIGNAL_WINDOW: `rows` runs of the `length` weights.
+struct OpDataSignalWindow {
+  int32_t shift = 0;
+  int32_t length = 0;
+  int64_t rows = 0;
+};
+
 /// PACK, UNPACK, SPLIT, SPLIT_V: how the joined tensor divides along the axis.
 struct OpDataSplit {
   static constexpr int kMaxParts = 64;

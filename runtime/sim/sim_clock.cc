@@ -112,7 +112,8 @@ timing::CpuKernelShape CpuShapeForKernelCall(const char* name, Span<Value* const
     shape.macs = in != nullptr ? in->NumElements() : 0;  // output elements x window
   } else if (OpIs(name, "add") || OpIs(name, "sub") || OpIs(name, "mul") || OpIs(name, "maximum") ||
              OpIs(name, "minimum") || OpIs(name, "relu") || OpIs(name, "relu6") ||
-             OpIs(name, "leaky_relu")) {
+             OpIs(name, "leaky_relu") || OpIs(name, "signal_window") ||
+             OpIs(name, "signal_fft_auto_scale") || OpIs(name, "signal_delay")) {
     shape.kind = CpuKernelClass::kElementwise;
   } else if (OpIs(name, "detection_postprocess") && in != nullptr && in1 != nullptr) {
     shape.kind = CpuKernelClass::kElementwise;  // every box and score is read (a lower bound)

@@ -115,6 +115,10 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kIf:
     case OpType::kWhile:
       return 22;
+    case OpType::kSignalWindow:
+    case OpType::kSignalFftAutoScale:
+    case OpType::kSignalDelay:
+      return 23;
     default:
       return 0;
   }

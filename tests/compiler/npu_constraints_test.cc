@@ -144,6 +144,7 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "stateful_op",
                                                "control_flow",
                                                "float_postprocessing",
+                                               "signal_op",
                                                "not_lowered",
                                                "not_supported"};
 
@@ -578,6 +579,17 @@ TEST(NpuConstraint, ControlFlowStaysOnTheCpu) {
     EXPECT_FALSE(Check(b, op, "control_flow").ok) << OpTypeName(type);
     EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
                 ::testing::ElementsAre(HasSubstr("fixed command stream")));
+  }
+}
+
+// TFLite Micro's signal library ops (audio front ends) have no Neutron counterpart.
+TEST(NpuConstraint, SignalOpsStayOnTheCpu) {
+  for (OpType type : {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay}) {
+    Builder b;
+    const int op = Unary(b, type, {1, 4});
+    EXPECT_FALSE(Check(b, op, "signal_op").ok) << OpTypeName(type);
+    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
+                ::testing::ElementsAre(HasSubstr("signal library op")));
   }
 }
 

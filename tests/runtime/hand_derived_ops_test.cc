@@ -16,6 +16,7 @@
 #include "tests/runtime/tflm_reference.h"
 #include "tests/runtime/tflm_reference_16x8.h"
 #include "tests/runtime/tflm_reference_arith.h"
+#include "tests/runtime/tflm_reference_signal.h"
 #include "tests/support/op_cases.h"
 
 namespace boardlab::tflm_reference {
@@ -110,6 +111,12 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
       std::memcpy(&axis, b.buffer(b.tensor(b.operator_spec(0).inputs[1]).buffer).data(), 4);
       return {CumsumReference(m, axis, o.exclusive, o.reverse)};
     }
+    case compiler::OpType::kSignalWindow:
+      return {WindowReference(m)};
+    case compiler::OpType::kSignalFftAutoScale:
+      return FftAutoScaleReference(m);
+    case compiler::OpType::kSignalDelay:
+      return {DelayFirstInferenceReference(m)};
     default:
       ADD_FAILURE() << c.name << ": no hand-derived reference";
       return {};

@@ -500,7 +500,7 @@ const std::vector<OpCase>& AllOpCases() {
     std::vector<OpCase> all = LayoutAndSelectionCases();
     for (const std::vector<OpCase>* list :
          {&MathCases(), &NormalizationCases(), &TransposeConvCases(), &SvdfCases(),
-          &DetectionPostprocessCases(), &LstmCases(), &Int16Cases()}) {
+          &DetectionPostprocessCases(), &LstmCases(), &SignalCases(), &Int16Cases()}) {
       all.insert(all.end(), list->begin(), list->end());
     }
     return all;

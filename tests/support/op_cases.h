@@ -84,9 +84,14 @@ const std::vector<OpCase>& DetectionPostprocessCases();
 /// Every UNIDIRECTIONAL_SEQUENCE_LSTM case (lstm_cases.cc).
 const std::vector<OpCase>& LstmCases();
 
+/// Every case of TFLite Micro's signal library ops, SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE and
+/// SIGNAL_DELAY (signal_cases.cc): int16 without quantization, checked against hand-derived
+/// references.
+const std::vector<OpCase>& SignalCases();
+
 /// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases(),
-/// SvdfCases(), DetectionPostprocessCases(), LstmCases() and Int16Cases(), in that order (the
-/// 16x8 ones last: CasesOf leaves them out by position).
+/// SvdfCases(), DetectionPostprocessCases(), LstmCases(), SignalCases() and Int16Cases(), in
+/// that order (the 16x8 ones last: CasesOf leaves them out by position).
 const std::vector<OpCase>& AllOpCases();
 
 /// One case per element-wise, comparison, logical and row op of issue 13, int8 ADD first as the

@@ -1,9 +1,10 @@
 // PerElementCases (op_cases.h): one case per element-wise, comparison, logical and row op of
-// issue 13, plus int8 ADD as the reference, at a chosen element count, for the per-element
-// figures of tests/bench/firmware_bench.cc. Each case is the op's main type (int8 where the
-// runtime has an int8 kernel, else float32 or bool) over same-shape operands, so the cost grows
-// with the element count alone; the value ranges keep every op in its domain (no division by
-// zero, no log of a negative).
+// issue 13 (TFLite Micro's signal ops SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE and SIGNAL_DELAY among
+// them), plus int8 ADD as the reference, at a chosen element count, for the per-element figures
+// of tests/bench/firmware_bench.cc. Each case is the op's main type (int8 where the runtime has
+// an int8 kernel, else float32, int16 or bool) over same-shape operands, so the cost grows with
+// the element count alone; the value ranges keep every op in its domain (no division by zero, no
+// log of a negative).
 
 #include "tests/support/case_writer.h"
 #include "tests/support/op_cases.h"
@@ -126,6 +127,27 @@ void AddCastCases(CaseList& l, const Shape& s) {
   });
 }
 
+// TFLite Micro's signal ops on int16 without quantization: a window of one row's length over
+// every row, the auto-scale over the flattened elements (its input has rank 1), and a delay line
+// of 16 samples per row (its history grows with the rows: 16384 elements keep 4096 samples).
+void AddSignalCases(CaseList& l, const Shape& s) {
+  l.Add(OpType::kSignalWindow, "int16", [s](CaseWriter& w) {
+    const int in = w.Int16(s, {}), weights = w.ConstInt16({s.back()}, {}, 0, 32767);
+    w.CustomOp(OpType::kSignalWindow, {in, weights}, {w.Output(s, TflType::kInt16)},
+               IntMapFlexbuffer({{"shift", 15}}));
+  });
+  l.Add(OpType::kSignalFftAutoScale, "int16", [s](CaseWriter& w) {
+    const Shape flat = {s[0] * s[1]};
+    const int in = w.Int16(flat, {}, -1000, 1000);
+    w.CustomOp(OpType::kSignalFftAutoScale, {in},
+               {w.Output(flat, TflType::kInt16), w.Output({}, TflType::kInt32)}, {});
+  });
+  l.Add(OpType::kSignalDelay, "int16", [s](CaseWriter& w) {
+    w.CustomOp(OpType::kSignalDelay, {w.Int16(s, {})}, {w.Output(s, TflType::kInt16)},
+               IntMapFlexbuffer({{"delay_length", 16}}));
+  });
+}
+
 }  // namespace
 
 std::vector<OpCase> PerElementCases(int32_t elements) {
@@ -136,6 +158,7 @@ std::vector<OpCase> PerElementCases(int32_t elements) {
   AddFloatUnaryCases(l, s);
   AddComparisonAndLogicalCases(l, s);
   AddCastCases(l, s);
+  AddSignalCases(l, s);
   return l.cases;
 }
 

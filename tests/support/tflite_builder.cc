@@ -235,6 +235,15 @@ std::vector<uint8_t> DetectionPostprocessFlexbuffer(const DetectionPostprocessOp
   return fbb.GetBuffer();
 }
 
+std::vector<uint8_t> IntMapFlexbuffer(const std::vector<std::pair<std::string, int64_t>>& entries) {
+  flexbuffers::Builder fbb;
+  fbb.Map([&]() {
+    for (const auto& [key, value] : entries) fbb.Int(key.c_str(), value);
+  });
+  fbb.Finish();
+  return fbb.GetBuffer();
+}
+
 std::vector<uint8_t> Int32Bytes(std::span<const int32_t> values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(int32_t));
   for (size_t i = 0; i < values.size(); ++i) {

@@ -283,6 +283,10 @@ struct DetectionPostprocessOpts {
 };
 std::vector<uint8_t> DetectionPostprocessFlexbuffer(const DetectionPostprocessOpts& o);
 
+/// A flexbuffer map of integer options, as TFLite's converter writes a signal op's attributes
+/// (e.g. {{"shift", 12}} for SignalWindow).
+std::vector<uint8_t> IntMapFlexbuffer(const std::vector<std::pair<std::string, int64_t>>& entries);
+
 /// Bytes of `values` in little-endian order (the host order on every platform we build for).
 std::vector<uint8_t> Int32Bytes(std::span<const int32_t> values);
 
