@@ -428,13 +428,14 @@ Bytes DequantizedInt16(const Bytes& bytes, float scale) {
 // and refuses the 16x8 model ("input_gate_bias->type != kTfLiteFloat32 (INT64 != FLOAT32)"). So
 // the 16x8 cases follow TFLite Micro's arithmetic exactly
 // (LstmFollowsTfliteMicroOverSeveralInferences) and, here, the interpreter's float LSTM on the
-// same model dequantized, over the same four inferences on one interpreter. The 16x8 form keeps the gate inputs in Q3.12, the gate outputs in Q0.15 and the
-// cell in int16 (2^-11 to 2^-15), so its hidden state (real values in [-1, 1]) drifts from float
-// by the roundings the state carries over up to 20 steps, 0.0038 at most here
-// (kLstm16x8FloatBound, 0.00026 on average), except in each case's first unit: its forget gate
-// bias lies beyond int32 (2^33), so in float that gate is exactly 1 while the 16x8 gate input
-// saturates at 8 (sigmoid 0.99966); that cell forgets 0.034% a step that the float one keeps, and
-// the difference grows with the steps the state carries (kLstm16x8SaturatedUnitBound).
+// same model dequantized, over the same four inferences on one interpreter. The 16x8 form keeps the
+// gate inputs in Q3.12, the gate outputs in Q0.15 and the cell in int16 (2^-11 to 2^-15), so its
+// hidden state (real values in [-1, 1]) drifts from float by the roundings the state carries over
+// up to 20 steps, 0.0038 at most here (kLstm16x8FloatBound, 0.00026 on average), except in each
+// case's first unit: its forget gate bias lies beyond int32 (2^33), so in float that gate is
+// exactly 1 while the 16x8 gate input saturates at 8 (sigmoid 0.99966); that cell forgets 0.034% a
+// step that the float one keeps, and the difference grows with the steps the state carries
+// (kLstm16x8SaturatedUnitBound).
 constexpr double kLstm16x8FloatBound = 0.004;
 constexpr double kLstm16x8SaturatedUnitBound = 0.02;
 constexpr double kLstm16x8FloatMeanBound = 0.001;
