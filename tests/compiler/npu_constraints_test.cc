@@ -560,36 +560,37 @@ TEST(NpuConstraint, Float32OnlyOpsStayOnTheCpu) {
   }
 }
 
-// SVDF and LSTM keep their state between inferences, which no Neutron op does.
-TEST(NpuConstraint, StatefulOpsStayOnTheCpu) {
-  for (OpType type : {OpType::kSvdf, OpType::kUnidirectionalSequenceLstm}) {
-    Builder b;
-    const int op = Unary(b, type, {1, 4});
-    EXPECT_FALSE(Check(b, op, "stateful_op").ok) << OpTypeName(type);
-    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
-                ::testing::ElementsAre(HasSubstr("state persists between inferences")));
-  }
-}
+// Ops the Neutron has no counterpart for: each fails its constraint with the reason named.
+struct CpuOnlyCase {
+  const char* name;
+  std::vector<OpType> types;
+  const char* constraint;
+  const char* reason;
+};
 
-// IF and WHILE choose at run time what runs next; the NPU runs a fixed command stream.
-TEST(NpuConstraint, ControlFlowStaysOnTheCpu) {
-  for (OpType type : {OpType::kIf, OpType::kWhile}) {
-    Builder b;
-    const int op = Unary(b, type, {1, 4});
-    EXPECT_FALSE(Check(b, op, "control_flow").ok) << OpTypeName(type);
-    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
-                ::testing::ElementsAre(HasSubstr("fixed command stream")));
-  }
-}
-
-// TFLite Micro's signal library ops (audio front ends) have no Neutron counterpart.
-TEST(NpuConstraint, SignalOpsStayOnTheCpu) {
-  for (OpType type : {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay}) {
-    Builder b;
-    const int op = Unary(b, type, {1, 4});
-    EXPECT_FALSE(Check(b, op, "signal_op").ok) << OpTypeName(type);
-    EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}),
-                ::testing::ElementsAre(HasSubstr("signal library op")));
+TEST(NpuConstraint, OpsWithoutANeutronCounterpartStayOnTheCpu) {
+  const CpuOnlyCase cases[] = {
+      // SVDF and LSTM keep their state between inferences, which no Neutron op does.
+      {"stateful",
+       {OpType::kSvdf, OpType::kUnidirectionalSequenceLstm},
+       "stateful_op",
+       "state persists between inferences"},
+      // IF and WHILE choose at run time what runs next; the NPU runs a fixed command stream.
+      {"control flow", {OpType::kIf, OpType::kWhile}, "control_flow", "fixed command stream"},
+      // TFLite Micro's signal library ops (audio front ends).
+      {"signal",
+       {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay},
+       "signal_op",
+       "signal library op"},
+  };
+  for (const CpuOnlyCase& c : cases) {
+    for (OpType type : c.types) {
+      Builder b;
+      const int op = Unary(b, type, {1, 4});
+      EXPECT_FALSE(Check(b, op, c.constraint).ok) << c.name << " " << OpTypeName(type);
+      EXPECT_THAT(CheckNpuSupport(b.g, b.op(op), {}), ::testing::ElementsAre(HasSubstr(c.reason)))
+          << c.name;
+    }
   }
 }
 
