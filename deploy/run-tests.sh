@@ -49,8 +49,10 @@ BOARDLAB_WRITE_REQUEST_SEEDS="$request_seeds" "$fuzz_build"/tests/fuzz/request_f
   -rss_limit_mb=2048 -max_len=4096 "$request_corpus" "$request_seeds" 2>&1 | tail -n 3
 echo "request fuzzer: no crash in ${BOARDLAB_REQUEST_FUZZ_SECONDS:-60} s"
 
-# Bytes as what a board sends back: the host side of the board link, and ETDumps drawn.
+# Bytes as what a board sends back: the host side of the board link, and ETDumps drawn. Inputs
+# that once crashed it (tests/fuzz/board_data_regressions) run first, every time.
 BOARDLAB_WRITE_BOARD_SEEDS="$board_seeds" "$fuzz_build"/tests/fuzz/board_data_fuzzer
 "$fuzz_build"/tests/fuzz/board_data_fuzzer -max_total_time="${BOARDLAB_BOARD_FUZZ_SECONDS:-60}" \
-  -timeout=30 -rss_limit_mb=2048 -max_len=8192 "$board_corpus" "$board_seeds" 2>&1 | tail -n 3
+  -timeout=30 -rss_limit_mb=2048 -max_len=8192 "$board_corpus" "$board_seeds" \
+  tests/fuzz/board_data_regressions 2>&1 | tail -n 3
 echo "board data fuzzer: no crash in ${BOARDLAB_BOARD_FUZZ_SECONDS:-60} s"

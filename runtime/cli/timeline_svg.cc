@@ -34,10 +34,12 @@ std::string XmlText(std::string_view text) {
 // What fits in `width` pixels: the whole label, its start with an ellipsis, or nothing.
 std::string FittedLabel(const std::string& label, double width) {
   const std::vector<std::string_view> chars = XmlChars(label);
-  const auto fit = static_cast<size_t>((width - 6) / kCharWidth);
-  if (fit >= chars.size()) return EscapedXmlChars(chars, chars.size());
-  if (fit < 4) return "";
-  return EscapedXmlChars(chars, fit - 1) + "\u2026";
+  // Kept in double until it is known to be small: a malformed ETDump's slice can be wider than
+  // any integer (or NaN), and converting that is undefined.
+  const double fit = (width - 6) / kCharWidth;
+  if (fit >= static_cast<double>(chars.size())) return EscapedXmlChars(chars, chars.size());
+  if (!(fit >= 4)) return "";
+  return EscapedXmlChars(chars, static_cast<size_t>(fit) - 1) + "\u2026";
 }
 
 std::string Number(double v, const char* format = "%.6g") {

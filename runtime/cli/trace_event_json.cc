@@ -1,5 +1,9 @@
 #include "runtime/cli/trace_event_json.h"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 namespace boardlab::run {
 namespace {
 
@@ -8,6 +12,14 @@ using nlohmann::json;
 constexpr int kPid = 1;
 
 int Tid(Lane lane) { return static_cast<int>(lane) + 1; }
+
+// A count rounded to an integer; one beyond uint64 (a malformed ETDump's clock can scale ticks
+// that far) saturates, where the conversion would be undefined.
+uint64_t RoundedCount(double count) {
+  const double rounded = count + 0.5;
+  if (rounded >= std::ldexp(1.0, 64)) return std::numeric_limits<uint64_t>::max();
+  return static_cast<uint64_t>(rounded);
+}
 
 // The clock a slice's own duration counts: NPU kernels and prefetches may tick on the delegate
 // clock (--clock wall).
@@ -41,8 +53,8 @@ json SliceArgs(const Timeline& timeline, const TimelineSlice& slice) {
   if (!r.source_name.empty()) args["op_name"] = r.source_name;
   if (!r.layer.empty()) args["layer"] = r.layer;
   if (r.macs >= 0) args["macs"] = r.macs;
-  if (r.cycles >= 0) args["cycles"] = static_cast<uint64_t>(r.cycles + 0.5);
-  if (r.instructions >= 0) args["instructions"] = static_cast<uint64_t>(r.instructions + 0.5);
+  if (r.cycles >= 0) args["cycles"] = RoundedCount(r.cycles);
+  if (r.instructions >= 0) args["instructions"] = RoundedCount(r.instructions);
   if (r.us >= 0) args["us"] = r.us;
   if (r.debug_id != -1) args["debug_id"] = r.debug_id;
   if (r.kernel != -1) args["kernel"] = r.kernel;
