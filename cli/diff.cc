@@ -269,6 +269,9 @@ std::map<int64_t, Placement> Placements(const json& report, int& cpu_ops) {
                         run::JsonStringAt(op, {"unit"}).value_or("-"),
                         run::JsonStringAt(op, {"reason"}).value_or("")};
     if (placement.unit == "CPU") ++cpu_ops;
+    // An op of a subgraph IF or WHILE calls has its own index space and always runs on the CPU:
+    // counted, but keyed apart from the main graph's op of the same index it could never move.
+    if (run::JsonNumberAt(op, {"subgraph"}).value_or(0) > 0) continue;
     placements[op["index"].get<int64_t>()] = std::move(placement);
   }
   return placements;

@@ -107,6 +107,8 @@ std::map<int64_t, std::string> KernelLabels(const json& debug_map, const json& r
   std::map<int64_t, std::string> op_types;
   if (report.is_object() && report.contains("ops") && report["ops"].is_array()) {
     for (const json& op : report["ops"]) {
+      // NPU kernels come from the main graph only; a subgraph's op indices count apart.
+      if (NumberOr(op, "subgraph", 0) > 0) continue;
       op_types[static_cast<int64_t>(NumberOr(op, "index", -1))] = StringOr(op, "type", "?");
     }
   }

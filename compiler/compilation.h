@@ -65,6 +65,9 @@ struct Compilation {
   int num_partitions = 0;
   MemoryPlan memory;
   std::vector<OpCost> op_costs;  // indexed by op
+  /// One run of each op of each called subgraph: entry k - 1 is TFLite subgraph k, indexed by op.
+  /// Not part of total_microseconds: how often a subgraph runs is only known at run time.
+  std::vector<std::vector<OpCost>> subgraph_op_costs;
   double total_microseconds = 0;
 };
 

@@ -231,8 +231,29 @@ CpuKernelShape CpuShapeFor(const Graph& graph, const Op& op) {
   return shape;
 }
 
+namespace {
+
+OpCost CpuCost(const Graph& graph, const Op& op, const runtime::timing::TimingParams& params) {
+  OpCost cost;
+  cost.cycles = runtime::timing::CpuKernelCycles(CpuShapeFor(graph, op), params);
+  cost.microseconds = runtime::timing::CyclesToMicroseconds(cost.cycles, params.cpu_clock_hz);
+  return cost;
+}
+
+// Every op of a called subgraph runs on the CPU (partition.cc); each is costed for one run.
+void EstimateSubgraphCosts(Compilation& c) {
+  c.subgraph_op_costs.clear();
+  for (const Subgraph& sub : c.graph.subgraphs) {
+    std::vector<OpCost>& costs = c.subgraph_op_costs.emplace_back();
+    for (const Op& op : sub.ops) costs.push_back(CpuCost(c.graph, op, c.target.timing));
+  }
+}
+
+}  // namespace
+
 absl::Status EstimateCost(Compilation& c) {
   const runtime::timing::TimingParams& params = c.target.timing;
+  EstimateSubgraphCosts(c);
   c.op_costs.assign(c.graph.ops.size(), OpCost{});
   c.total_microseconds = 0;
   for (size_t i = 0; i < c.graph.ops.size(); ++i) {
@@ -246,8 +267,7 @@ absl::Status EstimateCost(Compilation& c) {
       cost.utilization = npu.utilization;
       cost.microseconds = runtime::timing::CyclesToMicroseconds(npu.total, params.npu_clock_hz);
     } else if (op.unit == Unit::kCpu) {
-      cost.cycles = runtime::timing::CpuKernelCycles(CpuShapeFor(c.graph, op), params);
-      cost.microseconds = runtime::timing::CyclesToMicroseconds(cost.cycles, params.cpu_clock_hz);
+      cost = CpuCost(c.graph, op, params);
     } else {
       return absl::FailedPreconditionError(absl::StrCat(
           "EstimateCost: ", c.graph.Describe(op), " has no unit (run the partitioner first)"));

@@ -23,8 +23,10 @@ runtime::timing::NpuKernelShape NpuShapeFor(const Graph& graph, const Op& op,
 runtime::timing::CpuKernelShape CpuShapeFor(const Graph& graph, const Op& op);
 
 /// Fills c.op_costs (one entry per op; dead and removed ops cost 0) and c.total_microseconds
-/// with c.target.timing. NPU ops use c.memory.weights_in_flash. FailedPrecondition when an op
-/// has no unit yet (the partitioner has not run).
+/// with c.target.timing, and c.subgraph_op_costs with one run of each op of each called
+/// subgraph (not in the total: IF picks a branch and WHILE loops at run time). NPU ops use
+/// c.memory.weights_in_flash. FailedPrecondition when an op has no unit yet (the partitioner has
+/// not run).
 absl::Status EstimateCost(Compilation& c);
 
 }  // namespace boardlab::compiler

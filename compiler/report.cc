@@ -42,9 +42,10 @@ struct Totals {
   int64_t npu_macs = 0, total_macs = 0;
 };
 
+// Static counts: each op once, a loop body's too (its trip count is only known at run time).
 Totals ComputeTotals(const Compilation& c) {
   Totals t;
-  for (const Op& op : c.graph.ops) {
+  auto count = [&](const Op& op) {
     const int64_t macs = c.graph.Macs(op);
     t.total_macs += macs;
     if (op.unit == Unit::kNpu) {
@@ -53,8 +54,56 @@ Totals ComputeTotals(const Compilation& c) {
     } else {
       ++t.cpu_ops;
     }
+  };
+  for (const Op& op : c.graph.ops) count(op);
+  for (const Subgraph& sub : c.graph.subgraphs) {
+    for (const Op& op : sub.ops) count(op);
   }
   return t;
+}
+
+OpCost CostOf(const std::vector<OpCost>& costs, size_t i) {
+  return i < costs.size() ? costs[i] : OpCost{};
+}
+
+const std::vector<OpCost>& SubgraphCosts(const Compilation& c, size_t k) {
+  static const std::vector<OpCost> kNone;
+  return k < c.subgraph_op_costs.size() ? c.subgraph_op_costs[k] : kNone;
+}
+
+// report.json's row of one op; `subgraph` is 0 for the main graph, else the TFLite subgraph
+// that IF or WHILE calls (whose op indices count from 0 again).
+nlohmann::json OpJson(const Graph& g, const Op& op, const OpCost& cost, int subgraph) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (int t : op.inputs) {
+    if (t != kNoTensor && !g.tensors[t].is_constant) inputs.push_back(g.tensors[t].shape);
+  }
+  nlohmann::json row = {{"index", op.source_index},
+                        {"type", OpTypeName(op.type)},
+                        {"name", g.output(op).name},
+                        {"inputs", inputs},
+                        {"output", g.output(op).shape},
+                        {"unit", UnitName(op.unit)},
+                        {"reason", op.cpu_reason},
+                        {"partition", op.partition},
+                        {"fused", op.fused_sources},
+                        {"macs", g.Macs(op)},
+                        {"cycles", cost.cycles},
+                        {"us", cost.microseconds},
+                        {"npu_utilization", cost.utilization}};
+  if (subgraph > 0) row["subgraph"] = subgraph;
+  return row;
+}
+
+std::string OpLine(const Graph& g, const Op& op, const OpCost& cost, int subgraph) {
+  std::string type(OpTypeName(op.type));
+  if (!op.fused_sources.empty()) type += "+act";
+  const std::string index =
+      subgraph > 0 ? absl::StrCat(subgraph, ":", op.source_index) : absl::StrCat(op.source_index);
+  return absl::StrFormat("%-5s %-24s %-22s %-16s %-4s %4s %12d %10d %9.1f\n", index, type,
+                         InputShapes(g, op), ShapeText(g.output(op).shape), UnitName(op.unit),
+                         op.partition >= 0 ? absl::StrCat(op.partition) : std::string("-"),
+                         g.Macs(op), cost.cycles, cost.microseconds);
 }
 
 double Percent(int64_t part, int64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
@@ -71,26 +120,13 @@ std::string ReportJson(const CompileResult& result) {
   const Compilation& c = result.compilation;
   const Graph& g = c.graph;
   nlohmann::json ops = nlohmann::json::array();
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const Op& op = g.ops[i];
-    nlohmann::json inputs = nlohmann::json::array();
-    for (int t : op.inputs) {
-      if (t != kNoTensor && !g.tensors[t].is_constant) inputs.push_back(g.tensors[t].shape);
+  for (size_t i = 0; i < g.ops.size(); ++i)
+    ops.push_back(OpJson(g, g.ops[i], CostOf(c.op_costs, i), 0));
+  for (size_t k = 0; k < g.subgraphs.size(); ++k) {
+    const std::vector<Op>& sub_ops = g.subgraphs[k].ops;
+    for (size_t i = 0; i < sub_ops.size(); ++i) {
+      ops.push_back(OpJson(g, sub_ops[i], CostOf(SubgraphCosts(c, k), i), static_cast<int>(k + 1)));
     }
-    const OpCost cost = i < c.op_costs.size() ? c.op_costs[i] : OpCost{};
-    ops.push_back({{"index", op.source_index},
-                   {"type", OpTypeName(op.type)},
-                   {"name", g.output(op).name},
-                   {"inputs", inputs},
-                   {"output", g.output(op).shape},
-                   {"unit", UnitName(op.unit)},
-                   {"reason", op.cpu_reason},
-                   {"partition", op.partition},
-                   {"fused", op.fused_sources},
-                   {"macs", g.Macs(op)},
-                   {"cycles", cost.cycles},
-                   {"us", cost.microseconds},
-                   {"npu_utilization", cost.utilization}});
   }
   const Totals t = ComputeTotals(c);
   const MemoryPlan& m = c.memory;
@@ -133,17 +169,16 @@ std::string ReportTable(const CompileResult& result) {
   std::string out = absl::StrFormat("%-5s %-24s %-22s %-16s %-4s %4s %12s %10s %9s\n", "op", "type",
                                     "input", "output", "unit", "part", "MACs", "cycles", "us");
   std::vector<std::string> reasons;
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const Op& op = g.ops[i];
-    const OpCost cost = i < c.op_costs.size() ? c.op_costs[i] : OpCost{};
-    std::string type(OpTypeName(op.type));
-    if (!op.fused_sources.empty()) type += "+act";
-    out +=
-        absl::StrFormat("%-5d %-24s %-22s %-16s %-4s %4s %12d %10d %9.1f\n", op.source_index, type,
-                        InputShapes(g, op), ShapeText(g.output(op).shape), UnitName(op.unit),
-                        op.partition >= 0 ? absl::StrCat(op.partition) : std::string("-"),
-                        g.Macs(op), cost.cycles, cost.microseconds);
+  auto add = [&](const Op& op, const OpCost& cost, int subgraph) {
+    out += OpLine(g, op, cost, subgraph);
     if (op.unit == Unit::kCpu && !op.cpu_reason.empty()) reasons.push_back(op.cpu_reason);
+  };
+  for (size_t i = 0; i < g.ops.size(); ++i) add(g.ops[i], CostOf(c.op_costs, i), 0);
+  for (size_t k = 0; k < g.subgraphs.size(); ++k) {
+    const std::vector<Op>& sub_ops = g.subgraphs[k].ops;
+    for (size_t i = 0; i < sub_ops.size(); ++i) {
+      add(sub_ops[i], CostOf(SubgraphCosts(c, k), i), static_cast<int>(k + 1));
+    }
   }
   if (!reasons.empty()) {
     out += "\nOn the CPU, and why:\n";
@@ -171,6 +206,11 @@ std::string ReportTable(const CompileResult& result) {
                          Bytes(m.sram_budget_bytes), c.board.name);
   out +=
       absl::StrFormat("latency    %.1f us estimated on %s\n", c.total_microseconds, c.target.name);
+  if (!g.subgraphs.empty()) {
+    out +=
+        "           (the ops of called subgraphs, rows s:i above, are costed for one run each and "
+        "left out: how often IF or WHILE runs them is known only at run time)\n";
+  }
   for (const std::string& w : c.warnings) out += absl::StrCat("warning: ", w, "\n");
   return out;
 }

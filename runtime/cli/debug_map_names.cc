@@ -1,5 +1,6 @@
 #include "runtime/cli/debug_map_names.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -123,6 +124,10 @@ void NameFromDebugMap(const json& map, Profile& profile) {
     } else if (const std::string name = StringField(*it->second, "name"); !name.empty()) {
       row.op = name;
       row.source_ops = Ops(*it->second);
+      int64_t subgraph = 0;
+      if (IntField(*it->second, "subgraph", &subgraph) && subgraph > 0 && subgraph <= INT32_MAX) {
+        row.subgraph = static_cast<int32_t>(subgraph);
+      }
       NameSource(*it->second, row);
     }
   }

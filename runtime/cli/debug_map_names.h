@@ -4,7 +4,9 @@
 // section 4), so that every boardlab-run view (a live run with --debug-map, --inspect, --board
 // qemu --profile) shows the TFLite source ops the same way:
 //
-//   CPU row        cpu_ops[] entry of its instruction: "DEPTHWISE_CONV_2D #1", source_ops = ops
+//   CPU row        cpu_ops[] entry of its instruction: "DEPTHWISE_CONV_2D #1", source_ops = ops,
+//                  subgraph = the entry's "subgraph" (ops inside a subgraph IF or WHILE calls
+//                  count from 0 in that subgraph)
 //   delegate row   delegates[] entry of its instruction: "delegate 0 (BoardlabNeutronBackend)",
 //                  source_ops = the union of its kernels' ops
 //   NPU kernel     kernels[] entry whose id is the row's debug_id:

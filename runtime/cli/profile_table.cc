@@ -170,6 +170,7 @@ json ProfileJson(const Profile& profile) {
               {"percent", sum > 0 ? 100.0 * Share(r, by_time) / sum : 0.0}};
     if (r.instructions >= 0) j["instructions"] = CountJson(r.instructions);
     if (!r.source_ops.empty()) j["source_ops"] = r.source_ops;
+    if (r.subgraph > 0) j["subgraph"] = r.subgraph;
     if (!r.layer.empty()) j["layer"] = r.layer;
     if (!r.source_name.empty()) j["source_name"] = r.source_name;
     if (r.macs >= 0) j["macs"] = r.macs;

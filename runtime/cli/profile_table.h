@@ -47,6 +47,7 @@ struct ProfileRow {
   // From the debug map when known: TFLite source ops, layer (tensor) name, ids, the op it was
   // lowered from ("CONV_2D #0") and its multiply-accumulates (-1 = unknown).
   std::vector<int32_t> source_ops;
+  int32_t subgraph = 0;  // > 0: source_ops index that TFLite subgraph (called by IF or WHILE)
   std::string layer;
   std::string source_name;
   int64_t macs = -1;
@@ -79,8 +80,8 @@ void PrintProfileTable(const Profile& profile, const std::string& header);
 /// ["core_hz"], ["delegate_clock", "delegate_ticks_per_second"], "iterations", "total_ticks",
 /// "total_us", "total_cycles", ["total_instructions"], "ops": [{instruction, op, unit (the
 /// compiler's placement, NPU or CPU), ran_on, ticks, cycles, [instructions], us, percent,
-/// [source_ops, layer, source_name, macs, debug_id, kernel], npu_kernels: [...]}]}. Unknown numbers
-/// are null.
+/// [source_ops, subgraph, layer, source_name, macs, debug_id, kernel], npu_kernels: [...]}]}.
+/// Unknown numbers are null; subgraph only for an op of a subgraph IF or WHILE calls.
 nlohmann::json ProfileJson(const Profile& profile);
 
 }  // namespace boardlab::run

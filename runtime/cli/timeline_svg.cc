@@ -122,7 +122,7 @@ std::string Tooltip(const TimelineSlice& s) {
   const ProfileRow& r = s.row;
   std::string text = r.op + " | instruction " + std::to_string(r.instruction);
   if (!r.source_ops.empty()) {
-    text += " | ops";
+    text += r.subgraph > 0 ? " | subgraph " + std::to_string(r.subgraph) + " ops" : " | ops";
     for (size_t i = 0; i < r.source_ops.size(); ++i) {
       text += i == 0 ? ' ' : ',';
       text += std::to_string(r.source_ops[i]);  // on its own: GCC 12 -O3 misreads "," + string

@@ -50,6 +50,7 @@ json SliceArgs(const Timeline& timeline, const TimelineSlice& slice) {
                {"clock", SliceClock(timeline.clock, slice)},
                {"ticks", r.ticks}};
   if (!r.source_ops.empty()) args["ops"] = r.source_ops;
+  if (r.subgraph > 0) args["subgraph"] = r.subgraph;
   if (!r.source_name.empty()) args["op_name"] = r.source_name;
   if (!r.layer.empty()) args["layer"] = r.layer;
   if (r.macs >= 0) args["macs"] = r.macs;

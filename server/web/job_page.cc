@@ -188,11 +188,17 @@ const Column kIndex{"#", Column::kNumber}, kOp{"Op"}, kOpName{"Tensor", Column::
     kCycles{"Est. cycles", Column::kNumber}, kMicros{"Est. us", Column::kNumber},
     kReason{"Why on the CPU"};
 
+// "3" for an op of the main graph; "1:0" for op 0 of subgraph 1, which IF or WHILE calls.
+std::string OpIndexText(const json& op) {
+  const std::string subgraph = Text(op, "subgraph");
+  return subgraph.empty() ? Text(op, "index") : absl::StrCat(subgraph, ":", Text(op, "index"));
+}
+
 std::string OpRow(const json& op) {
   const std::string unit = Text(op, "unit");
   const double partition = NumberOf(op, "partition");
   return absl::StrCat(
-      "<tr>", Cell(kIndex, HtmlEscape(Text(op, "index"))), Cell(kOp, HtmlEscape(Text(op, "type"))),
+      "<tr>", Cell(kIndex, HtmlEscape(OpIndexText(op))), Cell(kOp, HtmlEscape(Text(op, "type"))),
       Cell(kOpName, HtmlEscape(Text(op, "name"))), Cell(kUnit, unit.empty() ? "-" : Badge(unit)),
       Cell(kPartition, partition >= 0 && unit == "NPU" ? Integer(partition) : "-"),
       Cell(kMacs, Integer(NumberOf(op, "macs"))), Cell(kCycles, Integer(NumberOf(op, "cycles"))),

@@ -40,7 +40,7 @@ struct JobShape {
 };
 
 // A `boardlab --out` directory of a job with two operators (FULLY_CONNECTED #0 on the CPU,
-// CONV_2D #1 where `shape` says) and one int8 output.
+// CONV_2D #1 where `shape` says), a RELU in a called subgraph and one int8 output.
 std::string MakeOutDir(const std::string& name, const JobShape& shape) {
   const fs::path dir = fs::path(::testing::TempDir()) / name;
   fs::create_directories(dir);
@@ -57,7 +57,9 @@ std::string MakeOutDir(const std::string& name, const JobShape& shape) {
         {{"index", 1},
          {"type", "CONV_2D"},
          {"unit", shape.conv_unit},
-         {"reason", shape.conv_unit == "CPU" ? "kernel too large" : ""}}}},
+         {"reason", shape.conv_unit == "CPU" ? "kernel too large" : ""}},
+        // Op 1 of a subgraph that IF or WHILE calls: not the main graph's CONV_2D #1.
+        {{"index", 1}, {"subgraph", 1}, {"type", "RELU"}, {"unit", "CPU"}, {"reason", "called"}}}},
       {"memory",
        {{"arena_bytes", shape.arena_bytes},
         {"weight_bytes", 1000},
@@ -108,7 +110,7 @@ TEST(Diff, ShowsOutputsLatencyPlacementAndMemory) {
   EXPECT_THAT(run.out, HasSubstr("latency: 100.00 us -> 130.00 us (+30.00 us, +30.0%)"));
   EXPECT_THAT(run.out, HasSubstr("CONV_2D #1"));
   EXPECT_THAT(run.out, HasSubstr("+30.00"));
-  EXPECT_THAT(run.out, HasSubstr("placement: 1 -> 2 operators on the CPU"));
+  EXPECT_THAT(run.out, HasSubstr("placement: 2 -> 3 operators on the CPU"));
   EXPECT_THAT(run.out, HasSubstr("CONV_2D #1: NPU -> CPU (kernel too large)"));
   EXPECT_THAT(run.out, HasSubstr("arena_bytes"));
   EXPECT_THAT(run.out, HasSubstr("(+4096)"));
@@ -154,7 +156,7 @@ TEST(Diff, EachGateFailsAlone) {
   EXPECT_EQ(Diff({a, differs, "--fail-if-slower", "0", "--fail-if-cpu-ops-added"}).code, 0);
   testing::CapturedRun cpu = Diff({a, moved, "--fail-if-cpu-ops-added"});
   EXPECT_EQ(cpu.code, 1);
-  EXPECT_THAT(cpu.out, HasSubstr("cpu ops added   FAIL: 1 -> 2 operators on the CPU: CONV_2D #1 "
+  EXPECT_THAT(cpu.out, HasSubstr("cpu ops added   FAIL: 2 -> 3 operators on the CPU: CONV_2D #1 "
                                  "NPU -> CPU (kernel too large)"));
   EXPECT_EQ(Diff({moved, a, "--fail-if-cpu-ops-added"}).code, 0) << "moving to the NPU is fine";
 }

@@ -13,6 +13,7 @@
 #include "compiler/driver.h"
 #include "nlohmann/json.hpp"
 #include "runtime/cli/profile_table.h"
+#include "tests/support/control_flow_models.h"
 #include "tests/support/test_models.h"
 
 namespace boardlab::cli {
@@ -251,6 +252,26 @@ TEST(NameOps, NamesKernelsAndCpuOpsAfterTheirSourceOps) {
   EXPECT_EQ(kernels.back().op, "kernel 999");  // not in the map: left alone
   EXPECT_EQ(view->ops[1].op, cpu_op["name"].get<std::string>());
   EXPECT_THAT(view->ops[1].op, HasSubstr("DEPTHWISE_CONV_2D #"));
+}
+
+// The main graph's ADD #0 runs on the NPU; subgraph 2's RELU #0 has the same index in its own
+// subgraph and must not lend the kernel its name.
+TEST(NameOps, AKernelIsNamedAfterTheMainGraphsOpNotASubgraphsOfTheSameIndex) {
+  auto compiled = compiler::Compile(boardlab::testing::IfModelBuilder().Finish(), {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const auto map = nlohmann::json::parse(compiled->debug_map_json);
+  const auto& kernel = map["delegates"][0]["kernels"][0];
+  run::Profile profile;
+  profile.clock = SimClock();
+  profile.iterations = 1;
+  run::ProfileRow delegate = Row(0, "delegate 0 (BoardlabNeutronBackend)", true, 300, 3.0);
+  delegate.kernels.push_back(
+      Row(0, "kernel " + std::to_string(kernel["id"].get<int>()), true, 100, 1.0));
+  profile.rows.push_back(delegate);
+  absl::StatusOr<ProfileView> view = ParseProfileJson(run::ProfileJson(profile).dump());
+  ASSERT_TRUE(view.ok()) << view.status();
+  NameOps(*view, compiled->debug_map_json, compiled->report_json);
+  EXPECT_EQ(view->ops[0].npu_kernels[0].op, "NPU kernel 0: ADD #0");
 }
 
 }  // namespace

@@ -4,11 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "boardlab/schema/program_generated.h"
 #include "compiler/driver.h"
 #include "compiler/import_tflite.h"
 #include "compiler/pte_writer.h"
+#include "compiler/report.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/support/control_flow_models.h"
 #include "tests/support/test_models.h"
 #include "tests/support/tflite_builder.h"
@@ -144,6 +147,37 @@ TEST(ControlFlowImportTest, SubgraphTensorsShareNoArenaBytes) {
           << c.graph.tensors[t].name << " overlaps " << c.graph.tensors[u].name;
     }
   }
+}
+
+// report.json and the text table list the ops inside the called subgraphs too, on the CPU with
+// their reason and an estimate for one run; the latency total stays the main graph's.
+TEST(ControlFlowImportTest, TheReportListsEveryOpOfEverySubgraph) {
+  absl::StatusOr<compiler::CompileResult> r = compiler::Compile(IfModelBuilder().Finish(), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const nlohmann::json report = nlohmann::json::parse(r->report_json);
+  std::vector<std::string> rows;
+  double main_us = 0;
+  for (const nlohmann::json& op : report["ops"]) {
+    const int subgraph = op.value("subgraph", 0);
+    rows.push_back(absl::StrCat(subgraph, ":", op["index"].get<int>(), " ",
+                                op["type"].get<std::string>(), " ", op["unit"].get<std::string>()));
+    if (subgraph == 0) main_us += op["us"].get<double>();
+    if (subgraph > 0) {
+      EXPECT_GT(op["cycles"].get<uint64_t>(), 0u) << op.dump();
+      EXPECT_NE(op["reason"].get<std::string>().find("IF or WHILE calls"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(rows,
+            (std::vector<std::string>{"0:0 ADD NPU", "0:1 IF CPU", "1:0 ADD CPU", "2:0 RELU CPU"}));
+  EXPECT_EQ(report["totals"]["ops"], 4);
+  EXPECT_EQ(report["totals"]["cpu_ops"], 3);
+  EXPECT_DOUBLE_EQ(report["totals"]["estimated_latency_us"].get<double>(), main_us);
+  const std::string table = compiler::ReportTable(*r);
+  EXPECT_NE(table.find("\n1:0   ADD"), std::string::npos) << table;
+  EXPECT_NE(table.find("\n2:0   RELU"), std::string::npos) << table;
+  EXPECT_NE(table.find("RELU #0 of subgraph 2: in a subgraph that IF or WHILE calls"),
+            std::string::npos)
+      << table;
 }
 
 TEST(ControlFlowImportTest, SubgraphIndexOutOfRange) {

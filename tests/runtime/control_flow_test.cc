@@ -4,12 +4,17 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "boardlab/schema/program_generated.h"
 #include "compiler/driver.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "runtime/cli/debug_map_names.h"
+#include "runtime/cli/profile_table.h"
 #include "tests/runtime/pte_runner.h"
 #include "tests/support/control_flow_models.h"
 #include "tests/support/tflite_oracle.h"
@@ -103,6 +108,43 @@ TEST(ControlFlowTest, WhileInsideIfAndAPassThroughBranch) {
 
 // The main graph's ADD may go to the NPU; the IF and its branches stay on the CPU. Both builds
 // give the same bytes.
+// A profile named from the debug map says which subgraph a row's op indices count in: "op 0"
+// of subgraph 2 is not the main graph's op 0.
+TEST(ControlFlowTest, ProfileRowsOfSubgraphOpsNameTheirSubgraph) {
+  absl::StatusOr<compiler::CompileResult> compiled =
+      compiler::Compile(testing::IfModelBuilder().Finish(), {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  run::Profile profile;
+  for (size_t i = 0; i < 10; ++i) {  // the chain of IfExpandsIntoJumpsAroundBothBranches
+    run::ProfileRow row;
+    row.instruction = i;
+    row.npu = i == 0;
+    row.op = "unnamed";
+    profile.rows.push_back(row);
+  }
+  run::NameFromDebugMap(nlohmann::json::parse(compiled->debug_map_json), profile);
+  std::map<std::string, const run::ProfileRow*> by_name;
+  for (const run::ProfileRow& r : profile.rows) by_name[r.op] = &r;
+  ASSERT_TRUE(by_name.count("RELU #0 of subgraph 2")) << "rows named: " << by_name.size();
+  EXPECT_EQ(by_name["RELU #0 of subgraph 2"]->subgraph, 2);
+  EXPECT_EQ(by_name["RELU #0 of subgraph 2"]->source_ops, std::vector<int32_t>{0});
+  ASSERT_TRUE(by_name.count("ADD #0 of subgraph 1"));
+  EXPECT_EQ(by_name["ADD #0 of subgraph 1"]->subgraph, 1);
+  ASSERT_TRUE(by_name.count("IF #1 condition"));
+  EXPECT_EQ(by_name["IF #1 condition"]->subgraph, 0);
+  const nlohmann::json rows = run::ProfileJson(profile)["ops"];
+  int with_subgraph = 0;
+  for (const nlohmann::json& r : rows) {
+    if (!r.contains("subgraph")) continue;
+    ++with_subgraph;
+    EXPECT_NE(
+        r["op"].get<std::string>().find(absl::StrCat("of subgraph ", r["subgraph"].get<int>())),
+        std::string::npos)
+        << r.dump();
+  }
+  EXPECT_EQ(with_subgraph, 2);  // one op per branch; the copies in and out are IF's own steps
+}
+
 TEST(ControlFlowTest, NpuSegmentsOutsideControlFlowGiveTheSameOutputs) {
   const Bytes model = testing::IfModelBuilder().Finish();
   absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(model, {});

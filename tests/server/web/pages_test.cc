@@ -138,6 +138,8 @@ nlohmann::json Report() {
       {"index": 1, "type": "SOFTMAX", "name": "probs", "unit": "CPU", "partition": -1,
        "macs": 0, "cycles": 900, "us": 3.75,
        "reason": "SOFTMAX #1: <not on the NPU> & never will be"},
+      {"index": 0, "subgraph": 2, "type": "RELU", "name": "relu_in_else", "unit": "CPU",
+       "partition": -1, "macs": 0, "cycles": 40, "us": 0.2, "reason": "in a subgraph"},
       {"index": "bad", "type": 7, "unit": ["x"]}
     ],
     "totals": {"ops": 2, "npu_ops": 1, "cpu_ops": 1, "npu_partitions": 1, "macs": 1327104,
@@ -192,6 +194,7 @@ TEST(JobPageTest, ShowsFactsChecksPartitionTimelineFilesAndLog) {
   EXPECT_THAT(html, HasSubstr("conv&lt;1&gt;"));
   EXPECT_THAT(html, HasSubstr("SOFTMAX #1: &lt;not on the NPU&gt; &amp; never will be"));
   EXPECT_THAT(html, HasSubstr("1327104"));
+  EXPECT_THAT(html, HasSubstr(">2:0</td>"));  // op 0 of subgraph 2, not the main graph's op 0
   EXPECT_THAT(html,
               HasSubstr("Ops: 1 on the NPU in 1 partition(s), 1 on the CPU; 100.0% of 1327104"));
   EXPECT_THAT(html, HasSubstr("<div class=\"scroll timeline\"><svg"));
