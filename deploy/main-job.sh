@@ -12,7 +12,10 @@ if [[ ! -f $model ]]; then
   echo "main-job: model $model not found (the shared model folder sits beside the checkout)" >&2
   exit 1
 fi
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBOARDLAB_BUILD_TESTS=OFF >/dev/null
+# Warnings are shown, not fatal: CI keeps -Werror on the builds it makes, and does not make this
+# -O3 one, where GCC 12 has raised false -Wrestrict errors before.
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBOARDLAB_BUILD_TESTS=OFF \
+  -DBOARDLAB_WERROR=OFF >/dev/null
 cmake --build "$build" -j"${BOARDLAB_JOBS:-2}" \
   --target boardlab-server boardlab-agent boardlab boardlab-compile boardlab-run
 
