@@ -517,9 +517,11 @@ TEST_F(SerialBoardTest, TimelineAndProfileFromTheEtdumpTheBoardSent) {
   ASSERT_TRUE(testing::WriteFile(map, std::vector<uint8_t>(debug_map.begin(), debug_map.end())));
   const std::string trace = (dir_ / "trace.json").string();
   const std::string svg = (dir_ / "timeline.svg").string();
-  const CommandResult run =
-      BoardlabRun("--board serial --port " + board_->port() + " " + pte + " --debug-map " + map +
-                  " --trace " + trace + " --timeline " + svg + " --profile table");
+  // The board's HELLO may take longer than the default 10 s on a loaded machine (this test once
+  // ended in a board error after 13.5 s at load 10).
+  const std::string board = "--board serial --connect-timeout 30 --port " + board_->port() + " ";
+  const CommandResult run = BoardlabRun(board + pte + " --debug-map " + map + " --trace " + trace +
+                                        " --timeline " + svg + " --profile table");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   ExpectTheCoreDidEverything(trace, svg, (dir_ / "timeline.png").string());
   // The table follows the console: the clock line, then "ran on" for every row.
@@ -535,10 +537,9 @@ TEST_F(SerialBoardTest, TimelineAndProfileFromTheEtdumpTheBoardSent) {
   EXPECT_NE(run.output.find("DEPTHWISE_CONV_2D #", table), std::string::npos) << run.output;
 
   // JSON: the document alone on stdout (the console went to stderr).
-  const CommandResult doc =
-      RunCommand(testing::RunBinary() + " --board serial --port " + board_->port() + " " + pte +
-                     " --debug-map " + map + " --profile json",
-                 /*with_stderr=*/false);
+  const CommandResult doc = RunCommand(
+      testing::RunBinary() + " " + board + pte + " --debug-map " + map + " --profile json",
+      /*with_stderr=*/false);
   ASSERT_EQ(doc.exit_code, 0) << doc.output;
   const json parsed = json::parse(doc.output, nullptr, /*allow_exceptions=*/false);
   ASSERT_TRUE(parsed.is_object()) << doc.output;
