@@ -52,6 +52,10 @@ absl::StatusOr<et::ScalarType> ScalarTypeOf(const Tensor& t) {
       return et::ScalarType::FLOAT;
     case DataType::kBool:
       return et::ScalarType::BOOL;
+    case DataType::kUint32:
+      return et::ScalarType::UINT32;
+    case DataType::kUint64:
+      return et::ScalarType::UINT64;
     case DataType::kOther:
       break;
   }
