@@ -400,6 +400,11 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
     case OpType::kSignalWindow:
     case OpType::kSignalFftAutoScale:
     case OpType::kSignalDelay:
+    case OpType::kSignalEnergy:
+    case OpType::kSignalFilterBank:
+    case OpType::kSignalFilterBankSquareRoot:
+    case OpType::kSignalFilterBankLog:
+    case OpType::kSignalPcan:
       return ImportCustomOptions(src, op, where);
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
