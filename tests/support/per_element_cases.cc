@@ -162,11 +162,11 @@ std::vector<T> RandomUnsigned(CaseWriter& w, int32_t count, T max = ~T{0}) {
 // SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG and SIGNAL_PCAN over n channels.
 void AddSignalFilterBankCases(CaseList& l, const Shape& s) {
   const int32_t n = s[0] * s[1];
-  l.Add(OpType::kSignalEnergy, "int16 to uint32", [n](CaseWriter& w) {
+  l.Add(OpType::kSignalEnergy, "int16", [n](CaseWriter& w) {
     w.CustomOp(OpType::kSignalEnergy, {w.Int16({2 * n}, {})}, {w.Output({n}, TflType::kUint32)},
                IntMapFlexbuffer({{"start_index", 0}, {"end_index", n}}));
   });
-  l.Add(OpType::kSignalFilterBank, "uint32 to uint64", [n](CaseWriter& w) {
+  l.Add(OpType::kSignalFilterBank, "uint32", [n](CaseWriter& w) {
     // Channel c (of n / row + 1 table entries, the first scratch) covers row c's bins.
     const int32_t channels = n / kRowLength - 1;
     std::vector<int16_t> starts, widths(static_cast<size_t>(channels + 1), kRowLength);
@@ -181,12 +181,12 @@ void AddSignalFilterBankCases(CaseList& l, const Shape& s) {
                {w.Output({channels}, TflType::kUint64)},
                IntMapFlexbuffer({{"num_channels", channels}}));
   });
-  l.Add(OpType::kSignalFilterBankSquareRoot, "uint64 to uint32", [n](CaseWriter& w) {
+  l.Add(OpType::kSignalFilterBankSquareRoot, "uint64", [n](CaseWriter& w) {
     const int in = w.Values({n}, TflType::kUint64, RandomUnsigned<uint64_t>(w, n, 1ull << 40));
     w.CustomOp(OpType::kSignalFilterBankSquareRoot, {in, w.Int32({}, {7})},
                {w.Output({n}, TflType::kUint32)}, {});
   });
-  l.Add(OpType::kSignalFilterBankLog, "uint32 to int16", [n](CaseWriter& w) {
+  l.Add(OpType::kSignalFilterBankLog, "uint32", [n](CaseWriter& w) {
     const int in = w.Values({n}, TflType::kUint32, RandomUnsigned<uint32_t>(w, n, 1u << 20));
     w.CustomOp(OpType::kSignalFilterBankLog, {in}, {w.Output({n}, TflType::kInt16)},
                IntMapFlexbuffer({{"input_correction_bits", 3}, {"output_scale", 1600}}));
