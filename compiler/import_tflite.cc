@@ -45,6 +45,10 @@ DataType ConvertType(int8_t type) {
       return DataType::kInt16;
     case 9:
       return DataType::kInt8;
+    case 12:
+      return DataType::kUint64;
+    case 15:
+      return DataType::kUint32;
     default:
       return DataType::kOther;
   }
@@ -221,10 +225,10 @@ absl::Status Importer::ImportTensor(int index, const tflite::Tensor& t) {
   if (t.sparsity()) Unsupported(absl::StrCat(where, " is sparse; boardlab needs dense tensors"));
   out.type = ConvertType(t.type());
   if (out.type == DataType::kOther) {
-    Unsupported(absl::StrCat(where, " has TensorType ", t.type(), " (",
-                             TfliteTensorTypeName(t.type()),
-                             "); boardlab handles int8, uint8, int16, int32, int64, bool and "
-                             "float32"));
+    Unsupported(
+        absl::StrCat(where, " has TensorType ", t.type(), " (", TfliteTensorTypeName(t.type()),
+                     "); boardlab handles int8, uint8, int16, int32, int64, uint32, uint64, "
+                     "bool and float32"));
   }
   if (t.shape()) {
     if (t.shape()->size() > kMaxRank) {
@@ -396,6 +400,11 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
     case OpType::kSignalWindow:
     case OpType::kSignalFftAutoScale:
     case OpType::kSignalDelay:
+    case OpType::kSignalEnergy:
+    case OpType::kSignalFilterBank:
+    case OpType::kSignalFilterBankSquareRoot:
+    case OpType::kSignalFilterBankLog:
+    case OpType::kSignalPcan:
       return ImportCustomOptions(src, op, where);
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:

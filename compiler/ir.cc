@@ -17,8 +17,10 @@ int DataTypeSize(DataType type) {
       return 2;
     case DataType::kFloat32:
     case DataType::kInt32:
+    case DataType::kUint32:
       return 4;
     case DataType::kInt64:
+    case DataType::kUint64:
       return 8;
     case DataType::kOther:
       return 0;
@@ -42,6 +44,10 @@ const char* DataTypeName(DataType type) {
       return "int64";
     case DataType::kBool:
       return "bool";
+    case DataType::kUint32:
+      return "uint32";
+    case DataType::kUint64:
+      return "uint64";
     case DataType::kOther:
       return "other";
   }

@@ -25,7 +25,20 @@ namespace boardlab::compiler {
 
 inline constexpr int kNoTensor = -1;
 
-enum class DataType : uint8_t { kFloat32, kInt8, kUint8, kInt16, kInt32, kInt64, kBool, kOther };
+// kUint32 and kUint64 carry TFLite Micro's signal library values (SIGNAL_ENERGY's and the
+// filter bank's accumulators); only the ops that take them accept them.
+enum class DataType : uint8_t {
+  kFloat32,
+  kInt8,
+  kUint8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kBool,
+  kUint32,
+  kUint64,
+  kOther
+};
 
 /// Bytes per element; 0 for kOther.
 int DataTypeSize(DataType type);

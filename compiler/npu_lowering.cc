@@ -128,6 +128,8 @@ absl::StatusOr<fb::ElementType> ElementTypeOf(DataType type) {
       return fb::ElementType::Float32;
     case DataType::kBool:
       return fb::ElementType::Bool;
+    case DataType::kUint32:  // no Neutron element type; no NPU op takes them
+    case DataType::kUint64:
     case DataType::kOther:
       break;
   }

@@ -325,4 +325,9 @@ absl::Status ValidateSequenceOp(const OpChecker& c);
 /// (validate_signal_ops.cc).
 absl::Status ValidateSignalOp(const OpChecker& c);
 
+/// TFLite Micro's signal library filter bank stage: SIGNAL_ENERGY, SIGNAL_FILTER_BANK,
+/// SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG and SIGNAL_PCAN
+/// (validate_signal_filter_bank_ops.cc).
+absl::Status ValidateSignalFilterBankOp(const OpChecker& c);
+
 }  // namespace boardlab::compiler

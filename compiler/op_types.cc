@@ -222,6 +222,18 @@ std::string_view CustomCodeOf(OpType type) {
       return "SignalFftAutoScale";
     case OpType::kSignalDelay:
       return "SignalDelay";
+    // The filter bank stage (AddEnergy, AddFilterBank, AddFilterBankSquareRoot, AddFilterBankLog,
+    // AddPCAN).
+    case OpType::kSignalEnergy:
+      return "SignalEnergy";
+    case OpType::kSignalFilterBank:
+      return "SignalFilterBank";
+    case OpType::kSignalFilterBankSquareRoot:
+      return "SignalFilterBankSquareRoot";
+    case OpType::kSignalFilterBankLog:
+      return "SignalFilterBankLog";
+    case OpType::kSignalPcan:
+      return "SignalPCAN";
     default:
       return "";
   }

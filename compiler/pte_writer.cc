@@ -52,6 +52,10 @@ absl::StatusOr<et::ScalarType> ScalarTypeOf(const Tensor& t) {
       return et::ScalarType::FLOAT;
     case DataType::kBool:
       return et::ScalarType::BOOL;
+    case DataType::kUint32:
+      return et::ScalarType::UINT32;
+    case DataType::kUint64:
+      return et::ScalarType::UINT64;
     case DataType::kOther:
       break;
   }
@@ -128,6 +132,7 @@ class ProgramBuilder {
   void LstmParams(const Op& op, std::vector<int>& args);
   void ElementwiseParams(const Op& op, std::vector<int>& args);
   void GenericParams(const Op& op, std::vector<int>& args);
+  void SignalFilterBankParams(OpType type, const SignalOptions& o, std::vector<int>& args);
   void ActivationParams(const Op& op, Activation act, std::vector<int>& args);
   // The clamp range of `act` quantized with `t`'s scale and zero point, in its element type.
   void RangeParams(const Tensor& t, Activation act, std::vector<int>& args);
@@ -497,6 +502,29 @@ void ProgramBuilder::ElementwiseParams(const Op& op, std::vector<int>& args) {
   ActivationParams(op, act, args);
 }
 
+// The filter bank stage's option values, in the order docs/artifact-format.md lists them.
+void ProgramBuilder::SignalFilterBankParams(OpType type, const SignalOptions& o,
+                                            std::vector<int>& args) {
+  switch (type) {
+    case OpType::kSignalEnergy:
+      args.push_back(Int(o.start_index));
+      args.push_back(Int(o.end_index));
+      break;
+    case OpType::kSignalFilterBank:
+      args.push_back(Int(o.num_channels));
+      break;
+    case OpType::kSignalFilterBankLog:
+      args.push_back(Int(o.input_correction_bits));
+      args.push_back(Int(o.output_scale));
+      break;
+    case OpType::kSignalPcan:
+      args.push_back(Int(o.snr_shift));
+      break;
+    default:
+      break;  // SIGNAL_FILTER_BANK_SQUARE_ROOT has no options
+  }
+}
+
 // Ops whose kernels derive their multipliers at Prepare: option values, then the zero points
 // and scales of every input and output.
 void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
@@ -533,6 +561,7 @@ void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
   } else if (const auto* o = std::get_if<SignalOptions>(&op.options)) {
     if (op.type == OpType::kSignalWindow) args.push_back(Int(o->shift));
     if (op.type == OpType::kSignalDelay) args.push_back(Int(o->delay_length));
+    SignalFilterBankParams(op.type, *o, args);
   } else if (const auto* o = std::get_if<CumsumOptions>(&op.options)) {
     args.push_back(Bool(o->exclusive));
     args.push_back(Bool(o->reverse));

@@ -1,12 +1,42 @@
 #include "compiler/signal_options.h"
 
+#include <utility>
+#include <vector>
+
 #include "compiler/flexbuffer_options.h"
 
 namespace boardlab::compiler {
+namespace {
+
+// The filter bank stage's keys (every one required, as TFLite Micro's Init reads each by its
+// place in the sorted map).
+std::vector<std::pair<const char*, int32_t*>> FilterBankKeys(OpType type, SignalOptions& o) {
+  switch (type) {
+    case OpType::kSignalEnergy:
+      return {{"start_index", &o.start_index}, {"end_index", &o.end_index}};
+    case OpType::kSignalFilterBank:
+      return {{"num_channels", &o.num_channels}};
+    case OpType::kSignalFilterBankLog:
+      return {{"input_correction_bits", &o.input_correction_bits},
+              {"output_scale", &o.output_scale}};
+    case OpType::kSignalPcan:
+      return {{"snr_shift", &o.snr_shift}};
+    default:
+      return {};
+  }
+}
+
+bool IsFilterBankStageOp(OpType type) {
+  return type == OpType::kSignalEnergy || type == OpType::kSignalFilterBank ||
+         type == OpType::kSignalFilterBankSquareRoot || type == OpType::kSignalFilterBankLog ||
+         type == OpType::kSignalPcan;
+}
+
+}  // namespace
 
 absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const uint8_t> options) {
   SignalOptions o;
-  if (type == OpType::kSignalFftAutoScale) return o;
+  if (type == OpType::kSignalFftAutoScale || type == OpType::kSignalFilterBankSquareRoot) return o;
   absl::StatusOr<flexbuffers::Map> map = VerifiedFlexbufferMap(options);
   if (!map.ok()) return map.status();
   if (type == OpType::kSignalWindow) {
@@ -17,12 +47,15 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
       return s;
     }
   }
+  for (const auto& [key, field] : FilterBankKeys(type, o)) {
+    if (absl::Status s = FlexbufferInt(*map, key, true, field); !s.ok()) return s;
+  }
   return o;
 }
 
 bool IsSignalOp(OpType type) {
   return type == OpType::kSignalWindow || type == OpType::kSignalFftAutoScale ||
-         type == OpType::kSignalDelay;
+         type == OpType::kSignalDelay || IsFilterBankStageOp(type);
 }
 
 }  // namespace boardlab::compiler

@@ -15,15 +15,26 @@ namespace boardlab::compiler {
 struct SignalOptions {
   int32_t shift = 0;         // SIGNAL_WINDOW: the right shift after each input x weight product
   int32_t delay_length = 0;  // SIGNAL_DELAY: samples each row is delayed by
+  // The filter bank stage.
+  int32_t start_index = 0;            // SIGNAL_ENERGY: the first bin written
+  int32_t end_index = 0;              // SIGNAL_ENERGY: one past the last bin written
+  int32_t num_channels = 0;           // SIGNAL_FILTER_BANK: channels accumulated
+  int32_t input_correction_bits = 0;  // SIGNAL_FILTER_BANK_LOG: left shift before the log
+  int32_t output_scale = 0;           // SIGNAL_FILTER_BANK_LOG: multiplier of the natural log
+  int32_t snr_shift = 0;              // SIGNAL_PCAN: right shift of input x gain
 };
 
-/// Parses the options of signal op `type`. SIGNAL_WINDOW needs a verified flexbuffer map with an
-/// integer "shift", SIGNAL_DELAY one with "delay_length"; SIGNAL_FFT_AUTO_SCALE reads none (TFLite
-/// Micro registers it without Init), so its bytes are ignored. InvalidArgument, saying what,
-/// otherwise.
+/// Parses the options of signal op `type`. The filter bank stage needs every key its TFLite Micro
+/// Init reads: SIGNAL_ENERGY "start_index" and "end_index", SIGNAL_FILTER_BANK "num_channels",
+/// SIGNAL_FILTER_BANK_LOG "input_correction_bits" and "output_scale", SIGNAL_PCAN "snr_shift";
+/// SIGNAL_FILTER_BANK_SQUARE_ROOT reads none (no Init). SIGNAL_WINDOW needs a verified flexbuffer
+/// map with an integer "shift", SIGNAL_DELAY one with "delay_length"; SIGNAL_FFT_AUTO_SCALE reads
+/// none (TFLite Micro registers it without Init), so its bytes are ignored. InvalidArgument, saying
+/// what, otherwise.
 absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const uint8_t> options);
 
-/// SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY: the signal library ops boardlab runs.
+/// SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY and the filter bank stage: the signal
+/// library ops boardlab runs.
 bool IsSignalOp(OpType type);
 
 }  // namespace boardlab::compiler

@@ -188,6 +188,27 @@ std::string Int8Types(OpType type) {
              "delayed by the 'delay_length' option across inferences (rows x delay_length <= "
              "32768), the first ones reading zeros; the history is kept from one inference to "
              "the next and starts over when the model is loaded";
+    case OpType::kSignalEnergy:
+      return "custom op SignalEnergy (TFLite Micro's signal library): int16 [2n] (real, imaginary "
+             "pairs) to uint32 [n] power re^2 + im^2 for bins ['start_index', 'end_index'), the "
+             "other bins written as 0 (TFLite Micro leaves them as they were)";
+    case OpType::kSignalFilterBank:
+      return "custom op SignalFilterBank (TFLite Micro's signal library): uint32 [bins] into "
+             "uint64 [<= num_channels] mel channels, each bin weighted into its channel and "
+             "unweighted into the next; int16 weights, unweights and channel tables of "
+             "'num_channels' + 1 entries whose bins and weights must lie within their tensors";
+    case OpType::kSignalFilterBankSquareRoot:
+      return "custom op SignalFilterBankSquareRoot (TFLite Micro's signal library): uint64 [n] to "
+             "uint32 [n], the rounded integer square root shifted right by the int32 scalar "
+             "scale_bits (0..31)";
+    case OpType::kSignalFilterBankLog:
+      return "custom op SignalFilterBankLog (TFLite Micro's signal library): uint32 [n] to int16 "
+             "[n], TFLite Micro's table-interpolated natural log of the input shifted left by "
+             "'input_correction_bits' (0..31), times 'output_scale' / 2^16, at most 32767";
+    case OpType::kSignalPcan:
+      return "custom op SignalPCAN (TFLite Micro's signal library): per-channel automatic gain "
+             "control of uint32 [n] by its uint32 noise estimate [n] through an int16 gain table "
+             "of at least 125 entries, 'snr_shift' 0..63; uint32 [n]";
     case OpType::kSignalFftAutoScale:
       return "custom op SignalFftAutoScale (TFLite Micro's signal library): int16 [n] shifted left "
              "as far as its largest magnitude allows, and the shift as an int32 scalar";

@@ -808,6 +808,12 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kSignalFftAutoScale:
     case OpType::kSignalDelay:
       return ValidateSignalOp(c);
+    case OpType::kSignalEnergy:
+    case OpType::kSignalFilterBank:
+    case OpType::kSignalFilterBankSquareRoot:
+    case OpType::kSignalFilterBankLog:
+    case OpType::kSignalPcan:
+      return ValidateSignalFilterBankOp(c);
     default:
       break;  // the copy ops above; ImportEveryOpTest imports every op type
   }

@@ -176,6 +176,12 @@ json FirstValues(const rt::TensorView& t, size_t n) {
       case rt::ScalarType::kLong:
         values.push_back(t.As<int64_t>()[i]);
         break;
+      case rt::ScalarType::kUInt32:
+        values.push_back(t.As<uint32_t>()[i]);
+        break;
+      case rt::ScalarType::kUInt64:
+        values.push_back(t.As<uint64_t>()[i]);
+        break;
       case rt::ScalarType::kFloat:
         values.push_back(t.As<float>()[i]);
         break;

@@ -42,6 +42,8 @@ bool IsKnownType(int8_t value) {
     case rt::ScalarType::kLong:
     case rt::ScalarType::kFloat:
     case rt::ScalarType::kBool:
+    case rt::ScalarType::kUInt32:
+    case rt::ScalarType::kUInt64:
       return true;
   }
   return false;
@@ -111,14 +113,18 @@ const char* ScalarTypeName(rt::ScalarType type) {
       return "float32";
     case rt::ScalarType::kBool:
       return "bool";
+    case rt::ScalarType::kUInt32:
+      return "uint32";
+    case rt::ScalarType::kUInt64:
+      return "uint64";
   }
   return "?";
 }
 
 rt::ScalarType ScalarTypeNamed(std::string_view name) {
-  for (rt::ScalarType type :
-       {rt::ScalarType::kByte, rt::ScalarType::kShort, rt::ScalarType::kInt, rt::ScalarType::kLong,
-        rt::ScalarType::kFloat, rt::ScalarType::kBool}) {
+  for (rt::ScalarType type : {rt::ScalarType::kByte, rt::ScalarType::kShort, rt::ScalarType::kInt,
+                              rt::ScalarType::kLong, rt::ScalarType::kFloat, rt::ScalarType::kBool,
+                              rt::ScalarType::kUInt32, rt::ScalarType::kUInt64}) {
     if (name == ScalarTypeName(type)) return type;
   }
   return rt::ScalarType::kChar;
@@ -135,6 +141,10 @@ int64_t ArgMax(std::string_view bytes, rt::ScalarType type) {
       return ArgMaxAs<int32_t>(bytes);
     case rt::ScalarType::kLong:
       return ArgMaxAs<int64_t>(bytes);
+    case rt::ScalarType::kUInt32:
+      return ArgMaxAs<uint32_t>(bytes);
+    case rt::ScalarType::kUInt64:
+      return ArgMaxAs<uint64_t>(bytes);
     case rt::ScalarType::kFloat:
       return ArgMaxAs<float>(bytes);
     case rt::ScalarType::kChar:

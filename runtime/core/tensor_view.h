@@ -16,6 +16,8 @@ enum class ScalarType : int8_t {
   kLong = 4,   // int64
   kFloat = 6,  // float32
   kBool = 11,
+  kUInt32 = 28,  // TFLite Micro's signal library accumulators (SIGNAL_ENERGY, filter banks)
+  kUInt64 = 29,
 };
 
 inline constexpr int kMaxRank = 6;
@@ -30,8 +32,10 @@ constexpr int ElementSize(ScalarType type) {
       return 2;
     case ScalarType::kInt:
     case ScalarType::kFloat:
+    case ScalarType::kUInt32:
       return 4;
     case ScalarType::kLong:
+    case ScalarType::kUInt64:
       return 8;
   }
   return 0;

@@ -113,6 +113,12 @@ Error ToScalarType(et::ScalarType in, size_t value_index, ScalarType* out) {
     case et::ScalarType::BOOL:
       *out = ScalarType::kBool;
       return Error::kOk;
+    case et::ScalarType::UINT32:
+      *out = ScalarType::kUInt32;
+      return Error::kOk;
+    case et::ScalarType::UINT64:
+      *out = ScalarType::kUInt64;
+      return Error::kOk;
     default:
       break;
   }

@@ -107,7 +107,12 @@
   X(copy, Copy, OpDataNone)                                                  \
   X(signal_window, SignalWindow, OpDataSignalWindow)                         \
   X(signal_fft_auto_scale, SignalFftAutoScale, OpDataNone)                   \
-  X(signal_delay, SignalDelay, OpDataSignalDelay)
+  X(signal_delay, SignalDelay, OpDataSignalDelay)                            \
+  X(signal_energy, SignalEnergy, OpDataSignalEnergy)                         \
+  X(signal_filter_bank, SignalFilterBank, OpDataSignalFilterBank)            \
+  X(signal_filter_bank_square_root, SignalFilterBankSquareRoot, OpDataNone)  \
+  X(signal_filter_bank_log, SignalFilterBankLog, OpDataSignalFilterBankLog)  \
+  X(signal_pcan, SignalPcan, OpDataSignalPcan)
 
 namespace boardlab::runtime::kernels {
 

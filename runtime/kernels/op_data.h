@@ -152,6 +152,32 @@ struct OpDataSignalDelay {
   int16_t* history = nullptr;
 };
 
+// The signal library's filter bank stage (signal_filter_bank_ops.cc): each kernel's options.
+
+/// SIGNAL_ENERGY: bins [start, end) of `bins` written.
+struct OpDataSignalEnergy {
+  int32_t start = 0;
+  int32_t end = 0;
+  int32_t bins = 0;
+};
+
+/// SIGNAL_FILTER_BANK: `channels` + 1 channel table entries, `outputs` <= channels written.
+struct OpDataSignalFilterBank {
+  int32_t channels = 0;
+  int32_t outputs = 0;
+};
+
+/// SIGNAL_FILTER_BANK_LOG.
+struct OpDataSignalFilterBankLog {
+  int32_t correction_bits = 0;
+  int32_t output_scale = 0;
+};
+
+/// SIGNAL_PCAN.
+struct OpDataSignalPcan {
+  int32_t snr_shift = 0;
+};
+
 /// SIGNAL_WINDOW: `rows` runs of the `length` weights.
 struct OpDataSignalWindow {
   int32_t shift = 0;

@@ -18,6 +18,13 @@ bool OpIs(const char* key, const char* op) {
   return std::strncmp(name, op, n) == 0 && (name[n] == '.' || name[n] == '\0');
 }
 
+// The signal library's filter bank stage: a few operations per element each.
+bool IsSignalFilterBankStage(const char* key) {
+  return OpIs(key, "signal_energy") || OpIs(key, "signal_filter_bank") ||
+         OpIs(key, "signal_filter_bank_square_root") || OpIs(key, "signal_filter_bank_log") ||
+         OpIs(key, "signal_pcan");
+}
+
 const TensorView* TensorArg(Span<Value* const> args, size_t i) {
   return i < args.size() && args[i] != nullptr && args[i]->is_tensor() ? args[i]->tensor : nullptr;
 }
@@ -113,7 +120,8 @@ timing::CpuKernelShape CpuShapeForKernelCall(const char* name, Span<Value* const
   } else if (OpIs(name, "add") || OpIs(name, "sub") || OpIs(name, "mul") || OpIs(name, "maximum") ||
              OpIs(name, "minimum") || OpIs(name, "relu") || OpIs(name, "relu6") ||
              OpIs(name, "leaky_relu") || OpIs(name, "signal_window") ||
-             OpIs(name, "signal_fft_auto_scale") || OpIs(name, "signal_delay")) {
+             OpIs(name, "signal_fft_auto_scale") || OpIs(name, "signal_delay") ||
+             IsSignalFilterBankStage(name)) {
     shape.kind = CpuKernelClass::kElementwise;
   } else if (OpIs(name, "detection_postprocess") && in != nullptr && in1 != nullptr) {
     shape.kind = CpuKernelClass::kElementwise;  // every box and score is read (a lower bound)

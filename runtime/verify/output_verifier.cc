@@ -87,6 +87,12 @@ Error CompareOutput(const TensorView& actual, Span<const uint8_t> expected, doub
     case ScalarType::kLong:
       CompareAs<int64_t>(a, e, n, atol, result);
       break;
+    case ScalarType::kUInt32:
+      CompareAs<uint32_t>(a, e, n, atol, result);
+      break;
+    case ScalarType::kUInt64:
+      CompareAs<uint64_t>(a, e, n, atol, result);
+      break;
     case ScalarType::kFloat:
       CompareAs<float>(a, e, n, atol, result);
       break;

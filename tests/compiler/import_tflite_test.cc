@@ -118,6 +118,11 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kSignalWindow:
     case OpType::kSignalFftAutoScale:
     case OpType::kSignalDelay:
+    case OpType::kSignalEnergy:
+    case OpType::kSignalFilterBank:
+    case OpType::kSignalFilterBankSquareRoot:
+    case OpType::kSignalFilterBankLog:
+    case OpType::kSignalPcan:
       return 23;
     default:
       return 0;

@@ -579,7 +579,9 @@ TEST(NpuConstraint, OpsWithoutANeutronCounterpartStayOnTheCpu) {
       {"control flow", {OpType::kIf, OpType::kWhile}, "control_flow", "fixed command stream"},
       // TFLite Micro's signal library ops (audio front ends).
       {"signal",
-       {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay},
+       {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay,
+        OpType::kSignalEnergy, OpType::kSignalFilterBank, OpType::kSignalFilterBankSquareRoot,
+        OpType::kSignalFilterBankLog, OpType::kSignalPcan},
        "signal_op",
        "signal library op"},
   };

@@ -113,6 +113,7 @@ TEST_F(FirmwareOpsTest, EveryCaseGivesTheHostsOutputs) {
       {&testing::DetectionPostprocessCases(), 1},
       {&testing::LstmCases(), 3},
       {&testing::SignalCases(), 3},
+      {&testing::SignalFilterBankCases(), 1},
       {&testing::Int16Cases(), 1}};
   size_t constant = 0, cases = 0, expected = 0;
   for (size_t i = 0; i < std::size(batches); ++i) {

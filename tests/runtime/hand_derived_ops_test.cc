@@ -117,6 +117,14 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
       return FftAutoScaleReference(m);
     case compiler::OpType::kSignalDelay:
       return {DelayFirstInferenceReference(m)};
+    // The filter bank stage's cases are TFLite Micro's test vectors: its outputs are the
+    // reference.
+    case compiler::OpType::kSignalEnergy:
+    case compiler::OpType::kSignalFilterBank:
+    case compiler::OpType::kSignalFilterBankSquareRoot:
+    case compiler::OpType::kSignalFilterBankLog:
+    case compiler::OpType::kSignalPcan:
+      return testing::SignalFilterBankGolden(c.name);
     default:
       ADD_FAILURE() << c.name << ": no hand-derived reference";
       return {};

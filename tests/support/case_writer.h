@@ -80,6 +80,11 @@ class CaseWriter {
   }
   /// The case's random source, for values a case draws itself.
   std::mt19937& rng() { return rng_; }
+  /// An input of `type` holding exactly `values` (uint32 and uint64 ones among them).
+  template <typename T>
+  int Values(std::vector<int32_t> shape, TflType type, const std::vector<T>& values) {
+    return Input(std::move(shape), type, {}, RawBytes(values));
+  }
   int Int32(std::vector<int32_t> shape, const std::vector<int32_t>& values) {
     return Input(std::move(shape), TflType::kInt32, {}, RawBytes(values));
   }

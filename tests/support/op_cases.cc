@@ -471,9 +471,11 @@ int TflTypeSize(int8_t type) {
     case TflType::kInt16:
       return 2;
     case TflType::kInt32:
+    case TflType::kUint32:
     case TflType::kFloat32:
       return 4;
     case TflType::kInt64:
+    case TflType::kUint64:
       return 8;
     default:
       return 0;
@@ -500,7 +502,8 @@ const std::vector<OpCase>& AllOpCases() {
     std::vector<OpCase> all = LayoutAndSelectionCases();
     for (const std::vector<OpCase>* list :
          {&MathCases(), &NormalizationCases(), &TransposeConvCases(), &SvdfCases(),
-          &DetectionPostprocessCases(), &LstmCases(), &SignalCases(), &Int16Cases()}) {
+          &DetectionPostprocessCases(), &LstmCases(), &SignalCases(), &SignalFilterBankCases(),
+          &Int16Cases()}) {
       all.insert(all.end(), list->begin(), list->end());
     }
     return all;

@@ -89,8 +89,19 @@ const std::vector<OpCase>& LstmCases();
 /// references.
 const std::vector<OpCase>& SignalCases();
 
+/// The cases of the signal library's filter bank stage, SIGNAL_ENERGY, SIGNAL_FILTER_BANK,
+/// SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG and SIGNAL_PCAN
+/// (signal_filter_bank_cases.cc): TFLite Micro's own test vectors (signal/micro/kernels/*_test.cc)
+/// with its option bytes, whose outputs SignalFilterBankGolden holds.
+const std::vector<OpCase>& SignalFilterBankCases();
+
+/// TFLite Micro's expected outputs of the SignalFilterBankCases() case named `name` (one byte
+/// string per output); empty when no case has that name.
+std::vector<std::vector<uint8_t>> SignalFilterBankGolden(const std::string& name);
+
 /// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases(),
-/// SvdfCases(), DetectionPostprocessCases(), LstmCases(), SignalCases() and Int16Cases(), in
+/// SvdfCases(), DetectionPostprocessCases(), LstmCases(), SignalCases(), SignalFilterBankCases()
+/// and Int16Cases(), in
 /// that order (the 16x8 ones last: CasesOf leaves them out by position).
 const std::vector<OpCase>& AllOpCases();
 

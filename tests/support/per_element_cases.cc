@@ -1,10 +1,10 @@
 // PerElementCases (op_cases.h): one case per element-wise, comparison, logical and row op of
-// issue 13 (TFLite Micro's signal ops SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE and SIGNAL_DELAY among
-// them), plus int8 ADD as the reference, at a chosen element count, for the per-element figures
-// of tests/bench/firmware_bench.cc. Each case is the op's main type (int8 where the runtime has
-// an int8 kernel, else float32, int16 or bool) over same-shape operands, so the cost grows with
-// the element count alone; the value ranges keep every op in its domain (no division by zero, no
-// log of a negative).
+// issue 13 (TFLite Micro's signal ops SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY and the
+// filter bank stage among them), plus int8 ADD as the reference, at a chosen element count, for the
+// per-element figures of tests/bench/firmware_bench.cc. Each case is the op's main type (int8 where
+// the runtime has an int8 kernel, else float32, int16 or bool) over same-shape operands, so the
+// cost grows with the element count alone; the value ranges keep every op in its domain (no
+// division by zero, no log of a negative).
 
 #include "tests/support/case_writer.h"
 #include "tests/support/op_cases.h"
@@ -148,6 +148,58 @@ void AddSignalCases(CaseList& l, const Shape& s) {
   });
 }
 
+// Random values of T over its whole range (or below `max`).
+template <typename T>
+std::vector<T> RandomUnsigned(CaseWriter& w, int32_t count, T max = ~T{0}) {
+  std::uniform_int_distribution<T> d(0, max);
+  std::vector<T> v(static_cast<size_t>(count));
+  for (T& x : v) x = d(w.rng());
+  return v;
+}
+
+// The signal library's filter bank stage, each over `n` = all elements: SIGNAL_ENERGY over n
+// complex bins, SIGNAL_FILTER_BANK over n bins in channels of one row's length each,
+// SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG and SIGNAL_PCAN over n channels.
+void AddSignalFilterBankCases(CaseList& l, const Shape& s) {
+  const int32_t n = s[0] * s[1];
+  l.Add(OpType::kSignalEnergy, "int16", [n](CaseWriter& w) {
+    w.CustomOp(OpType::kSignalEnergy, {w.Int16({2 * n}, {})}, {w.Output({n}, TflType::kUint32)},
+               IntMapFlexbuffer({{"start_index", 0}, {"end_index", n}}));
+  });
+  l.Add(OpType::kSignalFilterBank, "uint32", [n](CaseWriter& w) {
+    // Channel c (of n / row + 1 table entries, the first scratch) covers row c's bins.
+    const int32_t channels = n / kRowLength - 1;
+    std::vector<int16_t> starts, widths(static_cast<size_t>(channels + 1), kRowLength);
+    for (int32_t c = 0; c <= channels; ++c) starts.push_back(static_cast<int16_t>(c * kRowLength));
+    const int in = w.Values({n}, TflType::kUint32, RandomUnsigned<uint32_t>(w, n, 1u << 24));
+    const int weights = w.ConstInt16({n}, {}, 0, 4095);
+    const int unweights = w.ConstInt16({n}, {}, 0, 4095);
+    const int table = static_cast<int32_t>(starts.size());
+    w.CustomOp(OpType::kSignalFilterBank,
+               {in, weights, unweights, w.Const16({table}, starts, {}),
+                w.Const16({table}, starts, {}), w.Const16({table}, widths, {})},
+               {w.Output({channels}, TflType::kUint64)},
+               IntMapFlexbuffer({{"num_channels", channels}}));
+  });
+  l.Add(OpType::kSignalFilterBankSquareRoot, "uint64", [n](CaseWriter& w) {
+    const int in = w.Values({n}, TflType::kUint64, RandomUnsigned<uint64_t>(w, n, 1ull << 40));
+    w.CustomOp(OpType::kSignalFilterBankSquareRoot, {in, w.Int32({}, {7})},
+               {w.Output({n}, TflType::kUint32)}, {});
+  });
+  l.Add(OpType::kSignalFilterBankLog, "uint32", [n](CaseWriter& w) {
+    const int in = w.Values({n}, TflType::kUint32, RandomUnsigned<uint32_t>(w, n, 1u << 20));
+    w.CustomOp(OpType::kSignalFilterBankLog, {in}, {w.Output({n}, TflType::kInt16)},
+               IntMapFlexbuffer({{"input_correction_bits", 3}, {"output_scale", 1600}}));
+  });
+  l.Add(OpType::kSignalPcan, "uint32", [n](CaseWriter& w) {
+    const int in = w.Values({n}, TflType::kUint32, RandomUnsigned<uint32_t>(w, n, 1u << 12));
+    const int noise = w.Values({n}, TflType::kUint32, RandomUnsigned<uint32_t>(w, n, 1u << 20));
+    const int lut = w.ConstInt16({125}, {}, -32767, 32767);
+    w.CustomOp(OpType::kSignalPcan, {in, noise, lut}, {w.Output({n}, TflType::kUint32)},
+               IntMapFlexbuffer({{"snr_shift", 6}}));
+  });
+}
+
 }  // namespace
 
 std::vector<OpCase> PerElementCases(int32_t elements) {
@@ -159,6 +211,7 @@ std::vector<OpCase> PerElementCases(int32_t elements) {
   AddComparisonAndLogicalCases(l, s);
   AddCastCases(l, s);
   AddSignalCases(l, s);
+  AddSignalFilterBankCases(l, s);
   return l.cases;
 }
 

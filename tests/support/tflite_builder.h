@@ -38,6 +38,8 @@ enum class TflType : int8_t {
   kBool = 6,
   kInt16 = 7,
   kInt8 = 9,
+  kUint64 = 12,
+  kUint32 = 15,
 };
 
 /// Affine quantization as written into QuantizationParameters. Empty `scales` writes no
