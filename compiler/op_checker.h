@@ -325,4 +325,8 @@ absl::Status ValidateSequenceOp(const OpChecker& c);
 /// (validate_signal_ops.cc).
 absl::Status ValidateSignalOp(const OpChecker& c);
 
+/// TFLite Micro's streaming ops: SIGNAL_FRAMER, SIGNAL_STACKER, SIGNAL_OVERLAP_ADD and
+/// CIRCULAR_BUFFER (validate_stream_ops.cc).
+absl::Status ValidateStreamOp(const OpChecker& c);
+
 }  // namespace boardlab::compiler

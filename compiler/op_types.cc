@@ -222,6 +222,15 @@ std::string_view CustomCodeOf(OpType type) {
       return "SignalFftAutoScale";
     case OpType::kSignalDelay:
       return "SignalDelay";
+    // Streaming ops (stream_options.h): AddFramer, AddStacker, AddOverlapAdd, AddCircularBuffer.
+    case OpType::kSignalFramer:
+      return "SignalFramer";
+    case OpType::kSignalStacker:
+      return "SignalStacker";
+    case OpType::kSignalOverlapAdd:
+      return "SignalOverlapAdd";
+    case OpType::kCircularBuffer:
+      return "CIRCULAR_BUFFER";
     default:
       return "";
   }

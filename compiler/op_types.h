@@ -108,7 +108,12 @@ namespace boardlab::compiler {
   X(kBroadcastArgs, "BROADCAST_ARGS", 145)                           \
   X(kSignalWindow, "SIGNAL_WINDOW", 32)                              \
   X(kSignalFftAutoScale, "SIGNAL_FFT_AUTO_SCALE", 32)                \
-  X(kSignalDelay, "SIGNAL_DELAY", 32)
+  X(kSignalDelay, "SIGNAL_DELAY", 32)                                \
+  /* Streaming ops (stream_options.h) */                             \
+  X(kSignalFramer, "SIGNAL_FRAMER", 32)                              \
+  X(kSignalStacker, "SIGNAL_STACKER", 32)                            \
+  X(kSignalOverlapAdd, "SIGNAL_OVERLAP_ADD", 32)                     \
+  X(kCircularBuffer, "CIRCULAR_BUFFER", 32)
 
 enum class OpType : uint8_t {
 #define BOARDLAB_OP_ENUM(name, str, code) name,

@@ -1,6 +1,7 @@
 #include "compiler/signal_options.h"
 
 #include "compiler/flexbuffer_options.h"
+#include "compiler/stream_options.h"
 
 namespace boardlab::compiler {
 
@@ -22,7 +23,7 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
 
 bool IsSignalOp(OpType type) {
   return type == OpType::kSignalWindow || type == OpType::kSignalFftAutoScale ||
-         type == OpType::kSignalDelay;
+         type == OpType::kSignalDelay || IsSignalStreamOp(type);
 }
 
 }  // namespace boardlab::compiler

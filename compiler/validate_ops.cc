@@ -808,6 +808,11 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kSignalFftAutoScale:
     case OpType::kSignalDelay:
       return ValidateSignalOp(c);
+    case OpType::kSignalFramer:
+    case OpType::kSignalStacker:
+    case OpType::kSignalOverlapAdd:
+    case OpType::kCircularBuffer:
+      return ValidateStreamOp(c);
     default:
       break;  // the copy ops above; ImportEveryOpTest imports every op type
   }

@@ -107,7 +107,11 @@
   X(copy, Copy, OpDataNone)                                                  \
   X(signal_window, SignalWindow, OpDataSignalWindow)                         \
   X(signal_fft_auto_scale, SignalFftAutoScale, OpDataNone)                   \
-  X(signal_delay, SignalDelay, OpDataSignalDelay)
+  X(signal_delay, SignalDelay, OpDataSignalDelay)                            \
+  X(signal_framer, SignalFramer, OpDataSignalFramer)                         \
+  X(signal_stacker, SignalStacker, OpDataSignalStacker)                      \
+  X(signal_overlap_add, SignalOverlapAdd, OpDataSignalOverlapAdd)            \
+  X(circular_buffer, CircularBuffer, OpDataCircularBuffer)
 
 namespace boardlab::runtime::kernels {
 

@@ -18,6 +18,12 @@ bool OpIs(const char* key, const char* op) {
   return std::strncmp(name, op, n) == 0 && (name[n] == '.' || name[n] == '\0');
 }
 
+// TFLite Micro's streaming ops: copies (and adds) over every element.
+bool IsStreamKernel(const char* key) {
+  return OpIs(key, "signal_framer") || OpIs(key, "signal_stacker") ||
+         OpIs(key, "signal_overlap_add") || OpIs(key, "circular_buffer");
+}
+
 const TensorView* TensorArg(Span<Value* const> args, size_t i) {
   return i < args.size() && args[i] != nullptr && args[i]->is_tensor() ? args[i]->tensor : nullptr;
 }
@@ -113,7 +119,8 @@ timing::CpuKernelShape CpuShapeForKernelCall(const char* name, Span<Value* const
   } else if (OpIs(name, "add") || OpIs(name, "sub") || OpIs(name, "mul") || OpIs(name, "maximum") ||
              OpIs(name, "minimum") || OpIs(name, "relu") || OpIs(name, "relu6") ||
              OpIs(name, "leaky_relu") || OpIs(name, "signal_window") ||
-             OpIs(name, "signal_fft_auto_scale") || OpIs(name, "signal_delay")) {
+             OpIs(name, "signal_fft_auto_scale") || OpIs(name, "signal_delay") ||
+             IsStreamKernel(name)) {
     shape.kind = CpuKernelClass::kElementwise;
   } else if (OpIs(name, "detection_postprocess") && in != nullptr && in1 != nullptr) {
     shape.kind = CpuKernelClass::kElementwise;  // every box and score is read (a lower bound)

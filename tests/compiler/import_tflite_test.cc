@@ -119,6 +119,11 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kSignalFftAutoScale:
     case OpType::kSignalDelay:
       return 23;
+    case OpType::kSignalFramer:
+    case OpType::kSignalStacker:
+    case OpType::kSignalOverlapAdd:
+    case OpType::kCircularBuffer:
+      return 24;
     default:
       return 0;
   }

@@ -500,7 +500,8 @@ const std::vector<OpCase>& AllOpCases() {
     std::vector<OpCase> all = LayoutAndSelectionCases();
     for (const std::vector<OpCase>* list :
          {&MathCases(), &NormalizationCases(), &TransposeConvCases(), &SvdfCases(),
-          &DetectionPostprocessCases(), &LstmCases(), &SignalCases(), &Int16Cases()}) {
+          &DetectionPostprocessCases(), &LstmCases(), &SignalCases(), &StreamCases(),
+          &CircularBufferCases(), &Int16Cases()}) {
       all.insert(all.end(), list->begin(), list->end());
     }
     return all;
