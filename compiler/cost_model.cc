@@ -150,6 +150,8 @@ CpuKernelClass CpuClassOf(OpType type) {
   // One multiply (WINDOW), a max pass and a shift pass (FFT_AUTO_SCALE) or a copy (DELAY) per
   // element.
   if (IsSignalOp(type)) return CpuKernelClass::kElementwise;
+  // Copies and adds over every element (framer, stacker, overlap-add, circular buffer).
+  if (IsStreamOp(type)) return CpuKernelClass::kElementwise;
   switch (NpuClassOf(type)) {
     case NpuKernelClass::kConv:
       return type == OpType::kConv2D || type == OpType::kTransposeConv

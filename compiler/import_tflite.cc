@@ -405,6 +405,10 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
     case OpType::kSignalFilterBankSquareRoot:
     case OpType::kSignalFilterBankLog:
     case OpType::kSignalPcan:
+    case OpType::kSignalFramer:
+    case OpType::kSignalStacker:
+    case OpType::kSignalOverlapAdd:
+    case OpType::kCircularBuffer:
       return ImportCustomOptions(src, op, where);
     case OpType::kAveragePool2D:
     case OpType::kMaxPool2D:
@@ -574,6 +578,12 @@ absl::Status Importer::ImportCustomOptions(const tflite::Operator& src, Op& op,
   std::span<const uint8_t> bytes;
   if (src.custom_options() != nullptr) {
     bytes = {src.custom_options()->data(), src.custom_options()->size()};
+  }
+  if (IsStreamOp(op.type)) {
+    absl::StatusOr<StreamOptions> o = ParseStreamOptions(op.type, bytes);
+    if (!o.ok()) return Invalid(absl::StrCat(where, ": ", o.status().message()));
+    op.options = *o;
+    return absl::OkStatus();
   }
   if (IsSignalOp(op.type)) {
     absl::StatusOr<SignalOptions> o = ParseSignalOptions(op.type, bytes);

@@ -20,6 +20,7 @@
 #include "compiler/detection_postprocess_options.h"
 #include "compiler/op_types.h"
 #include "compiler/signal_options.h"
+#include "compiler/stream_options.h"
 
 namespace boardlab::compiler {
 
@@ -210,7 +211,7 @@ using OpOptions =
                  StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions,
                  GatherOptions, PackOptions, SplitOptions, BlockOptions, MirrorPadOptions,
                  CumsumOptions, SvdfOptions, DetectionPostprocessOptions, LstmOptions,
-                 ControlFlowOptions, SignalOptions>;
+                 ControlFlowOptions, SignalOptions, StreamOptions>;
 
 /// Where an op runs after partitioning.
 enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };

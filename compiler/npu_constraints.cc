@@ -538,6 +538,16 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
            "Neutron operator set (neutron-rt700.md section 4) has no such op",
            NeverOnNpu}};
     }
+    // TFLite Micro's streaming ops (stream_options.h): state kept across inferences.
+    for (OpType type : {OpType::kSignalFramer, OpType::kSignalStacker, OpType::kSignalOverlapAdd,
+                        OpType::kCircularBuffer}) {
+      t[static_cast<size_t>(type)].constraints = {
+          {"streaming_op",
+           "a TFLite Micro streaming op (its state, kept in persistent memory from one inference "
+           "to the next, and the decision whether an inference produces output are the CPU's); "
+           "the Neutron operator set (neutron-rt700.md section 4) has no such op",
+           NeverOnNpu}};
+    }
     // The Neutron-C flow runs these (neutron-rt700.md section 4), boardlab's lowering does not.
     for (OpType type :
          {OpType::kAbs, OpType::kReduceMax, OpType::kReduceMin, OpType::kSum, OpType::kMirrorPad,

@@ -234,6 +234,15 @@ std::string_view CustomCodeOf(OpType type) {
       return "SignalFilterBankLog";
     case OpType::kSignalPcan:
       return "SignalPCAN";
+    // Streaming ops (stream_options.h): AddFramer, AddStacker, AddOverlapAdd, AddCircularBuffer.
+    case OpType::kSignalFramer:
+      return "SignalFramer";
+    case OpType::kSignalStacker:
+      return "SignalStacker";
+    case OpType::kSignalOverlapAdd:
+      return "SignalOverlapAdd";
+    case OpType::kCircularBuffer:
+      return "CIRCULAR_BUFFER";
     default:
       return "";
   }

@@ -113,7 +113,12 @@ namespace boardlab::compiler {
   X(kSignalFilterBank, "SIGNAL_FILTER_BANK", 32)                       \
   X(kSignalFilterBankSquareRoot, "SIGNAL_FILTER_BANK_SQUARE_ROOT", 32) \
   X(kSignalFilterBankLog, "SIGNAL_FILTER_BANK_LOG", 32)                \
-  X(kSignalPcan, "SIGNAL_PCAN", 32)
+  X(kSignalPcan, "SIGNAL_PCAN", 32)                                    \
+  /* Streaming ops (stream_options.h) */                               \
+  X(kSignalFramer, "SIGNAL_FRAMER", 32)                                \
+  X(kSignalStacker, "SIGNAL_STACKER", 32)                              \
+  X(kSignalOverlapAdd, "SIGNAL_OVERLAP_ADD", 32)                       \
+  X(kCircularBuffer, "CIRCULAR_BUFFER", 32)
 
 enum class OpType : uint8_t {
 #define BOARDLAB_OP_ENUM(name, str, code) name,

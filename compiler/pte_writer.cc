@@ -133,6 +133,7 @@ class ProgramBuilder {
   void ElementwiseParams(const Op& op, std::vector<int>& args);
   void GenericParams(const Op& op, std::vector<int>& args);
   void SignalFilterBankParams(OpType type, const SignalOptions& o, std::vector<int>& args);
+  void StreamParams(const Op& op, const StreamOptions& o, std::vector<int>& args);
   void ActivationParams(const Op& op, Activation act, std::vector<int>& args);
   // The clamp range of `act` quantized with `t`'s scale and zero point, in its element type.
   void RangeParams(const Tensor& t, Activation act, std::vector<int>& args);
@@ -525,6 +526,53 @@ void ProgramBuilder::SignalFilterBankParams(OpType type, const SignalOptions& o,
   }
 }
 
+// TFLite Micro's CIRCULAR_BUFFER without a cycles_max option guesses its period in Prepare: 1
+// for an output of 5, 13 or 25 slots, or for the fifth option-less one prepared since the last
+// such guess with an output [.., .., 2, 96], else 2 (circular_buffer_common.cc, written for two
+// streaming models). Prepare runs in model order, so counting the ops before `op` in that order
+// gives what a fresh TFLite Micro interpreter picks for this model.
+int32_t CircularBufferPeriod(const Graph& g, const Op& op) {
+  if (op.opts<StreamOptions>().cycles_max > 0) return op.opts<StreamOptions>().cycles_max;
+  int prepared = 0;
+  for (const Op& other : g.ops) {
+    if (other.type != OpType::kCircularBuffer || other.opts<StreamOptions>().cycles_max > 0) {
+      continue;
+    }
+    ++prepared;
+    const std::vector<int32_t>& shape = g.output(other).shape;
+    const bool every_run = shape[1] == 5 || shape[1] == 13 || shape[1] == 25 ||
+                           (prepared == 5 && shape[2] == 2 && shape[3] == 96);
+    if (&other == &op) return every_run ? 1 : 2;
+    if (every_run) prepared = 0;
+  }
+  return 2;
+}
+
+// The streaming ops' options as their kernels read them (runtime/kernels/signal_stream_ops.cc).
+void ProgramBuilder::StreamParams(const Op& op, const StreamOptions& o, std::vector<int>& args) {
+  switch (op.type) {
+    case OpType::kSignalFramer:
+      args.push_back(Int(o.frame_size));
+      args.push_back(Int(o.frame_step));
+      args.push_back(Bool(o.prefill));
+      break;
+    case OpType::kSignalStacker:
+      args.push_back(Int(o.num_channels));
+      args.push_back(Int(o.left_context));
+      args.push_back(Int(o.right_context));
+      args.push_back(Int(o.stacker_step));
+      break;
+    case OpType::kSignalOverlapAdd:
+      args.push_back(Int(o.frame_step));
+      break;
+    case OpType::kCircularBuffer:
+      args.push_back(Int(CircularBufferPeriod(g_, op)));
+      break;
+    default:
+      break;
+  }
+}
+
 // Ops whose kernels derive their multipliers at Prepare: option values, then the zero points
 // and scales of every input and output.
 void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
@@ -562,6 +610,8 @@ void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
     if (op.type == OpType::kSignalWindow) args.push_back(Int(o->shift));
     if (op.type == OpType::kSignalDelay) args.push_back(Int(o->delay_length));
     SignalFilterBankParams(op.type, *o, args);
+  } else if (const auto* o = std::get_if<StreamOptions>(&op.options)) {
+    StreamParams(op, *o, args);
   } else if (const auto* o = std::get_if<CumsumOptions>(&op.options)) {
     args.push_back(Bool(o->exclusive));
     args.push_back(Bool(o->reverse));

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "compiler/flexbuffer_options.h"
+#include "compiler/stream_options.h"
 
 namespace boardlab::compiler {
 namespace {
@@ -55,7 +56,7 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
 
 bool IsSignalOp(OpType type) {
   return type == OpType::kSignalWindow || type == OpType::kSignalFftAutoScale ||
-         type == OpType::kSignalDelay || IsFilterBankStageOp(type);
+         type == OpType::kSignalDelay || IsFilterBankStageOp(type) || IsSignalStreamOp(type);
 }
 
 }  // namespace boardlab::compiler

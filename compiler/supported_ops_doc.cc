@@ -82,10 +82,44 @@ std::string Int16Form(OpType type) {
   }
 }
 
+// TFLite Micro's streaming ops (stream_options.h): their operands and the state they keep.
+std::string StreamOpTypes(OpType type) {
+  switch (type) {
+    case OpType::kSignalFramer:
+      return "custom op SignalFramer (TFLite Micro's signal library): each row of int16 [..., n] "
+             "a stream cut into frames of 'frame_size' samples every 'frame_step' (n a multiple "
+             "of it), int16 [..., n / frame_step, frame_size], and a bool scalar, true once every "
+             "frame was full ('prefill' primes frame_size - frame_step zeros); frames not yet "
+             "full are written as zeros; the stream is kept across inferences (at most 64 KiB "
+             "per op) and starts over when the model is loaded";
+    case OpType::kSignalStacker:
+      return "custom op SignalStacker (TFLite Micro's signal library): int16 [num_channels] per "
+             "inference stacked with 'stacker_left_context' earlier and "
+             "'stacker_right_context' later ones (the first repeated to fill the left context) "
+             "every 'stacker_step' inferences, int16 [channels x (left + right + 1)], and a bool "
+             "scalar saying whether this inference stacked (zeros otherwise); kept across "
+             "inferences, starts over at load";
+    case OpType::kSignalOverlapAdd:
+      return "custom op SignalOverlapAdd (TFLite Micro's signal library): int16 (saturating) or "
+             "float32 frames [..., n_frames, frame_size] added into a running buffer per row, "
+             "'frame_step' samples out per frame, [..., n_frames x frame_step]; the buffer is "
+             "kept across inferences, zeros at load";
+    case OpType::kCircularBuffer:
+      return "custom op CIRCULAR_BUFFER (TFLite Micro): int8 [1, 1, h, d] shifted into an "
+             "output [1, slots, h, d] kept across inferences (zeros at load), same quantization "
+             "in and out, optional bool flag; runs every 'cycles_max' inferences (without the "
+             "option 1 for 5, 13 or 25 slots, else 2, as TFLite Micro guesses); the inferences "
+             "in between end at it and produce no output (docs/runtime.md)";
+    default:
+      return "";
+  }
+}
+
 // The element types the CPU kernels take for the int8 models (what the importer's validators
 // accept: TFLite Micro's types for each op, and every copyable type for pure data movement).
 std::string Int8Types(OpType type) {
   constexpr const char* kCopy = "any: int8, uint8, int16, int32, int64, float32, bool";
+  if (IsStreamOp(type)) return StreamOpTypes(type);
   if (IsComparisonOp(type)) {
     const bool equality = type == OpType::kEqual || type == OpType::kNotEqual;
     return absl::StrCat("int8 (rescaled), int32, int64, float32", equality ? ", bool" : "",

@@ -814,6 +814,11 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kSignalFilterBankLog:
     case OpType::kSignalPcan:
       return ValidateSignalFilterBankOp(c);
+    case OpType::kSignalFramer:
+    case OpType::kSignalStacker:
+    case OpType::kSignalOverlapAdd:
+    case OpType::kCircularBuffer:
+      return ValidateStreamOp(c);
     default:
       break;  // the copy ops above; ImportEveryOpTest imports every op type
   }

@@ -7,7 +7,8 @@
 //            precompute into `op_data` (ctx.persistent, op_data_size bytes). Errors are load
 //            errors (kInvalidProgram with LastErrorMessage()).
 //   Eval:    runs every inference, without re-checking what Prepare checked; may use ctx.temp
-//            (reset after every kernel call) for scratch.
+//            (reset after every kernel call) for scratch, and may end the inference early
+//            (ctx.end_inference).
 // `args` are the KernelCall's values: inputs, then parameters, then outputs.
 
 #include <cstddef>
@@ -23,6 +24,10 @@ struct KernelContext {
   MemoryAllocator* persistent = nullptr;
   MemoryAllocator* temp = nullptr;
   void* op_data = nullptr;  // op_data_size bytes from `persistent`, zeroed, 16-byte aligned
+  // Set by an Eval to end this inference after it, as TFLite Micro's kTfLiteAbort does (a
+  // streaming op that has not gathered enough input yet): the rest of the chain is skipped and
+  // Method::produced_outputs() turns false. Not an error.
+  bool end_inference = false;
 };
 
 using KernelPrepareFn = Error (*)(KernelContext& ctx, Span<Value* const> args);

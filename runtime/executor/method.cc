@@ -41,6 +41,8 @@ namespace {
 // Operator keys are "name.overload"; longer keys than this are rejected rather than truncated,
 // since a truncated key could match the wrong kernel.
 constexpr size_t kMaxOperatorKey = 128;
+// The next_pc an instruction gives to end the inference without an error (end_inference).
+constexpr size_t kEndInference = SIZE_MAX;
 constexpr char kEventPrefix[] = "native_call_";
 
 Ticks PlatformClock() { return rt_pal_current_ticks(); }
@@ -722,11 +724,14 @@ Error Method::Execute() {
   internal::BeginRun(tracer_, "Execute");
   internal::ProfileScope scope(tracer_, "Method::execute", -1, -1, clock_);
   size_t pc = 0;
+  produced_outputs_ = false;
   while (pc < num_instructions_) {
     size_t next = pc + 1;
     RT_RETURN_IF_ERROR(ExecuteInstruction(pc, next));
+    if (next == kEndInference) return Error::kOk;
     pc = next;
   }
+  produced_outputs_ = true;
   return Error::kOk;
 }
 
@@ -743,6 +748,7 @@ Error Method::ExecuteInstruction(size_t pc, size_t& next_pc) {
         internal::ProfileScope call_scope(tracer_, in.event_name, 0, instruction, clock_);
         KernelContext ctx{persistent_, temp_, in.op_data};
         err = in.kernel->eval(ctx, Span<Value* const>(in.args, in.num_args));
+        if (ctx.end_inference) next_pc = kEndInference;
       }
       if (temp_ != nullptr) temp_->Reset();
       if (err != Error::kOk) AddInstructionContext(pc, "kernel", in.key, err);

@@ -69,7 +69,15 @@ class Method {
 
   /// Runs the chain once. Errors: whatever a kernel's Eval or a backend's Execute returns (the
   /// chain stops at the failing instruction); kInvalidProgram for a jump outside the chain.
+  /// A kernel may also end the inference early without an error (KernelContext::end_inference,
+  /// TFLite Micro's CIRCULAR_BUFFER between its runs): Execute returns kOk and
+  /// produced_outputs() is false.
   [[nodiscard]] Error Execute();
+
+  /// Whether the last Execute ran the whole chain, so the outputs are this inference's. False
+  /// when a streaming op ended it early ("no output yet": the output bytes are whatever the
+  /// arena held, possibly shared with this inference's inputs) and before the first Execute.
+  bool produced_outputs() const { return produced_outputs_; }
 
   size_t num_instructions() const { return num_instructions_; }
   /// Instruction `i` of the chain (kind kFree with null names when `i` is out of range).
@@ -114,6 +122,7 @@ class Method {
   EventTracer* tracer_ = nullptr;
   Clock clock_ = nullptr;
   size_t persistent_bytes_ = 0;
+  bool produced_outputs_ = false;
 };
 
 }  // namespace boardlab::runtime

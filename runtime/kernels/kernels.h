@@ -112,7 +112,11 @@
   X(signal_filter_bank, SignalFilterBank, OpDataSignalFilterBank)            \
   X(signal_filter_bank_square_root, SignalFilterBankSquareRoot, OpDataNone)  \
   X(signal_filter_bank_log, SignalFilterBankLog, OpDataSignalFilterBankLog)  \
-  X(signal_pcan, SignalPcan, OpDataSignalPcan)
+  X(signal_pcan, SignalPcan, OpDataSignalPcan)                               \
+  X(signal_framer, SignalFramer, OpDataSignalFramer)                         \
+  X(signal_stacker, SignalStacker, OpDataSignalStacker)                      \
+  X(signal_overlap_add, SignalOverlapAdd, OpDataSignalOverlapAdd)            \
+  X(circular_buffer, CircularBuffer, OpDataCircularBuffer)
 
 namespace boardlab::runtime::kernels {
 

@@ -27,6 +27,7 @@
 #include "runtime/kernels/reference/pooling_s8.h"
 #include "runtime/kernels/reference/quantize_s8.h"
 #include "runtime/kernels/reference/reduce.h"
+#include "runtime/kernels/reference/signal_stream.h"
 #include "runtime/kernels/reference/softmax_s8.h"
 #include "runtime/kernels/reference/svdf_s8.h"
 #include "runtime/kernels/reference/types.h"
@@ -322,6 +323,33 @@ struct OpDataLstm {
 struct OpDataCumsum {
   SumRescale params;
   bool exclusive = false, reverse = false;
+};
+
+// TFLite Micro's streaming ops (signal_stream_ops.cc): their state, in persistent memory, carries
+// over from one Execute to the next; Prepare (every load) starts it over.
+
+struct OpDataSignalFramer {
+  int32_t frame_size = 0, step = 0, frames = 0;
+  int64_t rows = 0;
+  FramerState state;
+};
+
+struct OpDataSignalStacker {
+  int32_t channels = 0, left = 0, right = 0, step = 0;
+  StackerState state;
+};
+
+struct OpDataSignalOverlapAdd {
+  int32_t frame_size = 0, step = 0, frames = 0;
+  int64_t rows = 0;
+  bool int16 = true;  // else float32
+  void* buffer = nullptr;
+};
+
+struct OpDataCircularBuffer {
+  int32_t slots = 0, depth = 0;
+  int32_t period = 1, runs_until_output = 1;  // TFLite Micro's cycles_max, cycles_until_run
+  int8_t* buffer = nullptr;
 };
 
 }  // namespace boardlab::runtime::kernels

@@ -25,6 +25,12 @@ bool IsSignalFilterBankStage(const char* key) {
          OpIs(key, "signal_pcan");
 }
 
+// TFLite Micro's streaming ops: copies (and adds) over every element.
+bool IsStreamKernel(const char* key) {
+  return OpIs(key, "signal_framer") || OpIs(key, "signal_stacker") ||
+         OpIs(key, "signal_overlap_add") || OpIs(key, "circular_buffer");
+}
+
 const TensorView* TensorArg(Span<Value* const> args, size_t i) {
   return i < args.size() && args[i] != nullptr && args[i]->is_tensor() ? args[i]->tensor : nullptr;
 }
@@ -121,7 +127,7 @@ timing::CpuKernelShape CpuShapeForKernelCall(const char* name, Span<Value* const
              OpIs(name, "minimum") || OpIs(name, "relu") || OpIs(name, "relu6") ||
              OpIs(name, "leaky_relu") || OpIs(name, "signal_window") ||
              OpIs(name, "signal_fft_auto_scale") || OpIs(name, "signal_delay") ||
-             IsSignalFilterBankStage(name)) {
+             IsSignalFilterBankStage(name) || IsStreamKernel(name)) {
     shape.kind = CpuKernelClass::kElementwise;
   } else if (OpIs(name, "detection_postprocess") && in != nullptr && in1 != nullptr) {
     shape.kind = CpuKernelClass::kElementwise;  // every box and score is read (a lower bound)

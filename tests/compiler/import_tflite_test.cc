@@ -124,6 +124,11 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kSignalFilterBankLog:
     case OpType::kSignalPcan:
       return 23;
+    case OpType::kSignalFramer:
+    case OpType::kSignalStacker:
+    case OpType::kSignalOverlapAdd:
+    case OpType::kCircularBuffer:
+      return 24;
     default:
       return 0;
   }

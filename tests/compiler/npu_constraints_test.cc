@@ -145,6 +145,7 @@ const std::set<std::string_view> kTestedIds = {"int8_activations",
                                                "control_flow",
                                                "float_postprocessing",
                                                "signal_op",
+                                               "streaming_op",
                                                "not_lowered",
                                                "not_supported"};
 
@@ -584,6 +585,12 @@ TEST(NpuConstraint, OpsWithoutANeutronCounterpartStayOnTheCpu) {
         OpType::kSignalFilterBankLog, OpType::kSignalPcan},
        "signal_op",
        "signal library op"},
+      // TFLite Micro's streaming ops: state across inferences, and CIRCULAR_BUFFER's early end.
+      {"streaming",
+       {OpType::kSignalFramer, OpType::kSignalStacker, OpType::kSignalOverlapAdd,
+        OpType::kCircularBuffer},
+       "streaming_op",
+       "TFLite Micro streaming op"},
   };
   for (const CpuOnlyCase& c : cases) {
     for (OpType type : c.types) {

@@ -104,6 +104,7 @@ TEST(Validate16x8Test, OpsWithoutA16x8KernelSayWhy) {
 // kernel's Prepare and Eval type switch; docs/supported-ops.md lists the 16x8 ones). Every one
 // of them refuses int16 activations with the same words, before its own operand checks.
 const OpType kNo16x8Kernel[] = {OpType::kAddN,
+                                OpType::kCircularBuffer,
                                 OpType::kArgMax,
                                 OpType::kArgMin,
                                 OpType::kCumsum,

@@ -177,10 +177,10 @@ TEST(ValidateSignalOps, OtherSignalOpsStayUnsupportedByName) {
   TfliteBuilder b;
   const int a = b.AddTensor("a", {16}, TflType::kInt16);
   const int c = b.AddTensor("c", {8}, TflType::kInt16);
-  b.AddCustomOperator("SignalFramer", {a}, {c});
+  b.AddCustomOperator("SignalIrfft", {a}, {c});
   b.SetInputs({a});
   b.SetOutputs({c});
-  ExpectUnsupported(b, {"CUSTOM 'SignalFramer'"});
+  ExpectUnsupported(b, {"CUSTOM 'SignalIrfft'"});
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "tests/runtime/tflm_reference_16x8.h"
 #include "tests/runtime/tflm_reference_arith.h"
 #include "tests/runtime/tflm_reference_signal.h"
+#include "tests/runtime/tflm_reference_stream.h"
 #include "tests/support/op_cases.h"
 
 namespace boardlab::tflm_reference {
@@ -125,6 +126,14 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
     case compiler::OpType::kSignalFilterBankLog:
     case compiler::OpType::kSignalPcan:
       return testing::SignalFilterBankGolden(c.name);
+    case compiler::OpType::kSignalFramer:
+      return FramerFirstInferenceReference(m);
+    case compiler::OpType::kSignalStacker:
+      return StackerFirstInferenceReference(m);
+    case compiler::OpType::kSignalOverlapAdd:
+      return {OverlapAddFirstInferenceReference(m)};
+    case compiler::OpType::kCircularBuffer:
+      return {CircularBufferFirstInferenceReference(m)};
     default:
       ADD_FAILURE() << c.name << ": no hand-derived reference";
       return {};

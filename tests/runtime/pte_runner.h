@@ -22,6 +22,9 @@ struct PteRun {
   Error error = Error::kOk;
   std::string message;                        // the runtime's last error text on failure
   std::vector<std::vector<uint8_t>> outputs;  // bytes of each method output
+  // Per inference: whether it ran to the end (Method::produced_outputs); the outputs of one that
+  // did not are copied all the same.
+  std::vector<bool> produced;
 };
 
 /// Loads `pte` once and runs one inference per entry of `inferences` (each the bytes of every
@@ -54,6 +57,7 @@ inline PteRun RunPteInferences(const std::vector<uint8_t>& pte,
       }
     }
     if (Error e = method->Execute(); e != Error::kOk) return fail(e);
+    run.produced.push_back(method->produced_outputs());
     for (size_t i = 0; i < method->num_outputs(); ++i) {
       const TensorView* out = method->GetOutput(i);
       const auto* data = static_cast<const uint8_t*>(out->data);

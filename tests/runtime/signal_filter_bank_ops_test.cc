@@ -39,7 +39,7 @@ runtime::testing::PteRun RunModel(const testing::TfliteBuilder& b,
                                   const std::vector<Bytes>& inputs) {
   absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(b.Finish(), {});
   EXPECT_TRUE(compiled.ok()) << compiled.status();
-  if (!compiled.ok()) return {runtime::Error::kInternal, "compile failed", {}};
+  if (!compiled.ok()) return {runtime::Error::kInternal, "compile failed", {}, {}};
   return runtime::testing::RunPte(compiled->pte, inputs);
 }
 

@@ -99,10 +99,18 @@ const std::vector<OpCase>& SignalFilterBankCases();
 /// string per output); empty when no case has that name.
 std::vector<std::vector<uint8_t>> SignalFilterBankGolden(const std::string& name);
 
+/// Every case of TFLite Micro's streaming signal ops, SIGNAL_FRAMER, SIGNAL_STACKER and
+/// SIGNAL_OVERLAP_ADD (stream_cases.cc), checked against hand-derived first inferences.
+const std::vector<OpCase>& StreamCases();
+
+/// TFLite Micro's CIRCULAR_BUFFER (stream_cases.cc), alone: between its runs it ends the
+/// inference, which would cut short the other cases of a combined model.
+const std::vector<OpCase>& CircularBufferCases();
+
 /// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases(),
-/// SvdfCases(), DetectionPostprocessCases(), LstmCases(), SignalCases(), SignalFilterBankCases()
-/// and Int16Cases(), in
-/// that order (the 16x8 ones last: CasesOf leaves them out by position).
+/// SvdfCases(), DetectionPostprocessCases(), LstmCases(), SignalCases(), SignalFilterBankCases(),
+/// StreamCases(), CircularBufferCases() and Int16Cases(), in that order (the 16x8 ones last:
+/// CasesOf leaves them out by position).
 const std::vector<OpCase>& AllOpCases();
 
 /// One case per element-wise, comparison, logical and row op of issue 13, int8 ADD first as the

@@ -200,6 +200,38 @@ void AddSignalFilterBankCases(CaseList& l, const Shape& s) {
   });
 }
 
+// TFLite Micro's streaming ops (state kept across inferences, at most 64 KiB per op: 16384
+// elements keep 32 KiB of frames, overlap sums or buffered slots, and the stacker's two copies
+// of the input 64 KiB): frames of a row's length every half row, with prefill; the whole tensor
+// stacked with one earlier inference; frames of a row's length added every half row; a circular
+// buffer of two slots that runs every inference (cycles_max 1).
+void AddStreamCases(CaseList& l, const Shape& s) {
+  l.Add(OpType::kSignalFramer, "int16", [s](CaseWriter& w) {
+    w.CustomOp(OpType::kSignalFramer, {w.Int16(s, {})},
+               {w.Output({s[0], 2, s[1]}, TflType::kInt16), w.Output({}, TflType::kBool)},
+               IntMapFlexbuffer({{"frame_size", s[1]}, {"frame_step", s[1] / 2}, {"prefill", 1}}));
+  });
+  const int32_t n = s[0] * s[1];
+  l.Add(OpType::kSignalStacker, "int16", [n](CaseWriter& w) {
+    w.CustomOp(OpType::kSignalStacker, {w.Int16({n}, {})},
+               {w.Output({2 * n}, TflType::kInt16), w.Output({}, TflType::kBool)},
+               IntMapFlexbuffer({{"num_channels", n},
+                                 {"stacker_left_context", 1},
+                                 {"stacker_right_context", 0},
+                                 {"stacker_step", 1}}));
+  });
+  l.Add(OpType::kSignalOverlapAdd, "int16", [s](CaseWriter& w) {
+    w.CustomOp(OpType::kSignalOverlapAdd, {w.Int16({s[0], 1, s[1]}, {}, -10000, 10000)},
+               {w.Output({s[0], s[1] / 2}, TflType::kInt16)},
+               IntMapFlexbuffer({{"T", 7}, {"frame_step", s[1] / 2}}));
+  });
+  l.Add(OpType::kCircularBuffer, "int8", [n](CaseWriter& w) {
+    const QuantParams q = PerTensor(0.5f, 0);
+    w.CustomOp(OpType::kCircularBuffer, {w.Int8({1, 1, 1, n}, q)},
+               {w.Output({1, 2, 1, n}, TflType::kInt8, q)}, IntMapFlexbuffer({{"cycles_max", 1}}));
+  });
+}
+
 }  // namespace
 
 std::vector<OpCase> PerElementCases(int32_t elements) {
@@ -212,6 +244,7 @@ std::vector<OpCase> PerElementCases(int32_t elements) {
   AddCastCases(l, s);
   AddSignalCases(l, s);
   AddSignalFilterBankCases(l, s);
+  AddStreamCases(l, s);
   return l.cases;
 }
 
