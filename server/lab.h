@@ -247,7 +247,9 @@ class Lab {
   absl::Status CommitAsReplica();
   void DropLost(const CommitLosses& losses);
   void ClaimJobs();
-  bool MatchesInCluster(const v1::Job& job, const JobRuntime& runtime, const LabBoard& board) const;
+  void ClaimJobsFor(const std::string& board_type);
+  bool MatchesInCluster(const v1::Job& job, const JobRuntime& runtime,
+                        const v1::Board& board) const;
   void ClusterPoll(int64_t now);
   void CarryOnStranded(OwnedJob owned);
   void ResetAfterDeclaredDead();
