@@ -148,8 +148,10 @@ void Lab::DropLost(const CommitLosses& losses) {
     LogWarning("board taken by another replica", {{"board", id}});
     boards_.erase(id);
   }
-  std::erase_if(pending_counts_,
-                [&](const PendingCount& pending) { return lost_jobs.count(pending.job_id); });
+  const std::set<std::string> lost_boards(losses.boards.begin(), losses.boards.end());
+  std::erase_if(pending_counts_, [&](const PendingCount& pending) {
+    return lost_jobs.count(pending.job_id) || lost_boards.count(pending.board_id);
+  });
   std::erase_if(outbox_, [&](const auto& item) {
     const v1::ServerMessage& message = item.second;
     return (message.has_assign() && lost_jobs.count(message.assign().job_id())) ||
