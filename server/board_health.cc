@@ -11,10 +11,8 @@ constexpr char kCheckJobPrefix[] = "health-";
 
 }  // namespace
 
-BoardHealth::BoardHealth(int quarantine_after, int run_timeout_seconds, Metrics& metrics)
-    : quarantine_after_(quarantine_after),
-      run_timeout_seconds_(run_timeout_seconds),
-      metrics_(metrics) {}
+BoardHealth::BoardHealth(int quarantine_after, int run_timeout_seconds)
+    : quarantine_after_(quarantine_after), run_timeout_seconds_(run_timeout_seconds) {}
 
 void BoardHealth::SetCheck(const CompileRecord& artifact, const v1::Digest& input,
                            const v1::Digest& expected) {
@@ -29,32 +27,32 @@ bool BoardHealth::IsCheckBlob(const std::string& sha256) const {
                         sha256 == expected_.sha256());
 }
 
-void BoardHealth::CountRun(LabBoard& board, bool infra_failure, const std::string& message,
+bool BoardHealth::CountRun(LabBoard& board, bool infra_failure, const std::string& message,
                            int64_t now_ms) {
   if (!infra_failure) {
     board.board.set_consecutive_failures(0);
-    return;
+    return false;
   }
   board.board.set_consecutive_failures(board.board.consecutive_failures() + 1);
   board.board.set_last_failure(message);
   board.board.set_last_failure_ms(now_ms);
-  if (board.board.consecutive_failures() < quarantine_after_ || board.quarantined) return;
+  if (board.board.consecutive_failures() < quarantine_after_ || board.quarantined) return false;
   board.quarantined = true;
   board.board.set_reason(absl::StrCat("quarantined after ", board.board.consecutive_failures(),
                                       " infrastructure failures in a row; last: ", message));
   board.next_health_check_ms = now_ms;
-  metrics_.Quarantined(board.board.type());
   LogWarning("board quarantined", {{"board", board.board.id()}, {"reason", board.board.reason()}});
+  return true;
 }
 
-void BoardHealth::QuarantineByAgent(LabBoard& board, const std::string& agent_id,
+bool BoardHealth::QuarantineByAgent(LabBoard& board, const std::string& agent_id,
                                     const std::string& reason, int64_t now_ms) {
   board.board.set_reason(absl::StrCat("quarantined by agent ", agent_id, ": ", reason));
-  if (board.quarantined) return;
+  if (board.quarantined) return false;
   board.quarantined = true;
   board.next_health_check_ms = now_ms;
-  metrics_.Quarantined(board.board.type());
   LogWarning("board quarantined", {{"board", board.board.id()}, {"reason", board.board.reason()}});
+  return true;
 }
 
 std::optional<v1::Assignment> BoardHealth::StartCheckIfDue(LabBoard& board, int64_t now_ms) {

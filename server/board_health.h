@@ -11,7 +11,6 @@
 
 #include "boardlab/v1/agent_service.pb.h"
 #include "server/lab_board.h"
-#include "server/metrics.h"
 #include "server/store.h"
 
 namespace boardlab::server {
@@ -20,7 +19,7 @@ class BoardHealth {
  public:
   static constexpr int64_t kRetryCheckMs = 30000;
 
-  BoardHealth(int quarantine_after, int run_timeout_seconds, Metrics& metrics);
+  BoardHealth(int quarantine_after, int run_timeout_seconds);
 
   /// The health check's model and data; until set, quarantine ends only by an admin.
   void SetCheck(const CompileRecord& artifact, const v1::Digest& input, const v1::Digest& expected);
@@ -29,12 +28,14 @@ class BoardHealth {
   bool IsCheckBlob(const std::string& sha256) const;
 
   /// Counts a job's run on `board`: an infrastructure failure adds to its failures in a row and
-  /// may quarantine it; anything else resets the count.
-  void CountRun(LabBoard& board, bool infra_failure, const std::string& message, int64_t now_ms);
+  /// may quarantine it; anything else resets the count. True when this quarantined the board (the
+  /// caller counts it once the board's new state is committed).
+  [[nodiscard]] bool CountRun(LabBoard& board, bool infra_failure, const std::string& message,
+                              int64_t now_ms);
   /// The board's agent quarantined it (its recovery ran out): quarantined here too, with the
-  /// agent's reason, and checked as soon as it is free.
-  void QuarantineByAgent(LabBoard& board, const std::string& agent_id, const std::string& reason,
-                         int64_t now_ms);
+  /// agent's reason, and checked as soon as it is free. True when it was not quarantined before.
+  [[nodiscard]] bool QuarantineByAgent(LabBoard& board, const std::string& agent_id,
+                                       const std::string& reason, int64_t now_ms);
   /// The assignment that starts `board`'s health check when one is due (marks it running).
   std::optional<v1::Assignment> StartCheckIfDue(LabBoard& board, int64_t now_ms);
   /// Whether `result` answers `board`'s running health check.
@@ -49,7 +50,6 @@ class BoardHealth {
 
   const int quarantine_after_;
   const int run_timeout_seconds_;
-  Metrics& metrics_;
   bool has_check_ = false;
   CompileRecord artifact_;
   v1::Digest input_;

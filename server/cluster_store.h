@@ -9,7 +9,7 @@
 //   cluster->RegisterReplica("10.0.0.5:7400");
 //   int64_t number = *cluster->NextJobNumber();         // unique across replicas
 //   auto lost = cluster->CommitOwned(batch);            // writes only what this replica owns
-//   auto job = cluster->ClaimQueuedJob(board, matches); // FOR UPDATE SKIP LOCKED
+//   auto job = cluster->ClaimQueuedJob(idle, matches);  // FOR UPDATE SKIP LOCKED
 //   auto listener = cluster->Listen([](const ClusterNotification& n) { ... });
 //
 // Ownership: a job or board row has an owner (a replica id) or none. A replica changes only the
@@ -48,6 +48,13 @@ struct OwnedJob {
   int64_t number = 0;
   v1::Job job;
   JobRuntime runtime;
+};
+
+/// A queued job a replica has just claimed for one of its idle boards.
+struct ClaimedJob {
+  OwnedJob owned;
+  std::string board_id;  // the board it was claimed for
+  bool more = false;     // other queued jobs those boards might run were there too
 };
 
 /// What CommitOwned did not write because another replica (or none) owns it now.
@@ -119,13 +126,16 @@ class ClusterStore {
   virtual absl::StatusOr<CommitLosses> CommitOwned(
       const StoreBatch& batch, const std::map<int64_t, JobRuntime>& runtimes) = 0;
 
-  /// Takes the best queued job for `board` (same type, pinned to it or to none): highest
-  /// priority, then the tenant with the fewest running jobs over all replicas, then the oldest,
-  /// among those `matches` accepts (tags, failed boards). Rows other replicas are claiming are
-  /// skipped, not waited for. nullopt when none.
-  virtual absl::StatusOr<std::optional<OwnedJob>> ClaimQueuedJob(
-      const v1::Board& board,
-      const std::function<bool(const v1::Job&, const JobRuntime&)>& matches) = 0;
+  /// Takes the best queued job for any of `boards` (idle boards of one type; a job pinned to a
+  /// board waits for that one) in one claim: highest priority, then the tenant with the fewest
+  /// running jobs over all replicas, then the oldest, among those `matches` accepts for some
+  /// board (tags, failed boards); the job goes to the first such board in `boards`' order. Rows
+  /// other replicas are claiming are skipped, not waited for. nullopt when none. One call per
+  /// notification and board type, however many boards are idle: the common case is one
+  /// statement.
+  virtual absl::StatusOr<std::optional<ClaimedJob>> ClaimQueuedJob(
+      const std::vector<v1::Board>& boards,
+      const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches) = 0;
   /// Takes unowned jobs that need a replica: COMPILING (their compiler died), QUEUED past their
   /// queue deadline, orphaned runs past their lease deadline. At most `limit`.
   virtual absl::StatusOr<std::vector<OwnedJob>> TakeStrandedJobs(int64_t now_ms, int limit) = 0;

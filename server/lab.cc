@@ -59,7 +59,7 @@ Lab::Lab(const ServerConfig& config, Store& store, BlobStore& blobs, CompileServ
       compiles_(compiles),
       metrics_(metrics),
       reference_(reference),
-      health_(config.quarantine_after, config.default_run_timeout_seconds, metrics),
+      health_(config.quarantine_after, config.default_run_timeout_seconds),
       cluster_(store.Cluster()) {}
 
 std::string Lab::JobId(int64_t number) const { return absl::StrFormat("j%08d", number); }
@@ -193,7 +193,12 @@ void Lab::Flush() {
 }
 
 void Lab::CountWhenCommitted(const std::string& job_id, std::function<void()> count) {
-  pending_counts_.push_back({job_id, std::move(count)});
+  pending_counts_.push_back({job_id, "", std::move(count)});
+}
+
+void Lab::CountQuarantineWhenCommitted(const LabBoard& board) {
+  pending_counts_.push_back(
+      {"", board.board.id(), [this, type = board.board.type()] { metrics_.Quarantined(type); }});
 }
 
 void Lab::SettleCounts(bool committed) {

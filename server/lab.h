@@ -150,6 +150,9 @@ class Lab {
   /// Counts a metric of a change to job `job_id` once the change is committed: never when the
   /// commit fails, nor when it finds the job lost to another replica (whose count it is).
   void CountWhenCommitted(const std::string& job_id, std::function<void()> count);
+  /// A quarantine of `board` (boardlab_board_quarantines_total), counted once its new state is
+  /// committed; not at all when the commit fails or another replica has taken the board.
+  void CountQuarantineWhenCommitted(const LabBoard& board);
   /// Counts (`committed`) or drops what CountWhenCommitted queued.
   void SettleCounts(bool committed);
 
@@ -247,7 +250,9 @@ class Lab {
   absl::Status CommitAsReplica();
   void DropLost(const CommitLosses& losses);
   void ClaimJobs();
-  bool MatchesInCluster(const v1::Job& job, const JobRuntime& runtime, const LabBoard& board) const;
+  void ClaimJobsFor(const std::string& board_type);
+  bool MatchesInCluster(const v1::Job& job, const JobRuntime& runtime,
+                        const v1::Board& board) const;
   void ClusterPoll(int64_t now);
   void CarryOnStranded(OwnedJob owned);
   void ResetAfterDeclaredDead();
@@ -286,7 +291,8 @@ class Lab {
   StoreBatch pending_;  // this call's writes, committed by Flush()
   std::vector<std::pair<AgentSessionPtr, v1::ServerMessage>> outbox_;  // sent after the commit
   struct PendingCount {
-    std::string job_id;
+    std::string job_id;    // the job the count is about, or ""
+    std::string board_id;  // the board it is about, or ""
     std::function<void()> count;
   };
   std::vector<PendingCount> pending_counts_;  // counted after the commit

@@ -144,7 +144,9 @@ void Lab::ApplyCondition(LabBoard& board, const std::string& agent_id, v1::Board
   board.recovering = condition == v1::BOARD_CONDITION_RECOVERING;
   board.recovery_reason = board.recovering ? reason : "";
   if (condition == v1::BOARD_CONDITION_QUARANTINED) {
-    health_.QuarantineByAgent(board, agent_id, reason, NowMs());
+    if (health_.QuarantineByAgent(board, agent_id, reason, NowMs())) {
+      CountQuarantineWhenCommitted(board);
+    }
   }
 }
 
@@ -183,8 +185,10 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
     return;  // a stale attempt: the job was retried elsewhere or finished; recorded once
   }
   if (board_it != boards_.end()) {
-    health_.CountRun(board_it->second, result.outcome() == v1::RUN_OUTCOME_BOARD_ERROR,
-                     result.message(), NowMs());
+    if (health_.CountRun(board_it->second, result.outcome() == v1::RUN_OUTCOME_BOARD_ERROR,
+                         result.message(), NowMs())) {
+      CountQuarantineWhenCommitted(board_it->second);
+    }
   }
   CountWhenCommitted(result.job_id(), [this, result] {
     metrics_.StageDuration("load", result.load_seconds());

@@ -148,8 +148,10 @@ void Lab::DropLost(const CommitLosses& losses) {
     LogWarning("board taken by another replica", {{"board", id}});
     boards_.erase(id);
   }
-  std::erase_if(pending_counts_,
-                [&](const PendingCount& pending) { return lost_jobs.count(pending.job_id); });
+  const std::set<std::string> lost_boards(losses.boards.begin(), losses.boards.end());
+  std::erase_if(pending_counts_, [&](const PendingCount& pending) {
+    return lost_jobs.count(pending.job_id) || lost_boards.count(pending.board_id);
+  });
   std::erase_if(outbox_, [&](const auto& item) {
     const v1::ServerMessage& message = item.second;
     return (message.has_assign() && lost_jobs.count(message.assign().job_id())) ||
@@ -165,46 +167,55 @@ void Lab::ClaimJobs() {
   if (maybe_queued_.empty()) return;
   std::set<std::string> types;
   types.swap(maybe_queued_);
-  for (auto& [id, board] : boards_) {
-    if (!types.count(board.board.type()) || !Schedulable(board)) continue;
-    // A structured binding is captured through a plain reference: clang 14 cannot capture one.
-    LabBoard& candidate = board;
-    auto claimed =
-        cluster_->ClaimQueuedJob(board.board, [&](const v1::Job& job, const JobRuntime& runtime) {
-          return MatchesInCluster(job, runtime, candidate);
-        });
-    if (!claimed.ok()) {
-      LogError("claiming a job",
-               {{"board", id}, {"error", std::string(claimed.status().message())}});
-      maybe_queued_.insert(board.board.type());  // try again at the next poll
-      continue;
-    }
-    if (!claimed->has_value()) continue;
-    JobEntry* entry = Adopt(**std::move(claimed));
-    if (entry == nullptr) continue;
-    // More may wait: the next free board of this type looks again.
-    maybe_queued_.insert(board.board.type());
-    if (entry->cancel_requested) {
-      Finish(*entry, v1::JOB_RESULT_CANCELLED, "cancelled before it ran");
-      continue;
-    }
-    Assign(*entry, board);
-  }
+  for (const std::string& type : types) ClaimJobsFor(type);
   Flush();
 }
 
+// One claim for all the type's idle boards (each notification of a queued job reaches every
+// replica: a claim per idle board would make most of them empty), and another only while the
+// last one found a job and others waited behind it.
+void Lab::ClaimJobsFor(const std::string& board_type) {
+  for (;;) {
+    std::vector<v1::Board> idle;
+    for (const auto& [id, board] : boards_) {
+      if (board.board.type() == board_type && Schedulable(board)) idle.push_back(board.board);
+    }
+    if (idle.empty()) return;
+    auto claimed = cluster_->ClaimQueuedJob(
+        idle, [this](const v1::Job& job, const JobRuntime& runtime, const v1::Board& board) {
+          return MatchesInCluster(job, runtime, board);
+        });
+    if (!claimed.ok()) {
+      LogError("claiming a job",
+               {{"board_type", board_type}, {"error", std::string(claimed.status().message())}});
+      maybe_queued_.insert(board_type);  // try again at the next poll
+      return;
+    }
+    if (!claimed->has_value()) return;
+    const bool more = (*claimed)->more;
+    const std::string board_id = (*claimed)->board_id;
+    if (JobEntry* entry = Adopt(std::move((*claimed)->owned))) {
+      if (entry->cancel_requested) {
+        Finish(*entry, v1::JOB_RESULT_CANCELLED, "cancelled before it ran");
+      } else {
+        Assign(*entry, boards_.at(board_id));
+      }
+    }
+    if (!more) return;
+  }
+}
+
 bool Lab::MatchesInCluster(const v1::Job& job, const JobRuntime& runtime,
-                           const LabBoard& board) const {
+                           const v1::Board& board) const {
   const v1::BoardSelector& selector = job.spec().selector();
-  if (!HasTags(board.board, selector.tags())) return false;
-  if (!runtime.failed_boards.count(board.board.id()) || !selector.board_id().empty()) return true;
+  if (!HasTags(board, selector.tags())) return false;
+  if (!runtime.failed_boards.count(board.id()) || !selector.board_id().empty()) return true;
   // Retry elsewhere when another usable board of the type is online on any replica.
   for (const ClusterBoard& other : cluster_boards_) {
     const v1::Board& b = other.board;
-    if (b.type() == board.board.type() && !runtime.failed_boards.count(b.id()) &&
-        other.owner_alive && b.state() != v1::BOARD_STATE_OFFLINE &&
-        b.state() != v1::BOARD_STATE_QUARANTINED && b.state() != v1::BOARD_STATE_MAINTENANCE &&
-        HasTags(b, selector.tags())) {
+    if (b.type() == board.type() && !runtime.failed_boards.count(b.id()) && other.owner_alive &&
+        b.state() != v1::BOARD_STATE_OFFLINE && b.state() != v1::BOARD_STATE_QUARANTINED &&
+        b.state() != v1::BOARD_STATE_MAINTENANCE && HasTags(b, selector.tags())) {
       return false;
     }
   }

@@ -166,7 +166,8 @@ int Serve(const ServerConfig& config) {
     LogError(std::string(files.status().message()));
     return kExitStartup;
   }
-  auto blobs = std::make_unique<TieredBlobStore>(*std::move(files), **store);
+  auto blobs = std::make_unique<TieredBlobStore>(
+      *std::move(files), **store, KnownPresentMs(config.retention.unused_blobs_seconds));
   Metrics metrics;
   std::unique_ptr<prometheus::Exposer> exposer;
   if (!config.metrics_listen.empty()) {

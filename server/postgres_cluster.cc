@@ -30,14 +30,14 @@ static_assert(v1::JOB_STATE_DONE == 7);
   "number, record, owner, queue_deadline_ms, lease_deadline_ms, infra_failures, failed_boards, " \
   "cancel_requested"
 
-// The queued jobs a board of type $2 with id $3 may run, in the order it takes them: priority;
-// then fair share over every replica (the running jobs of each tenant, counted in the query);
-// then the oldest.
+// The queued jobs boards of type $2 with ids $3 (a bytea[]) may run, in the order they take
+// them: priority; then fair share over every replica (the running jobs of each tenant, counted
+// in the query); then the oldest.
 #define BOARDLAB_CLAIM_ORDER                                                                   \
   "SELECT j.number FROM jobs j LEFT JOIN (SELECT tenant, count(*) AS running FROM jobs WHERE " \
   "state BETWEEN 3 AND 6 GROUP BY tenant) r ON r.tenant = j.tenant WHERE j.state = 2 AND "     \
   "j.owner IS NULL AND j.board_type = $2 AND (j.pinned_board = ''::bytea OR j.pinned_board = " \
-  "$3) ORDER BY j.priority DESC, COALESCE(r.running, 0), j.number"
+  "ANY($3)) ORDER BY j.priority DESC, COALESCE(r.running, 0), j.number"
 
 // A claim looks at most at this many queued jobs of the board's type: a board whose tags match
 // none of the first ones waits until some of them are gone.
@@ -49,6 +49,24 @@ constexpr int kListenRetryMs = 1000;
 
 std::string JoinFailedBoards(const std::set<std::string>& boards) {
   return absl::StrJoin(boards, "\n");
+}
+
+// The first of `boards` that may run `job`: the one it is pinned to, or any `matches` accepts.
+const v1::Board* BoardFor(
+    const OwnedJob& job, const std::vector<v1::Board>& boards,
+    const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches) {
+  const std::string& pinned = job.job.spec().selector().board_id();
+  for (const v1::Board& board : boards) {
+    if (!pinned.empty() && pinned != board.id()) continue;
+    if (matches(job.job, job.runtime, board)) return &board;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> BoardIds(const std::vector<v1::Board>& boards) {
+  std::vector<std::string> ids;
+  for (const v1::Board& board : boards) ids.push_back(board.id());
+  return ids;
 }
 
 std::set<std::string> SplitFailedBoards(const std::string& joined) {
@@ -353,51 +371,71 @@ absl::Status PostgresStore::CommitRestOwned(const StoreBatch& batch,
 // ---------------------------------------------------------------------------------------------
 // Taking jobs and boards.
 
-absl::StatusOr<std::optional<OwnedJob>> PostgresStore::ClaimQueuedJob(
-    const v1::Board& board, const std::function<bool(const v1::Job&, const JobRuntime&)>& matches) {
+absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimQueuedJob(
+    const std::vector<v1::Board>& boards,
+    const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches) {
+  if (boards.empty()) return std::optional<ClaimedJob>();
   std::lock_guard lock(mutex_);
-  // The common case in one statement (one round trip): the first job in order, claimed at once.
-  auto first = Run("UPDATE jobs SET owner = $1 WHERE number = (" BOARDLAB_CLAIM_ORDER
-                   " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS,
-                   Params().Bytes(replica_id_).Bytes(board.type()).Bytes(board.id()),
-                   "claiming the next queued job");
+  // The common case in one statement (one round trip): the first job in order that is pinned to
+  // one of the boards or to none, claimed at once, and whether others wait behind it (so that
+  // the caller knows whether another claim could find one).
+  auto first =
+      Run("UPDATE jobs SET owner = $1 WHERE number = (" BOARDLAB_CLAIM_ORDER
+          " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS
+          ", CASE WHEN EXISTS (SELECT 1 FROM jobs q WHERE q.state = 2 AND q.owner IS NULL AND "
+          "q.board_type = $2 AND (q.pinned_board = ''::bytea OR q.pinned_board = ANY($3)) AND "
+          "q.number <> jobs.number) THEN 1 ELSE 0 END",
+          Params().Bytes(replica_id_).Bytes(boards.front().type()).BytesArray(BoardIds(boards)),
+          "claiming the next queued job");
   if (!first.ok()) return first.status();
   auto firsts = OwnedJobsOf(*first);
   if (!firsts.ok()) return firsts.status();
-  if (firsts->empty()) return std::optional<OwnedJob>();
-  if (matches(firsts->front().job, firsts->front().runtime)) {
-    return std::optional<OwnedJob>(std::move(firsts->front()));
+  if (firsts->empty()) return std::optional<ClaimedJob>();
+  OwnedJob& owned = firsts->front();
+  if (const v1::Board* board = BoardFor(owned, boards, matches)) {
+    return std::optional<ClaimedJob>(
+        ClaimedJob{std::move(owned), board->id(), first->Int(0, 8) != 0});
   }
-  // Refused (tags, a failed board): given back, and the jobs in order looked at one by one.
+  // Refused by every board (tags, a failed board): given back, and the jobs in order looked at
+  // one by one.
   if (absl::Status ok =
           Run("UPDATE jobs SET owner = NULL WHERE number = $1 AND owner = $2",
-              Params().Int(firsts->front().number).Bytes(replica_id_), "giving a refused job back")
+              Params().Int(owned.number).Bytes(replica_id_), "giving a refused job back")
               .status();
       !ok.ok()) {
     return ok;
   }
-  std::optional<OwnedJob> claimed;
+  return ClaimByLooking(boards, matches);
+}
+
+absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimByLooking(
+    const std::vector<v1::Board>& boards,
+    const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches) {
+  std::optional<ClaimedJob> claimed;
   absl::Status done = InTransaction([&]() -> absl::Status {
     claimed.reset();
     // One row at a time, so that a claim locks only the jobs it looks at: another replica's
     // claim skips those and takes the next. The rows this claim refused stay locked by it, and
     // are stepped over with OFFSET (its own locks do not hide them from it).
     for (int refused = 0; refused < kClaimLooks; ++refused) {
-      auto rows = Run(
-          "SELECT " BOARDLAB_JOB_COLUMNS " FROM jobs WHERE number = (" BOARDLAB_CLAIM_ORDER
-          " LIMIT 1 OFFSET $1 FOR UPDATE OF j SKIP LOCKED)",
-          Params().Int(refused).Bytes(board.type()).Bytes(board.id()), "looking for a queued job");
+      auto rows =
+          Run("SELECT " BOARDLAB_JOB_COLUMNS " FROM jobs WHERE number = (" BOARDLAB_CLAIM_ORDER
+              " LIMIT 1 OFFSET $1 FOR UPDATE OF j SKIP LOCKED)",
+              Params().Int(refused).Bytes(boards.front().type()).BytesArray(BoardIds(boards)),
+              "looking for a queued job");
       if (!rows.ok()) return rows.status();
       auto candidates = OwnedJobsOf(*rows);
       if (!candidates.ok()) return candidates.status();
       if (candidates->empty()) break;
       OwnedJob& candidate = candidates->front();
-      if (!matches(candidate.job, candidate.runtime)) continue;
+      const v1::Board* board = BoardFor(candidate, boards, matches);
+      if (board == nullptr) continue;
       auto taken = Run("UPDATE jobs SET owner = $1 WHERE number = $2",
                        Params().Bytes(replica_id_).Int(candidate.number), "claiming a job");
       if (!taken.ok()) return taken.status();
       candidate.runtime.owner = replica_id_;
-      claimed = std::move(candidate);
+      // Others may wait behind the refused ones: the caller may look again.
+      claimed = ClaimedJob{std::move(candidate), board->id(), true};
       break;
     }
     return absl::OkStatus();

@@ -23,6 +23,7 @@ namespace boardlab::server {
 inline constexpr Oid kInt8Oid = 20;
 inline constexpr Oid kTextOid = 25;
 inline constexpr Oid kByteaOid = 17;
+inline constexpr Oid kByteaArrayOid = 1001;
 
 // Statements both the single-server writes (postgres_store.cc) and CommitOwned
 // (postgres_cluster.cc) send: $1 job id, $2 seq, $3 record; $1 sha256, $2 tenant.
@@ -51,6 +52,27 @@ class PostgresStore::Params {
   }
   Params& Text(std::string_view text) { return Add(kTextOid, std::string(text)); }
   Params& Bytes(std::string_view bytes) { return Add(kByteaOid, std::string(bytes)); }
+  /// A one-dimensional bytea[] (PostgreSQL's binary array format: dimensions, flags, element
+  /// type, then each dimension's size and lower bound, then each element's length and bytes).
+  Params& BytesArray(const std::vector<std::string>& elements) {
+    std::string encoded;
+    auto append = [&](uint32_t value) {
+      const uint32_t big_endian = htobe32(value);
+      encoded.append(reinterpret_cast<const char*>(&big_endian), 4);
+    };
+    append(elements.empty() ? 0 : 1);  // dimensions
+    append(0);                         // no NULL elements
+    append(kByteaOid);
+    if (!elements.empty()) {
+      append(static_cast<uint32_t>(elements.size()));
+      append(1);  // lower bound
+    }
+    for (const std::string& element : elements) {
+      append(static_cast<uint32_t>(element.size()));
+      encoded += element;
+    }
+    return Add(kByteaArrayOid, std::move(encoded));
+  }
   /// SQL NULL of `type`.
   Params& Null(Oid type) {
     Add(type, std::string());

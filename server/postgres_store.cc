@@ -611,13 +611,17 @@ absl::StatusOr<int64_t> PostgresStore::BlobBytes() {
   return rows->Int(0, 0);
 }
 
-absl::Status PostgresStore::TouchBlob(const std::string& sha256, int64_t now_ms) {
+absl::StatusOr<int64_t> PostgresStore::TouchBlob(const std::string& sha256, int64_t now_ms) {
   std::lock_guard lock(mutex_);
-  // A blob used recently is left alone: no write for every submit of a model.
-  return Run("UPDATE small_blobs SET used_ms = $1 WHERE sha256 = $2 AND used_ms < $3",
-             Params().Int(now_ms).Bytes(sha256).Int(now_ms - kTouchPrecisionMs),
-             "marking a blob used")
-      .status();
+  // A blob used recently is left alone: no write for every submit of a model. One round trip:
+  // the use written, or else the one stored (the statement's snapshot), or -1.
+  auto rows = Run(
+      "WITH touched AS (UPDATE small_blobs SET used_ms = $1 WHERE sha256 = $2 AND "
+      "used_ms < $3 RETURNING used_ms) SELECT COALESCE((SELECT used_ms FROM touched), "
+      "(SELECT used_ms FROM small_blobs WHERE sha256 = $2), -1)",
+      Params().Int(now_ms).Bytes(sha256).Int(now_ms - kTouchPrecisionMs), "marking a blob used");
+  if (!rows.ok()) return rows.status();
+  return rows->Int(0, 0);
 }
 
 absl::StatusOr<std::vector<std::string>> PostgresStore::BlobsUnusedSince(int64_t ms) {

@@ -53,7 +53,7 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   absl::StatusOr<std::optional<std::string>> GetBlob(const std::string& sha256) override;
   absl::StatusOr<int64_t> BlobSize(const std::string& sha256) override;
   absl::StatusOr<int64_t> BlobBytes() override;
-  absl::Status TouchBlob(const std::string& sha256, int64_t now_ms) override;
+  absl::StatusOr<int64_t> TouchBlob(const std::string& sha256, int64_t now_ms) override;
   absl::StatusOr<std::vector<std::string>> BlobsUnusedSince(int64_t ms) override;
   absl::StatusOr<int64_t> DeleteBlobUnusedSince(const std::string& sha256, int64_t ms) override;
   absl::Status GrantBlob(const std::string& tenant, const std::string& sha256) override;
@@ -75,9 +75,10 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   absl::StatusOr<int64_t> NextJobNumber() override;
   absl::StatusOr<CommitLosses> CommitOwned(const StoreBatch& batch,
                                            const std::map<int64_t, JobRuntime>& runtimes) override;
-  absl::StatusOr<std::optional<OwnedJob>> ClaimQueuedJob(
-      const v1::Board& board,
-      const std::function<bool(const v1::Job&, const JobRuntime&)>& matches) override;
+  absl::StatusOr<std::optional<ClaimedJob>> ClaimQueuedJob(
+      const std::vector<v1::Board>& boards,
+      const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches)
+      override;
   absl::StatusOr<std::vector<OwnedJob>> TakeStrandedJobs(int64_t now_ms, int limit) override;
   absl::StatusOr<std::optional<OwnedJob>> TakeQueuedJob(const std::string& id) override;
   absl::StatusOr<TakenBoards> TakeBoards(const std::vector<std::string>& board_ids) override;
@@ -142,6 +143,11 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   /// Rolls an open transaction back after `failed`; returns `failed`.
   absl::Status RolledBack(absl::Status failed);
   absl::StatusOr<std::vector<OwnedJob>> OwnedJobsOf(const Rows& rows);
+  /// ClaimQueuedJob's queue walk, when the first job in order suits none of `boards`: row by row
+  /// in one transaction.
+  absl::StatusOr<std::optional<ClaimedJob>> ClaimByLooking(
+      const std::vector<v1::Board>& boards,
+      const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches);
 
   std::mutex mutex_;
   PGconn* connection_;

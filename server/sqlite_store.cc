@@ -542,14 +542,21 @@ absl::StatusOr<int64_t> SqliteStore::BlobBytes() {
   return stmt.Int(0);
 }
 
-absl::Status SqliteStore::TouchBlob(const std::string& sha256, int64_t now_ms) {
+absl::StatusOr<int64_t> SqliteStore::TouchBlob(const std::string& sha256, int64_t now_ms) {
   std::lock_guard lock(mutex_);
-  // A blob used recently is left alone: no write for every submit of a model.
-  Statement stmt(db_, statements_,
-                 "UPDATE small_blobs SET used_ms = ? WHERE sha256 = ? AND used_ms < ?");
-  stmt.Bind(1, now_ms).Bind(2, sha256).Bind(3, now_ms - kTouchPrecisionMs);
-  if (stmt.Step() != SQLITE_DONE) return Error("marking a blob used");
-  return absl::OkStatus();
+  {
+    // A blob used recently is left alone: no write for every submit of a model.
+    Statement stmt(db_, statements_,
+                   "UPDATE small_blobs SET used_ms = ? WHERE sha256 = ? AND used_ms < ?");
+    stmt.Bind(1, now_ms).Bind(2, sha256).Bind(3, now_ms - kTouchPrecisionMs);
+    if (stmt.Step() != SQLITE_DONE) return Error("marking a blob used");
+  }
+  Statement stmt(db_, statements_, "SELECT used_ms FROM small_blobs WHERE sha256 = ?");
+  stmt.Bind(1, sha256);
+  const int step = stmt.Step();
+  if (step == SQLITE_DONE) return -1;
+  if (step != SQLITE_ROW) return Error("reading a blob's use");
+  return stmt.Int(0);
 }
 
 absl::StatusOr<std::vector<std::string>> SqliteStore::BlobsUnusedSince(int64_t ms) {

@@ -42,7 +42,7 @@ class SqliteStore : public Store, private BatchWriter {
   absl::StatusOr<std::optional<std::string>> GetBlob(const std::string& sha256) override;
   absl::StatusOr<int64_t> BlobSize(const std::string& sha256) override;
   absl::StatusOr<int64_t> BlobBytes() override;
-  absl::Status TouchBlob(const std::string& sha256, int64_t now_ms) override;
+  absl::StatusOr<int64_t> TouchBlob(const std::string& sha256, int64_t now_ms) override;
   absl::StatusOr<std::vector<std::string>> BlobsUnusedSince(int64_t ms) override;
   absl::StatusOr<int64_t> DeleteBlobUnusedSince(const std::string& sha256, int64_t ms) override;
   absl::Status GrantBlob(const std::string& tenant, const std::string& sha256) override;

@@ -113,8 +113,10 @@ class Store {
   virtual absl::StatusOr<int64_t> BlobSize(const std::string& sha256) = 0;
   /// The bytes of all small blobs.
   virtual absl::StatusOr<int64_t> BlobBytes() = 0;
-  /// Marks a small blob as used at `now_ms` (retention keeps blobs in use).
-  virtual absl::Status TouchBlob(const std::string& sha256, int64_t now_ms) = 0;
+  /// Marks a small blob as used at `now_ms` (retention keeps blobs in use); a use recorded less
+  /// than kTouchPrecisionMs before stays. Returns its use as recorded after the call, -1 when the
+  /// blob is not stored (a cache may take it for present until retention could delete it).
+  virtual absl::StatusOr<int64_t> TouchBlob(const std::string& sha256, int64_t now_ms) = 0;
   /// The small blobs last used (stored or touched) before `ms`.
   virtual absl::StatusOr<std::vector<std::string>> BlobsUnusedSince(int64_t ms) = 0;
   /// Deletes a small blob unless it was used since `ms`; its size, or -1 when it stays.

@@ -3,7 +3,7 @@
 //
 // Usage: service_bench [--quick] [--latency-jobs N] [--jobs N] [--threads N] [--upload-mib N]
 //                      [--queued N] [--only agent|fake|upload|memory|replicas]
-//                      [--store postgres]
+//                      [--store postgres] [--server-binary PATH]
 //
 // Figures and targets:
 //   1. submit -> assigned latency with idle sim boards, p50 / p99      target p99 < 20 ms
@@ -198,6 +198,10 @@ struct ServerProcess : ChildProcess {
   }
 };
 
+// The boardlab-server the bench starts: this build's, or another build's (--server-binary) to
+// compare two builds on one machine, runs alternated.
+std::string g_server_binary = BOARDLAB_SERVER_PATH;
+
 // `config`: a server.yaml for it (e.g. a PostgreSQL store); `data_dir`: replicas share one.
 absl::StatusOr<std::unique_ptr<ServerProcess>> StartServer(const std::string& what,
                                                            const std::string& config = "",
@@ -207,7 +211,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> StartServer(const std::string& wh
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
   std::string log = server->dir + "/server.log";
-  std::vector<std::string> argv = {BOARDLAB_SERVER_PATH,
+  std::vector<std::string> argv = {g_server_binary,
                                    "--listen",
                                    "127.0.0.1:0",
                                    "--metrics-listen",
@@ -1176,11 +1180,13 @@ int main(int argc, char** argv) {
       store = argv[++i];
     } else if (arg == "--queued") {
       queued_jobs = static_cast<int>(std::max(1L, next()));
+    } else if (arg == "--server-binary" && i + 1 < argc) {
+      g_server_binary = argv[++i];
     } else {
       std::fprintf(stderr,
                    "usage: service_bench [--quick] [--latency-jobs N] [--jobs N] [--threads N] "
                    "[--upload-mib N] [--queued N] [--only agent|fake|upload|memory|replicas] "
-                   "[--store postgres]\n");
+                   "[--store postgres] [--server-binary PATH]\n");
       return 2;
     }
   }
@@ -1190,7 +1196,7 @@ int main(int argc, char** argv) {
   signal(SIGTERM, OnSignal);
   signal(SIGPIPE, SIG_IGN);
 
-  std::printf("service_bench%s: server %s\n", quick ? " --quick" : "", BOARDLAB_SERVER_PATH);
+  std::printf("service_bench%s: server %s\n", quick ? " --quick" : "", g_server_binary.c_str());
   std::vector<Row> rows;
   int errors = 0;
 

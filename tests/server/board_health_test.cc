@@ -7,7 +7,7 @@ namespace {
 
 class BoardHealthTest : public ::testing::Test {
  protected:
-  BoardHealthTest() : health_(/*quarantine_after=*/2, /*run_timeout_seconds=*/77, metrics_) {
+  BoardHealthTest() : health_(/*quarantine_after=*/2, /*run_timeout_seconds=*/77) {
     board_.board.set_id("b0");
     board_.board.set_type("rt700");
     board_.session_id = "agent#1";
@@ -32,19 +32,18 @@ class BoardHealthTest : public ::testing::Test {
     return result;
   }
 
-  Metrics metrics_;
   BoardHealth health_;
   LabBoard board_;
 };
 
 TEST_F(BoardHealthTest, QuarantinesAfterFailuresInARowOnly) {
   EXPECT_EQ(board_.board.last_failure(), "");
-  health_.CountRun(board_, true, "crash", 0);
-  health_.CountRun(board_, false, "", 0);           // a good run resets the count
-  EXPECT_EQ(board_.board.last_failure(), "crash");  // but the last failure stays on record
-  health_.CountRun(board_, true, "crash", 3);
+  EXPECT_FALSE(health_.CountRun(board_, true, "crash", 0));
+  EXPECT_FALSE(health_.CountRun(board_, false, "", 0));  // a good run resets the count
+  EXPECT_EQ(board_.board.last_failure(), "crash");       // but the last failure stays on record
+  EXPECT_FALSE(health_.CountRun(board_, true, "crash", 3));
   EXPECT_FALSE(board_.quarantined);
-  health_.CountRun(board_, true, "hang", 5);
+  EXPECT_TRUE(health_.CountRun(board_, true, "hang", 5));  // quarantined now: the caller counts it
   EXPECT_TRUE(board_.quarantined);
   EXPECT_EQ(board_.State(), v1::BOARD_STATE_QUARANTINED);
   EXPECT_NE(board_.board.reason().find("2 infrastructure failures in a row; last: hang"),
@@ -68,8 +67,8 @@ TEST_F(BoardHealthTest, ChecksAQuarantinedFreeBoardOnceAndReturnsItWhenItPasses)
   EXPECT_TRUE(health_.IsCheckBlob("bb"));
   EXPECT_FALSE(health_.IsCheckBlob("dd"));
   EXPECT_FALSE(health_.StartCheckIfDue(board_, 0));  // healthy: nothing to check
-  health_.CountRun(board_, true, "crash", 0);
-  health_.CountRun(board_, true, "crash", 0);
+  EXPECT_FALSE(health_.CountRun(board_, true, "crash", 0));
+  EXPECT_TRUE(health_.CountRun(board_, true, "crash", 0));
   std::optional<v1::Assignment> check = health_.StartCheckIfDue(board_, 0);
   ASSERT_TRUE(check);
   EXPECT_TRUE(check->health_check());

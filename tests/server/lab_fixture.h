@@ -5,6 +5,7 @@
 // answer assignments with stage events and results, or stay silent.
 
 #include <gtest/gtest.h>
+#include <prometheus/metric_family.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -24,6 +25,20 @@
 #include "tests/support/test_models.h"
 
 namespace boardlab::server::testing {
+
+// The sum of a counter's series, or of a histogram's sample counts, in `metrics`.
+inline double Total(const Metrics& metrics, const std::string& name) {
+  double total = 0;
+  for (const prometheus::MetricFamily& family : metrics.registry()->Collect()) {
+    if (family.name != name) continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      total += family.type == prometheus::MetricType::Histogram
+                   ? static_cast<double>(metric.histogram.sample_count)
+                   : metric.counter.value;
+    }
+  }
+  return total;
+}
 
 class FakeSession : public AgentSession {
  public:

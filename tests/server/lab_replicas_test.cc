@@ -4,8 +4,6 @@
 // either (the replica that holds the job counts it). Skipped with the reason where PostgreSQL is
 // not installed.
 
-#include <prometheus/metric_family.h>
-
 #include "server/postgres_store.h"
 #include "tests/server/lab_fixture.h"
 #include "tests/support/postgres_server.h"
@@ -16,20 +14,6 @@ namespace {
 using boardlab::testing::PostgresServer;
 
 constexpr char kBoardType[] = "imxrt700-sim";
-
-// The sum of a counter's series, or of a histogram's sample counts, in `metrics`.
-double Total(const Metrics& metrics, const std::string& name) {
-  double total = 0;
-  for (const prometheus::MetricFamily& family : metrics.registry()->Collect()) {
-    if (family.name != name) continue;
-    for (const prometheus::ClientMetric& metric : family.metric) {
-      total += family.type == prometheus::MetricType::Histogram
-                   ? static_cast<double>(metric.histogram.sample_count)
-                   : metric.counter.value;
-    }
-  }
-  return total;
-}
 
 class LabReplicaTest : public LabTest {
  protected:

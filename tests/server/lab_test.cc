@@ -426,6 +426,33 @@ TEST_F(LabTest, ABoardThatKeepsFailingIsQuarantined) {
   EXPECT_EQ(agent->Assignments().size(), 2u);  // no more jobs for it
 }
 
+// boardlab_board_quarantines_total counts quarantines the store has: one whose commit failed
+// (another program holds the database's write lock) is not counted, one that was committed is.
+TEST_F(LabTest, AQuarantineIsCountedOnlyOnceItIsCommitted) {
+  config_.quarantine_after = 1;
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  const std::string session = Connect("a", 2, agent);
+  const v1::Digest model = PutModel();
+  for (int job = 0; job < 2; ++job) Submit(Request(model));
+  ASSERT_TRUE(agent->WaitAssignment(2));
+  const std::vector<v1::Assignment> sent = agent->Assignments();
+  ASSERT_EQ(sent.size(), 2u);
+  const v1::Assignment* first = &sent[0];
+  const v1::Assignment* second = &sent[1];
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "boardlab.db").c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  Result(session, *first, v1::RUN_OUTCOME_BOARD_ERROR, "flash failed");
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  EXPECT_EQ(lab_->GetBoard(first->board_id())->state(), v1::BOARD_STATE_QUARANTINED);
+  EXPECT_EQ(Total(*metrics_, "boardlab_board_quarantines_total"), 0);
+  Result(session, *second, v1::RUN_OUTCOME_BOARD_ERROR, "flash failed");
+  EXPECT_EQ(lab_->GetBoard(second->board_id())->state(), v1::BOARD_STATE_QUARANTINED);
+  EXPECT_EQ(Total(*metrics_, "boardlab_board_quarantines_total"), 1);
+}
+
 TEST_F(LabTest, ASilentAgentsJobMovesToAnotherAgent) {
   config_.heartbeat_interval_ms = 50;  // lease: 150 ms
   StartLab();

@@ -4,7 +4,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "proto/support/digest.h"
@@ -36,9 +38,20 @@ class TieredBlobStoreTest : public ::testing::Test {
   }
   void Reopen() {
     blobs_.reset();
+    blobs_ = Another();
+  }
+  // Another blob store on the same database and directory (another replica's).
+  std::unique_ptr<TieredBlobStore> Another(int64_t known_present_ms = kMaxKnownPresentMs) {
     auto files = FileBlobStore::Open((dir_ / "blobs").string());
-    ASSERT_TRUE(files.ok()) << files.status();
-    blobs_ = std::make_unique<TieredBlobStore>(*std::move(files), *store_);
+    EXPECT_TRUE(files.ok()) << files.status();
+    return std::make_unique<TieredBlobStore>(*std::move(files), *store_, known_present_ms);
+  }
+  // SQL on the database behind the stores' back, as another program would run it.
+  void Sql(const char* sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "boardlab.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
   }
   // Regular files below blobs/ (the temporary directory aside).
   int BlobFiles() const {
@@ -126,11 +139,7 @@ TEST_F(TieredBlobStoreTest, RepeatedTouchesWithinThePrecisionAreNotWritten) {
   ASSERT_TRUE(digest.ok()) << digest.status();
   blobs_->Touch(*digest);  // remembered as written now
   // Its row ages behind the store's back (a second connection, as a sweep's clock would see it).
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((dir_ / "boardlab.db").c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE small_blobs SET used_ms = 1", nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  Sql("UPDATE small_blobs SET used_ms = 1");
   auto unused = [&] {
     auto found = store_->BlobsUnusedSince(NowMs() - kTouchPrecisionMs);
     EXPECT_TRUE(found.ok()) << found.status();
@@ -142,6 +151,56 @@ TEST_F(TieredBlobStoreTest, RepeatedTouchesWithinThePrecisionAreNotWritten) {
   Reopen();
   blobs_->Touch(*digest);
   EXPECT_TRUE(unused().empty());
+}
+
+// Blobs never change: one seen stored, with a recorded use, is not looked up again (the row is
+// deleted behind the store's back to show that no query was made); with no time to trust it,
+// every check asks.
+TEST_F(TieredBlobStoreTest, AStoredBlobIsKnownWithoutAskingTheDatabaseAgain) {
+  std::unique_ptr<TieredBlobStore> asking = Another(/*known_present_ms=*/0);
+  auto digest = blobs_->Put("a model");
+  ASSERT_TRUE(digest.ok()) << digest.status();
+  ASSERT_TRUE(asking->Has(*digest));
+  Sql("DELETE FROM small_blobs");
+  EXPECT_TRUE(blobs_->Has(*digest));
+  EXPECT_FALSE(asking->Has(*digest));
+  v1::Digest wrong_size = *digest;
+  wrong_size.set_size_bytes(3);
+  EXPECT_FALSE(blobs_->Has(wrong_size)) << "the size is checked against what was seen";
+}
+
+// Another replica's blob is known from the use its touch finds recorded, and only as long as no
+// retention sweep could delete it: then the database is asked again.
+TEST_F(TieredBlobStoreTest, ABlobIsTakenForPresentOnlyWhileRetentionMustKeepIt) {
+  constexpr int64_t kKnownMs = 2000;
+  std::unique_ptr<TieredBlobStore> replica = Another(kKnownMs);
+  auto digest = blobs_->Put("another replica's model");
+  ASSERT_TRUE(digest.ok()) << digest.status();
+  ASSERT_TRUE(replica->Has(*digest));  // found, its use not yet known: asked again next time
+  replica->Touch(*digest);
+  Sql("DELETE FROM small_blobs");  // as a sweep elsewhere would, once the use is old enough
+  EXPECT_TRUE(replica->Has(*digest));
+  std::this_thread::sleep_for(std::chrono::milliseconds(kKnownMs + 500));
+  EXPECT_FALSE(replica->Has(*digest));
+}
+
+TEST_F(TieredBlobStoreTest, ABlobThisStoresSweepDeletedIsForgottenAtOnce) {
+  auto digest = blobs_->Put("an old log");
+  ASSERT_TRUE(digest.ok()) << digest.status();
+  ASSERT_TRUE(blobs_->Has(*digest));
+  auto sweep = blobs_->DeleteUnused([](const std::string&) { return false; }, NowMs() + 1);
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  ASSERT_EQ(sweep->blobs, 1);
+  EXPECT_FALSE(blobs_->Has(*digest));
+  blobs_->Touch(*digest);  // a touch of a blob that is gone finds it gone
+  EXPECT_FALSE(blobs_->Has(*digest));
+}
+
+TEST(KnownPresentMsTest, HalfTheUnusedPeriodAtMostTenMinutes) {
+  EXPECT_EQ(KnownPresentMs(60), 30'000);
+  EXPECT_EQ(KnownPresentMs(86400), kMaxKnownPresentMs);
+  EXPECT_EQ(KnownPresentMs(0), kMaxKnownPresentMs);  // kept forever here; elsewhere perhaps not
+  EXPECT_EQ(kMaxKnownPresentMs, 600'000);
 }
 
 }  // namespace

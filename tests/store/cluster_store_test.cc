@@ -102,12 +102,58 @@ class ClusterStoreTest : public ::testing::TestWithParam<std::string> {
     return job;
   }
 
-  // A claim for board `board_id` that takes whatever matches.
+  // A claim for board `board_id` alone that takes whatever matches.
   std::optional<OwnedJob> Claim(ClusterStore* replica, const std::string& board_id = "b0") {
-    auto claimed = replica->ClaimQueuedJob(Board(board_id),
-                                           [](const v1::Job&, const JobRuntime&) { return true; });
+    auto claimed = replica->ClaimQueuedJob(
+        {Board(board_id)},
+        [](const v1::Job&, const JobRuntime&, const v1::Board&) { return true; });
     EXPECT_TRUE(claimed.ok()) << claimed.status();
-    return claimed.ok() ? *claimed : std::nullopt;
+    if (!claimed.ok() || !claimed->has_value()) return std::nullopt;
+    EXPECT_EQ((*claimed)->board_id, board_id);
+    return (*claimed)->owned;
+  }
+
+  // A claim for `boards` whose tags must include the job's (as the Lab's test does), with the
+  // board it went to: "job@board", or "" when none.
+  std::string ClaimFor(ClusterStore* replica, const std::vector<v1::Board>& boards,
+                       bool* more = nullptr) {
+    auto claimed = replica->ClaimQueuedJob(
+        boards, [](const v1::Job& job, const JobRuntime&, const v1::Board& board) {
+          for (const v1::Tag& wanted : job.spec().selector().tags()) {
+            bool found = false;
+            for (const v1::Tag& tag : board.tags()) {
+              found |= tag.key() == wanted.key() && tag.value() == wanted.value();
+            }
+            if (!found) return false;
+          }
+          return true;
+        });
+    EXPECT_TRUE(claimed.ok()) << claimed.status();
+    if (!claimed.ok() || !claimed->has_value()) return "";
+    if (more != nullptr) *more = (*claimed)->more;
+    return (*claimed)->owned.job.id() + "@" + (*claimed)->board_id;
+  }
+
+  static v1::Board Tagged(const std::string& id, const std::string& key, const std::string& value) {
+    v1::Board board = Board(id);
+    v1::Tag* tag = board.add_tags();
+    tag->set_key(key);
+    tag->set_value(value);
+    return board;
+  }
+
+  static v1::Job Needing(int64_t number, const std::string& key, const std::string& value) {
+    v1::Job job = Job(number, v1::JOB_STATE_QUEUED);
+    v1::Tag* tag = job.mutable_spec()->mutable_selector()->add_tags();
+    tag->set_key(key);
+    tag->set_value(value);
+    return job;
+  }
+
+  static v1::Job PinnedTo(int64_t number, const std::string& board_id) {
+    v1::Job job = Job(number, v1::JOB_STATE_QUEUED);
+    job.mutable_spec()->mutable_selector()->set_board_id(board_id);
+    return job;
   }
 
   std::unique_ptr<StoreBackend> backend_;
@@ -269,20 +315,21 @@ TEST_P(ClusterStoreTest, AClaimSkipsARowAnotherClaimHolds) {
   bool b_done = false;
   int looks = 0;
   std::thread a_claim([&] {
-    auto claimed = a_->ClaimQueuedJob(Board("b0"), [&](const v1::Job& job, const JobRuntime&) {
-      // The first look (the one-statement claim) refuses j1, so that the claim looks at the
-      // queue row by row, each row locked: there it holds j1's lock.
-      if (++looks == 1) return false;
-      std::unique_lock lock(mutex);
-      holding = true;
-      changed.notify_all();
-      // Hold job 1's row lock until B's claim is over (at most 30 s if B wrongly waits).
-      changed.wait_for(lock, std::chrono::seconds(30), [&] { return b_done; });
-      return job.id() == "j1";
-    });
+    auto claimed = a_->ClaimQueuedJob(
+        {Board("b0")}, [&](const v1::Job& job, const JobRuntime&, const v1::Board&) {
+          // The first look (the one-statement claim) refuses j1, so that the claim looks at the
+          // queue row by row, each row locked: there it holds j1's lock.
+          if (++looks == 1) return false;
+          std::unique_lock lock(mutex);
+          holding = true;
+          changed.notify_all();
+          // Hold job 1's row lock until B's claim is over (at most 30 s if B wrongly waits).
+          changed.wait_for(lock, std::chrono::seconds(30), [&] { return b_done; });
+          return job.id() == "j1";
+        });
     ASSERT_TRUE(claimed.ok()) << claimed.status();
     ASSERT_TRUE(claimed->has_value());
-    EXPECT_EQ((*claimed)->job.id(), "j1");
+    EXPECT_EQ((*claimed)->owned.job.id(), "j1");
   });
   {
     std::unique_lock lock(mutex);
@@ -328,12 +375,43 @@ TEST_P(ClusterStoreTest, AClaimTakesOnlyWhatTheBoardMayRun) {
   Write(a_, 3, Job(3, v1::JOB_STATE_QUEUED), "");
   // The caller's test (tags, failed boards) refuses job 3.
   auto refused = b_->ClaimQueuedJob(
-      Board("b0"), [](const v1::Job& job, const JobRuntime&) { return job.id() != "j3"; });
+      {Board("b0")},
+      [](const v1::Job& job, const JobRuntime&, const v1::Board&) { return job.id() != "j3"; });
   ASSERT_TRUE(refused.ok()) << refused.status();
   EXPECT_FALSE(refused->has_value());
   std::optional<OwnedJob> on_b9 = Claim(b_, "b9");
   ASSERT_TRUE(on_b9.has_value());
   EXPECT_EQ(on_b9->job.id(), "j1");
+}
+
+// One claim serves all of a replica's idle boards: a job pinned to one of them, or needing tags
+// only one of them has, goes to that board at once (not at the next poll), in queue order.
+TEST_P(ClusterStoreTest, OneClaimFindsTheBoardAPinnedOrTaggedJobNeeds) {
+  Write(a_, 1, PinnedTo(1, "elsewhere"), "");  // not idle here: left to its board
+  Write(a_, 2, Needing(2, "camera", "ov5640"), "");
+  Write(a_, 3, PinnedTo(3, "b0"), "");
+  Write(a_, 4, Needing(4, "radio", "none-here"), "");  // no idle board has it: stepped over
+  Write(a_, 5, Job(5, v1::JOB_STATE_QUEUED), "");
+  const std::vector<v1::Board> idle = {Board("b0"), Tagged("b1", "camera", "ov5640"), Board("b2")};
+  EXPECT_EQ(ClaimFor(b_, idle), "j2@b1");
+  EXPECT_EQ(ClaimFor(b_, {Board("b0"), Board("b2")}), "j3@b0");
+  EXPECT_EQ(ClaimFor(b_, {Board("b2")}), "j5@b2");
+  EXPECT_EQ(ClaimFor(b_, idle), "");  // j1 waits for its board, j4 for its tag
+  EXPECT_EQ(ClaimFor(b_, {Board("elsewhere")}), "j1@elsewhere");
+}
+
+// A claim says whether other jobs the boards might run wait behind the one it took: the caller
+// claims again only then, rather than once per idle board.
+TEST_P(ClusterStoreTest, AClaimSaysWhetherMoreJobsWait) {
+  Write(a_, 1, Job(1, v1::JOB_STATE_QUEUED), "");
+  Write(a_, 2, PinnedTo(2, "elsewhere"), "");
+  Write(a_, 3, Job(3, v1::JOB_STATE_QUEUED), "");
+  const std::vector<v1::Board> idle = {Board("b0"), Board("b1")};
+  bool more = false;
+  EXPECT_EQ(ClaimFor(b_, idle, &more), "j1@b0");
+  EXPECT_TRUE(more);
+  EXPECT_EQ(ClaimFor(b_, {Board("b1")}, &more), "j3@b1");
+  EXPECT_FALSE(more) << "only a job pinned to another board is left";
 }
 
 TEST_P(ClusterStoreTest, AnAgentsBoardsAndRunsMoveToTheReplicaItConnectsTo) {

@@ -377,7 +377,9 @@ TEST_P(StoreConformanceTest, BlobUseDecidesWhatRetentionMayDelete) {
   ASSERT_TRUE(store_->PutBlob("old", "12345").ok());
   ASSERT_TRUE(store_->PutBlob("used", "123").ok());
   const int64_t later = now + 10 * kTouchPrecisionMs;
-  ASSERT_TRUE(store_->TouchBlob("used", later).ok());
+  // A touch answers with the use it leaves recorded; -1 for a blob that is not stored.
+  EXPECT_EQ(*store_->TouchBlob("used", later), later);
+  EXPECT_EQ(*store_->TouchBlob("absent", later), -1);
   auto unused = store_->BlobsUnusedSince(now + kTouchPrecisionMs);
   ASSERT_TRUE(unused.ok()) << unused.status();
   EXPECT_EQ(*unused, (std::vector<std::string>{"old"}));
@@ -386,9 +388,10 @@ TEST_P(StoreConformanceTest, BlobUseDecidesWhatRetentionMayDelete) {
   EXPECT_FALSE(store_->GetBlob("old")->has_value());
   EXPECT_EQ(*store_->DeleteBlobUnusedSince("old", now + kTouchPrecisionMs), -1);
   // A touch within the precision of the last one is not written.
-  ASSERT_TRUE(store_->TouchBlob("used", later + kTouchPrecisionMs / 2).ok());
+  EXPECT_EQ(*store_->TouchBlob("used", later + kTouchPrecisionMs / 2), later);
   EXPECT_EQ(*store_->BlobsUnusedSince(later + 1), (std::vector<std::string>{"used"}));
-  ASSERT_TRUE(store_->TouchBlob("used", later + 2 * kTouchPrecisionMs).ok());
+  EXPECT_EQ(*store_->TouchBlob("used", later + 2 * kTouchPrecisionMs),
+            later + 2 * kTouchPrecisionMs);
   EXPECT_TRUE(store_->BlobsUnusedSince(later + 1)->empty());
 }
 
