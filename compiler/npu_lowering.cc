@@ -128,6 +128,7 @@ absl::StatusOr<fb::ElementType> ElementTypeOf(DataType type) {
       return fb::ElementType::Float32;
     case DataType::kBool:
       return fb::ElementType::Bool;
+    case DataType::kResource:
     case DataType::kOther:
       break;
   }

@@ -80,9 +80,9 @@ std::string ReportJson(const CompileResult& result) {
     const OpCost cost = i < c.op_costs.size() ? c.op_costs[i] : OpCost{};
     ops.push_back({{"index", op.source_index},
                    {"type", OpTypeName(op.type)},
-                   {"name", g.output(op).name},
+                   {"name", op.outputs.empty() ? std::string() : g.output(op).name},
                    {"inputs", inputs},
-                   {"output", g.output(op).shape},
+                   {"output", op.outputs.empty() ? std::vector<int32_t>() : g.output(op).shape},
                    {"unit", UnitName(op.unit)},
                    {"reason", op.cpu_reason},
                    {"partition", op.partition},
@@ -138,11 +138,11 @@ std::string ReportTable(const CompileResult& result) {
     const OpCost cost = i < c.op_costs.size() ? c.op_costs[i] : OpCost{};
     std::string type(OpTypeName(op.type));
     if (!op.fused_sources.empty()) type += "+act";
-    out +=
-        absl::StrFormat("%-5d %-24s %-22s %-16s %-4s %4s %12d %10d %9.1f\n", op.source_index, type,
-                        InputShapes(g, op), ShapeText(g.output(op).shape), UnitName(op.unit),
-                        op.partition >= 0 ? absl::StrCat(op.partition) : std::string("-"),
-                        g.Macs(op), cost.cycles, cost.microseconds);
+    out += absl::StrFormat(
+        "%-5d %-24s %-22s %-16s %-4s %4s %12d %10d %9.1f\n", op.source_index, type,
+        InputShapes(g, op), op.outputs.empty() ? std::string("-") : ShapeText(g.output(op).shape),
+        UnitName(op.unit), op.partition >= 0 ? absl::StrCat(op.partition) : std::string("-"),
+        g.Macs(op), cost.cycles, cost.microseconds);
     if (op.unit == Unit::kCpu && !op.cpu_reason.empty()) reasons.push_back(op.cpu_reason);
   }
   if (!reasons.empty()) {
