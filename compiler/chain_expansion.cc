@@ -1,5 +1,6 @@
-// ExpandChain (declared in pte_writer.h): the serializer's instruction list, with IF and WHILE
-// lowered into copies, condition kernels and jumps around their called subgraphs' ops.
+// ExpandChain (declared in pte_writer.h): the serializer's instruction list, with IF, WHILE and
+// CALL_ONCE lowered into copies, condition kernels and jumps around their called subgraphs' ops,
+// and READ_VARIABLE / ASSIGN_VARIABLE into copies out of and into their variable's state.
 
 #include "compiler/pte_writer.h"
 
@@ -21,6 +22,10 @@ class ChainExpander {
     if (steps_.size() > kMaxChainSteps) return;  // Take() reports it
     if (op.type == OpType::kIf) return If(op, subgraph);
     if (op.type == OpType::kWhile) return While(op, subgraph);
+    if (op.type == OpType::kCallOnce) return CallOnce(op, subgraph);
+    // import_resource_variables.cc made input 0 the variable itself.
+    if (op.type == OpType::kReadVariable) return Copy(op, subgraph, op.inputs[0], op.outputs[0]);
+    if (op.type == OpType::kAssignVariable) return Copy(op, subgraph, op.inputs[1], op.inputs[0]);
     ChainStep step;
     step.op = &op;
     step.subgraph = subgraph;
@@ -53,14 +58,17 @@ class ChainExpander {
     return step;
   }
 
+  void Copy(const compiler::Op& op, int subgraph, int from, int to) {
+    ChainStep step = Helper(ChainStepKind::kCopy, op, subgraph);
+    step.from = from;
+    step.to = to;
+    steps_.push_back(step);
+  }
+
   void Copies(const compiler::Op& op, int subgraph, const std::vector<int>& from,
               const std::vector<int>& to) {
     for (size_t i = 0; i < from.size(); ++i) {
-      if (from[i] == to[i]) continue;
-      ChainStep step = Helper(ChainStepKind::kCopy, op, subgraph);
-      step.from = from[i];
-      step.to = to[i];
-      steps_.push_back(step);
+      if (from[i] != to[i]) Copy(op, subgraph, from[i], to[i]);
     }
   }
 
@@ -121,6 +129,16 @@ class ChainExpander {
     Copies(op, subgraph, body.outputs, op.outputs);
     Jump(op, subgraph, false, top);
     steps_[to_exit].destination = Here();
+  }
+
+  // TFLite Micro's CALL_ONCE: the "not run yet" flag (input 0, 1 at load) -> jump flag, past
+  // the init subgraph when false; init; then the flag becomes false (input 1, a constant). The
+  // flag is cleared after init, as TFLite Micro sets has_run after its init subgraph returns.
+  void CallOnce(const compiler::Op& op, int subgraph) {
+    const size_t to_end = Condition(op, subgraph, op.inputs[0]);
+    Body(op.opts<ControlFlowOptions>().first);
+    Copy(op, subgraph, op.inputs[1], op.inputs[0]);
+    steps_[to_end].destination = Here();
   }
 
   const Graph& graph_;

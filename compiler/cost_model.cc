@@ -208,7 +208,12 @@ NpuKernelShape NpuShapeFor(const Graph& graph, const Op& op, bool weights_in_fla
 CpuKernelShape CpuShapeFor(const Graph& graph, const Op& op) {
   CpuKernelShape shape;
   shape.kind = CpuClassOf(op.type);
-  shape.elements = graph.output(op).NumElements();
+  // ASSIGN_VARIABLE copies its value (input 1); CALL_ONCE's own work is a flag.
+  if (!op.outputs.empty()) {
+    shape.elements = graph.output(op).NumElements();
+  } else if (op.inputs.size() > 1) {
+    shape.elements = graph.input(op, 1).NumElements();
+  }
   if (op.type == OpType::kDetectionPostprocess) {
     shape.elements = graph.input(op, 0).NumElements() + graph.input(op, 1).NumElements();
   }

@@ -28,8 +28,15 @@ absl::Status CheckCallees(const std::vector<Graph>& subgraphs, const std::string
                           const Op& op) {
   const auto& o = op.opts<ControlFlowOptions>();
   const bool is_if = op.type == OpType::kIf;
-  const std::pair<const char*, int32_t> callees[] = {{is_if ? "then" : "cond", o.first},
-                                                     {is_if ? "else" : "body", o.second}};
+  const bool is_call_once = op.type == OpType::kCallOnce;
+  const std::pair<const char*, int32_t> callees[] = {{is_call_once ? "init"
+                                                      : is_if      ? "then"
+                                                                   : "cond",
+                                                      o.first},
+                                                     {is_call_once ? "init"
+                                                      : is_if      ? "else"
+                                                                   : "body",
+                                                      o.second}};
   for (const auto& [role, index] : callees) {
     if (index <= 0 || index >= static_cast<int32_t>(subgraphs.size())) {
       return Invalid(where, absl::StrCat(role, " subgraph index ", index,
@@ -132,6 +139,20 @@ absl::Status CheckWhile(const std::vector<Graph>& subgraphs, const std::string& 
   return CheckBoolScalar(where, absl::StrCat(cond_label, " output"), cond.tensors[cond.outputs[0]]);
 }
 
+// TFLite Micro's CALL_ONCE invokes its init subgraph with nothing to pass in and nothing to take
+// back: an init subgraph only assigns resource variables.
+absl::Status CheckCallOnce(const std::vector<Graph>& subgraphs, const std::string& where,
+                           const Op& op) {
+  const int init = op.opts<ControlFlowOptions>().first;
+  const Graph& callee = subgraphs[init];
+  if (!callee.inputs.empty() || !callee.outputs.empty()) {
+    return Invalid(
+        where, absl::StrCat("init subgraph ", init, " has ", callee.inputs.size(), " inputs and ",
+                            callee.outputs.size(), " outputs; CALL_ONCE passes none"));
+  }
+  return absl::OkStatus();
+}
+
 // Depth-first search over the call edges; `state` 1 = on the current path, 2 = done.
 absl::Status FindRecursion(const std::vector<Graph>& subgraphs, int k, std::vector<int>& state,
                            std::vector<int>& path) {
@@ -183,8 +204,9 @@ absl::Status CheckControlFlow(const std::vector<Graph>& subgraphs) {
       if (!IsControlFlowOp(op.type)) continue;
       const std::string where = Where(graph, static_cast<int>(k), op);
       if (absl::Status s = CheckCallees(subgraphs, where, op); !s.ok()) return s;
-      absl::Status s = op.type == OpType::kIf ? CheckIf(subgraphs, where, graph, op)
-                                              : CheckWhile(subgraphs, where, graph, op);
+      absl::Status s = op.type == OpType::kIf         ? CheckIf(subgraphs, where, graph, op)
+                       : op.type == OpType::kCallOnce ? CheckCallOnce(subgraphs, where, op)
+                                                      : CheckWhile(subgraphs, where, graph, op);
       if (!s.ok()) return s;
     }
   }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "boardlab/schema/tflite_generated.h"
 #include "compiler/import_control_flow.h"
+#include "compiler/import_resource_variables.h"
 #include "compiler/validate_ops.h"
 
 namespace boardlab::compiler {
@@ -49,6 +50,8 @@ DataType ConvertType(int8_t type) {
       return DataType::kUint64;
     case 15:
       return DataType::kUint32;
+    case 13:
+      return DataType::kResource;
     default:
       return DataType::kOther;
   }
@@ -554,6 +557,22 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
       op.options = ControlFlowOptions{o->cond_subgraph_index(), o->body_subgraph_index()};
       return absl::OkStatus();
     }
+    case OpType::kCallOnce: {
+      const auto* o = src.builtin_options_as_CallOnceOptions();
+      if (!o) return missing();
+      op.options = ControlFlowOptions{o->init_subgraph_index(), o->init_subgraph_index()};
+      return absl::OkStatus();
+    }
+    case OpType::kVarHandle: {
+      VarHandleOptions v;
+      if (const auto* o = src.builtin_options_as_VarHandleOptions()) {
+        v.has_container = o->container() != nullptr;
+        if (o->container()) v.container = o->container()->str();
+        if (o->shared_name()) v.shared_name = o->shared_name()->str();
+      }
+      op.options = v;
+      return absl::OkStatus();
+    }
     case OpType::kBatchMatMul: {
       BatchMatMulOptions b;
       if (const auto* o = src.builtin_options_as_BatchMatMulOptions()) {
@@ -691,7 +710,11 @@ absl::Status Importer::ImportOperators(const tflite::SubGraph& subgraph) {
     if (absl::Status s = ImportIndices(src->outputs(), false, where, op.outputs); !s.ok()) {
       return s;
     }
-    if (op.outputs.empty()) return Invalid(absl::StrCat(where, ": operator has no outputs"));
+    // ASSIGN_VARIABLE and CALL_ONCE act only through their side effects.
+    const bool writes_nothing = op.type == OpType::kAssignVariable || op.type == OpType::kCallOnce;
+    if (op.outputs.empty() && !writes_nothing) {
+      return Invalid(absl::StrCat(where, ": operator has no outputs"));
+    }
     if (absl::Status s = ImportOptions(*src, op, where); !s.ok()) return s;
     graph_.ops.push_back(std::move(op));
   }
@@ -758,7 +781,8 @@ absl::StatusOr<Graph> Importer::ImportSubgraph(int index) {
       !s.ok()) {
     return s;
   }
-  if (graph_.outputs.empty() || (index == 0 && graph_.inputs.empty())) {
+  // A CALL_ONCE init subgraph has neither (it only assigns variables).
+  if (index == 0 && (graph_.outputs.empty() || graph_.inputs.empty())) {
     return Invalid("the subgraph declares no inputs or no outputs");
   }
   if (absl::Status s = ImportOperators(*subgraph); !s.ok()) return s;
@@ -794,7 +818,9 @@ absl::StatusOr<Graph> Importer::Run() {
   skipped_operators_ = any_skipped;
   if (!unsupported_.empty()) return UnsupportedError();
   if (absl::Status s = CheckControlFlow(subgraphs); !s.ok()) return s;
-  return MergeSubgraphs(std::move(subgraphs));
+  Graph merged = MergeSubgraphs(std::move(subgraphs));
+  if (absl::Status s = ResolveResourceVariables(merged); !s.ok()) return s;
+  return merged;
 }
 
 // A variable tensor keeps its value between inferences. boardlab keeps one only where a kernel

@@ -22,6 +22,7 @@ int DataTypeSize(DataType type) {
     case DataType::kInt64:
     case DataType::kUint64:
       return 8;
+    case DataType::kResource:
     case DataType::kOther:
       return 0;
   }
@@ -48,6 +49,8 @@ const char* DataTypeName(DataType type) {
       return "uint32";
     case DataType::kUint64:
       return "uint64";
+    case DataType::kResource:
+      return "resource";
     case DataType::kOther:
       return "other";
   }
@@ -157,6 +160,7 @@ std::string Graph::Describe(const Op& op) const {
 }
 
 int64_t Graph::Macs(const Op& op) const {
+  if (op.outputs.empty()) return 0;  // ASSIGN_VARIABLE, CALL_ONCE
   const Tensor& out = output(op);
   switch (op.type) {
     case OpType::kConv2D: {
@@ -207,6 +211,20 @@ int64_t Graph::Macs(const Op& op) const {
     default:
       return 0;
   }
+}
+
+std::vector<int> EffectPredecessors(const Graph& graph) {
+  std::vector<int> effects;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    if (!graph.ops[i].dead && graph.ops[i].effect_order >= 0)
+      effects.push_back(static_cast<int>(i));
+  }
+  std::stable_sort(effects.begin(), effects.end(), [&graph](int a, int b) {
+    return graph.ops[a].effect_order < graph.ops[b].effect_order;
+  });
+  std::vector<int> before(graph.ops.size(), -1);
+  for (size_t k = 1; k < effects.size(); ++k) before[effects[k]] = effects[k - 1];
+  return before;
 }
 
 absl::Status VerifyGraph(const Graph& graph) {
@@ -262,6 +280,16 @@ absl::Status VerifyGraph(const Graph& graph) {
       return absl::InternalError(absl::StrCat("VerifyGraph: '", graph.tensors[t].name,
                                               "' names a producer that does not write it"));
     }
+  }
+  int last_effect = -1;
+  for (const Op& op : graph.ops) {
+    if (op.dead || op.effect_order < 0) continue;
+    if (op.effect_order <= last_effect) {
+      return absl::InternalError(absl::StrCat("VerifyGraph: ", graph.Describe(op),
+                                              " runs before a resource-variable access that "
+                                              "precedes it in the program"));
+    }
+    last_effect = op.effect_order;
   }
   for (int t : graph.inputs) {
     if (!check_index(t, false)) return absl::InternalError("VerifyGraph: graph input out of range");

@@ -26,8 +26,11 @@ namespace boardlab::compiler {
 
 inline constexpr int kNoTensor = -1;
 
-// kUint32 and kUint64 carry TFLite Micro's signal library values (SIGNAL_ENERGY's and the
-// filter bank's accumulators); only the ops that take them accept them.
+/// kUint32 and kUint64 carry TFLite Micro's signal library values (SIGNAL_ENERGY's and the
+/// filter bank's accumulators); only the ops that take them accept them.
+/// kResource: a resource handle (TFLite RESOURCE, VAR_HANDLE's output). It names a variable and
+/// holds no data boardlab stores; the importer resolves every handle when compiling
+/// (import_resource_variables.h), so no handle reaches the passes after it.
 enum class DataType : uint8_t {
   kFloat32,
   kInt8,
@@ -38,6 +41,7 @@ enum class DataType : uint8_t {
   kBool,
   kUint32,
   kUint64,
+  kResource,
   kOther
 };
 
@@ -76,6 +80,11 @@ struct Tensor {
   /// in the model is ignored, as there. Only the state operands of SVDF and
   /// UNIDIRECTIONAL_SEQUENCE_LSTM may be variables (the importer checks).
   bool is_variable = false;
+  /// The byte a variable's bytes are all set to when the program loads; -1 = the rule above
+  /// (zero point for int8, else 0). Resource variables take TFLite Micro's rule (the first
+  /// assignment's zero point as an int8 byte, 0 without quantization); CALL_ONCE's "not run yet"
+  /// flag starts at 1.
+  int reset_fill = -1;
   Layout layout = Layout::kAny;
   /// Index of the op that writes this tensor; -1 for graph inputs and constants.
   int producer = -1;
@@ -197,12 +206,22 @@ struct LstmOptions {
   bool time_major = false;
 };
 
-/// IF and WHILE: the TFLite subgraphs they run (indices into the model's subgraphs, >= 1; see
-/// Graph::subgraph). IF runs `first` (then) when its condition is true, else `second` (else);
-/// WHILE runs `first` (cond) and, while it yields true, `second` (body).
+/// IF, WHILE and CALL_ONCE: the TFLite subgraphs they run (indices into the model's subgraphs,
+/// >= 1; see Graph::subgraph). IF runs `first` (then) when its condition is true, else `second`
+/// (else); WHILE runs `first` (cond) and, while it yields true, `second` (body); CALL_ONCE runs
+/// `first` (init) on the first inference after a load, and `second` is the same subgraph.
 struct ControlFlowOptions {
   int32_t first = 0;
   int32_t second = 0;
+};
+
+/// VAR_HANDLE: the variable it names. Handles with the same shared_name name the same variable,
+/// in whichever subgraph they are; a handle without a container matches any container (TFLite
+/// Micro's MicroResourceVariables::FindId).
+struct VarHandleOptions {
+  std::string container;
+  bool has_container = false;
+  std::string shared_name;
 };
 
 using OpOptions =
@@ -211,7 +230,7 @@ using OpOptions =
                  StridedSliceOptions, ResizeOptions, LeakyReluOptions, BatchMatMulOptions,
                  GatherOptions, PackOptions, SplitOptions, BlockOptions, MirrorPadOptions,
                  CumsumOptions, SvdfOptions, DetectionPostprocessOptions, LstmOptions,
-                 ControlFlowOptions, SignalOptions, StreamOptions>;
+                 ControlFlowOptions, SignalOptions, StreamOptions, VarHandleOptions>;
 
 /// Where an op runs after partitioning.
 enum class Unit : uint8_t { kUnassigned, kNpu, kCpu, kRemoved };
@@ -233,6 +252,12 @@ struct Op {
   /// NPU partition (graph) index for NPU ops; -1 otherwise.
   int partition = -1;
   bool dead = false;
+  /// Position among the ops with side effects on resource variables (READ_VARIABLE,
+  /// ASSIGN_VARIABLE, CALL_ONCE, and IF/WHILE whose subgraphs have such ops) in program order;
+  /// -1 for every other op. A read after an assignment must see the new value and a read before
+  /// it the old one, with no tensor between them to say so: the schedulers and the partitioner
+  /// keep these ops in this order (EffectPredecessors), and VerifyGraph checks it.
+  int effect_order = -1;
 
   template <typename T>
   const T& opts() const {
@@ -281,6 +306,10 @@ struct Graph {
   /// Multiply-accumulates of one inference of `op` (0 for data movement).
   int64_t Macs(const Op& op) const;
 };
+
+/// For each op of graph.ops, the index of the op with side effects (Op::effect_order) that must
+/// run before it, -1 for none: the live effect op just before it in effect order.
+std::vector<int> EffectPredecessors(const Graph& graph);
 
 /// Checks the def/use links both ways, index ranges and that ops are in topological order.
 /// Passes call it after they run (STYLE.md rule 14).

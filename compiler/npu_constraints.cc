@@ -516,11 +516,20 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
     }
     // IF and WHILE decide at run time which ops run next; the NPU runs a fixed command stream.
     // The ops of the subgraphs they call run on the CPU too (partition.cc).
-    for (OpType type : {OpType::kIf, OpType::kWhile}) {
+    for (OpType type : {OpType::kIf, OpType::kWhile, OpType::kCallOnce}) {
       t[static_cast<size_t>(type)].constraints = {
           {"control_flow",
            "control flow (the subgraphs it calls run on the Cortex-M33 too); the NPU runs a "
            "fixed command stream",
+           NeverOnNpu}};
+    }
+    // A resource variable is state in the Cortex-M33's memory that any subgraph may read or
+    // assign; the ops are copies into and out of it.
+    for (OpType type : {OpType::kVarHandle, OpType::kReadVariable, OpType::kAssignVariable}) {
+      t[static_cast<size_t>(type)].constraints = {
+          {"resource_variable",
+           "a resource-variable op: a copy into or out of state kept between inferences; the "
+           "Neutron operator set (neutron-rt700.md section 4) has no such op",
            NeverOnNpu}};
     }
     t[static_cast<size_t>(OpType::kDetectionPostprocess)].constraints = {

@@ -130,6 +130,7 @@ absl::StatusOr<fb::ElementType> ElementTypeOf(DataType type) {
       return fb::ElementType::Bool;
     case DataType::kUint32:  // no Neutron element type; no NPU op takes them
     case DataType::kUint64:
+    case DataType::kResource:
     case DataType::kOther:
       break;
   }

@@ -253,7 +253,14 @@ bool IsComparisonOp(OpType type) {
          type == OpType::kGreaterEqual || type == OpType::kLess || type == OpType::kLessEqual;
 }
 
-bool IsControlFlowOp(OpType type) { return type == OpType::kIf || type == OpType::kWhile; }
+bool IsControlFlowOp(OpType type) {
+  return type == OpType::kIf || type == OpType::kWhile || type == OpType::kCallOnce;
+}
+
+bool IsResourceVariableOp(OpType type) {
+  return type == OpType::kVarHandle || type == OpType::kReadVariable ||
+         type == OpType::kAssignVariable;
+}
 
 bool IsCopyOp(OpType type) {
   switch (type) {

@@ -104,7 +104,11 @@ namespace boardlab::compiler {
   X(kSelectV2, "SELECT_V2", 123)                                       \
   X(kBatchMatMul, "BATCH_MATMUL", 126)                                 \
   X(kCumsum, "CUMSUM", 128)                                            \
+  X(kCallOnce, "CALL_ONCE", 129)                                       \
   X(kBroadcastTo, "BROADCAST_TO", 130)                                 \
+  X(kVarHandle, "VAR_HANDLE", 142)                                     \
+  X(kReadVariable, "READ_VARIABLE", 143)                               \
+  X(kAssignVariable, "ASSIGN_VARIABLE", 144)                           \
   X(kBroadcastArgs, "BROADCAST_ARGS", 145)                             \
   X(kSignalWindow, "SIGNAL_WINDOW", 32)                                \
   X(kSignalFftAutoScale, "SIGNAL_FFT_AUTO_SCALE", 32)                  \
@@ -161,8 +165,13 @@ bool IsComparisonOp(OpType type);
 /// SPACE_TO_BATCH_ND.
 bool IsCopyOp(OpType type);
 
-/// IF and WHILE: ops that run other subgraphs (ControlFlowOptions), always on the CPU.
+/// IF, WHILE and CALL_ONCE: ops that run other subgraphs (ControlFlowOptions), always on the
+/// CPU.
 bool IsControlFlowOp(OpType type);
+
+/// VAR_HANDLE, READ_VARIABLE and ASSIGN_VARIABLE: the resource-variable ops, resolved when
+/// compiling (compiler/import_resource_variables.h), always on the CPU.
+bool IsResourceVariableOp(OpType type);
 
 /// Parses a TFLite op name ("CONV_2D"); nullopt when unknown. Used by `--no-npu`.
 std::optional<OpType> OpTypeFromName(std::string_view name);

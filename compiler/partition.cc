@@ -45,7 +45,8 @@ void PlaceOps(Compilation& c) {
       op.unit = Unit::kCpu;
       op.cpu_reason =
           absl::StrCat(c.graph.Describe(op), " of subgraph ", k + 1,
-                       ": in a subgraph that IF or WHILE calls; those run on the Cortex-M33");
+                       ": in a subgraph that IF, WHILE or CALL_ONCE calls; those run on the "
+                       "Cortex-M33");
     }
   }
 }
@@ -55,7 +56,10 @@ void PlaceOps(Compilation& c) {
 class Grouper {
  public:
   explicit Grouper(const Graph& graph)
-      : graph_(graph), part_(graph.ops.size(), -1), deps_(graph.ops.size()) {}
+      : graph_(graph),
+        effect_before_(EffectPredecessors(graph)),
+        part_(graph.ops.size(), -1),
+        deps_(graph.ops.size()) {}
 
   // Partition id per op (canonical, not yet renumbered); -1 for CPU and dead ops.
   std::vector<int> Run() {
@@ -78,7 +82,8 @@ class Grouper {
     return p;
   }
 
-  // Live ops that write an input of `op`.
+  // Live ops that write an input of `op`, and the resource-variable access `op` must follow
+  // (Op::effect_order): an order without a tensor, which a partition must not break either.
   std::vector<int> Producers(const Op& op) const {
     std::vector<int> producers;
     for (int t : op.inputs) {
@@ -86,6 +91,8 @@ class Grouper {
       const int p = graph_.tensors[t].producer;
       if (p >= 0 && IsLive(graph_.ops[p])) producers.push_back(p);
     }
+    const int before = effect_before_[static_cast<size_t>(&op - graph_.ops.data())];
+    if (before >= 0) producers.push_back(before);
     return producers;
   }
 
@@ -150,6 +157,7 @@ class Grouper {
   }
 
   const Graph& graph_;
+  std::vector<int> effect_before_;        // EffectPredecessors
   std::vector<int> part_;                 // raw partition id per op
   std::vector<std::set<int>> deps_;       // per op: raw ids of partitions upstream of it
   std::vector<int> parent_;               // union-find over partition ids

@@ -56,6 +56,7 @@ absl::StatusOr<et::ScalarType> ScalarTypeOf(const Tensor& t) {
       return et::ScalarType::UINT32;
     case DataType::kUint64:
       return et::ScalarType::UINT64;
+    case DataType::kResource:
     case DataType::kOther:
       break;
   }
@@ -196,10 +197,12 @@ uint32_t ProgramBuilder::AddConstant(const uint8_t* data, size_t size) {
   return static_cast<uint32_t>(constant_offsets_.size() - 1);
 }
 
-// TFLite Micro's ResetVariableTensors: int8 variables start at their zero point, all others at 0.
+// TFLite Micro's ResetVariableTensors: int8 variables start at their zero point, all others at 0;
+// a tensor with its own reset_fill (resource variables, CALL_ONCE's flag) starts at that byte.
 uint32_t ProgramBuilder::AddMutableData(const Tensor& tensor) {
-  const uint8_t fill =
+  uint8_t fill =
       tensor.type == DataType::kInt8 ? static_cast<uint8_t>(tensor.quant.zp()) : uint8_t{0};
+  if (tensor.reset_fill >= 0) fill = static_cast<uint8_t>(tensor.reset_fill);
   mutable_offsets_.push_back(mutable_data_.size());
   mutable_data_.insert(mutable_data_.end(), static_cast<size_t>(tensor.SizeBytes()), fill);
   return static_cast<uint32_t>(mutable_offsets_.size() - 1);
@@ -761,7 +764,15 @@ absl::StatusOr<flatbuffers::Offset<et::Instruction>> ProgramBuilder::ControlFlow
       if (!from.ok()) return from.status();
       absl::StatusOr<int> to = TensorValue(step.to);
       if (!to.ok()) return to.status();
-      return HelperCall(std::string(kCopyOperator), {*from, *to});
+      // READ_VARIABLE and ASSIGN_VARIABLE keep their own names in profiles (their kernels copy).
+      const bool resource =
+          step.op->type == OpType::kReadVariable || step.op->type == OpType::kAssignVariable;
+      std::string name(kCopyOperator);
+      if (resource) {
+        name = std::string(kCpuOperatorPrefix) +
+               absl::AsciiStrToLower(std::string(OpTypeName(step.op->type)));
+      }
+      return HelperCall(name, {*from, *to});
     }
     case ChainStepKind::kCondition: {
       absl::StatusOr<int> cond = TensorValue(step.from);
@@ -987,13 +998,17 @@ absl::StatusOr<std::vector<PteInstruction>> ScheduleInstructions(const Compilati
   const size_t n = units->size();
   std::vector<std::set<int>> successors(n);
   std::vector<int> pending(n, 0);
+  const std::vector<int> effect_before = EffectPredecessors(c.graph);
   for (size_t u = 0; u < n; ++u) {
+    auto depend_on = [&](int producer) {
+      if (producer < 0 || unit_of_op[producer] < 0 || unit_of_op[producer] == int(u)) return;
+      if (successors[unit_of_op[producer]].insert(static_cast<int>(u)).second) ++pending[u];
+    };
     for (int op : (*units)[u].ops) {
-      for (int t : c.graph.ops[op].inputs) {
-        const int producer = t == kNoTensor ? -1 : c.graph.tensors[t].producer;
-        if (producer < 0 || unit_of_op[producer] < 0 || unit_of_op[producer] == int(u)) continue;
-        if (successors[unit_of_op[producer]].insert(static_cast<int>(u)).second) ++pending[u];
-      }
+      for (int t : c.graph.ops[op].inputs)
+        depend_on(t == kNoTensor ? -1 : c.graph.tensors[t].producer);
+      // A resource-variable access waits for the one before it (Op::effect_order).
+      depend_on(effect_before[op]);
     }
   }
   // Kahn's algorithm, ready units in graph order: a partition runs where its first op was,
@@ -1032,7 +1047,10 @@ namespace {
 std::string StepName(const Graph& graph, const ChainStep& step) {
   std::string name = graph.Describe(*step.op);
   if (step.subgraph > 0) absl::StrAppend(&name, " of subgraph ", step.subgraph);
-  if (step.kind == ChainStepKind::kCopy) absl::StrAppend(&name, " copy");
+  // READ_VARIABLE and ASSIGN_VARIABLE are one copy each: their own name says it.
+  if (step.kind == ChainStepKind::kCopy && IsControlFlowOp(step.op->type)) {
+    absl::StrAppend(&name, " copy");
+  }
   if (step.kind == ChainStepKind::kCondition) absl::StrAppend(&name, " condition");
   return name;
 }

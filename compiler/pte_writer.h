@@ -59,8 +59,9 @@ absl::StatusOr<std::vector<PteInstruction>> ScheduleInstructions(const Compilati
 enum class ChainStepKind : uint8_t {
   kKernel,     // `op`'s KernelCall
   kDelegate,   // NPU partition `partition`'s DelegateCall
-  kCopy,       // boardlab::copy from tensor `from` to tensor `to` (for control-flow op `op`)
-  kCondition,  // boardlab::if / boardlab::while: bool tensor `from` -> the jump flag
+  kCopy,       // boardlab::copy from tensor `from` to tensor `to` (for control-flow op `op`, or
+               // READ_VARIABLE / ASSIGN_VARIABLE `op`)
+  kCondition,  // boardlab::if / while / call_once: bool tensor `from` -> the jump flag
   kJump,       // JumpFalseCall to `destination`: on the jump flag when `conditional`, else always
 };
 struct ChainStep {

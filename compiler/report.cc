@@ -78,19 +78,20 @@ nlohmann::json OpJson(const Graph& g, const Op& op, const OpCost& cost, int subg
   for (int t : op.inputs) {
     if (t != kNoTensor && !g.tensors[t].is_constant) inputs.push_back(g.tensors[t].shape);
   }
-  nlohmann::json row = {{"index", op.source_index},
-                        {"type", OpTypeName(op.type)},
-                        {"name", g.output(op).name},
-                        {"inputs", inputs},
-                        {"output", g.output(op).shape},
-                        {"unit", UnitName(op.unit)},
-                        {"reason", op.cpu_reason},
-                        {"partition", op.partition},
-                        {"fused", op.fused_sources},
-                        {"macs", g.Macs(op)},
-                        {"cycles", cost.cycles},
-                        {"us", cost.microseconds},
-                        {"npu_utilization", cost.utilization}};
+  nlohmann::json row = {
+      {"index", op.source_index},
+      {"type", OpTypeName(op.type)},
+      {"name", op.outputs.empty() ? std::string() : g.output(op).name},
+      {"inputs", inputs},
+      {"output", op.outputs.empty() ? std::vector<int32_t>() : g.output(op).shape},
+      {"unit", UnitName(op.unit)},
+      {"reason", op.cpu_reason},
+      {"partition", op.partition},
+      {"fused", op.fused_sources},
+      {"macs", g.Macs(op)},
+      {"cycles", cost.cycles},
+      {"us", cost.microseconds},
+      {"npu_utilization", cost.utilization}};
   if (subgraph > 0) row["subgraph"] = subgraph;
   return row;
 }
@@ -100,10 +101,11 @@ std::string OpLine(const Graph& g, const Op& op, const OpCost& cost, int subgrap
   if (!op.fused_sources.empty()) type += "+act";
   const std::string index =
       subgraph > 0 ? absl::StrCat(subgraph, ":", op.source_index) : absl::StrCat(op.source_index);
-  return absl::StrFormat("%-5s %-24s %-22s %-16s %-4s %4s %12d %10d %9.1f\n", index, type,
-                         InputShapes(g, op), ShapeText(g.output(op).shape), UnitName(op.unit),
-                         op.partition >= 0 ? absl::StrCat(op.partition) : std::string("-"),
-                         g.Macs(op), cost.cycles, cost.microseconds);
+  return absl::StrFormat(
+      "%-5s %-24s %-22s %-16s %-4s %4s %12d %10d %9.1f\n", index, type, InputShapes(g, op),
+      op.outputs.empty() ? std::string("-") : ShapeText(g.output(op).shape), UnitName(op.unit),
+      op.partition >= 0 ? absl::StrCat(op.partition) : std::string("-"), g.Macs(op), cost.cycles,
+      cost.microseconds);
 }
 
 double Percent(int64_t part, int64_t whole) { return whole ? 100.0 * part / whole : 0.0; }

@@ -25,13 +25,17 @@ absl::Status ScheduleOps(Compilation& c) {
 
   std::vector<std::set<int>> successors(num_nodes);
   std::vector<int> pending(num_nodes, 0);
+  const std::vector<int> effect_before = EffectPredecessors(g);
   for (int i = 0; i < num_ops; ++i) {
     const int to = NodeOf(c, i);
-    for (int t : g.ops[i].inputs) {
-      if (t == kNoTensor || g.tensors[t].producer < 0) continue;
-      const int from = NodeOf(c, g.tensors[t].producer);
+    auto depend_on = [&](int op) {
+      const int from = NodeOf(c, op);
       if (from != to && successors[from].insert(to).second) ++pending[to];
+    };
+    for (int t : g.ops[i].inputs) {
+      if (t != kNoTensor && g.tensors[t].producer >= 0) depend_on(g.tensors[t].producer);
     }
+    if (effect_before[i] >= 0) depend_on(effect_before[i]);
   }
 
   // Ready nodes by the source position of their first op.

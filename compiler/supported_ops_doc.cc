@@ -260,6 +260,17 @@ std::string Int8Types(OpType type) {
     case OpType::kWhile:
       return "any type; inputs, outputs and the body's inputs and outputs alike (static shapes), "
              "the cond subgraph yielding one bool; the subgraphs' ops run on the CPU";
+    case OpType::kCallOnce:
+      return "no inputs or outputs; its init subgraph (no inputs or outputs either) runs on the "
+             "first inference after each load, on the CPU";
+    case OpType::kVarHandle:
+      return "a resource handle, resolved when compiling: the same shared_name is the same "
+             "variable in every subgraph; a handle passed into or out of a subgraph is refused";
+    case OpType::kReadVariable:
+    case OpType::kAssignVariable:
+      return "int8, uint8, int16, int32, int64, float32, bool; the variable keeps the type and "
+             "byte count of its first assignment (TFLite Micro's), starts at that assignment's "
+             "zero point at each load, and is copied in and out";
     default:
       return "int8";
   }

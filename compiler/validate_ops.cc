@@ -607,8 +607,8 @@ bool Runs16x8(OpType type) {
 }
 
 bool MovesInt16Values(OpType type) {
-  return IsCopyOp(type) || IsControlFlowOp(type) || type == OpType::kShape ||
-         type == OpType::kCast || type == OpType::kSelectV2;
+  return IsCopyOp(type) || IsControlFlowOp(type) || IsResourceVariableOp(type) ||
+         type == OpType::kShape || type == OpType::kCast || type == OpType::kSelectV2;
 }
 
 std::string No16x8Reason(OpType type) {
@@ -680,11 +680,63 @@ absl::Status RefuseInt16WithoutKernel(const OpChecker& c) {
 
 absl::Status ValidateByType(const OpChecker& c);
 
+// A resource handle means something only to the resource-variable ops and to the control flow
+// that might pass it on (import_resource_variables.cc refuses that later, with its reason).
+absl::Status RefuseResourceOperands(const OpChecker& c) {
+  const OpType type = c.op().type;
+  if (IsResourceVariableOp(type) || IsControlFlowOp(type)) return absl::OkStatus();
+  for (const std::vector<int>* list : {&c.op().inputs, &c.op().outputs}) {
+    for (int t : *list) {
+      if (t == kNoTensor || c.graph().tensors[t].type != DataType::kResource) continue;
+      return c.Unsupported(absl::StrCat("takes resource tensor '", c.graph().tensors[t].name,
+                                        "'; only READ_VARIABLE and ASSIGN_VARIABLE use resource "
+                                        "handles"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The shapes of TFLite Micro's resource-variable kernels (var_handle.cc, read_variable.cc,
+// assign_variable.cc) and CALL_ONCE (call_once.cc); which variable a handle names, and what the
+// variable holds, is resolved once every subgraph is imported (import_resource_variables.cc).
+absl::Status ValidateResourceVariableOp(const OpChecker& c) {
+  auto handle = [&c](const Tensor& t, const char* role) -> absl::Status {
+    if (t.type != DataType::kResource || t.NumElements() != 1) {
+      return c.Invalid(absl::StrCat(role, " '", t.name, "' is ", DataTypeName(t.type),
+                                    ", it must be a resource handle of one element"));
+    }
+    return absl::OkStatus();
+  };
+  auto value = [&c](const Tensor& t, const char* role) -> absl::Status {
+    if (t.type != DataType::kResource) return absl::OkStatus();
+    return c.Invalid(absl::StrCat(role, " '", t.name, "' is a resource handle, not a value"));
+  };
+  switch (c.op().type) {
+    case OpType::kCallOnce:
+      return c.Arity(0, 0, 0);
+    case OpType::kVarHandle:
+      RETURN_IF_ERROR(c.Arity(0, 0, 1));
+      if (c.op().opts<VarHandleOptions>().shared_name.empty()) {
+        return c.Invalid("has no shared_name: it names no variable");
+      }
+      return handle(c.Out(), "output");
+    case OpType::kReadVariable:
+      RETURN_IF_ERROR(c.Arity(1, 1, 1));
+      RETURN_IF_ERROR(handle(c.In(0), "input"));
+      return value(c.Out(), "output");
+    default:  // ASSIGN_VARIABLE
+      RETURN_IF_ERROR(c.Arity(2, 2, 0));
+      RETURN_IF_ERROR(handle(c.In(0), "input 0"));
+      return value(c.In(1), "input 1");
+  }
+}
+
 }  // namespace
 
 absl::Status ValidateOpOperands(const Graph& graph, const Op& op,
                                 std::vector<std::string>* warnings) {
   OpChecker c(graph, op, warnings);
+  RETURN_IF_ERROR(RefuseResourceOperands(c));
   RETURN_IF_ERROR(RefuseInt16WithoutKernel(c));
   return ValidateByType(c);
 }
@@ -799,6 +851,11 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kUnidirectionalSequenceLstm:
     case OpType::kDetectionPostprocess:
       return ValidateSequenceOp(c);
+    case OpType::kCallOnce:
+    case OpType::kVarHandle:
+    case OpType::kReadVariable:
+    case OpType::kAssignVariable:
+      return ValidateResourceVariableOp(c);
     case OpType::kIf:
     case OpType::kWhile:
       // Their operands are checked against the subgraphs they call, once every subgraph is

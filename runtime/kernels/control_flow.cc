@@ -1,7 +1,10 @@
 // The kernels the compiler's control-flow lowering calls (docs/artifact-format.md, "Control
-// flow"): IF and WHILE turn their bool condition tensor into the chain's jump flag, a Bool value
-// that the JumpFalseCall after them reads; COPY moves a tensor's bytes into another of the same
-// type and size (IF and WHILE handing tensors to and from the subgraphs they call).
+// flow"): IF, WHILE and CALL_ONCE turn their bool condition tensor into the chain's jump flag, a
+// Bool value that the JumpFalseCall after them reads (CALL_ONCE's condition is its "not run yet"
+// flag, a variable tensor); COPY moves a tensor's bytes into another of the same type and size
+// (IF and WHILE handing tensors to and from the subgraphs they call), and so do READ_VARIABLE
+// and ASSIGN_VARIABLE, out of and into a resource variable's state (the compiler resolved which
+// variable when compiling).
 
 #include "runtime/kernels/copy_bytes.h"
 #include "runtime/kernels/kernel_util.h"
@@ -35,23 +38,47 @@ Error IfPrepare(KernelContext&, Args args) { return PrepareCondition("if", args)
 Error IfEval(KernelContext&, Args args) { return EvalCondition(args); }
 Error WhilePrepare(KernelContext&, Args args) { return PrepareCondition("while", args); }
 Error WhileEval(KernelContext&, Args args) { return EvalCondition(args); }
+Error CallOncePrepare(KernelContext&, Args args) { return PrepareCondition("call_once", args); }
+Error CallOnceEval(KernelContext&, Args args) { return EvalCondition(args); }
 
-Error CopyPrepare(KernelContext&, Args args) {
+namespace {
+
+// Arguments: the source tensor, then the destination, of the same type and byte count.
+Error PrepareCopy(const char* op, Args args) {
   TensorView* in = nullptr;
   TensorView* out = nullptr;
-  RT_RETURN_IF_ERROR(CheckArgCount("copy", args, 2));
-  RT_RETURN_IF_ERROR(AnyTensorArg("copy", args, 0, &in));
-  RT_RETURN_IF_ERROR(AnyTensorArg("copy", args, 1, &out));
+  RT_RETURN_IF_ERROR(CheckArgCount(op, args, 2));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 0, &in));
+  RT_RETURN_IF_ERROR(AnyTensorArg(op, args, 1, &out));
   RT_CHECK_OR_RETURN_ERROR(in->type == out->type && in->NumBytes() == out->NumBytes(),
-                           kInvalidProgram, "copy: %lld bytes of type %d into %lld of type %d",
+                           kInvalidProgram, "%s: %lld bytes of type %d into %lld of type %d", op,
                            static_cast<long long>(in->NumBytes()), static_cast<int>(in->type),
                            static_cast<long long>(out->NumBytes()), static_cast<int>(out->type));
   return Error::kOk;
 }
 
-Error CopyEval(KernelContext&, Args args) {
+Error EvalCopy(Args args) {
   CopyTensorBytes(*args[0]->tensor, *args[1]->tensor);
   return Error::kOk;
 }
+
+}  // namespace
+
+Error CopyPrepare(KernelContext&, Args args) { return PrepareCopy("copy", args); }
+Error CopyEval(KernelContext&, Args args) { return EvalCopy(args); }
+Error ReadVariablePrepare(KernelContext&, Args args) { return PrepareCopy("read_variable", args); }
+Error ReadVariableEval(KernelContext&, Args args) { return EvalCopy(args); }
+Error AssignVariablePrepare(KernelContext&, Args args) {
+  return PrepareCopy("assign_variable", args);
+}
+Error AssignVariableEval(KernelContext&, Args args) { return EvalCopy(args); }
+
+Error VarHandlePrepare(KernelContext&, Args) {
+  RT_CHECK_OR_RETURN_ERROR(false, kInvalidProgram,
+                           "var_handle: resource handles are resolved when compiling; a program "
+                           "never calls this kernel");
+  return Error::kInvalidProgram;
+}
+Error VarHandleEval(KernelContext&, Args) { return Error::kInvalidProgram; }
 
 }  // namespace boardlab::runtime::kernels

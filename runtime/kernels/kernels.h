@@ -4,6 +4,7 @@
 // the static registry table: X(TFLite name in lowercase, function prefix, OpData type).
 // Every op in compiler/op_types.h has an entry, and one kernel is no TFLite op: `copy`, which
 // moves a tensor's bytes where IF and WHILE hand tensors to and from their subgraphs.
+// `var_handle` refuses to load: the compiler resolves every handle, so no program calls it.
 
 #include "runtime/executor/kernel.h"
 #include "runtime/kernels/op_data.h"
@@ -105,6 +106,10 @@
   X(if, If, OpDataNone)                                                      \
   X(while, While, OpDataNone)                                                \
   X(copy, Copy, OpDataNone)                                                  \
+  X(call_once, CallOnce, OpDataNone)                                         \
+  X(var_handle, VarHandle, OpDataNone)                                       \
+  X(read_variable, ReadVariable, OpDataNone)                                 \
+  X(assign_variable, AssignVariable, OpDataNone)                             \
   X(signal_window, SignalWindow, OpDataSignalWindow)                         \
   X(signal_fft_auto_scale, SignalFftAutoScale, OpDataNone)                   \
   X(signal_delay, SignalDelay, OpDataSignalDelay)                            \

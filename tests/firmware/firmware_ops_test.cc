@@ -19,6 +19,7 @@
 #include "tests/support/control_flow_models.h"
 #include "tests/support/op_cases.h"
 #include "tests/support/process.h"
+#include "tests/support/resource_variable_models.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_paths.h"
@@ -198,6 +199,30 @@ TEST_F(FirmwareOpsTest, ControlFlowGivesTheHostsOutputs) {
   if_model.inputs = {{0}, x};
   if_model.output_tensors = {0};
   EXPECT_EQ(CompareWithHost(if_model, "if_else_branch"), 1u);
+}
+
+// Resource variables and CALL_ONCE (issue 13): four inferences of one load on both boards, so
+// that the init subgraph runs once and the variables carry over; the int8 counter's ADD runs on
+// the (emulated) NPU between its read and its assignment. The host's outputs are checked against
+// hand-derived ones and the TFLite interpreter in tests/runtime/resource_variable_test.cc.
+TEST_F(FirmwareOpsTest, ResourceVariablesGiveTheHostsOutputs) {
+  const std::pair<testing::TfliteBuilder, size_t> models[] = {
+      {testing::CounterModelBuilder(testing::TflType::kInt8), 4},
+      {testing::CounterModelBuilder(testing::TflType::kInt16), 8},
+      {testing::FibonacciModelBuilder(), 4},
+      {testing::ReadAssignReadModelBuilder(), 4}};
+  size_t compared = 0;
+  for (size_t i = 0; i < std::size(models); ++i) {
+    testing::CaseModel m;
+    m.model = models[i].first.Finish();
+    std::vector<uint8_t> x(models[i].second);
+    for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<uint8_t>(k * 37 + i * 11 + 3);
+    if (i == 2) x = {0x00, 0x00, 0xA0, 0x40};  // float32 5.0
+    m.inputs = {x};
+    m.output_tensors = i == 3 ? std::vector<int>{0, 1} : std::vector<int>{0};
+    compared += CompareWithHost(m, "resource_variables" + std::to_string(i), {}, 4);
+  }
+  EXPECT_EQ(compared, 5u);
 }
 
 }  // namespace

@@ -32,11 +32,7 @@ Bytes Vector(int seed) {
 }
 
 Bytes Compiled(const Bytes& model, bool cpu_only = false) {
-  compiler::CompileOptions options;
-  options.cpu_only = cpu_only;
-  absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(model, options);
-  EXPECT_TRUE(compiled.ok()) << compiled.status();
-  return compiled.ok() ? compiled->pte : Bytes();
+  return runtime::testing::CompiledPte(model, cpu_only);
 }
 
 // WHILE of WhileModelBuilder by hand: x doubles (saturating) while n < 5.
@@ -172,21 +168,15 @@ class ControlFlowOracleTest : public ::testing::Test {
                               const std::vector<std::vector<int32_t>>& input_shapes,
                               const std::vector<std::string>& output_types,
                               const std::vector<Inference>& inferences) {
-    testing::TypedOracleCase c;
-    c.model = model;
-    c.input_types = input_types;
-    c.input_shapes = input_shapes;
-    c.output_types = output_types;
-    c.inputs = inferences[0];
-    c.later_inputs.assign(inferences.begin() + 1, inferences.end());
-    std::vector<std::vector<Bytes>> expected;
+    std::vector<Bytes> expected;
     std::string error;
-    ASSERT_TRUE(testing::RunTfliteOracleTyped({c}, &expected, &error)) << error;
-    ASSERT_EQ(expected.size(), 1u);
+    ASSERT_TRUE(testing::RunTfliteOracleInferences(model, input_types, input_shapes, output_types,
+                                                   inferences, &expected, &error))
+        << error;
     const runtime::testing::PteRun run =
         runtime::testing::RunPteInferences(Compiled(model), inferences);
     ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
-    EXPECT_EQ(run.outputs, expected[0]);
+    EXPECT_EQ(run.outputs, expected);
   }
 };
 

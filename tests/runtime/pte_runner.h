@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/driver.h"
+#include "gtest/gtest.h"
 #include "runtime/executor/backend_registry.h"
 #include "runtime/executor/kernel.h"
 #include "runtime/executor/method.h"
@@ -72,6 +73,16 @@ inline PteRun RunPteInferences(const std::vector<uint8_t>& pte,
 inline PteRun RunPte(const std::vector<uint8_t>& pte,
                      const std::vector<std::vector<uint8_t>>& inputs) {
   return RunPteInferences(pte, {inputs});
+}
+
+/// `model` compiled (CPU only with `cpu_only`), or empty bytes and a test failure when it does
+/// not compile.
+inline std::vector<uint8_t> CompiledPte(const std::vector<uint8_t>& model, bool cpu_only = false) {
+  compiler::CompileOptions options;
+  options.cpu_only = cpu_only;
+  absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(model, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return compiled.ok() ? compiled->pte : std::vector<uint8_t>();
 }
 
 /// Compiles `model` with the default options (the NPU where the rules allow) and runs it; a

@@ -1,6 +1,7 @@
 #include "tests/support/test_models.h"
 
 #include "tests/support/control_flow_models.h"
+#include "tests/support/resource_variable_models.h"
 
 #include "tests/support/op_cases.h"
 
@@ -387,6 +388,12 @@ TfliteBuilder SingleOpBuilder(OpType type) {
       return SingleIfBuilder();
     case OpType::kWhile:
       return SingleWhileBuilder();
+    case OpType::kCallOnce:
+    case OpType::kVarHandle:
+    case OpType::kReadVariable:
+    case OpType::kAssignVariable:
+      // None of them works alone: the smallest model has all four.
+      return CounterModelBuilder(TflType::kInt8);
     default:
       break;
   }

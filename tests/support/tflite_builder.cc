@@ -35,6 +35,19 @@ class OptionsWriter {
     return {tflite::BuiltinOptions::IfOptions,
             tflite::CreateIfOptions(fbb_, o.first, o.second).Union()};
   }
+  OptionsRef operator()(const CallOnceOpts& o) {
+    return {tflite::BuiltinOptions::CallOnceOptions,
+            tflite::CreateCallOnceOptions(fbb_, o.init_subgraph).Union()};
+  }
+  OptionsRef operator()(const VarHandleOpts& o) {
+    auto text = [this](const std::optional<std::string>& s) {
+      return s ? fbb_.CreateString(*s) : flatbuffers::Offset<flatbuffers::String>();
+    };
+    const auto container = text(o.container);
+    const auto shared_name = text(o.shared_name);
+    return {tflite::BuiltinOptions::VarHandleOptions,
+            tflite::CreateVarHandleOptions(fbb_, container, shared_name).Union()};
+  }
   OptionsRef operator()(const Conv2DOpts& o) {
     return {tflite::BuiltinOptions::Conv2DOptions,
             tflite::CreateConv2DOptions(fbb_, Byte(o.padding), o.stride_w, o.stride_h,

@@ -40,6 +40,7 @@ enum class TflType : int8_t {
   kInt8 = 9,
   kUint64 = 12,
   kUint32 = 15,
+  kResource = 13,
 };
 
 /// Affine quantization as written into QuantizationParameters. Empty `scales` writes no
@@ -166,6 +167,15 @@ struct UnidirectionalSequenceLstmOpts {
 struct ControlFlowOpts {
   int32_t first = 1, second = 2;
 };
+/// CALL_ONCE: the init subgraph it runs.
+struct CallOnceOpts {
+  int32_t init_subgraph = 1;
+};
+/// VAR_HANDLE: the variable's names; nullopt writes no string.
+struct VarHandleOpts {
+  std::optional<std::string> container;
+  std::optional<std::string> shared_name;
+};
 
 using BuilderOptions =
     std::variant<std::monostate, Conv2DOpts, DepthwiseConv2DOpts, Pool2DOpts, FullyConnectedOpts,
@@ -173,7 +183,7 @@ using BuilderOptions =
                  SqueezeOpts, StridedSliceOpts, ResizeNearestNeighborOpts, LeakyReluOpts,
                  BatchMatMulOpts, GatherOpts, PackOpts, UnpackOpts, SplitOpts, BlockSizeOpts,
                  ArgMinMaxOpts, MirrorPadOpts, ShapeOpts, CumsumOpts, TransposeConvOpts, SvdfOpts,
-                 UnidirectionalSequenceLstmOpts, ControlFlowOpts>;
+                 UnidirectionalSequenceLstmOpts, ControlFlowOpts, CallOnceOpts, VarHandleOpts>;
 
 /// BuiltinOperator codes used by tests that are not in compiler::OpType (LSH_PROJECTION: no
 /// TFLite Micro kernel either).

@@ -193,4 +193,23 @@ bool RunTfliteOracleTyped(const std::vector<TypedOracleCase>& cases,
   return RunManifest(manifest, outputs, error, node_types);
 }
 
+bool RunTfliteOracleInferences(const std::vector<uint8_t>& model,
+                               const std::vector<std::string>& input_types,
+                               const std::vector<std::vector<int32_t>>& input_shapes,
+                               const std::vector<std::string>& output_types,
+                               const std::vector<std::vector<std::vector<uint8_t>>>& inferences,
+                               std::vector<std::vector<uint8_t>>* outputs, std::string* error) {
+  TypedOracleCase c;
+  c.model = model;
+  c.input_types = input_types;
+  c.input_shapes = input_shapes;
+  c.output_types = output_types;
+  c.inputs = inferences.at(0);
+  c.later_inputs.assign(inferences.begin() + 1, inferences.end());
+  std::vector<std::vector<std::vector<uint8_t>>> all;
+  if (!RunTfliteOracleTyped({c}, &all, error)) return false;
+  *outputs = all.at(0);
+  return true;
+}
+
 }  // namespace boardlab::testing

@@ -63,6 +63,16 @@ bool RunTfliteOracleTyped(const std::vector<TypedOracleCase>& cases,
                           std::string* error,
                           std::vector<std::vector<std::string>>* node_types = nullptr);
 
+/// One model over several inferences of one interpreter (`inferences[i]`: the bytes of every
+/// input of inference i): `outputs` receives inference i's output k at i * output_types.size() +
+/// k. False with `error` set as RunTfliteOracleTyped.
+bool RunTfliteOracleInferences(const std::vector<uint8_t>& model,
+                               const std::vector<std::string>& input_types,
+                               const std::vector<std::vector<int32_t>>& input_shapes,
+                               const std::vector<std::string>& output_types,
+                               const std::vector<std::vector<std::vector<uint8_t>>>& inferences,
+                               std::vector<std::vector<uint8_t>>* outputs, std::string* error);
+
 /// The node type the interpreter reports for ops the XNNPACK delegate ran.
 inline constexpr const char* kXnnpackNode = "TfLiteXNNPackDelegate";
 

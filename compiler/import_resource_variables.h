@@ -1,0 +1,32 @@
+#pragma once
+
+// The importer's resource-variable stage (compiler/import_tflite.cc calls it after merging the
+// subgraphs): resolves every VAR_HANDLE when compiling, so that a resource variable becomes a
+// variable tensor of the state buffer and READ_VARIABLE / ASSIGN_VARIABLE copies from and into
+// it (docs/compiler.md, "Resource variables").
+
+#include "absl/status/status.h"
+#include "compiler/ir.h"
+
+namespace boardlab::compiler {
+
+/// Rewrites `graph` (merged by MergeSubgraphs) so that no resource handle is left:
+/// - each distinct variable (VAR_HANDLEs with the same shared_name, in any subgraph; a handle
+///   without a container matches any container) becomes one variable tensor with the type,
+///   shape and quantization of its first ASSIGN_VARIABLE in TFLite Micro's prepare order
+///   (subgraph 0 first, then 1, 2, ..., each in operator order), reset at load to that
+///   assignment's zero point as one int8 byte, 0 without quantization (TFLite Micro's
+///   MicroResourceVariables::Allocate);
+/// - READ_VARIABLE's input 0 and ASSIGN_VARIABLE's input 0 become that tensor; the VAR_HANDLEs
+///   are removed;
+/// - each CALL_ONCE gets inputs {its "not run yet" flag (a bool variable reset to 1), a constant
+///   false} that the lowering reads and writes;
+/// - main-graph ops with side effects on variables get Op::effect_order.
+/// Errors: Unimplemented ("unsupported model: ...") when a handle cannot be resolved statically
+/// (a handle that is a graph or subgraph input or output, or that IF / WHILE pass on);
+/// InvalidArgument ("invalid model: ...") for what TFLite Micro cannot run either: an assignment
+/// of another type or byte count than the first one, a read into a tensor of another type or
+/// byte count, a read of a variable that nothing assigns.
+absl::Status ResolveResourceVariables(Graph& graph);
+
+}  // namespace boardlab::compiler

@@ -1,0 +1,252 @@
+// Resource variables and CALL_ONCE end to end (tests/support/resource_variable_models.h):
+// compiled by boardlab and run by the host runtime over several inferences of one load, against
+// hand-derived outputs (the models' arithmetic is exact) and against TFLite's interpreter.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compiler/driver.h"
+#include "gtest/gtest.h"
+#include "tests/runtime/pte_runner.h"
+#include "tests/support/resource_variable_models.h"
+#include "tests/support/tflite_oracle.h"
+
+namespace boardlab {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+using Inference = std::vector<Bytes>;
+using testing::TflType;
+
+Bytes Compiled(const Bytes& model, bool cpu_only = false) {
+  return runtime::testing::CompiledPte(model, cpu_only);
+}
+
+template <typename T>
+Bytes BytesOf(const std::vector<T>& values) {
+  Bytes out(values.size() * sizeof(T));
+  std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+
+// Inference n's input of the counter: four values of T, different in every inference.
+template <typename T>
+std::vector<T> CounterInput(int n) {
+  std::vector<T> x;
+  for (int k = 0; k < 4; ++k) x.push_back(static_cast<T>((n * 7 + k * 5) % 11 - 4));
+  return x;
+}
+
+// The counter by hand: the running sum of the inputs, in quantized units (equal scales: q_s =
+// q_v + q_x - zero_point), saturating in int8 and int16.
+template <typename T>
+std::vector<Bytes> CounterByHand(int inferences, int64_t zero_point) {
+  std::vector<int64_t> sum(4, zero_point);
+  std::vector<Bytes> outputs;
+  for (int n = 0; n < inferences; ++n) {
+    const std::vector<T> x = CounterInput<T>(n);
+    std::vector<T> out;
+    for (int k = 0; k < 4; ++k) {
+      int64_t v = sum[k] + static_cast<int64_t>(x[k]) - zero_point;
+      if constexpr (sizeof(T) < 4) {
+        v = std::clamp<int64_t>(v, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+      }
+      sum[k] = v;
+      out.push_back(static_cast<T>(v));
+    }
+    outputs.push_back(BytesOf(out));
+  }
+  return outputs;
+}
+
+template <typename T>
+std::vector<Inference> CounterInferences(int count) {
+  std::vector<Inference> inferences;
+  for (int n = 0; n < count; ++n) inferences.push_back({BytesOf(CounterInput<T>(n))});
+  return inferences;
+}
+
+template <typename T>
+void ExpectCounter(TflType type, int64_t zero_point) {
+  const Bytes pte = Compiled(testing::CounterModelBuilder(type).Finish());
+  ASSERT_FALSE(pte.empty());
+  const std::vector<Inference> inferences = CounterInferences<T>(5);
+  // Two loads of one program: CALL_ONCE runs its init on the first inference of each, so the
+  // second load counts from 0 again.
+  for (int load = 0; load < 2; ++load) {
+    const runtime::testing::PteRun run = runtime::testing::RunPteInferences(pte, inferences);
+    ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+    EXPECT_EQ(run.outputs, CounterByHand<T>(5, zero_point)) << "load " << load;
+  }
+}
+
+TEST(ResourceVariableTest, CounterInt8CountsAcrossInferencesAndStartsOverOnLoad) {
+  ExpectCounter<int8_t>(TflType::kInt8, -2);
+}
+TEST(ResourceVariableTest, CounterInt16) { ExpectCounter<int16_t>(TflType::kInt16, 0); }
+
+TEST(ResourceVariableTest, CounterFloat32) {
+  const Bytes pte = Compiled(testing::CounterModelBuilder(TflType::kFloat32).Finish());
+  ASSERT_FALSE(pte.empty());
+  std::vector<Inference> inferences;
+  std::vector<float> sum(4, 0.0f);
+  std::vector<Bytes> expected;
+  for (int n = 0; n < 4; ++n) {
+    std::vector<float> x;
+    for (int k = 0; k < 4; ++k) x.push_back(0.25f * static_cast<float>(n + k) - 0.5f);
+    for (int k = 0; k < 4; ++k) sum[k] += x[k];
+    inferences.push_back({BytesOf(x)});
+    expected.push_back(BytesOf(sum));
+  }
+  const runtime::testing::PteRun run = runtime::testing::RunPteInferences(pte, inferences);
+  ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+  EXPECT_EQ(run.outputs, expected);
+}
+
+// The int8 counter's ADD goes to the NPU between the READ_VARIABLE and the ASSIGN_VARIABLE on
+// the CPU; the CPU-only build gives the same bytes.
+TEST(ResourceVariableTest, CounterWithItsAddOnTheNpu) {
+  const Bytes model = testing::CounterModelBuilder(TflType::kInt8).Finish();
+  absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(model, {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(compiled->compilation.num_partitions, 1);
+  const std::vector<Inference> inferences = CounterInferences<int8_t>(4);
+  const runtime::testing::PteRun npu =
+      runtime::testing::RunPteInferences(compiled->pte, inferences);
+  ASSERT_EQ(npu.error, runtime::Error::kOk) << npu.message;
+  EXPECT_EQ(npu.outputs, CounterByHand<int8_t>(4, -2));
+  const runtime::testing::PteRun cpu =
+      runtime::testing::RunPteInferences(Compiled(model, true), inferences);
+  EXPECT_EQ(npu.outputs, cpu.outputs);
+}
+
+TEST(ResourceVariableTest, TwoVariablesGiveFibonacci) {
+  const Bytes pte = Compiled(testing::FibonacciModelBuilder().Finish());
+  ASSERT_FALSE(pte.empty());
+  std::vector<Inference> inferences;
+  std::vector<Bytes> expected;
+  float a = 0, b = 1;  // whole numbers far below 2^24: float32 sums are exact
+  for (int n = 0; n < 8; ++n) {
+    const float x = 100.0f * static_cast<float>(n);
+    inferences.push_back({BytesOf(std::vector<float>{x})});
+    const float s = a + b;
+    a = b;
+    b = s;
+    expected.push_back(BytesOf(std::vector<float>{s + x}));
+  }
+  const runtime::testing::PteRun run = runtime::testing::RunPteInferences(pte, inferences);
+  ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+  EXPECT_EQ(run.outputs, expected);  // 1, 102, 203, 305, 408, ...
+}
+
+// A read before the assignment sees the value of the inference before (or, on the very first
+// one, TFLite Micro's reset value: the zero point, 3); a read after it sees the new value. The
+// TFLite interpreter refuses to read a variable nothing assigned yet, so this model's first
+// inference has only TFLite Micro's rule (micro_resource_variable.cc) to go by.
+TEST(ResourceVariableTest, ReadBeforeAndAfterAnAssignmentInOneInference) {
+  const Bytes pte = Compiled(testing::ReadAssignReadModelBuilder().Finish());
+  ASSERT_FALSE(pte.empty());
+  std::vector<Inference> inferences;
+  for (int n = 0; n < 4; ++n) inferences.push_back({BytesOf(CounterInput<int8_t>(n))});
+  const runtime::testing::PteRun run = runtime::testing::RunPteInferences(pte, inferences);
+  ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+  ASSERT_EQ(run.outputs.size(), 2 * inferences.size());
+  for (size_t n = 0; n < inferences.size(); ++n) {
+    const Bytes before = n == 0 ? Bytes(4, 3) : inferences[n - 1][0];
+    EXPECT_EQ(run.outputs[2 * n], before) << "inference " << n;
+    EXPECT_EQ(run.outputs[2 * n + 1], inferences[n][0]) << "inference " << n;
+  }
+}
+
+// TFLite Micro's assignment copies bytes whatever the type: the same model in int16, int32 and
+// bool (no quantization, so the very first read sees zeros).
+TEST(ResourceVariableTest, ReadAssignReadInOtherTypes) {
+  const std::pair<TflType, size_t> types[] = {
+      {TflType::kInt16, 8}, {TflType::kInt32, 16}, {TflType::kBool, 4}};
+  for (const auto& [type, bytes] : types) {
+    const Bytes pte = Compiled(testing::ReadAssignReadModelBuilder(type).Finish());
+    ASSERT_FALSE(pte.empty());
+    std::vector<Inference> inferences;
+    for (int n = 0; n < 3; ++n) {
+      Bytes x(bytes);
+      for (size_t k = 0; k < bytes; ++k) {
+        x[k] = type == TflType::kBool ? static_cast<uint8_t>((n + k) % 2)
+                                      : static_cast<uint8_t>(n * 41 + k * 13 + 1);
+      }
+      inferences.push_back({x});
+    }
+    const runtime::testing::PteRun run = runtime::testing::RunPteInferences(pte, inferences);
+    ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+    ASSERT_EQ(run.outputs.size(), 2 * inferences.size());
+    for (size_t n = 0; n < inferences.size(); ++n) {
+      const Bytes before = n == 0 ? Bytes(bytes, 0) : inferences[n - 1][0];
+      EXPECT_EQ(run.outputs[2 * n], before) << static_cast<int>(type) << " inference " << n;
+      EXPECT_EQ(run.outputs[2 * n + 1], inferences[n][0]) << static_cast<int>(type);
+    }
+  }
+}
+
+class ResourceVariableOracleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = testing::TfliteOracleUnavailable()) GTEST_SKIP() << *why;
+  }
+
+  // The interpreter's outputs over `inferences` of one interpreter, against boardlab's of one
+  // load.
+  void CompareWithInterpreter(const Bytes& model, const std::string& type,
+                              const std::vector<int32_t>& shape,
+                              const std::vector<Inference>& inferences) {
+    std::vector<Bytes> expected;
+    std::string error;
+    ASSERT_TRUE(testing::RunTfliteOracleInferences(model, {type}, {shape}, {type}, inferences,
+                                                   &expected, &error))
+        << error;
+    const runtime::testing::PteRun run =
+        runtime::testing::RunPteInferences(Compiled(model), inferences);
+    ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+    ASSERT_EQ(run.outputs.size(), expected.size());
+    // Inference 0 is left out: through tests/oracle (tfjs-tflite), the interpreter's first
+    // outputs of these models read all zeros, while every later inference, which starts from
+    // the state the first one left, equals boardlab's. Not explained yet (IF and WHILE models
+    // compare inference 0 fine through the same path); the hand-derived tests above check
+    // inference 0.
+    const std::vector<Bytes> later(run.outputs.begin() + 1, run.outputs.end());
+    EXPECT_EQ(later, std::vector<Bytes>(expected.begin() + 1, expected.end()));
+  }
+};
+
+TEST_F(ResourceVariableOracleTest, CounterInt8EqualsTheInterpreter) {
+  CompareWithInterpreter(testing::CounterModelBuilder(TflType::kInt8).Finish(), "int8", {1, 4},
+                         CounterInferences<int8_t>(6));
+}
+
+TEST_F(ResourceVariableOracleTest, CounterInt16EqualsTheInterpreter) {
+  CompareWithInterpreter(testing::CounterModelBuilder(TflType::kInt16).Finish(), "int16", {1, 4},
+                         CounterInferences<int16_t>(6));
+}
+
+TEST_F(ResourceVariableOracleTest, CounterFloat32EqualsTheInterpreter) {
+  std::vector<Inference> inferences;
+  for (int n = 0; n < 6; ++n) {
+    std::vector<float> x;
+    for (int k = 0; k < 4; ++k) x.push_back(0.125f * static_cast<float>(n * 3 - k));
+    inferences.push_back({BytesOf(x)});
+  }
+  CompareWithInterpreter(testing::CounterModelBuilder(TflType::kFloat32).Finish(), "float32",
+                         {1, 4}, inferences);
+}
+
+TEST_F(ResourceVariableOracleTest, FibonacciEqualsTheInterpreter) {
+  std::vector<Inference> inferences;
+  for (int n = 0; n < 8; ++n) {
+    inferences.push_back({BytesOf(std::vector<float>{7.0f * static_cast<float>(n)})});
+  }
+  CompareWithInterpreter(testing::FibonacciModelBuilder().Finish(), "float32", {1}, inferences);
+}
+
+}  // namespace
+}  // namespace boardlab

@@ -1,0 +1,137 @@
+#include "tests/support/resource_variable_models.h"
+
+#include "compiler/op_types.h"
+#include "tests/support/test_models.h"
+
+namespace boardlab::testing {
+namespace {
+
+using compiler::OpType;
+
+int32_t Code(OpType type) { return compiler::OpTypeTfliteCode(type); }
+
+QuantParams CounterQuant(TflType type) {
+  if (type == TflType::kInt8) return PerTensor(0.5f, -2);
+  if (type == TflType::kInt16) return PerTensor(0.25f, 0);
+  return {};
+}
+
+int ElementBytes(TflType type) {
+  switch (type) {
+    case TflType::kInt8:
+    case TflType::kBool:
+      return 1;
+    case TflType::kInt16:
+      return 2;
+    case TflType::kInt64:
+      return 8;
+    default:
+      return 4;
+  }
+}
+
+// s = a + b: ADD in int8 and int16, ADD_N in float32.
+void Sum(TfliteBuilder& b, TflType type, int a, int other, int s) {
+  const OpType op = type == TflType::kFloat32 ? OpType::kAddN : OpType::kAdd;
+  if (op == OpType::kAddN) {
+    b.AddOperator(Code(op), {a, other}, {s});
+  } else {
+    b.AddOperator(Code(op), {a, other}, {s}, ElementwiseOpts{});
+  }
+}
+
+// VAR_HANDLE `name` in `b`; returns the handle tensor.
+int Handle(TfliteBuilder& b, const char* name) {
+  const int handle = b.AddTensor(std::string(name) + "_handle", {}, TflType::kResource);
+  b.AddOperator(Code(OpType::kVarHandle), {}, {handle}, VarHandleOpts{"", name});
+  return handle;
+}
+
+// An init subgraph: each variable assigned its constant.
+struct InitialValue {
+  const char* variable;
+  std::vector<int32_t> shape;
+  TflType type;
+  QuantParams quant;
+  std::vector<uint8_t> bytes;
+};
+
+TfliteBuilder InitSubgraph(const std::vector<InitialValue>& values) {
+  TfliteBuilder init;
+  init.set_name("init");
+  for (const InitialValue& v : values) {
+    const int handle = Handle(init, v.variable);
+    const int value =
+        init.AddTensor(std::string(v.variable) + "_initial", v.shape, v.type, v.quant, v.bytes);
+    init.AddOperator(Code(OpType::kAssignVariable), {handle, value}, {});
+  }
+  return init;
+}
+
+}  // namespace
+
+TfliteBuilder CounterModelBuilder(TflType type) {
+  const QuantParams q = CounterQuant(type);
+  const std::vector<int32_t> shape = {1, 4};
+  std::vector<uint8_t> zero(4 * static_cast<size_t>(ElementBytes(type)), 0);
+  if (type == TflType::kInt8) zero.assign(4, static_cast<uint8_t>(q.zero_points[0]));
+  TfliteBuilder b;
+  b.set_name("counter_model");
+  const int x = b.AddTensor("x", shape, type, q);
+  const int v = b.AddTensor("v", shape, type, q);
+  const int s = b.AddTensor("s", shape, type, q);
+  const int init = b.AddSubgraph(InitSubgraph({{"counter", shape, type, q, zero}}));
+  b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{init});
+  const int handle = Handle(b, "counter");
+  b.AddOperator(Code(OpType::kReadVariable), {handle}, {v});
+  Sum(b, type, v, x, s);
+  b.AddOperator(Code(OpType::kAssignVariable), {handle, s}, {});
+  b.SetInputs({x});
+  b.SetOutputs({s});
+  return b;
+}
+
+TfliteBuilder FibonacciModelBuilder() {
+  const std::vector<int32_t> shape = {1};
+  const TflType f32 = TflType::kFloat32;
+  const std::vector<uint8_t> one = {0x00, 0x00, 0x80, 0x3F};  // 1.0f, little-endian
+  TfliteBuilder b;
+  b.set_name("fibonacci_model");
+  const int x = b.AddTensor("x", shape, f32);
+  const int a = b.AddTensor("a_value", shape, f32);
+  const int bv = b.AddTensor("b_value", shape, f32);
+  const int s = b.AddTensor("s", shape, f32);
+  const int out = b.AddTensor("out", shape, f32);
+  const int init = b.AddSubgraph(
+      InitSubgraph({{"a", shape, f32, {}, {0, 0, 0, 0}}, {"b", shape, f32, {}, one}}));
+  b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{init});
+  const int handle_a = Handle(b, "a");
+  const int handle_b = Handle(b, "b");
+  b.AddOperator(Code(OpType::kReadVariable), {handle_a}, {a});
+  b.AddOperator(Code(OpType::kReadVariable), {handle_b}, {bv});
+  Sum(b, f32, a, bv, s);
+  b.AddOperator(Code(OpType::kAssignVariable), {handle_a, bv}, {});
+  b.AddOperator(Code(OpType::kAssignVariable), {handle_b, s}, {});
+  Sum(b, f32, s, x, out);
+  b.SetInputs({x});
+  b.SetOutputs({out});
+  return b;
+}
+
+TfliteBuilder ReadAssignReadModelBuilder(TflType type) {
+  const QuantParams q = type == TflType::kInt8 ? PerTensor(0.5f, 3) : QuantParams{};
+  TfliteBuilder b;
+  b.set_name("read_assign_read_model");
+  const int x = b.AddTensor("x", {1, 4}, type, q);
+  const int before = b.AddTensor("before", {1, 4}, type, q);
+  const int after = b.AddTensor("after", {1, 4}, type, q);
+  const int handle = Handle(b, "v");
+  b.AddOperator(Code(OpType::kReadVariable), {handle}, {before});
+  b.AddOperator(Code(OpType::kAssignVariable), {handle, x}, {});
+  b.AddOperator(Code(OpType::kReadVariable), {handle}, {after});
+  b.SetInputs({x});
+  b.SetOutputs({before, after});
+  return b;
+}
+
+}  // namespace boardlab::testing

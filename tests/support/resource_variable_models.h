@@ -1,0 +1,31 @@
+#pragma once
+
+// Models with resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE) and CALL_ONCE, the
+// way TensorFlow exports a model with state: an init subgraph run once by CALL_ONCE assigns the
+// initial values, the main graph reads and assigns them. For the importer, compiler, runtime and
+// firmware tests; their arithmetic is exact, so the outputs can be derived by hand.
+
+#include "tests/support/tflite_builder.h"
+
+namespace boardlab::testing {
+
+/// A running sum. Input x [1,4] of `type` (kInt8: scale 0.5, zero point -2; kInt16: scale 0.25,
+/// zero point 0; kFloat32: no quantization). Subgraph 1 (init): VAR_HANDLE "counter",
+/// ASSIGN_VARIABLE of a constant 0 (quantized: the zero point). Main: CALL_ONCE(1), VAR_HANDLE
+/// "counter", v = READ_VARIABLE, s = ADD(v, x) (same quantization: exact; ADD_N in float32, the
+/// float op boardlab has), ASSIGN_VARIABLE(s); output s. Inference n outputs x_1 + ... + x_n
+/// (saturating in int8 and int16).
+TfliteBuilder CounterModelBuilder(TflType type);
+
+/// Two float32 [1] variables "a" and "b" set to 0 and 1 by the init subgraph; main reads both,
+/// s = ADD_N(a, b), assigns a = b and b = s (the reads come before the assignments), outputs
+/// ADD_N(s, x) for input x float32 [1]: the Fibonacci numbers 1, 2, 3, 5, 8, ... plus x.
+TfliteBuilder FibonacciModelBuilder();
+
+/// No CALL_ONCE: main reads variable "v" into `before`, assigns input x [1,4] of `type` (kInt8:
+/// scale 0.5, zero point 3; others without quantization), reads it again into `after`; outputs
+/// before, after. The first inference reads the variable before anything assigned it: TFLite
+/// Micro's reset value, the zero point (3) in every byte, 0 without quantization.
+TfliteBuilder ReadAssignReadModelBuilder(TflType type = TflType::kInt8);
+
+}  // namespace boardlab::testing
