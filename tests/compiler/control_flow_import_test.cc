@@ -165,7 +165,8 @@ TEST(ControlFlowImportTest, TheReportListsEveryOpOfEverySubgraph) {
     if (subgraph == 0) main_us += op["us"].get<double>();
     if (subgraph > 0) {
       EXPECT_GT(op["cycles"].get<uint64_t>(), 0u) << op.dump();
-      EXPECT_NE(op["reason"].get<std::string>().find("IF, WHILE or CALL_ONCE calls"), std::string::npos);
+      EXPECT_NE(op["reason"].get<std::string>().find("IF, WHILE or CALL_ONCE calls"),
+                std::string::npos);
     }
   }
   EXPECT_EQ(rows,
