@@ -11,6 +11,7 @@
 #include "compiler/driver.h"
 #include "gtest/gtest.h"
 #include "tests/runtime/pte_runner.h"
+#include "tests/runtime/tflm_reference_16x8.h"
 #include "tests/support/resource_variable_models.h"
 #include "tests/support/tflite_oracle.h"
 
@@ -18,18 +19,12 @@ namespace boardlab {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
+using tflm_reference::BytesOf;
 using Inference = std::vector<Bytes>;
 using testing::TflType;
 
 Bytes Compiled(const Bytes& model, bool cpu_only = false) {
   return runtime::testing::CompiledPte(model, cpu_only);
-}
-
-template <typename T>
-Bytes BytesOf(const std::vector<T>& values) {
-  Bytes out(values.size() * sizeof(T));
-  std::memcpy(out.data(), values.data(), out.size());
-  return out;
 }
 
 // Inference n's input of the counter: four values of T, different in every inference.

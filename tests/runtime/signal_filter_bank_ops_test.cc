@@ -11,6 +11,7 @@
 #include "compiler/driver.h"
 #include "gtest/gtest.h"
 #include "tests/runtime/pte_runner.h"
+#include "tests/runtime/tflm_reference_16x8.h"
 #include "tests/support/tflite_builder.h"
 
 namespace boardlab {
@@ -19,20 +20,6 @@ namespace {
 using testing::IntMapFlexbuffer;
 using testing::TflType;
 using Bytes = std::vector<uint8_t>;
-
-template <typename T>
-Bytes ToBytes(const std::vector<T>& v) {
-  Bytes b(v.size() * sizeof(T));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-template <typename T>
-std::vector<T> FromBytes(const Bytes& b) {
-  std::vector<T> v(b.size() / sizeof(T));
-  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
-  return v;
-}
 
 // Compiles `b` (every operand a model input) and runs it once on `inputs`.
 runtime::testing::PteRun RunModel(const testing::TfliteBuilder& b,
@@ -61,21 +48,23 @@ TEST(SignalFilterBankSquareRoot, RoundingAtTheEdgesOfItsWidths) {
   const std::vector<uint64_t> in = {
       0,          1,          2,          3,  4294967295,           4294967296,
       4295098368, 4295098369, UINT64_MAX, 99, 18446744065119617025u};
-  const auto run = RunModel(SquareRootModel(static_cast<int32_t>(in.size())),
-                            {ToBytes(in), ToBytes(std::vector<int32_t>{0})});
+  const auto run =
+      RunModel(SquareRootModel(static_cast<int32_t>(in.size())),
+               {tflm_reference::BytesOf(in), tflm_reference::BytesOf(std::vector<int32_t>{0})});
   ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
   // 2 -> 1 (remainder 1, not above 1); 3 -> 2 (remainder 2 > 1); 99 -> 10 (9, remainder 18 > 9);
   // 2^32 + 2^17 = 65537^2 - 1 -> 65536 remainder 131072 > 65536 -> 65537; UINT64_MAX and
   // (2^32 - 1)^2 stay at 2^32 - 1.
-  EXPECT_EQ(FromBytes<uint32_t>(run.outputs[0]),
+  EXPECT_EQ(tflm_reference::ValuesOf<uint32_t>(run.outputs[0]),
             (std::vector<uint32_t>{0, 1, 1, 2, 65535, 65536, 65537, 65537, 4294967295u, 10,
                                    4294967295u}));
 }
 
 TEST(SignalFilterBankSquareRoot, ARunTimeScaleOutside0To31IsRefused) {
   for (int32_t bits : {32, -1}) {
-    const auto run = RunModel(SquareRootModel(2), {ToBytes(std::vector<uint64_t>{4, 9}),
-                                                   ToBytes(std::vector<int32_t>{bits})});
+    const auto run =
+        RunModel(SquareRootModel(2), {tflm_reference::BytesOf(std::vector<uint64_t>{4, 9}),
+                                      tflm_reference::BytesOf(std::vector<int32_t>{bits})});
     EXPECT_NE(run.error, runtime::Error::kOk) << bits;
     EXPECT_NE(run.message.find("scale_bits " + std::to_string(bits) + " is outside 0..31"),
               std::string::npos)
@@ -100,23 +89,25 @@ testing::TfliteBuilder RunTimeTablesModel() {
 }
 
 TEST(SignalFilterBank, RunTimeChannelTablesAreCheckedBeforeReading) {
-  const Bytes input = ToBytes(std::vector<uint32_t>{10, 20, 30, 40});
-  const Bytes weights = ToBytes(std::vector<int16_t>{1, 2, 3, -1});
-  const Bytes unweights = ToBytes(std::vector<int16_t>{4, 5, 6, 7});
-  const Bytes weight_starts = ToBytes(std::vector<int16_t>{0, 1, 2});
-  const Bytes widths = ToBytes(std::vector<int16_t>{1, 1, 2});
+  const Bytes input = tflm_reference::BytesOf(std::vector<uint32_t>{10, 20, 30, 40});
+  const Bytes weights = tflm_reference::BytesOf(std::vector<int16_t>{1, 2, 3, -1});
+  const Bytes unweights = tflm_reference::BytesOf(std::vector<int16_t>{4, 5, 6, 7});
+  const Bytes weight_starts = tflm_reference::BytesOf(std::vector<int16_t>{0, 1, 2});
+  const Bytes widths = tflm_reference::BytesOf(std::vector<int16_t>{1, 1, 2});
   // Channel 0 (scratch) bin 0: unweighted 4 x 10 into channel 1. Channel 1 bin 1: 2 x 20 + 40 =
   // 80, unweighted 5 x 20 = 100 into channel 2. Channel 2 bins 2..3, weights 3, -1: 100 + 90 - 40
   // (the -1 sign-extended wraps modulo 2^64) = 150.
-  const auto ok = RunModel(
-      RunTimeTablesModel(),
-      {input, weights, unweights, ToBytes(std::vector<int16_t>{0, 1, 2}), weight_starts, widths});
+  const auto ok =
+      RunModel(RunTimeTablesModel(),
+               {input, weights, unweights, tflm_reference::BytesOf(std::vector<int16_t>{0, 1, 2}),
+                weight_starts, widths});
   ASSERT_EQ(ok.error, runtime::Error::kOk) << ok.message;
-  EXPECT_EQ(FromBytes<uint64_t>(ok.outputs[0]), (std::vector<uint64_t>{80, 150}));
+  EXPECT_EQ(tflm_reference::ValuesOf<uint64_t>(ok.outputs[0]), (std::vector<uint64_t>{80, 150}));
   // Channel 2 from bin 3, two wide: bin 4 does not exist.
-  const auto bad = RunModel(
-      RunTimeTablesModel(),
-      {input, weights, unweights, ToBytes(std::vector<int16_t>{0, 1, 3}), weight_starts, widths});
+  const auto bad =
+      RunModel(RunTimeTablesModel(),
+               {input, weights, unweights, tflm_reference::BytesOf(std::vector<int16_t>{0, 1, 3}),
+                weight_starts, widths});
   EXPECT_NE(bad.error, runtime::Error::kOk);
   EXPECT_NE(bad.message.find("channel 2 reads past its input or weights"), std::string::npos)
       << bad.message;
@@ -131,9 +122,11 @@ TEST(SignalEnergy, FullScaleBinAndUnwrittenBins) {
                       IntMapFlexbuffer({{"start_index", 1}, {"end_index", 2}}));
   b.SetInputs({in});
   b.SetOutputs({out});
-  const auto run = RunModel(b, {ToBytes(std::vector<int16_t>{3, 4, -32768, -32768, 5, 6})});
+  const auto run =
+      RunModel(b, {tflm_reference::BytesOf(std::vector<int16_t>{3, 4, -32768, -32768, 5, 6})});
   ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
-  EXPECT_EQ(FromBytes<uint32_t>(run.outputs[0]), (std::vector<uint32_t>{0, 2147483648u, 0}));
+  EXPECT_EQ(tflm_reference::ValuesOf<uint32_t>(run.outputs[0]),
+            (std::vector<uint32_t>{0, 2147483648u, 0}));
 }
 
 // SignalFilterBankLog: 0 and 1 (after the shift) give 0. For 2, ln = 45426 / 2^16; times the
@@ -147,9 +140,11 @@ TEST(SignalFilterBankLog, SmallAndSaturatingInputs) {
                       IntMapFlexbuffer({{"input_correction_bits", 0}, {"output_scale", 65536}}));
   b.SetInputs({in});
   b.SetOutputs({out});
-  const auto run = RunModel(b, {ToBytes(std::vector<uint32_t>{0, 1, 2, 4294967295u})});
+  const auto run =
+      RunModel(b, {tflm_reference::BytesOf(std::vector<uint32_t>{0, 1, 2, 4294967295u})});
   ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
-  EXPECT_EQ(FromBytes<int16_t>(run.outputs[0]), (std::vector<int16_t>{0, 0, 32767, 11936}));
+  EXPECT_EQ(tflm_reference::ValuesOf<int16_t>(run.outputs[0]),
+            (std::vector<int16_t>{0, 0, 32767, 11936}));
 }
 
 }  // namespace

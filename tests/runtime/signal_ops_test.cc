@@ -12,6 +12,7 @@
 #include "compiler/driver.h"
 #include "gtest/gtest.h"
 #include "tests/runtime/pte_runner.h"
+#include "tests/runtime/tflm_reference_16x8.h"
 #include "tests/support/tflite_builder.h"
 
 namespace boardlab {
@@ -19,20 +20,6 @@ namespace {
 
 using testing::TflType;
 using Bytes = std::vector<uint8_t>;
-
-template <typename T>
-Bytes ToBytes(const std::vector<T>& v) {
-  Bytes b(v.size() * sizeof(T));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-template <typename T>
-std::vector<T> FromBytes(const Bytes& b) {
-  std::vector<T> v(b.size() / sizeof(T));
-  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
-  return v;
-}
 
 // window_flexbuffers_generated_data.cc: {"shift": 12} and {"shift": 8} as the converter wrote
 // them.
@@ -55,9 +42,9 @@ Bytes WindowModel(const std::vector<int32_t>& shape, const std::vector<int16_t>&
   testing::TfliteBuilder b;
   const int in = b.AddTensor("input", shape, TflType::kInt16);
   const int32_t n = static_cast<int32_t>(weights.size());
-  const int w = constant_weights
-                    ? b.AddTensor("weights", {n}, TflType::kInt16, {}, ToBytes(weights))
-                    : b.AddTensor("weights", {n}, TflType::kInt16);
+  const int w = constant_weights ? b.AddTensor("weights", {n}, TflType::kInt16, {},
+                                               tflm_reference::BytesOf(weights))
+                                 : b.AddTensor("weights", {n}, TflType::kInt16);
   const int out = b.AddTensor("output", shape, TflType::kInt16);
   b.AddCustomOperator("SignalWindow", {in, w}, {out}, options);
   b.SetInputs(constant_weights ? std::vector<int32_t>{in} : std::vector<int32_t>{in, w});
@@ -75,11 +62,11 @@ const std::vector<int16_t> kRampGolden = {0,   224, 416, 576, 704, 800, 864, 896
 
 // WindowTest.WindowTestLength16Shift12.
 TEST(SignalWindow, TfliteMicroLength16Shift12) {
-  const auto run =
-      CompileAndRun(WindowModel({16}, kFallingWindow, true, kWindowShift12), {ToBytes(kRamp)});
+  const auto run = CompileAndRun(WindowModel({16}, kFallingWindow, true, kWindowShift12),
+                                 {tflm_reference::BytesOf(kRamp)});
   ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
   ASSERT_EQ(run.outputs.size(), 1u);
-  EXPECT_EQ(FromBytes<int16_t>(run.outputs[0]), kRampGolden);
+  EXPECT_EQ(tflm_reference::ValuesOf<int16_t>(run.outputs[0]), kRampGolden);
 }
 
 // WindowTest.WindowTestLength32Shift8: most products saturate at 32767. The weights are a model
@@ -97,11 +84,12 @@ TEST(SignalWindow, TfliteMicroLength32Shift8Saturates) {
                                        32767, 32767, 32767, 32767, 6113,  32767, 32767, 32767,
                                        32767, 23061, 32767, 9639,  32767, 32767, 32767, 4125,
                                        16637, 32767, 32767, 32767, 22212, 32767, 10678, 32767};
-  const auto run = CompileAndRun(WindowModel({1, 32}, weights, false, kWindowShift8),
-                                 {ToBytes(input), ToBytes(weights)});
+  const auto run =
+      CompileAndRun(WindowModel({1, 32}, weights, false, kWindowShift8),
+                    {tflm_reference::BytesOf(input), tflm_reference::BytesOf(weights)});
   ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
   ASSERT_EQ(run.outputs.size(), 1u);
-  EXPECT_EQ(FromBytes<int16_t>(run.outputs[0]), golden);
+  EXPECT_EQ(tflm_reference::ValuesOf<int16_t>(run.outputs[0]), golden);
 }
 
 // WindowTest.WindowTestLength16Shift12OuterDims4: the window repeats over [2, 2, 16].
@@ -112,10 +100,10 @@ TEST(SignalWindow, TfliteMicroOuterDims) {
     golden.insert(golden.end(), kRampGolden.begin(), kRampGolden.end());
   }
   const auto run = CompileAndRun(WindowModel({2, 2, 16}, kFallingWindow, true, kWindowShift12),
-                                 {ToBytes(input)});
+                                 {tflm_reference::BytesOf(input)});
   ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
   ASSERT_EQ(run.outputs.size(), 1u);
-  EXPECT_EQ(FromBytes<int16_t>(run.outputs[0]), golden);
+  EXPECT_EQ(tflm_reference::ValuesOf<int16_t>(run.outputs[0]), golden);
 }
 
 // Negative products shift arithmetically and saturate at -32768 (window.cc's int32 product and
@@ -123,9 +111,9 @@ TEST(SignalWindow, TfliteMicroOuterDims) {
 TEST(SignalWindow, NegativeProductsRoundDownAndSaturate) {
   const auto run =
       CompileAndRun(WindowModel({2}, {32767, 5}, true, testing::IntMapFlexbuffer({{"shift", 1}})),
-                    {ToBytes(std::vector<int16_t>{-32768, -3})});
+                    {tflm_reference::BytesOf(std::vector<int16_t>{-32768, -3})});
   ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
-  EXPECT_EQ(FromBytes<int16_t>(run.outputs[0]), (std::vector<int16_t>{-32768, -8}));
+  EXPECT_EQ(tflm_reference::ValuesOf<int16_t>(run.outputs[0]), (std::vector<int16_t>{-32768, -8}));
 }
 
 Bytes FftAutoScaleModel(int32_t n) {
@@ -142,12 +130,12 @@ Bytes FftAutoScaleModel(int32_t n) {
 
 void ExpectAutoScale(const std::vector<int16_t>& input, const std::vector<int16_t>& golden,
                      int32_t golden_bits) {
-  const auto run =
-      CompileAndRun(FftAutoScaleModel(static_cast<int32_t>(input.size())), {ToBytes(input)});
+  const auto run = CompileAndRun(FftAutoScaleModel(static_cast<int32_t>(input.size())),
+                                 {tflm_reference::BytesOf(input)});
   ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
   ASSERT_EQ(run.outputs.size(), 2u);
-  EXPECT_EQ(FromBytes<int16_t>(run.outputs[0]), golden);
-  EXPECT_EQ(FromBytes<int32_t>(run.outputs[1]), std::vector<int32_t>{golden_bits});
+  EXPECT_EQ(tflm_reference::ValuesOf<int16_t>(run.outputs[0]), golden);
+  EXPECT_EQ(tflm_reference::ValuesOf<int32_t>(run.outputs[1]), std::vector<int32_t>{golden_bits});
 }
 
 // FftAutoScaleTestSmall.
@@ -202,15 +190,15 @@ void ExpectDelay(const std::vector<int32_t>& shape, const Bytes& options,
   for (int32_t d : shape) frame *= static_cast<size_t>(d);
   std::vector<std::vector<Bytes>> inferences;
   for (size_t i = 0; i < inputs.size(); i += frame) {
-    inferences.push_back(
-        {ToBytes(std::vector<int16_t>(inputs.begin() + i, inputs.begin() + i + frame))});
+    inferences.push_back({tflm_reference::BytesOf(
+        std::vector<int16_t>(inputs.begin() + i, inputs.begin() + i + frame))});
   }
   for (int load = 0; load < 2; ++load) {
     const auto run = runtime::testing::RunPteInferences(compiled->pte, inferences);
     ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
     std::vector<int16_t> outputs;
     for (const Bytes& b : run.outputs) {
-      const std::vector<int16_t> v = FromBytes<int16_t>(b);
+      const std::vector<int16_t> v = tflm_reference::ValuesOf<int16_t>(b);
       outputs.insert(outputs.end(), v.begin(), v.end());
     }
     EXPECT_EQ(outputs, golden) << "load " << load;
