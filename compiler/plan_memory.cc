@@ -13,44 +13,77 @@ constexpr int kUnused = -1;
 // The runtime's kernels read state as int16 or int32 arrays; 16 bytes suits every type.
 constexpr int64_t kStateAlignment = 16;
 
-// Live range of every tensor that needs arena storage; first_use == kUnused for the others.
-std::vector<BufferRequest> LiveRanges(const Graph& graph) {
-  const int last_step = std::max(0, static_cast<int>(graph.ops.size()) - 1);
-  std::vector<BufferRequest> ranges(graph.tensors.size(), {0, kUnused, kUnused});
-  auto touch = [&](int t, int step) {
-    // Variables live in the state buffer for the whole program (PlaceState).
-    if (t == kNoTensor || graph.tensors[t].is_constant || graph.tensors[t].is_variable) return;
-    BufferRequest& r = ranges[t];
-    r.first_use = r.first_use == kUnused ? step : std::min(r.first_use, step);
-    r.last_use = std::max(r.last_use, step);
-  };
-  for (int t : graph.inputs) touch(t, 0);
-  for (size_t i = 0; i < graph.ops.size(); ++i) {
-    const Op& op = graph.ops[i];
-    if (op.dead) continue;
-    for (int t : op.inputs) touch(t, static_cast<int>(i));
-    for (int t : op.outputs) touch(t, static_cast<int>(i));
-  }
-  for (int t : graph.outputs) touch(t, last_step);
-  // A called subgraph runs inside one step of the main graph (its IF or WHILE), maybe many times
-  // (a loop) and from several call sites: its tensors live for the whole program, so that no
-  // other tensor shares their bytes while a loop still needs them. Simple and correct; a planner
-  // that knew the call sites' steps could share more.
-  for (const Subgraph& sub : graph.subgraphs) {
-    auto whole_program = [&](int t) {
-      touch(t, 0);
-      touch(t, last_step);
-    };
-    for (int t : sub.inputs) whole_program(t);
-    for (int t : sub.outputs) whole_program(t);
-    for (const Op& op : sub.ops) {
-      for (int t : op.inputs) whole_program(t);
-      for (int t : op.outputs) whole_program(t);
+// Live ranges of every tensor that needs arena storage (first_use == kUnused for the others), on
+// a timeline of steps. An ordinary op takes one step. A call (IF, WHILE, CALL_ONCE) spans the
+// subgraphs it calls, laid out one after another inside it: each subgraph's inputs are written at
+// its first step (the chain copies them in), its ops follow, its outputs are read at its last
+// step (copied out), and the call's own tensors live across the whole span. A subgraph's tensors
+// need not outlive one run of it: the chain (chain_expansion.cc) rewrites its inputs before every
+// run and keeps a WHILE's loop state in the WHILE's outputs, which span the loop. So a branch's or
+// loop body's tensors can share bytes with tensors dead around the call, and a loop's condition
+// with its body. A subgraph called from several places gets the union of its spans.
+class LiveRangeBuilder {
+ public:
+  explicit LiveRangeBuilder(const Graph& graph)
+      : graph_(graph), ranges_(graph.tensors.size(), {0, kUnused, kUnused}) {}
+
+  std::vector<BufferRequest> Build() && {
+    for (int t : graph_.inputs) Touch(t, 0, 0);
+    const int last_step = std::max(0, LayOut(graph_.ops, 0) - 1);
+    for (int t : graph_.outputs) Touch(t, last_step, last_step);
+    for (size_t t = 0; t < graph_.tensors.size(); ++t) {
+      ranges_[t].size = graph_.tensors[t].SizeBytes();
     }
+    return std::move(ranges_);
   }
-  for (size_t t = 0; t < graph.tensors.size(); ++t) ranges[t].size = graph.tensors[t].SizeBytes();
-  return ranges;
-}
+
+ private:
+  void Touch(int t, int first, int last) {
+    // Variables live in the state buffer for the whole program (PlaceState).
+    if (t == kNoTensor || graph_.tensors[t].is_constant || graph_.tensors[t].is_variable) return;
+    BufferRequest& r = ranges_[t];
+    r.first_use = r.first_use == kUnused ? first : std::min(r.first_use, first);
+    r.last_use = std::max(r.last_use, last);
+  }
+
+  // Lays `ops` out from `step` on; returns the first step after them.
+  int LayOut(const std::vector<Op>& ops, int step) {
+    for (const Op& op : ops) {
+      if (op.dead) continue;
+      const int first = step;
+      const int last = LayOutCallees(op, step + 1) - 1;
+      for (int t : op.inputs) Touch(t, first, last);
+      for (int t : op.outputs) Touch(t, first, last);
+      step = last + 1;
+    }
+    return step;
+  }
+
+  // Lays out what `op` calls from `step` on (nothing for an op that calls nothing); returns the
+  // step after the call's last one.
+  int LayOutCallees(const Op& op, int step) {
+    for (int callee : Callees(op)) {
+      const Subgraph& sub = graph_.subgraph(callee);
+      for (int t : sub.inputs) Touch(t, step, step);
+      const int last = LayOut(sub.ops, step + 1);
+      for (int t : sub.outputs) Touch(t, last, last);
+      step = last + 1;
+    }
+    return step;
+  }
+
+  static std::vector<int> Callees(const Op& op) {
+    if (op.type == OpType::kIf || op.type == OpType::kWhile) {
+      const auto& o = op.opts<ControlFlowOptions>();
+      return {o.first, o.second};
+    }
+    if (op.type == OpType::kCallOnce) return {op.opts<ControlFlowOptions>().first};
+    return {};
+  }
+
+  const Graph& graph_;
+  std::vector<BufferRequest> ranges_;
+};
 
 // Every variable gets its own slot, in tensor order: state must not share bytes with anything.
 void PlaceState(const Graph& graph, MemoryPlan& m) {
@@ -131,7 +164,7 @@ WeightStats CountWeights(const Graph& graph) {
 }
 
 absl::Status PlanMemory(Compilation& c) {
-  const std::vector<BufferRequest> ranges = LiveRanges(c.graph);
+  const std::vector<BufferRequest> ranges = LiveRangeBuilder(c.graph).Build();
   GreedyMemoryPlanner planner;
   std::vector<int> buffer_of_tensor(ranges.size(), -1);
   for (size_t t = 0; t < ranges.size(); ++t) {

@@ -119,37 +119,6 @@ TEST(ControlFlowImportTest, IfExpandsIntoJumpsAroundBothBranches) {
   EXPECT_NE(r->debug_map_json.find("IF #1 condition"), std::string::npos);
 }
 
-// The loop state's tensors are never shared with another tensor: every tensor of a called
-// subgraph keeps its own arena bytes for the whole program.
-TEST(ControlFlowImportTest, SubgraphTensorsShareNoArenaBytes) {
-  absl::StatusOr<compiler::CompileResult> r = compiler::Compile(WhileModelBuilder().Finish(), {});
-  ASSERT_TRUE(r.ok()) << r.status();
-  const compiler::Compilation& c = r->compilation;
-  std::vector<int> in_subgraph;
-  for (const compiler::Subgraph& sub : c.graph.subgraphs) {
-    for (const compiler::Op& op : sub.ops) {
-      for (const std::vector<int>* list : {&op.inputs, &op.outputs}) {
-        for (int t : *list) {
-          if (!c.graph.tensors[t].is_constant) in_subgraph.push_back(t);
-        }
-      }
-    }
-  }
-  ASSERT_FALSE(in_subgraph.empty());
-  for (int t : in_subgraph) {
-    const int64_t begin = c.memory.tensor_offset[t];
-    ASSERT_GE(begin, 0) << c.graph.tensors[t].name;
-    const int64_t end = begin + c.graph.tensors[t].SizeBytes();
-    for (size_t u = 0; u < c.graph.tensors.size(); ++u) {
-      if (static_cast<int>(u) == t || c.memory.tensor_offset[u] < 0) continue;
-      const int64_t b = c.memory.tensor_offset[u];
-      const int64_t e = b + c.graph.tensors[u].SizeBytes();
-      EXPECT_TRUE(e <= begin || b >= end)
-          << c.graph.tensors[t].name << " overlaps " << c.graph.tensors[u].name;
-    }
-  }
-}
-
 // report.json and the text table list the ops inside the called subgraphs too, on the CPU with
 // their reason and an estimate for one run; the latency total stays the main graph's.
 TEST(ControlFlowImportTest, TheReportListsEveryOpOfEverySubgraph) {
