@@ -540,7 +540,7 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
     for (OpType type :
          {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay,
           OpType::kSignalEnergy, OpType::kSignalFilterBank, OpType::kSignalFilterBankSquareRoot,
-          OpType::kSignalFilterBankLog, OpType::kSignalPcan}) {
+          OpType::kSignalFilterBankLog, OpType::kSignalPcan, OpType::kSignalSpectralSubtraction}) {
       t[static_cast<size_t>(type)].constraints = {
           {"signal_op",
            "a TFLite Micro signal library op (audio front end, int16 without quantization); the "

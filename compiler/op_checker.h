@@ -326,8 +326,8 @@ absl::Status ValidateSequenceOp(const OpChecker& c);
 absl::Status ValidateSignalOp(const OpChecker& c);
 
 /// TFLite Micro's signal library filter bank stage: SIGNAL_ENERGY, SIGNAL_FILTER_BANK,
-/// SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG and SIGNAL_PCAN
-/// (validate_signal_filter_bank_ops.cc).
+/// SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG, SIGNAL_PCAN and
+/// SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION (validate_signal_filter_bank_ops.cc).
 absl::Status ValidateSignalFilterBankOp(const OpChecker& c);
 /// TFLite Micro's streaming ops: SIGNAL_FRAMER, SIGNAL_STACKER, SIGNAL_OVERLAP_ADD and
 /// CIRCULAR_BUFFER (validate_stream_ops.cc).

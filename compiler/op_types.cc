@@ -234,6 +234,8 @@ std::string_view CustomCodeOf(OpType type) {
       return "SignalFilterBankLog";
     case OpType::kSignalPcan:
       return "SignalPCAN";
+    case OpType::kSignalSpectralSubtraction:  // AddFilterBankSpectralSubtraction
+      return "SignalFilterBankSpectralSubtraction";
     // Streaming ops (stream_options.h): AddFramer, AddStacker, AddOverlapAdd, AddCircularBuffer.
     case OpType::kSignalFramer:
       return "SignalFramer";

@@ -524,6 +524,17 @@ void ProgramBuilder::SignalFilterBankParams(OpType type, const SignalOptions& o,
     case OpType::kSignalPcan:
       args.push_back(Int(o.snr_shift));
       break;
+    case OpType::kSignalSpectralSubtraction:
+      args.push_back(Int(o.num_channels));
+      args.push_back(Int(o.smoothing));
+      args.push_back(Int(o.one_minus_smoothing));
+      args.push_back(Int(o.alternate_smoothing));
+      args.push_back(Int(o.alternate_one_minus_smoothing));
+      args.push_back(Int(o.min_signal_remaining));
+      args.push_back(Int(o.smoothing_bits));
+      args.push_back(Int(o.spectral_subtraction_bits));
+      args.push_back(Bool(o.clamping));
+      break;
     default:
       break;  // SIGNAL_FILTER_BANK_SQUARE_ROOT has no options
   }

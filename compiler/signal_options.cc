@@ -22,6 +22,15 @@ std::vector<std::pair<const char*, int32_t*>> FilterBankKeys(OpType type, Signal
               {"output_scale", &o.output_scale}};
     case OpType::kSignalPcan:
       return {{"snr_shift", &o.snr_shift}};
+    case OpType::kSignalSpectralSubtraction:
+      return {{"num_channels", &o.num_channels},
+              {"smoothing", &o.smoothing},
+              {"one_minus_smoothing", &o.one_minus_smoothing},
+              {"alternate_smoothing", &o.alternate_smoothing},
+              {"alternate_one_minus_smoothing", &o.alternate_one_minus_smoothing},
+              {"min_signal_remaining", &o.min_signal_remaining},
+              {"smoothing_bits", &o.smoothing_bits},
+              {"spectral_subtraction_bits", &o.spectral_subtraction_bits}};
     default:
       return {};
   }
@@ -30,7 +39,7 @@ std::vector<std::pair<const char*, int32_t*>> FilterBankKeys(OpType type, Signal
 bool IsFilterBankStageOp(OpType type) {
   return type == OpType::kSignalEnergy || type == OpType::kSignalFilterBank ||
          type == OpType::kSignalFilterBankSquareRoot || type == OpType::kSignalFilterBankLog ||
-         type == OpType::kSignalPcan;
+         type == OpType::kSignalPcan || type == OpType::kSignalSpectralSubtraction;
 }
 
 }  // namespace
@@ -50,6 +59,11 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
   }
   for (const auto& [key, field] : FilterBankKeys(type, o)) {
     if (absl::Status s = FlexbufferInt(*map, key, true, field); !s.ok()) return s;
+  }
+  if (type == OpType::kSignalSpectralSubtraction) {
+    flexbuffers::Reference clamping;  // TFLite Micro reads it with AsBool: any number
+    if (absl::Status s = FlexbufferNumber(*map, "clamping", true, &clamping); !s.ok()) return s;
+    o.clamping = clamping.AsBool();
   }
   return o;
 }

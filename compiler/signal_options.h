@@ -22,19 +22,33 @@ struct SignalOptions {
   int32_t input_correction_bits = 0;  // SIGNAL_FILTER_BANK_LOG: left shift before the log
   int32_t output_scale = 0;           // SIGNAL_FILTER_BANK_LOG: multiplier of the natural log
   int32_t snr_shift = 0;              // SIGNAL_PCAN: right shift of input x gain
+  // SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION (num_channels above too): the noise estimate's
+  // low-pass coefficients, even channels `smoothing`, odd ones `alternate_smoothing`, scaled by
+  // 2^spectral_subtraction_bits, as is the least share of the signal kept; `smoothing_bits`
+  // extra fraction bits of the estimate; `clamping` pulls the estimate down to the signal. TFLite
+  // Micro reads the coefficients as int32 and keeps them as uint32.
+  int32_t smoothing = 0;
+  int32_t one_minus_smoothing = 0;
+  int32_t alternate_smoothing = 0;
+  int32_t alternate_one_minus_smoothing = 0;
+  int32_t min_signal_remaining = 0;
+  int32_t smoothing_bits = 0;
+  int32_t spectral_subtraction_bits = 0;
+  bool clamping = false;
 };
 
 /// Parses the options of signal op `type`. The filter bank stage needs every key its TFLite Micro
 /// Init reads: SIGNAL_ENERGY "start_index" and "end_index", SIGNAL_FILTER_BANK "num_channels",
-/// SIGNAL_FILTER_BANK_LOG "input_correction_bits" and "output_scale", SIGNAL_PCAN "snr_shift";
+/// SIGNAL_FILTER_BANK_LOG "input_correction_bits" and "output_scale", SIGNAL_PCAN "snr_shift",
+/// SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION its nine keys (SignalOptions lists them);
 /// SIGNAL_FILTER_BANK_SQUARE_ROOT reads none (no Init). SIGNAL_WINDOW needs a verified flexbuffer
 /// map with an integer "shift", SIGNAL_DELAY one with "delay_length"; SIGNAL_FFT_AUTO_SCALE reads
 /// none (TFLite Micro registers it without Init), so its bytes are ignored. InvalidArgument, saying
 /// what, otherwise.
 absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const uint8_t> options);
 
-/// SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY and the filter bank stage: the signal
-/// library ops boardlab runs.
+/// SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY, the filter bank stage (with its spectral
+/// subtraction) and the streaming ops: the signal library ops boardlab runs.
 bool IsSignalOp(OpType type);
 
 }  // namespace boardlab::compiler

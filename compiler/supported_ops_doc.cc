@@ -243,6 +243,11 @@ std::string Int8Types(OpType type) {
       return "custom op SignalPCAN (TFLite Micro's signal library): per-channel automatic gain "
              "control of uint32 [n] by its uint32 noise estimate [n] through an int16 gain table "
              "of at least 125 entries, 'snr_shift' 0..63; uint32 [n]";
+    case OpType::kSignalSpectralSubtraction:
+      return "custom op SignalFilterBankSpectralSubtraction (TFLite Micro's signal library): "
+             "uint32 [num_channels] less its noise estimate, a low-pass filter of the input "
+             "kept across inferences (zeros at load), uint32 [num_channels] and the estimate "
+             "uint32 [num_channels]; 'smoothing_bits' 0..31, 'spectral_subtraction_bits' 0..63";
     case OpType::kSignalFftAutoScale:
       return "custom op SignalFftAutoScale (TFLite Micro's signal library): int16 [n] shifted left "
              "as far as its largest magnitude allows, and the shift as an int32 scalar";

@@ -870,6 +870,7 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kSignalFilterBankSquareRoot:
     case OpType::kSignalFilterBankLog:
     case OpType::kSignalPcan:
+    case OpType::kSignalSpectralSubtraction:
       return ValidateSignalFilterBankOp(c);
     case OpType::kSignalFramer:
     case OpType::kSignalStacker:

@@ -1,5 +1,6 @@
 // Operand checks of the filter bank stage of TFLite Micro's signal library (signal/micro/kernels:
-// energy.cc, filter_bank.cc, filter_bank_square_root.cc, filter_bank_log.cc, pcan.cc), which
+// energy.cc, filter_bank.cc, filter_bank_square_root.cc, filter_bank_log.cc, pcan.cc,
+// filter_bank_spectral_subtraction.cc), which
 // boardlab runs on the CPU with TFLite Micro's arithmetic
 // (runtime/kernels/reference/signal_filter_bank.h). What TFLite Micro's Prepare refuses is refused
 // here, and so is what its Eval would read or write past a tensor's end with, or shift by more
@@ -170,6 +171,43 @@ absl::Status ValidatePcan(const OpChecker& c) {
   return c.OutputShape(in.shape);
 }
 
+// The most channels one SignalFilterBankSpectralSubtraction keeps a noise estimate of: it lives
+// in the runtime's persistent memory (128 KiB on the firmware for everything a load builds), and
+// 64 KiB leaves the rest to the model, as SignalDelay's history limit does.
+constexpr int64_t kMaxSpectralSubtractionChannels = 16384;
+
+// SignalFilterBankSpectralSubtraction: uint32 [num_channels] to uint32 [num_channels] and its
+// noise estimate uint32 [num_channels]. TFLite Micro's Eval walks num_channels entries of the
+// input and output and copies the noise estimate tensor's size out of a num_channels buffer, so
+// any other size reads or writes past one of them.
+absl::Status ValidateSpectralSubtraction(const OpChecker& c) {
+  RETURN_IF_ERROR(c.Arity(1, 1, 2));
+  const Tensor* operands[] = {&c.In(0), &c.Out(0), &c.Out(1)};
+  const char* roles[] = {"input", "output", "noise_estimate output"};
+  for (size_t i = 0; i < 3; ++i) {
+    RETURN_IF_ERROR(c.TypeIn(*operands[i], roles[i], {DataType::kUint32}, kTypes));
+    RETURN_IF_ERROR(c.Rank(*operands[i], roles[i], 1, 1));
+  }
+  const SignalOptions& o = c.op().opts<SignalOptions>();
+  if (o.num_channels < 1) {
+    return c.Invalid(absl::StrCat("num_channels ", o.num_channels, " is not positive"));
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    if (operands[i]->shape[0] != o.num_channels) {
+      return c.Invalid(absl::StrCat(roles[i], " '", operands[i]->name, "' has ",
+                                    operands[i]->shape[0], " entries; num_channels is ",
+                                    o.num_channels));
+    }
+  }
+  if (o.num_channels > kMaxSpectralSubtractionChannels) {
+    return c.Unsupported(absl::StrCat(
+        "num_channels ", o.num_channels, " keeps a noise estimate larger than boardlab's ",
+        kMaxSpectralSubtractionChannels, " channels (64 KiB of persistent memory)"));
+  }
+  RETURN_IF_ERROR(ShiftWithin(c, "smoothing_bits", o.smoothing_bits, 31));
+  return ShiftWithin(c, "spectral_subtraction_bits", o.spectral_subtraction_bits, 63);
+}
+
 }  // namespace
 
 absl::Status ValidateSignalFilterBankOp(const OpChecker& c) {
@@ -184,6 +222,8 @@ absl::Status ValidateSignalFilterBankOp(const OpChecker& c) {
       return ValidateFilterBankLog(c);
     case OpType::kSignalPcan:
       return ValidatePcan(c);
+    case OpType::kSignalSpectralSubtraction:
+      return ValidateSpectralSubtraction(c);
     default:
       return c.Invalid("not a filter bank stage op");
   }

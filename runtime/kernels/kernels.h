@@ -118,6 +118,8 @@
   X(signal_filter_bank_square_root, SignalFilterBankSquareRoot, OpDataNone)  \
   X(signal_filter_bank_log, SignalFilterBankLog, OpDataSignalFilterBankLog)  \
   X(signal_pcan, SignalPcan, OpDataSignalPcan)                               \
+  X(signal_filter_bank_spectral_subtraction, SignalSpectralSubtraction,      \
+    OpDataSignalSpectralSubtraction)                                         \
   X(signal_framer, SignalFramer, OpDataSignalFramer)                         \
   X(signal_stacker, SignalStacker, OpDataSignalStacker)                      \
   X(signal_overlap_add, SignalOverlapAdd, OpDataSignalOverlapAdd)            \

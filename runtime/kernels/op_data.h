@@ -27,6 +27,7 @@
 #include "runtime/kernels/reference/pooling_s8.h"
 #include "runtime/kernels/reference/quantize_s8.h"
 #include "runtime/kernels/reference/reduce.h"
+#include "runtime/kernels/reference/signal_spectral_subtraction.h"
 #include "runtime/kernels/reference/signal_stream.h"
 #include "runtime/kernels/reference/softmax_s8.h"
 #include "runtime/kernels/reference/svdf_s8.h"
@@ -177,6 +178,13 @@ struct OpDataSignalFilterBankLog {
 /// SIGNAL_PCAN.
 struct OpDataSignalPcan {
   int32_t snr_shift = 0;
+};
+
+/// SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION: its options and the noise estimate it keeps across
+/// inferences (persistent memory, zeroed by each load).
+struct OpDataSignalSpectralSubtraction {
+  SpectralSubtractionParams params;
+  uint32_t* noise_estimate = nullptr;
 };
 
 /// SIGNAL_WINDOW: `rows` runs of the `length` weights.

@@ -22,7 +22,7 @@ bool OpIs(const char* key, const char* op) {
 bool IsSignalFilterBankStage(const char* key) {
   return OpIs(key, "signal_energy") || OpIs(key, "signal_filter_bank") ||
          OpIs(key, "signal_filter_bank_square_root") || OpIs(key, "signal_filter_bank_log") ||
-         OpIs(key, "signal_pcan");
+         OpIs(key, "signal_pcan") || OpIs(key, "signal_filter_bank_spectral_subtraction");
 }
 
 // TFLite Micro's streaming ops: copies (and adds) over every element.

@@ -9,13 +9,14 @@
 //    models.
 // 2. Per element: the element-wise, comparison, logical and row ops of issue 13 (with TFLite
 //    Micro's signal ops SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY, the filter bank
-//    stage SIGNAL_ENERGY, SIGNAL_FILTER_BANK, _SQUARE_ROOT, _LOG, SIGNAL_PCAN and the streaming
-//    SIGNAL_FRAMER, SIGNAL_STACKER, SIGNAL_OVERLAP_ADD and CIRCULAR_BUFFER), one single-op
-//    model per op (tests/support PerElementCases) at two sizes. (instructions(large) -
-//    instructions(small)) / (elements(large) - elements(small)) is the kernel's cost per element
-//    without the fixed cost of an inference (dispatch, planning, op setup such as ELU's table).
-//    The reference is int8 ADD, the established element-wise kernel, measured in the same run:
-//    "vs ADD" is the op's per-element figure over ADD's. No target is set for this table.
+//    stage SIGNAL_ENERGY, SIGNAL_FILTER_BANK, _SQUARE_ROOT, _LOG, SIGNAL_PCAN,
+//    _SPECTRAL_SUBTRACTION and the streaming SIGNAL_FRAMER, SIGNAL_STACKER, SIGNAL_OVERLAP_ADD and
+//    CIRCULAR_BUFFER), one single-op model per op (tests/support PerElementCases) at two sizes.
+//    (instructions(large) - instructions(small)) / (elements(large) - elements(small)) is the
+//    kernel's cost per element without the fixed cost of an inference (dispatch, planning, op setup
+//    such as ELU's table). The reference is int8 ADD, the established element-wise kernel, measured
+//    in the same run: "vs ADD" is the op's per-element figure over ADD's. No target is set for this
+//    table.
 //
 //   firmware_bench [--models | --ops] [FILTER...]
 //

@@ -123,6 +123,7 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kSignalFilterBankSquareRoot:
     case OpType::kSignalFilterBankLog:
     case OpType::kSignalPcan:
+    case OpType::kSignalSpectralSubtraction:
       return 23;
     case OpType::kSignalFramer:
     case OpType::kSignalStacker:

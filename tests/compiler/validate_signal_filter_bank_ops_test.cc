@@ -1,9 +1,11 @@
 // The importer's checks of the signal library's filter bank stage (SignalEnergy,
-// SignalFilterBank, SignalFilterBankSquareRoot, SignalFilterBankLog, SignalPCAN): their custom
+// SignalFilterBank, SignalFilterBankSquareRoot, SignalFilterBankLog, SignalPCAN,
+// SignalFilterBankSpectralSubtraction): their custom
 // codes and flexbuffer options, the types and shapes TFLite Micro's Prepare refuses, and what
 // its Eval would read past a tensor's end with or shift by more than a value's width.
 
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -180,6 +182,88 @@ TEST(ValidatePcan, GainTableNoiseEstimateAndShift) {
   ExpectInvalid(CustomModel("SignalPCAN", {{{8}, TflType::kUint32}}, {{{8}, TflType::kUint32}},
                             IntMapFlexbuffer({{"snr_shift", 6}})),
                 {"has 1 inputs, expected 3"});
+}
+
+// SignalFilterBankSpectralSubtraction's nine keys, each replaced as the test needs.
+std::vector<uint8_t> SpectralOptions(std::map<std::string, int32_t> changed = {},
+                                     const std::string& removed = "") {
+  std::map<std::string, int32_t> keys = {{"num_channels", 8},
+                                         {"smoothing", 655},
+                                         {"one_minus_smoothing", 15729},
+                                         {"alternate_smoothing", 655},
+                                         {"alternate_one_minus_smoothing", 15729},
+                                         {"min_signal_remaining", 819},
+                                         {"smoothing_bits", 0},
+                                         {"spectral_subtraction_bits", 14},
+                                         {"clamping", 0}};
+  for (const auto& [key, value] : changed) keys[key] = value;
+  keys.erase(removed);
+  return IntMapFlexbuffer({keys.begin(), keys.end()});
+}
+
+TfliteBuilder Spectral(std::vector<uint8_t> options, int32_t in = 8, int32_t out = 8,
+                       int32_t noise = 8, TflType type = TflType::kUint32) {
+  return CustomModel("SignalFilterBankSpectralSubtraction", {{{in}, type}},
+                     {{{out}, TflType::kUint32}, {{noise}, TflType::kUint32}}, std::move(options));
+}
+
+TEST(ValidateSpectralSubtraction, ImportsItsOptions) {
+  absl::StatusOr<compiler::Graph> g = compiler::ImportTflite(
+      Spectral(SpectralOptions({{"smoothing_bits", 3}, {"clamping", 1}})).Finish(), nullptr);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const auto& o = g->ops[0].opts<compiler::SignalOptions>();
+  EXPECT_EQ(g->ops[0].type, OpType::kSignalSpectralSubtraction);
+  EXPECT_EQ(o.num_channels, 8);
+  EXPECT_EQ(o.smoothing, 655);
+  EXPECT_EQ(o.one_minus_smoothing, 15729);
+  EXPECT_EQ(o.min_signal_remaining, 819);
+  EXPECT_EQ(o.smoothing_bits, 3);
+  EXPECT_EQ(o.spectral_subtraction_bits, 14);
+  EXPECT_TRUE(o.clamping);
+}
+
+TEST(ValidateSpectralSubtraction, EveryKeyIsRequired) {
+  for (const char* key : {"num_channels", "smoothing", "one_minus_smoothing", "alternate_smoothing",
+                          "alternate_one_minus_smoothing", "min_signal_remaining", "smoothing_bits",
+                          "spectral_subtraction_bits", "clamping"}) {
+    SCOPED_TRACE(key);
+    ExpectInvalid(Spectral(SpectralOptions({}, key)),
+                  {"SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION #0",
+                   std::string("key '") + key + "' is missing"});
+  }
+  ExpectInvalid(Spectral({}), {"custom options: none"});
+}
+
+// TFLite Micro's Eval walks num_channels entries of each tensor and copies the noise estimate
+// tensor's size out of a num_channels buffer.
+TEST(ValidateSpectralSubtraction, EveryTensorHoldsNumChannels) {
+  validate_test::Expect(Spectral(SpectralOptions()), absl::StatusCode::kOk, {});
+  ExpectInvalid(Spectral(SpectralOptions(), 7), {"input 'in0' has 7 entries; num_channels is 8"});
+  ExpectInvalid(Spectral(SpectralOptions(), 8, 9),
+                {"output 'out0' has 9 entries; num_channels is 8"});
+  ExpectInvalid(Spectral(SpectralOptions(), 8, 8, 16),
+                {"noise_estimate output 'out1' has 16 entries; num_channels is 8"});
+  ExpectInvalid(Spectral(SpectralOptions({{"num_channels", 0}})),
+                {"num_channels 0 is not positive"});
+  ExpectUnsupported(Spectral(SpectralOptions({{"num_channels", 16385}}), 16385, 16385, 16385),
+                    {"num_channels 16385 keeps a noise estimate larger than boardlab's 16384"});
+}
+
+TEST(ValidateSpectralSubtraction, TypesArityAndShifts) {
+  ExpectUnsupported(Spectral(SpectralOptions(), 8, 8, 8, TflType::kInt32),
+                    {"input 'in0' is int32"});
+  ExpectInvalid(Spectral(SpectralOptions({{"smoothing_bits", 32}})),
+                {"smoothing_bits 32 is outside 0..31"});
+  ExpectInvalid(Spectral(SpectralOptions({{"smoothing_bits", -1}})),
+                {"smoothing_bits -1 is outside 0..31"});
+  ExpectInvalid(Spectral(SpectralOptions({{"spectral_subtraction_bits", 64}})),
+                {"spectral_subtraction_bits 64 is outside 0..63"});
+  ExpectInvalid(CustomModel("SignalFilterBankSpectralSubtraction", {{{8}, TflType::kUint32}},
+                            {{{8}, TflType::kUint32}}, SpectralOptions()),
+                {"has 1 outputs, expected 2"});
+  ExpectInvalid(CustomModel("SignalFilterBankSpectralSubtraction", {{{2, 4}, TflType::kUint32}},
+                            {{{8}, TflType::kUint32}, {{8}, TflType::kUint32}}, SpectralOptions()),
+                {"input 'in0'"});
 }
 
 // Unsupported types are collected over the model into one message.

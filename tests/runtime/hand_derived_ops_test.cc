@@ -125,6 +125,7 @@ std::vector<Bytes> HandDerived(const OpCase& c, const CaseModel& m) {
     case compiler::OpType::kSignalFilterBankSquareRoot:
     case compiler::OpType::kSignalFilterBankLog:
     case compiler::OpType::kSignalPcan:
+    case compiler::OpType::kSignalSpectralSubtraction:
       return testing::SignalFilterBankGolden(c.name);
     case compiler::OpType::kSignalFramer:
       return FramerFirstInferenceReference(m);

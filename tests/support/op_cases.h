@@ -90,9 +90,10 @@ const std::vector<OpCase>& LstmCases();
 const std::vector<OpCase>& SignalCases();
 
 /// The cases of the signal library's filter bank stage, SIGNAL_ENERGY, SIGNAL_FILTER_BANK,
-/// SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG and SIGNAL_PCAN
-/// (signal_filter_bank_cases.cc): TFLite Micro's own test vectors (signal/micro/kernels/*_test.cc)
-/// with its option bytes, whose outputs SignalFilterBankGolden holds.
+/// SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG, SIGNAL_PCAN and the stateful
+/// SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION (signal_filter_bank_cases.cc): TFLite Micro's own test
+/// vectors (signal/micro/kernels/*_test.cc) with its option bytes, whose outputs
+/// SignalFilterBankGolden holds.
 const std::vector<OpCase>& SignalFilterBankCases();
 
 /// TFLite Micro's expected outputs of the SignalFilterBankCases() case named `name` (one byte

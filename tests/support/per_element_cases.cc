@@ -159,7 +159,9 @@ std::vector<T> RandomUnsigned(CaseWriter& w, int32_t count, T max = ~T{0}) {
 
 // The signal library's filter bank stage, each over `n` = all elements: SIGNAL_ENERGY over n
 // complex bins, SIGNAL_FILTER_BANK over n bins in channels of one row's length each,
-// SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG and SIGNAL_PCAN over n channels.
+// SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG, SIGNAL_PCAN and
+// SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION (TFLite Micro's test coefficients, 2 extra bits) over n
+// channels.
 void AddSignalFilterBankCases(CaseList& l, const Shape& s) {
   const int32_t n = s[0] * s[1];
   l.Add(OpType::kSignalEnergy, "int16", [n](CaseWriter& w) {
@@ -197,6 +199,20 @@ void AddSignalFilterBankCases(CaseList& l, const Shape& s) {
     const int lut = w.ConstInt16({125}, {}, -32767, 32767);
     w.CustomOp(OpType::kSignalPcan, {in, noise, lut}, {w.Output({n}, TflType::kUint32)},
                IntMapFlexbuffer({{"snr_shift", 6}}));
+  });
+  l.Add(OpType::kSignalSpectralSubtraction, "uint32", [n](CaseWriter& w) {
+    const int in = w.Values({n}, TflType::kUint32, RandomUnsigned<uint32_t>(w, n, 1u << 20));
+    w.CustomOp(OpType::kSignalSpectralSubtraction, {in},
+               {w.Output({n}, TflType::kUint32), w.Output({n}, TflType::kUint32)},
+               IntMapFlexbuffer({{"alternate_one_minus_smoothing", 15729},
+                                 {"alternate_smoothing", 655},
+                                 {"clamping", 1},
+                                 {"min_signal_remaining", 819},
+                                 {"num_channels", n},
+                                 {"one_minus_smoothing", 15729},
+                                 {"smoothing", 655},
+                                 {"smoothing_bits", 2},
+                                 {"spectral_subtraction_bits", 14}}));
   });
 }
 

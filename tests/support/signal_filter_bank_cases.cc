@@ -1,10 +1,12 @@
 // The cases of the signal library's filter bank stage (op_cases.h SignalFilterBankCases):
 // TFLite Micro's own test vectors, inputs and expected outputs, from signal/micro/kernels
-// energy_test.cc, filter_bank_test.cc, filter_bank_square_root_test.cc, filter_bank_log_test.cc
-// and pcan_test.cc, with the option bytes of the matching *_flexbuffers_generated_data.cc (so the
-// importer reads exactly what TFLite Micro's tests feed its Init). The TFLite interpreter has no
-// signal ops; TFLite Micro's expected outputs are the reference.
+// energy_test.cc, filter_bank_test.cc, filter_bank_square_root_test.cc, filter_bank_log_test.cc,
+// pcan_test.cc and filter_bank_spectral_subtraction_test.cc, with the option bytes of the matching
+// *_flexbuffers_generated_data.cc (so the importer reads exactly what TFLite Micro's tests feed its
+// Init). The TFLite interpreter has no signal ops; TFLite Micro's expected outputs are the
+// reference.
 
+#include <cstring>
 #include <map>
 
 #include "tests/support/case_writer.h"
@@ -52,6 +54,25 @@ const Bytes kLogScale32768Bits5 = {0x6f, 0x75, 0x74, 0x70, 0x75, 0x74, 0x5f, 0x7
 // pcan_flexbuffers_generated_data.cc: {"snr_shift": 6}.
 const Bytes kPcanSnrShift6 = {0x73, 0x6e, 0x72, 0x5f, 0x73, 0x68, 0x69, 0x66, 0x74, 0x00,
                               0x01, 0x0b, 0x01, 0x01, 0x01, 0x06, 0x04, 0x02, 0x24, 0x01};
+
+// filter_bank_spectral_subtraction_flexbuffers_generated_data.cc: {"alternate_one_minus_smoothing":
+// 15729, "alternate_smoothing": 655, "clamping": 0, "min_signal_remaining": 819, "num_channels":
+// n, "one_minus_smoothing": 15729, "smoothing": 655, "smoothing_bits": 0,
+// "spectral_subtraction_bits": 14}, every value a 16-bit int.
+Bytes SpectralSubtractionOptions(uint8_t channels) {
+  Bytes b;
+  for (const char* key : {"num_channels", "smoothing", "one_minus_smoothing", "alternate_smoothing",
+                          "alternate_one_minus_smoothing", "smoothing_bits", "min_signal_remaining",
+                          "clamping", "spectral_subtraction_bits"}) {
+    b.insert(b.end(), key, key + std::strlen(key) + 1);  // the keys as the generator wrote them
+  }
+  const Bytes tail = {0x09,     0x66, 0x7b, 0x26, 0x3c, 0xa9, 0x93, 0x9e, 0x4f, 0x23, 0x09, 0x00,
+                      0x01,     0x00, 0x09, 0x00, 0x71, 0x3d, 0x8f, 0x02, 0x00, 0x00, 0x33, 0x03,
+                      channels, 0x00, 0x71, 0x3d, 0x8f, 0x02, 0x00, 0x00, 0x0e, 0x00, 0x05, 0x05,
+                      0x05,     0x05, 0x05, 0x05, 0x05, 0x05, 0x05, 0x1b, 0x25, 0x01};
+  b.insert(b.end(), tail.begin(), tail.end());
+  return b;
+}
 
 // ---- energy_test.cc: 8 complex bins 1+2i, 3+4i, ... 15+16i.
 const std::vector<int16_t> kEnergyInput = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
@@ -270,15 +291,47 @@ void AddPcan(CaseWriter& w) {
   w.CustomOp(OpType::kSignalPcan, {in, noise, lut}, {out}, kPcanSnrShift6);
 }
 
+// ---- filter_bank_spectral_subtraction_test.cc: one inference from a zero noise estimate; the
+// output and the noise estimate.
+struct SpectralSubtractionVector {
+  const char* name;
+  std::vector<uint32_t> input, output, noise;
+};
+const std::vector<SpectralSubtractionVector> kSpectralSubtraction = {
+    {"TFLite Micro FilterBankSpectralSubtractionTest32Channel",
+     {322, 308, 210, 212, 181, 251, 403, 259, 65, 48, 76, 48, 50, 46,  53,  52,
+      112, 191, 136, 59,  70,  51,  39,  64,  33, 44, 41, 49, 74, 107, 262, 479},
+     {310, 296, 202, 204, 174, 241, 387, 249, 63, 47, 73, 47, 49, 45,  51,  50,
+      108, 184, 131, 57,  68,  49,  38,  62,  32, 43, 40, 48, 72, 103, 252, 460},
+     {12, 12, 8, 8, 7, 10, 16, 10, 2, 1, 3, 1, 1, 1, 2,  2,
+      4,  7,  5, 2, 2, 2,  1,  2,  1, 1, 1, 1, 2, 4, 10, 19}},
+    {"TFLite Micro FilterBankSpectralSubtractionTest16Channel",
+     {393, 213, 408, 1, 361, 385, 386, 326, 170, 368, 368, 305, 152, 322, 213, 319},
+     {378, 205, 392, 1, 347, 370, 371, 313, 164, 354, 354, 293, 146, 310, 205, 307},
+     {15, 8, 16, 0, 14, 15, 15, 13, 6, 14, 14, 12, 6, 12, 8, 12}}};
+
+void AddSpectralSubtraction(CaseWriter& w, const SpectralSubtractionVector& v) {
+  const int32_t n = Size(v.input);
+  const int in = w.Values({n}, TflType::kUint32, v.input);
+  w.CustomOp(OpType::kSignalSpectralSubtraction, {in},
+             {w.Output({n}, TflType::kUint32), w.Output({n}, TflType::kUint32)},
+             SpectralSubtractionOptions(static_cast<uint8_t>(n)));
+}
+
 // Every case's expected outputs, by case name.
 std::map<std::string, std::vector<Bytes>>& Goldens() {
   static std::map<std::string, std::vector<Bytes>> goldens;
   return goldens;
 }
 
-void Add(CaseList& l, OpType type, const std::string& name, cases::Body body, Bytes golden) {
+void Add(CaseList& l, OpType type, const std::string& name, cases::Body body,
+         std::vector<Bytes> goldens) {
   l.Add(type, name, std::move(body), kNoSignalOps);
-  Goldens()[l.cases.back().name] = {std::move(golden)};
+  Goldens()[l.cases.back().name] = std::move(goldens);
+}
+
+void Add(CaseList& l, OpType type, const std::string& name, cases::Body body, Bytes golden) {
+  Add(l, type, name, std::move(body), std::vector<Bytes>{std::move(golden)});
 }
 
 }  // namespace
@@ -323,6 +376,12 @@ const std::vector<OpCase>& SignalFilterBankCases() {
           RawBytes(v.golden));
     }
     Add(l, OpType::kSignalPcan, "TFLite Micro Mix1Ref1Case", AddPcan, RawBytes(kPcanGolden));
+    for (const SpectralSubtractionVector& v : kSpectralSubtraction) {
+      Add(
+          l, OpType::kSignalSpectralSubtraction, v.name,
+          [&v](CaseWriter& w) { AddSpectralSubtraction(w, v); },
+          std::vector<Bytes>{RawBytes(v.output), RawBytes(v.noise)});
+    }
     return l.cases;
   }();
   return cases;
