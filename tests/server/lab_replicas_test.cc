@@ -171,7 +171,7 @@ TEST_F(LabReplicaLongLeaseTest, AClaimThatCannotReadTheJobsEventsLeavesItQueued)
 
 // A run requeued while the database refuses the commit (a trigger on jobs that raises, put in
 // place and dropped by the test) is not forgotten: the next commit writes it to the shared queue,
-// counted then, once.
+// counted then, once. A submit that failed meanwhile leaves nothing behind.
 TEST_F(LabReplicaTest, ARequeueWhoseCommitFailedIsCommittedLater) {
   model_ = PutModel();
   std::shared_ptr<FakeSession> silent;
@@ -195,6 +195,10 @@ TEST_F(LabReplicaTest, ARequeueWhoseCommitFailedIsCommittedLater) {
   EXPECT_TRUE(silent->closed());
   EXPECT_EQ(StoredStateAndOwner(run->job_id()), assigned);
   EXPECT_EQ(Total(*metrics_, "boardlab_job_retries_total"), 0);
+  // A submit meanwhile fails (its client is told so): the kept writes must not carry its job.
+  v1::SubmitJobRequest request = Request(model_);
+  request.mutable_spec()->mutable_selector()->set_board_type(kBoardType);
+  EXPECT_FALSE(lab_->Submit(Caller{"default", Role::kAdmin}, request).ok());
 
   ASSERT_TRUE(postgres_->Execute(uri_, "DROP TRIGGER refuse_job_writes ON jobs").ok());
   lab_->Tick();
@@ -202,6 +206,9 @@ TEST_F(LabReplicaTest, ARequeueWhoseCommitFailedIsCommittedLater) {
             absl::StrCat(static_cast<int>(v1::JOB_STATE_QUEUED), " -"));
   EXPECT_EQ(Total(*metrics_, "boardlab_job_retries_total"), 1);
   EXPECT_EQ(Total(*metrics_, "boardlab_lease_expiries_total"), 1);
+  auto session = postgres_->Connect(uri_);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_EQ(*(*session)->Query("SELECT count(*) FROM jobs"), "1");
 }
 
 }  // namespace
