@@ -43,11 +43,14 @@ struct JobRuntime {
   bool cancel_requested = false;
 };
 
-/// A job a replica has just taken ownership of.
+/// A job a replica has just taken ownership of, with its event log read in the transaction that
+/// took it: a take that cannot read the log is rolled back, so a job is never owned by a replica
+/// that could not carry it on.
 struct OwnedJob {
   int64_t number = 0;
   v1::Job job;
   JobRuntime runtime;
+  std::vector<v1::JobEvent> events;  // in seq order
 };
 
 /// A queued job a replica has just claimed for one of its idle boards.

@@ -244,10 +244,13 @@ class Lab {
   absl::Status RecoverAsReplica();
   int64_t OrphanWaitMs() const;
   JobRuntime RuntimeOf(const JobEntry& entry) const;
-  /// Puts a job this replica just took into jobs_ (with its events from the store); the entry,
-  /// or nullptr when its events cannot be read.
-  JobEntry* Adopt(OwnedJob owned);
+  /// Puts a job this replica just took (with the events read when it was taken) into jobs_; its
+  /// entry (the one already there when it was known).
+  JobEntry& Adopt(OwnedJob owned);
+  /// Commits pending_ through the cluster seam; a failed commit keeps it for the next one.
   absl::Status CommitAsReplica();
+  /// Takes a job's writes out of pending_ (a submit that failed: nothing of it may be written).
+  void DropPendingWrites(const JobEntry& entry);
   void DropLost(const CommitLosses& losses);
   void ClaimJobs();
   void ClaimJobsFor(const std::string& board_type);

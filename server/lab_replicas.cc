@@ -70,19 +70,15 @@ JobRuntime Lab::RuntimeOf(const JobEntry& entry) const {
   return runtime;
 }
 
-Lab::JobEntry* Lab::Adopt(OwnedJob owned) {
-  if (JobEntry* known = FindJob(owned.job.id())) return known;
-  auto events = store_.Events(owned.job.id(), 0);
-  if (!events.ok()) {
-    LogError("reading a taken job's events",
-             {{"job", owned.job.id()}, {"error", std::string(events.status().message())}});
-    return nullptr;
-  }
+Lab::JobEntry& Lab::Adopt(OwnedJob owned) {
+  if (JobEntry* known = FindJob(owned.job.id())) return *known;
+  // Its events came with it, read in the transaction that took it (server/cluster_store.h): a
+  // take whose read failed was rolled back, and the job is still anyone's to take.
   auto entry = std::make_unique<JobEntry>();
   JobEntry& e = *entry;
   e.number = owned.number;
   e.job = std::move(owned.job);
-  e.events = *std::move(events);
+  e.events = std::move(owned.events);
   // Since it entered its state (for queue wait metrics and timeouts): its last state event.
   e.state_since_ms = NowMs();
   for (auto it = e.events.rbegin(); it != e.events.rend(); ++it) {
@@ -102,28 +98,39 @@ Lab::JobEntry* Lab::Adopt(OwnedJob owned) {
   job_by_number_[e.number] = e.job.id();
   if (!e.job.request_id().empty()) request_ids_[{e.job.tenant(), e.job.request_id()}] = e.job.id();
   jobs_[e.job.id()] = std::move(entry);
-  return &e;
+  return e;
 }
 
+// A commit that fails keeps what it was to write: the next call's commit (every call that
+// changes state ends in one, and the periodic tick is such a call) writes it with its own. The
+// Lab has already acted on these changes (a job requeued, a run finished, a message sent), and
+// the database still says the old state, with this replica as the owner: dropped, a requeued
+// job would be in no replica's memory and owned in the database, run by nobody until this
+// replica died. Re-reading the database instead would undo what agents were already told.
 absl::Status Lab::CommitAsReplica() {
-  absl::Status committed = absl::OkStatus();
   if (!pending_.empty()) {
     absl::StatusOr<CommitLosses> losses = cluster_->CommitOwned(pending_, pending_runtimes_);
-    if (!losses.ok()) {
-      committed = losses.status();
-    } else if (!losses->empty()) {
-      DropLost(*losses);
-    }
+    if (!losses.ok()) return losses.status();  // kept: pending_, its counts, released_
+    if (!losses->empty()) DropLost(*losses);
     pending_.clear();
     pending_runtimes_.clear();
   }
-  SettleCounts(committed.ok());
+  SettleCounts(true);
   for (const std::string& id : released_) {
     JobEntry* entry = FindJob(id);
     if (entry != nullptr && entry->job.state() == v1::JOB_STATE_QUEUED) ForgetJob(id);
   }
   released_.clear();
-  return committed;
+  return absl::OkStatus();
+}
+
+void Lab::DropPendingWrites(const JobEntry& entry) {
+  pending_.jobs.erase(entry.number);
+  pending_runtimes_.erase(entry.number);
+  std::erase_if(pending_.events,
+                [&](const v1::JobEvent& event) { return event.job_id() == entry.job.id(); });
+  std::erase_if(pending_counts_,
+                [&](const PendingCount& pending) { return pending.job_id == entry.job.id(); });
 }
 
 // Another replica took these (an agent moved to it, or this replica was declared dead): they
@@ -194,12 +201,11 @@ void Lab::ClaimJobsFor(const std::string& board_type) {
     if (!claimed->has_value()) return;
     const bool more = (*claimed)->more;
     const std::string board_id = (*claimed)->board_id;
-    if (JobEntry* entry = Adopt(std::move((*claimed)->owned))) {
-      if (entry->cancel_requested) {
-        Finish(*entry, v1::JOB_RESULT_CANCELLED, "cancelled before it ran");
-      } else {
-        Assign(*entry, boards_.at(board_id));
-      }
+    JobEntry& entry = Adopt(std::move((*claimed)->owned));
+    if (entry.cancel_requested) {
+      Finish(entry, v1::JOB_RESULT_CANCELLED, "cancelled before it ran");
+    } else {
+      Assign(entry, boards_.at(board_id));
     }
     if (!more) return;
   }
@@ -254,8 +260,7 @@ void Lab::ClusterPoll(int64_t now) {
 // A job no replica held: its compiler or its agent's replica died, or it waited too long.
 void Lab::CarryOnStranded(OwnedJob owned) {
   const v1::JobState state = owned.job.state();
-  JobEntry* entry = Adopt(std::move(owned));
-  if (entry == nullptr) return;
+  JobEntry* entry = &Adopt(std::move(owned));
   if (entry->cancel_requested && !OnBoard(state)) {
     Finish(*entry, v1::JOB_RESULT_CANCELLED, "cancelled before it ran");
   } else if (state == v1::JOB_STATE_COMPILING) {
@@ -369,8 +374,8 @@ absl::Status Lab::TakeAgentBoards(const v1::Hello& hello) {
   }
   for (OwnedJob& owned : taken->jobs) {
     const std::string board_id = owned.job.board_id();
-    JobEntry* entry = Adopt(std::move(owned));
-    if (entry == nullptr || entry->on_board) continue;
+    JobEntry* entry = &Adopt(std::move(owned));
+    if (entry->on_board) continue;
     LabBoard& board = boards_[board_id];
     board.board.set_job_id(entry->job.id());
     running_by_tenant_[entry->job.tenant()]++;
@@ -387,8 +392,7 @@ absl::StatusOr<v1::Job> Lab::CancelElsewhere(const std::string& job_id, const v1
   auto taken = cluster_->TakeQueuedJob(job_id);
   if (!taken.ok()) return taken.status();
   if (taken->has_value()) {
-    JobEntry* entry = Adopt(**std::move(taken));
-    if (entry != nullptr) Finish(*entry, v1::JOB_RESULT_CANCELLED, "cancelled before it ran");
+    Finish(Adopt(**std::move(taken)), v1::JOB_RESULT_CANCELLED, "cancelled before it ran");
     Flush();
   } else {
     auto owner = cluster_->RequestCancel(job_id);

@@ -173,6 +173,83 @@ absl::StatusOr<std::vector<OwnedJob>> PostgresStore::OwnedJobsOf(const Rows& row
   return jobs;
 }
 
+// A job is taken (its owner set to this replica) in the transaction that reads its events: when
+// the read fails (the connection broke, the database refused), the take is rolled back and the
+// job stays where it was, for the next claim or poll of any replica. Released afterwards by a
+// statement of its own, it would be stranded whenever that statement failed too (as it would
+// on a broken connection), owned by a replica that does not run it until that replica dies.
+PostgresStore::Queued PostgresStore::EventsOfStatement(const std::vector<OwnedJob>& jobs) const {
+  std::vector<std::string> ids;
+  for (const OwnedJob& owned : jobs) ids.push_back(owned.job.id());
+  return {"SELECT job_id, record FROM events WHERE job_id = ANY($1) ORDER BY job_id, seq",
+          Params().BytesArray(ids), "reading taken jobs' events"};
+}
+
+absl::Status PostgresStore::AttachEvents(const Rows& rows, std::vector<OwnedJob>& jobs) {
+  std::map<std::string, OwnedJob*> by_id;
+  for (OwnedJob& owned : jobs) by_id[owned.job.id()] = &owned;
+  for (int row = 0; row < rows.size(); ++row) {
+    auto event = ParseRecord<v1::JobEvent>(rows.Bytes(row, 1), "job event");
+    if (!event.ok()) return event.status();
+    auto owned = by_id.find(rows.Bytes(row, 0));
+    if (owned != by_id.end()) owned->second->events.push_back(*std::move(event));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PostgresStore::ReadEventsOf(std::vector<OwnedJob>& jobs) {
+  if (jobs.empty()) return absl::OkStatus();
+  Queued read = EventsOfStatement(jobs);
+  auto rows = Run(read.sql, read.params, read.what);
+  if (!rows.ok()) return rows.status();
+  return AttachEvents(*rows, jobs);
+}
+
+absl::StatusOr<PostgresStore::Rows> PostgresStore::BeginTake(const char* sql, Params params,
+                                                             const char* what) {
+  if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;  // may reconnect: not yet begun
+  in_transaction_ = true;
+  std::vector<Queued> begin;
+  begin.push_back({"BEGIN", Params(), "starting a transaction"});
+  begin.push_back({sql, std::move(params), what});
+  absl::StatusOr<std::vector<Rows>> taken = RunPipelined(begin);
+  if (!taken.ok()) return RolledBack(taken.status());
+  return std::move((*taken)[1]);
+}
+
+absl::Status PostgresStore::FinishTake(std::vector<OwnedJob>& jobs) {
+  std::vector<Queued> finish;
+  if (!jobs.empty()) finish.push_back(EventsOfStatement(jobs));
+  finish.push_back({"COMMIT", Params(), "committing a transaction"});
+  absl::StatusOr<std::vector<Rows>> read = RunPipelined(finish);
+  if (!read.ok()) return RolledBack(read.status());
+  in_transaction_ = false;
+  // Parsed after the commit: see KeptDamaged.
+  if (!jobs.empty()) return AttachEvents((*read)[0], jobs);
+  return absl::OkStatus();
+}
+
+// A record that does not parse is damage, not a failure another replica would get past: rolled
+// back, the job would be the first in order again at every claim, and its type's queue would
+// stall behind it. Committed, it is out of the queue, held by this replica (which logs the
+// error), as a job whose record cannot be read was before takes read events.
+absl::Status PostgresStore::KeptDamaged(absl::Status damaged) {
+  absl::Status committed = Exec("COMMIT", "committing a transaction");
+  if (!committed.ok()) RolledBack(committed).IgnoreError();
+  in_transaction_ = false;
+  return damaged;
+}
+
+absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeJobs(const char* sql, Params params,
+                                                              const char* what) {
+  auto taken = BeginTake(sql, std::move(params), what);
+  if (!taken.ok()) return taken.status();
+  auto jobs = OwnedJobsOf(*taken);
+  if (!jobs.ok()) return KeptDamaged(jobs.status());
+  if (absl::Status ok = FinishTake(*jobs); !ok.ok()) return ok;
+  return jobs;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Replicas.
 
@@ -376,35 +453,31 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimQueuedJob(
     const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches) {
   if (boards.empty()) return std::optional<ClaimedJob>();
   std::lock_guard lock(mutex_);
-  // The common case in one statement (one round trip): the first job in order that is pinned to
-  // one of the boards or to none, claimed at once, and whether others wait behind it (so that
-  // the caller knows whether another claim could find one).
-  auto first =
-      Run("UPDATE jobs SET owner = $1 WHERE number = (" BOARDLAB_CLAIM_ORDER
-          " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS
-          ", CASE WHEN EXISTS (SELECT 1 FROM jobs q WHERE q.state = 2 AND q.owner IS NULL AND "
-          "q.board_type = $2 AND (q.pinned_board = ''::bytea OR q.pinned_board = ANY($3)) AND "
-          "q.number <> jobs.number) THEN 1 ELSE 0 END",
-          Params().Bytes(replica_id_).Bytes(boards.front().type()).BytesArray(BoardIds(boards)),
-          "claiming the next queued job");
+  // The common case in one statement: the first job in order that is pinned to one of the
+  // boards or to none, claimed at once, and whether others wait behind it (so that the caller
+  // knows whether another claim could find one). In a transaction with the read of its events
+  // (BeginTake, FinishTake): two round trips, as a claim and a separate read took before.
+  auto first = BeginTake(
+      "UPDATE jobs SET owner = $1 WHERE number = (" BOARDLAB_CLAIM_ORDER
+      " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS
+      ", CASE WHEN EXISTS (SELECT 1 FROM jobs q WHERE q.state = 2 AND q.owner IS NULL AND "
+      "q.board_type = $2 AND (q.pinned_board = ''::bytea OR q.pinned_board = ANY($3)) AND "
+      "q.number <> jobs.number) THEN 1 ELSE 0 END",
+      Params().Bytes(replica_id_).Bytes(boards.front().type()).BytesArray(BoardIds(boards)),
+      "claiming the next queued job");
   if (!first.ok()) return first.status();
   auto firsts = OwnedJobsOf(*first);
-  if (!firsts.ok()) return firsts.status();
-  if (firsts->empty()) return std::optional<ClaimedJob>();
-  OwnedJob& owned = firsts->front();
-  if (const v1::Board* board = BoardFor(owned, boards, matches)) {
+  if (!firsts.ok()) return KeptDamaged(firsts.status());
+  const v1::Board* board = firsts->empty() ? nullptr : BoardFor(firsts->front(), boards, matches);
+  if (firsts->empty() || board != nullptr) {
+    if (absl::Status ok = FinishTake(*firsts); !ok.ok()) return ok;
+    if (firsts->empty()) return std::optional<ClaimedJob>();
     return std::optional<ClaimedJob>(
-        ClaimedJob{std::move(owned), board->id(), first->Int(0, 8) != 0});
+        ClaimedJob{std::move(firsts->front()), board->id(), first->Int(0, 8) != 0});
   }
-  // Refused by every board (tags, a failed board): given back, and the jobs in order looked at
-  // one by one.
-  if (absl::Status ok =
-          Run("UPDATE jobs SET owner = NULL WHERE number = $1 AND owner = $2",
-              Params().Int(owned.number).Bytes(replica_id_), "giving a refused job back")
-              .status();
-      !ok.ok()) {
-    return ok;
-  }
+  // Refused by every board (tags, a failed board): given back by the rollback, and the jobs in
+  // order looked at one by one.
+  if (absl::Status ok = RolledBack(absl::OkStatus()); !ok.ok()) return ok;
   return ClaimByLooking(boards, matches);
 }
 
@@ -434,6 +507,7 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimByLooking(
                        Params().Bytes(replica_id_).Int(candidate.number), "claiming a job");
       if (!taken.ok()) return taken.status();
       candidate.runtime.owner = replica_id_;
+      if (absl::Status ok = ReadEventsOf(*candidates); !ok.ok()) return ok;  // rolls back
       // Others may wait behind the refused ones: the caller may look again.
       claimed = ClaimedJob{std::move(candidate), board->id(), true};
       break;
@@ -446,24 +520,20 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimByLooking(
 
 absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeStrandedJobs(int64_t now_ms, int limit) {
   std::lock_guard lock(mutex_);
-  auto rows =
-      Run("UPDATE jobs SET owner = $1 WHERE number IN (SELECT number FROM jobs WHERE owner IS NULL "
-          "AND (state = 1 OR (state = 2 AND queue_deadline_ms > 0 AND queue_deadline_ms < $2) OR "
-          "(state BETWEEN 3 AND 6 AND lease_deadline_ms < $2)) ORDER BY number LIMIT $3 "
-          "FOR UPDATE SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS,
-          Params().Bytes(replica_id_).Int(now_ms).Int(limit), "taking stranded jobs");
-  if (!rows.ok()) return rows.status();
-  return OwnedJobsOf(*rows);
+  return TakeJobs(
+      "UPDATE jobs SET owner = $1 WHERE number IN (SELECT number FROM jobs WHERE owner IS NULL "
+      "AND (state = 1 OR (state = 2 AND queue_deadline_ms > 0 AND queue_deadline_ms < $2) OR "
+      "(state BETWEEN 3 AND 6 AND lease_deadline_ms < $2)) ORDER BY number LIMIT $3 "
+      "FOR UPDATE SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS,
+      Params().Bytes(replica_id_).Int(now_ms).Int(limit), "taking stranded jobs");
 }
 
 absl::StatusOr<std::optional<OwnedJob>> PostgresStore::TakeQueuedJob(const std::string& id) {
   std::lock_guard lock(mutex_);
-  auto rows =
-      Run("UPDATE jobs SET owner = $1 WHERE id = $2 AND state = 2 AND owner IS NULL "
-          "RETURNING " BOARDLAB_JOB_COLUMNS,
-          Params().Bytes(replica_id_).Bytes(id), "taking a queued job");
-  if (!rows.ok()) return rows.status();
-  auto jobs = OwnedJobsOf(*rows);
+  auto jobs = TakeJobs(
+      "UPDATE jobs SET owner = $1 WHERE id = $2 AND state = 2 AND owner IS NULL "
+      "RETURNING " BOARDLAB_JOB_COLUMNS,
+      Params().Bytes(replica_id_).Bytes(id), "taking a queued job");
   if (!jobs.ok()) return jobs.status();
   if (jobs->empty()) return std::optional<OwnedJob>();
   return std::optional<OwnedJob>(std::move(jobs->front()));
@@ -485,6 +555,7 @@ absl::StatusOr<TakenBoards> PostgresStore::TakeBoards(const std::vector<std::str
       if (!jobs.ok()) return jobs.status();
       for (OwnedJob& job : *jobs) taken.jobs.push_back(std::move(job));
     }
+    if (absl::Status ok = ReadEventsOf(taken.jobs); !ok.ok()) return ok;  // rolls back
     for (const std::string& id : board_ids) {
       auto rows = Run("UPDATE boards SET owner = $1 WHERE id = $2 RETURNING record",
                       Params().Bytes(replica_id_).Bytes(id), "taking a board");

@@ -143,6 +143,20 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   /// Rolls an open transaction back after `failed`; returns `failed`.
   absl::Status RolledBack(absl::Status failed);
   absl::StatusOr<std::vector<OwnedJob>> OwnedJobsOf(const Rows& rows);
+  /// Takes jobs: opens a transaction and runs `sql` (an UPDATE ... RETURNING the job columns) in
+  /// one round trip; its rows. On failure the transaction is rolled back.
+  absl::StatusOr<Rows> BeginTake(const char* sql, Params params, const char* what);
+  /// Reads the events of `jobs` and commits, in one round trip; rolls back on failure.
+  absl::Status FinishTake(std::vector<OwnedJob>& jobs);
+  /// BeginTake, then FinishTake with the jobs taken.
+  absl::StatusOr<std::vector<OwnedJob>> TakeJobs(const char* sql, Params params, const char* what);
+  /// Commits a take whose records do not parse; returns `damaged`.
+  absl::Status KeptDamaged(absl::Status damaged);
+  /// The statement that reads the events of `jobs`, and its rows put into them.
+  Queued EventsOfStatement(const std::vector<OwnedJob>& jobs) const;
+  absl::Status AttachEvents(const Rows& rows, std::vector<OwnedJob>& jobs);
+  /// EventsOfStatement and AttachEvents inside an open transaction.
+  absl::Status ReadEventsOf(std::vector<OwnedJob>& jobs);
   /// ClaimQueuedJob's queue walk, when the first job in order suits none of `boards`: row by row
   /// in one transaction.
   absl::StatusOr<std::optional<ClaimedJob>> ClaimByLooking(

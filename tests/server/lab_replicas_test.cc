@@ -30,7 +30,7 @@ class LabReplicaTest : public LabTest {
     uri_ = *uri;
     // Leases short enough for a quick test; the other replica (which never beats) stays alive.
     config_.heartbeat_interval_ms = 100;
-    config_.missed_heartbeats = 3;
+    config_.missed_heartbeats = missed_heartbeats_;
     config_.replica_lease_ms = 600000;
     auto store = PostgresStore::Open(uri_, postgres_->password());
     ASSERT_TRUE(store.ok()) << store.status();
@@ -71,6 +71,14 @@ class LabReplicaTest : public LabTest {
   PostgresServer* postgres_ = nullptr;
   std::string uri_;
   v1::Digest model_;
+  int missed_heartbeats_ = 3;  // an agent's lease: 300 ms
+};
+
+// Agents that stay connected however slow the machine is (a lease of 30 s): for tests that tick
+// without expiring them.
+class LabReplicaLongLeaseTest : public LabReplicaTest {
+ protected:
+  LabReplicaLongLeaseTest() { missed_heartbeats_ = 300; }
 };
 
 // Three agents run a job each on this replica. Then the other replica takes the boards (and
@@ -121,6 +129,86 @@ TEST_F(LabReplicaTest, ChangesLostToAnotherReplicaAreNotCounted) {
   // The kept run went back to the shared queue (state 2, QUEUED, no owner).
   EXPECT_EQ(StoredStateAndOwner(kept_run->job_id()),
             absl::StrCat(static_cast<int>(v1::JOB_STATE_QUEUED), " -"));
+}
+
+// A claim that takes a job and then cannot read its events (here: the events table is renamed
+// away, so the read fails in PostgreSQL) must leave the job in the queue, not owned by a replica
+// that does not run it: once the table is back, the next claim assigns it.
+TEST_F(LabReplicaLongLeaseTest, AClaimThatCannotReadTheJobsEventsLeavesItQueued) {
+  model_ = PutModel();
+  std::shared_ptr<FakeSession> first, second;
+  Connect("first", 1, first, kBoardType);
+  ASSERT_TRUE(RunOn("first-b0", *first));  // keeps first's only board busy
+  v1::SubmitJobRequest request = Request(model_);
+  request.mutable_spec()->mutable_selector()->set_board_type(kBoardType);
+  const v1::Job waiting = Submit(request);
+  ASSERT_FALSE(waiting.id().empty());
+  for (int i = 0; i < 600 && Get(waiting.id()).state() != v1::JOB_STATE_QUEUED; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // compiled and queued
+  }
+  ASSERT_EQ(StoredStateAndOwner(waiting.id()),
+            absl::StrCat(static_cast<int>(v1::JOB_STATE_QUEUED), " -"));
+
+  ASSERT_TRUE(postgres_->Execute(uri_, "ALTER TABLE events RENAME TO events_away").ok());
+  // A board comes free for it on this replica: its Hello claims the job, and so does the poll
+  // of the tick (due after a heartbeat interval), both failing to read its events.
+  Connect("second", 1, second, kBoardType);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  lab_->Tick();
+  EXPECT_TRUE(second->Assignments().empty());
+  EXPECT_EQ(StoredStateAndOwner(waiting.id()),
+            absl::StrCat(static_cast<int>(v1::JOB_STATE_QUEUED), " -"));
+
+  ASSERT_TRUE(postgres_->Execute(uri_, "ALTER TABLE events_away RENAME TO events").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  lab_->Tick();
+  std::optional<v1::Assignment> assigned = second->WaitAssignment();
+  ASSERT_TRUE(assigned);
+  EXPECT_EQ(assigned->job_id(), waiting.id());
+  EXPECT_EQ(StoredStateAndOwner(waiting.id()).substr(0, 2),
+            absl::StrCat(static_cast<int>(v1::JOB_STATE_ASSIGNED), " "));
+}
+
+// A run requeued while the database refuses the commit (a trigger on jobs that raises, put in
+// place and dropped by the test) is not forgotten: the next commit writes it to the shared queue,
+// counted then, once. A submit that failed meanwhile leaves nothing behind.
+TEST_F(LabReplicaTest, ARequeueWhoseCommitFailedIsCommittedLater) {
+  model_ = PutModel();
+  std::shared_ptr<FakeSession> silent;
+  Connect("silent", 1, silent, kBoardType);
+  std::optional<v1::Assignment> run = RunOn("silent-b0", *silent);
+  ASSERT_TRUE(run);
+  const std::string assigned = StoredStateAndOwner(run->job_id());
+  ASSERT_EQ(assigned.substr(0, 2), absl::StrCat(static_cast<int>(v1::JOB_STATE_ASSIGNED), " "));
+
+  ASSERT_TRUE(postgres_
+                  ->Execute(uri_,
+                            "CREATE FUNCTION refuse_job_writes() RETURNS trigger AS $$ BEGIN "
+                            "RAISE EXCEPTION 'refused by the test'; END $$ LANGUAGE plpgsql; "
+                            "CREATE TRIGGER refuse_job_writes BEFORE INSERT OR UPDATE ON jobs "
+                            "FOR EACH ROW EXECUTE FUNCTION refuse_job_writes()")
+                  .ok());
+  // The agent goes silent past its lease (three missed 100 ms heartbeats): its run is requeued,
+  // and the commit of that fails.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  lab_->Tick();
+  EXPECT_TRUE(silent->closed());
+  EXPECT_EQ(StoredStateAndOwner(run->job_id()), assigned);
+  EXPECT_EQ(Total(*metrics_, "boardlab_job_retries_total"), 0);
+  // A submit meanwhile fails (its client is told so): the kept writes must not carry its job.
+  v1::SubmitJobRequest request = Request(model_);
+  request.mutable_spec()->mutable_selector()->set_board_type(kBoardType);
+  EXPECT_FALSE(lab_->Submit(Caller{"default", Role::kAdmin}, request).ok());
+
+  ASSERT_TRUE(postgres_->Execute(uri_, "DROP TRIGGER refuse_job_writes ON jobs").ok());
+  lab_->Tick();
+  EXPECT_EQ(StoredStateAndOwner(run->job_id()),
+            absl::StrCat(static_cast<int>(v1::JOB_STATE_QUEUED), " -"));
+  EXPECT_EQ(Total(*metrics_, "boardlab_job_retries_total"), 1);
+  EXPECT_EQ(Total(*metrics_, "boardlab_lease_expiries_total"), 1);
+  auto session = postgres_->Connect(uri_);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_EQ(*(*session)->Query("SELECT count(*) FROM jobs"), "1");
 }
 
 }  // namespace

@@ -432,6 +432,45 @@ TEST_P(ClusterStoreTest, AnAgentsBoardsAndRunsMoveToTheReplicaItConnectsTo) {
   EXPECT_TRUE(Write(b_, 1, Job(1, v1::JOB_STATE_DONE), "", "b0").empty());
 }
 
+// Every take reads the taken jobs' events in its own transaction: when that read fails (here the
+// events table is renamed away), nothing is taken, and once it can be read the take brings them.
+TEST_P(ClusterStoreTest, ATakeThatCannotReadTheEventsTakesNothing) {
+  StoreBatch board;
+  board.boards["b0"] = Board("b0");
+  ASSERT_TRUE(a_->CommitOwned(board, {})->empty());
+  Write(a_, 1, Job(1, v1::JOB_STATE_COMPILING), a_->ReplicaId());
+  Write(a_, 1, Job(1, v1::JOB_STATE_QUEUED), "");
+  Write(a_, 2, Job(2, v1::JOB_STATE_COMPILING), "");  // stranded: its compiler is gone
+  Write(a_, 3, Job(3, v1::JOB_STATE_RUNNING), a_->ReplicaId(), "b0");
+
+  ASSERT_TRUE(backend_->Sql("ALTER TABLE events RENAME TO events_away").ok());
+  const auto any = [](const v1::Job&, const JobRuntime&, const v1::Board&) { return true; };
+  EXPECT_FALSE(b_->ClaimQueuedJob({Board("b1")}, any).ok());
+  EXPECT_FALSE(b_->TakeQueuedJob("j1").ok());
+  EXPECT_FALSE(b_->TakeStrandedJobs(NowMs(), 10).ok());
+  EXPECT_FALSE(b_->TakeBoards({"b0"}).ok());
+  ASSERT_TRUE(backend_->Sql("ALTER TABLE events_away RENAME TO events").ok());
+
+  // A still owns its run and its board; the others are still anyone's, with their events.
+  EXPECT_TRUE(Write(a_, 3, Job(3, v1::JOB_STATE_RUNNING), a_->ReplicaId(), "b0").empty());
+  EXPECT_TRUE(a_->CommitOwned(board, {})->empty());
+  std::optional<OwnedJob> queued = Claim(b_, "b1");
+  ASSERT_TRUE(queued);
+  EXPECT_EQ(queued->job.id(), "j1");
+  ASSERT_EQ(queued->events.size(), 2u);
+  EXPECT_EQ(queued->events[1].state(), v1::JOB_STATE_QUEUED);
+  auto stranded = b_->TakeStrandedJobs(NowMs(), 10);
+  ASSERT_TRUE(stranded.ok()) << stranded.status();
+  ASSERT_EQ(stranded->size(), 1u);
+  EXPECT_EQ((*stranded)[0].job.id(), "j2");
+  ASSERT_EQ((*stranded)[0].events.size(), 1u);
+  EXPECT_EQ((*stranded)[0].events[0].job_id(), "j2");
+  auto taken = b_->TakeBoards({"b0"});
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  ASSERT_EQ(taken->jobs.size(), 1u);
+  EXPECT_EQ(taken->jobs[0].events.size(), 2u);
+}
+
 TEST_P(ClusterStoreTest, ADeadReplicasWorkIsReleasedOnce) {
   StoreBatch board;
   board.boards["b0"] = Board("b0");
