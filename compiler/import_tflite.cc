@@ -408,6 +408,8 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
     case OpType::kSignalFilterBankSquareRoot:
     case OpType::kSignalFilterBankLog:
     case OpType::kSignalPcan:
+    case OpType::kSignalRfft:
+    case OpType::kSignalIrfft:
     case OpType::kSignalFramer:
     case OpType::kSignalStacker:
     case OpType::kSignalOverlapAdd:

@@ -537,10 +537,10 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
          "SSD post-processing in float32 (box decoding, sorting, non-max suppression); the "
          "Neutron operator set (neutron-rt700.md section 4) has no such op",
          NeverOnNpu}};
-    for (OpType type :
-         {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay,
-          OpType::kSignalEnergy, OpType::kSignalFilterBank, OpType::kSignalFilterBankSquareRoot,
-          OpType::kSignalFilterBankLog, OpType::kSignalPcan}) {
+    for (OpType type : {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay,
+                        OpType::kSignalEnergy, OpType::kSignalFilterBank,
+                        OpType::kSignalFilterBankSquareRoot, OpType::kSignalFilterBankLog,
+                        OpType::kSignalPcan, OpType::kSignalRfft, OpType::kSignalIrfft}) {
       t[static_cast<size_t>(type)].constraints = {
           {"signal_op",
            "a TFLite Micro signal library op (audio front end, int16 without quantization); the "

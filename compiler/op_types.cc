@@ -234,6 +234,11 @@ std::string_view CustomCodeOf(OpType type) {
       return "SignalFilterBankLog";
     case OpType::kSignalPcan:
       return "SignalPCAN";
+    // The real FFTs (AddRfft, AddIrfft).
+    case OpType::kSignalRfft:
+      return "SignalRfft";
+    case OpType::kSignalIrfft:
+      return "SignalIrfft";
     // Streaming ops (stream_options.h): AddFramer, AddStacker, AddOverlapAdd, AddCircularBuffer.
     case OpType::kSignalFramer:
       return "SignalFramer";

@@ -22,6 +22,10 @@ struct SignalOptions {
   int32_t input_correction_bits = 0;  // SIGNAL_FILTER_BANK_LOG: left shift before the log
   int32_t output_scale = 0;           // SIGNAL_FILTER_BANK_LOG: multiplier of the natural log
   int32_t snr_shift = 0;              // SIGNAL_PCAN: right shift of input x gain
+  // The real FFTs.
+  int32_t fft_length = 0;  // SIGNAL_RFFT, SIGNAL_IRFFT: real samples per transform
+  int32_t tensor_type =
+      0;  // SIGNAL_RFFT, SIGNAL_IRFFT: the TFLite TensorType 'T' Init dispatches on
 };
 
 /// Parses the options of signal op `type`. The filter bank stage needs every key its TFLite Micro
@@ -36,5 +40,8 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
 /// SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY and the filter bank stage: the signal
 /// library ops boardlab runs.
 bool IsSignalOp(OpType type);
+
+/// SIGNAL_RFFT and SIGNAL_IRFFT, whose Init reads 'T' and "fft_length" (both required here).
+bool IsSignalFftOp(OpType type);
 
 }  // namespace boardlab::compiler

@@ -243,6 +243,18 @@ std::string Int8Types(OpType type) {
       return "custom op SignalPCAN (TFLite Micro's signal library): per-channel automatic gain "
              "control of uint32 [n] by its uint32 noise estimate [n] through an int16 gain table "
              "of at least 125 entries, 'snr_shift' 0..63; uint32 [n]";
+    case OpType::kSignalRfft:
+      return "custom op SignalRfft (TFLite Micro's signal library, kissfft's arithmetic bit for "
+             "bit): int16, int32 or float32 [..., <= fft_length] (each row zero padded) to "
+             "[..., fft_length + 2], the fft_length / 2 + 1 (real, imaginary) bins; 'fft_length' "
+             "a power of two in 4..4096, 'T' the tensors' type; the fixed-point bins scaled by "
+             "1 / fft_length (kissfft's stages divide as they go), float32 unscaled";
+    case OpType::kSignalIrfft:
+      return "custom op SignalIrfft (TFLite Micro's signal library, kissfft's arithmetic bit for "
+             "bit): int16, int32 or float32 [..., fft_length + 2] ((real, imaginary) bins) to "
+             "[..., fft_length] real samples; 'fft_length' a power of two in 4..4096, 'T' the "
+             "tensors' type; the inverse with its 1 / fft_length (kissfft's fixed-point stages "
+             "divide as they go, float32 is divided at the end)";
     case OpType::kSignalFftAutoScale:
       return "custom op SignalFftAutoScale (TFLite Micro's signal library): int16 [n] shifted left "
              "as far as its largest magnitude allows, and the shift as an int32 scalar";

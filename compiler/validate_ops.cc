@@ -871,6 +871,9 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kSignalFilterBankLog:
     case OpType::kSignalPcan:
       return ValidateSignalFilterBankOp(c);
+    case OpType::kSignalRfft:
+    case OpType::kSignalIrfft:
+      return ValidateSignalFftOp(c);
     case OpType::kSignalFramer:
     case OpType::kSignalStacker:
     case OpType::kSignalOverlapAdd:

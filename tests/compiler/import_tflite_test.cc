@@ -123,6 +123,8 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kSignalFilterBankSquareRoot:
     case OpType::kSignalFilterBankLog:
     case OpType::kSignalPcan:
+    case OpType::kSignalRfft:
+    case OpType::kSignalIrfft:
       return 23;
     case OpType::kSignalFramer:
     case OpType::kSignalStacker:
