@@ -2,9 +2,10 @@
 // irfft.cc), which boardlab runs on the CPU with kissfft's arithmetic
 // (runtime/kernels/reference/signal_fft.h). TFLite Micro's Prepare checks only the types and the
 // ranks; what its Eval would do past a tensor's end with (rows longer than fft_length, bins
-// fewer than fft_length / 2 + 1) or its kissfft would not compute (an odd length, a radix
-// other than 2 and 4 whose scratch buffer TFLite Micro's build of kissfft never allocates) is
-// refused here, each with its reason.
+// fewer than fft_length / 2 + 1) is refused here, each with its reason, and so are the lengths
+// boardlab does not compute: it takes kissfft's radix 2 and 4 stages only, not its radix 3 and 5
+// ones (TFLite Micro itself would fail on a larger prime factor, whose generic butterfly's
+// scratch buffer its build of kissfft never allocates, or on fft_length 2).
 
 #include <algorithm>
 #include <string>
@@ -39,8 +40,9 @@ absl::Status ValidFftLength(const OpChecker& c, int32_t n) {
   if (n < 4 || n > kMaxFftLength || (n & (n - 1)) != 0) {
     return c.Unsupported(absl::StrCat(
         "fft_length ", n, " is not a power of two in 4..", kMaxFftLength,
-        " (kissfft in TFLite Micro computes radix 2 and 4 stages only: other factors take "
-        "its generic butterfly, whose scratch buffer TFLite Micro's build does not allocate)"));
+        " (boardlab computes kissfft's radix 2 and 4 stages only, not its radix 3 and 5 ones; "
+        "TFLite Micro's build fails on larger prime factors, whose generic butterfly's scratch "
+        "buffer it never allocates)"));
   }
   return absl::OkStatus();
 }
