@@ -409,6 +409,8 @@ absl::Status Importer::ImportOptions(const tflite::Operator& src, Op& op,
     case OpType::kSignalFilterBankLog:
     case OpType::kSignalPcan:
     case OpType::kSignalSpectralSubtraction:
+    case OpType::kSignalRfft:
+    case OpType::kSignalIrfft:
     case OpType::kSignalFramer:
     case OpType::kSignalStacker:
     case OpType::kSignalOverlapAdd:

@@ -540,7 +540,8 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
     for (OpType type :
          {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay,
           OpType::kSignalEnergy, OpType::kSignalFilterBank, OpType::kSignalFilterBankSquareRoot,
-          OpType::kSignalFilterBankLog, OpType::kSignalPcan, OpType::kSignalSpectralSubtraction}) {
+          OpType::kSignalFilterBankLog, OpType::kSignalPcan, OpType::kSignalSpectralSubtraction,
+          OpType::kSignalRfft, OpType::kSignalIrfft}) {
       t[static_cast<size_t>(type)].constraints = {
           {"signal_op",
            "a TFLite Micro signal library op (audio front end, int16 without quantization); the "

@@ -329,6 +329,10 @@ absl::Status ValidateSignalOp(const OpChecker& c);
 /// SIGNAL_FILTER_BANK_SQUARE_ROOT, SIGNAL_FILTER_BANK_LOG, SIGNAL_PCAN and
 /// SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION (validate_signal_filter_bank_ops.cc).
 absl::Status ValidateSignalFilterBankOp(const OpChecker& c);
+
+/// TFLite Micro's signal library real FFTs: SIGNAL_RFFT and SIGNAL_IRFFT
+/// (validate_signal_fft_ops.cc).
+absl::Status ValidateSignalFftOp(const OpChecker& c);
 /// TFLite Micro's streaming ops: SIGNAL_FRAMER, SIGNAL_STACKER, SIGNAL_OVERLAP_ADD and
 /// CIRCULAR_BUFFER (validate_stream_ops.cc).
 absl::Status ValidateStreamOp(const OpChecker& c);

@@ -236,6 +236,11 @@ std::string_view CustomCodeOf(OpType type) {
       return "SignalPCAN";
     case OpType::kSignalSpectralSubtraction:  // AddFilterBankSpectralSubtraction
       return "SignalFilterBankSpectralSubtraction";
+    // The real FFTs (AddRfft, AddIrfft).
+    case OpType::kSignalRfft:
+      return "SignalRfft";
+    case OpType::kSignalIrfft:
+      return "SignalIrfft";
     // Streaming ops (stream_options.h): AddFramer, AddStacker, AddOverlapAdd, AddCircularBuffer.
     case OpType::kSignalFramer:
       return "SignalFramer";

@@ -119,6 +119,8 @@ namespace boardlab::compiler {
   X(kSignalFilterBankLog, "SIGNAL_FILTER_BANK_LOG", 32)                        \
   X(kSignalPcan, "SIGNAL_PCAN", 32)                                            \
   X(kSignalSpectralSubtraction, "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION", 32) \
+  X(kSignalRfft, "SIGNAL_RFFT", 32)                                            \
+  X(kSignalIrfft, "SIGNAL_IRFFT", 32)                                          \
   /* Streaming ops (stream_options.h) */                                       \
   X(kSignalFramer, "SIGNAL_FRAMER", 32)                                        \
   X(kSignalStacker, "SIGNAL_STACKER", 32)                                      \

@@ -623,6 +623,7 @@ void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
   } else if (const auto* o = std::get_if<SignalOptions>(&op.options)) {
     if (op.type == OpType::kSignalWindow) args.push_back(Int(o->shift));
     if (op.type == OpType::kSignalDelay) args.push_back(Int(o->delay_length));
+    if (IsSignalFftOp(op.type)) args.push_back(Int(o->fft_length));
     SignalFilterBankParams(op.type, *o, args);
   } else if (const auto* o = std::get_if<StreamOptions>(&op.options)) {
     StreamParams(op, *o, args);

@@ -65,12 +65,23 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
     if (absl::Status s = FlexbufferNumber(*map, "clamping", true, &clamping); !s.ok()) return s;
     o.clamping = clamping.AsBool();
   }
+  if (IsSignalFftOp(type)) {
+    if (absl::Status s = FlexbufferInt(*map, "T", true, &o.tensor_type); !s.ok()) return s;
+    if (absl::Status s = FlexbufferInt(*map, "fft_length", true, &o.fft_length); !s.ok()) {
+      return s;
+    }
+  }
   return o;
+}
+
+bool IsSignalFftOp(OpType type) {
+  return type == OpType::kSignalRfft || type == OpType::kSignalIrfft;
 }
 
 bool IsSignalOp(OpType type) {
   return type == OpType::kSignalWindow || type == OpType::kSignalFftAutoScale ||
-         type == OpType::kSignalDelay || IsFilterBankStageOp(type) || IsSignalStreamOp(type);
+         type == OpType::kSignalDelay || IsFilterBankStageOp(type) || IsSignalStreamOp(type) ||
+         IsSignalFftOp(type);
 }
 
 }  // namespace boardlab::compiler

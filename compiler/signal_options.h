@@ -35,6 +35,10 @@ struct SignalOptions {
   int32_t smoothing_bits = 0;
   int32_t spectral_subtraction_bits = 0;
   bool clamping = false;
+  // The real FFTs.
+  int32_t fft_length = 0;  // SIGNAL_RFFT, SIGNAL_IRFFT: real samples per transform
+  int32_t tensor_type =
+      0;  // SIGNAL_RFFT, SIGNAL_IRFFT: the TFLite TensorType 'T' Init dispatches on
 };
 
 /// Parses the options of signal op `type`. The filter bank stage needs every key its TFLite Micro
@@ -50,5 +54,8 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
 /// SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY, the filter bank stage (with its spectral
 /// subtraction) and the streaming ops: the signal library ops boardlab runs.
 bool IsSignalOp(OpType type);
+
+/// SIGNAL_RFFT and SIGNAL_IRFFT, whose Init reads 'T' and "fft_length" (both required here).
+bool IsSignalFftOp(OpType type);
 
 }  // namespace boardlab::compiler

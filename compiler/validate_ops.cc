@@ -872,6 +872,9 @@ absl::Status ValidateByType(const OpChecker& c) {
     case OpType::kSignalPcan:
     case OpType::kSignalSpectralSubtraction:
       return ValidateSignalFilterBankOp(c);
+    case OpType::kSignalRfft:
+    case OpType::kSignalIrfft:
+      return ValidateSignalFftOp(c);
     case OpType::kSignalFramer:
     case OpType::kSignalStacker:
     case OpType::kSignalOverlapAdd:

@@ -123,6 +123,8 @@
   X(signal_framer, SignalFramer, OpDataSignalFramer)                         \
   X(signal_stacker, SignalStacker, OpDataSignalStacker)                      \
   X(signal_overlap_add, SignalOverlapAdd, OpDataSignalOverlapAdd)            \
+  X(signal_rfft, SignalRfft, OpDataSignalFft)                                \
+  X(signal_irfft, SignalIrfft, OpDataSignalFft)                              \
   X(circular_buffer, CircularBuffer, OpDataCircularBuffer)
 
 namespace boardlab::runtime::kernels {

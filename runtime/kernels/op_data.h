@@ -354,6 +354,19 @@ struct OpDataSignalOverlapAdd {
   void* buffer = nullptr;
 };
 
+/// SIGNAL_RFFT and SIGNAL_IRFFT (signal_fft_ops.cc): `rows` real FFTs of `fft_length` points in
+/// int16, int32 or float32, their tables in persistent memory.
+struct OpDataSignalFft {
+  int32_t fft_length = 0;
+  int32_t input_length = 0;  // SIGNAL_RFFT: samples per row, zero padded up to fft_length
+  int64_t rows = 0;
+  ScalarType type = ScalarType::kFloat;
+  void* twiddles = nullptr;
+  void* super_twiddles = nullptr;
+  void* work = nullptr;
+  void* padded = nullptr;  // SIGNAL_RFFT: a row zero padded, when input_length < fft_length
+};
+
 struct OpDataCircularBuffer {
   int32_t slots = 0, depth = 0;
   int32_t period = 1, runs_until_output = 1;  // TFLite Micro's cycles_max, cycles_until_run

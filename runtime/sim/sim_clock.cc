@@ -31,6 +31,10 @@ bool IsStreamKernel(const char* key) {
          OpIs(key, "signal_overlap_add") || OpIs(key, "circular_buffer");
 }
 
+// TFLite Micro's real FFTs: timed per element (a lower bound: a butterfly stage per 2 bits of
+// fft_length).
+bool IsSignalFft(const char* key) { return OpIs(key, "signal_rfft") || OpIs(key, "signal_irfft"); }
+
 const TensorView* TensorArg(Span<Value* const> args, size_t i) {
   return i < args.size() && args[i] != nullptr && args[i]->is_tensor() ? args[i]->tensor : nullptr;
 }
@@ -127,7 +131,7 @@ timing::CpuKernelShape CpuShapeForKernelCall(const char* name, Span<Value* const
              OpIs(name, "minimum") || OpIs(name, "relu") || OpIs(name, "relu6") ||
              OpIs(name, "leaky_relu") || OpIs(name, "signal_window") ||
              OpIs(name, "signal_fft_auto_scale") || OpIs(name, "signal_delay") ||
-             IsSignalFilterBankStage(name) || IsStreamKernel(name)) {
+             IsSignalFilterBankStage(name) || IsStreamKernel(name) || IsSignalFft(name)) {
     shape.kind = CpuKernelClass::kElementwise;
   } else if (OpIs(name, "detection_postprocess") && in != nullptr && in1 != nullptr) {
     shape.kind = CpuKernelClass::kElementwise;  // every box and score is read (a lower bound)

@@ -10,7 +10,8 @@
 // 2. Per element: the element-wise, comparison, logical and row ops of issue 13 (with TFLite
 //    Micro's signal ops SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY, the filter bank
 //    stage SIGNAL_ENERGY, SIGNAL_FILTER_BANK, _SQUARE_ROOT, _LOG, SIGNAL_PCAN,
-//    _SPECTRAL_SUBTRACTION and the streaming SIGNAL_FRAMER, SIGNAL_STACKER, SIGNAL_OVERLAP_ADD and
+//    _SPECTRAL_SUBTRACTION, the real FFTs SIGNAL_RFFT and SIGNAL_IRFFT (64-point rows: per
+//    sample) and the streaming SIGNAL_FRAMER, SIGNAL_STACKER, SIGNAL_OVERLAP_ADD and
 //    CIRCULAR_BUFFER), one single-op model per op (tests/support PerElementCases) at two sizes.
 //    (instructions(large) - instructions(small)) / (elements(large) - elements(small)) is the
 //    kernel's cost per element without the fixed cost of an inference (dispatch, planning, op setup

@@ -124,6 +124,8 @@ size_t ExpectedOptionsIndex(OpType type) {
     case OpType::kSignalFilterBankLog:
     case OpType::kSignalPcan:
     case OpType::kSignalSpectralSubtraction:
+    case OpType::kSignalRfft:
+    case OpType::kSignalIrfft:
       return 23;
     case OpType::kSignalFramer:
     case OpType::kSignalStacker:

@@ -591,7 +591,8 @@ TEST(NpuConstraint, OpsWithoutANeutronCounterpartStayOnTheCpu) {
       {"signal",
        {OpType::kSignalWindow, OpType::kSignalFftAutoScale, OpType::kSignalDelay,
         OpType::kSignalEnergy, OpType::kSignalFilterBank, OpType::kSignalFilterBankSquareRoot,
-        OpType::kSignalFilterBankLog, OpType::kSignalPcan, OpType::kSignalSpectralSubtraction},
+        OpType::kSignalFilterBankLog, OpType::kSignalPcan, OpType::kSignalSpectralSubtraction,
+        OpType::kSignalRfft, OpType::kSignalIrfft},
        "signal_op",
        "signal library op"},
       // TFLite Micro's streaming ops: state across inferences, and CIRCULAR_BUFFER's early end.

@@ -115,6 +115,7 @@ TEST_F(FirmwareOpsTest, EveryCaseGivesTheHostsOutputs) {
       {&testing::LstmCases(), 3},
       {&testing::SignalCases(), 3},
       {&testing::SignalFilterBankCases(), 3},  // spectral subtraction's estimate carries
+      {&testing::SignalFftCases(), 1},
       {&testing::StreamCases(), 3},
       {&testing::CircularBufferCases(), 4},
       {&testing::Int16Cases(), 1}};

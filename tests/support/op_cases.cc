@@ -503,7 +503,7 @@ const std::vector<OpCase>& AllOpCases() {
     for (const std::vector<OpCase>* list :
          {&MathCases(), &NormalizationCases(), &TransposeConvCases(), &SvdfCases(),
           &DetectionPostprocessCases(), &LstmCases(), &SignalCases(), &SignalFilterBankCases(),
-          &StreamCases(), &CircularBufferCases(), &Int16Cases()}) {
+          &SignalFftCases(), &StreamCases(), &CircularBufferCases(), &Int16Cases()}) {
       all.insert(all.end(), list->begin(), list->end());
     }
     return all;

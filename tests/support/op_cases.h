@@ -100,6 +100,15 @@ const std::vector<OpCase>& SignalFilterBankCases();
 /// string per output); empty when no case has that name.
 std::vector<std::vector<uint8_t>> SignalFilterBankGolden(const std::string& name);
 
+/// The cases of the signal library's real FFTs, SIGNAL_RFFT and SIGNAL_IRFFT in int16, int32 and
+/// float32 (signal_fft_cases.cc): TFLite Micro's own test vectors (signal/micro/kernels/
+/// fft_test.cc) with its option bytes, whose outputs SignalFftGolden holds.
+const std::vector<OpCase>& SignalFftCases();
+
+/// TFLite Micro's expected outputs of the SignalFftCases() case named `name`; empty when no case
+/// has that name.
+std::vector<std::vector<uint8_t>> SignalFftGolden(const std::string& name);
+
 /// Every case of TFLite Micro's streaming signal ops, SIGNAL_FRAMER, SIGNAL_STACKER and
 /// SIGNAL_OVERLAP_ADD (stream_cases.cc), checked against hand-derived first inferences.
 const std::vector<OpCase>& StreamCases();
@@ -110,7 +119,7 @@ const std::vector<OpCase>& CircularBufferCases();
 
 /// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases(),
 /// SvdfCases(), DetectionPostprocessCases(), LstmCases(), SignalCases(), SignalFilterBankCases(),
-/// StreamCases(), CircularBufferCases() and Int16Cases(), in that order (the 16x8 ones last:
+/// SignalFftCases(), StreamCases(), CircularBufferCases() and Int16Cases(), in that order (the 16x8 ones last:
 /// CasesOf leaves them out by position).
 const std::vector<OpCase>& AllOpCases();
 

@@ -1,10 +1,10 @@
 // PerElementCases (op_cases.h): one case per element-wise, comparison, logical and row op of
-// issue 13 (TFLite Micro's signal ops SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY and the
-// filter bank stage among them), plus int8 ADD as the reference, at a chosen element count, for the
-// per-element figures of tests/bench/firmware_bench.cc. Each case is the op's main type (int8 where
-// the runtime has an int8 kernel, else float32, int16 or bool) over same-shape operands, so the
-// cost grows with the element count alone; the value ranges keep every op in its domain (no
-// division by zero, no log of a negative).
+// issue 13 (TFLite Micro's signal ops SIGNAL_WINDOW, SIGNAL_FFT_AUTO_SCALE, SIGNAL_DELAY, the
+// filter bank stage and the real FFTs among them), plus int8 ADD as the reference, at a chosen
+// element count, for the per-element figures of tests/bench/firmware_bench.cc. Each case is the
+// op's main type (int8 where the runtime has an int8 kernel, else float32, int16 or bool) over
+// same-shape operands, so the cost grows with the element count alone; the value ranges keep every
+// op in its domain (no division by zero, no log of a negative).
 
 #include "tests/support/case_writer.h"
 #include "tests/support/op_cases.h"
@@ -248,6 +248,20 @@ void AddStreamCases(CaseList& l, const Shape& s) {
   });
 }
 
+// The signal library's real FFTs in int16, one 64-point transform per row (a row's length): per
+// element is per sample.
+void AddSignalFftCases(CaseList& l, const Shape& s) {
+  const std::vector<uint8_t> options = IntMapFlexbuffer({{"T", 7}, {"fft_length", s[1]}});
+  l.Add(OpType::kSignalRfft, "int16", [s, options](CaseWriter& w) {
+    w.CustomOp(OpType::kSignalRfft, {w.Int16(s, {})}, {w.Output({s[0], s[1] + 2}, TflType::kInt16)},
+               options);
+  });
+  l.Add(OpType::kSignalIrfft, "int16", [s, options](CaseWriter& w) {
+    w.CustomOp(OpType::kSignalIrfft, {w.Int16({s[0], s[1] + 2}, {})},
+               {w.Output(s, TflType::kInt16)}, options);
+  });
+}
+
 }  // namespace
 
 std::vector<OpCase> PerElementCases(int32_t elements) {
@@ -260,6 +274,7 @@ std::vector<OpCase> PerElementCases(int32_t elements) {
   AddCastCases(l, s);
   AddSignalCases(l, s);
   AddSignalFilterBankCases(l, s);
+  AddSignalFftCases(l, s);
   AddStreamCases(l, s);
   return l.cases;
 }

@@ -1,0 +1,109 @@
+// The importer's checks of the signal library's real FFTs (SignalRfft, SignalIrfft): their
+// custom codes and flexbuffer options ('T' and "fft_length"), the types TFLite Micro's Prepare
+// refuses, and what its Eval would write or read past a tensor's end with or its kissfft would
+// not compute.
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/compiler/validate_test_util.h"
+
+namespace boardlab::testing {
+namespace {
+
+using compiler::OpType;
+using validate_test::ExpectInvalid;
+using validate_test::ExpectUnsupported;
+
+// TFLite's TensorType codes, the 'T' of the options.
+constexpr int64_t kTFloat32 = 0, kTInt32 = 2, kTInt16 = 7;
+
+std::vector<uint8_t> Options(int64_t t, int64_t fft_length) {
+  return IntMapFlexbuffer({{"T", t}, {"fft_length", fft_length}});
+}
+
+TfliteBuilder Fft(const char* code, std::vector<int32_t> in_shape, std::vector<int32_t> out_shape,
+                  std::vector<uint8_t> options, TflType in_type = TflType::kInt16,
+                  TflType out_type = TflType::kInt16) {
+  TfliteBuilder b;
+  const int in = b.AddTensor("input", std::move(in_shape), in_type);
+  const int out = b.AddTensor("output", std::move(out_shape), out_type);
+  b.AddCustomOperator(code, {in}, {out}, std::move(options));
+  b.SetInputs({in});
+  b.SetOutputs({out});
+  return b;
+}
+
+TfliteBuilder Rfft(std::vector<int32_t> in, std::vector<int32_t> out, int64_t fft_length,
+                   int64_t t = kTInt16, TflType type = TflType::kInt16) {
+  return Fft("SignalRfft", std::move(in), std::move(out), Options(t, fft_length), type, type);
+}
+
+TfliteBuilder Irfft(std::vector<int32_t> in, std::vector<int32_t> out, int64_t fft_length,
+                    int64_t t = kTInt16, TflType type = TflType::kInt16) {
+  return Fft("SignalIrfft", std::move(in), std::move(out), Options(t, fft_length), type, type);
+}
+
+TEST(ValidateSignalFftOps, EveryCaseCompilesOntoTheCpuWithAReason) {
+  validate_test::ExpectEveryCaseOnTheCpu(SignalFftCases(), "signal library op");
+}
+
+TEST(ValidateSignalFftOps, ImportsTheTypeAndLength) {
+  absl::StatusOr<compiler::Graph> g = compiler::ImportTflite(
+      Rfft({3, 64}, {3, 66}, 64, kTInt32, TflType::kInt32).Finish(), nullptr);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->ops[0].type, OpType::kSignalRfft);
+  EXPECT_EQ(g->ops[0].opts<compiler::SignalOptions>().fft_length, 64);
+  EXPECT_EQ(g->ops[0].opts<compiler::SignalOptions>().tensor_type, kTInt32);
+  // Rows shorter than fft_length are zero padded, as TFLite Micro's Eval does.
+  EXPECT_TRUE(compiler::ImportTflite(Rfft({2, 50}, {2, 66}, 64).Finish(), nullptr).ok());
+  EXPECT_TRUE(compiler::ImportTflite(
+                  Irfft({4, 18}, {4, 16}, 16, kTFloat32, TflType::kFloat32).Finish(), nullptr)
+                  .ok());
+}
+
+TEST(ValidateSignalFftOps, BothKeysAreRequired) {
+  ExpectInvalid(Fft("SignalRfft", {64}, {66}, {}), {"SIGNAL_RFFT #0", "custom options: none"});
+  ExpectInvalid(Fft("SignalRfft", {64}, {66}, IntMapFlexbuffer({{"T", kTInt16}})),
+                {"key 'fft_length' is missing"});
+  ExpectInvalid(Fft("SignalIrfft", {66}, {64}, IntMapFlexbuffer({{"fft_length", 64}})),
+                {"key 'T' is missing"});
+}
+
+TEST(ValidateSignalFftOps, TheLengthIsAPowerOfTwoFrom4To4096) {
+  for (int64_t n : {48, 6, 2, 0, -64, 8192}) {
+    SCOPED_TRACE(n);
+    const int32_t len = static_cast<int32_t>(n > 0 ? n : 64);
+    ExpectUnsupported(
+        Rfft({len}, {len + 2}, n),
+        {"fft_length " + std::to_string(n) + " is not a power of two in 4..4096", "radix 2 and 4"});
+  }
+  ExpectUnsupported(Irfft({50}, {48}, 48), {"fft_length 48 is not a power of two"});
+}
+
+TEST(ValidateSignalFftOps, TheTypeIsTheOptionsAndTheTensors) {
+  ExpectUnsupported(Rfft({64}, {66}, 64, 3), {"option T is TFLite type 3", "int16 (7)"});
+  ExpectInvalid(Rfft({64}, {66}, 64, kTInt32), {"option T says int32", "input 'input' is int16"});
+  ExpectInvalid(
+      Fft("SignalRfft", {64}, {66}, Options(kTInt16, 64), TflType::kInt16, TflType::kInt32),
+      {"output 'output' int32"});
+  ExpectUnsupported(Rfft({64}, {66}, 64, 9, TflType::kInt8), {"option T is TFLite type 9"});
+}
+
+// TFLite Micro's Eval copies each row into an fft_length buffer and writes fft_length / 2 + 1
+// complex bins per row: a longer row, a shorter output row or different leading dimensions
+// would run past a tensor.
+TEST(ValidateSignalFftOps, RowsMatchTheLength) {
+  ExpectInvalid(Rfft({2, 80}, {2, 66}, 64),
+                {"input 'input' [2,80] rows hold 80 values", "takes 1..fft_length samples"});
+  ExpectInvalid(Rfft({2, 64}, {2, 64}, 64),
+                {"output 'output' [2,64] rows hold 64 values", "fft_length 64 writes 66"});
+  ExpectInvalid(Rfft({2, 64}, {3, 66}, 64), {"differ before their last dimension"});
+  ExpectInvalid(Rfft({2, 64}, {132}, 64), {"differ before their last dimension"});
+  ExpectInvalid(Irfft({64}, {64}, 64), {"rows hold 64 values", "reads 66"});
+  ExpectInvalid(Irfft({66}, {128}, 64), {"rows hold 128 values", "writes 64"});
+}
+
+}  // namespace
+}  // namespace boardlab::testing
