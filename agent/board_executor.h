@@ -60,6 +60,9 @@ struct BoardReport {
   std::string inference_clock;  // what timed inference_us (v1::RunResult.inference_clock)
   uint64_t inference_cycles = 0;
   std::vector<CaseReport> cases;  // a many-case run, in case order; inference_us the slowest's
+  // The run's last inference ended early (many cases: every case's), so its outputs were not
+  // compared: RUN_OUTCOME_NO_OUTPUT when the run otherwise passed.
+  bool no_output = false;
 };
 
 /// A run in progress. Destroying it kills the run without a report.

@@ -96,7 +96,9 @@ int MaxAbsDiffOf(const json& verification) {
 CaseReport ReadCase(const json& entry) {
   CaseReport c;
   c.result.set_name(entry.at("name").get<std::string>());
-  c.result.set_passed(entry.value("verdict", "fail") != "fail");
+  const std::string verdict = entry.value("verdict", "fail");
+  c.result.set_no_output(verdict == "no_output");
+  c.result.set_passed(verdict != "fail" && verdict != "no_output");
   for (const json& o : entry.at("outputs")) {
     if (o.contains("path") && o.at("path").is_string()) {
       c.output_paths.push_back(o.at("path").get<std::string>());
@@ -124,6 +126,9 @@ CaseReport ReadCase(const json& entry) {
 void ReadCases(const json& doc, BoardReport& report) {
   report.cases.clear();
   for (const json& entry : doc.at("cases")) report.cases.push_back(ReadCase(entry));
+  report.no_output = !report.cases.empty() &&
+                     std::all_of(report.cases.begin(), report.cases.end(),
+                                 [](const CaseReport& c) { return c.result.no_output(); });
   const json& summary = doc.at("case_summary");
   report.inference_us = summary.contains("slowest_us") && summary.at("slowest_us").is_number()
                             ? summary.at("slowest_us").get<double>()
@@ -152,6 +157,7 @@ void ReadCaseResults(const BoardRunRequest& request, BoardReport& report, std::s
 // whose text is the profile blob.
 void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
   try {
+    report.no_output = doc.value("verdict", "") == "no_output";
     if (doc.contains("outputs")) {
       for (const json& o : doc.at("outputs")) {
         if (!o.contains("verification")) continue;
@@ -234,6 +240,7 @@ void ReadQemuConsole(const std::string& stdout_text, BoardReport& report) {
     if (std::sscanf(line.c_str(), "result: %15s ticks %llu ns %llu", result, &ticks, &ns) == 3) {
       report.inference_us = static_cast<double>(ns) / 1e3;
       report.inference_clock = ConsoleClock(line);
+      report.no_output = strcmp(result, "NO_OUTPUT") == 0;
     }
   }
 }
@@ -259,13 +266,28 @@ std::string CasesFailMessage(const BoardReport& report, const BoardRunRequest& r
                       failed > kNamed ? "; ..." : "");
 }
 
+// The message of a run whose last inference (every case's) ended early.
+std::string NoOutputMessage(const BoardReport& report, const BoardRunRequest& request) {
+  const std::string why =
+      "a streaming op ended the last inference early (it waits for more input, as TFLite "
+      "Micro's CIRCULAR_BUFFER does); outputs not compared";
+  if (request.cases_manifest.empty()) return "no output yet: " + why;
+  return absl::StrCat("no output yet in any of ", report.cases.size(),
+                      report.cases.size() == 1 ? " case: " : " cases: ", why);
+}
+
 // The message of a run that passed (exit 0).
 std::string PassMessage(const BoardReport& report, const BoardRunRequest& request) {
   if (!request.cases_manifest.empty()) {
     const std::string cases =
         absl::StrCat(report.cases.size(), report.cases.size() == 1 ? " case" : " cases");
-    return request.cases_verified ? absl::StrCat(cases, ": outputs match (", AtolText(request), ")")
-                                  : absl::StrCat(cases, " ran; no expected outputs to compare");
+    const auto no_output = std::count_if(report.cases.begin(), report.cases.end(),
+                                         [](const CaseReport& c) { return c.result.no_output(); });
+    const std::string unjudged =
+        no_output == 0 ? "" : absl::StrCat(" (", no_output, " with no output yet, not compared)");
+    return request.cases_verified
+               ? absl::StrCat(cases, ": outputs match (", AtolText(request), ")", unjudged)
+               : absl::StrCat(cases, " ran; no expected outputs to compare", unjudged);
   }
   return request.expected.empty() ? "ran; no expected outputs to compare"
                                   : absl::StrCat("outputs match (", AtolText(request), ")");
@@ -290,8 +312,9 @@ void InterpretExitCode(RunnerBoard board, const BoardRunRequest& request, int ex
   report.outcome = v1::RUN_OUTCOME_BOARD_ERROR;
   switch (exit_code) {
     case 0:
-      report.outcome = v1::RUN_OUTCOME_PASS;
-      report.message = PassMessage(report, request);
+      report.outcome = report.no_output ? v1::RUN_OUTCOME_NO_OUTPUT : v1::RUN_OUTCOME_PASS;
+      report.message =
+          report.no_output ? NoOutputMessage(report, request) : PassMessage(report, request);
       break;
     case 1:
       report.outcome = v1::RUN_OUTCOME_FAIL;
@@ -320,7 +343,8 @@ void InterpretExitCode(RunnerBoard board, const BoardRunRequest& request, int ex
                                     runner_error.empty() ? "" : ": ", runner_error);
       break;
   }
-  if (!json_error.empty() && report.outcome == v1::RUN_OUTCOME_PASS) {
+  if (!json_error.empty() &&
+      (report.outcome == v1::RUN_OUTCOME_PASS || report.outcome == v1::RUN_OUTCOME_NO_OUTPUT)) {
     report.outcome = v1::RUN_OUTCOME_BOARD_ERROR;
     report.message = json_error;
   }

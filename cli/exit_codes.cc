@@ -11,6 +11,9 @@ int ExitCodeForResult(v1::JobResult result) {
   switch (result) {
     case v1::JOB_RESULT_PASS:
       return kExitPass;
+    // As boardlab-run's "no output yet": the model waits for more input, nothing failed.
+    case v1::JOB_RESULT_NO_OUTPUT:
+      return kExitPass;
     case v1::JOB_RESULT_FAIL:
       return kExitFail;
     case v1::JOB_RESULT_COMPILE_ERROR:
@@ -68,6 +71,8 @@ std::string VerdictName(v1::JobResult result) {
       return "QUEUE_TIMEOUT";
     case v1::JOB_RESULT_INVALID_REQUEST:
       return "INVALID_REQUEST";
+    case v1::JOB_RESULT_NO_OUTPUT:
+      return "NO_OUTPUT";
     default:
       return "UNKNOWN";
   }

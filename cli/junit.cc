@@ -76,7 +76,7 @@ class XmlWriter {
 std::string SecondsText(double seconds) { return absl::StrFormat("%.3f", seconds); }
 
 struct Totals {
-  int tests = 0, failures = 0, errors = 0;
+  int tests = 0, failures = 0, errors = 0, skipped = 0;
   double seconds = 0;
 };
 
@@ -87,6 +87,7 @@ Totals CountCases(const std::vector<GateSuite>& suites) {
     for (const GateCase& test : suite.cases) {
       ++totals.tests;
       if (!test.passed) ++(test.error ? totals.errors : totals.failures);
+      if (test.passed && test.skipped) ++totals.skipped;
     }
   }
   return totals;
@@ -96,7 +97,7 @@ void WriteCounts(XmlWriter& xml, const Totals& totals) {
   xml.Attribute("tests", absl::StrCat(totals.tests));
   xml.Attribute("failures", absl::StrCat(totals.failures));
   xml.Attribute("errors", absl::StrCat(totals.errors));
-  xml.Attribute("skipped", "0");
+  xml.Attribute("skipped", absl::StrCat(totals.skipped));
   xml.Attribute("time", SecondsText(totals.seconds));
 }
 
@@ -110,6 +111,10 @@ void WriteCase(XmlWriter& xml, const GateSuite& suite, const GateCase& test) {
     xml.Attribute("message", test.message);
     xml.Attribute("type", test.error ? "error" : "failure");
     if (!test.text.empty()) xml.Text(test.text);
+    xml.End();
+  } else if (test.skipped) {
+    xml.Start("skipped");
+    xml.Attribute("message", test.message);
     xml.End();
   }
   xml.End();
@@ -151,7 +156,8 @@ GateCase RunCase(const v1::Job& job) {
   if (job.submit_time_ms() > 0 && job.end_time_ms() > 0) {
     run.seconds = (job.end_time_ms() - job.submit_time_ms()) / 1000.0;
   }
-  const bool ran = job.result() == v1::JOB_RESULT_PASS || job.result() == v1::JOB_RESULT_FAIL;
+  const bool ran = job.result() == v1::JOB_RESULT_PASS || job.result() == v1::JOB_RESULT_FAIL ||
+                   job.result() == v1::JOB_RESULT_NO_OUTPUT;
   if (ran) return run;
   run.passed = false;
   run.error = true;
@@ -180,6 +186,15 @@ GateSuite JobSuite(const v1::Job& job) {
     suite.properties.emplace_back("inference_clock", run::LatencyClockName(job.inference_clock()));
   }
   suite.cases.push_back(RunCase(job));
+  // A single run without output yet: its outputs were not compared, which a CI server should
+  // show as such, not as a pass. (A many-case job says it per case below.)
+  if (job.result() == v1::JOB_RESULT_NO_OUTPUT && job.cases_size() == 0) {
+    GateCase outputs;
+    outputs.name = "outputs";
+    outputs.skipped = true;
+    outputs.message = job.message().empty() ? "no output yet" : job.message();
+    suite.cases.push_back(std::move(outputs));
+  }
   for (const v1::OutputCheck& check : job.checks()) {
     GateCase output;
     output.name = absl::StrCat("output ", check.index());
@@ -193,7 +208,8 @@ GateSuite JobSuite(const v1::Job& job) {
   for (const v1::CaseResult& result : job.cases()) {
     GateCase c;
     c.name = "case " + result.name();
-    c.passed = result.passed();
+    c.passed = result.passed() || result.no_output();
+    c.skipped = result.no_output();
     if (!result.passed()) c.message = run::DescribeCase(api::CaseOutcomeOf(result));
     suite.cases.push_back(std::move(c));
   }
@@ -201,6 +217,9 @@ GateSuite JobSuite(const v1::Job& job) {
     const v1::CaseSummary& summary = job.case_summary();
     suite.properties.emplace_back("cases_passed",
                                   absl::StrCat(summary.passed(), "/", summary.cases()));
+    if (summary.no_output() > 0) {
+      suite.properties.emplace_back("cases_no_output", absl::StrCat(summary.no_output()));
+    }
     if (summary.has_max_abs_diff()) {
       suite.properties.emplace_back("max_abs_diff", absl::StrCat(summary.max_abs_diff()));
     }

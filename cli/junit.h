@@ -21,7 +21,9 @@ namespace boardlab::cli {
 struct GateCase {
   std::string name;  // "output 0", "budget latency", "run"
   bool passed = true;
-  bool error = false;   // not passed because the check could not be made
+  bool error = false;  // not passed because the check could not be made
+  // Passed but not judged (<skipped>): the run gave no output to compare ("no output yet").
+  bool skipped = false;
   std::string message;  // one line: what failed (attribute of <failure>/<error>)
   std::string text;     // the longer story (body of <failure>/<error>), may be empty
   double seconds = 0;

@@ -261,6 +261,13 @@ bool ReportOutputs(const char* outputs_dir, const char* indent, const RunnerResu
   return true;
 }
 
+// The verdict word of a run's or a case's result line. NO_OUTPUT: the last inference ended
+// early (a streaming op waits for more input), so its outputs were not compared.
+const char* VerdictWord(const RunnerResult& result) {
+  if (result.no_output) return "NO_OUTPUT";
+  return !result.verified ? "UNVERIFIED" : result.pass ? "PASS" : "FAIL";
+}
+
 // The result line of a run or a case: its verdict and mean time per inference.
 void PrintTimes(const char* prefix, const char* verdict, uint64_t ticks, int icount_shift) {
   const uint64_t ns = rt_pal_ticks_to_ns(ticks);
@@ -280,7 +287,8 @@ void PrintTimes(const char* prefix, const char* verdict, uint64_t ticks, int ico
 //   input PATH            (or input random:SEED; one line per model input, in order)
 //   expected PATH         (one per output, in order; none: nothing to compare)
 // --case-results FILE gets one line per case, fields separated by tabs:
-//   NAME  EXIT  MEAN_TICKS  NS  then per output: - (not checked), or
+//   NAME  EXIT (0, 1, or no_output: the case's last inference ended early, nothing was
+//   checked)  MEAN_TICKS  NS  then per output: - (not checked), or
 //   pass|fail:MAX_ABS_DIFF:MISMATCHES:ELEMENTS, or error
 // Outputs go to OUTPUTS_DIR/NAME/output<i>.bin (the host makes the directories).
 class CaseReader {
@@ -378,7 +386,7 @@ class CaseReader {
   }
 
   int Report(const RunnerResult& result) {
-    const char* verdict = !result.verified ? "UNVERIFIED" : result.pass ? "PASS" : "FAIL";
+    const char* verdict = VerdictWord(result);
     char prefix[160];
     snprintf(prefix, sizeof(prefix), "case %s: ", name_);
     PrintTimes(prefix, verdict, result.mean_ticks, args_.icount_shift);
@@ -388,8 +396,12 @@ class CaseReader {
     if (!ReportOutputs(args_.outputs_dir != nullptr ? dir : nullptr, "  ", result, code)) {
       return code;
     }
-    fprintf(results_, "%s\t%d\t%llu\t%llu", name_, result.pass ? kExitPass : kExitMismatch,
-            static_cast<unsigned long long>(result.mean_ticks),
+    if (result.no_output) {
+      fprintf(results_, "%s\tno_output", name_);
+    } else {
+      fprintf(results_, "%s\t%d", name_, result.pass ? kExitPass : kExitMismatch);
+    }
+    fprintf(results_, "\t%llu\t%llu", static_cast<unsigned long long>(result.mean_ticks),
             static_cast<unsigned long long>(rt_pal_ticks_to_ns(result.mean_ticks)));
     for (size_t i = 0; i < result.num_outputs; ++i) {
       const OutputResult& o = result.outputs[i];
@@ -522,12 +534,23 @@ int Run(const Args& args) {
          U(memory.psram_capacity()), U(result.persistent_bytes),
          result.arena_in_ram ? "in RAM" : "in PSRAM");
   if (args.cases != nullptr) {
-    printf("result: %s (%lu of %lu cases passed)\n", code == kExitPass ? "PASS" : "FAIL",
+    const bool none = result.cases_run > 0 && result.cases_no_output == result.cases_run;
+    printf("result: %s (%lu of %lu cases passed",
+           code != kExitPass ? "FAIL"
+           : none            ? "NO_OUTPUT"
+                             : "PASS",
            U(result.cases_passed), U(result.cases_run));
+    if (result.cases_no_output > 0) printf(", %lu no output yet", U(result.cases_no_output));
+    printf(")\n");
     return code;
   }
-  const char* verdict = !result.verified ? "UNVERIFIED" : result.pass ? "PASS" : "FAIL";
-  PrintTimes("result: ", verdict, result.mean_ticks, args.icount_shift);
+  if (result.no_output) {
+    printf(
+        "no output yet: a streaming op ended the last inference early (%lu of %d inferences "
+        "produced output); the outputs were not checked\n",
+        U(result.inferences_with_output), args.iterations);
+  }
+  PrintTimes("result: ", VerdictWord(result), result.mean_ticks, args.icount_shift);
   return code;
 }
 

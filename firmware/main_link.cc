@@ -73,9 +73,11 @@ class FirmwareRunner : public link::BoardRunner {
       snprintf(out.message, sizeof(out.message), "%.250s", in.message);  // cut to fit RESULT
       return;
     }
-    out.verdict = !in.verified ? link::Verdict::kUnverified
-                  : in.pass    ? link::Verdict::kPass
-                               : link::Verdict::kFail;
+    out.verdict = in.no_output   ? link::Verdict::kNoOutput
+                  : !in.verified ? link::Verdict::kUnverified
+                  : in.pass      ? link::Verdict::kPass
+                                 : link::Verdict::kFail;
+    out.inferences_with_output = static_cast<uint32_t>(in.inferences_with_output);
     if (in.num_outputs > link::kMaxTensors) {  // the host refuses such models before RUN
       out.exit_code = static_cast<uint8_t>(kExitRuntime);
       out.verdict = link::Verdict::kError;

@@ -161,6 +161,7 @@ int ExecuteIterations(rt::Method& method, const uint8_t* const* input_data, size
                       int iterations, RunnerResult* result) {
   uint64_t total = 0;
   result->num_times = 0;
+  result->inferences_with_output = 0;
   for (int it = 0; it < iterations; ++it) {
     // Inputs are set before every run: the memory plan may reuse their arena bytes.
     for (size_t i = 0; i < num_inputs; ++i) {
@@ -174,6 +175,7 @@ int ExecuteIterations(rt::Method& method, const uint8_t* const* input_data, size
       return Fail(result, kExitRuntime, "execute: %s", ErrorText(e));
     }
     const uint64_t ticks = rt_pal_current_ticks() - start;
+    if (method.produced_outputs()) ++result->inferences_with_output;
     if (result->num_times < kMaxIterationTimes) result->ticks[result->num_times++] = ticks;
     total += ticks;
   }
@@ -182,8 +184,11 @@ int ExecuteIterations(rt::Method& method, const uint8_t* const* input_data, size
 }
 
 // The outputs, compared with the case's expected bytes; returns kExitPass or kExitMismatch.
+// After an inference that ended early nothing is compared: the outputs are not its own.
 int CheckOutputs(const rt::Method& method, const RunnerCase& c, double atol, RunnerResult* result) {
   bool all_pass = true;
+  result->no_output = !method.produced_outputs();
+  const size_t num_expected = result->no_output ? 0 : c.num_expected;
   result->num_outputs = method.num_outputs();
   for (size_t i = 0; i < result->num_outputs; ++i) {
     const rt::TensorView& t = *method.GetOutput(i);
@@ -191,12 +196,12 @@ int CheckOutputs(const rt::Method& method, const RunnerCase& c, double atol, Run
     out = OutputResult{};
     out.bytes = {static_cast<const uint8_t*>(t.data), static_cast<size_t>(t.NumBytes())};
     out.fnv1a32 = Fnv1a32(out.bytes.data, out.bytes.size);
-    if (i < c.num_expected) {
+    if (i < num_expected) {
       CheckOutput(t, c.expected[i], atol, &out);
       all_pass = all_pass && out.pass;
     }
   }
-  result->verified = c.num_expected > 0;
+  result->verified = num_expected > 0;
   result->pass = all_pass;
   return all_pass ? kExitPass : kExitMismatch;
 }
@@ -226,7 +231,11 @@ int RunCases(rt::Method& method, const RunnerRequest& request, RunnerResult* res
     if (code == kExitPass) code = RunCase(method, c, request, result);
     if (code == kExitPass || code == kExitMismatch) {
       result->cases_run++;
-      if (code == kExitPass) result->cases_passed++;
+      if (result->no_output) {
+        result->cases_no_output++;
+      } else if (code == kExitPass) {
+        result->cases_passed++;
+      }
       all_pass = all_pass && code == kExitPass;
       code = request.cases->done(request.cases->context, index, result);
     }

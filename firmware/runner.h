@@ -109,11 +109,17 @@ struct OutputResult {
 struct RunnerResult {
   int exit_code = 0;
   char message[320] = {};  // what failed (exit codes 2-4)
-  bool verified = false;   // expected outputs were given (cases: of this case)
+  bool verified = false;   // expected outputs were given and compared (cases: of this case)
   bool pass = false;       // cases: this case passed
-  size_t cases_run = 0;    // cases: how many ran, and how many of them passed
+  /// The last inference ended early (a kernel set KernelContext::end_inference, as TFLite
+  /// Micro's CIRCULAR_BUFFER does until it holds enough frames): the outputs are an earlier
+  /// inference's (or the arena's zeros), so none was compared. Not a failure: exit 0.
+  bool no_output = false;
+  size_t inferences_with_output = 0;  // of the iterations (cases: of this case's)
+  size_t cases_run = 0;               // cases: how many ran, and how many of them passed
   size_t cases_passed = 0;
-  uint64_t mean_ticks = 0;  // per iteration, rt_pal_current_ticks units
+  size_t cases_no_output = 0;  // cases whose last inference ended early
+  uint64_t mean_ticks = 0;     // per iteration, rt_pal_current_ticks units
   uint64_t ticks[kMaxIterationTimes] = {};
   size_t num_times = 0;
   size_t num_outputs = 0;
@@ -124,9 +130,10 @@ struct RunnerResult {
   bool arena_in_ram = false;
 };
 
-/// Runs the request; returns the exit code (also in result->exit_code): 0 pass or unverified,
-/// 1 mismatch (with cases: of any case), 2 bad request (inputs or expected outputs of the wrong
-/// size or count), 3 invalid artifact, 4 runtime error or does not fit.
+/// Runs the request; returns the exit code (also in result->exit_code): 0 pass, unverified or
+/// no output (result->no_output), 1 mismatch (with cases: of any case), 2 bad request (inputs or
+/// expected outputs of the wrong size or count), 3 invalid artifact, 4 runtime error or does not
+/// fit.
 int RunModel(const RunnerRequest& request, RunnerResult* result);
 
 /// Bytes of the runtime pools a run takes from BoardMemory besides the planned buffers

@@ -227,6 +227,7 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
   switch (result.outcome()) {
     case v1::RUN_OUTCOME_PASS:
     case v1::RUN_OUTCOME_FAIL:
+    case v1::RUN_OUTCOME_NO_OUTPUT:
       FinishRun(*entry, result);
       break;
     case v1::RUN_OUTCOME_MODEL_ERROR:
@@ -260,9 +261,15 @@ void Lab::FinishRun(JobEntry& entry, const v1::RunResult& result) {
   }
   const std::string failed_budgets =
       JudgeBudgets(job, report, report_error, result.inference_clock());
-  const bool outputs_pass = result.outcome() == v1::RUN_OUTCOME_PASS;
+  // No output yet is not a failure of the outputs: only a budget makes such a run a FAIL.
+  const bool no_output = result.outcome() == v1::RUN_OUTCOME_NO_OUTPUT;
+  const bool outputs_pass = result.outcome() == v1::RUN_OUTCOME_PASS || no_output;
   if (failed_budgets.empty()) {
-    Finish(entry, outputs_pass ? v1::JOB_RESULT_PASS : v1::JOB_RESULT_FAIL, result.message());
+    Finish(entry,
+           no_output      ? v1::JOB_RESULT_NO_OUTPUT
+           : outputs_pass ? v1::JOB_RESULT_PASS
+                          : v1::JOB_RESULT_FAIL,
+           result.message());
     return;
   }
   AddLog(entry, failed_budgets);

@@ -20,6 +20,7 @@ run::CaseOutcome CaseOutcomeOf(const v1::CaseResult& result) {
   }
   if (result.inference_us() > 0) outcome.us = result.inference_us();
   outcome.ticks = result.ticks();
+  outcome.no_output = result.no_output();
   return outcome;
 }
 
@@ -30,6 +31,7 @@ v1::CaseSummary SummarizeCases(const google::protobuf::RepeatedPtrField<v1::Case
   v1::CaseSummary out;
   out.set_cases(static_cast<int32_t>(summary.cases));
   out.set_passed(static_cast<int32_t>(summary.passed));
+  out.set_no_output(static_cast<int32_t>(summary.no_output));
   out.set_verified(static_cast<int32_t>(summary.verified));
   if (summary.max_abs_diff) out.set_max_abs_diff(*summary.max_abs_diff);
   out.set_max_abs_diff_case(summary.max_abs_diff_case);
@@ -44,6 +46,7 @@ run::CaseSummary SummaryOf(const v1::CaseSummary& summary) {
   run::CaseSummary out;
   out.cases = static_cast<size_t>(summary.cases());
   out.passed = static_cast<size_t>(summary.passed());
+  out.no_output = static_cast<size_t>(summary.no_output());
   out.verified = static_cast<size_t>(summary.verified());
   if (summary.has_max_abs_diff()) out.max_abs_diff = summary.max_abs_diff();
   out.max_abs_diff_case = summary.max_abs_diff_case();

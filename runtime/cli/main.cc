@@ -883,15 +883,18 @@ int RunCasesOnMethod(const Args& args, const std::vector<CaseFiles>& cases, cons
     const size_t first_run = collector.runs().size();
     int code = ReadInputs(case_args, method, input_data, expected, case_out);
     if (code == kExitPass) code = ExecuteIterations(args.iterations, input_data, method, case_out);
+    // As a single run's: a case whose last inference ended early is not judged (its outputs
+    // are an earlier case's, or the arena's zeros).
+    const bool no_output = code == kExitPass && !method.produced_outputs();
+    if (no_output) expected.clear();
     if (code == kExitPass) code = CollectOutputs(case_args, method, expected, case_out);
     if (code != kExitPass) return out.Fail(code, "case '" + c.name + "': " + case_out.error);
+    out.inferences_with_output += case_out.inferences_with_output;
     out.cases.push_back(CaseOutcomeOf(c, io, method, expected, case_out.outputs,
                                       MeanExecuteTicks(collector, first_run), clock));
+    out.cases.back().no_output = no_output;
   }
-  const boardlab::run::CaseSummary summary = boardlab::run::Summarize(out.cases);
-  out.verdict = summary.passed < summary.cases ? "fail"
-                : summary.verified == 0        ? "unverified"
-                                               : "pass";
+  out.verdict = boardlab::run::CasesVerdict(boardlab::run::Summarize(out.cases));
   return kExitPass;
 }
 
@@ -1039,6 +1042,10 @@ json RunDocument(const Args& args, const RunOutput& out) {
 void PrintRunTable(const Args& args, const RunOutput& out) {
   if (out.verdict == "unverified") {
     std::printf("verdict: UNVERIFIED (no --expected outputs)\n");
+  } else if (out.verdict == "no_output" && HasCases(args)) {
+    std::printf(
+        "verdict: NO OUTPUT YET (a streaming op ended every case's last inference early; no "
+        "output was checked)\n");
   } else if (out.verdict == "no_output") {
     std::printf(
         "verdict: NO OUTPUT YET (a streaming op ended the last inference early, as TFLite "

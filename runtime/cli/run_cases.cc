@@ -464,8 +464,8 @@ bool CaseOutcome::verified() const {
 }
 
 bool CaseOutcome::passed() const {
-  return std::all_of(outputs.begin(), outputs.end(),
-                     [](const OutputVerdict& o) { return !o.checked || o.pass; });
+  return !no_output && std::all_of(outputs.begin(), outputs.end(),
+                                   [](const OutputVerdict& o) { return !o.checked || o.pass; });
 }
 
 std::optional<double> CaseOutcome::max_abs_diff() const {
@@ -491,6 +491,7 @@ CaseSummary Summarize(const std::vector<CaseOutcome>& outcomes) {
   for (const CaseOutcome& c : outcomes) {
     ++summary.cases;
     if (c.passed()) ++summary.passed;
+    if (c.no_output) ++summary.no_output;
     if (c.verified()) ++summary.verified;
     if (std::optional<double> diff = c.max_abs_diff();
         diff && (!summary.max_abs_diff || *diff > *summary.max_abs_diff)) {
@@ -509,10 +510,19 @@ CaseSummary Summarize(const std::vector<CaseOutcome>& outcomes) {
   return summary;
 }
 
+std::string CasesVerdict(const CaseSummary& summary) {
+  if (summary.failed() > 0) return "fail";
+  if (summary.no_output == summary.cases && summary.cases > 0) return "no_output";
+  return summary.verified == 0 ? "unverified" : "pass";
+}
+
 std::string DescribeSummary(const CaseSummary& s) {
   std::string text =
       "cases: " + std::to_string(s.passed) + " of " + std::to_string(s.cases) + " passed";
-  if (s.verified < s.cases) text += " (" + std::to_string(s.cases - s.verified) + " unverified)";
+  // Cases without output were not checked either; they are counted apart from the unverified.
+  const size_t unverified = s.cases - s.verified - s.no_output;
+  if (unverified > 0) text += " (" + std::to_string(unverified) + " unverified)";
+  if (s.no_output > 0) text += ", " + std::to_string(s.no_output) + " no output yet";
   if (s.max_abs_diff) {
     text += ", max abs diff " + NumberText(*s.max_abs_diff);
     if (*s.max_abs_diff > 0) text += " (case " + s.max_abs_diff_case + ")";
@@ -530,9 +540,10 @@ std::string DescribeSummary(const CaseSummary& s) {
 
 std::string DescribeCase(const CaseOutcome& c) {
   std::string text = "case " + c.name + ": " +
-                     (!c.verified() ? "UNVERIFIED"
-                      : c.passed()  ? "PASS"
-                                    : "FAIL");
+                     (c.no_output     ? "NO OUTPUT YET"
+                      : !c.verified() ? "UNVERIFIED"
+                      : c.passed()    ? "PASS"
+                                      : "FAIL");
   std::string details;
   for (size_t i = 0; i < c.outputs.size(); ++i) {
     const OutputVerdict& o = c.outputs[i];
@@ -565,9 +576,10 @@ std::string DescribeCase(const CaseOutcome& c) {
 json CaseJson(const CaseOutcome& c) {
   const std::optional<double> diff = c.max_abs_diff();
   json entry = {{"name", c.name},
-                {"verdict", !c.verified() ? "unverified"
-                            : c.passed()  ? "pass"
-                                          : "fail"},
+                {"verdict", c.no_output     ? "no_output"
+                            : !c.verified() ? "unverified"
+                            : c.passed()    ? "pass"
+                                            : "fail"},
                 {"max_abs_diff", diff && std::isfinite(*diff) ? json(*diff) : json(nullptr)},
                 {"total_us", c.us ? json(*c.us) : json(nullptr)},
                 {"ticks", c.ticks},
@@ -584,7 +596,8 @@ json SummaryJson(const CaseSummary& s) {
   const bool finite_diff = s.max_abs_diff && std::isfinite(*s.max_abs_diff);
   return {{"cases", s.cases},
           {"passed", s.passed},
-          {"failed", s.cases - s.passed},
+          {"failed", s.failed()},
+          {"no_output", s.no_output},
           {"verified", s.verified},
           {"max_abs_diff", finite_diff ? json(*s.max_abs_diff) : json(nullptr)},
           {"max_abs_diff_case", s.max_abs_diff_case},

@@ -94,9 +94,14 @@ struct CaseOutcome {
   uint64_t ticks = 0;        // the same in the clock's ticks
   nlohmann::json detail;     // per output, as a single run's "outputs" entries; null: made
                              // from `outputs` (OutputsJson)
+  /// The case's last inference ended early (a streaming op such as CIRCULAR_BUFFER waits for
+  /// more input): its outputs are not this case's, so none was checked. Neither passed nor
+  /// failed.
+  bool no_output = false;
 
   bool verified() const;
-  bool passed() const;  // every checked output passed (an unverified case passes)
+  /// Every checked output passed (an unverified case passes); false for a no_output case.
+  bool passed() const;
   /// The largest max abs diff of its checked outputs (infinity for an output that could not
   /// be compared); nullopt when nothing was checked.
   std::optional<double> max_abs_diff() const;
@@ -110,7 +115,9 @@ void JudgeTop1(const ModelIo& io, std::string_view output0, std::string_view exp
 struct CaseSummary {
   size_t cases = 0;
   size_t passed = 0;
+  size_t no_output = 0;  // cases whose last inference ended early (neither passed nor failed)
   size_t verified = 0;
+  size_t failed() const { return cases - passed - no_output; }
   std::optional<double> max_abs_diff;  // over every case and checked output
   std::string max_abs_diff_case;       // the case it comes from (the first on a tie)
   size_t top1_compared = 0;            // cases with a top-1 of both
@@ -120,6 +127,10 @@ struct CaseSummary {
 };
 
 CaseSummary Summarize(const std::vector<CaseOutcome>& outcomes);
+
+/// The verdict of a run of cases: "fail" when a case failed, else "no_output" when no case
+/// produced output, else "unverified" when no case was checked, else "pass".
+std::string CasesVerdict(const CaseSummary& summary);
 
 /// "cases: 4 of 5 passed, max abs diff 7 (case seed2), top-1 agreement 80.0% (4 of 5)".
 std::string DescribeSummary(const CaseSummary& summary);

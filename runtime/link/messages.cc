@@ -68,6 +68,8 @@ const char* VerdictName(Verdict verdict) {
       return "FAIL";
     case Verdict::kError:
       return "ERROR";
+    case Verdict::kNoOutput:
+      return "NO_OUTPUT";
   }
   return "ERROR";
 }
@@ -328,6 +330,7 @@ size_t Encode(const Result& m, uint8_t* out, size_t size) {
   const uint8_t outputs = m.num_outputs < kMaxTensors ? m.num_outputs : kMaxTensors;
   w.U8(outputs);  // their checks came in CHECK messages
   w.String16(m.message, sizeof(m.message) - 1);
+  w.U32(m.inferences_with_output);
   return Finish(w);
 }
 
@@ -344,7 +347,8 @@ bool Decode(const uint8_t* payload, size_t size, Result* m) {
   m->num_outputs = r.U8();
   if (m->num_outputs > kMaxTensors) return false;
   r.String16(m->message, sizeof(m->message));
-  return Done(r) && verdict <= 3;
+  m->inferences_with_output = r.U32();
+  return Done(r) && verdict <= static_cast<uint8_t>(Verdict::kNoOutput);
 }
 
 size_t Encode(const Fault& m, uint8_t* out, size_t size) {

@@ -27,7 +27,10 @@ namespace boardlab::link {
 /// flash), and MODEL_SLOT names the artifact in it.
 /// 4: the host sends a job's blobs and RUN without waiting for each BLOB_STATUS; a board answers
 /// a RUN that follows a refused blob of its job with an error RESULT and does not run it.
-inline constexpr uint16_t kProtocolVersion = 4;
+/// 5: RESULT's verdict may be "no output" (the last inference ended early: a streaming op such
+/// as CIRCULAR_BUFFER waits for more input, so no output was compared), and RESULT says how
+/// many of the run's inferences produced output.
+inline constexpr uint16_t kProtocolVersion = 5;
 
 /// Inputs, expected outputs and outputs of one RUN (blob indexes are 8 bits).
 inline constexpr size_t kMaxTensors = 64;
@@ -193,7 +196,9 @@ struct Log {
   char text[kTextBytes] = {};
 };
 
-enum class Verdict : uint8_t { kUnverified = 0, kPass = 1, kFail = 2, kError = 3 };
+/// kNoOutput (protocol 5): the run's last inference ended early; its outputs are an earlier
+/// inference's, so nothing was compared (exit 0, CHECKs with checked 0).
+enum class Verdict : uint8_t { kUnverified = 0, kPass = 1, kFail = 2, kError = 3, kNoOutput = 4 };
 const char* VerdictName(Verdict verdict);
 
 struct OutputCheck {
@@ -226,7 +231,8 @@ struct Result {
   uint64_t ticks[kMaxIterationTimes] = {};
   uint8_t num_outputs = 0;
   OutputCheck outputs[kMaxTensors];
-  char message[kTextBytes] = {};  // the error when exit_code >= 2; memory use otherwise
+  char message[kTextBytes] = {};        // the error when exit_code >= 2; memory use otherwise
+  uint32_t inferences_with_output = 0;  // of `iterations`, those that ran to the end (protocol 5)
 };
 
 /// FAULT, board -> host: the record of the fault or watchdog reset that ended the previous run,

@@ -125,6 +125,7 @@ const Column kCase{"Case", Column::kLongName}, kMaxDiff{"Max abs diff", Column::
     kTop1{"Top-1 (expected)"}, kMeanTime{"Inference", Column::kNumber}, kOutputs{"Outputs"};
 
 std::string CaseResultBadge(const run::CaseOutcome& outcome) {
+  if (outcome.no_output) return Badge("NO_OUTPUT");
   if (!outcome.verified()) return Badge("UNVERIFIED");
   return PassFail(outcome.passed());
 }
@@ -298,8 +299,11 @@ std::string JobPageBody(const JobPageData& data) {
       absl::StrCat("<h1>Job ", HtmlEscape(job.id()), " ",
                    verdict.empty() ? Badge(JobStateText(job.state())) : Badge(verdict), "</h1>\n");
   if (!job.message().empty()) {
-    absl::StrAppend(&out, "<p class=\"", job.result() == v1::JOB_RESULT_PASS ? "" : "error", "\">",
-                    HtmlEscape(job.message()), "</p>\n");
+    // A run without output yet did not fail: its message explains, it does not alarm.
+    const bool fine =
+        job.result() == v1::JOB_RESULT_PASS || job.result() == v1::JOB_RESULT_NO_OUTPUT;
+    absl::StrAppend(&out, "<p class=\"", fine ? "" : "error", "\">", HtmlEscape(job.message()),
+                    "</p>\n");
   }
   absl::StrAppend(&out, Facts(job, data.now_ms), ChecksSection(job), CasesSection(job),
                   PartitionSection(data.report), TimelineSection(data), FilesSection(data),

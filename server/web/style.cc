@@ -42,7 +42,7 @@ td.long { overflow-wrap: anywhere; }
 .badge.fail, .badge.compile_error, .badge.run_error, .badge.infra_error, .badge.invalid_request,
 .badge.quarantined, .badge.offline { background: #fbdede; color: #7c1a1a; }
 .badge.queue_timeout, .badge.cancelled, .badge.maintenance, .badge.reserved, .badge.recovering,
-.badge.cpu, .badge.unverified { background: #fcefc7; color: #6b4a05; }
+.badge.cpu, .badge.unverified, .badge.no_output { background: #fcefc7; color: #6b4a05; }
 .badge.compiling, .badge.queued, .badge.assigned, .badge.loading, .badge.running,
 .badge.collecting, .badge.busy { background: #dbe8fb; color: #173d7a; }
 form.filters { display: flex; flex-wrap: wrap; gap: .5rem .8rem; align-items: flex-end; margin: 0 0 1rem; }

@@ -207,6 +207,37 @@ TEST(RunnerOutput, QemuConsoleGivesChecksAndTime) {
   EXPECT_TRUE(r.profile_json.empty());
 }
 
+// A run whose last inference ended early: the sim document's verdict, the qemu and serial
+// console's result line. Exit 0 as for a pass, but the outcome is NO_OUTPUT.
+TEST(RunnerOutput, NoOutputYetIsItsOwnOutcome) {
+  testing::ScratchDir dir;
+  const std::string sim = R"({"verdict": "no_output", "outputs": [{"index": 0}],
+      "profile": {"clock": "rt700-sim-cycles", "total_us": 1.5, "ops": []}})";
+  const BoardReport from_sim =
+      InterpretRunnerExit(RunnerBoard::kSim, Request(dir.path().string()), Exited(0), sim, {});
+  EXPECT_EQ(from_sim.outcome, v1::RUN_OUTCOME_NO_OUTPUT);
+  EXPECT_NE(from_sim.message.find("no output yet: a streaming op ended the last inference early"),
+            std::string::npos)
+      << from_sim.message;
+  EXPECT_TRUE(from_sim.checks.empty());
+  const std::string console =
+      "output 0: 12 bytes fnv1a32 1234abcd\n"
+      "no output yet: a streaming op ended the last inference early (0 of 1 inferences produced "
+      "output); the outputs were not checked\n"
+      "result: NO_OUTPUT ticks 1 ns 2000 instructions 2000 (per inference, icount shift 0)\n";
+  for (const RunnerBoard board : {RunnerBoard::kQemu, RunnerBoard::kSerial}) {
+    const BoardReport r =
+        InterpretRunnerExit(board, Request("/nonexistent"), Exited(0), console, {});
+    EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_NO_OUTPUT);
+    EXPECT_TRUE(r.checks.empty());
+  }
+  // The same run with a real result line is a pass.
+  const BoardReport pass = InterpretRunnerExit(
+      RunnerBoard::kQemu, Request("/nonexistent"), Exited(0),
+      "result: PASS ticks 1 ns 2000 instructions 2000 (per inference, icount shift 0)\n", {});
+  EXPECT_EQ(pass.outcome, v1::RUN_OUTCOME_PASS);
+}
+
 // The clock that timed inference_us goes to the server with it: the profile's for a sim run,
 // the console's "(per inference, ...)" for QEMU and serial boards.
 TEST(RunnerOutput, TheRunNamesTheClockOfItsTime) {
@@ -336,6 +367,31 @@ TEST(RunnerOutputCases, PassingCasesSaySoInOneLine) {
   request.cases_verified = false;
   r = InterpretRunnerExit(RunnerBoard::kQemu, request, Exited(0), "", {});
   EXPECT_EQ(r.message, "1 case ran; no expected outputs to compare");
+}
+
+// A case whose last inference ended early is no output: not passed, not a failure. The run is
+// NO_OUTPUT only when every case is; otherwise the others decide, and the message counts it.
+TEST(RunnerOutputCases, CasesWithoutOutputAreNeitherPassedNorFailed) {
+  testing::ScratchDir dir;
+  const BoardRunRequest request = CasesRequest(dir.path().string());
+  std::ofstream(CaseResultsPath(request)) << R"({"clock": "qemu-icount", "cases": [
+               {"name": "a", "verdict": "no_output", "outputs": [{"index": 0}]},
+               {"name": "b", "verdict": "pass", "outputs": []}],
+            "case_summary": {"cases": 2, "passed": 1, "no_output": 1, "slowest_us": null}})";
+  BoardReport r = InterpretRunnerExit(RunnerBoard::kQemu, request, Exited(0), "", {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_PASS);
+  EXPECT_EQ(r.message, "2 cases: outputs match (atol 1) (1 with no output yet, not compared)");
+  ASSERT_EQ(r.cases.size(), 2u);
+  EXPECT_TRUE(r.cases[0].result.no_output());
+  EXPECT_FALSE(r.cases[0].result.passed());
+  EXPECT_FALSE(r.cases[1].result.no_output());
+
+  std::ofstream(CaseResultsPath(request), std::ios::trunc) << R"({"clock": "qemu-icount", "cases": [
+               {"name": "a", "verdict": "no_output", "outputs": [{"index": 0}]}],
+            "case_summary": {"cases": 1, "passed": 0, "no_output": 1, "slowest_us": null}})";
+  r = InterpretRunnerExit(RunnerBoard::kQemu, request, Exited(0), "", {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_NO_OUTPUT);
+  EXPECT_NE(r.message.find("no output yet in any of 1 case"), std::string::npos) << r.message;
 }
 
 }  // namespace

@@ -15,6 +15,8 @@ TEST(ExitCodeForResult, FollowsTheVerdict) {
   EXPECT_EQ(ExitCodeForResult(v1::JOB_RESULT_INFRA_ERROR), 5);
   EXPECT_EQ(ExitCodeForResult(v1::JOB_RESULT_QUEUE_TIMEOUT), 5);
   EXPECT_EQ(ExitCodeForResult(v1::JOB_RESULT_CANCELLED), 6);
+  // Not a failure: the model waits for more input (boardlab-run exits 0 too).
+  EXPECT_EQ(ExitCodeForResult(v1::JOB_RESULT_NO_OUTPUT), 0);
   EXPECT_EQ(ExitCodeForResult(v1::JOB_RESULT_UNSPECIFIED), 5);
   EXPECT_EQ(ExitCodeForResult(static_cast<v1::JobResult>(99)), 5);  // a newer server's verdict
 }
@@ -38,6 +40,7 @@ TEST(ExitCodeForStatus, CallerErrorsAreTwoServiceErrorsFive) {
 TEST(VerdictName, NamesEveryResult) {
   EXPECT_EQ(VerdictName(v1::JOB_RESULT_PASS), "PASS");
   EXPECT_EQ(VerdictName(v1::JOB_RESULT_QUEUE_TIMEOUT), "QUEUE_TIMEOUT");
+  EXPECT_EQ(VerdictName(v1::JOB_RESULT_NO_OUTPUT), "NO_OUTPUT");
   EXPECT_EQ(VerdictName(v1::JOB_RESULT_UNSPECIFIED), "UNKNOWN");
 }
 

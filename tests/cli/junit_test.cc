@@ -135,6 +135,38 @@ TEST(Junit, AJobThatNeverRanIsAnError) {
   EXPECT_THAT(xml, HasSubstr("message=\"COMPILE_ERROR: operator 3: unsupported\""));
 }
 
+// A job without output yet ran (its run case passes) but its outputs were not compared: a
+// skipped case, as CI servers show it; a many-case job's cases without output likewise.
+TEST(Junit, NoOutputYetIsSkippedNotPassed) {
+  v1::Job job;
+  job.set_id("j00000009");
+  job.set_result(v1::JOB_RESULT_NO_OUTPUT);
+  job.set_message("no output yet: a streaming op ended the last inference early");
+  std::string xml = JunitXml({JobSuite(job)});
+  EXPECT_EQ(ValidateAgainstSchema(xml, "no_output.xml").exit_code, 0) << xml;
+  EXPECT_EQ(XPathNumber(xml, "number(/testsuites/@skipped)"), 1);
+  EXPECT_EQ(XPathNumber(xml, "number(/testsuites/@errors)"), 0);
+  EXPECT_EQ(XPathNumber(xml, "number(/testsuites/@failures)"), 0);
+  EXPECT_THAT(xml, HasSubstr("<skipped message=\"no output yet: a streaming op"));
+
+  job.set_result(v1::JOB_RESULT_PASS);
+  v1::CaseResult* early = job.add_cases();
+  early->set_name("a");
+  early->set_no_output(true);
+  v1::CaseResult* ran = job.add_cases();
+  ran->set_name("b");
+  ran->set_passed(true);
+  job.mutable_case_summary()->set_cases(2);
+  job.mutable_case_summary()->set_passed(1);
+  job.mutable_case_summary()->set_no_output(1);
+  xml = JunitXml({JobSuite(job)});
+  EXPECT_EQ(ValidateAgainstSchema(xml, "no_output_cases.xml").exit_code, 0) << xml;
+  EXPECT_EQ(XPathNumber(xml, "count(//testcase[@name='case a']/skipped)"), 1) << xml;
+  EXPECT_EQ(XPathNumber(xml, "count(//testcase[@name='case b']/*)"), 0) << xml;
+  EXPECT_EQ(XPathNumber(xml, "number(/testsuites/@failures)"), 0);
+  EXPECT_THAT(xml, HasSubstr("<property name=\"cases_no_output\" value=\"1\"/>"));
+}
+
 TEST(Junit, BytesThatXmlForbidsAreReplaced) {
   v1::Job job = FailedJob();
   job.set_message(std::string("bad \x01 byte \xff and \xc3\x28 and ok \xc3\xa9 \xef\xbf\xbf", 33));

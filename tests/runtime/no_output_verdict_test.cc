@@ -11,32 +11,23 @@
 #include "nlohmann/json.hpp"
 #include "tests/runtime/boardlab_run_test_base.h"
 #include "tests/support/shared_data.h"
-#include "tests/support/tflite_builder.h"
+#include "tests/support/test_models.h"
 
 namespace boardlab::runtime::testing {
 namespace {
 
 using boardlab::testing::CommandResult;
-using boardlab::testing::TflType;
 using Bytes = std::vector<uint8_t>;
 
 class NoOutputVerdict : public BoardlabRunTest {
  protected:
   NoOutputVerdict() : BoardlabRunTest("boardlab_no_output") {}
 
-  // int8 [1,1,1,3] into a CIRCULAR_BUFFER of 4 slots without options: TFLite Micro's guess for
-  // that shape runs it every other inference, so the first of each pair ends early.
   void SetUp() override {
     BoardlabRunTest::SetUp();
     if (IsSkipped()) return;
-    boardlab::testing::TfliteBuilder b;
-    const boardlab::testing::QuantParams q{{1.0f}, {0}};
-    const int in = b.AddTensor("input", {1, 1, 1, 3}, TflType::kInt8, q);
-    const int out = b.AddTensor("buffer", {1, 4, 1, 3}, TflType::kInt8, q);
-    b.AddCustomOperator("CIRCULAR_BUFFER", {in}, {out}, {});
-    b.SetInputs({in});
-    b.SetOutputs({out});
-    absl::StatusOr<compiler::CompileResult> compiled = compiler::Compile(b.Finish(), {});
+    absl::StatusOr<compiler::CompileResult> compiled =
+        compiler::Compile(boardlab::testing::CircularBufferModel(), {});
     ASSERT_TRUE(compiled.ok()) << compiled.status();
     ASSERT_TRUE(boardlab::testing::WriteFile(Path("cb.pte"), compiled->pte));
     ASSERT_TRUE(boardlab::testing::WriteFile(Path("in.bin"), Bytes{1, 2, 3}));
@@ -85,6 +76,81 @@ TEST_F(NoOutputVerdict, TheNextInferenceIsJudgedAgain) {
   Bytes wrong = buffer;
   wrong[0] = 9;
   EXPECT_NE(RunWith(2, wrong, "table").exit_code, 0);
+}
+
+// --cases on one loaded model: the buffer keeps its frames from case to case, so with one
+// iteration per case every other case ends early. Those cases are "no output yet", not judged
+// against their (wrong) expected bytes; the others are judged on the whole buffer.
+class NoOutputCases : public NoOutputVerdict {
+ protected:
+  // Case NAME with input `in` and expected output `expected`, in the manifest `cases`.
+  void AddCase(const std::string& name, const Bytes& in, const Bytes& expected,
+               nlohmann::json& cases) {
+    ASSERT_TRUE(boardlab::testing::WriteFile(Path(name + ".in.bin"), in));
+    ASSERT_TRUE(boardlab::testing::WriteFile(Path(name + ".out.bin"), expected));
+    cases.push_back({{"name", name},
+                     {"inputs", {Path(name + ".in.bin")}},
+                     {"expected", {Path(name + ".out.bin")}}});
+  }
+
+  CommandResult RunCases(const nlohmann::json& cases, const std::string& profile) {
+    const std::string text = nlohmann::json{{"cases", cases}}.dump();
+    EXPECT_TRUE(boardlab::testing::WriteFile(Path("cases.json"), Bytes(text.begin(), text.end())));
+    return Run(Path("cb.pte") + " --cases " + Path("cases.json") + " --profile " + profile,
+               /*with_stderr=*/profile != "json");
+  }
+};
+
+TEST_F(NoOutputCases, CasesThatEndedEarlyAreNotJudged) {
+  const Bytes wrong(12, 0x7f);
+  nlohmann::json cases = nlohmann::json::array();
+  AddCase("a", {1, 2, 3}, wrong, cases);
+  AddCase("b", {4, 5, 6}, {0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6}, cases);
+  AddCase("c", {7, 8, 9}, wrong, cases);
+  AddCase("d", {10, 11, 12}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, cases);
+  const CommandResult table = RunCases(cases, "table");
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("case a: NO OUTPUT YET"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("case b: PASS"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("case c: NO OUTPUT YET"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("cases: 2 of 4 passed, 2 no output yet"), std::string::npos)
+      << table.output;
+
+  const CommandResult run = RunCases(cases, "json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json doc = nlohmann::json::parse(run.output, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << run.output;
+  EXPECT_EQ(doc["verdict"], "pass");
+  ASSERT_EQ(doc["cases"].size(), 4u);
+  const char* verdicts[] = {"no_output", "pass", "no_output", "pass"};
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(doc["cases"][i]["verdict"], verdicts[i]) << i;
+  EXPECT_FALSE(doc["cases"][0]["outputs"][0].contains("verification")) << doc["cases"][0];
+  EXPECT_EQ(doc["case_summary"]["no_output"], 2);
+  EXPECT_EQ(doc["case_summary"]["failed"], 0);
+  EXPECT_EQ(doc["inferences_with_output"], 2);
+
+  // A wrong expectation on a case that ran still fails the run.
+  AddCase("e", {13, 14, 15}, wrong, cases);
+  AddCase("f", {16, 17, 18}, wrong, cases);
+  const CommandResult failed = RunCases(cases, "table");
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  EXPECT_NE(failed.output.find("case e: NO OUTPUT YET"), std::string::npos) << failed.output;
+  EXPECT_NE(failed.output.find("case f: FAIL"), std::string::npos) << failed.output;
+}
+
+// No case produced output: the run's verdict is no output yet, exit 0.
+TEST_F(NoOutputCases, RunWhoseOnlyCaseEndedEarlyHasNoOutputYet) {
+  nlohmann::json cases = nlohmann::json::array();
+  AddCase("first", {1, 2, 3}, Bytes(12, 0x7f), cases);
+  const CommandResult run = RunCases(cases, "json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json doc = nlohmann::json::parse(run.output, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << run.output;
+  EXPECT_EQ(doc["verdict"], "no_output");
+  EXPECT_EQ(doc["case_summary"]["no_output"], 1);
+  const CommandResult table = RunCases(cases, "table");
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("verdict: NO OUTPUT YET"), std::string::npos) << table.output;
 }
 
 }  // namespace

@@ -249,6 +249,28 @@ TEST_P(StoreConformanceTest, JobListsFilterByVerdictOfFinishedJobs) {
   EXPECT_TRUE(store_->ListJobs(none, 0, 10)->jobs.empty());
 }
 
+// "No output yet" is a verdict of its own, kept with the job and its cases' flags whole.
+TEST_P(StoreConformanceTest, NoOutputVerdictAndCasesAreKept) {
+  v1::Job waiting = Job(1, v1::JOB_STATE_DONE);
+  waiting.set_result(v1::JOB_RESULT_NO_OUTPUT);
+  v1::CaseResult* early = waiting.add_cases();
+  early->set_name("a");
+  early->set_no_output(true);
+  waiting.mutable_case_summary()->set_no_output(1);
+  v1::Job passed = Job(2, v1::JOB_STATE_DONE);
+  passed.set_result(v1::JOB_RESULT_PASS);
+  PutJobs({waiting, passed});
+  JobFilter no_output;
+  no_output.results = {v1::JOB_RESULT_NO_OUTPUT};
+  auto page = store_->ListJobs(no_output, 0, 10);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(Ids(page->jobs), (std::vector<std::string>{"j1"}));
+  EXPECT_EQ(page->jobs[0].result(), v1::JOB_RESULT_NO_OUTPUT);
+  ASSERT_EQ(page->jobs[0].cases_size(), 1);
+  EXPECT_TRUE(page->jobs[0].cases(0).no_output());
+  EXPECT_EQ(page->jobs[0].case_summary().no_output(), 1);
+}
+
 TEST_P(StoreConformanceTest, JobsAfterScanInNumberOrder) {
   PutJobs({Job(5), Job(2), Job(9), Job(7)});
   auto jobs = store_->JobsAfter(2, 2);

@@ -98,4 +98,10 @@ std::vector<uint8_t> ConvThenRelu();
 /// DEPTHWISE_CONV_2D over one channel with depth_multiplier 8 [1,12,10,1] -> 8.
 std::vector<uint8_t> ConvGroupsModel();
 
+/// int8 [1,1,1,3] (scale 1, zero point 0) into a CIRCULAR_BUFFER of 4 slots [1,4,1,3] without
+/// options: TFLite Micro's guess for that shape runs it every other inference, so the first
+/// inference of each pair ends early ("no output yet") and the second outputs the buffer, the
+/// last two inputs in its last two slots.
+std::vector<uint8_t> CircularBufferModel();
+
 }  // namespace boardlab::testing

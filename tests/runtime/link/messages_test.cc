@@ -270,6 +270,24 @@ TEST(Messages, ResultWithEveryTimeAndOutput) {
   EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &too_many));
 }
 
+// Protocol 5: a run whose last inference ended early says so, and how many inferences of the
+// run produced output; a verdict beyond "no output" is refused.
+TEST(Messages, ResultOfARunWithoutOutputYet) {
+  Result m;
+  m.verdict = Verdict::kNoOutput;
+  m.iterations = 3;
+  m.inferences_with_output = 1;
+  m.num_outputs = 1;
+  const Result b = RoundTrip(m);
+  EXPECT_EQ(b.verdict, Verdict::kNoOutput);
+  EXPECT_EQ(b.inferences_with_output, 1u);
+  EXPECT_STREQ(VerdictName(b.verdict), "NO_OUTPUT");
+  std::vector<uint8_t> bytes = Encoded(m);
+  bytes[1] = static_cast<uint8_t>(Verdict::kNoOutput) + 1;  // the verdict
+  Result back;
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &back));
+}
+
 TEST(Messages, CheckCarriesOneOutputsVerdict) {
   OutputCheckMessage m;
   m.index = kMaxTensors - 1;

@@ -219,6 +219,26 @@ TEST(JobPageTest, AJobThatNeverRanSaysWhatIsMissing) {
   EXPECT_THAT(html, Not(HasSubstr("Board log")));
 }
 
+// A job without output yet: its badge, and its message not shown as an error; a case without
+// output is NO_OUTPUT, counted apart in the aggregate.
+TEST(JobPageTest, NoOutputYetIsShownAsSuchNotAsAnError) {
+  JobPageData data;
+  data.job = FinishedJob();
+  data.job.set_result(v1::JOB_RESULT_NO_OUTPUT);
+  data.job.set_message("no output yet: outputs not compared");
+  v1::CaseResult* c = data.job.add_cases();
+  c->set_name("early");
+  c->set_no_output(true);
+  *data.job.mutable_case_summary() = api::SummarizeCases(data.job.cases());
+  const std::string html = JobPageBody(data);
+  EXPECT_THAT(html, HasSubstr("<span class=\"badge no_output\">NO_OUTPUT</span></h1>"));
+  EXPECT_THAT(html, HasSubstr("<p class=\"\">no output yet: outputs not compared</p>"));
+  EXPECT_THAT(html, HasSubstr("cases: 0 of 1 passed, 1 no output yet"));
+  const size_t start = html.find("<h2>Cases</h2>");
+  ASSERT_NE(start, std::string::npos) << html;
+  EXPECT_THAT(html.substr(start), HasSubstr("<span class=\"badge no_output\">NO_OUTPUT</span>"));
+}
+
 // Every case with its verdict, difference, top-1 and time, the aggregate above them, the time's
 // clock beside it; a case without expected outputs is UNVERIFIED, not passed.
 TEST(JobPageTest, AManyCaseJobListsEveryCase) {

@@ -1,0 +1,157 @@
+// "No output yet" on the firmware under QEMU: a CIRCULAR_BUFFER model ends every other
+// inference early (TFLite Micro's kTfLiteAbort). The semihosting firmware (--board qemu) and the
+// board-link firmware (--board serial, protocol 5) both report such an inference as no output,
+// not judged against the expected bytes, and judge the outputs of the next one again.
+//
+// QEMU is needed: the point is what the firmware itself reports. One boot per test.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "compiler/driver.h"
+#include "nlohmann/json.hpp"
+#include "tests/firmware/firmware_available.h"
+#include "tests/support/process.h"
+#include "tests/support/qemu_board.h"
+#include "tests/support/shared_data.h"
+#include "tests/support/test_models.h"
+#include "tests/support/test_paths.h"
+
+namespace boardlab::firmware {
+namespace {
+
+namespace fs = std::filesystem;
+using boardlab::testing::CommandResult;
+using nlohmann::json;
+using Bytes = std::vector<uint8_t>;
+
+const Bytes kWrong(12, 0x7f);
+
+class FirmwareNoOutput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("nooutput_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    absl::StatusOr<compiler::CompileResult> compiled =
+        compiler::Compile(testing::CircularBufferModel(), {});
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    ASSERT_TRUE(testing::WriteFile(Path("cb.pte"), compiled->pte));
+  }
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // The manifest entry of case NAME with input `in` and expected output `expected`.
+  json Case(const std::string& name, const Bytes& in, const Bytes& expected) {
+    EXPECT_TRUE(testing::WriteFile(Path(name + ".in.bin"), in));
+    EXPECT_TRUE(testing::WriteFile(Path(name + ".out.bin"), expected));
+    return {{"name", name},
+            {"inputs", {Path(name + ".in.bin")}},
+            {"expected", {Path(name + ".out.bin")}}};
+  }
+
+  std::string Manifest(const json& cases) {
+    const std::string text = json{{"cases", cases}}.dump();
+    EXPECT_TRUE(testing::WriteFile(Path("cases.json"), Bytes(text.begin(), text.end())));
+    return Path("cases.json");
+  }
+
+  fs::path dir_;
+};
+
+json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+// Semihosting firmware, one boot: four cases of one iteration each on the loaded model, so the
+// first and third end early; their wrong expected bytes are not judged. Then a single run of one
+// inference: NO_OUTPUT, exit 0.
+TEST_F(FirmwareNoOutput, SemihostingFirmwareReportsCasesWithoutOutput) {
+  const std::string why = WhyFirmwareCannotRun(BOARDLAB_FIRMWARE_ELF, NeedsRun::kYes);
+  if (!why.empty()) GTEST_SKIP() << why;
+  const json cases = {Case("a", {1, 2, 3}, kWrong),
+                      Case("b", {4, 5, 6}, {0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6}),
+                      Case("c", {7, 8, 9}, kWrong),
+                      Case("d", {10, 11, 12}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})};
+  const std::string env = "BOARDLAB_FIRMWARE_ELF=" + std::string(BOARDLAB_FIRMWARE_ELF) +
+                          " BOARDLAB_QEMU_RUNNER=" + BOARDLAB_FIRMWARE_RUNNER + " ";
+  const std::string results = Path("results.json");
+  const CommandResult r = testing::RunCommand(env + testing::RunBinary() + " --board qemu " +
+                                              Path("cb.pte") + " --cases " + Manifest(cases) +
+                                              " --case-results " + results + " --timeout 120");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("case a: NO_OUTPUT ticks "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("case b: PASS ticks "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("result: PASS (2 of 4 cases passed, 2 no output yet)"), std::string::npos)
+      << r.output;
+  const json doc = ReadJson(results);
+  ASSERT_TRUE(doc.is_object()) << results;
+  const char* verdicts[] = {"no_output", "pass", "no_output", "pass"};
+  ASSERT_EQ(doc["cases"].size(), 4u) << doc;
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(doc["cases"][i]["verdict"], verdicts[i]) << doc;
+  EXPECT_EQ(doc["case_summary"]["no_output"], 2);
+  EXPECT_EQ(doc["case_summary"]["failed"], 0);
+
+  ASSERT_TRUE(testing::WriteFile(Path("in.bin"), Bytes{1, 2, 3}));
+  ASSERT_TRUE(testing::WriteFile(Path("wrong.bin"), kWrong));
+  const CommandResult single = testing::RunCommand(
+      env + testing::RunBinary() + " --board qemu " + Path("cb.pte") + " --input " +
+      Path("in.bin") + " --expected " + Path("wrong.bin") + " --iterations 1 --timeout 120");
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  EXPECT_NE(single.output.find("no output yet: a streaming op ended the last inference early "
+                               "(0 of 1 inferences produced output)"),
+            std::string::npos)
+      << single.output;
+  EXPECT_NE(single.output.find("result: NO_OUTPUT ticks "), std::string::npos) << single.output;
+}
+
+// Board-link firmware, one boot: RESULT says "no output" after one inference (the wrong
+// expected bytes not judged), and after two the outputs are judged: the right bytes pass, and
+// wrong ones fail.
+TEST_F(FirmwareNoOutput, BoardLinkFirmwareReportsNoOutputInItsResult) {
+  const std::string why = WhyFirmwareCannotRun(BOARDLAB_FIRMWARE_AN505_ELF, NeedsRun::kYes);
+  if (!why.empty()) GTEST_SKIP() << why;
+  testing::QemuBoard board(dir_, BOARDLAB_QEMU_BOARD, BOARDLAB_FIRMWARE_AN505_ELF);
+  ASSERT_TRUE(board.Start());
+  ASSERT_TRUE(testing::WriteFile(Path("in.bin"), Bytes{1, 2, 3}));
+  ASSERT_TRUE(testing::WriteFile(Path("wrong.bin"), kWrong));
+  ASSERT_TRUE(testing::WriteFile(Path("right.bin"), Bytes{0, 0, 0, 0, 0, 0, 1, 2, 3, 1, 2, 3}));
+  const auto run = [&](int iterations, const std::string& expected, const std::string& doc) {
+    return testing::RunCommand(testing::RunBinary() + " --board serial --port " + board.port() +
+                               " " + Path("cb.pte") + " --input " + Path("in.bin") +
+                               " --expected " + Path(expected) + " --iterations " +
+                               std::to_string(iterations) + " --json " + Path(doc));
+  };
+
+  const CommandResult early = run(1, "wrong.bin", "early.json");
+  ASSERT_EQ(early.exit_code, 0) << early.output;
+  EXPECT_NE(early.output.find("result: NO_OUTPUT ticks "), std::string::npos) << early.output;
+  const json early_doc = ReadJson(Path("early.json"));
+  EXPECT_EQ(early_doc["verdict"], "NO_OUTPUT") << early_doc;
+  EXPECT_EQ(early_doc["result"]["inferences_with_output"], 0) << early_doc;
+
+  const CommandResult later = run(2, "right.bin", "later.json");
+  ASSERT_EQ(later.exit_code, 0) << later.output;
+  EXPECT_NE(later.output.find("result: PASS ticks "), std::string::npos) << later.output;
+  const json later_doc = ReadJson(Path("later.json"));
+  EXPECT_EQ(later_doc["verdict"], "PASS") << later_doc;
+  EXPECT_EQ(later_doc["result"]["inferences_with_output"], 1) << later_doc;
+
+  const CommandResult wrong = run(2, "wrong.bin", "wrong.json");
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_NE(wrong.output.find("result: FAIL ticks "), std::string::npos) << wrong.output;
+}
+
+}  // namespace
+}  // namespace boardlab::firmware
