@@ -119,8 +119,8 @@ const std::vector<OpCase>& CircularBufferCases();
 
 /// LayoutAndSelectionCases(), MathCases(), NormalizationCases(), TransposeConvCases(),
 /// SvdfCases(), DetectionPostprocessCases(), LstmCases(), SignalCases(), SignalFilterBankCases(),
-/// SignalFftCases(), StreamCases(), CircularBufferCases() and Int16Cases(), in that order (the 16x8 ones last:
-/// CasesOf leaves them out by position).
+/// SignalFftCases(), StreamCases(), CircularBufferCases() and Int16Cases(), in that order (the 16x8
+/// ones last: CasesOf leaves them out by position).
 const std::vector<OpCase>& AllOpCases();
 
 /// One case per element-wise, comparison, logical and row op of issue 13, int8 ADD first as the
