@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/compiler/validate_test_util.h"
+#include "tests/support/op_cases.h"
 
 namespace boardlab::testing {
 namespace {
@@ -184,23 +185,6 @@ TEST(ValidatePcan, GainTableNoiseEstimateAndShift) {
                 {"has 1 inputs, expected 3"});
 }
 
-// SignalFilterBankSpectralSubtraction's nine keys, each replaced as the test needs.
-std::vector<uint8_t> SpectralOptions(std::map<std::string, int32_t> changed = {},
-                                     const std::string& removed = "") {
-  std::map<std::string, int32_t> keys = {{"num_channels", 8},
-                                         {"smoothing", 655},
-                                         {"one_minus_smoothing", 15729},
-                                         {"alternate_smoothing", 655},
-                                         {"alternate_one_minus_smoothing", 15729},
-                                         {"min_signal_remaining", 819},
-                                         {"smoothing_bits", 0},
-                                         {"spectral_subtraction_bits", 14},
-                                         {"clamping", 0}};
-  for (const auto& [key, value] : changed) keys[key] = value;
-  keys.erase(removed);
-  return IntMapFlexbuffer({keys.begin(), keys.end()});
-}
-
 TfliteBuilder Spectral(std::vector<uint8_t> options, int32_t in = 8, int32_t out = 8,
                        int32_t noise = 8, TflType type = TflType::kUint32) {
   return CustomModel("SignalFilterBankSpectralSubtraction", {{{in}, type}},
@@ -209,7 +193,8 @@ TfliteBuilder Spectral(std::vector<uint8_t> options, int32_t in = 8, int32_t out
 
 TEST(ValidateSpectralSubtraction, ImportsItsOptions) {
   absl::StatusOr<compiler::Graph> g = compiler::ImportTflite(
-      Spectral(SpectralOptions({{"smoothing_bits", 3}, {"clamping", 1}})).Finish(), nullptr);
+      Spectral(SpectralSubtractionOptions(8, {{"smoothing_bits", 3}, {"clamping", 1}})).Finish(),
+      nullptr);
   ASSERT_TRUE(g.ok()) << g.status();
   const auto& o = g->ops[0].opts<compiler::SignalOptions>();
   EXPECT_EQ(g->ops[0].type, OpType::kSignalSpectralSubtraction);
@@ -227,7 +212,7 @@ TEST(ValidateSpectralSubtraction, EveryKeyIsRequired) {
                           "alternate_one_minus_smoothing", "min_signal_remaining", "smoothing_bits",
                           "spectral_subtraction_bits", "clamping"}) {
     SCOPED_TRACE(key);
-    ExpectInvalid(Spectral(SpectralOptions({}, key)),
+    ExpectInvalid(Spectral(SpectralSubtractionOptions(8, {}, key)),
                   {"SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION #0",
                    std::string("key '") + key + "' is missing"});
   }
@@ -237,32 +222,35 @@ TEST(ValidateSpectralSubtraction, EveryKeyIsRequired) {
 // TFLite Micro's Eval walks num_channels entries of each tensor and copies the noise estimate
 // tensor's size out of a num_channels buffer.
 TEST(ValidateSpectralSubtraction, EveryTensorHoldsNumChannels) {
-  validate_test::Expect(Spectral(SpectralOptions()), absl::StatusCode::kOk, {});
-  ExpectInvalid(Spectral(SpectralOptions(), 7), {"input 'in0' has 7 entries; num_channels is 8"});
-  ExpectInvalid(Spectral(SpectralOptions(), 8, 9),
+  validate_test::Expect(Spectral(SpectralSubtractionOptions(8)), absl::StatusCode::kOk, {});
+  ExpectInvalid(Spectral(SpectralSubtractionOptions(8), 7),
+                {"input 'in0' has 7 entries; num_channels is 8"});
+  ExpectInvalid(Spectral(SpectralSubtractionOptions(8), 8, 9),
                 {"output 'out0' has 9 entries; num_channels is 8"});
-  ExpectInvalid(Spectral(SpectralOptions(), 8, 8, 16),
+  ExpectInvalid(Spectral(SpectralSubtractionOptions(8), 8, 8, 16),
                 {"noise_estimate output 'out1' has 16 entries; num_channels is 8"});
-  ExpectInvalid(Spectral(SpectralOptions({{"num_channels", 0}})),
+  ExpectInvalid(Spectral(SpectralSubtractionOptions(8, {{"num_channels", 0}})),
                 {"num_channels 0 is not positive"});
-  ExpectUnsupported(Spectral(SpectralOptions({{"num_channels", 16385}}), 16385, 16385, 16385),
-                    {"num_channels 16385 keeps a noise estimate larger than boardlab's 16384"});
+  ExpectUnsupported(
+      Spectral(SpectralSubtractionOptions(8, {{"num_channels", 16385}}), 16385, 16385, 16385),
+      {"num_channels 16385 keeps a noise estimate larger than boardlab's 16384"});
 }
 
 TEST(ValidateSpectralSubtraction, TypesArityAndShifts) {
-  ExpectUnsupported(Spectral(SpectralOptions(), 8, 8, 8, TflType::kInt32),
+  ExpectUnsupported(Spectral(SpectralSubtractionOptions(8), 8, 8, 8, TflType::kInt32),
                     {"input 'in0' is int32"});
-  ExpectInvalid(Spectral(SpectralOptions({{"smoothing_bits", 32}})),
+  ExpectInvalid(Spectral(SpectralSubtractionOptions(8, {{"smoothing_bits", 32}})),
                 {"smoothing_bits 32 is outside 0..31"});
-  ExpectInvalid(Spectral(SpectralOptions({{"smoothing_bits", -1}})),
+  ExpectInvalid(Spectral(SpectralSubtractionOptions(8, {{"smoothing_bits", -1}})),
                 {"smoothing_bits -1 is outside 0..31"});
-  ExpectInvalid(Spectral(SpectralOptions({{"spectral_subtraction_bits", 64}})),
+  ExpectInvalid(Spectral(SpectralSubtractionOptions(8, {{"spectral_subtraction_bits", 64}})),
                 {"spectral_subtraction_bits 64 is outside 0..63"});
   ExpectInvalid(CustomModel("SignalFilterBankSpectralSubtraction", {{{8}, TflType::kUint32}},
-                            {{{8}, TflType::kUint32}}, SpectralOptions()),
+                            {{{8}, TflType::kUint32}}, SpectralSubtractionOptions(8)),
                 {"has 1 outputs, expected 2"});
   ExpectInvalid(CustomModel("SignalFilterBankSpectralSubtraction", {{{2, 4}, TflType::kUint32}},
-                            {{{8}, TflType::kUint32}, {{8}, TflType::kUint32}}, SpectralOptions()),
+                            {{{8}, TflType::kUint32}, {{8}, TflType::kUint32}},
+                            SpectralSubtractionOptions(8)),
                 {"input 'in0'"});
 }
 

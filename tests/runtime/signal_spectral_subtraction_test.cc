@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "tests/runtime/pte_runner.h"
 #include "tests/runtime/tflm_reference_16x8.h"
+#include "tests/support/op_cases.h"
 #include "tests/support/tflite_builder.h"
 
 namespace boardlab {
@@ -23,22 +24,6 @@ using tflm_reference::BytesOf;
 using tflm_reference::ValuesOf;
 using Bytes = std::vector<uint8_t>;
 using U32 = std::vector<uint32_t>;
-
-// The coefficients of TFLite Micro's test (both parities 655 / 2^14 and 15729 / 2^14, at least
-// 819 / 2^14 of the signal kept, no extra bits, no clamping), changed as a test needs.
-Bytes Options(int32_t channels, std::map<std::string, int64_t> changed = {}) {
-  std::map<std::string, int64_t> keys = {{"num_channels", channels},
-                                         {"smoothing", 655},
-                                         {"one_minus_smoothing", 15729},
-                                         {"alternate_smoothing", 655},
-                                         {"alternate_one_minus_smoothing", 15729},
-                                         {"min_signal_remaining", 819},
-                                         {"smoothing_bits", 0},
-                                         {"spectral_subtraction_bits", 14},
-                                         {"clamping", 0}};
-  for (const auto& [key, value] : changed) keys[key] = value;
-  return testing::IntMapFlexbuffer({keys.begin(), keys.end()});
-}
 
 Bytes Model(int32_t channels, const Bytes& options) {
   testing::TfliteBuilder b;
@@ -91,7 +76,7 @@ TEST(SignalSpectralSubtraction, TfliteMicro16ChannelCarriesItsEstimateAndResetsO
       {x,
        {349, 190, 362, 1, 321, 342, 343, 289, 152, 327, 327, 271, 136, 287, 190, 284},
        {44, 23, 46, 0, 40, 43, 43, 37, 18, 41, 41, 34, 16, 35, 23, 35}}};
-  const Bytes pte = Compiled(Model(16, Options(16)));
+  const Bytes pte = Compiled(Model(16, testing::SpectralSubtractionOptions(16)));
   ASSERT_FALSE(pte.empty());
   ExpectInferences(pte, steps);
   // A second load starts from a zero estimate again: TFLite Micro's vector once more.
@@ -101,13 +86,13 @@ TEST(SignalSpectralSubtraction, TfliteMicro16ChannelCarriesItsEstimateAndResetsO
 // Even channels filter with 1/2 and 1/2, odd ones take the input whole (alternate_smoothing 1,
 // alternate_one_minus_smoothing 0); smoothing_bits 4; at least 1/16 of the signal kept.
 Bytes EdgeOptions(bool clamping) {
-  return Options(4, {{"smoothing", 8192},
-                     {"one_minus_smoothing", 8192},
-                     {"alternate_smoothing", 16384},
-                     {"alternate_one_minus_smoothing", 0},
-                     {"min_signal_remaining", 1024},
-                     {"smoothing_bits", 4},
-                     {"clamping", clamping ? 1 : 0}});
+  return testing::SpectralSubtractionOptions(4, {{"smoothing", 8192},
+                                                 {"one_minus_smoothing", 8192},
+                                                 {"alternate_smoothing", 16384},
+                                                 {"alternate_one_minus_smoothing", 0},
+                                                 {"min_signal_remaining", 1024},
+                                                 {"smoothing_bits", 4},
+                                                 {"clamping", clamping ? 1 : 0}});
 }
 
 // Inference 1, channel 0: 1000 << 4 = 16000, noise 8000, output (16000 - 8000) >> 4 = 500;
@@ -138,12 +123,13 @@ TEST(SignalSpectralSubtraction, AlternateCoefficientsClampingAndSmoothingBits) {
 // (2^32 - 1)^2 + (2^31 - 1)(2^32 - 1) passes 2^64 and wraps to 2^63 - 7 x 2^31 + 2, so the
 // estimate is 2^30 - 2 (3 x 2^30 - 2 had the sum not wrapped) and the output 3 x 2^30 + 1.
 TEST(SignalSpectralSubtraction, TheFilterSumWrapsAt64Bits) {
-  const Bytes pte = Compiled(Model(2, Options(2, {{"smoothing", -1},
-                                                  {"one_minus_smoothing", -1},
-                                                  {"alternate_smoothing", -1},
-                                                  {"alternate_one_minus_smoothing", -1},
-                                                  {"min_signal_remaining", -1},
-                                                  {"spectral_subtraction_bits", 33}})));
+  const Bytes pte = Compiled(
+      Model(2, testing::SpectralSubtractionOptions(2, {{"smoothing", -1},
+                                                       {"one_minus_smoothing", -1},
+                                                       {"alternate_smoothing", -1},
+                                                       {"alternate_one_minus_smoothing", -1},
+                                                       {"min_signal_remaining", -1},
+                                                       {"spectral_subtraction_bits", 33}})));
   ASSERT_FALSE(pte.empty());
   const U32 x = {0xffffffffu, 0x80000000u};
   ExpectInferences(pte, {{x, {2147483648u, 1073741825u}, {2147483647u, 1073741823u}},

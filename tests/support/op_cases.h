@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,14 @@ const std::vector<OpCase>& SignalFilterBankCases();
 /// TFLite Micro's expected outputs of the SignalFilterBankCases() case named `name` (one byte
 /// string per output); empty when no case has that name.
 std::vector<std::vector<uint8_t>> SignalFilterBankGolden(const std::string& name);
+
+/// SignalFilterBankSpectralSubtraction's nine option keys for `channels` channels, with the
+/// coefficients of TFLite Micro's test (655 / 2^14 and 15729 / 2^14 for both parities, at least
+/// 819 / 2^14 of the signal kept, no extra bits, no clamping); `changed` replaces keys, `removed`
+/// drops one.
+std::vector<uint8_t> SpectralSubtractionOptions(int32_t channels,
+                                                const std::map<std::string, int64_t>& changed = {},
+                                                const std::string& removed = "");
 
 /// The cases of the signal library's real FFTs, SIGNAL_RFFT and SIGNAL_IRFFT in int16, int32 and
 /// float32 (signal_fft_cases.cc): TFLite Micro's own test vectors (signal/micro/kernels/

@@ -387,6 +387,23 @@ const std::vector<OpCase>& SignalFilterBankCases() {
   return cases;
 }
 
+std::vector<uint8_t> SpectralSubtractionOptions(int32_t channels,
+                                                const std::map<std::string, int64_t>& changed,
+                                                const std::string& removed) {
+  std::map<std::string, int64_t> keys = {{"num_channels", channels},
+                                         {"smoothing", 655},
+                                         {"one_minus_smoothing", 15729},
+                                         {"alternate_smoothing", 655},
+                                         {"alternate_one_minus_smoothing", 15729},
+                                         {"min_signal_remaining", 819},
+                                         {"smoothing_bits", 0},
+                                         {"spectral_subtraction_bits", 14},
+                                         {"clamping", 0}};
+  for (const auto& [key, value] : changed) keys[key] = value;
+  keys.erase(removed);
+  return IntMapFlexbuffer({keys.begin(), keys.end()});
+}
+
 std::vector<Bytes> SignalFilterBankGolden(const std::string& name) {
   SignalFilterBankCases();  // fills the goldens
   const auto it = Goldens().find(name);
