@@ -134,6 +134,7 @@ std::vector<PlanCase> Cases() {
        WhileAccumulatorModelBuilder().Finish(),
        {{true, true, true, true, false}, {false, false}, {false, true, false}}},
       {"if_assign", IfAssignModelBuilder().Finish(), {{true, true}, {false, false}, {true, false}}},
+      {"raise_to_five", RaiseToFiveModelBuilder().Finish(), {{false}, {true, true, false}}},
   };
 }
 

@@ -235,6 +235,25 @@ TEST(ResourceVariableImportTest, AHandleThroughWhileNamesOneVariableInsideAndAft
   EXPECT_EQ(accesses, 4);  // init's assignment, the body's read and assignment, main's read
 }
 
+// A loop over the handle alone: bound, the WHILE has no operands left; the effect order keeps it
+// between main's assignment and read.
+TEST(ResourceVariableImportTest, AWhileWhoseOnlyStateIsTheHandleKeepsNoOperands) {
+  absl::StatusOr<compiler::Graph> g = ImportTflite(RaiseToFiveModelBuilder().Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->ops.size(), 3u);  // ASSIGN_VARIABLE, WHILE, READ_VARIABLE
+  const compiler::Op& loop = g->ops[1];
+  EXPECT_EQ(loop.type, OpType::kWhile);
+  EXPECT_TRUE(loop.inputs.empty());
+  EXPECT_TRUE(loop.outputs.empty());
+  EXPECT_EQ(g->ops[0].effect_order, 0);
+  EXPECT_EQ(loop.effect_order, 1);
+  EXPECT_EQ(g->ops[2].effect_order, 2);
+  EXPECT_TRUE(g->subgraph(1).inputs.empty());
+  EXPECT_EQ(g->subgraph(1).outputs.size(), 1u);  // the condition
+  EXPECT_TRUE(g->subgraph(2).inputs.empty());
+  EXPECT_TRUE(g->subgraph(2).outputs.empty());
+}
+
 TEST(ResourceVariableImportTest, RefusesASubgraphCalledWithTwoVariables) {
   ExpectRefused(HandleThroughIf(false, true), absl::StatusCode::kUnimplemented,
                 {"unsupported model: READ_VARIABLE #0 of subgraph 1: resource handle 'h' names "

@@ -267,6 +267,31 @@ TEST(ResourceVariableTest, IfBranchAssignsTheVariableItsHandleNames) {
                      IfAssignByHand(inferences));
 }
 
+// x = -128 ... 127 in steps (int8, one quantum each): the loop raises x to 5, or leaves it.
+std::vector<Inference> RaiseToFiveInferences() {
+  std::vector<Inference> inferences;
+  for (const int x : {-128, 7, 4, -3, 5, 0, 127}) {
+    inferences.push_back({BytesOf(std::vector<int8_t>{static_cast<int8_t>(x)})});
+  }
+  return inferences;
+}
+
+std::vector<Bytes> RaiseToFiveByHand(const std::vector<Inference>& inferences) {
+  std::vector<Bytes> outputs;
+  for (const Inference& in : inferences) {
+    outputs.push_back({static_cast<uint8_t>(std::max<int8_t>(static_cast<int8_t>(in[0][0]), 5))});
+  }
+  return outputs;
+}
+
+// The loop's only state is the handle: the WHILE keeps no operands once it is bound, and its
+// cond and body still read and assign the variable main assigned.
+TEST(ResourceVariableTest, AWhileWhoseOnlyStateIsTheHandle) {
+  const std::vector<Inference> inferences = RaiseToFiveInferences();
+  ExpectOneLoadGives(testing::RaiseToFiveModelBuilder().Finish(), inferences,
+                     RaiseToFiveByHand(inferences));
+}
+
 class ResourceVariableOracleTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -363,6 +388,14 @@ TEST_F(ResourceVariableOracleTest, IfAssignEqualsTheInterpreter) {
   CompareWithInterpreter(testing::IfAssignModelBuilder().Finish(), {"bool", "int8"}, {{1}, {1, 4}},
                          {"int8", "int8"}, inferences, &interpreter);
   ExpectLaterOutputsEqual(interpreter, IfAssignByHand(inferences), 2);
+}
+
+TEST_F(ResourceVariableOracleTest, RaiseToFiveEqualsTheInterpreter) {
+  const std::vector<Inference> inferences = RaiseToFiveInferences();
+  std::vector<Bytes> interpreter;
+  CompareWithInterpreter(testing::RaiseToFiveModelBuilder().Finish(), {"int8"}, {{1}}, {"int8"},
+                         inferences, &interpreter);
+  ExpectLaterOutputsEqual(interpreter, RaiseToFiveByHand(inferences), 1);
 }
 
 }  // namespace

@@ -100,6 +100,27 @@ int LoopCounter(TfliteBuilder& b, const std::string& name) {
   return b.AddTensor(name, {1}, TflType::kInt8, PerTensor(0.5f, 0));
 }
 
+// Loop counters count in quanta of 0.5 (TFLite Micro's quantized LESS wants a scale below 1).
+int ConstCounter(TfliteBuilder& b, const char* name, int8_t value) {
+  const int8_t values[] = {value};
+  return b.AddConstInt8(name, {1}, values, PerTensor(0.5f, 0));
+}
+
+// LESS(counter, limit): a loop's condition.
+int LessThan(TfliteBuilder& b, int counter, int8_t limit) {
+  const int less = b.AddTensor("less", {1}, TflType::kBool);
+  b.AddOperator(Code(OpType::kLess), {counter, ConstCounter(b, "limit", limit)}, {less});
+  return less;
+}
+
+// counter + 1 into a new tensor `name`.
+int Increment(TfliteBuilder& b, int counter, const char* name) {
+  const int next = LoopCounter(b, name);
+  b.AddOperator(Code(OpType::kAdd), {counter, ConstCounter(b, "one", 1)}, {next},
+                ElementwiseOpts{});
+  return next;
+}
+
 // The loop state of WhileAccumulatorModelBuilder: (i, h, x).
 struct AccLoopState {
   int i, h, x;
@@ -113,10 +134,7 @@ TfliteBuilder AccLoopCond() {
   TfliteBuilder b;
   b.set_name("cond");
   const AccLoopState in = AddAccLoopState(b, "");
-  const int8_t three[] = {3};
-  const int limit = b.AddConstInt8("limit", {1}, three, PerTensor(0.5f, 0));
-  const int less = b.AddTensor("less", {1}, TflType::kBool);
-  b.AddOperator(Code(OpType::kLess), {in.i, limit}, {less});
+  const int less = LessThan(b, in.i, 3);
   b.SetInputs({in.i, in.h, in.x});
   b.SetOutputs({less});
   return b;
@@ -126,10 +144,7 @@ TfliteBuilder AccLoopBody() {
   TfliteBuilder b;
   b.set_name("body");
   const AccLoopState in = AddAccLoopState(b, "");
-  const int next = LoopCounter(b, "i_next");
-  const int8_t one_value[] = {1};
-  const int one = b.AddConstInt8("one", {1}, one_value, PerTensor(0.5f, 0));
-  b.AddOperator(Code(OpType::kAdd), {in.i, one}, {next}, ElementwiseOpts{});
+  const int next = Increment(b, in.i, "i_next");
   AddIntoVariable(b, in.h, in.x);
   b.SetInputs({in.i, in.h, in.x});
   b.SetOutputs({next, in.h, in.x});
@@ -154,14 +169,55 @@ TfliteBuilder AccBranch(bool assigns) {
   return b;
 }
 
+// RaiseToFiveModelBuilder's loop: cond and body take the handle alone.
+TfliteBuilder RaiseCond() {
+  TfliteBuilder b;
+  b.set_name("cond");
+  const int h = HandleTensor(b, "h");
+  const int v = LoopCounter(b, "v");
+  b.AddOperator(Code(OpType::kReadVariable), {h}, {v});
+  const int less = LessThan(b, v, 5);
+  b.SetInputs({h});
+  b.SetOutputs({less});
+  return b;
+}
+
+TfliteBuilder RaiseBody() {
+  TfliteBuilder b;
+  b.set_name("body");
+  const int h = HandleTensor(b, "h");
+  const int v = LoopCounter(b, "v");
+  b.AddOperator(Code(OpType::kReadVariable), {h}, {v});
+  b.AddOperator(Code(OpType::kAssignVariable), {h, Increment(b, v, "v_next")}, {});
+  b.SetInputs({h});
+  b.SetOutputs({h});
+  return b;
+}
+
 }  // namespace
+
+TfliteBuilder RaiseToFiveModelBuilder() {
+  TfliteBuilder b;
+  b.set_name("raise_to_five_model");
+  const int x = LoopCounter(b, "x");
+  const int h_out = HandleTensor(b, "h_out");
+  const int y = LoopCounter(b, "y");
+  const int cond = b.AddSubgraph(RaiseCond());
+  const int body = b.AddSubgraph(RaiseBody());
+  const int h = Handle(b, "v");
+  b.AddOperator(Code(OpType::kAssignVariable), {h, x}, {});
+  b.AddOperator(Code(OpType::kWhile), {h}, {h_out}, ControlFlowOpts{cond, body});
+  b.AddOperator(Code(OpType::kReadVariable), {h_out}, {y});
+  b.SetInputs({x});
+  b.SetOutputs({y});
+  return b;
+}
 
 TfliteBuilder WhileAccumulatorModelBuilder() {
   TfliteBuilder b;
   b.set_name("while_accumulator_model");
   const int x = AccTensor(b, "x");
-  const int8_t zero[] = {0};
-  const int start = b.AddConstInt8("i_start", {1}, zero, PerTensor(0.5f, 0));
+  const int start = ConstCounter(b, "i_start", 0);
   const AccLoopState out = AddAccLoopState(b, "_out");
   const int y = AccTensor(b, "y");
   const int init = b.AddSubgraph(AccInit());

@@ -43,4 +43,10 @@ TfliteBuilder WhileAccumulatorModelBuilder();
 /// Outputs z and y: the variable after the inference, which adds x only when cond is true.
 TfliteBuilder IfAssignModelBuilder();
 
+/// A WHILE whose only loop state is a handle: input x int8 [1] (scale 0.5, zero point 0). Main:
+/// h = VAR_HANDLE "v", ASSIGN_VARIABLE(h, x), h' = WHILE(h) with cond (subgraph 1)
+/// LESS(READ_VARIABLE(h), 5) and body (subgraph 2) ASSIGN_VARIABLE(h, READ_VARIABLE(h) + 1),
+/// then y = READ_VARIABLE(h'). Output y = max(x, 5) in quantized units.
+TfliteBuilder RaiseToFiveModelBuilder();
+
 }  // namespace boardlab::testing
