@@ -261,6 +261,15 @@ TEST(ResourceVariableImportTest, RefusesASubgraphCalledWithTwoVariables) {
                  "binds every resource handle to one variable when compiling"});
 }
 
+// The loop's handle names "v" on the first turn and "w" on the later ones (main's read after the
+// loop, first in prepare order, is the first to see it): TFLite Micro would follow the id at run
+// time; boardlab binds handles when compiling and refuses.
+TEST(ResourceVariableImportTest, RefusesALoopBodyThatReplacesItsHandle) {
+  ExpectRefused(RaiseToFiveModelBuilder(true), absl::StatusCode::kUnimplemented,
+                {"READ_VARIABLE #3: resource handle 'h_out' names 'v' or 'w' depending on the "
+                 "path taken"});
+}
+
 // TFLite Micro allocates a variable only where an assignment's handle is a VAR_HANDLE's output
 // while it prepares; through the IF, the branch's handle holds no id yet, and the assignment
 // fails when it runs.

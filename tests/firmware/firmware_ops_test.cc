@@ -239,9 +239,14 @@ TEST_F(FirmwareOpsTest, ResourceHandlesThroughControlFlowGiveTheHostsOutputs) {
   branch.model = testing::IfAssignModelBuilder().Finish();
   branch.inputs = {{1}, {0x05, 0xfa, 0x40, 0x00}};  // then-branch: adds x each inference
   branch.output_tensors = {0, 1};
+  testing::CaseModel handle_only;  // a loop whose only state is the handle: max(x, 5)
+  handle_only.model = testing::RaiseToFiveModelBuilder().Finish();
+  handle_only.inputs = {{0xfd}};  // -3: the loop turns eight times
+  handle_only.output_tensors = {0};
   EXPECT_EQ(CompareWithHost(loop, "handle_through_while", {}, 4) +
-                CompareWithHost(branch, "handle_through_if", {}, 4),
-            3u);
+                CompareWithHost(branch, "handle_through_if", {}, 4) +
+                CompareWithHost(handle_only, "handle_only_loop", {}, 2),
+            4u);
 }
 
 }  // namespace

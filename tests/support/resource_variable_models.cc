@@ -182,7 +182,7 @@ TfliteBuilder RaiseCond() {
   return b;
 }
 
-TfliteBuilder RaiseBody() {
+TfliteBuilder RaiseBody(bool replaces_handle) {
   TfliteBuilder b;
   b.set_name("body");
   const int h = HandleTensor(b, "h");
@@ -190,20 +190,20 @@ TfliteBuilder RaiseBody() {
   b.AddOperator(Code(OpType::kReadVariable), {h}, {v});
   b.AddOperator(Code(OpType::kAssignVariable), {h, Increment(b, v, "v_next")}, {});
   b.SetInputs({h});
-  b.SetOutputs({h});
+  b.SetOutputs({replaces_handle ? Handle(b, "w") : h});
   return b;
 }
 
 }  // namespace
 
-TfliteBuilder RaiseToFiveModelBuilder() {
+TfliteBuilder RaiseToFiveModelBuilder(bool body_replaces_handle) {
   TfliteBuilder b;
   b.set_name("raise_to_five_model");
   const int x = LoopCounter(b, "x");
   const int h_out = HandleTensor(b, "h_out");
   const int y = LoopCounter(b, "y");
   const int cond = b.AddSubgraph(RaiseCond());
-  const int body = b.AddSubgraph(RaiseBody());
+  const int body = b.AddSubgraph(RaiseBody(body_replaces_handle));
   const int h = Handle(b, "v");
   b.AddOperator(Code(OpType::kAssignVariable), {h, x}, {});
   b.AddOperator(Code(OpType::kWhile), {h}, {h_out}, ControlFlowOpts{cond, body});

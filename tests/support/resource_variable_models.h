@@ -46,7 +46,9 @@ TfliteBuilder IfAssignModelBuilder();
 /// A WHILE whose only loop state is a handle: input x int8 [1] (scale 0.5, zero point 0). Main:
 /// h = VAR_HANDLE "v", ASSIGN_VARIABLE(h, x), h' = WHILE(h) with cond (subgraph 1)
 /// LESS(READ_VARIABLE(h), 5) and body (subgraph 2) ASSIGN_VARIABLE(h, READ_VARIABLE(h) + 1),
-/// then y = READ_VARIABLE(h'). Output y = max(x, 5) in quantized units.
-TfliteBuilder RaiseToFiveModelBuilder();
+/// then y = READ_VARIABLE(h'). Output y = max(x, 5) in quantized units. With
+/// `body_replaces_handle`, the body outputs the handle of another variable "w" (a VAR_HANDLE of
+/// its own) in place of its input, so the loop's handle names "v" on the first turn and "w" after.
+TfliteBuilder RaiseToFiveModelBuilder(bool body_replaces_handle = false);
 
 }  // namespace boardlab::testing
