@@ -165,8 +165,9 @@ class Resolver {
 
   std::string NamesOf(int t) const {
     std::vector<std::string> names;
-    for (int v : names_.at(t))
+    for (int v : names_.at(t)) {
       names.push_back(absl::StrCat("'", variables_[v].name.shared_name, "'"));
+    }
     return absl::StrJoin(names, " or ");
   }
 
@@ -244,7 +245,7 @@ class Resolver {
                                     "VAR_HANDLE: TFLite Micro allocates a variable only at such an "
                                     "assignment and fails at this one"));
       }
-      if (var.value == op.inputs[1] && static_cast<int>(i) == var.first_assignment) continue;
+      if (static_cast<int>(i) == var.first_assignment) continue;
       const Tensor& first = graph_.tensors[var.value];
       if (value.type != first.type || value.SizeBytes() != first.SizeBytes()) {
         return Invalid(
