@@ -120,7 +120,8 @@ class Resolver {
   }
 
   bool Flow(int from, int to) {
-    if (!IsHandle(from) || !names_.contains(from)) return false;
+    // (from == to would insert a set into itself, which std::set does not allow.)
+    if (from == to || !IsHandle(from) || !names_.contains(from)) return false;
     const std::set<int>& source = names_.at(from);
     std::set<int>& target = names_[to];
     const size_t before = target.size();
