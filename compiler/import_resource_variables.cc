@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,10 +42,9 @@ absl::Status Invalid(const std::string& where, const std::string& what) {
 }
 
 absl::Status Unresolvable(const std::string& where, const std::string& what) {
-  return absl::UnimplementedError(absl::StrCat(
-      "unsupported model: ", where, ": ", what,
-      "; boardlab resolves resource handles when compiling and follows none across subgraphs "
-      "(create the VAR_HANDLE in the subgraph that reads or assigns the variable)"));
+  return absl::UnimplementedError(
+      absl::StrCat("unsupported model: ", where, ": ", what,
+                   "; boardlab binds every resource handle to one variable when compiling"));
 }
 
 struct Variable {
@@ -65,11 +65,13 @@ class Resolver {
     });
     if (!stateful) return RefuseUnresolvableHandles();
     NameVariables();
+    TraceHandles();
     if (absl::Status s = RefuseUnresolvableHandles(); !s.ok()) return s;
     if (absl::Status s = TypeVariables(); !s.ok()) return s;
     if (absl::Status s = CheckReads(); !s.ok()) return s;
     CreateVariableTensors();
     RewriteAccesses();
+    DropHandlesFromCalls();
     GiveCallOnceItsFlag();
     NumberEffects();
     graph_.Compact();
@@ -97,75 +99,154 @@ class Resolver {
         v = static_cast<int>(variables_.size());
         variables_.push_back({name});
       }
-      variable_of_handle_[ref.op->outputs[0]] = v;
+      names_[ref.op->outputs[0]].insert(v);
+      from_var_handle_.insert(ref.op->outputs[0]);
     }
+  }
+
+  // TFLite Micro passes a handle by value: VAR_HANDLE's output holds the variable's id, which IF
+  // and WHILE copy into their subgraphs' inputs and back out like any other tensor's bytes. Which
+  // variables each handle tensor can name follows along those copies, until nothing changes
+  // (the sets only grow, so this ends).
+  void TraceHandles() {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const OpRef& ref : order_) {
+        if (ref.op->type == OpType::kIf) changed |= FlowThroughIf(*ref.op);
+        if (ref.op->type == OpType::kWhile) changed |= FlowThroughWhile(*ref.op);
+      }
+    }
+  }
+
+  bool Flow(int from, int to) {
+    // (from == to would insert a set into itself, which std::set does not allow.)
+    if (from == to || !IsHandle(from) || !names_.contains(from)) return false;
+    const std::set<int>& source = names_.at(from);
+    std::set<int>& target = names_[to];
+    const size_t before = target.size();
+    target.insert(source.begin(), source.end());
+    return target.size() != before;
+  }
+
+  bool FlowThroughIf(const Op& op) {
+    const auto& o = op.opts<ControlFlowOptions>();
+    bool changed = false;
+    for (int branch : {o.first, o.second}) {
+      const Subgraph& callee = graph_.subgraph(branch);
+      for (size_t i = 0; i < callee.inputs.size(); ++i) {
+        changed |= Flow(op.inputs[i + 1], callee.inputs[i]);
+      }
+      for (size_t i = 0; i < callee.outputs.size(); ++i) {
+        changed |= Flow(callee.outputs[i], op.outputs[i]);
+      }
+    }
+    return changed;
+  }
+
+  // The loop state lives in WHILE's outputs: they start as its inputs and take the body's
+  // outputs after each turn; the cond and the body read them.
+  bool FlowThroughWhile(const Op& op) {
+    const auto& o = op.opts<ControlFlowOptions>();
+    const Subgraph& cond = graph_.subgraph(o.first);
+    const Subgraph& body = graph_.subgraph(o.second);
+    bool changed = false;
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      changed |= Flow(op.inputs[i], op.outputs[i]);
+      changed |= Flow(body.outputs[i], op.outputs[i]);
+      changed |= Flow(op.outputs[i], cond.inputs[i]);
+      changed |= Flow(op.outputs[i], body.inputs[i]);
+    }
+    return changed;
   }
 
   bool IsHandle(int t) const {
     return t != kNoTensor && graph_.tensors[t].type == DataType::kResource;
   }
 
-  // Every resource tensor an op reads must come from a VAR_HANDLE of its own subgraph; none may
-  // leave a subgraph or enter the main graph.
+  std::string NamesOf(int t) const {
+    std::vector<std::string> names;
+    for (int v : names_.at(t)) {
+      names.push_back(absl::StrCat("'", variables_[v].name.shared_name, "'"));
+    }
+    return absl::StrJoin(names, " or ");
+  }
+
+  // Every handle READ_VARIABLE or ASSIGN_VARIABLE uses must name one variable, whichever way the
+  // IFs branch and however often the WHILEs turn; handles reach no other op and never the
+  // main graph's boundary (the caller's handle would name nothing boardlab knows).
   absl::Status RefuseUnresolvableHandles() const {
+    for (const std::vector<int>* list : {&graph_.inputs, &graph_.outputs}) {
+      for (int t : *list) {
+        if (!IsHandle(t)) continue;
+        return Unresolvable(
+            "the main graph",
+            absl::StrCat("resource handle '", graph_.tensors[t].name, "' is a graph ",
+                         list == &graph_.inputs ? "input" : "output"));
+      }
+    }
     for (const OpRef& ref : order_) {
       for (size_t i = 0; i < ref.op->inputs.size(); ++i) {
         const int t = ref.op->inputs[i];
         if (!IsHandle(t)) continue;
-        const Tensor& handle = graph_.tensors[t];
-        const bool accessor =
-            ref.op->type == OpType::kReadVariable || ref.op->type == OpType::kAssignVariable;
-        if (!accessor) {
-          return Unresolvable(Where(graph_, ref), absl::StrCat("passes resource handle '",
-                                                               handle.name, "' to a subgraph"));
-        }
-        if (!variable_of_handle_.contains(t)) {
+        const std::string& name = graph_.tensors[t].name;
+        const OpType type = ref.op->type;
+        if (type == OpType::kIf || type == OpType::kWhile) continue;
+        if (type != OpType::kReadVariable && type != OpType::kAssignVariable) {
           return Unresolvable(Where(graph_, ref),
-                              absl::StrCat("resource handle '", handle.name,
-                                           "' is not the output of a VAR_HANDLE of the same "
-                                           "subgraph (a subgraph input)"));
+                              absl::StrCat("takes resource handle '", name, "'"));
         }
-      }
-    }
-    auto boundary = [this](const std::vector<int>& tensors, const std::string& what) {
-      for (int t : tensors) {
-        if (!IsHandle(t)) continue;
-        return Unresolvable(what, absl::StrCat("resource handle '", graph_.tensors[t].name,
-                                               "' crosses the subgraph's boundary"));
-      }
-      return absl::OkStatus();
-    };
-    for (const std::vector<int>* list : {&graph_.inputs, &graph_.outputs}) {
-      if (absl::Status s = boundary(*list, "the main graph"); !s.ok()) return s;
-    }
-    for (size_t k = 0; k < graph_.subgraphs.size(); ++k) {
-      const Subgraph& sub = graph_.subgraphs[k];
-      for (const std::vector<int>* list : {&sub.inputs, &sub.outputs}) {
-        if (absl::Status s = boundary(*list, absl::StrCat("subgraph ", k + 1)); !s.ok()) return s;
+        if (!names_.contains(t) || names_.at(t).empty()) {
+          return Unresolvable(Where(graph_, ref),
+                              absl::StrCat("resource handle '", name,
+                                           "' names no variable: no VAR_HANDLE reaches it, "
+                                           "directly or through IF and WHILE"));
+        }
+        if (names_.at(t).size() > 1) {
+          return Unresolvable(Where(graph_, ref),
+                              absl::StrCat("resource handle '", name, "' names ", NamesOf(t),
+                                           " depending on the path taken (callers or branches "
+                                           "passing different variables, or a loop replacing "
+                                           "its handle)"));
+        }
       }
     }
     return absl::OkStatus();
   }
 
-  int VariableOf(const Op& op) const { return variable_of_handle_.at(op.inputs[0]); }
+  int VariableOf(const Op& op) const { return *names_.at(op.inputs[0]).begin(); }
 
   std::string VariableLabel(int v) const {
     return absl::StrCat("resource variable '", variables_[v].name.shared_name, "'");
   }
 
-  // TFLite Micro allocates a variable at the first ASSIGN_VARIABLE it prepares, with that value's
-  // byte count, and copies that many bytes at every later assignment and read.
+  // TFLite Micro allocates a variable at the first ASSIGN_VARIABLE it prepares whose handle
+  // comes straight from a VAR_HANDLE, with that value's byte count, and copies that many bytes at
+  // every later assignment and read. A handle passed in by IF or WHILE holds no id yet when
+  // operators are prepared (assign_variable.cc skips those), so its assignments allocate nothing.
   absl::Status TypeVariables() {
     for (size_t i = 0; i < order_.size(); ++i) {
       const Op& op = *order_[i].op;
-      if (op.type != OpType::kAssignVariable) continue;
+      if (op.type != OpType::kAssignVariable || !from_var_handle_.contains(op.inputs[0])) continue;
       Variable& var = variables_[VariableOf(op)];
+      if (var.value != kNoTensor) continue;
+      var.first_assignment = static_cast<int>(i);
+      var.value = op.inputs[1];
+    }
+    for (size_t i = 0; i < order_.size(); ++i) {
+      const Op& op = *order_[i].op;
+      if (op.type != OpType::kAssignVariable) continue;
+      const Variable& var = variables_[VariableOf(op)];
       const Tensor& value = graph_.input(op, 1);
       if (var.value == kNoTensor) {
-        var.first_assignment = static_cast<int>(i);
-        var.value = op.inputs[1];
-        continue;
+        return Invalid(Where(graph_, order_[i]),
+                       absl::StrCat("assigns ", VariableLabel(VariableOf(op)),
+                                    " through a handle passed in by IF or WHILE, and no "
+                                    "ASSIGN_VARIABLE takes that variable's handle straight from a "
+                                    "VAR_HANDLE: TFLite Micro allocates a variable only at such an "
+                                    "assignment and fails at this one"));
       }
+      if (static_cast<int>(i) == var.first_assignment) continue;
       const Tensor& first = graph_.tensors[var.value];
       if (value.type != first.type || value.SizeBytes() != first.SizeBytes()) {
         return Invalid(
@@ -228,6 +309,30 @@ class Resolver {
       std::erase_if(sub.ops, [](const Op& op) { return op.dead; });
     }
     order_.clear();  // the subgraphs' ops moved
+  }
+
+  // Once every access names its variable, the handles IF and WHILE pass on carry nothing: they
+  // leave the calls and the called subgraphs' signatures, position by position (import checks
+  // made every call's positions agree in type with its subgraphs').
+  void DropHandlesFromCalls() {
+    auto drop = [this](std::vector<int>& tensors, size_t first) {
+      std::vector<int> kept(tensors.begin(), tensors.begin() + static_cast<ptrdiff_t>(first));
+      for (size_t i = first; i < tensors.size(); ++i) {
+        if (!IsHandle(tensors[i])) kept.push_back(tensors[i]);
+      }
+      tensors = std::move(kept);
+    };
+    auto drop_from_call = [&drop](Op& op) {
+      if (op.type != OpType::kIf && op.type != OpType::kWhile) return;
+      drop(op.inputs, op.type == OpType::kIf ? 1 : 0);  // IF's input 0 is its condition
+      drop(op.outputs, 0);
+    };
+    for (Op& op : graph_.ops) drop_from_call(op);
+    for (Subgraph& sub : graph_.subgraphs) {
+      for (Op& op : sub.ops) drop_from_call(op);
+      drop(sub.inputs, 0);
+      drop(sub.outputs, 0);
+    }
   }
 
   int ConstantFalse() {
@@ -300,7 +405,8 @@ class Resolver {
   Graph& graph_;
   std::vector<OpRef> order_;
   std::vector<Variable> variables_;
-  std::map<int, int> variable_of_handle_;  // VAR_HANDLE output tensor -> variable
+  std::map<int, std::set<int>> names_;  // handle tensor -> the variables it can name
+  std::set<int> from_var_handle_;       // the handles VAR_HANDLEs output
   int constant_false_ = kNoTensor;
 };
 

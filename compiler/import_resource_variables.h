@@ -14,19 +14,23 @@ namespace boardlab::compiler {
 /// - each distinct variable (VAR_HANDLEs with the same shared_name, in any subgraph; a handle
 ///   without a container matches any container) becomes one variable tensor with the type,
 ///   shape and quantization of its first ASSIGN_VARIABLE in TFLite Micro's prepare order
-///   (subgraph 0 first, then 1, 2, ..., each in operator order), reset at load to that
-///   assignment's zero point as one int8 byte, 0 without quantization (TFLite Micro's
-///   MicroResourceVariables::Allocate);
-/// - READ_VARIABLE's input 0 and ASSIGN_VARIABLE's input 0 become that tensor; the VAR_HANDLEs
-///   are removed;
+///   (subgraph 0 first, then 1, 2, ..., each in operator order) whose handle is a VAR_HANDLE's
+///   output, reset at load to that assignment's zero point as one int8 byte, 0 without
+///   quantization (TFLite Micro's MicroResourceVariables::Allocate);
+/// - a handle passed into or out of IF / WHILE (TFLite Micro copies the id like any value)
+///   names the variables that reach it along those copies; READ_VARIABLE's and
+///   ASSIGN_VARIABLE's input 0 becomes the variable tensor; the VAR_HANDLEs, and the handles in
+///   IF / WHILE operands and their subgraphs' inputs and outputs, are removed;
 /// - each CALL_ONCE gets inputs {its "not run yet" flag (a bool variable reset to 1), a constant
 ///   false} that the lowering reads and writes;
 /// - main-graph ops with side effects on variables get Op::effect_order.
-/// Errors: Unimplemented ("unsupported model: ...") when a handle cannot be resolved statically
-/// (a handle that is a graph or subgraph input or output, or that IF / WHILE pass on);
-/// InvalidArgument ("invalid model: ...") for what TFLite Micro cannot run either: an assignment
-/// of another type or byte count than the first one, a read into a tensor of another type or
-/// byte count, a read of a variable that nothing assigns.
+/// Errors: Unimplemented ("unsupported model: ...") when a handle cannot be bound to one
+/// variable when compiling (a main-graph input or output; a handle that names no variable, or
+/// several depending on the path taken; a handle given to another op); InvalidArgument
+/// ("invalid model: ...") for what TFLite Micro cannot run either: an assignment of another
+/// type or byte count than the first one, a read into a tensor of another type or byte count, a
+/// read of a variable that nothing assigns, a variable assigned only through handles passed in
+/// by IF / WHILE.
 absl::Status ResolveResourceVariables(Graph& graph);
 
 }  // namespace boardlab::compiler

@@ -109,7 +109,8 @@ std::string StreamOpTypes(OpType type) {
              "output [1, slots, h, d] kept across inferences (zeros at load), same quantization "
              "in and out, optional bool flag; runs every 'cycles_max' inferences (without the "
              "option 1 for 5, 13 or 25 slots, else 2, as TFLite Micro guesses); the inferences "
-             "in between end at it and produce no output (docs/runtime.md)";
+             "in between end at it and produce no output (docs/runtime.md); batch 1 only, as "
+             "TFLite Micro's kernel assumes (its Eval shifts the first batch alone)";
     default:
       return "";
   }
@@ -282,7 +283,9 @@ std::string Int8Types(OpType type) {
              "first inference after each load, on the CPU";
     case OpType::kVarHandle:
       return "a resource handle, resolved when compiling: the same shared_name is the same "
-             "variable in every subgraph; a handle passed into or out of a subgraph is refused";
+             "variable in every subgraph; a handle passed into or out of IF / WHILE names the "
+             "same variable there (refused where it would name several, or is a graph input or "
+             "output)";
     case OpType::kReadVariable:
     case OpType::kAssignVariable:
       return "int8, uint8, int16, int32, int64, float32, bool; the variable keeps the type and "

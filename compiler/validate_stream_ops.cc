@@ -156,9 +156,15 @@ absl::Status ValidateCircularBuffer(const OpChecker& c) {
                                   ShapeString(out.shape),
                                   ": expected [b, 1, h, d] into [b, slots, h, d]"));
   }
+  // TFLite Micro's kernel assumes batch 1 (circular_buffer.cc: its header comment asks for
+  // [1, 1, 1, depth]); its Prepare lets any equal batch through, but its Eval sizes the shift by
+  // dims 1..3 alone and moves only the first batch's slots, leaving the others as they were:
+  // not a result worth reproducing, so boardlab keeps refusing it.
   if (in.shape[0] != 1) {
-    return c.Unsupported(
-        absl::StrCat("batch ", in.shape[0], ": TFLite Micro's CIRCULAR_BUFFER shifts one batch"));
+    return c.Unsupported(absl::StrCat(
+        "batch ", in.shape[0],
+        ": TFLite Micro's CIRCULAR_BUFFER assumes batch 1 (its Eval shifts the first batch's "
+        "slots only)"));
   }
   if (!in.quant.SameAs(out.quant)) {
     return c.Invalid("input and output quantization differ; the op copies bytes between them");

@@ -129,6 +129,12 @@ std::vector<PlanCase> Cases() {
       {"single_while", SingleWhileBuilder().Finish(), {never, thrice}},
       // CALL_ONCE's init runs on the first inference, not on later ones.
       {"counter", CounterModelBuilder(TflType::kInt8).Finish(), {{true}, {false}}},
+      // CALL_ONCE's condition, then the loop's (or the IF's) with the handle bound when compiling.
+      {"while_accumulator",
+       WhileAccumulatorModelBuilder().Finish(),
+       {{true, true, true, true, false}, {false, false}, {false, true, false}}},
+      {"if_assign", IfAssignModelBuilder().Finish(), {{true, true}, {false, false}, {true, false}}},
+      {"raise_to_five", RaiseToFiveModelBuilder().Finish(), {{false}, {true, true, false}}},
   };
 }
 

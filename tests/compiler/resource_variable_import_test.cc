@@ -144,14 +144,21 @@ TEST(ResourceVariableImportTest, CallOnceExpandsIntoAJumpAroundItsInitSubgraph) 
   EXPECT_GE(r->compilation.memory.state_bytes, 16 + 16);
 }
 
-// A model with a handle passed to another subgraph: main's VAR_HANDLE goes into IF, whose
-// branches read the variable through their input.
-TfliteBuilder HandleThroughIf() {
-  auto branch = [](const char* name) {
+// A model with a handle passed to another subgraph: main's VAR_HANDLE "v" goes into IF, whose
+// branches read the variable through their input (with `branches_assign`, after assigning it 0;
+// main then assigns nothing). With `second_variable`, a second IF calls the same branches with the
+// handle of another variable, "w".
+TfliteBuilder HandleThroughIf(bool branches_assign = false, bool second_variable = false) {
+  auto branch = [branches_assign](const char* name) {
     TfliteBuilder b;
     b.set_name(name);
     const int h = b.AddTensor("h", {}, TflType::kResource);
     const int out = b.AddTensor("out", {1}, TflType::kInt32);
+    if (branches_assign) {
+      const int zero =
+          b.AddTensor("zero", {1}, TflType::kInt32, {}, std::vector<uint8_t>{0, 0, 0, 0});
+      b.AddOperator(Code(OpType::kAssignVariable), {h, zero}, {});
+    }
     b.AddOperator(Code(OpType::kReadVariable), {h}, {out});
     b.SetInputs({h});
     b.SetOutputs({out});
@@ -159,23 +166,118 @@ TfliteBuilder HandleThroughIf() {
   };
   TfliteBuilder b;
   const int cond = b.AddTensor("cond", {1}, TflType::kBool);
-  const int h = b.AddTensor("h", {}, TflType::kResource);
   const int zero = b.AddTensor("zero", {1}, TflType::kInt32, {}, std::vector<uint8_t>{0, 0, 0, 0});
-  const int out = b.AddTensor("out", {1}, TflType::kInt32);
   const int then_branch = b.AddSubgraph(branch("then"));
   const int else_branch = b.AddSubgraph(branch("else"));
-  b.AddOperator(Code(OpType::kVarHandle), {}, {h}, VarHandleOpts{"", "v"});
-  b.AddOperator(Code(OpType::kAssignVariable), {h, zero}, {});
-  b.AddOperator(Code(OpType::kIf), {cond, h}, {out}, ControlFlowOpts{then_branch, else_branch});
+  std::vector<int> outputs;
+  for (const char* variable : {"v", "w"}) {
+    if (variable[0] == 'w' && !second_variable) break;
+    const int h = b.AddTensor(std::string("h_") + variable, {}, TflType::kResource);
+    const int out = b.AddTensor(std::string("out_") + variable, {1}, TflType::kInt32);
+    b.AddOperator(Code(OpType::kVarHandle), {}, {h}, VarHandleOpts{"", variable});
+    if (!branches_assign) b.AddOperator(Code(OpType::kAssignVariable), {h, zero}, {});
+    b.AddOperator(Code(OpType::kIf), {cond, h}, {out}, ControlFlowOpts{then_branch, else_branch});
+    outputs.push_back(out);
+  }
   b.SetInputs({cond});
-  b.SetOutputs({out});
+  b.SetOutputs(outputs);
   return b;
 }
 
-TEST(ResourceVariableImportTest, RefusesAHandlePassedIntoIf) {
-  ExpectRefused(HandleThroughIf(), absl::StatusCode::kUnimplemented,
-                {"unsupported model: IF #2: passes resource handle 'h' to a subgraph",
-                 "resolves resource handles when compiling"});
+// TFLite Micro copies the handle into the branch like any value: the branches' reads name the
+// main graph's variable, and the handle leaves the IF and the branches' signatures.
+TEST(ResourceVariableImportTest, AHandlePassedIntoIfNamesTheCallersVariable) {
+  absl::StatusOr<compiler::Graph> g = ImportTflite(HandleThroughIf().Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  for (const compiler::Tensor& t : g->tensors) {
+    EXPECT_NE(t.type, compiler::DataType::kResource) << t.name;
+  }
+  const compiler::Tensor* v = FindTensor(*g, "v");
+  ASSERT_NE(v, nullptr);
+  ASSERT_EQ(g->ops.size(), 2u);  // ASSIGN_VARIABLE, IF
+  const compiler::Op& if_op = g->ops[1];
+  EXPECT_EQ(if_op.type, OpType::kIf);
+  EXPECT_EQ(if_op.inputs.size(), 1u);  // the condition only
+  EXPECT_EQ(if_op.outputs.size(), 1u);
+  EXPECT_GE(if_op.effect_order, 0);  // its branches read the variable
+  for (int k : {1, 2}) {
+    const compiler::Subgraph& branch = g->subgraph(k);
+    EXPECT_TRUE(branch.inputs.empty()) << k;
+    ASSERT_EQ(branch.ops.size(), 1u) << k;
+    EXPECT_EQ(&g->tensors[branch.ops[0].inputs[0]], v) << k;
+  }
+}
+
+// The handle through WHILE's loop state into its body, and back out to main's READ_VARIABLE:
+// one variable everywhere, the WHILE left with its counter and x.
+TEST(ResourceVariableImportTest, AHandleThroughWhileNamesOneVariableInsideAndAfterTheLoop) {
+  absl::StatusOr<compiler::CompileResult> r =
+      compiler::Compile(WhileAccumulatorModelBuilder().Finish(), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const compiler::Graph& g = r->compilation.graph;
+  const compiler::Tensor* acc = FindTensor(g, "acc");
+  ASSERT_NE(acc, nullptr);
+  int accesses = 0;
+  auto count = [&](const compiler::Op& op) {
+    if (op.type == OpType::kWhile) {
+      EXPECT_EQ(op.inputs.size(), 2u);
+      EXPECT_EQ(op.outputs.size(), 2u);
+    }
+    if (op.type != OpType::kReadVariable && op.type != OpType::kAssignVariable) return;
+    EXPECT_EQ(&g.tensors[op.inputs[0]], acc);
+    ++accesses;
+  };
+  for (const compiler::Op& op : g.ops) count(op);
+  for (const compiler::Subgraph& sub : g.subgraphs) {
+    for (const compiler::Op& op : sub.ops) count(op);
+    EXPECT_LE(sub.inputs.size(), 2u);
+  }
+  EXPECT_EQ(accesses, 4);  // init's assignment, the body's read and assignment, main's read
+}
+
+// A loop over the handle alone: bound, the WHILE has no operands left; the effect order keeps it
+// between main's assignment and read.
+TEST(ResourceVariableImportTest, AWhileWhoseOnlyStateIsTheHandleKeepsNoOperands) {
+  absl::StatusOr<compiler::Graph> g = ImportTflite(RaiseToFiveModelBuilder().Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->ops.size(), 3u);  // ASSIGN_VARIABLE, WHILE, READ_VARIABLE
+  const compiler::Op& loop = g->ops[1];
+  EXPECT_EQ(loop.type, OpType::kWhile);
+  EXPECT_TRUE(loop.inputs.empty());
+  EXPECT_TRUE(loop.outputs.empty());
+  EXPECT_EQ(g->ops[0].effect_order, 0);
+  EXPECT_EQ(loop.effect_order, 1);
+  EXPECT_EQ(g->ops[2].effect_order, 2);
+  EXPECT_TRUE(g->subgraph(1).inputs.empty());
+  EXPECT_EQ(g->subgraph(1).outputs.size(), 1u);  // the condition
+  EXPECT_TRUE(g->subgraph(2).inputs.empty());
+  EXPECT_TRUE(g->subgraph(2).outputs.empty());
+}
+
+TEST(ResourceVariableImportTest, RefusesASubgraphCalledWithTwoVariables) {
+  ExpectRefused(HandleThroughIf(false, true), absl::StatusCode::kUnimplemented,
+                {"unsupported model: READ_VARIABLE #0 of subgraph 1: resource handle 'h' names "
+                 "'v' or 'w' depending on the path taken",
+                 "binds every resource handle to one variable when compiling"});
+}
+
+// The loop's handle names "v" on the first turn and "w" on the later ones (main's read after the
+// loop, first in prepare order, is the first to see it): TFLite Micro would follow the id at run
+// time; boardlab binds handles when compiling and refuses.
+TEST(ResourceVariableImportTest, RefusesALoopBodyThatReplacesItsHandle) {
+  ExpectRefused(RaiseToFiveModelBuilder(true), absl::StatusCode::kUnimplemented,
+                {"READ_VARIABLE #3: resource handle 'h_out' names 'v' or 'w' depending on the "
+                 "path taken"});
+}
+
+// TFLite Micro allocates a variable only where an assignment's handle is a VAR_HANDLE's output
+// while it prepares; through the IF, the branch's handle holds no id yet, and the assignment
+// fails when it runs.
+TEST(ResourceVariableImportTest, RefusesAVariableAssignedOnlyThroughAPassedHandle) {
+  ExpectRefused(HandleThroughIf(true), absl::StatusCode::kInvalidArgument,
+                {"ASSIGN_VARIABLE #0 of subgraph 1: assigns resource variable 'v' through a "
+                 "handle passed in by IF or WHILE",
+                 "TFLite Micro allocates a variable only at such an assignment"});
 }
 
 TEST(ResourceVariableImportTest, RefusesAHandleAsAGraphInput) {
@@ -186,7 +288,15 @@ TEST(ResourceVariableImportTest, RefusesAHandleAsAGraphInput) {
   b.SetInputs({h});
   b.SetOutputs({out});
   ExpectRefused(b, absl::StatusCode::kUnimplemented,
-                {"READ_VARIABLE #0: resource handle 'h' is not the output of a VAR_HANDLE"});
+                {"the main graph: resource handle 'h' is a graph input"});
+}
+
+TEST(ResourceVariableImportTest, RefusesAHandleAsAGraphOutput) {
+  TfliteBuilder b = ReadAssignReadModelBuilder();
+  const int handle = b.operator_spec(0).outputs[0];  // VAR_HANDLE's
+  b.SetOutputs({b.operator_spec(1).outputs[0], handle});
+  ExpectRefused(b, absl::StatusCode::kUnimplemented,
+                {"the main graph: resource handle 'v_handle' is a graph output"});
 }
 
 // ReadAssignRead with its assignment's value replaced by `value`.

@@ -167,6 +167,11 @@ TEST(ValidateCircularBuffer, ShapesQuantizationAndOptions) {
   ExpectInvalid(CircularBuffer({1, 1, 3}, {1, 4, 3}, {}), {"expected rank 4"});
   ExpectInvalid(CircularBuffer({1, 1, 1, 3}, {1, 4, 1, 3}, {}, PerTensor(0.5f, 0)),
                 {"quantization differ"});
+  // TFLite Micro's Eval shifts only the first batch's slots: batch 1 alone is its op.
+  ExpectUnsupported(
+      CircularBuffer({2, 1, 1, 3}, {2, 4, 1, 3}, {}),
+      {"CIRCULAR_BUFFER #0", "batch 2: TFLite Micro's CIRCULAR_BUFFER assumes batch 1",
+       "shifts the first batch's slots only"});
   ExpectUnsupported(CircularBuffer({1, 1, 1, 4096}, {1, 17, 1, 4096}, {}),
                     {"the circular buffer keeps 69632 bytes of state"});
 }

@@ -226,5 +226,28 @@ TEST_F(FirmwareOpsTest, ResourceVariablesGiveTheHostsOutputs) {
   EXPECT_EQ(compared, 5u);
 }
 
+// Resource handles passed through WHILE and IF (the loop body and the then-branch assign the
+// variable main's VAR_HANDLE names): four inferences of one load, the variable accumulating
+// across them, against the host's bytes (tests/runtime/resource_variable_test.cc checks the host
+// by hand and against the TFLite interpreter).
+TEST_F(FirmwareOpsTest, ResourceHandlesThroughControlFlowGiveTheHostsOutputs) {
+  testing::CaseModel loop;
+  loop.model = testing::WhileAccumulatorModelBuilder().Finish();
+  loop.inputs = {{0x03, 0x0b, 0xf4, 0x21}};  // 3, 11, -12, 33: the last saturates in a few turns
+  loop.output_tensors = {0};
+  testing::CaseModel branch;
+  branch.model = testing::IfAssignModelBuilder().Finish();
+  branch.inputs = {{1}, {0x05, 0xfa, 0x40, 0x00}};  // then-branch: adds x each inference
+  branch.output_tensors = {0, 1};
+  testing::CaseModel handle_only;  // a loop whose only state is the handle: max(x, 5)
+  handle_only.model = testing::RaiseToFiveModelBuilder().Finish();
+  handle_only.inputs = {{0xfd}};  // -3: the loop turns eight times
+  handle_only.output_tensors = {0};
+  EXPECT_EQ(CompareWithHost(loop, "handle_through_while", {}, 4) +
+                CompareWithHost(branch, "handle_through_if", {}, 4) +
+                CompareWithHost(handle_only, "handle_only_loop", {}, 2),
+            4u);
+}
+
 }  // namespace
 }  // namespace boardlab::firmware

@@ -68,7 +68,191 @@ TfliteBuilder InitSubgraph(const std::vector<InitialValue>& values) {
   return init;
 }
 
+// Tensors of the accumulator models: x and the variable's values, quantized alike.
+constexpr float kAccScale = 0.5f;
+constexpr int64_t kAccZeroPoint = -2;
+
+int AccTensor(TfliteBuilder& b, const std::string& name) {
+  return b.AddTensor(name, {1, 4}, TflType::kInt8, PerTensor(kAccScale, kAccZeroPoint));
+}
+
+int HandleTensor(TfliteBuilder& b, const std::string& name) {
+  return b.AddTensor(name, {}, TflType::kResource);
+}
+
+// "acc" starts at its zero point (0.0).
+TfliteBuilder AccInit() {
+  const std::vector<uint8_t> zero(4, static_cast<uint8_t>(kAccZeroPoint));
+  return InitSubgraph({{"acc", {1, 4}, TflType::kInt8, PerTensor(kAccScale, kAccZeroPoint), zero}});
+}
+
+// s = READ_VARIABLE(h) + x, ASSIGN_VARIABLE(h, s); returns s.
+int AddIntoVariable(TfliteBuilder& b, int h, int x) {
+  const int v = AccTensor(b, "acc_value");
+  const int s = AccTensor(b, "acc_sum");
+  b.AddOperator(Code(OpType::kReadVariable), {h}, {v});
+  Sum(b, TflType::kInt8, v, x, s);
+  b.AddOperator(Code(OpType::kAssignVariable), {h, s}, {});
+  return s;
+}
+
+int LoopCounter(TfliteBuilder& b, const std::string& name) {
+  return b.AddTensor(name, {1}, TflType::kInt8, PerTensor(0.5f, 0));
+}
+
+// Loop counters count in quanta of 0.5 (TFLite Micro's quantized LESS wants a scale below 1).
+int ConstCounter(TfliteBuilder& b, const char* name, int8_t value) {
+  const int8_t values[] = {value};
+  return b.AddConstInt8(name, {1}, values, PerTensor(0.5f, 0));
+}
+
+// LESS(counter, limit): a loop's condition.
+int LessThan(TfliteBuilder& b, int counter, int8_t limit) {
+  const int less = b.AddTensor("less", {1}, TflType::kBool);
+  b.AddOperator(Code(OpType::kLess), {counter, ConstCounter(b, "limit", limit)}, {less});
+  return less;
+}
+
+// counter + 1 into a new tensor `name`.
+int Increment(TfliteBuilder& b, int counter, const char* name) {
+  const int next = LoopCounter(b, name);
+  b.AddOperator(Code(OpType::kAdd), {counter, ConstCounter(b, "one", 1)}, {next},
+                ElementwiseOpts{});
+  return next;
+}
+
+// The loop state of WhileAccumulatorModelBuilder: (i, h, x).
+struct AccLoopState {
+  int i, h, x;
+};
+
+AccLoopState AddAccLoopState(TfliteBuilder& b, const std::string& suffix) {
+  return {LoopCounter(b, "i" + suffix), HandleTensor(b, "h" + suffix), AccTensor(b, "x" + suffix)};
+}
+
+TfliteBuilder AccLoopCond() {
+  TfliteBuilder b;
+  b.set_name("cond");
+  const AccLoopState in = AddAccLoopState(b, "");
+  const int less = LessThan(b, in.i, 3);
+  b.SetInputs({in.i, in.h, in.x});
+  b.SetOutputs({less});
+  return b;
+}
+
+TfliteBuilder AccLoopBody() {
+  TfliteBuilder b;
+  b.set_name("body");
+  const AccLoopState in = AddAccLoopState(b, "");
+  const int next = Increment(b, in.i, "i_next");
+  AddIntoVariable(b, in.h, in.x);
+  b.SetInputs({in.i, in.h, in.x});
+  b.SetOutputs({next, in.h, in.x});
+  return b;
+}
+
+// IfAssignModelBuilder's branches: (h, x) -> (the variable's value, h).
+TfliteBuilder AccBranch(bool assigns) {
+  TfliteBuilder b;
+  b.set_name(assigns ? "then" : "else");
+  const int h = HandleTensor(b, "h");
+  const int x = AccTensor(b, "x");
+  int value = -1;
+  if (assigns) {
+    value = AddIntoVariable(b, h, x);
+  } else {
+    value = AccTensor(b, "acc_value");
+    b.AddOperator(Code(OpType::kReadVariable), {h}, {value});
+  }
+  b.SetInputs({h, x});
+  b.SetOutputs({value, h});
+  return b;
+}
+
+// RaiseToFiveModelBuilder's loop: cond and body take the handle alone.
+TfliteBuilder RaiseCond() {
+  TfliteBuilder b;
+  b.set_name("cond");
+  const int h = HandleTensor(b, "h");
+  const int v = LoopCounter(b, "v");
+  b.AddOperator(Code(OpType::kReadVariable), {h}, {v});
+  const int less = LessThan(b, v, 5);
+  b.SetInputs({h});
+  b.SetOutputs({less});
+  return b;
+}
+
+TfliteBuilder RaiseBody(bool replaces_handle) {
+  TfliteBuilder b;
+  b.set_name("body");
+  const int h = HandleTensor(b, "h");
+  const int v = LoopCounter(b, "v");
+  b.AddOperator(Code(OpType::kReadVariable), {h}, {v});
+  b.AddOperator(Code(OpType::kAssignVariable), {h, Increment(b, v, "v_next")}, {});
+  b.SetInputs({h});
+  b.SetOutputs({replaces_handle ? Handle(b, "w") : h});
+  return b;
+}
+
 }  // namespace
+
+TfliteBuilder RaiseToFiveModelBuilder(bool body_replaces_handle) {
+  TfliteBuilder b;
+  b.set_name("raise_to_five_model");
+  const int x = LoopCounter(b, "x");
+  const int h_out = HandleTensor(b, "h_out");
+  const int y = LoopCounter(b, "y");
+  const int cond = b.AddSubgraph(RaiseCond());
+  const int body = b.AddSubgraph(RaiseBody(body_replaces_handle));
+  const int h = Handle(b, "v");
+  b.AddOperator(Code(OpType::kAssignVariable), {h, x}, {});
+  b.AddOperator(Code(OpType::kWhile), {h}, {h_out}, ControlFlowOpts{cond, body});
+  b.AddOperator(Code(OpType::kReadVariable), {h_out}, {y});
+  b.SetInputs({x});
+  b.SetOutputs({y});
+  return b;
+}
+
+TfliteBuilder WhileAccumulatorModelBuilder() {
+  TfliteBuilder b;
+  b.set_name("while_accumulator_model");
+  const int x = AccTensor(b, "x");
+  const int start = ConstCounter(b, "i_start", 0);
+  const AccLoopState out = AddAccLoopState(b, "_out");
+  const int y = AccTensor(b, "y");
+  const int init = b.AddSubgraph(AccInit());
+  const int cond = b.AddSubgraph(AccLoopCond());
+  const int body = b.AddSubgraph(AccLoopBody());
+  b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{init});
+  const int h = Handle(b, "acc");
+  b.AddOperator(Code(OpType::kWhile), {start, h, x}, {out.i, out.h, out.x},
+                ControlFlowOpts{cond, body});
+  b.AddOperator(Code(OpType::kReadVariable), {out.h}, {y});
+  b.SetInputs({x});
+  b.SetOutputs({y});
+  return b;
+}
+
+TfliteBuilder IfAssignModelBuilder() {
+  TfliteBuilder b;
+  b.set_name("if_assign_model");
+  const int cond = b.AddTensor("cond", {1}, TflType::kBool);
+  const int x = AccTensor(b, "x");
+  const int z = AccTensor(b, "z");
+  const int h_out = HandleTensor(b, "h_out");
+  const int y = AccTensor(b, "y");
+  const int init = b.AddSubgraph(AccInit());
+  const int then_branch = b.AddSubgraph(AccBranch(true));
+  const int else_branch = b.AddSubgraph(AccBranch(false));
+  b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{init});
+  const int h = Handle(b, "acc");
+  b.AddOperator(Code(OpType::kIf), {cond, h, x}, {z, h_out},
+                ControlFlowOpts{then_branch, else_branch});
+  b.AddOperator(Code(OpType::kReadVariable), {h_out}, {y});
+  b.SetInputs({cond, x});
+  b.SetOutputs({z, y});
+  return b;
+}
 
 TfliteBuilder CounterModelBuilder(TflType type) {
   const QuantParams q = CounterQuant(type);

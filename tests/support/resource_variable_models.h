@@ -28,4 +28,27 @@ TfliteBuilder FibonacciModelBuilder();
 /// Micro's reset value, the zero point (3) in every byte, 0 without quantization.
 TfliteBuilder ReadAssignReadModelBuilder(TflType type = TflType::kInt8);
 
+/// A resource handle through WHILE: input x int8 [1,4] (scale 0.5, zero point -2). Init
+/// (subgraph 1) assigns "acc" its zero point. Main: CALL_ONCE(1), h = VAR_HANDLE "acc",
+/// (i', h', x') = WHILE(i = 0, h, x) with cond (subgraph 2) LESS(i, 3) and body (subgraph 3)
+/// i + 1, READ_VARIABLE(h) + x ASSIGNed to h, passing h and x on; then y = READ_VARIABLE(h').
+/// Output y: the variable after three more additions of x each inference (ADD with equal
+/// quantization, exact and saturating in quantized units).
+TfliteBuilder WhileAccumulatorModelBuilder();
+
+/// A resource handle through IF: inputs `cond` bool [1] and x int8 [1,4] (as above). Init
+/// assigns "acc" its zero point. Main: CALL_ONCE(1), h = VAR_HANDLE "acc", (z, h') = IF(cond, h,
+/// x): then (subgraph 2) s = READ_VARIABLE(h) + x, ASSIGN_VARIABLE(h, s), outputs (s, h); else
+/// (subgraph 3) outputs (READ_VARIABLE(h), h) and assigns nothing; then y = READ_VARIABLE(h').
+/// Outputs z and y: the variable after the inference, which adds x only when cond is true.
+TfliteBuilder IfAssignModelBuilder();
+
+/// A WHILE whose only loop state is a handle: input x int8 [1] (scale 0.5, zero point 0). Main:
+/// h = VAR_HANDLE "v", ASSIGN_VARIABLE(h, x), h' = WHILE(h) with cond (subgraph 1)
+/// LESS(READ_VARIABLE(h), 5) and body (subgraph 2) ASSIGN_VARIABLE(h, READ_VARIABLE(h) + 1),
+/// then y = READ_VARIABLE(h'). Output y = max(x, 5) in quantized units. With
+/// `body_replaces_handle`, the body outputs the handle of another variable "w" (a VAR_HANDLE of
+/// its own) in place of its input, so the loop's handle names "v" on the first turn and "w" after.
+TfliteBuilder RaiseToFiveModelBuilder(bool body_replaces_handle = false);
+
 }  // namespace boardlab::testing
