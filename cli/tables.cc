@@ -137,8 +137,10 @@ void PrintVerdict(const v1::Job& job, std::ostream& out) {
   if (job.inference_us() > 0) {
     out << absl::StrFormat("inference: %.1f us", job.inference_us());
     if (job.cases_size() > 0) {
-      // The slowest case's mean: what the latency budget judges.
-      out << absl::StrFormat(" (slowest of %d cases: %s)", job.cases_size(),
+      // The slowest case's mean: what the latency budget judges (cases with output only).
+      const int no_output = job.case_summary().no_output();
+      out << absl::StrFormat(" (slowest of %d cases%s: %s)", job.cases_size() - no_output,
+                             no_output > 0 ? " with output" : "",
                              job.case_summary().slowest_case());
     } else if (job.inference_cycles() > 0) {
       out << absl::StrFormat(", %d cycles", job.inference_cycles());

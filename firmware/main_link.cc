@@ -40,7 +40,6 @@ class FirmwareRunner : public link::BoardRunner {
 
   void Run(const link::RunRequest& request, link::RunOutcome* outcome) override {
     BoardMemory& memory = BoardMemory::Get();
-    memory.Release(empty_);
     RunnerRequest r;
     r.artifact = {request.artifact.data, request.artifact.size};
     r.num_inputs = request.num_inputs;
@@ -57,8 +56,16 @@ class FirmwareRunner : public link::BoardRunner {
     r.clock = clock_;
     r.between_kernels = request.between_kernels;
     r.context = request.context;
+    // Every run keeps its model for the job's next case (protocol 6); a run that does not
+    // continue gives the last model's buffers back and loads afresh.
+    r.keep_loaded = true;
     static RunnerResult result;
-    RunModel(r, &result);
+    if (request.continue_loaded) {
+      ContinueModel(r, &result);
+    } else {
+      memory.Release(empty_);
+      RunModel(r, &result);
+    }
     Translate(result, memory, outcome);
     outcome->result.iterations = request.iterations;
   }

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include <new>
+#include <optional>
+#include <utility>
 
 #include "runtime/core/error.h"
 #include "runtime/core/random_bytes.h"
@@ -248,6 +250,195 @@ int RunCases(rt::Method& method, const RunnerRequest& request, RunnerResult* res
   return all_pass ? kExitPass : kExitMismatch;
 }
 
+// The model a run loaded, with everything its Method points to (program, allocators, planned
+// buffer list, backends, ETDump writer): in static storage rather than on RunModel's stack, so
+// that a later RUN of the same job can continue on it with its state (ContinueModel). Its
+// buffers are BoardMemory's, taken by RunModel; the caller gives them back.
+struct LoadedModel {
+  std::optional<rt::Program> program;
+  rt::Span<uint8_t> planned[kMaxPlannedBuffers];
+  size_t num_planned = 0;
+  std::optional<rt::MemoryAllocator> persistent;
+  std::optional<rt::MemoryAllocator> temp;
+  std::optional<rt::MemoryManager> memory_manager;
+  std::optional<rt::BackendRegistry> backends;
+  std::optional<rt::Method> method;
+  rt::etdump::EtdumpWriter* etdump = nullptr;
+  uint8_t* etdump_base = nullptr;
+  Bytes artifact;
+  bool kept = false;  // loaded by a run that asked to keep it, and that ran
+};
+
+LoadedModel& Loaded() {
+  static LoadedModel model;
+  return model;
+}
+
+alignas(rt::etdump::EtdumpWriter) uint8_t etdump_storage[sizeof(rt::etdump::EtdumpWriter)];
+
+// A fresh, empty ETDump writer in the one storage the loaded Method's tracer pointer names
+// (each RUN's ETDump holds that run only, as when every RUN loaded the model).
+void StartEtdump(LoadedModel& m, const runtime::etdump::ClockRecord& clock) {
+  if (m.etdump != nullptr) m.etdump->~EtdumpWriter();
+  m.etdump = new (etdump_storage) rt::etdump::EtdumpWriter(m.etdump_base, kEtdumpBytes);
+  rt::etdump::WriteClockRecord(*m.etdump, clock);
+}
+
+void Forget(LoadedModel& m) {
+  m.kept = false;
+  m.method.reset();
+  m.backends.reset();
+  m.memory_manager.reset();
+  m.temp.reset();
+  m.persistent.reset();
+  m.program.reset();
+  if (m.etdump != nullptr) m.etdump->~EtdumpWriter();
+  m.etdump = nullptr;
+  m.etdump_base = nullptr;
+  m.num_planned = 0;
+}
+
+// The planned buffers' sizes, checked against the board's memory with everything else the model
+// needs before anything is allocated.
+int PlanBuffers(const RunnerRequest& request, bool want_tracer, LoadedModel& m,
+                size_t* planned_sizes, RunnerResult* result) {
+  Needs needs;
+  needs.artifact = request.preallocated_artifact;
+  needs.io = request.preallocated_io;
+  needs.pools = RunnerPoolBytes(want_tracer);
+  rt::Result<size_t> num_planned = m.program->NumPlannedBuffers(kMethod);
+  if (!num_planned.ok()) {
+    return Fail(result, kExitInvalidArtifact, "invalid artifact: %s",
+                ErrorText(num_planned.error()));
+  }
+  if (*num_planned > kMaxPlannedBuffers) {
+    return Fail(result, kExitRuntime, "%lu planned buffers; the firmware supports %lu",
+                U(*num_planned), U(kMaxPlannedBuffers));
+  }
+  m.num_planned = *num_planned;
+  for (size_t i = 0; i < m.num_planned; ++i) {
+    rt::Result<size_t> size = m.program->PlannedBufferSize(kMethod, i);
+    if (!size.ok()) {
+      return Fail(result, kExitInvalidArtifact, "invalid artifact: %s", ErrorText(size.error()));
+    }
+    planned_sizes[i] = *size;
+    needs.planned += BoardMemory::Rounded(*size);
+  }
+  // The artifact and I/O bytes the caller took from BoardMemory are in its used bytes already.
+  if (needs.Total() > BoardMemory::Get().CapacityBytes()) return DoesNotFit(result, needs);
+  return kExitPass;
+}
+
+// The planned buffers, the runtime pools and the ETDump buffer, from BoardMemory.
+int TakeBuffers(const size_t* planned_sizes, bool want_tracer, LoadedModel& m,
+                RunnerResult* result) {
+  for (size_t i = 0; i < m.num_planned; ++i) {
+    char what[48];
+    snprintf(what, sizeof(what), "planned buffer %lu", U(i));
+    // Planned buffer 1 is the NPU weight-scratch window (docs/artifact-format.md): the NPU reads
+    // it behind the core's cache, so it goes to non-cacheable SRAM where the board has some.
+    const BoardMemory::Preference where = i == 1 ? BoardMemory::kWeightScratch : BoardMemory::kFast;
+    uint8_t* p = Take(result, planned_sizes[i], where, what);
+    if (p == nullptr) return result->exit_code;
+    m.planned[i] = {p, planned_sizes[i]};
+  }
+  uint8_t* persistent_base = Take(result, kPersistentBytes, BoardMemory::kFast, "persistent");
+  if (persistent_base == nullptr) return result->exit_code;
+  uint8_t* temp_base = Take(result, kTempBytes, BoardMemory::kFast, "temp");
+  if (temp_base == nullptr) return result->exit_code;
+  m.persistent.emplace(persistent_base, kPersistentBytes);
+  m.temp.emplace(temp_base, kTempBytes);
+  m.memory_manager.emplace(&*m.persistent, rt::Span<rt::Span<uint8_t>>{m.planned, m.num_planned},
+                           &*m.temp);
+  if (want_tracer) {
+    m.etdump_base = Take(result, kEtdumpBytes, BoardMemory::kBulk, "the ETDump buffer");
+    if (m.etdump_base == nullptr) return result->exit_code;
+  }
+  return kExitPass;
+}
+
+// Loads request.artifact into `m`: program, buffers, backends, the method "forward".
+int LoadModel(const RunnerRequest& request, LoadedModel& m, RunnerResult* result) {
+  const bool want_tracer = request.etdump || request.between_kernels != nullptr;
+  rt::Result<rt::Program> program =
+      rt::Program::Load({request.artifact.data, request.artifact.size});
+  if (!program.ok()) {
+    return Fail(result, kExitInvalidArtifact, "invalid artifact: %s", ErrorText(program.error()));
+  }
+  m.program.emplace(std::move(*program));
+  size_t planned_sizes[kMaxPlannedBuffers] = {};
+  if (const int code = PlanBuffers(request, want_tracer, m, planned_sizes, result);
+      code != kExitPass) {
+    return code;
+  }
+  if (const int code = TakeBuffers(planned_sizes, want_tracer, m, result); code != kExitPass) {
+    return code;
+  }
+  // ETDump events are stamped with the board clock (rt_pal_current_ticks).
+  if (want_tracer) StartEtdump(m, request.clock);
+
+  // No NPU driver here: the software NPU engine runs the NPU kernels on this core, and the board
+  // clock times them, so no profile mistakes the M33's time for the NPU's. Static storage: no
+  // heap is involved; the backend is stateless between runs.
+  static const rt::timing::TimingParams params;
+  static rt::npu::NpuBackend npu(params, rt::npu::EmulatedOnCore{&rt_pal_current_ticks});
+  m.backends.emplace();
+  if (rt::Error e = m.backends->Register(&npu); e != rt::Error::kOk) {
+    return Fail(result, kExitRuntime, "%s", ErrorText(e));
+  }
+  rt::MethodOptions options;
+  if (request.between_kernels != nullptr) options.clock = &ClockWithHook;
+  rt::Result<rt::Method> method = m.program->LoadMethod(kMethod, *m.memory_manager, *m.backends,
+                                                        m.etdump, rt::FindKernel, options);
+  if (!method.ok()) {
+    const rt::Error e = method.error();
+    const bool bad = e == rt::Error::kInvalidProgram || e == rt::Error::kIncompatibleVersion;
+    return Fail(result, bad ? kExitInvalidArtifact : kExitRuntime, "loading method 'forward': %s",
+                ErrorText(e));
+  }
+  m.method.emplace(std::move(*method));
+  if (m.method->num_outputs() > kMaxOutputs) {
+    return Fail(result, kExitRuntime,
+                "the model has %lu outputs; this firmware returns at most %lu",
+                U(m.method->num_outputs()), U(kMaxOutputs));
+  }
+  m.artifact = request.artifact;
+  return kExitPass;
+}
+
+// The request's cases (or its one case) on the loaded method, then the ETDump and memory facts.
+int RunLoaded(const RunnerRequest& request, LoadedModel& m, RunnerResult* result) {
+  rt::Method& method = *m.method;
+  int code = kExitPass;
+  if (request.cases != nullptr) {
+    code = RunCases(method, request, result);
+  } else {
+    static RunnerCase single;
+    single = RunnerCase{};
+    for (size_t i = 0; i < kMaxTensors; ++i) {
+      single.inputs[i] = request.inputs[i];
+      single.expected[i] = request.expected[i];
+    }
+    single.num_inputs = request.num_inputs;
+    single.num_expected = request.num_expected;
+    code = RunCase(method, single, request, result);
+  }
+  if (code > kExitMismatch) return code;
+
+  if (m.etdump != nullptr) {
+    rt::Result<rt::Span<const uint8_t>> etdp = m.etdump->Finish();
+    if (!etdp.ok()) {
+      return Fail(result, kExitRuntime, "finishing the ETDump: %s", ErrorText(etdp.error()));
+    }
+    result->etdump = {etdp->data(), etdp->size()};
+    result->etdump_dropped_events = m.etdump->dropped_events();
+  }
+  result->persistent_bytes = method.persistent_bytes();
+  result->arena_in_ram = m.num_planned > 0 && BoardMemory::Get().InRam(m.planned[0].data());
+  result->exit_code = code;
+  return code;
+}
+
 }  // namespace
 
 size_t RunnerPoolBytes(bool etdump) {
@@ -264,125 +455,30 @@ uint32_t Fnv1a32(const uint8_t* data, size_t size) {
 int RunModel(const RunnerRequest& request, RunnerResult* result) {
   *result = RunnerResult{};
   rt_pal_init();
-  BoardMemory& memory = BoardMemory::Get();
-  const bool want_tracer = request.etdump || request.between_kernels != nullptr;
-
-  rt::Result<rt::Program> program =
-      rt::Program::Load({request.artifact.data, request.artifact.size});
-  if (!program.ok()) {
-    return Fail(result, kExitInvalidArtifact, "invalid artifact: %s", ErrorText(program.error()));
-  }
-
-  // Everything else the model needs, checked as a whole before allocating.
-  Needs needs;
-  needs.artifact = request.preallocated_artifact;
-  needs.io = request.preallocated_io;
-  needs.pools = RunnerPoolBytes(want_tracer);
-  rt::Result<size_t> num_planned = program->NumPlannedBuffers(kMethod);
-  if (!num_planned.ok()) {
-    return Fail(result, kExitInvalidArtifact, "invalid artifact: %s",
-                ErrorText(num_planned.error()));
-  }
-  if (*num_planned > kMaxPlannedBuffers) {
-    return Fail(result, kExitRuntime, "%lu planned buffers; the firmware supports %lu",
-                U(*num_planned), U(kMaxPlannedBuffers));
-  }
-  size_t planned_sizes[kMaxPlannedBuffers] = {};
-  for (size_t i = 0; i < *num_planned; ++i) {
-    rt::Result<size_t> size = program->PlannedBufferSize(kMethod, i);
-    if (!size.ok()) {
-      return Fail(result, kExitInvalidArtifact, "invalid artifact: %s", ErrorText(size.error()));
-    }
-    planned_sizes[i] = *size;
-    needs.planned += BoardMemory::Rounded(*size);
-  }
-  // The artifact and I/O bytes the caller took from BoardMemory are in its used bytes already.
-  if (needs.Total() > memory.CapacityBytes()) return DoesNotFit(result, needs);
-
-  rt::Span<uint8_t> planned[kMaxPlannedBuffers];
-  for (size_t i = 0; i < *num_planned; ++i) {
-    char what[48];
-    snprintf(what, sizeof(what), "planned buffer %lu", U(i));
-    // Planned buffer 1 is the NPU weight-scratch window (docs/artifact-format.md): the NPU reads
-    // it behind the core's cache, so it goes to non-cacheable SRAM where the board has some.
-    const BoardMemory::Preference where = i == 1 ? BoardMemory::kWeightScratch : BoardMemory::kFast;
-    uint8_t* p = Take(result, planned_sizes[i], where, what);
-    if (p == nullptr) return result->exit_code;
-    planned[i] = {p, planned_sizes[i]};
-  }
-  uint8_t* persistent_base = Take(result, kPersistentBytes, BoardMemory::kFast, "persistent");
-  if (persistent_base == nullptr) return result->exit_code;
-  uint8_t* temp_base = Take(result, kTempBytes, BoardMemory::kFast, "temp");
-  if (temp_base == nullptr) return result->exit_code;
-  rt::MemoryAllocator persistent(persistent_base, kPersistentBytes);
-  rt::MemoryAllocator temp(temp_base, kTempBytes);
-  rt::MemoryManager memory_manager(&persistent, {planned, *num_planned}, &temp);
-
-  // ETDump events are stamped with the board clock (rt_pal_current_ticks).
-  static rt::etdump::EtdumpWriter* etdump = nullptr;
-  alignas(rt::etdump::EtdumpWriter) static uint8_t etdump_storage[sizeof(rt::etdump::EtdumpWriter)];
-  etdump = nullptr;
-  if (want_tracer) {
-    uint8_t* etdump_base = Take(result, kEtdumpBytes, BoardMemory::kBulk, "the ETDump buffer");
-    if (etdump_base == nullptr) return result->exit_code;
-    etdump = new (etdump_storage) rt::etdump::EtdumpWriter(etdump_base, kEtdumpBytes);
-  }
-
-  // No NPU driver here: the software NPU engine runs the NPU kernels on this core, and the board
-  // clock times them, so no profile mistakes the M33's time for the NPU's. Static storage: no
-  // heap is involved; the backend is stateless between runs.
-  static const rt::timing::TimingParams params;
-  static rt::npu::NpuBackend npu(params, rt::npu::EmulatedOnCore{&rt_pal_current_ticks});
-  rt::BackendRegistry backends;
-  if (rt::Error e = backends.Register(&npu); e != rt::Error::kOk) {
-    return Fail(result, kExitRuntime, "%s", ErrorText(e));
-  }
-  rt::MethodOptions options;
+  LoadedModel& m = Loaded();
+  Forget(m);
   const BetweenKernelsHook hook(request.between_kernels, request.context);
-  if (request.between_kernels != nullptr) options.clock = &ClockWithHook;
-  rt::Result<rt::Method> method =
-      program->LoadMethod(kMethod, memory_manager, backends, etdump, rt::FindKernel, options);
-  if (!method.ok()) {
-    const rt::Error e = method.error();
-    const bool bad = e == rt::Error::kInvalidProgram || e == rt::Error::kIncompatibleVersion;
-    return Fail(result, bad ? kExitInvalidArtifact : kExitRuntime, "loading method 'forward': %s",
-                ErrorText(e));
-  }
+  int code = LoadModel(request, m, result);
+  if (code == kExitPass) code = RunLoaded(request, m, result);
+  m.kept = request.keep_loaded && code <= kExitMismatch;
+  return code;
+}
 
-  if (etdump != nullptr) rt::etdump::WriteClockRecord(*etdump, request.clock);
-
-  if (method->num_outputs() > kMaxOutputs) {
-    return Fail(result, kExitRuntime,
-                "the model has %lu outputs; this firmware returns at most %lu",
-                U(method->num_outputs()), U(kMaxOutputs));
+int ContinueModel(const RunnerRequest& request, RunnerResult* result) {
+  *result = RunnerResult{};
+  LoadedModel& m = Loaded();
+  if (!m.kept || m.artifact.data != request.artifact.data ||
+      m.artifact.size != request.artifact.size) {
+    return Fail(result, kExitUsage,
+                "no model to continue on: the last run did not keep this artifact loaded");
   }
-  int code = kExitPass;
-  if (request.cases != nullptr) {
-    code = RunCases(*method, request, result);
-  } else {
-    static RunnerCase single;
-    single = RunnerCase{};
-    for (size_t i = 0; i < kMaxTensors; ++i) {
-      single.inputs[i] = request.inputs[i];
-      single.expected[i] = request.expected[i];
-    }
-    single.num_inputs = request.num_inputs;
-    single.num_expected = request.num_expected;
-    code = RunCase(*method, single, request, result);
-  }
-  if (code > kExitMismatch) return code;
-
-  if (etdump != nullptr) {
-    rt::Result<rt::Span<const uint8_t>> etdp = etdump->Finish();
-    if (!etdp.ok()) {
-      return Fail(result, kExitRuntime, "finishing the ETDump: %s", ErrorText(etdp.error()));
-    }
-    result->etdump = {etdp->data(), etdp->size()};
-    result->etdump_dropped_events = etdump->dropped_events();
-  }
-  result->persistent_bytes = method->persistent_bytes();
-  result->arena_in_ram = *num_planned > 0 && memory.InRam(planned[0].data());
-  result->exit_code = code;
+  BoardMemory& memory = BoardMemory::Get();
+  const BoardMemory::Mark mark = memory.mark();  // what this case takes (random inputs)
+  const BetweenKernelsHook hook(request.between_kernels, request.context);
+  if (m.etdump != nullptr) StartEtdump(m, request.clock);
+  const int code = RunLoaded(request, m, result);
+  memory.Release(mark);
+  if (code > kExitMismatch) Forget(m);  // a kernel failed mid-chain: its state is not to be kept
   return code;
 }
 

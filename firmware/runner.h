@@ -13,7 +13,8 @@
 //   int exit_code = RunModel(request, &result);   // 0 pass, 1 mismatch, 2-4 errors (message set)
 //
 // Nothing on the model's path touches the heap; the result lives in static storage and in
-// BoardMemory until the next RunModel or BoardMemory::Release.
+// BoardMemory until the next RunModel or BoardMemory::Release. With keep_loaded, the loaded model
+// stays for ContinueModel, which runs more cases on it with its state.
 
 #include <stddef.h>
 #include <stdint.h>
@@ -83,6 +84,9 @@ struct RunnerRequest {
   double atol = 0;
   int iterations = 1;
   bool etdump = false;
+  /// Keep the model loaded after the run, with its state (streaming ops' frames, resource
+  /// variables), for ContinueModel (the board link's later cases of one job, protocol 6).
+  bool keep_loaded = false;
   /// Bytes of the artifact and the I/O files that the caller took from BoardMemory (they count
   /// in the "does not fit" message and check); 0 when they live elsewhere.
   size_t preallocated_artifact = 0;
@@ -135,6 +139,15 @@ struct RunnerResult {
 /// expected outputs of the wrong size or count), 3 invalid artifact, 4 runtime error or does not
 /// fit.
 int RunModel(const RunnerRequest& request, RunnerResult* result);
+
+/// Runs one more case on the model the last RunModel kept loaded (request.keep_loaded), in the
+/// state the earlier runs left it: a streaming op's frames and resource variables carry over, as
+/// between the cases of one RunModel. `request.artifact` must be the bytes that run loaded (the
+/// same address); `cases` and the memory fields are not used. Returns as RunModel does; 2 when
+/// no such model is kept. A run that ends in an error (2-4) forgets the model. The model's
+/// buffers stay taken from BoardMemory until the caller releases them (before the next
+/// RunModel); what the case itself takes is given back.
+int ContinueModel(const RunnerRequest& request, RunnerResult* result);
 
 /// Bytes of the runtime pools a run takes from BoardMemory besides the planned buffers
 /// (persistent, temp, and the ETDump buffer when `etdump`), for an early "does not fit" check.

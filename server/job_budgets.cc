@@ -22,7 +22,8 @@ absl::Status ValidateBudgets(const v1::Budgets& budgets) {
 }
 
 std::string JudgeBudgets(v1::Job& job, const std::optional<std::string>& report_json,
-                         const std::string& report_error, const std::string& clock_kind) {
+                         const std::string& report_error, const std::string& clock_kind,
+                         bool no_output) {
   job.clear_budget_checks();
   const run::BudgetLimits limits = BudgetLimitsOf(job.spec().budgets());
   if (limits.empty()) return "";
@@ -33,6 +34,7 @@ std::string JudgeBudgets(v1::Job& job, const std::optional<std::string>& report_
     measured.report_missing = report_error;
   }
   run::MeasureLatency(job.inference_us(), clock_kind, measured);
+  if (no_output) run::NoLatencyToJudge(clock_kind, measured);
   const std::vector<run::BudgetCheck> checks = run::CheckBudgets(limits, measured);
   for (const run::BudgetCheck& check : checks) {
     v1::BudgetCheck& out = *job.add_budget_checks();

@@ -23,9 +23,11 @@ absl::Status ValidateBudgets(const v1::Budgets& budgets);
 /// clock gave no time) on the clock `clock_kind` (v1::RunResult.inference_clock;
 /// run::MeasureLatency: a QEMU clock leaves it unmeasured, "" = not recorded), SRAM, flash and
 /// NPU MACs from the compile report's text (nullopt when it could not be read, with
-/// `report_error` as the reason). Returns the failed budgets in one
-/// phrase for the verdict message, empty when all passed.
+/// `report_error` as the reason). `no_output`: no inference of the run produced output (the
+/// run's outcome is NO_OUTPUT), so the latency is not judged (run::NoLatencyToJudge). Returns
+/// the failed budgets in one phrase for the verdict message, empty when all passed.
 std::string JudgeBudgets(v1::Job& job, const std::optional<std::string>& report_json,
-                         const std::string& report_error, const std::string& clock_kind = "");
+                         const std::string& report_error, const std::string& clock_kind = "",
+                         bool no_output = false);
 
 }  // namespace boardlab::server

@@ -259,10 +259,11 @@ void Lab::FinishRun(JobEntry& entry, const v1::RunResult& result) {
       report_error = absl::StrCat("compile report unreadable: ", read.status().message());
     }
   }
-  const std::string failed_budgets =
-      JudgeBudgets(job, report, report_error, result.inference_clock());
-  // No output yet is not a failure of the outputs: only a budget makes such a run a FAIL.
+  // No output yet is not a failure of the outputs: only a budget makes such a run a FAIL (not
+  // the latency, which such a run does not measure).
   const bool no_output = result.outcome() == v1::RUN_OUTCOME_NO_OUTPUT;
+  const std::string failed_budgets =
+      JudgeBudgets(job, report, report_error, result.inference_clock(), no_output);
   const bool outputs_pass = result.outcome() == v1::RUN_OUTCOME_PASS || no_output;
   if (failed_budgets.empty()) {
     Finish(entry,

@@ -38,6 +38,8 @@ std::string ValueText(double value, const std::string& unit) {
 
 // "612.5 us (simulated RT700)", or "not measured (reason)".
 std::string MeasuredText(const BudgetCheck& check) {
+  // A check without a figure passes only when it was not to be judged (NoLatencyToJudge).
+  if (!check.measured && check.passed) return "not judged (" + check.detail + ")";
   if (!check.measured) return "not measured (" + check.detail + ")";
   return ValueText(*check.measured, check.unit) +
          (check.clock.empty() ? "" : " (" + check.clock + ")");
@@ -196,20 +198,36 @@ std::string InferenceClockText(const std::string& clock_kind) {
   return text;
 }
 
-void MeasureLatency(double us, const std::string& clock_kind, BudgetMeasurements& measured) {
+namespace {
+
+// Why a clock of this kind gives no board time (QEMU's), or null when it does.
+const char* ClockGivesNoTime(const std::string& clock_kind) {
   switch (ClockKindNamed(clock_kind)) {
     case ClockKind::kQemuIcount:
-      measured.latency_missing = "a QEMU board counts instructions, not time";
-      return;
+      return "a QEMU board counts instructions, not time";
     case ClockKind::kQemuVirtualTime:
-      measured.latency_missing = "QEMU's virtual time follows the host, not the board";
-      return;
+      return "QEMU's virtual time follows the host, not the board";
     default:
-      break;
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+void MeasureLatency(double us, const std::string& clock_kind, BudgetMeasurements& measured) {
+  if (const char* why = ClockGivesNoTime(clock_kind)) {
+    measured.latency_missing = why;
+    return;
   }
   if (!(us > 0)) return;
   measured.latency_us = us;
   if (!clock_kind.empty()) measured.latency_clock = LatencyClockName(clock_kind);
+}
+
+void NoLatencyToJudge(const std::string& clock_kind, BudgetMeasurements& measured) {
+  if (ClockGivesNoTime(clock_kind) != nullptr) return;  // that failure stays: see the header
+  measured.latency_us.reset();
+  measured.latency_not_judged = "no inference produced output yet";
 }
 
 std::vector<BudgetCheck> CheckBudgets(const BudgetLimits& limits,
@@ -219,6 +237,10 @@ std::vector<BudgetCheck> CheckBudgets(const BudgetLimits& limits,
     checks.push_back(MakeCheck("latency", "us", "<=", *limits.max_latency_us, measured.latency_us,
                                measured.latency_missing));
     if (measured.latency_us) checks.back().clock = measured.latency_clock;
+    if (!measured.latency_not_judged.empty()) {
+      checks.back().passed = true;
+      checks.back().detail = measured.latency_not_judged;
+    }
   }
   if (limits.max_sram_bytes) {
     checks.push_back(MakeCheck("sram", "bytes", "<=", static_cast<double>(*limits.max_sram_bytes),

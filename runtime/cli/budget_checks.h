@@ -46,6 +46,9 @@ struct BudgetMeasurements {
   std::optional<double> flash_bytes;       // the artifact's size (compile report: artifact_bytes)
   std::optional<double> npu_macs_percent;  // compile report: totals.npu_macs_percent
   std::string latency_missing = "the board's clock gives no time";
+  /// Not empty: the latency is not judged, for this reason (no inference produced output); the
+  /// check then passes without a figure instead of failing (NoLatencyToJudge).
+  std::string latency_not_judged;
   std::string report_missing = "no compile report";
 };
 
@@ -104,6 +107,15 @@ std::string InferenceClockText(const std::string& clock_kind);
 /// instructions or follow the host, not the board, so their latency stays unmeasured with the
 /// reason; so does a time <= 0 (the clock gave none).
 void MeasureLatency(double us, const std::string& clock_kind, BudgetMeasurements& measured);
+
+/// For a run in which no inference produced output (a streaming op such as CIRCULAR_BUFFER ended
+/// every one early: the job is NO_OUTPUT): such an inference's time is no measure of the model's
+/// latency, so the latency budget is not judged. Its check passes without a figure, saying
+/// why (`latency not judged (no inference produced output yet) <= 700 us: pass`), as the
+/// outputs of such a run are neither passed nor failed. A clock that gives no time at all
+/// (QEMU's, by `clock_kind` as for MeasureLatency) still fails the check: that board can never
+/// judge it.
+void NoLatencyToJudge(const std::string& clock_kind, BudgetMeasurements& measured);
 
 /// One check per limit set, in the order latency, sram, flash, npu_macs.
 std::vector<BudgetCheck> CheckBudgets(const BudgetLimits& limits,

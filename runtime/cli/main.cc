@@ -1107,10 +1107,14 @@ int Run(const Args& args) {
   int code = RunArtifact(run_args, out);
   if (!out.error.empty()) return Fail(code, out.error);
   boardlab::run::NameFromDebugMap(map, out.profile);
-  // With cases the latency budget holds for the slowest case.
+  // With cases the latency budget holds for the slowest case that produced output; when no
+  // inference did, there is no latency to judge.
   const std::optional<double> slowest = boardlab::run::Summarize(out.cases).slowest_us;
   boardlab::run::MeasureLatency(HasCases(args) ? slowest.value_or(0) : out.profile.total_us,
                                 out.profile.clock.kind, measured);
+  if (out.verdict == "no_output") {
+    boardlab::run::NoLatencyToJudge(out.profile.clock.kind, measured);
+  }
   const std::vector<boardlab::run::BudgetCheck> budgets =
       boardlab::run::CheckBudgets(args.budgets, measured);
   if (args.profile == "json") {

@@ -122,7 +122,9 @@ struct CaseSummary {
   std::string max_abs_diff_case;       // the case it comes from (the first on a tie)
   size_t top1_compared = 0;            // cases with a top-1 of both
   size_t top1_agreed = 0;
-  std::optional<double> slowest_us;  // the largest mean inference time of a case
+  // The largest mean inference time of a case that produced output (what a latency budget
+  // judges); absent when no case did, or the clock gave no time.
+  std::optional<double> slowest_us;
   std::string slowest_case;
 };
 

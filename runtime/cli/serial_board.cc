@@ -8,6 +8,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <random>
 
 #include "nlohmann/json.hpp"
 #include "runtime/cli/input_spec.h"
@@ -355,6 +356,9 @@ int RunOneCase(const SerialRunOptions& options, const ModelIo& model, const Case
                absl::Status& status) {
   if (const int code = ReadRunFiles(model, c.inputs, c.expected, job); code >= 0) return code;
   job.want_etdump = !options.etdump.empty() && run.outcomes.empty();
+  // The first case loads the model; the others continue on it, so a streaming op's state
+  // carries from case to case as on the sim and qemu boards.
+  job.continue_loaded_model = !run.outcomes.empty();
   link::HostJobReport report;
   status = session.RunJob(job, &report);
   if (run.outcomes.empty()) run.first = report;
@@ -387,8 +391,8 @@ int RunOneCase(const SerialRunOptions& options, const ModelIo& model, const Case
 }
 
 // Every case in one session: the board's artifact cache holds the artifact after the first case,
-// so later cases send only their inputs and expected outputs. Stops at the first case the board
-// could not run.
+// so later cases send only their inputs and expected outputs, and run on the model the first
+// case loaded (protocol 6). Stops at the first case the board could not run.
 SerialCases RunCases(const SerialRunOptions& options, const ModelIo& model,
                      link::HostSession& session, link::HostJob& job, absl::Status& status) {
   SerialCases run;
@@ -437,6 +441,14 @@ int FinishCases(const SerialRunOptions& options, const link::Hello& hello, Seria
   return run.code;
 }
 
+// A job number for the board (protocol 6), never 0: random, so that a continuing RUN cannot
+// meet the model of another host's job on a shared board.
+uint32_t NewJobId() {
+  std::random_device random;
+  std::uniform_int_distribution<uint32_t> any(1, UINT32_MAX);
+  return any(random);
+}
+
 }  // namespace
 
 bool IsTestFaultName(const std::string& name) {
@@ -448,6 +460,7 @@ int RunOnSerialBoard(const SerialRunOptions& options) {
   link::HostJob job;
   ModelIo model;
   if (const int code = PrepareJob(options, model, job); code >= 0) return code;
+  job.job_id = NewJobId();
 
   json doc = {{"port", options.port}, {"artifact", options.artifact}};
   std::string error;

@@ -364,6 +364,8 @@ void BoardEndpoint::OnBlobBegin(const BlobBegin& begin) {
                        size, static_cast<unsigned>(cache_.capacity()));
         return;
       }
+      // Reserving may evict or move the cached artifacts, the loaded model's among them.
+      model_loaded_ = false;
       blob_data_ = cache_.Reserve(begin.digest, begin.size);
       break;
     case BlobKind::kInput:
@@ -474,6 +476,13 @@ bool BoardEndpoint::RefuseRun(const RunCommand& run, RunRequest* request, Result
              run.artifact.ToHex(hex, 8));
     return true;
   }
+  if ((run.flags & RunCommand::kContinue) != 0 && !HoldsModelOf(run)) {
+    snprintf(result->message, sizeof(result->message),
+             "not run: RUN continues job %lu on artifact sha256 %s..., but the board holds no "
+             "model that job loaded (the board was reset, or another job or artifact came since)",
+             static_cast<unsigned long>(run.job), run.artifact.ToHex(hex, 8));
+    return true;
+  }
   for (uint8_t i = 0; i < run.num_inputs; ++i) {
     if (inputs_[i].data == nullptr) {
       snprintf(result->message, sizeof(result->message), "input %u was not sent", unsigned{i});
@@ -492,6 +501,10 @@ bool BoardEndpoint::RefuseRun(const RunCommand& run, RunRequest* request, Result
   return false;
 }
 
+bool BoardEndpoint::HoldsModelOf(const RunCommand& run) const {
+  return model_loaded_ && loaded_job_ == run.job && loaded_artifact_ == run.artifact;
+}
+
 void BoardEndpoint::OnRun(const RunCommand& run) {
   outcome_ = RunOutcome{};
   Result& result = outcome_.result;
@@ -505,6 +518,7 @@ void BoardEndpoint::OnRun(const RunCommand& run) {
     request.iterations = run.iterations == 0 ? 1 : run.iterations;
     request.atol = run.atol;
     request.want_etdump = (run.flags & RunCommand::kSendEtdump) != 0;
+    request.continue_loaded = (run.flags & RunCommand::kContinue) != 0;
     request.between_kernels = &BoardEndpoint::ServiceDuringRun;
     request.context = this;
     busy_ = true;
@@ -519,6 +533,11 @@ void BoardEndpoint::OnRun(const RunCommand& run) {
       return;
     }
   }
+  // A model that failed to load or run is in no state to continue from; one that ran is kept
+  // for the job's next case.
+  model_loaded_ = result.exit_code <= 1;
+  loaded_job_ = run.job;
+  loaded_artifact_ = run.artifact;
   SendRunResult(run, outcome_);
   ResetJob();
 }

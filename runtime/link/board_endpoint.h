@@ -41,6 +41,9 @@ struct RunRequest {
   uint32_t iterations = 1;
   double atol = 0;
   bool want_etdump = false;
+  /// Protocol 6: run on the model the runner loaded for the previous RUN (the same artifact,
+  /// checked by the endpoint), keeping its state; false: load `artifact` afresh.
+  bool continue_loaded = false;
   /// The runner calls this between kernels (e.g. from its profiling clock): it kicks the
   /// watchdog and keeps the link answering (acknowledging) while the model runs.
   void (*between_kernels)(void* context) = nullptr;
@@ -144,6 +147,8 @@ class BoardEndpoint {
   void OnRun(const RunCommand& run);
   // Fills `result` with why RUN cannot run (a blob of the job refused, or missing); false: it can.
   bool RefuseRun(const RunCommand& run, RunRequest* request, Result* result);
+  // Whether the runner holds the model a RUN of `run`'s job loaded, for `run` to continue on.
+  bool HoldsModelOf(const RunCommand& run) const;
   bool SendRunResult(const RunCommand& run, RunOutcome& outcome);
   bool SendBlob(BlobKind kind, uint8_t index, ConstBytes bytes);
   // Sends a message, receiving and retransmitting while the window is full. False when the
@@ -195,6 +200,12 @@ class BoardEndpoint {
   // waiting for the answers (protocol 4), so that RUN is answered with an error, not run.
   bool job_refused_ = false;
   char refused_what_[40] = {};  // e.g. "artifact 0", "input 1", "the artifact in the model slot"
+  // The model the runner keeps loaded after a RUN that ran (protocol 6): which job loaded it and
+  // from which artifact. Forgotten when a RUN fails or is refused and when an artifact blob
+  // begins (the cache may move the bytes the loaded program points into); a reset empties RAM.
+  bool model_loaded_ = false;
+  uint32_t loaded_job_ = 0;
+  Digest loaded_artifact_;
 
   uint8_t incoming_[kMaxPayload];  // a copy of the frame being handled (the link's is released)
   uint8_t scratch_[kMaxPayload];   // messages being built

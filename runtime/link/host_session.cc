@@ -517,7 +517,9 @@ absl::Status HostSession::SendRun(const HostJob& job, HostJobReport* report) {
   run.iterations = job.iterations;
   run.atol = job.atol;
   run.flags = (job.want_outputs ? RunCommand::kSendOutputs : 0) |
-              (job.want_etdump ? RunCommand::kSendEtdump : 0);
+              (job.want_etdump ? RunCommand::kSendEtdump : 0) |
+              (job.continue_loaded_model ? RunCommand::kContinue : 0);
+  run.job = job.job_id;
   run.num_inputs = static_cast<uint8_t>(job.inputs.size());
   run.num_expected = static_cast<uint8_t>(job.expected.size());
   run.test_fault = job.test_fault;

@@ -73,6 +73,13 @@ struct HostJob {
   /// The flash tool wrote `artifact` into the board's model slot (protocol 3): it is not sent;
   /// MODEL_SLOT names it and the board checks the slot's SHA-256 before running it in place.
   bool artifact_in_slot = false;
+  /// Protocol 6: the host's number for its job (any value but 0, e.g. random), the same for
+  /// every case of one job; the board keeps it with the model a RUN loaded.
+  uint32_t job_id = 0;
+  /// Run on the model this job's previous RUN loaded, in the state it left (a later case of a
+  /// many-case job; needs job_id). The board refuses (an error RESULT, exit 2) when it no longer
+  /// holds that model, e.g. after a reset. False: the model is loaded afresh.
+  bool continue_loaded_model = false;
 };
 
 struct HostJobReport {

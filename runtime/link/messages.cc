@@ -246,6 +246,7 @@ size_t Encode(const RunCommand& m, uint8_t* out, size_t size) {
   w.U8(m.num_inputs);
   w.U8(m.num_expected);
   w.U8(static_cast<uint8_t>(m.test_fault));
+  w.U32(m.job);
   return Finish(w);
 }
 
@@ -259,7 +260,10 @@ bool Decode(const uint8_t* payload, size_t size, RunCommand* m) {
   m->num_expected = r.U8();
   const uint8_t fault = r.U8();
   m->test_fault = static_cast<TestFault>(fault);
-  return Done(r) && fault <= 4 && m->num_inputs <= kMaxTensors && m->num_expected <= kMaxTensors;
+  m->job = r.U32();
+  return Done(r) && fault <= 4 && m->num_inputs <= kMaxTensors && m->num_expected <= kMaxTensors &&
+         (m->flags & ~RunCommand::kKnownFlags) == 0 &&
+         ((m->flags & RunCommand::kContinue) == 0 || m->job != 0);
 }
 
 size_t Encode(const ModelSlot& m, uint8_t* out, size_t size) {

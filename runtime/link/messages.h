@@ -30,7 +30,10 @@ namespace boardlab::link {
 /// 5: RESULT's verdict may be "no output" (the last inference ended early: a streaming op such
 /// as CIRCULAR_BUFFER waits for more input, so no output was compared), and RESULT says how
 /// many of the run's inferences produced output.
-inline constexpr uint16_t kProtocolVersion = 5;
+/// 6: RUN names the host's job and may continue on the model the job's previous RUN loaded
+/// (its streaming state kept), so the cases of one job run on one loaded model, as on the sim
+/// and qemu boards; a RUN that does not continue loads the model afresh.
+inline constexpr uint16_t kProtocolVersion = 6;
 
 /// Inputs, expected outputs and outputs of one RUN (blob indexes are 8 bits).
 inline constexpr size_t kMaxTensors = 64;
@@ -169,6 +172,12 @@ enum class TestFault : uint8_t {
 struct RunCommand {
   static constexpr uint8_t kSendOutputs = 1;
   static constexpr uint8_t kSendEtdump = 2;
+  /// Protocol 6: run on the model the previous RUN of the same `job` loaded, with the state its
+  /// streaming ops and resource variables were left in (a later case of a many-case job).
+  /// Without it the board loads the model afresh. The board refuses (RESULT error, nothing
+  /// runs) when it holds no such model: it was reset, or another job or artifact ran since.
+  static constexpr uint8_t kContinue = 4;
+  static constexpr uint8_t kKnownFlags = kSendOutputs | kSendEtdump | kContinue;
 
   Digest artifact;
   uint32_t iterations = 1;
@@ -177,6 +186,9 @@ struct RunCommand {
   uint8_t num_inputs = 0;    // how many inputs the host sent (the model's count)
   uint8_t num_expected = 0;  // how many expected outputs it sent
   TestFault test_fault = TestFault::kNone;
+  /// Protocol 6: the host's number for its job (not 0 with kContinue): the board keeps it with
+  /// the model a RUN loaded, and runs a continuing RUN only on the model of the same job.
+  uint32_t job = 0;
 };
 
 /// MODEL_SLOT, host -> board (protocol 3): "the artifact `digest` of `size` bytes is in your model

@@ -238,6 +238,32 @@ TEST(BudgetChecks, QemuClocksLeaveTheLatencyUnmeasured) {
   EXPECT_EQ(run::FailedBudgetsMessage(run::CheckBudgets(limits, sim)), "");
 }
 
+// A run in which no inference produced output has no latency to judge: the check passes without
+// a figure and says why, whatever the early-ended inference took (or when no case gave a time).
+// A QEMU clock still fails it: no run on that board could be judged.
+TEST(BudgetChecks, NoInferenceWithOutputLeavesTheLatencyNotJudged) {
+  run::BudgetLimits limits;
+  limits.max_latency_us = 100;
+  for (const double us : {400.0, 0.0}) {
+    run::BudgetMeasurements measured;
+    run::MeasureLatency(us, "rt700-sim-cycles", measured);
+    run::NoLatencyToJudge("rt700-sim-cycles", measured);
+    const std::vector<run::BudgetCheck> checks = run::CheckBudgets(limits, measured);
+    ASSERT_EQ(checks.size(), 1u);
+    EXPECT_FALSE(checks[0].measured) << us;
+    EXPECT_TRUE(checks[0].passed) << us;
+    EXPECT_EQ(run::DescribeCheck(checks[0]),
+              "latency not judged (no inference produced output yet) <= 100 us: pass");
+    EXPECT_EQ(run::FailedBudgetsMessage(checks), "");
+  }
+  run::BudgetMeasurements qemu;
+  run::MeasureLatency(400, "qemu-icount", qemu);
+  run::NoLatencyToJudge("qemu-icount", qemu);
+  const std::vector<run::BudgetCheck> checks = run::CheckBudgets(limits, qemu);
+  EXPECT_FALSE(checks[0].passed);
+  EXPECT_THAT(run::DescribeCheck(checks[0]), HasSubstr("latency not measured (a QEMU board"));
+}
+
 // boardlab-run checks the same budgets on a sim run: exit 1 when one fails, and the checks in
 // its JSON document.
 class RunBudgetsTest : public ::testing::Test {

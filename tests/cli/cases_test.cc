@@ -196,6 +196,20 @@ TEST(CasesVerdictTest, EachCaseAndTheAggregate) {
   EXPECT_THAT(out.str(), HasSubstr("inference: 619.8 us (slowest of 3 cases: case0)"));
 }
 
+// Cases whose last inference ended early time no whole inference: the latency line counts
+// only the cases with output, whose slowest the latency budget judges.
+TEST(CasesVerdictTest, TheLatencyLineCountsTheCasesWithOutput) {
+  v1::Job job = CasesJob(3, 0);
+  job.mutable_cases(0)->set_no_output(true);
+  job.mutable_cases(0)->set_passed(false);
+  job.mutable_case_summary()->set_no_output(1);
+  job.mutable_case_summary()->set_passed(2);
+  job.mutable_case_summary()->set_slowest_case("case1");
+  std::ostringstream out;
+  PrintVerdict(job, out);
+  EXPECT_THAT(out.str(), HasSubstr("inference: 619.8 us (slowest of 2 cases with output: case1)"));
+}
+
 TEST(CasesVerdictTest, ManyCasesListOnlyTheFailingOnes) {
   std::ostringstream out;
   PrintVerdict(CasesJob(50, 2), out);

@@ -1,7 +1,9 @@
 // "No output yet" on the firmware under QEMU: a CIRCULAR_BUFFER model ends every other
 // inference early (TFLite Micro's kTfLiteAbort). The semihosting firmware (--board qemu) and the
 // board-link firmware (--board serial, protocol 5) both report such an inference as no output,
-// not judged against the expected bytes, and judge the outputs of the next one again.
+// not judged against the expected bytes, and judge the outputs of the next one again. The cases
+// of one job share the loaded model and its frames on every board (protocol 6 for serial): the
+// same verdicts and outputs as the sim board, and the next job starts afresh.
 //
 // QEMU is needed: the point is what the firmware itself reports. One boot per test.
 
@@ -66,6 +68,15 @@ class FirmwareNoOutput : public ::testing::Test {
     return Path("cases.json");
   }
 
+  // The four cases of one boot's worth of frames: a and c end early (their wrong expected bytes
+  // are not judged); b and d pass only on a model that kept the frames of the cases before.
+  json FourCases() {
+    return {Case("a", {1, 2, 3}, kWrong),
+            Case("b", {4, 5, 6}, {0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6}),
+            Case("c", {7, 8, 9}, kWrong),
+            Case("d", {10, 11, 12}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})};
+  }
+
   fs::path dir_;
 };
 
@@ -80,10 +91,7 @@ json ReadJson(const std::string& path) {
 TEST_F(FirmwareNoOutput, SemihostingFirmwareReportsCasesWithoutOutput) {
   const std::string why = WhyFirmwareCannotRun(BOARDLAB_FIRMWARE_ELF, NeedsRun::kYes);
   if (!why.empty()) GTEST_SKIP() << why;
-  const json cases = {Case("a", {1, 2, 3}, kWrong),
-                      Case("b", {4, 5, 6}, {0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6}),
-                      Case("c", {7, 8, 9}, kWrong),
-                      Case("d", {10, 11, 12}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})};
+  const json cases = FourCases();
   const std::string env = "BOARDLAB_FIRMWARE_ELF=" + std::string(BOARDLAB_FIRMWARE_ELF) +
                           " BOARDLAB_QEMU_RUNNER=" + BOARDLAB_FIRMWARE_RUNNER + " ";
   const std::string results = Path("results.json");
@@ -151,6 +159,51 @@ TEST_F(FirmwareNoOutput, BoardLinkFirmwareReportsNoOutputInItsResult) {
   const CommandResult wrong = run(2, "wrong.bin", "wrong.json");
   EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
   EXPECT_NE(wrong.output.find("result: FAIL ticks "), std::string::npos) << wrong.output;
+}
+
+// Board-link firmware, one boot: the four cases of one job run as four RUNs that continue on the
+// model the first one loaded (protocol 6), so their verdicts and outputs are the sim board's,
+// which runs them on one loaded method. A second job on the same board starts afresh: its b
+// passes only if its a was the first frame again.
+TEST_F(FirmwareNoOutput, BoardLinkCasesKeepTheModelStateAsOnSimAndTheNextJobStartsAfresh) {
+  const std::string why = WhyFirmwareCannotRun(BOARDLAB_FIRMWARE_AN505_ELF, NeedsRun::kYes);
+  if (!why.empty()) GTEST_SKIP() << why;
+  const std::string manifest = Manifest(FourCases());
+  const CommandResult sim = testing::RunCommand(
+      testing::RunBinary() + " --board sim " + Path("cb.pte") + " --cases " + manifest +
+      " --case-results " + Path("sim.json") + " --outputs " + Path("sim"));
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  const json sim_doc = ReadJson(Path("sim.json"));
+  ASSERT_TRUE(sim_doc.is_object()) << sim.output;
+
+  testing::QemuBoard board(dir_, BOARDLAB_QEMU_BOARD, BOARDLAB_FIRMWARE_AN505_ELF);
+  ASSERT_TRUE(board.Start());
+  for (const std::string job : {"first", "second"}) {
+    SCOPED_TRACE(job + " job");
+    const CommandResult r =
+        testing::RunCommand(testing::RunBinary() + " --board serial --port " + board.port() + " " +
+                            Path("cb.pte") + " --cases " + manifest + " --case-results " +
+                            Path(job + ".json") + " --outputs " + Path(job) + " --timeout 120");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const json doc = ReadJson(Path(job + ".json"));
+    ASSERT_TRUE(doc.is_object()) << r.output;
+    ASSERT_EQ(doc["cases"].size(), 4u) << doc;
+    const std::string verdicts[] = {"no_output", "pass", "no_output", "pass"};
+    for (size_t i = 0; i < 4; ++i) {
+      const std::string name = sim_doc["cases"][i]["name"];
+      EXPECT_EQ(doc["cases"][i]["name"], name) << doc;
+      EXPECT_EQ(doc["cases"][i]["verdict"], verdicts[i]) << doc;
+      EXPECT_EQ(doc["cases"][i]["verdict"], sim_doc["cases"][i]["verdict"]) << doc << sim_doc;
+      if (verdicts[i] == "pass") {
+        EXPECT_EQ(testing::ReadFile(Path(job + "/" + name + "/output0.bin")),
+                  testing::ReadFile(Path("sim/" + name + "/output0.bin")))
+            << name;
+      }
+    }
+    EXPECT_EQ(doc["case_summary"]["passed"], 2) << doc;
+    EXPECT_EQ(doc["case_summary"]["no_output"], 2) << doc;
+    EXPECT_NE(r.output.find("(cache hit), not sent"), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

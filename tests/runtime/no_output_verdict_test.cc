@@ -153,5 +153,41 @@ TEST_F(NoOutputCases, RunWhoseOnlyCaseEndedEarlyHasNoOutputYet) {
   EXPECT_NE(table.output.find("verdict: NO OUTPUT YET"), std::string::npos) << table.output;
 }
 
+// A latency budget judges only inferences that produced output: the slowest case of output
+// (b, although a, which ended early, took as long), and no latency at all when no inference
+// produced output (the check passes, saying so; the run stays NO_OUTPUT, exit 0).
+TEST_F(NoOutputCases, LatencyBudgetJudgesOnlyInferencesWithOutput) {
+  nlohmann::json cases = nlohmann::json::array();
+  AddCase("a", {1, 2, 3}, Bytes(12, 0x7f), cases);
+  AddCase("b", {4, 5, 6}, {0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6}, cases);
+  std::string text = nlohmann::json{{"cases", cases}}.dump();
+  ASSERT_TRUE(boardlab::testing::WriteFile(Path("two.json"), Bytes(text.begin(), text.end())));
+  const CommandResult judged =
+      Run(Path("cb.pte") + " --cases " + Path("two.json") + " --max-latency-us 0.001");
+  EXPECT_EQ(judged.exit_code, 1) << judged.output;
+  EXPECT_NE(judged.output.find("budget failed: latency "), std::string::npos) << judged.output;
+  const CommandResult json_run = Run(
+      Path("cb.pte") + " --cases " + Path("two.json") + " --max-latency-us 0.001 --profile json",
+      /*with_stderr=*/false);
+  const nlohmann::json doc = nlohmann::json::parse(json_run.output, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << json_run.output;
+  EXPECT_EQ(doc["case_summary"]["slowest_case"], "b") << doc["case_summary"];
+
+  cases.erase(1);
+  text = nlohmann::json{{"cases", cases}}.dump();
+  ASSERT_TRUE(boardlab::testing::WriteFile(Path("one.json"), Bytes(text.begin(), text.end())));
+  const CommandResult none =
+      Run(Path("cb.pte") + " --cases " + Path("one.json") + " --max-latency-us 0.001");
+  EXPECT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_NE(none.output.find("budget latency not judged (no inference produced output yet) <= "
+                             "0.001 us: pass"),
+            std::string::npos)
+      << none.output;
+  const CommandResult single =
+      Run(Path("cb.pte") + " --input " + Path("in.bin") + " --iterations 1 --max-latency-us 0.001");
+  EXPECT_EQ(single.exit_code, 0) << single.output;
+  EXPECT_NE(single.output.find("budget latency not judged"), std::string::npos) << single.output;
+}
+
 }  // namespace
 }  // namespace boardlab::runtime::testing

@@ -348,6 +348,23 @@ TEST(CaseSummaryTest, AddsUpPassedMaxDiffTopOneAndSlowest) {
             "600.00 us");
 }
 
+// A case whose last inference a streaming op ended early times no whole inference: it is not
+// the slowest, however long it took, and with no case of output there is no slowest at all.
+TEST(CaseSummaryTest, SlowestIsOfTheCasesThatProducedOutput) {
+  std::vector<CaseOutcome> outcomes = {Outcome("a", {}, {}, {}, 900.0),
+                                       Outcome("b", {Checked(true, 0)}, {}, {}, 600.0),
+                                       Outcome("c", {}, {}, {}, 950.0)};
+  outcomes[0].no_output = true;
+  outcomes[2].no_output = true;
+  CaseSummary s = Summarize(outcomes);
+  EXPECT_EQ(s.slowest_us, 600.0);
+  EXPECT_EQ(s.slowest_case, "b");
+  outcomes.erase(outcomes.begin() + 1);
+  s = Summarize(outcomes);
+  EXPECT_FALSE(s.slowest_us);
+  EXPECT_EQ(s.slowest_case, "");
+}
+
 TEST(CaseSummaryTest, UnverifiedCasesPassAndUncomparableOutputsCountAsInfinite) {
   OutputVerdict wrong = Checked(false, 0);
   wrong.error = "expected 4 bytes, got 3";

@@ -100,5 +100,18 @@ TEST(JobBudgets, AJobWithoutBudgetsHasNoChecks) {
   EXPECT_EQ(job.budget_checks_size(), 0);
 }
 
+// A run whose every inference ended early (NO_OUTPUT) is not judged on its latency: the check
+// passes without a figure, while the compile report's budgets are judged as ever.
+TEST(JobBudgets, NoOutputRunHasNoLatencyJudged) {
+  v1::Job job = JobWithBudgets(600, 2048, 3999, 80);  // 612.5 us would fail the latency
+  EXPECT_EQ(JudgeBudgets(job, std::string(kReport), "", "rt700-sim-cycles", /*no_output=*/true),
+            "budget failed: flash 4000 bytes > 3999 bytes");
+  ASSERT_EQ(job.budget_checks_size(), 4);
+  const v1::BudgetCheck& latency = job.budget_checks(0);
+  EXPECT_TRUE(latency.passed());
+  EXPECT_FALSE(latency.has_measured());
+  EXPECT_EQ(latency.detail(), "no inference produced output yet");
+}
+
 }  // namespace
 }  // namespace boardlab::server

@@ -2,7 +2,8 @@
 // HostSession), so that a test can send what a correct host never would: an artifact whose bytes
 // do not match its digest, a blob too large for the board, and RUN right after them without
 // waiting for the BLOB_STATUS answers (protocol 4). The board must answer each blob, then answer
-// the RUN with an error RESULT without running anything, and run the next job normally.
+// the RUN with an error RESULT without running anything, and run the next job normally. A RUN
+// that continues on the loaded model (protocol 6) runs only on the model its own job loaded.
 
 #include <gtest/gtest.h>
 
@@ -270,6 +271,68 @@ TEST_F(BoardEndpointTest, RunAfterARefusedModelSlotIsAnErrorAndNothingRuns) {
   EXPECT_EQ(refused.kind, BlobKind::kModelSlot);
   EXPECT_EQ(refused.status, BlobStatusCode::kTooLarge);
   ExpectNotRun("the artifact in the model slot");
+}
+
+// Protocol 6: a RUN that continues runs on the model its job's previous RUN loaded; without one
+// (nothing ran yet, another job ran, an artifact blob began since, a RUN failed) it is refused
+// with RESULT exit 2 and nothing runs.
+TEST_F(BoardEndpointTest, ContinuingRunRunsOnlyOnTheModelItsJobLoaded) {
+  const std::vector<uint8_t> artifact = RandomBytes(3000, 7);
+  const std::vector<uint8_t> input = RandomBytes(64, 8);
+  const auto run = [&](uint32_t job, bool continuing) {
+    RunCommand r = Run(artifact, 1);
+    r.job = job;
+    r.flags = continuing ? RunCommand::kContinue : 0;
+    host_.SendBlob(BlobKind::kInput, 0, input);
+    host_.Send(FrameType::kRun, r);
+    EXPECT_EQ(host_.NextStatus().status, BlobStatusCode::kStored);
+    return host_.NextResult();
+  };
+  const auto expect_refused = [&](const Result& result, uint32_t job) {
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.verdict, Verdict::kError);
+    EXPECT_NE(
+        std::string(result.message)
+            .find("not run: RUN continues job " + std::to_string(job) + " on artifact sha256 "),
+        std::string::npos)
+        << result.message;
+    EXPECT_NE(std::string(result.message).find("but the board holds no model that job loaded"),
+              std::string::npos)
+        << result.message;
+  };
+  host_.SendBlob(BlobKind::kArtifact, 0, artifact);
+  EXPECT_EQ(host_.NextStatus().status, BlobStatusCode::kStored);
+
+  expect_refused(run(7, true), 7);  // nothing loaded yet
+  EXPECT_EQ(board_->runner().runs(), 0);
+
+  EXPECT_EQ(run(7, false).exit_code, 0);  // loads afresh
+  EXPECT_EQ(run(7, true).exit_code, 0);   // the job's next case continues
+  EXPECT_EQ(board_->runner().runs(), 2);
+  EXPECT_EQ(board_->runner().continued_runs(), 1);
+
+  expect_refused(run(8, true), 8);  // another job
+  expect_refused(run(7, true), 7);  // a refused RUN ended job 7's model too
+  EXPECT_EQ(board_->runner().runs(), 2);
+
+  EXPECT_EQ(run(7, false).exit_code, 0);
+  host_.SendBlob(BlobKind::kArtifact, 0, RandomBytes(2000, 9));  // may move the cached bytes
+  EXPECT_EQ(host_.NextStatus().status, BlobStatusCode::kStored);
+  expect_refused(run(7, true), 7);
+
+  // A model that failed to load is nothing to continue on.
+  const std::vector<uint8_t> bad = {'B', 'A', 'D', 1, 2, 3};
+  host_.SendBlob(BlobKind::kArtifact, 0, bad);
+  EXPECT_EQ(host_.NextStatus().status, BlobStatusCode::kStored);
+  RunCommand load_bad = Run(bad, 0);
+  load_bad.job = 9;
+  host_.Send(FrameType::kRun, load_bad);
+  EXPECT_EQ(host_.NextResult().exit_code, 3);
+  load_bad.flags = RunCommand::kContinue;
+  host_.Send(FrameType::kRun, load_bad);
+  expect_refused(host_.NextResult(), 9);
+  EXPECT_EQ(board_->runner().runs(), 4);
+  EXPECT_EQ(board_->runner().continued_runs(), 1);
 }
 
 }  // namespace

@@ -317,6 +317,7 @@ class FakeRunner : public BoardRunner {
 
   void Run(const RunRequest& request, RunOutcome* outcome) override {
     ++runs_;
+    if (request.continue_loaded) ++continued_runs_;
     Result& r = outcome->result;
     const std::string head(reinterpret_cast<const char*>(request.artifact.data),
                            std::min<size_t>(3, request.artifact.size));
@@ -370,9 +371,11 @@ class FakeRunner : public BoardRunner {
   void set_etdump_bytes(size_t bytes) { etdump_bytes_ = bytes; }
   void set_log(BoardEndpoint* endpoint) { log_ = endpoint; }
   int runs() const { return runs_; }
+  int continued_runs() const { return continued_runs_; }  // asked to continue (protocol 6)
 
  private:
   std::atomic<int> runs_{0};
+  std::atomic<int> continued_runs_{0};
   int run_ms_ = 0;
   size_t etdump_bytes_ = 5000;
   BoardEndpoint* log_ = nullptr;

@@ -213,10 +213,11 @@ TEST(Messages, Run) {
   m.artifact = DigestOf(1);
   m.iterations = 1000;
   m.atol = 2.5;
-  m.flags = RunCommand::kSendOutputs | RunCommand::kSendEtdump;
+  m.flags = RunCommand::kSendOutputs | RunCommand::kSendEtdump | RunCommand::kContinue;
   m.num_inputs = 2;
   m.num_expected = 1;
   m.test_fault = TestFault::kHardFault;
+  m.job = 0xdeadbeef;
   const RunCommand b = RoundTrip(m);
   EXPECT_EQ(b.artifact, DigestOf(1));
   EXPECT_EQ(b.iterations, 1000u);
@@ -225,10 +226,31 @@ TEST(Messages, Run) {
   EXPECT_EQ(b.num_inputs, 2);
   EXPECT_EQ(b.num_expected, 1);
   EXPECT_EQ(b.test_fault, TestFault::kHardFault);
+  EXPECT_EQ(b.job, 0xdeadbeefu);
   m.num_inputs = kMaxTensors + 1;
   const std::vector<uint8_t> bytes = Encoded(m);
   RunCommand too_many;
   EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &too_many));
+}
+
+// Protocol 6: a continuing RUN names its job (0 is no job), and unknown flag bits are refused
+// rather than ignored (a newer host's request this board would not honour).
+TEST(Messages, RunRefusesContinueWithoutAJobAndUnknownFlags) {
+  RunCommand m;
+  m.artifact = DigestOf(2);
+  m.flags = RunCommand::kContinue;
+  m.job = 0;
+  std::vector<uint8_t> bytes = Encoded(m);
+  RunCommand decoded;
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &decoded));
+  m.flags = RunCommand::kSendOutputs | 8;
+  m.job = 7;
+  bytes = Encoded(m);
+  EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &decoded));
+  m.flags = RunCommand::kSendOutputs;
+  m.job = 0;  // a RUN that loads afresh may leave its job unnamed (boardlab-run's single runs)
+  bytes = Encoded(m);
+  EXPECT_TRUE(Decode(bytes.data(), bytes.size(), &decoded));
 }
 
 TEST(Messages, LogCutsLongLines) {
