@@ -30,6 +30,16 @@ static_assert(v1::JOB_STATE_DONE == 7);
   "number, record, owner, queue_deadline_ms, lease_deadline_ms, infra_failures, failed_boards, " \
   "cancel_requested"
 
+// Takes jobs and reads their events in one statement, so in one transaction without BEGIN and
+// COMMIT, in one round trip: `update` (an UPDATE of jobs without RETURNING) sets the owner;
+// each row has the job's columns, its id, `extra`, and one of its event records (NULL for a
+// job without events), in job number and event order (OwnedJobsWithEvents). A read of the
+// events that fails fails the statement, and nothing is taken.
+#define BOARDLAB_TAKE_WITH_EVENTS(update, extra)                                                  \
+  "WITH taken AS (" update " RETURNING " BOARDLAB_JOB_COLUMNS ", id" extra                        \
+  ") SELECT t.*, e.record FROM taken t LEFT JOIN events e ON e.job_id = t.id ORDER BY t.number, " \
+  "e.seq"
+
 // The queued jobs boards of type $2 with ids $3 (a bytea[]) may run, in the order they take
 // them: priority; then fair share over every replica (the running jobs of each tenant, counted
 // in the query); then the oldest.
@@ -38,6 +48,9 @@ static_assert(v1::JOB_STATE_DONE == 7);
   "state BETWEEN 3 AND 6 GROUP BY tenant) r ON r.tenant = j.tenant WHERE j.state = 2 AND "     \
   "j.owner IS NULL AND j.board_type = $2 AND (j.pinned_board = ''::bytea OR j.pinned_board = " \
   "ANY($3)) ORDER BY j.priority DESC, COALESCE(r.running, 0), j.number"
+
+// The claim's column that says whether other jobs wait: after the job's columns and its id.
+constexpr int kClaimMoreColumn = 9;
 
 // A claim looks at most at this many queued jobs of the board's type: a board whose tags match
 // none of the first ones waits until some of them are gone.
@@ -154,21 +167,27 @@ absl::Status PostgresStore::Notify(const char* channel, const std::string& paylo
       .status();
 }
 
+absl::StatusOr<OwnedJob> PostgresStore::OwnedJobAt(const Rows& rows, int row) {
+  OwnedJob owned;
+  owned.number = rows.Int(row, 0);
+  auto job = ParseRecord<v1::Job>(rows.Bytes(row, 1), "job");
+  if (!job.ok()) return job.status();
+  owned.job = *std::move(job);
+  owned.runtime.owner = rows.IsNull(row, 2) ? "" : rows.Bytes(row, 2);
+  owned.runtime.queue_deadline_ms = rows.Int(row, 3);
+  owned.runtime.lease_deadline_ms = rows.Int(row, 4);
+  owned.runtime.infra_failures = static_cast<int>(rows.Int(row, 5));
+  owned.runtime.failed_boards = SplitFailedBoards(rows.Bytes(row, 6));
+  owned.runtime.cancel_requested = rows.Int(row, 7) != 0;
+  return owned;
+}
+
 absl::StatusOr<std::vector<OwnedJob>> PostgresStore::OwnedJobsOf(const Rows& rows) {
   std::vector<OwnedJob> jobs;
   for (int row = 0; row < rows.size(); ++row) {
-    OwnedJob owned;
-    owned.number = rows.Int(row, 0);
-    auto job = ParseRecord<v1::Job>(rows.Bytes(row, 1), "job");
+    auto job = OwnedJobAt(rows, row);
     if (!job.ok()) return job.status();
-    owned.job = *std::move(job);
-    owned.runtime.owner = rows.IsNull(row, 2) ? "" : rows.Bytes(row, 2);
-    owned.runtime.queue_deadline_ms = rows.Int(row, 3);
-    owned.runtime.lease_deadline_ms = rows.Int(row, 4);
-    owned.runtime.infra_failures = static_cast<int>(rows.Int(row, 5));
-    owned.runtime.failed_boards = SplitFailedBoards(rows.Bytes(row, 6));
-    owned.runtime.cancel_requested = rows.Int(row, 7) != 0;
-    jobs.push_back(std::move(owned));
+    jobs.push_back(*std::move(job));
   }
   return jobs;
 }
@@ -205,49 +224,31 @@ absl::Status PostgresStore::ReadEventsOf(std::vector<OwnedJob>& jobs) {
   return AttachEvents(*rows, jobs);
 }
 
-absl::StatusOr<PostgresStore::Rows> PostgresStore::BeginTake(const char* sql, Params params,
-                                                             const char* what) {
-  if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;  // may reconnect: not yet begun
-  in_transaction_ = true;
-  std::vector<Queued> begin;
-  begin.push_back({"BEGIN", Params(), "starting a transaction"});
-  begin.push_back({sql, std::move(params), what});
-  absl::StatusOr<std::vector<Rows>> taken = RunPipelined(begin);
-  if (!taken.ok()) return RolledBack(taken.status());
-  return std::move((*taken)[1]);
-}
-
-absl::Status PostgresStore::FinishTake(std::vector<OwnedJob>& jobs) {
-  std::vector<Queued> finish;
-  if (!jobs.empty()) finish.push_back(EventsOfStatement(jobs));
-  finish.push_back({"COMMIT", Params(), "committing a transaction"});
-  absl::StatusOr<std::vector<Rows>> read = RunPipelined(finish);
-  if (!read.ok()) return RolledBack(read.status());
-  in_transaction_ = false;
-  // Parsed after the commit: see KeptDamaged.
-  if (!jobs.empty()) return AttachEvents((*read)[0], jobs);
-  return absl::OkStatus();
-}
-
-// A record that does not parse is damage, not a failure another replica would get past: rolled
-// back, the job would be the first in order again at every claim, and its type's queue would
-// stall behind it. Committed, it is out of the queue, held by this replica (which logs the
-// error), as a job whose record cannot be read was before takes read events.
-absl::Status PostgresStore::KeptDamaged(absl::Status damaged) {
-  absl::Status committed = Exec("COMMIT", "committing a transaction");
-  if (!committed.ok()) RolledBack(committed).IgnoreError();
-  in_transaction_ = false;
-  return damaged;
-}
-
-absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeJobs(const char* sql, Params params,
-                                                              const char* what) {
-  auto taken = BeginTake(sql, std::move(params), what);
-  if (!taken.ok()) return taken.status();
-  auto jobs = OwnedJobsOf(*taken);
-  if (!jobs.ok()) return KeptDamaged(jobs.status());
-  if (absl::Status ok = FinishTake(*jobs); !ok.ok()) return ok;
+absl::StatusOr<std::vector<OwnedJob>> PostgresStore::OwnedJobsWithEvents(const Rows& rows) {
+  std::vector<OwnedJob> jobs;
+  const int event_column = PQnfields(rows.get()) - 1;
+  for (int row = 0; row < rows.size(); ++row) {
+    if (jobs.empty() || jobs.back().number != rows.Int(row, 0)) {
+      auto job = OwnedJobAt(rows, row);
+      if (!job.ok()) return job.status();
+      jobs.push_back(*std::move(job));
+    }
+    if (rows.IsNull(row, event_column)) continue;  // a job without events
+    auto event = ParseRecord<v1::JobEvent>(rows.Bytes(row, event_column), "job event");
+    if (!event.ok()) return event.status();
+    jobs.back().events.push_back(*std::move(event));
+  }
   return jobs;
+}
+
+// A record that does not parse is damage, not a failure another replica would get past: had the
+// take failed, the job would be the first in order again at every claim, and its type's queue
+// would stall behind it. It stays taken, held by this replica (which logs the error).
+absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeJobs(const char* sql, const Params& params,
+                                                              const char* what) {
+  auto taken = Run(sql, params, what);
+  if (!taken.ok()) return taken.status();
+  return OwnedJobsWithEvents(*taken);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -453,32 +454,48 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimQueuedJob(
     const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches) {
   if (boards.empty()) return std::optional<ClaimedJob>();
   std::lock_guard lock(mutex_);
-  // The common case in one statement: the first job in order that is pinned to one of the
-  // boards or to none, claimed at once, and whether others wait behind it (so that the caller
-  // knows whether another claim could find one). In a transaction with the read of its events
-  // (BeginTake, FinishTake): two round trips, as a claim and a separate read took before.
-  auto first = BeginTake(
-      "UPDATE jobs SET owner = $1 WHERE number = (" BOARDLAB_CLAIM_ORDER
-      " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS
-      ", CASE WHEN EXISTS (SELECT 1 FROM jobs q WHERE q.state = 2 AND q.owner IS NULL AND "
-      "q.board_type = $2 AND (q.pinned_board = ''::bytea OR q.pinned_board = ANY($3)) AND "
-      "q.number <> jobs.number) THEN 1 ELSE 0 END",
-      Params().Bytes(replica_id_).Bytes(boards.front().type()).BytesArray(BoardIds(boards)),
-      "claiming the next queued job");
+  if (absl::Status ok = GiveBackRefused(); !ok.ok()) return ok;
+  // The common case in one statement and one round trip, whether it finds a job or not: the
+  // first job in order that is pinned to one of the boards or to none, claimed at once with its
+  // events, and whether others wait behind it (so that the caller knows whether another claim
+  // could find one).
+  auto first =
+      Run(BOARDLAB_TAKE_WITH_EVENTS(
+              "UPDATE jobs SET owner = $1 WHERE number = (" BOARDLAB_CLAIM_ORDER
+              " LIMIT 1 FOR UPDATE OF j SKIP LOCKED)",
+              ", CASE WHEN EXISTS (SELECT 1 FROM jobs q WHERE q.state = 2 AND q.owner IS NULL AND "
+              "q.board_type = $2 AND (q.pinned_board = ''::bytea OR q.pinned_board = ANY($3)) AND "
+              "q.number <> jobs.number) THEN 1 ELSE 0 END"),
+          Params().Bytes(replica_id_).Bytes(boards.front().type()).BytesArray(BoardIds(boards)),
+          "claiming the next queued job");
   if (!first.ok()) return first.status();
-  auto firsts = OwnedJobsOf(*first);
-  if (!firsts.ok()) return KeptDamaged(firsts.status());
-  const v1::Board* board = firsts->empty() ? nullptr : BoardFor(firsts->front(), boards, matches);
-  if (firsts->empty() || board != nullptr) {
-    if (absl::Status ok = FinishTake(*firsts); !ok.ok()) return ok;
-    if (firsts->empty()) return std::optional<ClaimedJob>();
-    return std::optional<ClaimedJob>(
-        ClaimedJob{std::move(firsts->front()), board->id(), first->Int(0, 8) != 0});
+  auto firsts = OwnedJobsWithEvents(*first);  // damaged: see TakeJobs
+  if (!firsts.ok()) return firsts.status();
+  if (firsts->empty()) return std::optional<ClaimedJob>();
+  OwnedJob& job = firsts->front();
+  if (const v1::Board* board = BoardFor(job, boards, matches)) {
+    const bool more = first->Int(0, kClaimMoreColumn) != 0;
+    return std::optional<ClaimedJob>(ClaimedJob{std::move(job), board->id(), more});
   }
-  // Refused by every board (tags, a failed board): given back by the rollback, and the jobs in
-  // order looked at one by one.
-  if (absl::Status ok = RolledBack(absl::OkStatus()); !ok.ok()) return ok;
+  // Refused by every board (tags, a failed board): given back, and the jobs in order looked at
+  // one by one.
+  refused_.insert(job.number);
+  if (absl::Status ok = GiveBackRefused(); !ok.ok()) return ok;
   return ClaimByLooking(boards, matches);
+}
+
+// A claim's job that none of its boards may run is committed as this replica's: it goes back
+// to the queue by a statement of its own. One that fails (a broken connection) is given back by
+// the next claim or poll; until then no other replica can claim the job, as when this replica
+// held it, and should this replica die first its work is released with it.
+absl::Status PostgresStore::GiveBackRefused() {
+  for (auto it = refused_.begin(); it != refused_.end();) {
+    auto given = Run("UPDATE jobs SET owner = NULL WHERE number = $1 AND owner = $2 AND state = 2",
+                     Params().Int(*it).Bytes(replica_id_), "giving a claimed job back");
+    if (!given.ok()) return given.status();
+    it = refused_.erase(it);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimByLooking(
@@ -520,20 +537,23 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimByLooking(
 
 absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeStrandedJobs(int64_t now_ms, int limit) {
   std::lock_guard lock(mutex_);
+  if (absl::Status ok = GiveBackRefused(); !ok.ok()) return ok;  // the poll's retry of them
   return TakeJobs(
-      "UPDATE jobs SET owner = $1 WHERE number IN (SELECT number FROM jobs WHERE owner IS NULL "
-      "AND (state = 1 OR (state = 2 AND queue_deadline_ms > 0 AND queue_deadline_ms < $2) OR "
-      "(state BETWEEN 3 AND 6 AND lease_deadline_ms < $2)) ORDER BY number LIMIT $3 "
-      "FOR UPDATE SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS,
+      BOARDLAB_TAKE_WITH_EVENTS(
+          "UPDATE jobs SET owner = $1 WHERE number IN (SELECT number FROM jobs WHERE owner IS "
+          "NULL AND (state = 1 OR (state = 2 AND queue_deadline_ms > 0 AND queue_deadline_ms < "
+          "$2) OR (state BETWEEN 3 AND 6 AND lease_deadline_ms < $2)) ORDER BY number LIMIT $3 "
+          "FOR UPDATE SKIP LOCKED)",
+          ""),
       Params().Bytes(replica_id_).Int(now_ms).Int(limit), "taking stranded jobs");
 }
 
 absl::StatusOr<std::optional<OwnedJob>> PostgresStore::TakeQueuedJob(const std::string& id) {
   std::lock_guard lock(mutex_);
-  auto jobs = TakeJobs(
-      "UPDATE jobs SET owner = $1 WHERE id = $2 AND state = 2 AND owner IS NULL "
-      "RETURNING " BOARDLAB_JOB_COLUMNS,
-      Params().Bytes(replica_id_).Bytes(id), "taking a queued job");
+  auto jobs = TakeJobs(BOARDLAB_TAKE_WITH_EVENTS("UPDATE jobs SET owner = $1 WHERE id = $2 AND "
+                                                 "state = 2 AND owner IS NULL",
+                                                 ""),
+                       Params().Bytes(replica_id_).Bytes(id), "taking a queued job");
   if (!jobs.ok()) return jobs.status();
   if (jobs->empty()) return std::optional<OwnedJob>();
   return std::optional<OwnedJob>(std::move(jobs->front()));

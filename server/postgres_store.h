@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -142,16 +143,16 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
                                CommitLosses& losses);
   /// Rolls an open transaction back after `failed`; returns `failed`.
   absl::Status RolledBack(absl::Status failed);
-  absl::StatusOr<std::vector<OwnedJob>> OwnedJobsOf(const Rows& rows);
-  /// Takes jobs: opens a transaction and runs `sql` (an UPDATE ... RETURNING the job columns) in
-  /// one round trip; its rows. On failure the transaction is rolled back.
-  absl::StatusOr<Rows> BeginTake(const char* sql, Params params, const char* what);
-  /// Reads the events of `jobs` and commits, in one round trip; rolls back on failure.
-  absl::Status FinishTake(std::vector<OwnedJob>& jobs);
-  /// BeginTake, then FinishTake with the jobs taken.
-  absl::StatusOr<std::vector<OwnedJob>> TakeJobs(const char* sql, Params params, const char* what);
-  /// Commits a take whose records do not parse; returns `damaged`.
-  absl::Status KeptDamaged(absl::Status damaged);
+  static absl::StatusOr<std::vector<OwnedJob>> OwnedJobsOf(const Rows& rows);
+  /// A job's columns (BOARDLAB_JOB_COLUMNS) in row `row`, parsed.
+  static absl::StatusOr<OwnedJob> OwnedJobAt(const Rows& rows, int row);
+  /// The jobs of a BOARDLAB_TAKE_WITH_EVENTS statement, with their events.
+  static absl::StatusOr<std::vector<OwnedJob>> OwnedJobsWithEvents(const Rows& rows);
+  /// Runs `sql` (a BOARDLAB_TAKE_WITH_EVENTS statement): the jobs it took, with their events.
+  absl::StatusOr<std::vector<OwnedJob>> TakeJobs(const char* sql, const Params& params,
+                                                 const char* what);
+  /// Gives the jobs in refused_ back to the queue; those that could not be stay there.
+  absl::Status GiveBackRefused();
   /// The statement that reads the events of `jobs`, and its rows put into them.
   Queued EventsOfStatement(const std::vector<OwnedJob>& jobs) const;
   absl::Status AttachEvents(const Rows& rows, std::vector<OwnedJob>& jobs);
@@ -170,6 +171,7 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   const std::string replica_id_;
   bool in_transaction_ = false;
   std::map<std::string, std::string> prepared_;  // statement name by SQL text, this connection's
+  std::set<int64_t> refused_;  // numbers of claimed jobs no board may run, to give back
 };
 
 }  // namespace boardlab::server
