@@ -255,7 +255,7 @@ absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeJobs(const char* sql, c
 // Replicas.
 
 absl::Status PostgresStore::RegisterReplica(const std::string& address) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   const int64_t now = NowMs();
   return Run("INSERT INTO replicas (id, address, started_ms, heartbeat_ms) VALUES ($1, $2, $3, $3) "
              "ON CONFLICT (id) DO UPDATE SET heartbeat_ms = excluded.heartbeat_ms",
@@ -264,7 +264,7 @@ absl::Status PostgresStore::RegisterReplica(const std::string& address) {
 }
 
 absl::Status PostgresStore::HeartbeatReplica() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("UPDATE replicas SET heartbeat_ms = $1 WHERE id = $2 RETURNING id",
                   Params().Int(NowMs()).Bytes(replica_id_), "renewing the replica's heartbeat");
   if (!rows.ok()) return rows.status();
@@ -299,13 +299,13 @@ absl::Status PostgresStore::ReleaseReplicaLocked(const std::string& replica,
 }
 
 absl::Status PostgresStore::UnregisterReplica(int64_t orphan_wait_ms) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return InTransaction([&] { return ReleaseReplicaLocked(replica_id_, orphan_wait_ms); });
 }
 
 absl::StatusOr<std::vector<std::string>> PostgresStore::RecoverDeadReplicas(
     int64_t lease_ms, int64_t orphan_wait_ms) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   std::vector<std::string> dead;
   absl::Status done = InTransaction([&]() -> absl::Status {
     // SKIP LOCKED: when two replicas notice at once, each dead one is recovered once.
@@ -325,7 +325,7 @@ absl::StatusOr<std::vector<std::string>> PostgresStore::RecoverDeadReplicas(
 }
 
 absl::StatusOr<int64_t> PostgresStore::NextJobNumber() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT nextval('job_numbers')", Params(), "numbering a job");
   if (!rows.ok()) return rows.status();
   return rows->Int(0, 0);
@@ -364,10 +364,10 @@ PostgresStore::Queued PostgresStore::OwnedJobStatement(int64_t number, const v1:
 }
 
 absl::Status PostgresStore::RolledBack(absl::Status failed) {
-  if (PQstatus(connection_) == CONNECTION_OK) {
+  if (PQstatus(Current().pg) == CONNECTION_OK) {
     Exec("ROLLBACK", "rolling back").IgnoreError();  // nothing of the transaction stays
   }
-  in_transaction_ = false;
+  Current().in_transaction = false;
   return failed;
 }
 
@@ -375,7 +375,7 @@ absl::Status PostgresStore::RolledBack(absl::Status failed) {
 // answers say which jobs' events to write; then the events, boards, grants and COMMIT.
 absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
     const StoreBatch& batch, const std::map<int64_t, JobRuntime>& runtimes) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   CommitLosses losses;
   // Rows are locked in one order (jobs by number, then boards by id) so that two replicas'
   // commits cannot deadlock on each other. The triggers of migration 2 notify the others.
@@ -387,7 +387,7 @@ absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
     jobs.push_back(OwnedJobStatement(number, job, runtime));
   }
   if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;  // may reconnect: not yet begun
-  in_transaction_ = true;
+  Current().in_transaction = true;
   absl::StatusOr<std::vector<Rows>> stored = RunPipelined(jobs);
   if (!stored.ok()) return RolledBack(stored.status());
   std::map<std::string, bool> written;  // job id -> this replica wrote it
@@ -398,7 +398,7 @@ absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
     if (!owned) losses.jobs.push_back(number);
   }
   if (absl::Status ok = CommitRestOwned(batch, written, losses); !ok.ok()) return RolledBack(ok);
-  in_transaction_ = false;
+  Current().in_transaction = false;
   return losses;
 }
 
@@ -453,7 +453,7 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimQueuedJob(
     const std::vector<v1::Board>& boards,
     const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches) {
   if (boards.empty()) return std::optional<ClaimedJob>();
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   if (absl::Status ok = GiveBackRefused(); !ok.ok()) return ok;
   // The common case in one statement and one round trip, whether it finds a job or not: the
   // first job in order that is pinned to one of the boards or to none, claimed at once with its
@@ -479,7 +479,10 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimQueuedJob(
   }
   // Refused by every board (tags, a failed board): given back, and the jobs in order looked at
   // one by one.
-  refused_.insert(job.number);
+  {
+    std::lock_guard lock(refused_mutex_);
+    refused_.insert(job.number);
+  }
   if (absl::Status ok = GiveBackRefused(); !ok.ok()) return ok;
   return ClaimByLooking(boards, matches);
 }
@@ -489,13 +492,24 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimQueuedJob(
 // the next claim or poll; until then no other replica can claim the job, as when this replica
 // held it, and should this replica die first its work is released with it.
 absl::Status PostgresStore::GiveBackRefused() {
-  for (auto it = refused_.begin(); it != refused_.end();) {
-    auto given = Run("UPDATE jobs SET owner = NULL WHERE number = $1 AND owner = $2 AND state = 2",
-                     Params().Int(*it).Bytes(replica_id_), "giving a claimed job back");
-    if (!given.ok()) return given.status();
-    it = refused_.erase(it);
+  std::set<int64_t> refused;
+  {
+    std::lock_guard lock(refused_mutex_);
+    refused.swap(refused_);
   }
-  return absl::OkStatus();
+  absl::Status given = absl::OkStatus();
+  for (int64_t number : refused) {
+    if (given.ok()) {
+      given = Run("UPDATE jobs SET owner = NULL WHERE number = $1 AND owner = $2 AND state = 2",
+                  Params().Int(number).Bytes(replica_id_), "giving a claimed job back")
+                  .status();
+    }
+    if (!given.ok()) {
+      std::lock_guard lock(refused_mutex_);
+      refused_.insert(number);  // the next claim or poll tries again
+    }
+  }
+  return given;
 }
 
 absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimByLooking(
@@ -536,7 +550,7 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimByLooking(
 }
 
 absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeStrandedJobs(int64_t now_ms, int limit) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   if (absl::Status ok = GiveBackRefused(); !ok.ok()) return ok;  // the poll's retry of them
   return TakeJobs(
       BOARDLAB_TAKE_WITH_EVENTS(
@@ -549,7 +563,7 @@ absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeStrandedJobs(int64_t no
 }
 
 absl::StatusOr<std::optional<OwnedJob>> PostgresStore::TakeQueuedJob(const std::string& id) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto jobs = TakeJobs(BOARDLAB_TAKE_WITH_EVENTS("UPDATE jobs SET owner = $1 WHERE id = $2 AND "
                                                  "state = 2 AND owner IS NULL",
                                                  ""),
@@ -560,7 +574,7 @@ absl::StatusOr<std::optional<OwnedJob>> PostgresStore::TakeQueuedJob(const std::
 }
 
 absl::StatusOr<TakenBoards> PostgresStore::TakeBoards(const std::vector<std::string>& board_ids) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   TakenBoards taken;
   absl::Status done = InTransaction([&]() -> absl::Status {
     taken = TakenBoards();
@@ -591,7 +605,7 @@ absl::StatusOr<TakenBoards> PostgresStore::TakeBoards(const std::vector<std::str
 }
 
 absl::StatusOr<std::string> PostgresStore::RequestCancel(const std::string& job_id) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   std::string owner;
   absl::Status done = InTransaction([&]() -> absl::Status {
     auto rows =
@@ -613,7 +627,7 @@ absl::StatusOr<std::string> PostgresStore::RequestCancel(const std::string& job_
 // Views over all replicas.
 
 absl::StatusOr<std::vector<ClusterBoard>> PostgresStore::ClusterBoards() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows =
       Run("SELECT b.record, b.owner, CASE WHEN r.id IS NULL THEN 0 ELSE 1 END FROM boards b "
           "LEFT JOIN replicas r ON r.id = b.owner ORDER BY b.id",
@@ -630,7 +644,7 @@ absl::StatusOr<std::vector<ClusterBoard>> PostgresStore::ClusterBoards() {
 }
 
 absl::StatusOr<std::map<std::string, int>> PostgresStore::QueuedCounts() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT board_type, count(*) FROM jobs WHERE state = 2 GROUP BY board_type",
                   Params(), "counting queued jobs");
   if (!rows.ok()) return rows.status();
@@ -642,7 +656,7 @@ absl::StatusOr<std::map<std::string, int>> PostgresStore::QueuedCounts() {
 }
 
 absl::StatusOr<std::map<v1::JobState, int>> PostgresStore::UnfinishedByState() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT state, count(*) FROM jobs WHERE state <> 7 GROUP BY state", Params(),
                   "counting unfinished jobs");
   if (!rows.ok()) return rows.status();
@@ -654,7 +668,7 @@ absl::StatusOr<std::map<v1::JobState, int>> PostgresStore::UnfinishedByState() {
 }
 
 absl::StatusOr<int64_t> PostgresStore::UnfinishedJobsOf(const std::string& tenant) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT count(*) FROM jobs WHERE tenant = $1 AND state <> 7",
                   Params().Bytes(tenant), "counting a tenant's jobs");
   if (!rows.ok()) return rows.status();
@@ -663,7 +677,7 @@ absl::StatusOr<int64_t> PostgresStore::UnfinishedJobsOf(const std::string& tenan
 
 absl::StatusOr<std::optional<std::pair<int32_t, int32_t>>> PostgresStore::QueuePlace(
     int64_t number) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run(
       "SELECT (SELECT count(*) FROM jobs q WHERE q.state = 2 AND q.board_type = j.board_type AND "
       "(q.priority > j.priority OR (q.priority = j.priority AND q.number <= j.number))), "
@@ -680,7 +694,7 @@ absl::StatusOr<std::optional<std::pair<int32_t, int32_t>>> PostgresStore::QueueP
 // Compile claims and notifications.
 
 absl::StatusOr<bool> PostgresStore::ClaimCompile(const std::string& key) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   // A claim of this replica's own (a compile it gave up on) is taken again.
   auto rows =
       Run("INSERT INTO compile_claims (key, replica, claimed_ms) VALUES ($1, $2, $3) "
@@ -692,7 +706,7 @@ absl::StatusOr<bool> PostgresStore::ClaimCompile(const std::string& key) {
 }
 
 absl::Status PostgresStore::FinishCompileClaim(const std::string& key) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return InTransaction([&]() -> absl::Status {
     auto rows = Run("DELETE FROM compile_claims WHERE key = $1 AND replica = $2",
                     Params().Bytes(key).Bytes(replica_id_), "dropping a compile claim");

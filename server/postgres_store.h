@@ -2,8 +2,10 @@
 
 #include <libpq-fe.h>
 
+#include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -17,8 +19,9 @@ namespace boardlab::server {
 
 /// Store in a PostgreSQL database: the same tables and semantics as SqliteStore (rows keep the
 /// serialized protobuf next to the columns queries filter on), for a lab whose state must outlive
-/// the server's machine. Thread-safe: one connection behind a mutex; statements are prepared once
-/// per connection. A connection found broken between calls is re-established (the call that found
+/// the server's machine. Thread-safe: a small pool of connections, each call holding one for its
+/// statements (calls on different threads run side by side); statements are prepared once per
+/// connection. A connection found broken between calls is re-established (the call that found
 /// it broken fails; nothing of an interrupted transaction stays). Several servers may share one
 /// database as replicas (server/cluster_store.h, implemented in postgres_cluster.cc).
 class PostgresStore : public Store, public ClusterStore, private BatchWriter {
@@ -95,9 +98,45 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
       std::function<void(const ClusterNotification&)> deliver) override;
 
  private:
+  /// One connection of the pool, with what lives per connection.
+  struct Connection {
+    explicit Connection(PGconn* connection) : pg(connection) {}
+    ~Connection();
+    PGconn* pg;
+    std::map<std::string, std::string> prepared;  // statement name by SQL text
+    bool in_transaction = false;
+  };
+
   class Params;
   class Rows;
   PostgresStore(PGconn* connection, std::string conninfo, std::string password);
+
+  /// Connections per store: independent calls (a submit's reads, a watcher, the Lab's commit)
+  /// need not wait for each other's round trips. Each is a PostgreSQL backend process; a few
+  /// per replica keep well under the database's max_connections (default 100).
+  static constexpr int kMaxConnections = 4;
+
+  /// Holds a connection of the pool for one public call; the statements of that call (Run,
+  /// Exec, RunPipelined, InTransaction) go to it (Current()).
+  class Lease {
+   public:
+    explicit Lease(PostgresStore& store);
+    ~Lease();
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+
+   private:
+    PostgresStore& store_;
+    Connection* connection_;
+    Connection* outer_;  // the thread's lease before this one (none: nullptr)
+  };
+  Connection* Acquire();
+  void GiveBack(Connection* connection);
+  /// The connection the calling thread's Lease holds.
+  Connection& Current() const { return *current_; }
+  // Set by Lease: each public call takes a connection for its statements, so that the helpers
+  // it calls need not pass it on.
+  static thread_local Connection* current_;
 
   struct Queued;
 
@@ -164,13 +203,18 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
       const std::vector<v1::Board>& boards,
       const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches);
 
-  std::mutex mutex_;
-  PGconn* connection_;
-  const std::string conninfo_;  // for the listener's connection
+  const std::string conninfo_;  // for the pool's and the listener's connections
   const std::string password_;
   const std::string replica_id_;
-  bool in_transaction_ = false;
-  std::map<std::string, std::string> prepared_;  // statement name by SQL text, this connection's
+
+  std::mutex pool_mutex_;
+  std::condition_variable pool_free_;
+  std::vector<std::unique_ptr<Connection>> connections_;  // all of them, idle or leased
+  std::vector<Connection*> idle_;
+  int opening_ = 0;  // connections being opened (outside pool_mutex_)
+  int pool_limit_ = kMaxConnections;
+
+  std::mutex refused_mutex_;
   std::set<int64_t> refused_;  // numbers of claimed jobs no board may run, to give back
 };
 
