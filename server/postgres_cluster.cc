@@ -334,32 +334,45 @@ absl::StatusOr<int64_t> PostgresStore::NextJobNumber() {
 // ---------------------------------------------------------------------------------------------
 // Writes of owned rows.
 
-PostgresStore::Queued PostgresStore::OwnedJobStatement(int64_t number, const v1::Job& job,
-                                                       const JobRuntime& runtime) const {
+PostgresStore::Queued PostgresStore::OwnedJobStatement(
+    int64_t number, const v1::Job& job, const JobRuntime& runtime,
+    const std::map<int64_t, std::string>& events) const {
   // One statement: a new job is inserted; a known one is updated only while this replica owns
-  // it (the row stays locked to the end of the transaction). No row back: another owns it.
+  // it (the row stays locked to the end of the transaction), and then its events are written
+  // ($18 seqs, $19 records). No row back: another owns it, and nothing was written.
   Params params = JobRowParams(number, job);
   if (runtime.owner.empty()) {
     params.Null(kByteaOid);
   } else {
     params.Bytes(runtime.owner);
   }
+  std::vector<int64_t> seqs;
+  std::vector<std::string> records;
+  for (const auto& [seq, record] : events) {
+    seqs.push_back(seq);
+    records.push_back(record);
+  }
   params.Int(runtime.queue_deadline_ms)
       .Int(runtime.lease_deadline_ms)
       .Int(runtime.infra_failures)
       .Bytes(JoinFailedBoards(runtime.failed_boards))
       .Int(runtime.cancel_requested ? 1 : 0)
-      .Bytes(replica_id_);
+      .Bytes(replica_id_)
+      .IntArray(seqs)
+      .BytesArray(records);
   return {
-      "INSERT INTO jobs (number, id, tenant, request_id, state, board_type, record, priority, "
-      "pinned_board, board_id, owner, queue_deadline_ms, lease_deadline_ms, infra_failures, "
-      "failed_boards, cancel_requested) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
-      "$12, $13, $14, $15, $16) ON CONFLICT (number) DO UPDATE SET state = excluded.state, "
-      "record = excluded.record, priority = excluded.priority, board_id = excluded.board_id, "
-      "owner = excluded.owner, queue_deadline_ms = excluded.queue_deadline_ms, "
-      "lease_deadline_ms = excluded.lease_deadline_ms, infra_failures = "
-      "excluded.infra_failures, failed_boards = excluded.failed_boards, cancel_requested = "
-      "excluded.cancel_requested WHERE jobs.owner = $17 RETURNING number",
+      "WITH written AS (INSERT INTO jobs (number, id, tenant, request_id, state, board_type, "
+      "record, priority, pinned_board, board_id, owner, queue_deadline_ms, lease_deadline_ms, "
+      "infra_failures, failed_boards, cancel_requested) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+      "$9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (number) DO UPDATE SET state = "
+      "excluded.state, record = excluded.record, priority = excluded.priority, board_id = "
+      "excluded.board_id, owner = excluded.owner, queue_deadline_ms = "
+      "excluded.queue_deadline_ms, lease_deadline_ms = excluded.lease_deadline_ms, "
+      "infra_failures = excluded.infra_failures, failed_boards = excluded.failed_boards, "
+      "cancel_requested = excluded.cancel_requested WHERE jobs.owner = $17 RETURNING number), "
+      "logged AS (INSERT INTO events (job_id, seq, record) SELECT $2, e.seq, e.record FROM "
+      "written, unnest($18, $19) AS e(seq, record) ON CONFLICT (job_id, seq) DO UPDATE SET "
+      "record = excluded.record) SELECT number FROM written",
       std::move(params), "storing an owned job"};
 }
 
@@ -371,62 +384,45 @@ absl::Status PostgresStore::RolledBack(absl::Status failed) {
   return failed;
 }
 
-// Two round trips (pipeline mode) for the whole transaction: BEGIN and the jobs first, whose
-// answers say which jobs' events to write; then the events, boards, grants and COMMIT.
+// One round trip (pipeline mode) for the whole transaction: BEGIN; each job with its events (in
+// one statement, so that the events are written only with the job); the events of jobs the
+// batch does not write, the boards and the grants; COMMIT.
 absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
     const StoreBatch& batch, const std::map<int64_t, JobRuntime>& runtimes) {
   Lease lease(*this);
-  CommitLosses losses;
   // Rows are locked in one order (jobs by number, then boards by id) so that two replicas'
   // commits cannot deadlock on each other. The triggers of migration 2 notify the others.
-  std::vector<Queued> jobs = {{"BEGIN", Params(), "starting a transaction"}};
+  std::map<std::string, std::map<int64_t, std::string>> events_of;  // job id -> seq -> record
+  for (const v1::JobEvent& event : batch.events) {
+    events_of[event.job_id()][event.seq()] = event.SerializeAsString();  // the last one wins
+  }
+  std::vector<Queued> statements = {{"BEGIN", Params(), "starting a transaction"}};
+  std::set<std::string> written;  // the ids of the batch's jobs
   for (const auto& [number, job] : batch.jobs) {
+    written.insert(job.id());
     JobRuntime runtime;
     runtime.owner = replica_id_;
     if (auto it = runtimes.find(number); it != runtimes.end()) runtime = it->second;
-    jobs.push_back(OwnedJobStatement(number, job, runtime));
+    statements.push_back(OwnedJobStatement(number, job, runtime, events_of[job.id()]));
   }
-  if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;  // may reconnect: not yet begun
-  Current().in_transaction = true;
-  absl::StatusOr<std::vector<Rows>> stored = RunPipelined(jobs);
-  if (!stored.ok()) return RolledBack(stored.status());
-  std::map<std::string, bool> written;  // job id -> this replica wrote it
-  size_t answer = 1;                    // after BEGIN's
-  for (const auto& [number, job] : batch.jobs) {
-    const bool owned = (*stored)[answer++].size() > 0;
-    written[job.id()] = owned;
-    if (!owned) losses.jobs.push_back(number);
-  }
-  if (absl::Status ok = CommitRestOwned(batch, written, losses); !ok.ok()) return RolledBack(ok);
-  Current().in_transaction = false;
-  return losses;
-}
-
-absl::Status PostgresStore::CommitRestOwned(const StoreBatch& batch,
-                                            const std::map<std::string, bool>& written,
-                                            CommitLosses& losses) {
-  std::vector<Queued> rest;
   for (const v1::JobEvent& event : batch.events) {
-    Params params =
-        Params().Bytes(event.job_id()).Int(event.seq()).Bytes(event.SerializeAsString());
-    auto known = written.find(event.job_id());
-    if (known != written.end()) {
-      if (!known->second) continue;
-      rest.push_back({kPutEventSql, std::move(params), "storing a job event"});
-      continue;
-    }
+    if (written.count(event.job_id())) continue;
     // A job this batch does not write: its events only while this replica owns it (all of
     // them or none: the owner cannot change while the row is locked).
-    params.Bytes(replica_id_);
-    rest.push_back(
+    statements.push_back(
         {"INSERT INTO events (job_id, seq, record) SELECT $1, $2, $3 WHERE EXISTS "
          "(SELECT 1 FROM jobs WHERE id = $1 AND owner = $4 FOR UPDATE) ON CONFLICT "
          "(job_id, seq) DO UPDATE SET record = excluded.record RETURNING seq",
-         std::move(params), "storing an owned job's event"});
+         Params()
+             .Bytes(event.job_id())
+             .Int(event.seq())
+             .Bytes(event.SerializeAsString())
+             .Bytes(replica_id_),
+         "storing an owned job's event"});
   }
-  const size_t first_board = rest.size();
+  const size_t first_board = statements.size();
   for (const auto& [id, board] : batch.boards) {
-    rest.push_back(
+    statements.push_back(
         {"INSERT INTO boards (id, record, owner) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE "
          "SET record = excluded.record, owner = excluded.owner WHERE boards.owner = $3 "
          "RETURNING id",
@@ -434,16 +430,25 @@ absl::Status PostgresStore::CommitRestOwned(const StoreBatch& batch,
          "storing an owned board"});
   }
   for (const auto& [tenant, sha256] : batch.blob_grants) {
-    rest.push_back({kGrantBlobSql, Params().Bytes(sha256).Bytes(tenant), "granting a blob"});
+    statements.push_back({kGrantBlobSql, Params().Bytes(sha256).Bytes(tenant), "granting a blob"});
   }
-  rest.push_back({"COMMIT", Params(), "committing a transaction"});
-  absl::StatusOr<std::vector<Rows>> stored = RunPipelined(rest);
-  if (!stored.ok()) return stored.status();
-  size_t answer = first_board;
+  statements.push_back({"COMMIT", Params(), "committing a transaction"});
+
+  if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;  // may reconnect: not yet begun
+  Current().in_transaction = true;
+  absl::StatusOr<std::vector<Rows>> stored = RunPipelined(statements);
+  if (!stored.ok()) return RolledBack(stored.status());
+  Current().in_transaction = false;
+  CommitLosses losses;
+  size_t answer = 1;  // after BEGIN's
+  for (const auto& [number, job] : batch.jobs) {
+    if ((*stored)[answer++].size() == 0) losses.jobs.push_back(number);
+  }
+  answer = first_board;
   for (const auto& [id, board] : batch.boards) {
     if ((*stored)[answer++].size() == 0) losses.boards.push_back(id);
   }
-  return absl::OkStatus();
+  return losses;
 }
 
 // ---------------------------------------------------------------------------------------------

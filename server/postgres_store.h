@@ -172,14 +172,10 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   // postgres_cluster.cc, under mutex_ and inside a transaction.
   absl::Status Notify(const char* channel, const std::string& payload);
   absl::Status ReleaseReplicaLocked(const std::string& replica, int64_t orphan_wait_ms);
-  /// The statement that writes `job` with `runtime` when it is new or this replica owns it (a
-  /// row back) and does nothing otherwise (no row).
-  Queued OwnedJobStatement(int64_t number, const v1::Job& job, const JobRuntime& runtime) const;
-  /// CommitOwned's second round trip: the events, boards and grants of `batch` (the events of
-  /// jobs in `written`: those this replica wrote (true) or lost (false); of others: while this
-  /// replica owns them), then COMMIT. Adds the boards another replica owns to `losses`.
-  absl::Status CommitRestOwned(const StoreBatch& batch, const std::map<std::string, bool>& written,
-                               CommitLosses& losses);
+  /// The statement that writes `job` with `runtime`, and its `events` (seq -> record), when it
+  /// is new or this replica owns it (a row back), and does nothing otherwise (no row).
+  Queued OwnedJobStatement(int64_t number, const v1::Job& job, const JobRuntime& runtime,
+                           const std::map<int64_t, std::string>& events) const;
   /// Rolls an open transaction back after `failed`; returns `failed`.
   absl::Status RolledBack(absl::Status failed);
   static absl::StatusOr<std::vector<OwnedJob>> OwnedJobsOf(const Rows& rows);
