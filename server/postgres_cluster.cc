@@ -429,8 +429,17 @@ absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
          Params().Bytes(id).Bytes(board.SerializeAsString()).Bytes(replica_id_),
          "storing an owned board"});
   }
-  for (const auto& [tenant, sha256] : batch.blob_grants) {
-    statements.push_back({kGrantBlobSql, Params().Bytes(sha256).Bytes(tenant), "granting a blob"});
+  if (!batch.blob_grants.empty()) {
+    // All in one statement: a finished job grants its tenant several outputs at once.
+    std::vector<std::string> sha256s, tenants;
+    for (const auto& [tenant, sha256] : batch.blob_grants) {
+      sha256s.push_back(sha256);
+      tenants.push_back(tenant);
+    }
+    statements.push_back(
+        {"INSERT INTO blob_grants (sha256, tenant) SELECT * FROM unnest($1, $2) "
+         "ON CONFLICT (sha256, tenant) DO NOTHING",
+         Params().BytesArray(sha256s).BytesArray(tenants), "granting blobs"});
   }
   statements.push_back({"COMMIT", Params(), "committing a transaction"});
 

@@ -26,15 +26,6 @@ inline constexpr Oid kByteaOid = 17;
 inline constexpr Oid kByteaArrayOid = 1001;
 inline constexpr Oid kInt8ArrayOid = 1016;
 
-// Statements both the single-server writes (postgres_store.cc) and CommitOwned
-// (postgres_cluster.cc) send: $1 job id, $2 seq, $3 record; $1 sha256, $2 tenant.
-inline constexpr char kPutEventSql[] =
-    "INSERT INTO events (job_id, seq, record) VALUES ($1, $2, $3) "
-    "ON CONFLICT (job_id, seq) DO UPDATE SET record = excluded.record";
-inline constexpr char kGrantBlobSql[] =
-    "INSERT INTO blob_grants (sha256, tenant) VALUES ($1, $2) "
-    "ON CONFLICT (sha256, tenant) DO NOTHING";
-
 /// A new connection with the server's settings (application name, UTF-8), not yet checked:
 /// nullptr only when out of memory; PQstatus tells whether it is up.
 PGconn* ConnectToPostgres(const std::string& conninfo, const std::string& password);

@@ -126,6 +126,15 @@ DROP INDEX jobs_by_request;
 constexpr char kRequestIdIndex[] = "jobs_by_request_unique";
 constexpr char kUniqueViolation[] = "23505";
 
+// The single server's writes of an event ($1 job id, $2 seq, $3 record) and a grant ($1 sha256,
+// $2 tenant).
+inline constexpr char kPutEventSql[] =
+    "INSERT INTO events (job_id, seq, record) VALUES ($1, $2, $3) "
+    "ON CONFLICT (job_id, seq) DO UPDATE SET record = excluded.record";
+inline constexpr char kGrantBlobSql[] =
+    "INSERT INTO blob_grants (sha256, tenant) VALUES ($1, $2) "
+    "ON CONFLICT (sha256, tenant) DO NOTHING";
+
 bool Succeeded(const PGresult* result) {
   ExecStatusType status = PQresultStatus(result);
   return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;

@@ -185,6 +185,19 @@ TEST_P(ClusterStoreTest, JobNumbersFromTwoReplicasNeverRepeat) {
   EXPECT_EQ(numbers.size(), 100u);
 }
 
+TEST_P(ClusterStoreTest, ACommitRecordsItsBlobGrants) {
+  StoreBatch batch;
+  batch.blob_grants.insert({"t1", "aa"});
+  batch.blob_grants.insert({"t1", "bb"});
+  batch.blob_grants.insert({"t2", "aa"});
+  ASSERT_TRUE(a_->CommitOwned(batch, {})->empty());
+  ASSERT_TRUE(b_->CommitOwned(batch, {})->empty());  // again: nothing new, no error
+  EXPECT_TRUE(*store_a_->HasBlobGrant("t1", "aa"));
+  EXPECT_TRUE(*store_a_->HasBlobGrant("t1", "bb"));
+  EXPECT_TRUE(*store_a_->HasBlobGrant("t2", "aa"));
+  EXPECT_FALSE(*store_a_->HasBlobGrant("t2", "bb"));
+}
+
 TEST_P(ClusterStoreTest, AReplicaWritesOnlyWhatItOwns) {
   // A submits a job: new, so it is A's.
   EXPECT_TRUE(Write(a_, 1, Job(1, v1::JOB_STATE_COMPILING), a_->ReplicaId()).empty());
