@@ -108,13 +108,18 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
     spec.mutable_selector()->set_board_type(kDefaultBoardType);
   if (absl::Status ok = ValidateSpec(caller, spec); !ok.ok()) return ok;
   if (absl::Status ok = CheckAgainstCachedCompile(spec); !ok.ok()) return ok;
-  // Replicas count a tenant's jobs and number them in the shared database.
+  // Replicas count a tenant's jobs and number them in the shared database, before the Lab's
+  // lock: other calls need not wait for these round trips (a number a submit does not use,
+  // deduplicated or refused, is a gap in the sequence, as a rolled back one would be).
   int64_t unfinished_elsewhere = -1;
   int64_t number = 0;
   if (cluster_ != nullptr) {
     auto unfinished = cluster_->UnfinishedJobsOf(caller.tenant);
     if (!unfinished.ok()) return unfinished.status();
     unfinished_elsewhere = *unfinished;
+    auto next = cluster_->NextJobNumber();
+    if (!next.ok()) return next.status();
+    number = *next;
   }
 
   std::unique_lock lock(mutex_);
@@ -137,13 +142,7 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   }
   if (absl::Status ok = CheckSomeBoardCanRun(spec); !ok.ok()) return ok;
   if (absl::Status ok = CheckTenantLimit(caller.tenant, unfinished_elsewhere); !ok.ok()) return ok;
-  if (cluster_ != nullptr) {
-    auto next = cluster_->NextJobNumber();
-    if (!next.ok()) return next.status();
-    number = *next;
-  } else {
-    number = next_job_number_++;
-  }
+  if (cluster_ == nullptr) number = next_job_number_++;
 
   auto entry = std::make_unique<JobEntry>();
   entry->number = number;

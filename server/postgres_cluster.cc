@@ -30,6 +30,16 @@ static_assert(v1::JOB_STATE_DONE == 7);
   "number, record, owner, queue_deadline_ms, lease_deadline_ms, infra_failures, failed_boards, " \
   "cancel_requested"
 
+// Takes jobs and reads their events in one statement, so in one transaction without BEGIN and
+// COMMIT, in one round trip: `update` (an UPDATE of jobs without RETURNING) sets the owner;
+// each row has the job's columns, its id, `extra`, and one of its event records (NULL for a
+// job without events), in job number and event order (OwnedJobsWithEvents). A read of the
+// events that fails fails the statement, and nothing is taken.
+#define BOARDLAB_TAKE_WITH_EVENTS(update, extra)                                                  \
+  "WITH taken AS (" update " RETURNING " BOARDLAB_JOB_COLUMNS ", id" extra                        \
+  ") SELECT t.*, e.record FROM taken t LEFT JOIN events e ON e.job_id = t.id ORDER BY t.number, " \
+  "e.seq"
+
 // The queued jobs boards of type $2 with ids $3 (a bytea[]) may run, in the order they take
 // them: priority; then fair share over every replica (the running jobs of each tenant, counted
 // in the query); then the oldest.
@@ -38,6 +48,9 @@ static_assert(v1::JOB_STATE_DONE == 7);
   "state BETWEEN 3 AND 6 GROUP BY tenant) r ON r.tenant = j.tenant WHERE j.state = 2 AND "     \
   "j.owner IS NULL AND j.board_type = $2 AND (j.pinned_board = ''::bytea OR j.pinned_board = " \
   "ANY($3)) ORDER BY j.priority DESC, COALESCE(r.running, 0), j.number"
+
+// The claim's column that says whether other jobs wait: after the job's columns and its id.
+constexpr int kClaimMoreColumn = 9;
 
 // A claim looks at most at this many queued jobs of the board's type: a board whose tags match
 // none of the first ones waits until some of them are gone.
@@ -154,21 +167,27 @@ absl::Status PostgresStore::Notify(const char* channel, const std::string& paylo
       .status();
 }
 
+absl::StatusOr<OwnedJob> PostgresStore::OwnedJobAt(const Rows& rows, int row) {
+  OwnedJob owned;
+  owned.number = rows.Int(row, 0);
+  auto job = ParseRecord<v1::Job>(rows.Bytes(row, 1), "job");
+  if (!job.ok()) return job.status();
+  owned.job = *std::move(job);
+  owned.runtime.owner = rows.IsNull(row, 2) ? "" : rows.Bytes(row, 2);
+  owned.runtime.queue_deadline_ms = rows.Int(row, 3);
+  owned.runtime.lease_deadline_ms = rows.Int(row, 4);
+  owned.runtime.infra_failures = static_cast<int>(rows.Int(row, 5));
+  owned.runtime.failed_boards = SplitFailedBoards(rows.Bytes(row, 6));
+  owned.runtime.cancel_requested = rows.Int(row, 7) != 0;
+  return owned;
+}
+
 absl::StatusOr<std::vector<OwnedJob>> PostgresStore::OwnedJobsOf(const Rows& rows) {
   std::vector<OwnedJob> jobs;
   for (int row = 0; row < rows.size(); ++row) {
-    OwnedJob owned;
-    owned.number = rows.Int(row, 0);
-    auto job = ParseRecord<v1::Job>(rows.Bytes(row, 1), "job");
+    auto job = OwnedJobAt(rows, row);
     if (!job.ok()) return job.status();
-    owned.job = *std::move(job);
-    owned.runtime.owner = rows.IsNull(row, 2) ? "" : rows.Bytes(row, 2);
-    owned.runtime.queue_deadline_ms = rows.Int(row, 3);
-    owned.runtime.lease_deadline_ms = rows.Int(row, 4);
-    owned.runtime.infra_failures = static_cast<int>(rows.Int(row, 5));
-    owned.runtime.failed_boards = SplitFailedBoards(rows.Bytes(row, 6));
-    owned.runtime.cancel_requested = rows.Int(row, 7) != 0;
-    jobs.push_back(std::move(owned));
+    jobs.push_back(*std::move(job));
   }
   return jobs;
 }
@@ -205,56 +224,38 @@ absl::Status PostgresStore::ReadEventsOf(std::vector<OwnedJob>& jobs) {
   return AttachEvents(*rows, jobs);
 }
 
-absl::StatusOr<PostgresStore::Rows> PostgresStore::BeginTake(const char* sql, Params params,
-                                                             const char* what) {
-  if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;  // may reconnect: not yet begun
-  in_transaction_ = true;
-  std::vector<Queued> begin;
-  begin.push_back({"BEGIN", Params(), "starting a transaction"});
-  begin.push_back({sql, std::move(params), what});
-  absl::StatusOr<std::vector<Rows>> taken = RunPipelined(begin);
-  if (!taken.ok()) return RolledBack(taken.status());
-  return std::move((*taken)[1]);
-}
-
-absl::Status PostgresStore::FinishTake(std::vector<OwnedJob>& jobs) {
-  std::vector<Queued> finish;
-  if (!jobs.empty()) finish.push_back(EventsOfStatement(jobs));
-  finish.push_back({"COMMIT", Params(), "committing a transaction"});
-  absl::StatusOr<std::vector<Rows>> read = RunPipelined(finish);
-  if (!read.ok()) return RolledBack(read.status());
-  in_transaction_ = false;
-  // Parsed after the commit: see KeptDamaged.
-  if (!jobs.empty()) return AttachEvents((*read)[0], jobs);
-  return absl::OkStatus();
-}
-
-// A record that does not parse is damage, not a failure another replica would get past: rolled
-// back, the job would be the first in order again at every claim, and its type's queue would
-// stall behind it. Committed, it is out of the queue, held by this replica (which logs the
-// error), as a job whose record cannot be read was before takes read events.
-absl::Status PostgresStore::KeptDamaged(absl::Status damaged) {
-  absl::Status committed = Exec("COMMIT", "committing a transaction");
-  if (!committed.ok()) RolledBack(committed).IgnoreError();
-  in_transaction_ = false;
-  return damaged;
-}
-
-absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeJobs(const char* sql, Params params,
-                                                              const char* what) {
-  auto taken = BeginTake(sql, std::move(params), what);
-  if (!taken.ok()) return taken.status();
-  auto jobs = OwnedJobsOf(*taken);
-  if (!jobs.ok()) return KeptDamaged(jobs.status());
-  if (absl::Status ok = FinishTake(*jobs); !ok.ok()) return ok;
+absl::StatusOr<std::vector<OwnedJob>> PostgresStore::OwnedJobsWithEvents(const Rows& rows) {
+  std::vector<OwnedJob> jobs;
+  const int event_column = PQnfields(rows.get()) - 1;
+  for (int row = 0; row < rows.size(); ++row) {
+    if (jobs.empty() || jobs.back().number != rows.Int(row, 0)) {
+      auto job = OwnedJobAt(rows, row);
+      if (!job.ok()) return job.status();
+      jobs.push_back(*std::move(job));
+    }
+    if (rows.IsNull(row, event_column)) continue;  // a job without events
+    auto event = ParseRecord<v1::JobEvent>(rows.Bytes(row, event_column), "job event");
+    if (!event.ok()) return event.status();
+    jobs.back().events.push_back(*std::move(event));
+  }
   return jobs;
+}
+
+// A record that does not parse is damage, not a failure another replica would get past: had the
+// take failed, the job would be the first in order again at every claim, and its type's queue
+// would stall behind it. It stays taken, held by this replica (which logs the error).
+absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeJobs(const char* sql, const Params& params,
+                                                              const char* what) {
+  auto taken = Run(sql, params, what);
+  if (!taken.ok()) return taken.status();
+  return OwnedJobsWithEvents(*taken);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Replicas.
 
 absl::Status PostgresStore::RegisterReplica(const std::string& address) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   const int64_t now = NowMs();
   return Run("INSERT INTO replicas (id, address, started_ms, heartbeat_ms) VALUES ($1, $2, $3, $3) "
              "ON CONFLICT (id) DO UPDATE SET heartbeat_ms = excluded.heartbeat_ms",
@@ -263,7 +264,7 @@ absl::Status PostgresStore::RegisterReplica(const std::string& address) {
 }
 
 absl::Status PostgresStore::HeartbeatReplica() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("UPDATE replicas SET heartbeat_ms = $1 WHERE id = $2 RETURNING id",
                   Params().Int(NowMs()).Bytes(replica_id_), "renewing the replica's heartbeat");
   if (!rows.ok()) return rows.status();
@@ -298,13 +299,13 @@ absl::Status PostgresStore::ReleaseReplicaLocked(const std::string& replica,
 }
 
 absl::Status PostgresStore::UnregisterReplica(int64_t orphan_wait_ms) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return InTransaction([&] { return ReleaseReplicaLocked(replica_id_, orphan_wait_ms); });
 }
 
 absl::StatusOr<std::vector<std::string>> PostgresStore::RecoverDeadReplicas(
     int64_t lease_ms, int64_t orphan_wait_ms) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   std::vector<std::string> dead;
   absl::Status done = InTransaction([&]() -> absl::Status {
     // SKIP LOCKED: when two replicas notice at once, each dead one is recovered once.
@@ -324,7 +325,7 @@ absl::StatusOr<std::vector<std::string>> PostgresStore::RecoverDeadReplicas(
 }
 
 absl::StatusOr<int64_t> PostgresStore::NextJobNumber() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT nextval('job_numbers')", Params(), "numbering a job");
   if (!rows.ok()) return rows.status();
   return rows->Int(0, 0);
@@ -333,116 +334,130 @@ absl::StatusOr<int64_t> PostgresStore::NextJobNumber() {
 // ---------------------------------------------------------------------------------------------
 // Writes of owned rows.
 
-PostgresStore::Queued PostgresStore::OwnedJobStatement(int64_t number, const v1::Job& job,
-                                                       const JobRuntime& runtime) const {
+PostgresStore::Queued PostgresStore::OwnedJobStatement(
+    int64_t number, const v1::Job& job, const JobRuntime& runtime,
+    const std::map<int64_t, std::string>& events) const {
   // One statement: a new job is inserted; a known one is updated only while this replica owns
-  // it (the row stays locked to the end of the transaction). No row back: another owns it.
+  // it (the row stays locked to the end of the transaction), and then its events are written
+  // ($18 seqs, $19 records). No row back: another owns it, and nothing was written.
   Params params = JobRowParams(number, job);
   if (runtime.owner.empty()) {
     params.Null(kByteaOid);
   } else {
     params.Bytes(runtime.owner);
   }
+  std::vector<int64_t> seqs;
+  std::vector<std::string> records;
+  for (const auto& [seq, record] : events) {
+    seqs.push_back(seq);
+    records.push_back(record);
+  }
   params.Int(runtime.queue_deadline_ms)
       .Int(runtime.lease_deadline_ms)
       .Int(runtime.infra_failures)
       .Bytes(JoinFailedBoards(runtime.failed_boards))
       .Int(runtime.cancel_requested ? 1 : 0)
-      .Bytes(replica_id_);
+      .Bytes(replica_id_)
+      .IntArray(seqs)
+      .BytesArray(records);
   return {
-      "INSERT INTO jobs (number, id, tenant, request_id, state, board_type, record, priority, "
-      "pinned_board, board_id, owner, queue_deadline_ms, lease_deadline_ms, infra_failures, "
-      "failed_boards, cancel_requested) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
-      "$12, $13, $14, $15, $16) ON CONFLICT (number) DO UPDATE SET state = excluded.state, "
-      "record = excluded.record, priority = excluded.priority, board_id = excluded.board_id, "
-      "owner = excluded.owner, queue_deadline_ms = excluded.queue_deadline_ms, "
-      "lease_deadline_ms = excluded.lease_deadline_ms, infra_failures = "
-      "excluded.infra_failures, failed_boards = excluded.failed_boards, cancel_requested = "
-      "excluded.cancel_requested WHERE jobs.owner = $17 RETURNING number",
+      "WITH written AS (INSERT INTO jobs (number, id, tenant, request_id, state, board_type, "
+      "record, priority, pinned_board, board_id, owner, queue_deadline_ms, lease_deadline_ms, "
+      "infra_failures, failed_boards, cancel_requested) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+      "$9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (number) DO UPDATE SET state = "
+      "excluded.state, record = excluded.record, priority = excluded.priority, board_id = "
+      "excluded.board_id, owner = excluded.owner, queue_deadline_ms = "
+      "excluded.queue_deadline_ms, lease_deadline_ms = excluded.lease_deadline_ms, "
+      "infra_failures = excluded.infra_failures, failed_boards = excluded.failed_boards, "
+      "cancel_requested = excluded.cancel_requested WHERE jobs.owner = $17 RETURNING number), "
+      "logged AS (INSERT INTO events (job_id, seq, record) SELECT $2, e.seq, e.record FROM "
+      "written, unnest($18, $19) AS e(seq, record) ON CONFLICT (job_id, seq) DO UPDATE SET "
+      "record = excluded.record) SELECT number FROM written",
       std::move(params), "storing an owned job"};
 }
 
 absl::Status PostgresStore::RolledBack(absl::Status failed) {
-  if (PQstatus(connection_) == CONNECTION_OK) {
+  if (PQstatus(Current().pg) == CONNECTION_OK) {
     Exec("ROLLBACK", "rolling back").IgnoreError();  // nothing of the transaction stays
   }
-  in_transaction_ = false;
+  Current().in_transaction = false;
   return failed;
 }
 
-// Two round trips (pipeline mode) for the whole transaction: BEGIN and the jobs first, whose
-// answers say which jobs' events to write; then the events, boards, grants and COMMIT.
+// One round trip (pipeline mode) for the whole transaction: BEGIN; each job with its events (in
+// one statement, so that the events are written only with the job); the events of jobs the
+// batch does not write, the boards and the grants; COMMIT.
 absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
     const StoreBatch& batch, const std::map<int64_t, JobRuntime>& runtimes) {
-  std::lock_guard lock(mutex_);
-  CommitLosses losses;
+  Lease lease(*this);
   // Rows are locked in one order (jobs by number, then boards by id) so that two replicas'
   // commits cannot deadlock on each other. The triggers of migration 2 notify the others.
-  std::vector<Queued> jobs = {{"BEGIN", Params(), "starting a transaction"}};
+  std::map<std::string, std::map<int64_t, std::string>> events_of;  // job id -> seq -> record
+  for (const v1::JobEvent& event : batch.events) {
+    events_of[event.job_id()][event.seq()] = event.SerializeAsString();  // the last one wins
+  }
+  std::vector<Queued> statements = {{"BEGIN", Params(), "starting a transaction"}};
+  std::set<std::string> written;  // the ids of the batch's jobs
   for (const auto& [number, job] : batch.jobs) {
+    written.insert(job.id());
     JobRuntime runtime;
     runtime.owner = replica_id_;
     if (auto it = runtimes.find(number); it != runtimes.end()) runtime = it->second;
-    jobs.push_back(OwnedJobStatement(number, job, runtime));
+    statements.push_back(OwnedJobStatement(number, job, runtime, events_of[job.id()]));
   }
-  if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;  // may reconnect: not yet begun
-  in_transaction_ = true;
-  absl::StatusOr<std::vector<Rows>> stored = RunPipelined(jobs);
-  if (!stored.ok()) return RolledBack(stored.status());
-  std::map<std::string, bool> written;  // job id -> this replica wrote it
-  size_t answer = 1;                    // after BEGIN's
-  for (const auto& [number, job] : batch.jobs) {
-    const bool owned = (*stored)[answer++].size() > 0;
-    written[job.id()] = owned;
-    if (!owned) losses.jobs.push_back(number);
-  }
-  if (absl::Status ok = CommitRestOwned(batch, written, losses); !ok.ok()) return RolledBack(ok);
-  in_transaction_ = false;
-  return losses;
-}
-
-absl::Status PostgresStore::CommitRestOwned(const StoreBatch& batch,
-                                            const std::map<std::string, bool>& written,
-                                            CommitLosses& losses) {
-  std::vector<Queued> rest;
   for (const v1::JobEvent& event : batch.events) {
-    Params params =
-        Params().Bytes(event.job_id()).Int(event.seq()).Bytes(event.SerializeAsString());
-    auto known = written.find(event.job_id());
-    if (known != written.end()) {
-      if (!known->second) continue;
-      rest.push_back({kPutEventSql, std::move(params), "storing a job event"});
-      continue;
-    }
+    if (written.count(event.job_id())) continue;
     // A job this batch does not write: its events only while this replica owns it (all of
     // them or none: the owner cannot change while the row is locked).
-    params.Bytes(replica_id_);
-    rest.push_back(
+    statements.push_back(
         {"INSERT INTO events (job_id, seq, record) SELECT $1, $2, $3 WHERE EXISTS "
          "(SELECT 1 FROM jobs WHERE id = $1 AND owner = $4 FOR UPDATE) ON CONFLICT "
          "(job_id, seq) DO UPDATE SET record = excluded.record RETURNING seq",
-         std::move(params), "storing an owned job's event"});
+         Params()
+             .Bytes(event.job_id())
+             .Int(event.seq())
+             .Bytes(event.SerializeAsString())
+             .Bytes(replica_id_),
+         "storing an owned job's event"});
   }
-  const size_t first_board = rest.size();
+  const size_t first_board = statements.size();
   for (const auto& [id, board] : batch.boards) {
-    rest.push_back(
+    statements.push_back(
         {"INSERT INTO boards (id, record, owner) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE "
          "SET record = excluded.record, owner = excluded.owner WHERE boards.owner = $3 "
          "RETURNING id",
          Params().Bytes(id).Bytes(board.SerializeAsString()).Bytes(replica_id_),
          "storing an owned board"});
   }
-  for (const auto& [tenant, sha256] : batch.blob_grants) {
-    rest.push_back({kGrantBlobSql, Params().Bytes(sha256).Bytes(tenant), "granting a blob"});
+  if (!batch.blob_grants.empty()) {
+    // All in one statement: a finished job grants its tenant several outputs at once.
+    std::vector<std::string> sha256s, tenants;
+    for (const auto& [tenant, sha256] : batch.blob_grants) {
+      sha256s.push_back(sha256);
+      tenants.push_back(tenant);
+    }
+    statements.push_back(
+        {"INSERT INTO blob_grants (sha256, tenant) SELECT * FROM unnest($1, $2) "
+         "ON CONFLICT (sha256, tenant) DO NOTHING",
+         Params().BytesArray(sha256s).BytesArray(tenants), "granting blobs"});
   }
-  rest.push_back({"COMMIT", Params(), "committing a transaction"});
-  absl::StatusOr<std::vector<Rows>> stored = RunPipelined(rest);
-  if (!stored.ok()) return stored.status();
-  size_t answer = first_board;
+  statements.push_back({"COMMIT", Params(), "committing a transaction"});
+
+  if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;  // may reconnect: not yet begun
+  Current().in_transaction = true;
+  absl::StatusOr<std::vector<Rows>> stored = RunPipelined(statements);
+  if (!stored.ok()) return RolledBack(stored.status());
+  Current().in_transaction = false;
+  CommitLosses losses;
+  size_t answer = 1;  // after BEGIN's
+  for (const auto& [number, job] : batch.jobs) {
+    if ((*stored)[answer++].size() == 0) losses.jobs.push_back(number);
+  }
+  answer = first_board;
   for (const auto& [id, board] : batch.boards) {
     if ((*stored)[answer++].size() == 0) losses.boards.push_back(id);
   }
-  return absl::OkStatus();
+  return losses;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -452,33 +467,63 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimQueuedJob(
     const std::vector<v1::Board>& boards,
     const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches) {
   if (boards.empty()) return std::optional<ClaimedJob>();
-  std::lock_guard lock(mutex_);
-  // The common case in one statement: the first job in order that is pinned to one of the
-  // boards or to none, claimed at once, and whether others wait behind it (so that the caller
-  // knows whether another claim could find one). In a transaction with the read of its events
-  // (BeginTake, FinishTake): two round trips, as a claim and a separate read took before.
-  auto first = BeginTake(
-      "UPDATE jobs SET owner = $1 WHERE number = (" BOARDLAB_CLAIM_ORDER
-      " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS
-      ", CASE WHEN EXISTS (SELECT 1 FROM jobs q WHERE q.state = 2 AND q.owner IS NULL AND "
-      "q.board_type = $2 AND (q.pinned_board = ''::bytea OR q.pinned_board = ANY($3)) AND "
-      "q.number <> jobs.number) THEN 1 ELSE 0 END",
-      Params().Bytes(replica_id_).Bytes(boards.front().type()).BytesArray(BoardIds(boards)),
-      "claiming the next queued job");
+  Lease lease(*this);
+  if (absl::Status ok = GiveBackRefused(); !ok.ok()) return ok;
+  // The common case in one statement and one round trip, whether it finds a job or not: the
+  // first job in order that is pinned to one of the boards or to none, claimed at once with its
+  // events, and whether others wait behind it (so that the caller knows whether another claim
+  // could find one).
+  auto first =
+      Run(BOARDLAB_TAKE_WITH_EVENTS(
+              "UPDATE jobs SET owner = $1 WHERE number = (" BOARDLAB_CLAIM_ORDER
+              " LIMIT 1 FOR UPDATE OF j SKIP LOCKED)",
+              ", CASE WHEN EXISTS (SELECT 1 FROM jobs q WHERE q.state = 2 AND q.owner IS NULL AND "
+              "q.board_type = $2 AND (q.pinned_board = ''::bytea OR q.pinned_board = ANY($3)) AND "
+              "q.number <> jobs.number) THEN 1 ELSE 0 END"),
+          Params().Bytes(replica_id_).Bytes(boards.front().type()).BytesArray(BoardIds(boards)),
+          "claiming the next queued job");
   if (!first.ok()) return first.status();
-  auto firsts = OwnedJobsOf(*first);
-  if (!firsts.ok()) return KeptDamaged(firsts.status());
-  const v1::Board* board = firsts->empty() ? nullptr : BoardFor(firsts->front(), boards, matches);
-  if (firsts->empty() || board != nullptr) {
-    if (absl::Status ok = FinishTake(*firsts); !ok.ok()) return ok;
-    if (firsts->empty()) return std::optional<ClaimedJob>();
-    return std::optional<ClaimedJob>(
-        ClaimedJob{std::move(firsts->front()), board->id(), first->Int(0, 8) != 0});
+  auto firsts = OwnedJobsWithEvents(*first);  // damaged: see TakeJobs
+  if (!firsts.ok()) return firsts.status();
+  if (firsts->empty()) return std::optional<ClaimedJob>();
+  OwnedJob& job = firsts->front();
+  if (const v1::Board* board = BoardFor(job, boards, matches)) {
+    const bool more = first->Int(0, kClaimMoreColumn) != 0;
+    return std::optional<ClaimedJob>(ClaimedJob{std::move(job), board->id(), more});
   }
-  // Refused by every board (tags, a failed board): given back by the rollback, and the jobs in
-  // order looked at one by one.
-  if (absl::Status ok = RolledBack(absl::OkStatus()); !ok.ok()) return ok;
+  // Refused by every board (tags, a failed board): given back, and the jobs in order looked at
+  // one by one.
+  {
+    std::lock_guard lock(refused_mutex_);
+    refused_.insert(job.number);
+  }
+  if (absl::Status ok = GiveBackRefused(); !ok.ok()) return ok;
   return ClaimByLooking(boards, matches);
+}
+
+// A claim's job that none of its boards may run is committed as this replica's: it goes back
+// to the queue by a statement of its own. One that fails (a broken connection) is given back by
+// the next claim or poll; until then no other replica can claim the job, as when this replica
+// held it, and should this replica die first its work is released with it.
+absl::Status PostgresStore::GiveBackRefused() {
+  std::set<int64_t> refused;
+  {
+    std::lock_guard lock(refused_mutex_);
+    refused.swap(refused_);
+  }
+  absl::Status given = absl::OkStatus();
+  for (int64_t number : refused) {
+    if (given.ok()) {
+      given = Run("UPDATE jobs SET owner = NULL WHERE number = $1 AND owner = $2 AND state = 2",
+                  Params().Int(number).Bytes(replica_id_), "giving a claimed job back")
+                  .status();
+    }
+    if (!given.ok()) {
+      std::lock_guard lock(refused_mutex_);
+      refused_.insert(number);  // the next claim or poll tries again
+    }
+  }
+  return given;
 }
 
 absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimByLooking(
@@ -519,28 +564,31 @@ absl::StatusOr<std::optional<ClaimedJob>> PostgresStore::ClaimByLooking(
 }
 
 absl::StatusOr<std::vector<OwnedJob>> PostgresStore::TakeStrandedJobs(int64_t now_ms, int limit) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
+  if (absl::Status ok = GiveBackRefused(); !ok.ok()) return ok;  // the poll's retry of them
   return TakeJobs(
-      "UPDATE jobs SET owner = $1 WHERE number IN (SELECT number FROM jobs WHERE owner IS NULL "
-      "AND (state = 1 OR (state = 2 AND queue_deadline_ms > 0 AND queue_deadline_ms < $2) OR "
-      "(state BETWEEN 3 AND 6 AND lease_deadline_ms < $2)) ORDER BY number LIMIT $3 "
-      "FOR UPDATE SKIP LOCKED) RETURNING " BOARDLAB_JOB_COLUMNS,
+      BOARDLAB_TAKE_WITH_EVENTS(
+          "UPDATE jobs SET owner = $1 WHERE number IN (SELECT number FROM jobs WHERE owner IS "
+          "NULL AND (state = 1 OR (state = 2 AND queue_deadline_ms > 0 AND queue_deadline_ms < "
+          "$2) OR (state BETWEEN 3 AND 6 AND lease_deadline_ms < $2)) ORDER BY number LIMIT $3 "
+          "FOR UPDATE SKIP LOCKED)",
+          ""),
       Params().Bytes(replica_id_).Int(now_ms).Int(limit), "taking stranded jobs");
 }
 
 absl::StatusOr<std::optional<OwnedJob>> PostgresStore::TakeQueuedJob(const std::string& id) {
-  std::lock_guard lock(mutex_);
-  auto jobs = TakeJobs(
-      "UPDATE jobs SET owner = $1 WHERE id = $2 AND state = 2 AND owner IS NULL "
-      "RETURNING " BOARDLAB_JOB_COLUMNS,
-      Params().Bytes(replica_id_).Bytes(id), "taking a queued job");
+  Lease lease(*this);
+  auto jobs = TakeJobs(BOARDLAB_TAKE_WITH_EVENTS("UPDATE jobs SET owner = $1 WHERE id = $2 AND "
+                                                 "state = 2 AND owner IS NULL",
+                                                 ""),
+                       Params().Bytes(replica_id_).Bytes(id), "taking a queued job");
   if (!jobs.ok()) return jobs.status();
   if (jobs->empty()) return std::optional<OwnedJob>();
   return std::optional<OwnedJob>(std::move(jobs->front()));
 }
 
 absl::StatusOr<TakenBoards> PostgresStore::TakeBoards(const std::vector<std::string>& board_ids) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   TakenBoards taken;
   absl::Status done = InTransaction([&]() -> absl::Status {
     taken = TakenBoards();
@@ -571,7 +619,7 @@ absl::StatusOr<TakenBoards> PostgresStore::TakeBoards(const std::vector<std::str
 }
 
 absl::StatusOr<std::string> PostgresStore::RequestCancel(const std::string& job_id) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   std::string owner;
   absl::Status done = InTransaction([&]() -> absl::Status {
     auto rows =
@@ -593,7 +641,7 @@ absl::StatusOr<std::string> PostgresStore::RequestCancel(const std::string& job_
 // Views over all replicas.
 
 absl::StatusOr<std::vector<ClusterBoard>> PostgresStore::ClusterBoards() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows =
       Run("SELECT b.record, b.owner, CASE WHEN r.id IS NULL THEN 0 ELSE 1 END FROM boards b "
           "LEFT JOIN replicas r ON r.id = b.owner ORDER BY b.id",
@@ -610,7 +658,7 @@ absl::StatusOr<std::vector<ClusterBoard>> PostgresStore::ClusterBoards() {
 }
 
 absl::StatusOr<std::map<std::string, int>> PostgresStore::QueuedCounts() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT board_type, count(*) FROM jobs WHERE state = 2 GROUP BY board_type",
                   Params(), "counting queued jobs");
   if (!rows.ok()) return rows.status();
@@ -622,7 +670,7 @@ absl::StatusOr<std::map<std::string, int>> PostgresStore::QueuedCounts() {
 }
 
 absl::StatusOr<std::map<v1::JobState, int>> PostgresStore::UnfinishedByState() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT state, count(*) FROM jobs WHERE state <> 7 GROUP BY state", Params(),
                   "counting unfinished jobs");
   if (!rows.ok()) return rows.status();
@@ -634,7 +682,7 @@ absl::StatusOr<std::map<v1::JobState, int>> PostgresStore::UnfinishedByState() {
 }
 
 absl::StatusOr<int64_t> PostgresStore::UnfinishedJobsOf(const std::string& tenant) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT count(*) FROM jobs WHERE tenant = $1 AND state <> 7",
                   Params().Bytes(tenant), "counting a tenant's jobs");
   if (!rows.ok()) return rows.status();
@@ -643,7 +691,7 @@ absl::StatusOr<int64_t> PostgresStore::UnfinishedJobsOf(const std::string& tenan
 
 absl::StatusOr<std::optional<std::pair<int32_t, int32_t>>> PostgresStore::QueuePlace(
     int64_t number) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run(
       "SELECT (SELECT count(*) FROM jobs q WHERE q.state = 2 AND q.board_type = j.board_type AND "
       "(q.priority > j.priority OR (q.priority = j.priority AND q.number <= j.number))), "
@@ -660,7 +708,7 @@ absl::StatusOr<std::optional<std::pair<int32_t, int32_t>>> PostgresStore::QueueP
 // Compile claims and notifications.
 
 absl::StatusOr<bool> PostgresStore::ClaimCompile(const std::string& key) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   // A claim of this replica's own (a compile it gave up on) is taken again.
   auto rows =
       Run("INSERT INTO compile_claims (key, replica, claimed_ms) VALUES ($1, $2, $3) "
@@ -672,7 +720,7 @@ absl::StatusOr<bool> PostgresStore::ClaimCompile(const std::string& key) {
 }
 
 absl::Status PostgresStore::FinishCompileClaim(const std::string& key) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return InTransaction([&]() -> absl::Status {
     auto rows = Run("DELETE FROM compile_claims WHERE key = $1 AND replica = $2",
                     Params().Bytes(key).Bytes(replica_id_), "dropping a compile claim");

@@ -24,15 +24,7 @@ inline constexpr Oid kInt8Oid = 20;
 inline constexpr Oid kTextOid = 25;
 inline constexpr Oid kByteaOid = 17;
 inline constexpr Oid kByteaArrayOid = 1001;
-
-// Statements both the single-server writes (postgres_store.cc) and CommitOwned
-// (postgres_cluster.cc) send: $1 job id, $2 seq, $3 record; $1 sha256, $2 tenant.
-inline constexpr char kPutEventSql[] =
-    "INSERT INTO events (job_id, seq, record) VALUES ($1, $2, $3) "
-    "ON CONFLICT (job_id, seq) DO UPDATE SET record = excluded.record";
-inline constexpr char kGrantBlobSql[] =
-    "INSERT INTO blob_grants (sha256, tenant) VALUES ($1, $2) "
-    "ON CONFLICT (sha256, tenant) DO NOTHING";
+inline constexpr Oid kInt8ArrayOid = 1016;
 
 /// A new connection with the server's settings (application name, UTF-8), not yet checked:
 /// nullptr only when out of memory; PQstatus tells whether it is up.
@@ -46,32 +38,18 @@ inline std::string Trimmed(const char* message) {
 // Statement parameters, all in binary format.
 class PostgresStore::Params {
  public:
-  Params& Int(int64_t value) {
-    const uint64_t big_endian = htobe64(static_cast<uint64_t>(value));
-    return Add(kInt8Oid, std::string(reinterpret_cast<const char*>(&big_endian), 8));
-  }
+  Params& Int(int64_t value) { return Add(kInt8Oid, BigEndian(value)); }
   Params& Text(std::string_view text) { return Add(kTextOid, std::string(text)); }
   Params& Bytes(std::string_view bytes) { return Add(kByteaOid, std::string(bytes)); }
-  /// A one-dimensional bytea[] (PostgreSQL's binary array format: dimensions, flags, element
-  /// type, then each dimension's size and lower bound, then each element's length and bytes).
+  /// A one-dimensional bytea[].
   Params& BytesArray(const std::vector<std::string>& elements) {
-    std::string encoded;
-    auto append = [&](uint32_t value) {
-      const uint32_t big_endian = htobe32(value);
-      encoded.append(reinterpret_cast<const char*>(&big_endian), 4);
-    };
-    append(elements.empty() ? 0 : 1);  // dimensions
-    append(0);                         // no NULL elements
-    append(kByteaOid);
-    if (!elements.empty()) {
-      append(static_cast<uint32_t>(elements.size()));
-      append(1);  // lower bound
-    }
-    for (const std::string& element : elements) {
-      append(static_cast<uint32_t>(element.size()));
-      encoded += element;
-    }
-    return Add(kByteaArrayOid, std::move(encoded));
+    return Add(kByteaArrayOid, EncodedArray(kByteaOid, elements));
+  }
+  /// A one-dimensional bigint[].
+  Params& IntArray(const std::vector<int64_t>& values) {
+    std::vector<std::string> elements;
+    for (int64_t value : values) elements.push_back(BigEndian(value));
+    return Add(kInt8ArrayOid, EncodedArray(kInt8Oid, elements));
   }
   /// SQL NULL of `type`.
   Params& Null(Oid type) {
@@ -96,6 +74,31 @@ class PostgresStore::Params {
   }
 
  private:
+  static std::string BigEndian(int64_t value) {
+    const uint64_t big_endian = htobe64(static_cast<uint64_t>(value));
+    return std::string(reinterpret_cast<const char*>(&big_endian), 8);
+  }
+  /// PostgreSQL's binary array format, one dimension: dimensions, flags, element type, then
+  /// the dimension's size and lower bound, then each element's length and bytes.
+  static std::string EncodedArray(Oid element_type, const std::vector<std::string>& elements) {
+    std::string encoded;
+    auto append = [&](uint32_t value) {
+      const uint32_t big_endian = htobe32(value);
+      encoded.append(reinterpret_cast<const char*>(&big_endian), 4);
+    };
+    append(elements.empty() ? 0 : 1);  // dimensions
+    append(0);                         // no NULL elements
+    append(element_type);
+    if (!elements.empty()) {
+      append(static_cast<uint32_t>(elements.size()));
+      append(1);  // lower bound
+    }
+    for (const std::string& element : elements) {
+      append(static_cast<uint32_t>(element.size()));
+      encoded += element;
+    }
+    return encoded;
+  }
   Params& Add(Oid type, std::string value) {
     types_.push_back(type);
     values_.push_back(std::move(value));

@@ -126,6 +126,15 @@ DROP INDEX jobs_by_request;
 constexpr char kRequestIdIndex[] = "jobs_by_request_unique";
 constexpr char kUniqueViolation[] = "23505";
 
+// The single server's writes of an event ($1 job id, $2 seq, $3 record) and a grant ($1 sha256,
+// $2 tenant).
+inline constexpr char kPutEventSql[] =
+    "INSERT INTO events (job_id, seq, record) VALUES ($1, $2, $3) "
+    "ON CONFLICT (job_id, seq) DO UPDATE SET record = excluded.record";
+inline constexpr char kGrantBlobSql[] =
+    "INSERT INTO blob_grants (sha256, tenant) VALUES ($1, $2) "
+    "ON CONFLICT (sha256, tenant) DO NOTHING";
+
 bool Succeeded(const PGresult* result) {
   ExecStatusType status = PQresultStatus(result);
   return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
@@ -171,30 +180,84 @@ absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::st
 }
 
 PostgresStore::PostgresStore(PGconn* connection, std::string conninfo, std::string password)
-    : connection_(connection),
-      conninfo_(std::move(conninfo)),
+    : conninfo_(std::move(conninfo)),
       password_(std::move(password)),
-      replica_id_(UniqueScratchName()) {}
+      replica_id_(UniqueScratchName()) {
+  connections_.push_back(std::make_unique<Connection>(connection));
+  idle_.push_back(connections_.back().get());
+}
 
-PostgresStore::~PostgresStore() { PQfinish(connection_); }
+PostgresStore::~PostgresStore() = default;
+
+PostgresStore::Connection::~Connection() { PQfinish(pg); }
+
+thread_local PostgresStore::Connection* PostgresStore::current_ = nullptr;
+
+PostgresStore::Lease::Lease(PostgresStore& store)
+    : store_(store), connection_(store.Acquire()), outer_(current_) {
+  current_ = connection_;
+}
+
+PostgresStore::Lease::~Lease() {
+  current_ = outer_;
+  store_.GiveBack(connection_);
+}
+
+// An idle connection, or a new one while the pool is below kMaxConnections; else the first to
+// come free. A connection that cannot be opened (the database's max_connections, say) caps the
+// pool at what it has: the first connection, opened by Open, is always there.
+PostgresStore::Connection* PostgresStore::Acquire() {
+  std::unique_lock lock(pool_mutex_);
+  for (;;) {
+    if (!idle_.empty()) {
+      Connection* connection = idle_.back();
+      idle_.pop_back();
+      return connection;
+    }
+    if (static_cast<int>(connections_.size()) + opening_ < pool_limit_) {
+      ++opening_;
+      lock.unlock();
+      PGconn* opened = ConnectToPostgres(conninfo_, password_);
+      const bool up = opened != nullptr && PQstatus(opened) == CONNECTION_OK;
+      lock.lock();
+      --opening_;
+      if (up) {
+        connections_.push_back(std::make_unique<Connection>(opened));
+        return connections_.back().get();
+      }
+      if (opened != nullptr) PQfinish(opened);
+      pool_limit_ = static_cast<int>(connections_.size());
+      continue;
+    }
+    pool_free_.wait(lock);
+  }
+}
+
+void PostgresStore::GiveBack(Connection* connection) {
+  {
+    std::lock_guard lock(pool_mutex_);
+    idle_.push_back(connection);
+  }
+  pool_free_.notify_one();
+}
 
 absl::Status PostgresStore::EnsureConnected() {
-  if (PQstatus(connection_) == CONNECTION_OK) return absl::OkStatus();
+  if (PQstatus(Current().pg) == CONNECTION_OK) return absl::OkStatus();
   // Inside a transaction its earlier statements are gone with the connection: the caller fails
   // and rolls back.
-  if (in_transaction_) return absl::UnavailableError("database: the connection was lost");
-  PQreset(connection_);
-  prepared_.clear();  // statements are prepared per connection
-  if (PQstatus(connection_) != CONNECTION_OK) {
+  if (Current().in_transaction) return absl::UnavailableError("database: the connection was lost");
+  PQreset(Current().pg);
+  Current().prepared.clear();  // statements are prepared per connection
+  if (PQstatus(Current().pg) != CONNECTION_OK) {
     return absl::UnavailableError(
-        absl::StrCat("database: reconnecting: ", Trimmed(PQerrorMessage(connection_))));
+        absl::StrCat("database: reconnecting: ", Trimmed(PQerrorMessage(Current().pg))));
   }
   return absl::OkStatus();
 }
 
 absl::Status PostgresStore::Error(const char* what, const PGresult* result) const {
   const char* message = result ? PQresultErrorMessage(result) : "";
-  if (message == nullptr || *message == '\0') message = PQerrorMessage(connection_);
+  if (message == nullptr || *message == '\0') message = PQerrorMessage(Current().pg);
   std::string text = absl::StrCat("database: ", what, ": ", Trimmed(message));
   const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const char* constraint = result ? PQresultErrorField(result, PG_DIAG_CONSTRAINT_NAME) : nullptr;
@@ -207,20 +270,20 @@ absl::Status PostgresStore::Error(const char* what, const PGresult* result) cons
 
 absl::Status PostgresStore::Exec(const char* sql, const char* what) {
   if (absl::Status ok = EnsureConnected(); !ok.ok()) return ok;
-  Rows result(PQexec(connection_, sql));
+  Rows result(PQexec(Current().pg, sql));
   if (!Succeeded(result.get())) return Error(what, result.get());
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> PostgresStore::PreparedName(const char* sql, const Params& params,
                                                         const char* what) {
-  auto name = prepared_.find(sql);
-  if (name != prepared_.end()) return name->second;
+  auto name = Current().prepared.find(sql);
+  if (name != Current().prepared.end()) return name->second;
   // Named by count: a statement that failed to prepare was not added, so names stay unique.
-  const std::string statement = absl::StrCat("s", prepared_.size());
-  Rows prepared(PQprepare(connection_, statement.c_str(), sql, params.size(), params.types()));
+  const std::string statement = absl::StrCat("s", Current().prepared.size());
+  Rows prepared(PQprepare(Current().pg, statement.c_str(), sql, params.size(), params.types()));
   if (!Succeeded(prepared.get())) return Error(what, prepared.get());
-  prepared_.emplace(sql, statement);
+  Current().prepared.emplace(sql, statement);
   return statement;
 }
 
@@ -232,8 +295,8 @@ absl::StatusOr<PostgresStore::Rows> PostgresStore::Run(const char* sql, const Pa
   const std::vector<const char*> values = params.values();
   const std::vector<int> lengths = params.lengths();
   const std::vector<int> binary(values.size(), 1);
-  Rows rows(PQexecPrepared(connection_, name->c_str(), params.size(), values.data(), lengths.data(),
-                           binary.data(), /*resultFormat=*/1));
+  Rows rows(PQexecPrepared(Current().pg, name->c_str(), params.size(), values.data(),
+                           lengths.data(), binary.data(), /*resultFormat=*/1));
   if (!Succeeded(rows.get())) return Error(what, rows.get());
   return rows;
 }
@@ -255,7 +318,7 @@ absl::StatusOr<std::vector<PostgresStore::Rows>> PostgresStore::RunPipelined(
     if (!name.ok()) return name.status();
     names.push_back(*std::move(name));
   }
-  if (PQenterPipelineMode(connection_) != 1) return Error("entering pipeline mode", nullptr);
+  if (PQenterPipelineMode(Current().pg) != 1) return Error("entering pipeline mode", nullptr);
   bool sent = true;
   for (size_t i = 0; i < statements.size() && sent; ++i) {
     const Params& params = statements[i].params;
@@ -263,18 +326,18 @@ absl::StatusOr<std::vector<PostgresStore::Rows>> PostgresStore::RunPipelined(
     const std::vector<int> lengths = params.lengths();
     const std::vector<int> binary(values.size(), 1);
     sent = names[i].empty()
-               ? PQsendQueryParams(connection_, statements[i].sql, 0, nullptr, nullptr, nullptr,
+               ? PQsendQueryParams(Current().pg, statements[i].sql, 0, nullptr, nullptr, nullptr,
                                    nullptr, /*resultFormat=*/1) == 1
-               : PQsendQueryPrepared(connection_, names[i].c_str(), params.size(), values.data(),
+               : PQsendQueryPrepared(Current().pg, names[i].c_str(), params.size(), values.data(),
                                      lengths.data(), binary.data(), /*resultFormat=*/1) == 1;
   }
-  absl::StatusOr<std::vector<Rows>> results = sent && PQpipelineSync(connection_) == 1
+  absl::StatusOr<std::vector<Rows>> results = sent && PQpipelineSync(Current().pg) == 1
                                                   ? PipelineResults(statements)
                                                   : Error("sending a pipeline", nullptr);
-  if (PQexitPipelineMode(connection_) != 1) {
+  if (PQexitPipelineMode(Current().pg) != 1) {
     // Results are still pending (the connection broke mid-stream): start afresh.
-    PQreset(connection_);
-    prepared_.clear();
+    PQreset(Current().pg);
+    Current().prepared.clear();
     if (results.ok()) results = Error("leaving pipeline mode", nullptr);
   }
   return results;
@@ -288,7 +351,7 @@ absl::StatusOr<std::vector<PostgresStore::Rows>> PostgresStore::PipelineResults(
   // Statements after a failed one come back PGRES_PIPELINE_ABORTED.
   int nulls_in_a_row = 0;
   while (nulls_in_a_row < 2) {
-    Rows result(PQgetResult(connection_));
+    Rows result(PQgetResult(Current().pg));
     if (result.get() == nullptr) {
       ++nulls_in_a_row;
       continue;
@@ -311,18 +374,18 @@ absl::StatusOr<std::vector<PostgresStore::Rows>> PostgresStore::PipelineResults(
 
 absl::Status PostgresStore::InTransaction(const std::function<absl::Status()>& body) {
   if (absl::Status ok = Exec("BEGIN", "starting a transaction"); !ok.ok()) return ok;
-  in_transaction_ = true;
+  Current().in_transaction = true;
   absl::Status done = body();
   if (done.ok()) done = Exec("COMMIT", "committing a transaction");
-  if (!done.ok() && PQstatus(connection_) == CONNECTION_OK) {
+  if (!done.ok() && PQstatus(Current().pg) == CONNECTION_OK) {
     Exec("ROLLBACK", "rolling back").IgnoreError();  // nothing of the transaction stays
   }
-  in_transaction_ = false;
+  Current().in_transaction = false;
   return done;
 }
 
 absl::Status PostgresStore::Migrate() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return InTransaction([this] { return MigrateLocked(); });
 }
 
@@ -361,12 +424,12 @@ absl::Status PostgresStore::MigrateLocked() {
 }
 
 absl::Status PostgresStore::Commit(const StoreBatch& batch) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return InTransaction([&] { return WriteBatch(batch, *this); });
 }
 
 absl::Status PostgresStore::PutJob(int64_t number, const v1::Job& job) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return PutJobLocked(number, job);
 }
 
@@ -410,19 +473,19 @@ absl::StatusOr<std::optional<v1::Job>> PostgresStore::OneJob(const char* sql, co
 }
 
 absl::StatusOr<std::optional<v1::Job>> PostgresStore::GetJob(const std::string& id) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return OneJob("SELECT record FROM jobs WHERE id = $1", Params().Bytes(id), "reading a job");
 }
 
 absl::StatusOr<std::optional<v1::Job>> PostgresStore::FindJobByRequestId(
     const std::string& tenant, const std::string& request_id) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return OneJob("SELECT record FROM jobs WHERE tenant = $1 AND request_id = $2 LIMIT 1",
                 Params().Bytes(tenant).Bytes(request_id), "looking up a request id");
 }
 
 absl::StatusOr<std::vector<v1::Job>> PostgresStore::LoadUnfinishedJobs() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT record FROM jobs WHERE state <> $1 ORDER BY number",
                   Params().Int(v1::JOB_STATE_DONE), "loading unfinished jobs");
   if (!rows.ok()) return rows.status();
@@ -431,7 +494,7 @@ absl::StatusOr<std::vector<v1::Job>> PostgresStore::LoadUnfinishedJobs() {
 
 absl::StatusOr<JobPage> PostgresStore::ListJobs(const JobFilter& filter, int64_t before,
                                                 int page_size) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   // As in SqliteStore, states, results and labels are checked on the parsed records. The rows come
   // in pages of the page size (a cursor-less keyset scan) so that a filter matching few jobs does
   // not load the whole table at once.
@@ -461,7 +524,7 @@ absl::StatusOr<JobPage> PostgresStore::ListJobs(const JobFilter& filter, int64_t
 }
 
 absl::StatusOr<int64_t> PostgresStore::MaxJobNumber() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT COALESCE(MAX(number), 0) FROM jobs", Params(), "reading the job counter");
   if (!rows.ok()) return rows.status();
   return rows->Int(0, 0);
@@ -469,7 +532,7 @@ absl::StatusOr<int64_t> PostgresStore::MaxJobNumber() {
 
 absl::StatusOr<std::vector<std::pair<int64_t, v1::Job>>> PostgresStore::JobsAfter(int64_t after,
                                                                                   int limit) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT number, record FROM jobs WHERE number > $1 ORDER BY number LIMIT $2",
                   Params().Int(after).Int(limit), "reading jobs");
   if (!rows.ok()) return rows.status();
@@ -488,7 +551,7 @@ absl::StatusOr<int64_t> PostgresStore::DeleteFinishedJobs(int64_t ended_before_m
 
 absl::StatusOr<RetentionPage> PostgresStore::DeleteFinishedPage(int64_t ended_before_ms,
                                                                 int64_t after) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run(
       "SELECT number, record FROM jobs WHERE state = $1 AND number > $2 ORDER BY number LIMIT $3",
       Params().Int(v1::JOB_STATE_DONE).Int(after).Int(kRetentionPageJobs), "reading finished jobs");
@@ -517,7 +580,7 @@ absl::Status PostgresStore::DeleteJobsLocked(const std::vector<std::string>& ids
 }
 
 absl::Status PostgresStore::AppendEvent(const v1::JobEvent& event) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return AppendEventLocked(event);
 }
 
@@ -530,7 +593,7 @@ absl::Status PostgresStore::AppendEventLocked(const v1::JobEvent& event) {
 
 absl::StatusOr<std::vector<v1::JobEvent>> PostgresStore::Events(const std::string& job_id,
                                                                 int64_t after_seq) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT record FROM events WHERE job_id = $1 AND seq > $2 ORDER BY seq",
                   Params().Bytes(job_id).Int(after_seq), "reading job events");
   if (!rows.ok()) return rows.status();
@@ -538,7 +601,7 @@ absl::StatusOr<std::vector<v1::JobEvent>> PostgresStore::Events(const std::strin
 }
 
 absl::Status PostgresStore::PutBoard(const v1::Board& board) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return PutBoardLocked(board);
 }
 
@@ -550,7 +613,7 @@ absl::Status PostgresStore::PutBoardLocked(const v1::Board& board) {
 }
 
 absl::StatusOr<std::vector<v1::Board>> PostgresStore::LoadBoards() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   // Byte order of the ids (bytea), as SQLite sorts them.
   auto rows = Run("SELECT record FROM boards ORDER BY id", Params(), "loading boards");
   if (!rows.ok()) return rows.status();
@@ -559,7 +622,7 @@ absl::StatusOr<std::vector<v1::Board>> PostgresStore::LoadBoards() {
 
 absl::Status PostgresStore::PutCompile(const std::string& key, const CompileRecord& record) {
   const std::string json = CompileRecordToJson(record);
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return Run("INSERT INTO compile_cache (key, record) VALUES ($1, $2) "
              "ON CONFLICT (key) DO UPDATE SET record = excluded.record",
              Params().Bytes(key).Text(json), "storing a compile cache entry")
@@ -567,7 +630,7 @@ absl::Status PostgresStore::PutCompile(const std::string& key, const CompileReco
 }
 
 absl::StatusOr<std::optional<CompileRecord>> PostgresStore::GetCompile(const std::string& key) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT record FROM compile_cache WHERE key = $1", Params().Bytes(key),
                   "reading the compile cache");
   if (!rows.ok()) return rows.status();
@@ -578,7 +641,7 @@ absl::StatusOr<std::optional<CompileRecord>> PostgresStore::GetCompile(const std
 }
 
 absl::Status PostgresStore::PutBlob(const std::string& sha256, std::string_view bytes) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   // Storing a blob again counts as a use.
   return Run("INSERT INTO small_blobs (sha256, data, used_ms) VALUES ($1, $2, $3) "
              "ON CONFLICT (sha256) DO UPDATE SET used_ms = excluded.used_ms",
@@ -587,7 +650,7 @@ absl::Status PostgresStore::PutBlob(const std::string& sha256, std::string_view 
 }
 
 absl::StatusOr<std::optional<std::string>> PostgresStore::GetBlob(const std::string& sha256) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT data FROM small_blobs WHERE sha256 = $1", Params().Bytes(sha256),
                   "reading a blob");
   if (!rows.ok()) return rows.status();
@@ -596,7 +659,7 @@ absl::StatusOr<std::optional<std::string>> PostgresStore::GetBlob(const std::str
 }
 
 absl::StatusOr<int64_t> PostgresStore::BlobSize(const std::string& sha256) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT octet_length(data)::bigint FROM small_blobs WHERE sha256 = $1",
                   Params().Bytes(sha256), "looking up a blob");
   if (!rows.ok()) return rows.status();
@@ -604,7 +667,7 @@ absl::StatusOr<int64_t> PostgresStore::BlobSize(const std::string& sha256) {
 }
 
 absl::StatusOr<int64_t> PostgresStore::BlobBytes() {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT COALESCE(SUM(octet_length(data)), 0)::bigint FROM small_blobs", Params(),
                   "summing the blobs");
   if (!rows.ok()) return rows.status();
@@ -612,7 +675,7 @@ absl::StatusOr<int64_t> PostgresStore::BlobBytes() {
 }
 
 absl::StatusOr<int64_t> PostgresStore::TouchBlob(const std::string& sha256, int64_t now_ms) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   // A blob used recently is left alone: no write for every submit of a model. One round trip:
   // the use written, or else the one stored (the statement's snapshot), or -1.
   auto rows = Run(
@@ -625,7 +688,7 @@ absl::StatusOr<int64_t> PostgresStore::TouchBlob(const std::string& sha256, int6
 }
 
 absl::StatusOr<std::vector<std::string>> PostgresStore::BlobsUnusedSince(int64_t ms) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT sha256 FROM small_blobs WHERE used_ms < $1", Params().Int(ms),
                   "listing unused blobs");
   if (!rows.ok()) return rows.status();
@@ -636,7 +699,7 @@ absl::StatusOr<std::vector<std::string>> PostgresStore::BlobsUnusedSince(int64_t
 
 absl::StatusOr<int64_t> PostgresStore::DeleteBlobUnusedSince(const std::string& sha256,
                                                              int64_t ms) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   // One statement: a use recorded in between (by another replica) keeps the blob.
   auto rows =
       Run("DELETE FROM small_blobs WHERE sha256 = $1 AND used_ms < $2 "
@@ -647,7 +710,7 @@ absl::StatusOr<int64_t> PostgresStore::DeleteBlobUnusedSince(const std::string& 
 }
 
 absl::Status PostgresStore::GrantBlob(const std::string& tenant, const std::string& sha256) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   return GrantBlobLocked(tenant, sha256);
 }
 
@@ -657,7 +720,7 @@ absl::Status PostgresStore::GrantBlobLocked(const std::string& tenant, const std
 
 absl::StatusOr<bool> PostgresStore::HasBlobGrant(const std::string& tenant,
                                                  const std::string& sha256) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   auto rows = Run("SELECT 1 FROM blob_grants WHERE sha256 = $1 AND tenant = $2",
                   Params().Bytes(sha256).Bytes(tenant), "looking up a blob grant");
   if (!rows.ok()) return rows.status();
@@ -665,7 +728,7 @@ absl::StatusOr<bool> PostgresStore::HasBlobGrant(const std::string& tenant,
 }
 
 absl::Status PostgresStore::DeleteBlobGrants(const std::vector<std::string>& sha256s) {
-  std::lock_guard lock(mutex_);
+  Lease lease(*this);
   for (const std::string& sha256 : sha256s) {
     auto deleted = Run("DELETE FROM blob_grants WHERE sha256 = $1", Params().Bytes(sha256),
                        "deleting blob grants");

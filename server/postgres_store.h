@@ -2,9 +2,12 @@
 
 #include <libpq-fe.h>
 
+#include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,8 +19,9 @@ namespace boardlab::server {
 
 /// Store in a PostgreSQL database: the same tables and semantics as SqliteStore (rows keep the
 /// serialized protobuf next to the columns queries filter on), for a lab whose state must outlive
-/// the server's machine. Thread-safe: one connection behind a mutex; statements are prepared once
-/// per connection. A connection found broken between calls is re-established (the call that found
+/// the server's machine. Thread-safe: a small pool of connections, each call holding one for its
+/// statements (calls on different threads run side by side); statements are prepared once per
+/// connection. A connection found broken between calls is re-established (the call that found
 /// it broken fails; nothing of an interrupted transaction stays). Several servers may share one
 /// database as replicas (server/cluster_store.h, implemented in postgres_cluster.cc).
 class PostgresStore : public Store, public ClusterStore, private BatchWriter {
@@ -94,9 +98,45 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
       std::function<void(const ClusterNotification&)> deliver) override;
 
  private:
+  /// One connection of the pool, with what lives per connection.
+  struct Connection {
+    explicit Connection(PGconn* connection) : pg(connection) {}
+    ~Connection();
+    PGconn* pg;
+    std::map<std::string, std::string> prepared;  // statement name by SQL text
+    bool in_transaction = false;
+  };
+
   class Params;
   class Rows;
   PostgresStore(PGconn* connection, std::string conninfo, std::string password);
+
+  /// Connections per store: independent calls (a submit's reads, a watcher, the Lab's commit)
+  /// need not wait for each other's round trips. Each is a PostgreSQL backend process; a few
+  /// per replica keep well under the database's max_connections (default 100).
+  static constexpr int kMaxConnections = 4;
+
+  /// Holds a connection of the pool for one public call; the statements of that call (Run,
+  /// Exec, RunPipelined, InTransaction) go to it (Current()).
+  class Lease {
+   public:
+    explicit Lease(PostgresStore& store);
+    ~Lease();
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+
+   private:
+    PostgresStore& store_;
+    Connection* connection_;
+    Connection* outer_;  // the thread's lease before this one (none: nullptr)
+  };
+  Connection* Acquire();
+  void GiveBack(Connection* connection);
+  /// The connection the calling thread's Lease holds.
+  Connection& Current() const { return *current_; }
+  // Set by Lease: each public call takes a connection for its statements, so that the helpers
+  // it calls need not pass it on.
+  static thread_local Connection* current_;
 
   struct Queued;
 
@@ -132,26 +172,22 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   // postgres_cluster.cc, under mutex_ and inside a transaction.
   absl::Status Notify(const char* channel, const std::string& payload);
   absl::Status ReleaseReplicaLocked(const std::string& replica, int64_t orphan_wait_ms);
-  /// The statement that writes `job` with `runtime` when it is new or this replica owns it (a
-  /// row back) and does nothing otherwise (no row).
-  Queued OwnedJobStatement(int64_t number, const v1::Job& job, const JobRuntime& runtime) const;
-  /// CommitOwned's second round trip: the events, boards and grants of `batch` (the events of
-  /// jobs in `written`: those this replica wrote (true) or lost (false); of others: while this
-  /// replica owns them), then COMMIT. Adds the boards another replica owns to `losses`.
-  absl::Status CommitRestOwned(const StoreBatch& batch, const std::map<std::string, bool>& written,
-                               CommitLosses& losses);
+  /// The statement that writes `job` with `runtime`, and its `events` (seq -> record), when it
+  /// is new or this replica owns it (a row back), and does nothing otherwise (no row).
+  Queued OwnedJobStatement(int64_t number, const v1::Job& job, const JobRuntime& runtime,
+                           const std::map<int64_t, std::string>& events) const;
   /// Rolls an open transaction back after `failed`; returns `failed`.
   absl::Status RolledBack(absl::Status failed);
-  absl::StatusOr<std::vector<OwnedJob>> OwnedJobsOf(const Rows& rows);
-  /// Takes jobs: opens a transaction and runs `sql` (an UPDATE ... RETURNING the job columns) in
-  /// one round trip; its rows. On failure the transaction is rolled back.
-  absl::StatusOr<Rows> BeginTake(const char* sql, Params params, const char* what);
-  /// Reads the events of `jobs` and commits, in one round trip; rolls back on failure.
-  absl::Status FinishTake(std::vector<OwnedJob>& jobs);
-  /// BeginTake, then FinishTake with the jobs taken.
-  absl::StatusOr<std::vector<OwnedJob>> TakeJobs(const char* sql, Params params, const char* what);
-  /// Commits a take whose records do not parse; returns `damaged`.
-  absl::Status KeptDamaged(absl::Status damaged);
+  static absl::StatusOr<std::vector<OwnedJob>> OwnedJobsOf(const Rows& rows);
+  /// A job's columns (BOARDLAB_JOB_COLUMNS) in row `row`, parsed.
+  static absl::StatusOr<OwnedJob> OwnedJobAt(const Rows& rows, int row);
+  /// The jobs of a BOARDLAB_TAKE_WITH_EVENTS statement, with their events.
+  static absl::StatusOr<std::vector<OwnedJob>> OwnedJobsWithEvents(const Rows& rows);
+  /// Runs `sql` (a BOARDLAB_TAKE_WITH_EVENTS statement): the jobs it took, with their events.
+  absl::StatusOr<std::vector<OwnedJob>> TakeJobs(const char* sql, const Params& params,
+                                                 const char* what);
+  /// Gives the jobs in refused_ back to the queue; those that could not be stay there.
+  absl::Status GiveBackRefused();
   /// The statement that reads the events of `jobs`, and its rows put into them.
   Queued EventsOfStatement(const std::vector<OwnedJob>& jobs) const;
   absl::Status AttachEvents(const Rows& rows, std::vector<OwnedJob>& jobs);
@@ -163,13 +199,19 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
       const std::vector<v1::Board>& boards,
       const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches);
 
-  std::mutex mutex_;
-  PGconn* connection_;
-  const std::string conninfo_;  // for the listener's connection
+  const std::string conninfo_;  // for the pool's and the listener's connections
   const std::string password_;
   const std::string replica_id_;
-  bool in_transaction_ = false;
-  std::map<std::string, std::string> prepared_;  // statement name by SQL text, this connection's
+
+  std::mutex pool_mutex_;
+  std::condition_variable pool_free_;
+  std::vector<std::unique_ptr<Connection>> connections_;  // all of them, idle or leased
+  std::vector<Connection*> idle_;
+  int opening_ = 0;  // connections being opened (outside pool_mutex_)
+  int pool_limit_ = kMaxConnections;
+
+  std::mutex refused_mutex_;
+  std::set<int64_t> refused_;  // numbers of claimed jobs no board may run, to give back
 };
 
 }  // namespace boardlab::server

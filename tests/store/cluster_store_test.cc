@@ -185,6 +185,19 @@ TEST_P(ClusterStoreTest, JobNumbersFromTwoReplicasNeverRepeat) {
   EXPECT_EQ(numbers.size(), 100u);
 }
 
+TEST_P(ClusterStoreTest, ACommitRecordsItsBlobGrants) {
+  StoreBatch batch;
+  batch.blob_grants.insert({"t1", "aa"});
+  batch.blob_grants.insert({"t1", "bb"});
+  batch.blob_grants.insert({"t2", "aa"});
+  ASSERT_TRUE(a_->CommitOwned(batch, {})->empty());
+  ASSERT_TRUE(b_->CommitOwned(batch, {})->empty());  // again: nothing new, no error
+  EXPECT_TRUE(*store_a_->HasBlobGrant("t1", "aa"));
+  EXPECT_TRUE(*store_a_->HasBlobGrant("t1", "bb"));
+  EXPECT_TRUE(*store_a_->HasBlobGrant("t2", "aa"));
+  EXPECT_FALSE(*store_a_->HasBlobGrant("t2", "bb"));
+}
+
 TEST_P(ClusterStoreTest, AReplicaWritesOnlyWhatItOwns) {
   // A submits a job: new, so it is A's.
   EXPECT_TRUE(Write(a_, 1, Job(1, v1::JOB_STATE_COMPILING), a_->ReplicaId()).empty());
@@ -382,6 +395,32 @@ TEST_P(ClusterStoreTest, AClaimTakesOnlyWhatTheBoardMayRun) {
   std::optional<OwnedJob> on_b9 = Claim(b_, "b9");
   ASSERT_TRUE(on_b9.has_value());
   EXPECT_EQ(on_b9->job.id(), "j1");
+}
+
+// A claim takes the first job in one statement; one no board may run goes back to the queue by
+// another. When that fails, the next claim or poll (TakeStrandedJobs) gives it back; meanwhile
+// no other replica takes it.
+TEST_P(ClusterStoreTest, ARefusedJobThatCouldNotBeGivenBackIsGivenBackLater) {
+  Write(a_, 1, Job(1, v1::JOB_STATE_QUEUED), "");
+  ASSERT_TRUE(backend_
+                  ->Sql("CREATE FUNCTION refuse_give_back() RETURNS trigger AS $$ BEGIN RAISE "
+                        "EXCEPTION 'refused by the test'; END $$ LANGUAGE plpgsql; CREATE TRIGGER "
+                        "refuse_give_back BEFORE UPDATE ON jobs FOR EACH ROW WHEN (OLD.owner IS "
+                        "NOT NULL AND NEW.owner IS NULL) EXECUTE FUNCTION refuse_give_back()")
+                  .ok());
+  const auto none = [](const v1::Job&, const JobRuntime&, const v1::Board&) { return false; };
+  EXPECT_FALSE(b_->ClaimQueuedJob({Board("b0")}, none).ok());
+  EXPECT_FALSE(Claim(a_).has_value());
+  EXPECT_FALSE(b_->TakeStrandedJobs(NowMs(), 10).ok());  // still refused
+
+  ASSERT_TRUE(backend_->Sql("DROP TRIGGER refuse_give_back ON jobs").ok());
+  auto stranded = b_->TakeStrandedJobs(NowMs(), 10);
+  ASSERT_TRUE(stranded.ok()) << stranded.status();
+  EXPECT_TRUE(stranded->empty());
+  std::optional<OwnedJob> claimed = Claim(a_);
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->job.id(), "j1");
+  ASSERT_EQ(claimed->events.size(), 1u);
 }
 
 // One claim serves all of a replica's idle boards: a job pinned to one of them, or needing tags

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -98,6 +99,46 @@ TEST_F(PostgresStoreTest, ALostConnectionIsReestablishedForTheNextCall) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_TRUE(read->has_value());
   EXPECT_FALSE((*store)->PutJob(2, job).ok());  // the id is still taken
+}
+
+// Calls on different threads run side by side, each on a connection of the store's pool: one
+// waiting for a lock another session holds does not hold up the others.
+TEST_F(PostgresStoreTest, ACallWaitingOnTheDatabaseDoesNotHoldUpOthers) {
+  auto store = PostgresStore::Open(uri_, server_->password());
+  ASSERT_TRUE(store.ok()) << store.status();
+  v1::Job job;
+  job.set_id("j1");
+  ASSERT_TRUE((*store)->PutJob(1, job).ok());
+  auto locker = server_->Connect(uri_);
+  ASSERT_TRUE(locker.ok()) << locker.status();
+  ASSERT_TRUE((*locker)->Execute("BEGIN").ok());
+  ASSERT_TRUE((*locker)->Execute("LOCK TABLE compile_cache IN ACCESS EXCLUSIVE MODE").ok());
+
+  absl::Status stored = absl::UnknownError("not yet");
+  std::thread blocked([&] { stored = (*store)->PutCompile("key", CompileRecord()); });
+  auto watcher = server_->Connect(uri_);
+  ASSERT_TRUE(watcher.ok()) << watcher.status();
+  std::string waiting;
+  for (int i = 0; i < 200 && waiting != "1"; ++i) {  // until the store's call waits (<= 20 s)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    waiting = (*watcher)
+                  ->Query(
+                      "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                      "AND application_name = 'boardlab-server' AND datname = '" +
+                      DatabaseName() + "'")
+                  .value_or("");
+  }
+  EXPECT_EQ(waiting, "1");
+  // Answered while the other call still waits (with one connection it would wait behind it).
+  auto read = std::async(std::launch::async, [&] { return (*store)->GetJob("j1"); });
+  const bool answered = read.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  EXPECT_TRUE(answered);
+  ASSERT_TRUE((*locker)->Execute("COMMIT").ok());
+  blocked.join();
+  EXPECT_TRUE(stored.ok()) << stored;
+  auto job_read = read.get();
+  ASSERT_TRUE(job_read.ok()) << job_read.status();
+  EXPECT_TRUE(job_read->has_value());
 }
 
 TEST_F(PostgresStoreTest, OpenStoreReadsThePasswordFromTheFile) {
