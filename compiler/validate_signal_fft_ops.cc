@@ -3,23 +3,22 @@
 // (runtime/kernels/reference/signal_fft.h). TFLite Micro's Prepare checks only the types and the
 // ranks; what its Eval would do past a tensor's end with (rows longer than fft_length, bins
 // fewer than fft_length / 2 + 1) is refused here, each with its reason, and so are the lengths
-// boardlab does not compute: it takes kissfft's radix 2 and 4 stages only, not its radix 3 and 5
-// ones (TFLite Micro itself would fail on a larger prime factor, whose generic butterfly's
-// scratch buffer its build of kissfft never allocates, or on fft_length 2).
+// TFLite Micro's kissfft cannot run (runtime/kernels/reference/signal_fft.h IsRealFftLength: odd
+// ones, which kiss_fftr_alloc refuses; fft_length 2, and half lengths with a prime factor above
+// 5, whose radix 1 or generic butterfly writes through the null scratch pointer its build
+// allocates) and those above boardlab's 4096.
 
 #include <algorithm>
 #include <string>
 
 #include "compiler/op_checker.h"
+#include "runtime/kernels/reference/signal_fft.h"
 
 namespace boardlab::compiler {
 namespace {
 
 // TFLite's TensorType codes, which the converter writes as 'T'.
 constexpr int32_t kTflFloat32 = 0, kTflInt32 = 2, kTflInt16 = 7;
-
-// The longest FFT boardlab takes: its tables and work buffers stay within 64 KiB.
-constexpr int32_t kMaxFftLength = 4096;
 
 absl::StatusOr<DataType> TypeOfT(const OpChecker& c, int32_t t) {
   switch (t) {
@@ -37,14 +36,18 @@ absl::StatusOr<DataType> TypeOfT(const OpChecker& c, int32_t t) {
 }
 
 absl::Status ValidFftLength(const OpChecker& c, int32_t n) {
-  if (n < 4 || n > kMaxFftLength || (n & (n - 1)) != 0) {
-    return c.Unsupported(absl::StrCat(
-        "fft_length ", n, " is not a power of two in 4..", kMaxFftLength,
-        " (boardlab computes kissfft's radix 2 and 4 stages only, not its radix 3 and 5 ones; "
-        "TFLite Micro's build fails on larger prime factors, whose generic butterfly's scratch "
-        "buffer it never allocates)"));
+  if (runtime::kernels::IsRealFftLength(n)) return absl::OkStatus();
+  const int32_t max = runtime::kernels::kMaxRealFftLength;
+  if (n < 4 || n > max || n % 2 != 0) {
+    return c.Unsupported(absl::StrCat("fft_length ", n, " is not an even length in 4..", max,
+                                      " (kissfft's real FFT takes an even length; boardlab's "
+                                      "tables stay within 64 KiB)"));
   }
-  return absl::OkStatus();
+  return c.Unsupported(absl::StrCat(
+      "fft_length ", n, ": its half ", n / 2,
+      " has a prime factor above 5; TFLite Micro's kissfft runs stages of radix 2, 3, 4 and 5 "
+      "only (its generic butterfly writes through the null scratch pointer its build "
+      "allocates)"));
 }
 
 // Every dimension but the last equal: TFLite Micro's Eval steps through the input and the output

@@ -71,15 +71,40 @@ TEST(ValidateSignalFftOps, BothKeysAreRequired) {
                 {"key 'T' is missing"});
 }
 
-TEST(ValidateSignalFftOps, TheLengthIsAPowerOfTwoFrom4To4096) {
-  for (int64_t n : {48, 6, 2, 0, -64, 8192}) {
+// TFLite Micro's kissfft runs an even fft_length whose half factors into 2s, 3s and 5s (its
+// stages of radix 2, 3, 4 and 5): 6 = 2 x 3, 10 = 2 x 5, 12 = 2 x 6, 4000 = 2 x 2000.
+TEST(ValidateSignalFftOps, TheLengthIsEvenItsHalfA235Number) {
+  for (int32_t n : {4, 6, 10, 12, 18, 30, 50, 60, 480, 1000, 4000, 4096}) {
+    SCOPED_TRACE(n);
+    EXPECT_TRUE(compiler::ImportTflite(Rfft({n}, {n + 2}, n).Finish(), nullptr).ok());
+    EXPECT_TRUE(compiler::ImportTflite(
+                    Irfft({n + 2}, {n}, n, kTFloat32, TflType::kFloat32).Finish(), nullptr)
+                    .ok());
+  }
+}
+
+// kiss_fftr_alloc refuses an odd length; boardlab's tables stop at 4096.
+TEST(ValidateSignalFftOps, AnOddShortOrLongLengthIsRefused) {
+  for (int64_t n : {2, 5, 63, 0, -64, 4098, 8192}) {
     SCOPED_TRACE(n);
     const int32_t len = static_cast<int32_t>(n > 0 ? n : 64);
-    ExpectUnsupported(
-        Rfft({len}, {len + 2}, n),
-        {"fft_length " + std::to_string(n) + " is not a power of two in 4..4096", "radix 2 and 4"});
+    ExpectUnsupported(Rfft({len}, {len + 2}, n),
+                      {"fft_length " + std::to_string(n) + " is not an even length in 4..4096"});
   }
-  ExpectUnsupported(Irfft({50}, {48}, 48), {"fft_length 48 is not a power of two"});
+  ExpectUnsupported(Irfft({65}, {63}, 63), {"fft_length 63 is not an even length"});
+}
+
+// A half length with a prime factor above 5 needs kissfft's generic butterfly, whose scratch
+// TFLite Micro's build never allocates: 14 = 2 x 7, 22 = 2 x 11, 2 x 3 x 7 = 42, 2 x 49 = 98.
+TEST(ValidateSignalFftOps, AHalfWithAPrimeFactorAbove5IsRefused) {
+  for (int32_t n : {14, 22, 42, 98, 4094}) {
+    SCOPED_TRACE(n);
+    ExpectUnsupported(Rfft({n}, {n + 2}, n),
+                      {"fft_length " + std::to_string(n) + ": its half " + std::to_string(n / 2) +
+                           " has a prime factor above 5",
+                       "radix 2, 3, 4 and 5 only", "null scratch"});
+  }
+  ExpectUnsupported(Irfft({16}, {14}, 14, kTInt32, TflType::kInt32), {"its half 7"});
 }
 
 TEST(ValidateSignalFftOps, TheTypeIsTheOptionsAndTheTensors) {
