@@ -35,19 +35,32 @@ absl::StatusOr<DataType> TypeOfT(const OpChecker& c, int32_t t) {
   }
 }
 
-absl::Status ValidFftLength(const OpChecker& c, int32_t n) {
+// Where TFLite Micro's positional read of fft_length disagrees with the "fft_length" key, every
+// message about the length says so.
+std::string PositionNote(const SignalOptions& o) {
+  if (o.fft_length == o.fft_length_key) return "";
+  return absl::StrCat(
+      " (TFLite Micro takes fft_length from the options map's second value in "
+      "key order: ",
+      o.fft_length, ", where key 'fft_length' holds ", o.fft_length_key, ")");
+}
+
+absl::Status ValidFftLength(const OpChecker& c, const SignalOptions& o) {
+  const int32_t n = o.fft_length;
   if (runtime::kernels::IsRealFftLength(n)) return absl::OkStatus();
   const int32_t max = runtime::kernels::kMaxRealFftLength;
   if (n < 4 || n > max || n % 2 != 0) {
     return c.Unsupported(absl::StrCat("fft_length ", n, " is not an even length in 4..", max,
                                       " (kissfft's real FFT takes an even length; boardlab's "
-                                      "tables stay within 64 KiB)"));
+                                      "tables stay within 64 KiB)",
+                                      PositionNote(o)));
   }
   return c.Unsupported(absl::StrCat(
       "fft_length ", n, ": its half ", n / 2,
       " has a prime factor above 5; TFLite Micro's kissfft runs stages of radix 2, 3, 4 and 5 "
       "only (its generic butterfly writes through the null scratch pointer its build "
-      "allocates)"));
+      "allocates)",
+      PositionNote(o)));
 }
 
 // Every dimension but the last equal: TFLite Micro's Eval steps through the input and the output
@@ -76,7 +89,7 @@ absl::Status ValidateFft(const OpChecker& c, bool inverse) {
   }
   RETURN_IF_ERROR(c.Rank(in, "input", 1, 5));
   RETURN_IF_ERROR(SameRows(c, in, out));
-  RETURN_IF_ERROR(ValidFftLength(c, o.fft_length));
+  RETURN_IF_ERROR(ValidFftLength(c, o));
   const int32_t bins = o.fft_length + 2;  // fft_length / 2 + 1 (real, imaginary) pairs
   const int32_t in_last = in.shape.back();
   if (inverse ? in_last != bins : (in_last < 1 || in_last > o.fft_length)) {
@@ -85,13 +98,14 @@ absl::Status ValidateFft(const OpChecker& c, bool inverse) {
         inverse ? absl::StrCat("fft_length ", o.fft_length, " reads ", bins,
                                " (fft_length / 2 + 1 real, imaginary pairs)")
                 : absl::StrCat("fft_length ", o.fft_length,
-                               " takes 1..fft_length samples (zero padded)")));
+                               " takes 1..fft_length samples (zero padded)"),
+        PositionNote(o)));
   }
   const int32_t out_last = inverse ? o.fft_length : bins;
   if (out.shape.back() != out_last) {
     return c.Invalid(absl::StrCat("output '", out.name, "' ", ShapeString(out.shape), " rows hold ",
                                   out.shape.back(), " values; fft_length ", o.fft_length,
-                                  " writes ", out_last));
+                                  " writes ", out_last, PositionNote(o)));
   }
   return absl::OkStatus();
 }

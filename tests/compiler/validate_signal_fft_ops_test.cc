@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "flatbuffers/flexbuffers.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/validate_test_util.h"
 
@@ -105,6 +106,48 @@ TEST(ValidateSignalFftOps, AHalfWithAPrimeFactorAbove5IsRefused) {
                        "radix 2, 3, 4 and 5 only", "null scratch"});
   }
   ExpectUnsupported(Irfft({16}, {14}, 14, kTInt32, TflType::kInt32), {"its half 7"});
+}
+
+// TFLite Micro's Init reads 'T' by key but fft_length as the map's second value in key order
+// (FlexbufferWrapper::ElementAsInt32(1)); boardlab takes the same value. A key after
+// "fft_length" moves nothing.
+TEST(ValidateSignalFftOps, TheLengthIsTheSecondValueInKeyOrderAsTfliteMicroReadsIt) {
+  const auto length_of = [](const std::vector<uint8_t>& options, int32_t in, int32_t out) {
+    absl::StatusOr<compiler::Graph> g =
+        compiler::ImportTflite(Fft("SignalRfft", {in}, {out}, options).Finish(), nullptr);
+    EXPECT_TRUE(g.ok()) << g.status();
+    return g.ok() ? g->ops[0].opts<compiler::SignalOptions>().fft_length : -1;
+  };
+  EXPECT_EQ(length_of(IntMapFlexbuffer({{"T", kTInt16}, {"fft_length", 64}, {"zeta", 12}}), 64, 66),
+            64);
+  // "_output_shapes" sorts between 'T' and "fft_length": its value is the length.
+  EXPECT_EQ(
+      length_of(IntMapFlexbuffer({{"T", kTInt16}, {"_output_shapes", 12}, {"fft_length", 64}}), 12,
+                14),
+      12);
+  ExpectInvalid(
+      Fft("SignalRfft", {64}, {66},
+          IntMapFlexbuffer({{"T", kTInt16}, {"Tcomplex", 8}, {"fft_length", 64}})),
+      {"input 'input' [64] rows hold 64 values; fft_length 8 takes 1..fft_length samples",
+       "from the options map's second value in key order: 8, where key 'fft_length' holds 64"});
+  // A key before 'T' makes 'T' itself the second value: length 7, odd.
+  ExpectUnsupported(Fft("SignalRfft", {64}, {66},
+                        IntMapFlexbuffer({{"N", 1}, {"T", kTInt16}, {"fft_length", 64}})),
+                    {"fft_length 7 is not an even length", "where key 'fft_length' holds 64"});
+}
+
+// A second value that is a float, or stored by reference, has no length in its bits.
+TEST(ValidateSignalFftOps, TheSecondValueInKeyOrderMustBeAnIntegerInPlace) {
+  flexbuffers::Builder fbb;
+  fbb.Map([&]() {
+    fbb.Int("T", kTInt16);
+    fbb.Float("a", 64.0f);
+    fbb.Int("fft_length", 64);
+  });
+  fbb.Finish();
+  ExpectInvalid(Fft("SignalRfft", {64}, {66}, fbb.GetBuffer()),
+                {"custom options: TFLite Micro reads fft_length as the map's second value in key "
+                 "order, key 'a' here, which is no integer stored in place"});
 }
 
 TEST(ValidateSignalFftOps, TheTypeIsTheOptionsAndTheTensors) {
