@@ -544,7 +544,8 @@ const std::array<OpRules, kNumOpTypes>& RuleTable() {
           OpType::kSignalRfft, OpType::kSignalIrfft}) {
       t[static_cast<size_t>(type)].constraints = {
           {"signal_op",
-           "a TFLite Micro signal library op (audio front end, int16 without quantization); the "
+           "a TFLite Micro signal library op (audio front end, its tensors plain int16, int32, "
+           "uint32 or float32 values without quantization, as its description lists); the "
            "Neutron operator set (neutron-rt700.md section 4) has no such op",
            NeverOnNpu}};
     }

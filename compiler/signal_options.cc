@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/flexbuffer_options.h"
 #include "compiler/stream_options.h"
 
@@ -36,6 +37,32 @@ std::vector<std::pair<const char*, int32_t*>> FilterBankKeys(OpType type, Signal
   }
 }
 
+// TFLite Micro's FlexbufferWrapper: the map's values as a vector, element i read as the signed
+// integer of the map's byte width stored in place, whatever the element's type.
+class ValuesInPlace : public flexbuffers::Vector {
+ public:
+  explicit ValuesInPlace(const flexbuffers::Map& map) : flexbuffers::Vector(map.Values()) {}
+  int64_t IntAt(size_t i) const {
+    return flexbuffers::ReadInt64(data_ + i * byte_width_, byte_width_);
+  }
+};
+
+// rfft.cc and irfft.cc's Init: fbw.ElementAsInt32(1), the second value in key order. An integer
+// (or bool) stored in place is what the wrapper reads; a float's bits or an offset to a value
+// stored elsewhere are no length, so they are refused.
+absl::Status FftLengthByPosition(const flexbuffers::Map& map, int32_t* fft_length) {
+  const flexbuffers::Type type = map.Values()[1].GetType();
+  if (type != flexbuffers::FBT_INT && type != flexbuffers::FBT_UINT &&
+      type != flexbuffers::FBT_BOOL) {
+    return BadCustomOptions(absl::StrCat(
+        "TFLite Micro reads fft_length as the map's second value in key order, key '",
+        map.Keys()[1].AsKey(), "' here, which is no integer stored in place (flexbuffer type ",
+        static_cast<int>(type), ")"));
+  }
+  *fft_length = static_cast<int32_t>(ValuesInPlace(map).IntAt(1));
+  return absl::OkStatus();
+}
+
 bool IsFilterBankStageOp(OpType type) {
   return type == OpType::kSignalEnergy || type == OpType::kSignalFilterBank ||
          type == OpType::kSignalFilterBankSquareRoot || type == OpType::kSignalFilterBankLog ||
@@ -67,9 +94,10 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
   }
   if (IsSignalFftOp(type)) {
     if (absl::Status s = FlexbufferInt(*map, "T", true, &o.tensor_type); !s.ok()) return s;
-    if (absl::Status s = FlexbufferInt(*map, "fft_length", true, &o.fft_length); !s.ok()) {
+    if (absl::Status s = FlexbufferInt(*map, "fft_length", true, &o.fft_length_key); !s.ok()) {
       return s;
     }
+    if (absl::Status s = FftLengthByPosition(*map, &o.fft_length); !s.ok()) return s;
   }
   return o;
 }

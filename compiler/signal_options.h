@@ -35,8 +35,11 @@ struct SignalOptions {
   int32_t smoothing_bits = 0;
   int32_t spectral_subtraction_bits = 0;
   bool clamping = false;
-  // The real FFTs.
+  // The real FFTs. TFLite Micro's Init takes fft_length from the options map's second value in
+  // key order, whatever its key ('T' sorts first, but any key between 'T' and "fft_length", or
+  // before 'T', moves it); `fft_length_key` is what the "fft_length" key itself holds.
   int32_t fft_length = 0;  // SIGNAL_RFFT, SIGNAL_IRFFT: real samples per transform
+  int32_t fft_length_key = 0;
   int32_t tensor_type =
       0;  // SIGNAL_RFFT, SIGNAL_IRFFT: the TFLite TensorType 'T' Init dispatches on
 };
@@ -55,7 +58,8 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
 /// subtraction) and the streaming ops: the signal library ops boardlab runs.
 bool IsSignalOp(OpType type);
 
-/// SIGNAL_RFFT and SIGNAL_IRFFT, whose Init reads 'T' and "fft_length" (both required here).
+/// SIGNAL_RFFT and SIGNAL_IRFFT, whose Init reads 'T' by key and fft_length by position (both
+/// keys required here; the second value in key order must be an integer stored in place).
 bool IsSignalFftOp(OpType type);
 
 }  // namespace boardlab::compiler

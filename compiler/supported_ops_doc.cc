@@ -253,13 +253,17 @@ std::string Int8Types(OpType type) {
       return "custom op SignalRfft (TFLite Micro's signal library, kissfft's arithmetic bit for "
              "bit): int16, int32 or float32 [..., <= fft_length] (each row zero padded) to "
              "[..., fft_length + 2], the fft_length / 2 + 1 (real, imaginary) bins; 'fft_length' "
-             "a power of two in 4..4096, 'T' the tensors' type; the fixed-point bins scaled by "
+             "even in 4..4096, its half's prime factors 2, 3 and 5 only (kissfft's radix 2, 3, 4 "
+             "and 5 stages; read, as TFLite Micro does, as the options map's second value in key "
+             "order), 'T' the tensors' type; the fixed-point bins scaled by "
              "1 / fft_length (kissfft's stages divide as they go), float32 unscaled";
     case OpType::kSignalIrfft:
       return "custom op SignalIrfft (TFLite Micro's signal library, kissfft's arithmetic bit for "
              "bit): int16, int32 or float32 [..., fft_length + 2] ((real, imaginary) bins) to "
-             "[..., fft_length] real samples; 'fft_length' a power of two in 4..4096, 'T' the "
-             "tensors' type; the inverse with its 1 / fft_length (kissfft's fixed-point stages "
+             "[..., fft_length] real samples; 'fft_length' even in 4..4096, its half's prime "
+             "factors 2, 3 and 5 only (the options map's second value in key order), 'T' the "
+             "tensors' type; the inverse with its 1 / fft_length "
+             "(kissfft's fixed-point stages "
              "divide as they go, float32 is divided at the end)";
     case OpType::kSignalFftAutoScale:
       return "custom op SignalFftAutoScale (TFLite Micro's signal library): int16 [n] shifted left "

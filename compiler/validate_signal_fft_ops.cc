@@ -3,23 +3,22 @@
 // (runtime/kernels/reference/signal_fft.h). TFLite Micro's Prepare checks only the types and the
 // ranks; what its Eval would do past a tensor's end with (rows longer than fft_length, bins
 // fewer than fft_length / 2 + 1) is refused here, each with its reason, and so are the lengths
-// boardlab does not compute: it takes kissfft's radix 2 and 4 stages only, not its radix 3 and 5
-// ones (TFLite Micro itself would fail on a larger prime factor, whose generic butterfly's
-// scratch buffer its build of kissfft never allocates, or on fft_length 2).
+// TFLite Micro's kissfft cannot run (runtime/kernels/reference/signal_fft.h IsRealFftLength: odd
+// ones, which kiss_fftr_alloc refuses; fft_length 2, and half lengths with a prime factor above
+// 5, whose radix 1 or generic butterfly writes through the null scratch pointer its build
+// allocates) and those above boardlab's 4096.
 
 #include <algorithm>
 #include <string>
 
 #include "compiler/op_checker.h"
+#include "runtime/kernels/reference/signal_fft.h"
 
 namespace boardlab::compiler {
 namespace {
 
 // TFLite's TensorType codes, which the converter writes as 'T'.
 constexpr int32_t kTflFloat32 = 0, kTflInt32 = 2, kTflInt16 = 7;
-
-// The longest FFT boardlab takes: its tables and work buffers stay within 64 KiB.
-constexpr int32_t kMaxFftLength = 4096;
 
 absl::StatusOr<DataType> TypeOfT(const OpChecker& c, int32_t t) {
   switch (t) {
@@ -36,15 +35,32 @@ absl::StatusOr<DataType> TypeOfT(const OpChecker& c, int32_t t) {
   }
 }
 
-absl::Status ValidFftLength(const OpChecker& c, int32_t n) {
-  if (n < 4 || n > kMaxFftLength || (n & (n - 1)) != 0) {
-    return c.Unsupported(absl::StrCat(
-        "fft_length ", n, " is not a power of two in 4..", kMaxFftLength,
-        " (boardlab computes kissfft's radix 2 and 4 stages only, not its radix 3 and 5 ones; "
-        "TFLite Micro's build fails on larger prime factors, whose generic butterfly's scratch "
-        "buffer it never allocates)"));
+// Where TFLite Micro's positional read of fft_length disagrees with the "fft_length" key, every
+// message about the length says so.
+std::string PositionNote(const SignalOptions& o) {
+  if (o.fft_length == o.fft_length_key) return "";
+  return absl::StrCat(
+      " (TFLite Micro takes fft_length from the options map's second value in "
+      "key order: ",
+      o.fft_length, ", where key 'fft_length' holds ", o.fft_length_key, ")");
+}
+
+absl::Status ValidFftLength(const OpChecker& c, const SignalOptions& o) {
+  const int32_t n = o.fft_length;
+  if (runtime::kernels::IsRealFftLength(n)) return absl::OkStatus();
+  const int32_t max = runtime::kernels::kMaxRealFftLength;
+  if (n < 4 || n > max || n % 2 != 0) {
+    return c.Unsupported(absl::StrCat("fft_length ", n, " is not an even length in 4..", max,
+                                      " (kissfft's real FFT takes an even length; boardlab's "
+                                      "tables stay within 64 KiB)",
+                                      PositionNote(o)));
   }
-  return absl::OkStatus();
+  return c.Unsupported(absl::StrCat(
+      "fft_length ", n, ": its half ", n / 2,
+      " has a prime factor above 5; TFLite Micro's kissfft runs stages of radix 2, 3, 4 and 5 "
+      "only (its generic butterfly writes through the null scratch pointer its build "
+      "allocates)",
+      PositionNote(o)));
 }
 
 // Every dimension but the last equal: TFLite Micro's Eval steps through the input and the output
@@ -73,7 +89,7 @@ absl::Status ValidateFft(const OpChecker& c, bool inverse) {
   }
   RETURN_IF_ERROR(c.Rank(in, "input", 1, 5));
   RETURN_IF_ERROR(SameRows(c, in, out));
-  RETURN_IF_ERROR(ValidFftLength(c, o.fft_length));
+  RETURN_IF_ERROR(ValidFftLength(c, o));
   const int32_t bins = o.fft_length + 2;  // fft_length / 2 + 1 (real, imaginary) pairs
   const int32_t in_last = in.shape.back();
   if (inverse ? in_last != bins : (in_last < 1 || in_last > o.fft_length)) {
@@ -82,13 +98,14 @@ absl::Status ValidateFft(const OpChecker& c, bool inverse) {
         inverse ? absl::StrCat("fft_length ", o.fft_length, " reads ", bins,
                                " (fft_length / 2 + 1 real, imaginary pairs)")
                 : absl::StrCat("fft_length ", o.fft_length,
-                               " takes 1..fft_length samples (zero padded)")));
+                               " takes 1..fft_length samples (zero padded)"),
+        PositionNote(o)));
   }
   const int32_t out_last = inverse ? o.fft_length : bins;
   if (out.shape.back() != out_last) {
     return c.Invalid(absl::StrCat("output '", out.name, "' ", ShapeString(out.shape), " rows hold ",
                                   out.shape.back(), " values; fft_length ", o.fft_length,
-                                  " writes ", out_last));
+                                  " writes ", out_last, PositionNote(o)));
   }
   return absl::OkStatus();
 }

@@ -15,11 +15,6 @@
 namespace boardlab::runtime::kernels {
 namespace {
 
-// The longest FFT taken: its tables and buffers stay within 64 KiB in every type.
-constexpr int32_t kMaxFftLength = 4096;
-
-bool IsFftLength(int32_t n) { return n >= 4 && n <= kMaxFftLength && (n & (n - 1)) == 0; }
-
 bool SameLeadingDims(const TensorView& a, const TensorView& b) {
   if (a.rank < 1 || a.rank != b.rank) return false;
   for (int32_t i = 0; i + 1 < a.rank; ++i) {
@@ -85,9 +80,11 @@ Error FftPrepare(KernelContext& ctx, Args args, const char* op, bool inverse) {
                             in->type == ScalarType::kFloat) &&
                                out->type == in->type,
                            kInvalidProgram, "%s: int16, int32 or float32 in and out", op);
-  RT_CHECK_OR_RETURN_ERROR(IsFftLength(d->fft_length), kInvalidProgram,
-                           "%s: fft_length %d is not a power of two in 4..%d", op,
-                           static_cast<int>(d->fft_length), static_cast<int>(kMaxFftLength));
+  RT_CHECK_OR_RETURN_ERROR(IsRealFftLength(d->fft_length), kInvalidProgram,
+                           "%s: fft_length %d is not an even 4..%d whose half has only the "
+                           "prime factors 2, 3 and 5",
+                           op, static_cast<int>(d->fft_length),
+                           static_cast<int>(kMaxRealFftLength));
   const int32_t bins = d->fft_length + 2;  // fft_length / 2 + 1 complex values
   const int32_t in_last = inverse ? bins : d->fft_length;
   const int32_t out_last = inverse ? d->fft_length : bins;

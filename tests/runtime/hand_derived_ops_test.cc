@@ -190,11 +190,21 @@ TEST(HandDerivedOpsTest, FloatFftCasesEqualTfliteMicrosNumbers) {
         runtime::testing::CompileAndRunCase(m.model, m.inputs, &error);
     ASSERT_TRUE(error.empty()) << error;
     ASSERT_EQ(run.outputs.size(), 1u);
-    EXPECT_EQ(ValuesOf<float>(run.outputs[0]),
-              ValuesOf<float>(testing::SignalFftGolden(c.name).at(0)));
+    const std::vector<float> got = ValuesOf<float>(run.outputs[0]);
+    const std::vector<float> want = ValuesOf<float>(testing::SignalFftGolden(c.name).at(0));
+    if (c.name.find("IrfftTestLength512Float") == std::string::npos) {
+      EXPECT_EQ(got, want);
+    } else {
+      // TFLite Micro's own tolerance, 1e-6: 24 of its 512 printed samples are 1 to 4 float
+      // steps (at most 7.5e-9) from kissfft's float arithmetic as boardlab does it, which
+      // matches every other float, int16 and int32 vector exactly; where those numbers came
+      // from is not known.
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f) << i;
+    }
     ++checked;
   }
-  EXPECT_EQ(checked, 3);
+  EXPECT_EQ(checked, 4);
 }
 
 // The ops that XNNPACK runs in the interpreter with known differences from TFLite's kernels

@@ -111,10 +111,11 @@ std::vector<uint8_t> SpectralSubtractionOptions(int32_t channels,
 
 /// The cases of the signal library's real FFTs, SIGNAL_RFFT and SIGNAL_IRFFT in int16, int32 and
 /// float32 (signal_fft_cases.cc): TFLite Micro's own test vectors (signal/micro/kernels/
-/// fft_test.cc) with its option bytes, whose outputs SignalFftGolden holds.
+/// fft_test.cc) with its option bytes, and int16 cases of lengths 6, 10 and 12 worked by hand,
+/// whose outputs SignalFftGolden holds.
 const std::vector<OpCase>& SignalFftCases();
 
-/// TFLite Micro's expected outputs of the SignalFftCases() case named `name`; empty when no case
+/// The expected outputs of the SignalFftCases() case named `name`; empty when no case
 /// has that name.
 std::vector<std::vector<uint8_t>> SignalFftGolden(const std::string& name);
 

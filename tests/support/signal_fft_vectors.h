@@ -29,4 +29,9 @@ extern const std::vector<int32_t> kIrfftInt32Length512Golden;
 extern const std::vector<float> kRfftFloatLength512Input;
 extern const std::vector<float> kRfftFloatLength512Golden;
 
+/// IrfftTestLength512Float: 257 bins and the 512 samples TFLite Micro expects (within 1e-6;
+/// printed with up to 9 significant digits).
+extern const std::vector<float> kIrfftFloatLength512Input;
+extern const std::vector<float> kIrfftFloatLength512Golden;
+
 }  // namespace boardlab::testing

@@ -40,6 +40,8 @@ struct FixedArith {
   static T Round(int64_t x) { return Wrap((x + (int64_t{1} << (kFracBits - 1))) >> kFracBits); }
   // C_FIXDIV: x times SAMP_MAX / div, rounded.
   static T Div(T x, int64_t div) { return Round(int64_t{x} * (kSampMax / div)); }
+  // S_MUL (and C_MULBYSCALAR's halves): a product rounded as C_MUL's are.
+  static T Scale(T x, T s) { return Round(int64_t{x} * s); }
   static Cpx<T> Mul(Cpx<T> a, Cpx<T> b) {
     return {Round(int64_t{a.r} * b.r - int64_t{a.i} * b.i),
             Round(int64_t{a.r} * b.i + int64_t{a.i} * b.r)};
@@ -58,6 +60,7 @@ struct FloatArith {
   static float Sub(float a, float b) { return a - b; }
   static float Neg(float a) { return -a; }
   static float Div(float x, int64_t) { return x; }
+  static float Scale(float x, float s) { return x * s; }
   static Cpx<float> Mul(Cpx<float> a, Cpx<float> b) {
     return {a.r * b.r - a.i * b.i, a.r * b.i + a.i * b.r};
   }
@@ -161,25 +164,104 @@ struct ComplexFft {
     }
   }
 
-  // kissfft's kf_work: `n` points of `in` every `stride` complex values into `out`, the radix
-  // 4 while n is a multiple of 4, else 2.
-  void Run(T* out, const T* in, int64_t stride, int64_t n) const {
-    const int64_t radix = n % 4 == 0 ? 4 : 2;
+  // kf_bfly3: the two odd inputs' sum and difference, the difference turned by the third of a
+  // turn's sine (twiddle n / 3), the sum's half taken from the first input.
+  void Radix3(T* out, int64_t stride, int64_t m) const {
+    using A = Arith<T>;
+    const T sin_third = Tw(stride * m).i;
+    for (int64_t k = 0; k < m; ++k) {
+      const Cpx<T> f0 = DivC(Load(out, k), 3);
+      const Cpx<T> s1 = A::Mul(DivC(Load(out, k + m), 3), Tw(k * stride));
+      const Cpx<T> s2 = A::Mul(DivC(Load(out, k + 2 * m), 3), Tw(2 * k * stride));
+      const Cpx<T> sum = AddC(s1, s2);
+      const Cpx<T> diff = SubC(s1, s2);
+      const Cpx<T> mid{A::Sub(f0.r, A::Half(sum.r)), A::Sub(f0.i, A::Half(sum.i))};
+      const Cpx<T> turned{A::Scale(diff.r, sin_third), A::Scale(diff.i, sin_third)};
+      Store(out, k, AddC(f0, sum));
+      Store(out, k + 2 * m, Cpx<T>{A::Add(mid.r, turned.i), A::Sub(mid.i, turned.r)});
+      Store(out, k + m, Cpx<T>{A::Sub(mid.r, turned.i), A::Add(mid.i, turned.r)});
+    }
+  }
+
+  // kf_bfly5, its sums in the C source's order (float rounds each step): ya and yb are the
+  // twiddles of a fifth and two fifths of a turn.
+  void Radix5(T* out, int64_t stride, int64_t m) const {
+    using A = Arith<T>;
+    const Cpx<T> ya = Tw(stride * m);
+    const Cpx<T> yb = Tw(2 * stride * m);
+    for (int64_t u = 0; u < m; ++u) {
+      const Cpx<T> s0 = DivC(Load(out, u), 5);
+      Cpx<T> s[5] = {s0};
+      for (int64_t q = 1; q < 5; ++q) {
+        s[q] = A::Mul(DivC(Load(out, u + q * m), 5), Tw(q * u * stride));
+      }
+      const Cpx<T> s7 = AddC(s[1], s[4]), s10 = SubC(s[1], s[4]);
+      const Cpx<T> s8 = AddC(s[2], s[3]), s9 = SubC(s[2], s[3]);
+      Store(out, u, Cpx<T>{A::Add(s0.r, A::Add(s7.r, s8.r)), A::Add(s0.i, A::Add(s7.i, s8.i))});
+      const Cpx<T> s5{A::Add(A::Add(s0.r, A::Scale(s7.r, ya.r)), A::Scale(s8.r, yb.r)),
+                      A::Add(A::Add(s0.i, A::Scale(s7.i, ya.r)), A::Scale(s8.i, yb.r))};
+      const Cpx<T> s6{A::Add(A::Scale(s10.i, ya.i), A::Scale(s9.i, yb.i)),
+                      A::Sub(A::Neg(A::Scale(s10.r, ya.i)), A::Scale(s9.r, yb.i))};
+      Store(out, u + m, SubC(s5, s6));
+      Store(out, u + 4 * m, AddC(s5, s6));
+      const Cpx<T> s11{A::Add(A::Add(s0.r, A::Scale(s7.r, yb.r)), A::Scale(s8.r, ya.r)),
+                       A::Add(A::Add(s0.i, A::Scale(s7.i, yb.r)), A::Scale(s8.i, ya.r))};
+      const Cpx<T> s12{A::Add(A::Neg(A::Scale(s10.i, yb.i)), A::Scale(s9.i, ya.i)),
+                       A::Sub(A::Scale(s10.r, yb.i), A::Scale(s9.r, ya.i))};
+      Store(out, u + 2 * m, AddC(s11, s12));
+      Store(out, u + 3 * m, SubC(s11, s12));
+    }
+  }
+
+  // kissfft's kf_work: `n` points of `in` every `stride` complex values into `out`, the first
+  // stage of radix radices[0] over radices[0] smaller FFTs of the stages after it.
+  void Run(T* out, const T* in, int64_t stride, int64_t n, const int32_t* radices) const {
+    const int64_t radix = radices[0];
     const int64_t m = n / radix;
     for (int64_t j = 0; j < radix; ++j) {
       if (m == 1) {
         Store(out, j, Load(in, j * stride));
       } else {
-        Run(out + 2 * j * m, in + 2 * j * stride, stride * radix, m);
+        Run(out + 2 * j * m, in + 2 * j * stride, stride * radix, m, radices + 1);
       }
     }
-    if (radix == 4) {
-      Radix4(out, stride, m);
-    } else {
-      Radix2(out, stride, m);
+    switch (radix) {
+      case 2:
+        return Radix2(out, stride, m);
+      case 3:
+        return Radix3(out, stride, m);
+      case 4:
+        return Radix4(out, stride, m);
+      default:
+        return Radix5(out, stride, m);
     }
   }
 };
+
+// kissfft's kf_factor for an n that IsRealFftLength's half allows: 4s while 4 divides what is
+// left, then 2, then 3s, then 5s. (kf_factor tries odd p up to floor(sqrt(n)) and then takes
+// the rest whole, which is the same list: a rest with no factor up to its square root is prime.)
+struct Stages {
+  int32_t radices[32] = {};  // kissfft's MAXFACTORS; n <= 2048 takes at most 11
+  int32_t count = 0;
+};
+
+Stages StagesOf(int64_t n) {
+  Stages s;
+  int32_t p = 4;
+  while (n > 1) {
+    while (n % p != 0) p = p == 4 ? 2 : p == 2 ? 3 : p + 2;
+    n /= p;
+    s.radices[s.count++] = p;
+  }
+  return s;
+}
+
+template <typename T>
+void ComplexFftRun(const T* twiddles, bool inverse, T* out, const T* in, int64_t n) {
+  const Stages stages = StagesOf(n);
+  ComplexFft<T>{twiddles, inverse}.Run(out, in, 1, n, stages.radices);
+}
 
 }  // namespace
 
@@ -202,7 +284,7 @@ template <typename T>
 void rfft_apply(const RealFftPlan<T>& plan, const T* input, T* output) {
   using A = Arith<T>;
   const int64_t n = plan.fft_length / 2;
-  ComplexFft<T>{plan.twiddles, false}.Run(plan.work, input, 1, n);
+  ComplexFftRun(plan.twiddles, false, plan.work, input, n);
   const Cpx<T> dc = DivC(Load(plan.work, 0), 2);
   Store(output, 0, Cpx<T>{A::Add(dc.r, dc.i), T{0}});
   Store(output, n, Cpx<T>{A::Sub(dc.r, dc.i), T{0}});
@@ -235,7 +317,7 @@ void irfft_apply(const RealFftPlan<T>& plan, const T* input, T* output) {
     const Cpx<T> lower = SubC(fek, fok);
     Store(plan.work, n - k, Cpx<T>{lower.r, A::Neg(lower.i)});
   }
-  ComplexFft<T>{plan.twiddles, true}.Run(output, plan.work, 1, n);
+  ComplexFftRun(plan.twiddles, true, output, plan.work, n);
   if constexpr (std::is_same_v<T, float>) {
     const float length = static_cast<float>(plan.fft_length);
     for (int64_t i = 0; i < plan.fft_length; ++i) output[i] /= length;
