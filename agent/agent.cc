@@ -52,11 +52,12 @@ Agent::Agent(boost::asio::io_context& io, std::unique_ptr<AgentCore> core,
       signals_(io),
       work_(boost::asio::make_work_guard(io)) {
   for (auto& [id, executor] : executors_) {
-    executor->WatchCondition([this, id](v1::BoardCondition condition, const std::string& reason) {
-      Log(absl::StrCat("board ", id, ": ", ConditionName(condition), reason.empty() ? "" : ": ",
-                       reason));
-      Dispatch(BoardConditionChanged{id, condition, reason});
-    });
+    executor->WatchCondition(
+        [this, id = id](v1::BoardCondition condition, const std::string& reason) {
+          Log(absl::StrCat("board ", id, ": ", ConditionName(condition), reason.empty() ? "" : ": ",
+                           reason));
+          Dispatch(BoardConditionChanged{id, condition, reason});
+        });
   }
 }
 

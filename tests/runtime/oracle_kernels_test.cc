@@ -799,8 +799,10 @@ TEST_F(OracleTest, LayoutOps) {
         for (int v : {0, 2, 0, 0, 5}) k.Int(v);
         k.Bool(false);
       });
-  for (auto [align, half] :
+  for (auto [align_corners, half_pixel] :
        {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
+    // Copies: clang 14 cannot capture structured bindings in a lambda.
+    const bool align = align_corners, half = half_pixel;
     run(align ? "RESIZE_NEAREST align" : (half ? "RESIZE_NEAREST half" : "RESIZE_NEAREST"),
         "boardlab::resize_nearest_neighbor.out", 97, {1, 3, 5, 2}, {1, 7, 8, 2}, {{{2}, {7, 8}}},
         testing::ResizeNearestNeighborOpts{align, half}, [align, half](KernelArgs& k) {

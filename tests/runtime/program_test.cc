@@ -56,13 +56,17 @@ size_t FieldOffset(const uint8_t* base, const T* table, uint16_t field) {
 
 // GCC 12 at -O2 traces offsets computed from flatbuffer accessors back to a table object and
 // reports overflows that are not there.
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
 template <typename T>
 void Poke(AlignedBytes& bytes, size_t offset, T value) {
   std::memcpy(bytes.data() + offset, &value, sizeof(T));
 }
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 Error LoadError(const AlignedBytes& bytes,
                 Program::Verification v = Program::Verification::kInternalConsistency) {
