@@ -74,7 +74,9 @@ Error div_s8(const DivParams& p, const BroadcastStrides& strides, const int8_t* 
     int reciprocal_shift;
     const int32_t reciprocal = fixed_point::GetReciprocal(v2, 31, &reciprocal_shift);
     const int headroom = CountLeadingSignBits32(v1);
-    const int32_t quotient = SaturatingRoundingDoublingHighMul(v1 * (1 << headroom), reciprocal);
+    // The M33 wraps: v1 = -1 has headroom 31, and -1 * 2^31 is INT32_MIN there, undefined in C++.
+    const int32_t shifted = static_cast<int32_t>(static_cast<uint32_t>(v1) << headroom);
+    const int32_t quotient = SaturatingRoundingDoublingHighMul(shifted, reciprocal);
     const int exponent = headroom + reciprocal_shift - p.output_shift;
     const int32_t scaled = SaturatingRoundingDoublingHighMul(quotient, p.output_multiplier);
     const int32_t out = p.output_offset + (exponent >= 0 ? RoundingDivideByAnyPOT(scaled, exponent)

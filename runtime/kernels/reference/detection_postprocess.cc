@@ -32,36 +32,38 @@ struct Scratch {
   float* top_scores;   // [max_detections]
 };
 
+// Takes the next `count` Ts from `base` at `offset` (4-byte steps). Offsets, not a moving pointer:
+// measuring lays out from a null base, and arithmetic on a null pointer is undefined.
 template <typename T>
-T* Carve(uint8_t*& p, int64_t count) {
-  T* out = reinterpret_cast<T*>(p);
-  p += (count * static_cast<int64_t>(sizeof(T)) + 3) / 4 * 4;
+T* Carve(uint8_t* base, size_t& offset, int64_t count) {
+  T* out = base == nullptr ? nullptr : reinterpret_cast<T*>(base + offset);
+  offset += static_cast<size_t>((count * static_cast<int64_t>(sizeof(T)) + 3) / 4 * 4);
   return out;
 }
 
 // Lays the arrays out from `base` (null: only measures); returns the bytes used.
 size_t Layout(const DetectionPostprocessParams& p, const DetectionShape& s, uint8_t* base,
               Scratch* out) {
-  uint8_t* cursor = base;
+  size_t used = 0;
   const int64_t n = s.num_boxes;
   const int64_t wide = static_cast<int64_t>(p.max_detections) + n;
   Scratch k;
-  k.boxes = Carve<Box>(cursor, n);
-  k.class_scores = Carve<float>(cursor, n);
-  k.best_class = Carve<int32_t>(cursor, n);
-  k.keep_scores = Carve<float>(cursor, n);
-  k.keep_indices = Carve<int32_t>(cursor, n);
-  k.order = Carve<int32_t>(cursor, n);
-  k.merge = Carve<int32_t>(cursor, n);
-  k.active = Carve<uint8_t>(cursor, n);
-  k.selected = Carve<int32_t>(cursor, n);
-  k.kept_ids = Carve<int32_t>(cursor, wide);
-  k.kept_scores = Carve<float>(cursor, wide);
-  k.top = Carve<int32_t>(cursor, p.max_detections);
-  k.top_ids = Carve<int32_t>(cursor, p.max_detections);
-  k.top_scores = Carve<float>(cursor, p.max_detections);
+  k.boxes = Carve<Box>(base, used, n);
+  k.class_scores = Carve<float>(base, used, n);
+  k.best_class = Carve<int32_t>(base, used, n);
+  k.keep_scores = Carve<float>(base, used, n);
+  k.keep_indices = Carve<int32_t>(base, used, n);
+  k.order = Carve<int32_t>(base, used, n);
+  k.merge = Carve<int32_t>(base, used, n);
+  k.active = Carve<uint8_t>(base, used, n);
+  k.selected = Carve<int32_t>(base, used, n);
+  k.kept_ids = Carve<int32_t>(base, used, wide);
+  k.kept_scores = Carve<float>(base, used, wide);
+  k.top = Carve<int32_t>(base, used, p.max_detections);
+  k.top_ids = Carve<int32_t>(base, used, p.max_detections);
+  k.top_scores = Carve<float>(base, used, p.max_detections);
   if (out != nullptr) *out = k;
-  return static_cast<size_t>(cursor - base);
+  return used;
 }
 
 // DecodeCenterSizeBoxes: double arithmetic, each result rounded once to float.
