@@ -7,7 +7,7 @@
 // Usage (one replica; another process does the same on the same database):
 //   ClusterStore* cluster = store.Cluster();           // nullptr: a single server
 //   cluster->RegisterReplica("10.0.0.5:7400");
-//   int64_t number = *cluster->NextJobNumber();         // unique across replicas
+//   auto lookup = cluster->LookUpForSubmit(tenant, request_id, compile_key);  // one statement
 //   auto lost = cluster->CommitOwned(batch);            // writes only what this replica owns
 //   auto job = cluster->ClaimQueuedJob(idle, matches);  // FOR UPDATE SKIP LOCKED
 //   auto listener = cluster->Listen([](const ClusterNotification& n) { ... });
@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "boardlab/v1/types.pb.h"
+#include "server/store.h"
 
 namespace boardlab::server {
 
@@ -80,11 +81,20 @@ struct TakenBoards {
   std::vector<OwnedJob> jobs;     // unfinished jobs on them (ASSIGNED .. COLLECTING)
 };
 
+/// What a submit reads from the database, in one statement (LookUpForSubmit).
+struct SubmitLookup {
+  int64_t number = 0;      // a new job number (as NextJobNumber)
+  int64_t unfinished = 0;  // the tenant's unfinished jobs over all replicas (as UnfinishedJobsOf)
+  std::optional<CompileRecord> compile;  // the compile cache's entry for the key; nullopt: none
+  std::optional<v1::Job> by_request_id;  // the tenant's job with the request id; nullopt: none
+};
+
 /// A notification from another replica (or this one): `channel` is one of the kChannel*
 /// names; an empty channel means the listener reconnected and may have missed some.
 struct ClusterNotification {
   std::string channel;
   std::string payload;
+  bool from_here = false;  // sent by this replica's own statements (its commits)
 };
 
 inline constexpr char kQueueChannel[] = "boardlab_queue";        // payload: board type
@@ -120,14 +130,27 @@ class ClusterStore {
 
   /// A new job number, never handed out before (a database sequence).
   virtual absl::StatusOr<int64_t> NextJobNumber() = 0;
+  /// What a submit needs to know, in one round trip: a new job number, the tenant's unfinished
+  /// jobs, the compile cache entry of `compile_key`, and the tenant's job with `request_id` (not
+  /// looked up when it is empty). The number is taken even when the submit then uses none (a
+  /// gap in the sequence, as a rolled back one would be).
+  virtual absl::StatusOr<SubmitLookup> LookUpForSubmit(const std::string& tenant,
+                                                       const std::string& request_id,
+                                                       const std::string& compile_key) = 0;
 
   /// Writes `batch` in one transaction, but only the jobs (with `runtimes`, their events) and
   /// boards that are new or owned by this replica; returns the others. Notifies
   /// kQueueChannel for jobs written QUEUED and kEventsChannel for jobs given events.
   /// Errors: AlreadyExists (nothing written) when a new job's tenant and request id are another
   /// job's: a concurrent submit of the same request on another replica won.
-  virtual absl::StatusOr<CommitLosses> CommitOwned(
-      const StoreBatch& batch, const std::map<int64_t, JobRuntime>& runtimes) = 0;
+  /// `claiming_next`: the caller claims right after the commit, so jobs written QUEUED are
+  /// notified to no replica; the caller calls NotifyQueued for those it did not claim.
+  virtual absl::StatusOr<CommitLosses> CommitOwned(const StoreBatch& batch,
+                                                   const std::map<int64_t, JobRuntime>& runtimes,
+                                                   bool claiming_next = false) = 0;
+  /// Notifies kQueueChannel of `board_type` (jobs a claiming_next commit queued and its replica
+  /// did not claim).
+  virtual absl::Status NotifyQueued(const std::string& board_type) = 0;
 
   /// Takes the best queued job for any of `boards` (idle boards of one type; a job pinned to a
   /// board waits for that one) in one claim: highest priority, then the tenant with the fewest

@@ -76,7 +76,10 @@ std::string CompileService::CacheKey(const v1::Digest& model, const v1::CompileO
 std::optional<CompileRecord> CompileService::CachedRecord(const std::string& key) {
   auto cached = store_.GetCompile(key);
   if (!cached.ok() || !cached->has_value()) return std::nullopt;
-  const CompileRecord& record = **cached;
+  return Usable(**cached);
+}
+
+std::optional<CompileRecord> CompileService::Usable(const CompileRecord& record) {
   // A cache entry is only as good as the blobs it points at.
   if (record.error.empty() && (!blobs_.Has(record.artifact) || !blobs_.Has(record.report) ||
                                !blobs_.Has(record.debug_map))) {
@@ -92,10 +95,25 @@ std::optional<CompileRecord> CompileService::CachedRecord(const std::string& key
 
 void CompileService::Request(const v1::Digest& model, const v1::CompileOptions& options,
                              Done done) {
-  std::string key = CacheKey(model, options);
-  if (auto record = CachedRecord(key)) {
+  const std::string key = CacheKey(model, options);
+  Start(key, model, options, CachedRecord(key), std::move(done));
+}
+
+void CompileService::RequestLookedUp(const v1::Digest& model, const v1::CompileOptions& options,
+                                     const std::optional<CompileRecord>& cached, Done done) {
+  const std::string key = CacheKey(model, options);
+  std::optional<CompileRecord> usable = cached ? Usable(*cached) : std::nullopt;
+  // One server: a compile finished since the caller's read is found (one local read).
+  if (!usable && cluster_ == nullptr) usable = CachedRecord(key);
+  Start(key, model, options, usable, std::move(done));
+}
+
+void CompileService::Start(const std::string& key, const v1::Digest& model,
+                           const v1::CompileOptions& options,
+                           const std::optional<CompileRecord>& cached, Done done) {
+  if (cached) {
     metrics_.CompileCache("hit");
-    done(*record, CompileSource::kCache);
+    done(*cached, CompileSource::kCache);
     return;
   }
   {

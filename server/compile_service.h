@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +51,10 @@ class CompileService {
   static std::string CacheKey(const v1::Digest& model, const v1::CompileOptions& options);
 
   void Request(const v1::Digest& model, const v1::CompileOptions& options, Done done);
+  /// As Request, when the caller has just read the key's cache entry (`cached`, nullopt: a
+  /// miss): a hit is not read again, nor, over replicas, a miss (a claim reads it again anyway).
+  void RequestLookedUp(const v1::Digest& model, const v1::CompileOptions& options,
+                       const std::optional<CompileRecord>& cached, Done done);
 
   /// Replicas: another replica finished compiling `key` (a kCompiledChannel notification). Call
   /// without holding locks the Done callbacks take.
@@ -69,6 +74,11 @@ class CompileService {
   void WorkerLoop();
   CompileRecord Compile(const v1::Digest& model, const v1::CompileOptions& options);
   std::optional<CompileRecord> CachedRecord(const std::string& key);
+  /// `cached` when the blobs it names are all there (they are then touched); else nullopt.
+  std::optional<CompileRecord> Usable(const CompileRecord& cached);
+  /// Request's work once the cache was read: `cached` is the usable entry, if any.
+  void Start(const std::string& key, const v1::Digest& model, const v1::CompileOptions& options,
+             const std::optional<CompileRecord>& cached, Done done);
   /// Whether this replica may compile `key` (always, without replicas or when the claim cannot
   /// be checked: a compile twice is better than none).
   bool ClaimHere(const std::string& key);

@@ -167,8 +167,14 @@ class Lab {
 
   // lab_jobs.cc: a job's life cycle, submission to verdict (all under mutex_ unless noted).
   absl::Status ValidateSpec(const Caller& caller, const v1::JobSpec& spec);
-  /// InvalidArgument when the compile cache knows the model and the run does not fit it.
-  absl::Status CheckAgainstCachedCompile(const v1::JobSpec& spec);
+  /// The compile cache's entry for the job, and with replicas the rest of SubmitLookup. Call
+  /// without holding mutex_.
+  absl::StatusOr<SubmitLookup> LookUpForSubmit(const Caller& caller,
+                                               const v1::SubmitJobRequest& request,
+                                               const v1::JobSpec& spec);
+  /// InvalidArgument when the compile cache knew the model (`cached`) and the run does not fit.
+  absl::Status CheckAgainstCachedCompile(const v1::JobSpec& spec,
+                                         const std::optional<CompileRecord>& cached);
   absl::Status CheckSomeBoardCanRun(const v1::JobSpec& spec);
   /// A submit whose commit failed: the job is forgotten. With AlreadyExists (another replica
   /// committed the same request id first) the answer is that replica's job, as for a retry.
@@ -176,8 +182,10 @@ class Lab {
   /// ResourceExhausted when `tenant` already has its limit of unfinished jobs.
   /// `counted`: the tenant's unfinished jobs as the database counts them (replicas), or -1.
   absl::Status CheckTenantLimit(const std::string& tenant, int64_t counted) const;
-  /// Call without holding mutex_.
-  void RequestCompile(const std::string& job_id, const v1::JobSpec& spec);
+  /// Call without holding mutex_. `cached`: the job's compile cache entry as just read (nullptr:
+  /// read it).
+  void RequestCompile(const std::string& job_id, const v1::JobSpec& spec,
+                      const std::optional<CompileRecord>* cached = nullptr);
   void OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec,
                            const CompileRecord& record);
   void OnCompiled(const std::string& job_id, const CompileRecord& record, CompileSource source);
@@ -254,6 +262,10 @@ class Lab {
   void DropLost(const CommitLosses& losses);
   void ClaimJobs();
   void ClaimJobsFor(const std::string& board_type);
+  /// Whether pending_ queues jobs and this replica has an idle board of each of their types.
+  bool IdleBoardsForPendingQueued() const;
+  /// Notifies the other replicas of the jobs in unannounced_ that this replica did not claim.
+  void AnnounceUnclaimed();
   bool MatchesInCluster(const v1::Job& job, const JobRuntime& runtime,
                         const v1::Board& board) const;
   void ClusterPoll(int64_t now);
@@ -307,6 +319,8 @@ class Lab {
   std::map<int64_t, JobRuntime> pending_runtimes_;  // with pending_.jobs
   std::vector<std::string> released_;               // queued this call: dropped after the commit
   std::set<std::string> maybe_queued_;              // board types whose queue may hold work
+  bool claiming_next_ = false;  // the next commit is followed by a claim (CommitOwned's flag)
+  std::map<int64_t, std::string> unannounced_;  // queued without a notification: number -> type
   int64_t next_cluster_poll_ms_ = 0;
   std::vector<ClusterBoard> cluster_boards_;  // as of the last poll
   std::set<std::string> queue_metric_types_;

@@ -107,20 +107,9 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   if (spec.selector().board_type().empty())
     spec.mutable_selector()->set_board_type(kDefaultBoardType);
   if (absl::Status ok = ValidateSpec(caller, spec); !ok.ok()) return ok;
-  if (absl::Status ok = CheckAgainstCachedCompile(spec); !ok.ok()) return ok;
-  // Replicas count a tenant's jobs and number them in the shared database, before the Lab's
-  // lock: other calls need not wait for these round trips (a number a submit does not use,
-  // deduplicated or refused, is a gap in the sequence, as a rolled back one would be).
-  int64_t unfinished_elsewhere = -1;
-  int64_t number = 0;
-  if (cluster_ != nullptr) {
-    auto unfinished = cluster_->UnfinishedJobsOf(caller.tenant);
-    if (!unfinished.ok()) return unfinished.status();
-    unfinished_elsewhere = *unfinished;
-    auto next = cluster_->NextJobNumber();
-    if (!next.ok()) return next.status();
-    number = *next;
-  }
+  absl::StatusOr<SubmitLookup> lookup = LookUpForSubmit(caller, request, spec);
+  if (!lookup.ok()) return lookup.status();
+  if (absl::Status ok = CheckAgainstCachedCompile(spec, lookup->compile); !ok.ok()) return ok;
 
   std::unique_lock lock(mutex_);
   if (!request.request_id().empty()) {
@@ -128,6 +117,10 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
     std::optional<v1::Job> original;
     if (known != request_ids_.end()) {
       original = FindJob(known->second)->job;
+    } else if (cluster_ != nullptr) {
+      // A job committed since the lookup fails this submit's commit (the unique index), which
+      // then answers with that job (UndoSubmit).
+      original = lookup->by_request_id;
     } else {
       auto stored = store_.FindJobByRequestId(caller.tenant, request.request_id());
       if (!stored.ok()) return stored.status();
@@ -141,8 +134,11 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
     }
   }
   if (absl::Status ok = CheckSomeBoardCanRun(spec); !ok.ok()) return ok;
-  if (absl::Status ok = CheckTenantLimit(caller.tenant, unfinished_elsewhere); !ok.ok()) return ok;
-  if (cluster_ == nullptr) number = next_job_number_++;
+  if (absl::Status ok = CheckTenantLimit(caller.tenant, cluster_ ? lookup->unfinished : -1);
+      !ok.ok()) {
+    return ok;
+  }
+  const int64_t number = cluster_ != nullptr ? lookup->number : next_job_number_++;
 
   auto entry = std::make_unique<JobEntry>();
   entry->number = number;
@@ -167,8 +163,25 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   Flush();
   lock.unlock();
 
-  RequestCompile(id, spec);
+  RequestCompile(id, spec, &lookup->compile);
   return response;
+}
+
+// Replicas read it all in one statement before the Lab's lock, so that other calls need not wait
+// for that round trip (a number a submit does not use, deduplicated or refused, is a gap in the
+// sequence, as a rolled back one would be). One server has the rest in memory.
+absl::StatusOr<SubmitLookup> Lab::LookUpForSubmit(const Caller& caller,
+                                                  const v1::SubmitJobRequest& request,
+                                                  const v1::JobSpec& spec) {
+  const std::string key = CompileService::CacheKey(spec.model(), spec.compile());
+  if (cluster_ != nullptr) {
+    return cluster_->LookUpForSubmit(caller.tenant, request.request_id(), key);
+  }
+  SubmitLookup lookup;
+  auto cached = store_.GetCompile(key);
+  if (!cached.ok()) return cached.status();
+  lookup.compile = *std::move(cached);
+  return lookup;
 }
 
 absl::StatusOr<v1::SubmitJobResponse> Lab::UndoSubmit(const JobEntry& entry, absl::Status failed) {
@@ -282,11 +295,10 @@ absl::Status Lab::CheckSomeBoardCanRun(const v1::JobSpec& spec) {
 
 // A model compiled before tells its tensor sizes at once: a mismatched request is refused at
 // submit instead of being queued for a compile that would only find the same.
-absl::Status Lab::CheckAgainstCachedCompile(const v1::JobSpec& spec) {
-  auto cached = store_.GetCompile(CompileService::CacheKey(spec.model(), spec.compile()));
-  if (!cached.ok()) return cached.status();
-  if (!cached->has_value() || !(*cached)->error.empty()) return absl::OkStatus();
-  return CheckRunFitsModel(spec.run(), **cached);
+absl::Status Lab::CheckAgainstCachedCompile(const v1::JobSpec& spec,
+                                            const std::optional<CompileRecord>& cached) {
+  if (!cached.has_value() || !cached->error.empty()) return absl::OkStatus();
+  return CheckRunFitsModel(spec.run(), *cached);
 }
 
 // One CI pipeline gone wild must not fill the server's memory and queues for everyone.
@@ -302,8 +314,9 @@ absl::Status Lab::CheckTenantLimit(const std::string& tenant, int64_t counted) c
       "finish or cancel them"));
 }
 
-void Lab::RequestCompile(const std::string& job_id, const v1::JobSpec& spec) {
-  if (NeedsReference(spec.run())) {
+void Lab::RequestCompile(const std::string& job_id, const v1::JobSpec& spec,
+                         const std::optional<CompileRecord>* cached) {
+  if (NeedsReference(spec.run())) {  // another key first: `cached` is not its entry
     v1::CompileOptions reference_options = spec.compile();
     reference_options.set_cpu_only(true);
     compiles_.Request(spec.model(), reference_options,
@@ -312,10 +325,14 @@ void Lab::RequestCompile(const std::string& job_id, const v1::JobSpec& spec) {
                       });
     return;
   }
-  compiles_.Request(spec.model(), spec.compile(),
-                    [this, job_id](const CompileRecord& record, CompileSource source) {
-                      OnCompiled(job_id, record, source);
-                    });
+  auto done = [this, job_id](const CompileRecord& record, CompileSource source) {
+    OnCompiled(job_id, record, source);
+  };
+  if (cached != nullptr) {
+    compiles_.RequestLookedUp(spec.model(), spec.compile(), *cached, std::move(done));
+  } else {
+    compiles_.Request(spec.model(), spec.compile(), std::move(done));
+  }
 }
 
 // The reference outputs become the job's expected outputs before the real compile runs.

@@ -109,9 +109,18 @@ Lab::JobEntry& Lab::Adopt(OwnedJob owned) {
 // replica died. Re-reading the database instead would undo what agents were already told.
 absl::Status Lab::CommitAsReplica() {
   if (!pending_.empty()) {
-    absl::StatusOr<CommitLosses> losses = cluster_->CommitOwned(pending_, pending_runtimes_);
+    absl::StatusOr<CommitLosses> losses =
+        cluster_->CommitOwned(pending_, pending_runtimes_, claiming_next_);
     if (!losses.ok()) return losses.status();  // kept: pending_, its counts, released_
     if (!losses->empty()) DropLost(*losses);
+    // What this commit queued is claimed by the next ClaimJobs, not on its notification (which
+    // comes back to this replica too, see OnClusterNotification).
+    const std::set<int64_t> lost(losses->jobs.begin(), losses->jobs.end());
+    for (const auto& [number, job] : pending_.jobs) {
+      if (job.state() != v1::JOB_STATE_QUEUED || lost.count(number)) continue;
+      maybe_queued_.insert(job.spec().selector().board_type());
+      if (claiming_next_) unannounced_[number] = job.spec().selector().board_type();
+    }
     pending_.clear();
     pending_runtimes_.clear();
   }
@@ -170,12 +179,50 @@ void Lab::DropLost(const CommitLosses& losses) {
 // Scheduling: claims from the shared queue.
 
 void Lab::ClaimJobs() {
-  Flush();  // what this call queued must be in the database before anyone claims it
-  if (maybe_queued_.empty()) return;
-  std::set<std::string> types;
-  types.swap(maybe_queued_);
-  for (const std::string& type : types) ClaimJobsFor(type);
+  // What this call queued must be in the database before anyone claims it. When this replica
+  // has idle boards for all of it, it claims first and tells the others only of what it leaves:
+  // told at once, they would claim at the same moment, and most of their claims find nothing.
+  claiming_next_ = IdleBoardsForPendingQueued();
   Flush();
+  claiming_next_ = false;
+  if (!maybe_queued_.empty()) {
+    std::set<std::string> types;
+    types.swap(maybe_queued_);
+    for (const std::string& type : types) ClaimJobsFor(type);
+  }
+  AnnounceUnclaimed();
+  Flush();
+}
+
+bool Lab::IdleBoardsForPendingQueued() const {
+  bool queues = false;
+  for (const auto& [number, job] : pending_.jobs) {
+    if (job.state() != v1::JOB_STATE_QUEUED) continue;
+    queues = true;
+    const std::string& type = job.spec().selector().board_type();
+    bool idle = false;
+    for (const auto& [id, board] : boards_) {
+      idle = idle || (board.board.type() == type && Schedulable(board));
+    }
+    if (!idle) return false;
+  }
+  return queues;
+}
+
+// A claim of this replica took the job (it is in memory again) or another job before it; the
+// others hear of what is left. Should this replica die first, their polls find it.
+void Lab::AnnounceUnclaimed() {
+  std::set<std::string> types;
+  for (const auto& [number, type] : unannounced_) {
+    if (!job_by_number_.count(number)) types.insert(type);
+  }
+  unannounced_.clear();
+  for (const std::string& type : types) {
+    if (absl::Status ok = cluster_->NotifyQueued(type); !ok.ok()) {
+      LogError("notifying queued jobs",
+               {{"board_type", type}, {"error", std::string(ok.message())}});
+    }
+  }
 }
 
 // One claim for all the type's idle boards (each notification of a queued job reaches every
@@ -353,9 +400,12 @@ void Lab::OnClusterNotification(const ClusterNotification& notification) {
     if (notification.channel == kQueueChannel || missed) {
       if (notification.payload.empty()) {
         for (const auto& [id, board] : boards_) maybe_queued_.insert(board.board.type());
-      } else {
+      } else if (!notification.from_here) {
         maybe_queued_.insert(notification.payload);
       }
+      // A job this replica queued: its commit put its type into maybe_queued_ (CommitAsReplica),
+      // where it stays until a claim after that commit looks at the queue; one on the
+      // notification too would find nothing.
       Schedule();
     }
   }

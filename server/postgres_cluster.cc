@@ -93,10 +93,11 @@ std::set<std::string> SplitFailedBoards(const std::string& joined) {
 // them, which the store's shared connection is not.
 class PostgresListener : public ClusterListener {
  public:
-  PostgresListener(std::string conninfo, std::string password,
+  PostgresListener(std::string conninfo, std::string password, std::function<bool(int)> own_backend,
                    std::function<void(const ClusterNotification&)> deliver)
       : conninfo_(std::move(conninfo)),
         password_(std::move(password)),
+        own_backend_(std::move(own_backend)),
         deliver_(std::move(deliver)) {}
 
   ~PostgresListener() override {
@@ -146,7 +147,7 @@ class PostgresListener : public ClusterListener {
       if (::poll(&wait, 1, kListenPollMs) <= 0) continue;
       if (PQconsumeInput(connection_) == 0) continue;  // broken: reconnected above
       while (PGnotify* notify = PQnotifies(connection_)) {
-        deliver_(ClusterNotification{notify->relname, notify->extra});
+        deliver_(ClusterNotification{notify->relname, notify->extra, own_backend_(notify->be_pid)});
         PQfreemem(notify);
       }
     }
@@ -154,6 +155,7 @@ class PostgresListener : public ClusterListener {
 
   const std::string conninfo_;
   const std::string password_;
+  const std::function<bool(int)> own_backend_;  // whether a backend pid is the store's
   const std::function<void(const ClusterNotification&)> deliver_;
   PGconn* connection_ = nullptr;
   std::atomic<bool> stop_{false};
@@ -165,6 +167,11 @@ class PostgresListener : public ClusterListener {
 absl::Status PostgresStore::Notify(const char* channel, const std::string& payload) {
   return Run("SELECT pg_notify($1, $2)", Params().Text(channel).Text(payload), "notifying")
       .status();
+}
+
+absl::Status PostgresStore::NotifyQueued(const std::string& board_type) {
+  Lease lease(*this);
+  return Notify(kQueueChannel, board_type);
 }
 
 absl::StatusOr<OwnedJob> PostgresStore::OwnedJobAt(const Rows& rows, int row) {
@@ -331,6 +338,34 @@ absl::StatusOr<int64_t> PostgresStore::NextJobNumber() {
   return rows->Int(0, 0);
 }
 
+// Scalar subqueries of one SELECT, so one round trip; each as its own statement would read (the
+// partial indexes' predicates are spelt out so that a generic plan may use them).
+absl::StatusOr<SubmitLookup> PostgresStore::LookUpForSubmit(const std::string& tenant,
+                                                            const std::string& request_id,
+                                                            const std::string& compile_key) {
+  Lease lease(*this);
+  auto rows = Run(
+      "SELECT nextval('job_numbers'), (SELECT count(*) FROM jobs WHERE tenant = $1 AND state <> "
+      "7), (SELECT record FROM compile_cache WHERE key = $3), (SELECT record FROM jobs WHERE $2 "
+      "<> ''::bytea AND tenant = $1 AND request_id = $2 AND request_id <> ''::bytea LIMIT 1)",
+      Params().Bytes(tenant).Bytes(request_id).Bytes(compile_key), "looking up for a submit");
+  if (!rows.ok()) return rows.status();
+  SubmitLookup lookup;
+  lookup.number = rows->Int(0, 0);
+  lookup.unfinished = rows->Int(0, 1);
+  if (!rows->IsNull(0, 2)) {
+    auto record = CompileRecordFromJson(rows->Bytes(0, 2));
+    if (!record.ok()) return record.status();
+    lookup.compile = *std::move(record);
+  }
+  if (!rows->IsNull(0, 3)) {
+    auto job = ParseRecord<v1::Job>(rows->Bytes(0, 3), "job");
+    if (!job.ok()) return job.status();
+    lookup.by_request_id = *std::move(job);
+  }
+  return lookup;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writes of owned rows.
 
@@ -388,7 +423,7 @@ absl::Status PostgresStore::RolledBack(absl::Status failed) {
 // one statement, so that the events are written only with the job); the events of jobs the
 // batch does not write, the boards and the grants; COMMIT.
 absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
-    const StoreBatch& batch, const std::map<int64_t, JobRuntime>& runtimes) {
+    const StoreBatch& batch, const std::map<int64_t, JobRuntime>& runtimes, bool claiming_next) {
   Lease lease(*this);
   // Rows are locked in one order (jobs by number, then boards by id) so that two replicas'
   // commits cannot deadlock on each other. The triggers of migration 2 notify the others.
@@ -397,6 +432,11 @@ absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
     events_of[event.job_id()][event.seq()] = event.SerializeAsString();  // the last one wins
   }
   std::vector<Queued> statements = {{"BEGIN", Params(), "starting a transaction"}};
+  if (claiming_next) {  // read by the trigger of migration 4; for this transaction only
+    statements.push_back({"SELECT set_config('boardlab.claiming_next', 'on', true)", Params(),
+                          "marking the commit as claimed next"});
+  }
+  const size_t first_job = statements.size();
   std::set<std::string> written;  // the ids of the batch's jobs
   for (const auto& [number, job] : batch.jobs) {
     written.insert(job.id());
@@ -449,7 +489,7 @@ absl::StatusOr<CommitLosses> PostgresStore::CommitOwned(
   if (!stored.ok()) return RolledBack(stored.status());
   Current().in_transaction = false;
   CommitLosses losses;
-  size_t answer = 1;  // after BEGIN's
+  size_t answer = first_job;
   for (const auto& [number, job] : batch.jobs) {
     if ((*stored)[answer++].size() == 0) losses.jobs.push_back(number);
   }
@@ -731,7 +771,8 @@ absl::Status PostgresStore::FinishCompileClaim(const std::string& key) {
 
 absl::StatusOr<std::unique_ptr<ClusterListener>> PostgresStore::Listen(
     std::function<void(const ClusterNotification&)> deliver) {
-  auto listener = std::make_unique<PostgresListener>(conninfo_, password_, std::move(deliver));
+  auto listener = std::make_unique<PostgresListener>(
+      conninfo_, password_, [this](int pid) { return IsOwnBackend(pid); }, std::move(deliver));
   if (absl::Status ok = listener->Start(); !ok.ok()) return ok;
   return std::unique_ptr<ClusterListener>(std::move(listener));
 }

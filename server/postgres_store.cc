@@ -120,6 +120,19 @@ CREATE UNIQUE INDEX jobs_by_request_unique ON jobs (tenant, request_id)
   WHERE request_id <> ''::bytea;
 DROP INDEX jobs_by_request;
 )sql"},
+    // A replica that claims right after its commit (it has idle boards for what the commit
+    // queues) sets boardlab.claiming_next in that transaction: the others are not told of those
+    // jobs, whose claim would find them gone; it notifies itself what it could not claim.
+    {4, R"sql(
+CREATE OR REPLACE FUNCTION boardlab_notify_queued() RETURNS trigger AS $$
+BEGIN
+  IF NEW.state = 2 AND NEW.owner IS NULL AND (TG_OP = 'INSERT' OR OLD.state <> 2) AND
+     current_setting('boardlab.claiming_next', true) IS DISTINCT FROM 'on' THEN
+    PERFORM pg_notify('boardlab_queue', encode(NEW.board_type, 'escape'));
+  END IF;
+  RETURN NULL;
+END $$ LANGUAGE plpgsql;
+)sql"},
 };
 
 // The unique index of migration 3: its violation is a request id taken by another job.
@@ -246,13 +259,26 @@ absl::Status PostgresStore::EnsureConnected() {
   // Inside a transaction its earlier statements are gone with the connection: the caller fails
   // and rolls back.
   if (Current().in_transaction) return absl::UnavailableError("database: the connection was lost");
-  PQreset(Current().pg);
-  Current().prepared.clear();  // statements are prepared per connection
+  ResetCurrent();
   if (PQstatus(Current().pg) != CONNECTION_OK) {
     return absl::UnavailableError(
         absl::StrCat("database: reconnecting: ", Trimmed(PQerrorMessage(Current().pg))));
   }
   return absl::OkStatus();
+}
+
+void PostgresStore::ResetCurrent() {
+  PQreset(Current().pg);
+  Current().prepared.clear();  // statements are prepared per connection
+  Current().backend_pid = PQbackendPID(Current().pg);
+}
+
+bool PostgresStore::IsOwnBackend(int pid) {
+  std::lock_guard lock(pool_mutex_);
+  for (const auto& connection : connections_) {
+    if (connection->backend_pid == pid) return true;
+  }
+  return false;
 }
 
 absl::Status PostgresStore::Error(const char* what, const PGresult* result) const {
@@ -336,8 +362,7 @@ absl::StatusOr<std::vector<PostgresStore::Rows>> PostgresStore::RunPipelined(
                                                   : Error("sending a pipeline", nullptr);
   if (PQexitPipelineMode(Current().pg) != 1) {
     // Results are still pending (the connection broke mid-stream): start afresh.
-    PQreset(Current().pg);
-    Current().prepared.clear();
+    ResetCurrent();
     if (results.ok()) results = Error("leaving pipeline mode", nullptr);
   }
   return results;

@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -77,8 +78,13 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   absl::StatusOr<std::vector<std::string>> RecoverDeadReplicas(int64_t lease_ms,
                                                                int64_t orphan_wait_ms) override;
   absl::StatusOr<int64_t> NextJobNumber() override;
+  absl::StatusOr<SubmitLookup> LookUpForSubmit(const std::string& tenant,
+                                               const std::string& request_id,
+                                               const std::string& compile_key) override;
   absl::StatusOr<CommitLosses> CommitOwned(const StoreBatch& batch,
-                                           const std::map<int64_t, JobRuntime>& runtimes) override;
+                                           const std::map<int64_t, JobRuntime>& runtimes,
+                                           bool claiming_next = false) override;
+  absl::Status NotifyQueued(const std::string& board_type) override;
   absl::StatusOr<std::optional<ClaimedJob>> ClaimQueuedJob(
       const std::vector<v1::Board>& boards,
       const std::function<bool(const v1::Job&, const JobRuntime&, const v1::Board&)>& matches)
@@ -100,11 +106,14 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
  private:
   /// One connection of the pool, with what lives per connection.
   struct Connection {
-    explicit Connection(PGconn* connection) : pg(connection) {}
+    explicit Connection(PGconn* connection) : pg(connection), backend_pid(PQbackendPID(pg)) {}
     ~Connection();
     PGconn* pg;
     std::map<std::string, std::string> prepared;  // statement name by SQL text
     bool in_transaction = false;
+    /// Its PostgreSQL backend's process id, which a NOTIFY it sent carries (read by the
+    /// listener's thread).
+    std::atomic<int> backend_pid;
   };
 
   class Params;
@@ -152,6 +161,11 @@ class PostgresStore : public Store, public ClusterStore, private BatchWriter {
   absl::Status Exec(const char* sql, const char* what);
   absl::Status Error(const char* what, const PGresult* result) const;
   absl::Status EnsureConnected();
+  /// Reconnects the current connection (its prepared statements and backend are gone).
+  void ResetCurrent();
+  /// Whether `pid` is the backend of one of this store's connections: a notification from it
+  /// comes from this replica.
+  bool IsOwnBackend(int pid);
   /// Runs `body` between BEGIN and COMMIT; rolls back when it fails.
   absl::Status InTransaction(const std::function<absl::Status()>& body);
   absl::Status Migrate();

@@ -3,7 +3,7 @@
 //
 // Usage: service_bench [--quick] [--latency-jobs N] [--jobs N] [--threads N] [--upload-mib N]
 //                      [--queued N] [--only agent|fake|upload|memory|replicas]
-//                      [--store postgres] [--server-binary PATH]
+//                      [--store postgres [--pg-statements]] [--server-binary PATH]
 //
 // Figures and targets:
 //   1. submit -> assigned latency with idle sim boards, p50 / p99      target p99 < 20 ms
@@ -17,6 +17,8 @@
 //   5. with --store postgres: 2(a)'s throughput over one SQLite server, and over one and two
 //      replicas sharing a throwaway PostgreSQL (docs/server.md, "Replicas")
 //                                          target: two replicas >= the SQLite server
+//      --pg-statements: pg_stat_statements loaded into that PostgreSQL; each replica run prints
+//      the statements per job and the most frequent statements (the cost of the rates above)
 // --quick runs small sizes (a smoke test for ctest; it asserts no speed). Without --quick the
 // exit status is 1 when a target is missed; 2 when a figure could not be measured at all.
 //
@@ -710,12 +712,66 @@ absl::StatusOr<Throughput> MeasureThroughput(const Target& target, const v1::Dig
   return figures;
 }
 
+// --pg-statements: what a database ran during a throughput run, from pg_stat_statements (loaded
+// into the bench's PostgreSQL at its start): statements per job, the most frequent statements.
+class StatementProfile {
+ public:
+  static absl::StatusOr<std::unique_ptr<StatementProfile>> Open(
+      boardlab::testing::PostgresServer& server, const std::string& uri) {
+    auto session = server.Connect(uri);
+    if (!session.ok()) return session.status();
+    if (absl::Status ok = (*session)->Execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+        !ok.ok()) {
+      return ok;
+    }
+    return std::unique_ptr<StatementProfile>(new StatementProfile(*std::move(session)));
+  }
+
+  // Forgets what ran before (the start, the warm-up jobs).
+  absl::Status Reset() { return session_->Execute("SELECT pg_stat_statements_reset()"); }
+
+  // What ran since Reset on this database, per job of `jobs`.
+  void Print(int jobs) {
+    constexpr char kOfThisDatabase[] =
+        " FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = "
+        "current_database()) AND query NOT LIKE '%pg_stat_statements%'";
+    auto total = session_->Query(absl::StrCat("SELECT COALESCE(sum(calls), 0)", kOfThisDatabase));
+    auto top =
+        session_->QueryRows(absl::StrCat("SELECT calls, rows, round(mean_exec_time::numeric, 3), "
+                                         "left(regexp_replace(query, '\\s+', ' ', 'g'), 150)",
+                                         kOfThisDatabase, " ORDER BY calls DESC LIMIT 15"));
+    if (!total.ok() || !top.ok()) {
+      std::printf("  pg_stat_statements: %s\n",
+                  std::string((total.ok() ? top.status() : total.status()).message()).c_str());
+      return;
+    }
+    const double statements = std::atof(total->c_str());
+    std::printf("  pg_stat_statements: %.0f statements, %.1f per job; the most frequent:\n",
+                statements, statements / jobs);
+    std::printf("    %8s %9s %9s %8s  %s\n", "calls", "per job", "rows/call", "mean ms",
+                "statement");
+    for (const auto& row : *top) {
+      const double calls = std::atof(row[0].c_str());
+      std::printf("    %8.0f %9.2f %9.2f %8s  %s\n", calls, calls / jobs,
+                  calls > 0 ? std::atof(row[1].c_str()) / calls : 0.0, row[2].c_str(),
+                  row[3].c_str());
+    }
+  }
+
+ private:
+  explicit StatementProfile(std::unique_ptr<boardlab::testing::PostgresServer::Session> session)
+      : session_(std::move(session)) {}
+  std::unique_ptr<boardlab::testing::PostgresServer::Session> session_;
+};
+
 // 5. Throughput with the real agent over `replicas` servers, sharing one PostgreSQL database
 // (`config` names it) and one data directory, the boards split between one agent per replica;
 // without a config, one server over SQLite with all the boards. `database`: the PostgreSQL
-// postmaster, whose CPU is counted too (-1: none).
+// postmaster, whose CPU is counted too (-1: none); `profile`: the database's statements during
+// the measured jobs are printed (nullptr: not profiled).
 absl::StatusOr<Throughput> MeasureReplicas(int replicas, const std::string& config, int jobs,
-                                           int threads, pid_t database = -1) {
+                                           int threads, pid_t database = -1,
+                                           StatementProfile* profile = nullptr) {
   const std::string shared = config.empty() ? "" : MakeTempDir("replicas-data");
   std::vector<std::unique_ptr<ServerProcess>> servers;
   std::vector<std::unique_ptr<AgentProcess>> agents;
@@ -742,7 +798,12 @@ absl::StatusOr<Throughput> MeasureReplicas(int replicas, const std::string& conf
     auto stub = v1::JobService::NewStub(server->channel);
     if (absl::Status ok = RunOneJob(*stub, *model); !ok.ok()) return ok;
   }
-  return MeasureThroughput(target, *model, jobs, threads);
+  if (profile != nullptr) {
+    if (absl::Status ok = profile->Reset(); !ok.ok()) return ok;
+  }
+  absl::StatusOr<Throughput> throughput = MeasureThroughput(target, *model, jobs, threads);
+  if (profile != nullptr && throughput.ok()) profile->Print(jobs);
+  return throughput;
 }
 
 // 3. Upload against a raw loopback copy.
@@ -1108,7 +1169,7 @@ int ReportThroughput(std::vector<Row>& rows, const std::string& figure, const st
 }
 
 // Section 5: SQLite single server, one PostgreSQL replica, two PostgreSQL replicas.
-int ReportReplicas(std::vector<Row>& rows, int jobs, int threads) {
+int ReportReplicas(std::vector<Row>& rows, int jobs, int threads, bool pg_statements) {
   std::printf(
       "\n[5] throughput, %d jobs from %d client threads, %d sim boards, boardlab-agent: one "
       "server over SQLite, then one and two replicas over one PostgreSQL (a throwaway server on "
@@ -1118,8 +1179,17 @@ int ReportReplicas(std::vector<Row>& rows, int jobs, int threads) {
   const std::string sqlite_figure = "throughput, SQLite, 1 server";
   auto sqlite = MeasureReplicas(1, "", jobs, threads);
   int errors = ReportThroughput(rows, sqlite_figure, "(reference)", sqlite, 0);
+  // With --pg-statements a server of its own, which loads pg_stat_statements at its start.
+  std::unique_ptr<boardlab::testing::PostgresServer> profiled;
   absl::StatusOr<boardlab::testing::PostgresServer*> postgres =
       boardlab::testing::PostgresServer::Shared();
+  if (pg_statements) {
+    auto started =
+        boardlab::testing::PostgresServer::Start("-c shared_preload_libraries=pg_stat_statements");
+    if (started.ok()) profiled = *std::move(started);
+    postgres = started.ok() ? absl::StatusOr<boardlab::testing::PostgresServer*>(profiled.get())
+                            : absl::StatusOr<boardlab::testing::PostgresServer*>(started.status());
+  }
   const double reference = sqlite.ok() ? sqlite->jobs_per_s : 0;
   const std::string target = sqlite.ok() ? Format(">= %.0f jobs/s", reference) : ">= SQLite";
   for (int replicas : {1, 2}) {
@@ -1136,11 +1206,21 @@ int ReportReplicas(std::vector<Row>& rows, int jobs, int threads) {
     std::ofstream(config) << "store: \"" << *uri
                           << "\"\nstore_password_file: " << (*postgres)->password_file() << "\n";
     std::printf("  %s:\n", figure.c_str());
+    std::unique_ptr<StatementProfile> profile;
+    if (pg_statements) {
+      auto opened = StatementProfile::Open(**postgres, *uri);
+      if (!opened.ok()) {
+        errors += Fail(rows, figure, target, opened.status());
+        continue;
+      }
+      profile = *std::move(opened);
+    }
     // Only the two replicas have a target: as fast as the SQLite server, or faster.
-    errors += ReportThroughput(rows, figure, replicas == 2 ? target : "(reference)",
-                               MeasureReplicas(replicas, config, jobs, threads,
-                                               PostmasterPid((*postgres)->socket_dir() + "/data")),
-                               replicas == 2 ? reference : 0);
+    errors += ReportThroughput(
+        rows, figure, replicas == 2 ? target : "(reference)",
+        MeasureReplicas(replicas, config, jobs, threads,
+                        PostmasterPid((*postgres)->socket_dir() + "/data"), profile.get()),
+        replicas == 2 ? reference : 0);
   }
   return errors;
 }
@@ -1154,8 +1234,9 @@ int main(int argc, char** argv) {
   int threads = 4;
   size_t upload_mib = 256;
   int queued_jobs = 10000;
-  std::string only;   // agent (1, 2a), fake (2b), upload (3), memory (4) or replicas (5)
-  std::string store;  // "postgres": also 5, replicas on a throwaway PostgreSQL
+  std::string only;            // agent (1, 2a), fake (2b), upload (3), memory (4) or replicas (5)
+  std::string store;           // "postgres": also 5, replicas on a throwaway PostgreSQL
+  bool pg_statements = false;  // 5 profiled with pg_stat_statements
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto next = [&]() -> long { return i + 1 < argc ? std::atol(argv[++i]) : 0; };
@@ -1178,6 +1259,8 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else if (arg == "--store" && i + 1 < argc) {
       store = argv[++i];
+    } else if (arg == "--pg-statements") {
+      pg_statements = true;
     } else if (arg == "--queued") {
       queued_jobs = static_cast<int>(std::max(1L, next()));
     } else if (arg == "--server-binary" && i + 1 < argc) {
@@ -1186,9 +1269,13 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: service_bench [--quick] [--latency-jobs N] [--jobs N] [--threads N] "
                    "[--upload-mib N] [--queued N] [--only agent|fake|upload|memory|replicas] "
-                   "[--store postgres] [--server-binary PATH]\n");
+                   "[--store postgres [--pg-statements]] [--server-binary PATH]\n");
       return 2;
     }
+  }
+  if (pg_statements && store != "postgres") {
+    std::fprintf(stderr, "service_bench: --pg-statements profiles --store postgres only\n");
+    return 2;
   }
   setvbuf(stdout, nullptr, _IOLBF, 0);
   std::atexit(CleanUp);
@@ -1386,7 +1473,7 @@ int main(int argc, char** argv) {
 
   // 5: replicas on PostgreSQL against the SQLite single server, in this run.
   if (store == "postgres" && (only.empty() || only == "replicas")) {
-    errors += ReportReplicas(rows, throughput_jobs, threads);
+    errors += ReportReplicas(rows, throughput_jobs, threads, pg_statements);
   }
 
   std::printf("\n%-40s %-15s %-32s %s\n", "figure", "target", "measured", "ok");

@@ -4,6 +4,10 @@
 // either (the replica that holds the job counts it). Skipped with the reason where PostgreSQL is
 // not installed.
 
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+
 #include "server/postgres_store.h"
 #include "tests/server/lab_fixture.h"
 #include "tests/support/postgres_server.h"
@@ -209,6 +213,57 @@ TEST_F(LabReplicaTest, ARequeueWhoseCommitFailedIsCommittedLater) {
   auto session = postgres_->Connect(uri_);
   ASSERT_TRUE(session.ok()) << session.status();
   EXPECT_EQ(*(*session)->Query("SELECT count(*) FROM jobs"), "1");
+}
+
+// The replica that queues a job it has an idle board for tells no other replica (their claims
+// would find it gone): it claims first, and announces only what it could not claim (here a job
+// pinned to a board another replica serves).
+TEST_F(LabReplicaLongLeaseTest, OnlyQueuedJobsTheQueuingReplicaLeavesAreAnnounced) {
+  model_ = PutModel();
+  std::shared_ptr<FakeSession> here;
+  Connect("here", 2, here, kBoardType);  // here-b1 stays idle
+  auto other = PostgresStore::Open(uri_, postgres_->password());
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_TRUE((*other)->RegisterReplica("127.0.0.1:1").ok());
+  StoreBatch elsewhere;
+  v1::Board& board = elsewhere.boards["elsewhere-b0"];
+  board.set_id("elsewhere-b0");
+  board.set_type(kBoardType);
+  board.set_state(v1::BOARD_STATE_IDLE);
+  ASSERT_TRUE((*other)->CommitOwned(elsewhere, {}).ok());
+  std::mutex mutex;
+  std::condition_variable heard;
+  std::vector<std::string> queued_types;  // kQueueChannel payloads the other replica hears
+  auto listener = (*other)->Listen([&](const ClusterNotification& notification) {
+    if (notification.channel != kQueueChannel) return;
+    std::lock_guard lock(mutex);
+    queued_types.push_back(notification.payload);
+    heard.notify_all();
+  });
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  auto heard_of = [&](const std::string& type) {
+    std::unique_lock lock(mutex);
+    return heard.wait_for(lock, std::chrono::seconds(30), [&] {
+      return std::count(queued_types.begin(), queued_types.end(), type) > 0;
+    });
+  };
+
+  ASSERT_TRUE(RunOn("here-b0", *here));
+  // Notifications come in commit order: the queued job's would be here before this one.
+  ASSERT_TRUE((*other)->NotifyQueued("after-the-first-job").ok());
+  ASSERT_TRUE(heard_of("after-the-first-job"));
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(std::count(queued_types.begin(), queued_types.end(), kBoardType), 0);
+  }
+
+  v1::SubmitJobRequest pinned = Request(model_);
+  pinned.mutable_spec()->mutable_selector()->set_board_type(kBoardType);
+  pinned.mutable_spec()->mutable_selector()->set_board_id("elsewhere-b0");
+  const v1::Job job = Submit(pinned);
+  EXPECT_TRUE(heard_of(kBoardType));
+  EXPECT_EQ(StoredStateAndOwner(job.id()),
+            absl::StrCat(static_cast<int>(v1::JOB_STATE_QUEUED), " -"));
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 // replica, compile claims and notifications. Every store that offers the seam runs this suite
 // (tests/store/store_backends.h); SQLite offers none, which is checked too.
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -183,6 +185,40 @@ TEST_P(ClusterStoreTest, JobNumbersFromTwoReplicasNeverRepeat) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(numbers.size(), 100u);
+}
+
+// A submit's reads in one call: what NextJobNumber, UnfinishedJobsOf, GetCompile and
+// FindJobByRequestId would each answer.
+TEST_P(ClusterStoreTest, ASubmitsLookupAnswersWhatItsFourReadsWould) {
+  Write(a_, 1, Submitted(1, "ci", "r1"), a_->ReplicaId());
+  Write(b_, 2, Job(2, v1::JOB_STATE_QUEUED, "ci"), "");
+  Write(b_, 3, Job(3, v1::JOB_STATE_DONE, "ci"), "");
+  Write(b_, 4, Submitted(4, "dev", "r2"), b_->ReplicaId());
+  CompileRecord compiled;
+  compiled.artifact.set_sha256("aa");
+  compiled.input_bytes = {4, 8};
+  ASSERT_TRUE(store_a_->PutCompile("k1", compiled).ok());
+
+  auto first = b_->LookUpForSubmit("ci", "r1", "k1");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->unfinished, 2);  // j1 and j2, whichever replica wrote them
+  ASSERT_TRUE(first->compile.has_value());
+  EXPECT_EQ(first->compile->artifact.sha256(), "aa");
+  EXPECT_EQ(first->compile->input_bytes, (std::vector<int64_t>{4, 8}));
+  ASSERT_TRUE(first->by_request_id.has_value());
+  EXPECT_EQ(first->by_request_id->id(), "j1");
+
+  // Another tenant's request id, no request id, an unknown key: nothing found.
+  auto second = a_->LookUpForSubmit("ci", "r2", "k2");
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE(second->compile.has_value());
+  EXPECT_FALSE(second->by_request_id.has_value());
+  EXPECT_GT(second->number, first->number);  // numbers from the one sequence
+  auto third = a_->LookUpForSubmit("dev", "", "k1");
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_FALSE(third->by_request_id.has_value());
+  EXPECT_EQ(third->unfinished, 1);
+  EXPECT_EQ(*a_->NextJobNumber(), third->number + 1);
 }
 
 TEST_P(ClusterStoreTest, ACommitRecordsItsBlobGrants) {
@@ -588,6 +624,72 @@ TEST_P(ClusterStoreTest, OneReplicaCompilesAKeyAndTheOthersHearWhenItIsDone) {
     EXPECT_TRUE(heard.wait_for(lock, std::chrono::seconds(30), heard_all));
   }
   EXPECT_TRUE(*b_->ClaimCompile("k1"));
+}
+
+// A replica need not act on what it committed itself (a job it queued, it claims right after).
+TEST_P(ClusterStoreTest, ANotificationSaysWhetherThisReplicaSentIt) {
+  std::mutex mutex;
+  std::condition_variable heard;
+  std::map<std::string, bool> from_here;  // events' job id -> from_here
+  auto listener = b_->Listen([&](const ClusterNotification& notification) {
+    if (notification.channel != kEventsChannel) return;
+    std::lock_guard lock(mutex);
+    from_here[notification.payload] = notification.from_here;
+    heard.notify_all();
+  });
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  Write(a_, 1, Job(1, v1::JOB_STATE_QUEUED), "");
+  Write(b_, 2, Job(2, v1::JOB_STATE_QUEUED), "");
+  std::unique_lock lock(mutex);
+  ASSERT_TRUE(
+      heard.wait_for(lock, std::chrono::seconds(30), [&] { return from_here.size() == 2; }));
+  EXPECT_FALSE(from_here["j1"]);
+  EXPECT_TRUE(from_here["j2"]);
+}
+
+// A replica that claims right after its commit tells the others only of what it left.
+TEST_P(ClusterStoreTest, ACommitClaimedNextQueuesWithoutANotification) {
+  std::mutex mutex;
+  std::condition_variable heard;
+  std::vector<std::pair<std::string, std::string>> notifications;
+  auto listener = b_->Listen([&](const ClusterNotification& notification) {
+    std::lock_guard lock(mutex);
+    notifications.emplace_back(notification.channel, notification.payload);
+    heard.notify_all();
+  });
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  auto heard_one = [&](const std::string& channel, const std::string& payload) {
+    std::unique_lock lock(mutex);
+    return heard.wait_for(lock, std::chrono::seconds(30), [&] {
+      return std::count(notifications.begin(), notifications.end(),
+                        std::make_pair(channel, payload)) > 0;
+    });
+  };
+  StoreBatch quiet;
+  quiet.jobs[1] = Job(1, v1::JOB_STATE_QUEUED);
+  v1::JobEvent event;
+  event.set_job_id("j1");
+  event.set_seq(1);
+  quiet.events.push_back(event);
+  std::map<int64_t, JobRuntime> unowned;
+  unowned[1].owner = "";
+  ASSERT_TRUE(a_->CommitOwned(quiet, unowned, /*claiming_next=*/true).ok());
+  v1::Job loud = Job(2, v1::JOB_STATE_QUEUED);
+  loud.mutable_spec()->mutable_selector()->set_board_type("other");
+  Write(a_, 2, loud, "");
+  // Notifications come in commit order: the first commit's would be here by now.
+  ASSERT_TRUE(heard_one(kQueueChannel, "other"));
+  EXPECT_TRUE(heard_one(kEventsChannel, "j1"));  // its events are news as ever
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(std::count(notifications.begin(), notifications.end(),
+                         std::make_pair(std::string(kQueueChannel), std::string("sim"))),
+              0);
+  }
+  // The job is queued all the same, and told of when its replica leaves it.
+  EXPECT_EQ((*b_->QueuedCounts())["sim"], 1);
+  ASSERT_TRUE(a_->NotifyQueued("sim").ok());
+  EXPECT_TRUE(heard_one(kQueueChannel, "sim"));
 }
 
 TEST_P(ClusterStoreTest, CountsAndPlacesCoverEveryReplica) {

@@ -79,13 +79,13 @@ absl::StatusOr<PostgresServer*> PostgresServer::Shared() {
   return server.get();
 }
 
-absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start(const std::string& settings) {
   std::unique_ptr<PostgresServer> server(new PostgresServer());
-  if (absl::Status ok = server->Init(); !ok.ok()) return ok;
+  if (absl::Status ok = server->Init(settings); !ok.ok()) return ok;
   return server;
 }
 
-absl::Status PostgresServer::Init() {
+absl::Status PostgresServer::Init(const std::string& settings) {
   bin_dir_ = FindBinDir();
   if (bin_dir_.empty() || !fs::exists(bin_dir_ + "/initdb")) {
     return absl::FailedPreconditionError(
@@ -127,7 +127,7 @@ absl::Status PostgresServer::Init() {
   // No TCP listener, only the socket in dir_; durability is not what these tests check (-F).
   absl::Status ok = RunAsServerUser(
       absl::StrCat(bin_dir_, "/pg_ctl -D ", dir_, "/data -l ", dir_, "/server.log -w -t 60 ",
-                   "-o '-k ", dir_, " -c listen_addresses= -F' start"),
+                   "-o '-k ", dir_, " -c listen_addresses= -F ", settings, "' start"),
       dir_ + "/pg_ctl.log");
   started_ = ok.ok();
   return ok;
@@ -169,13 +169,26 @@ absl::Status PostgresServer::Session::Execute(const std::string& sql) {
 }
 
 absl::StatusOr<std::string> PostgresServer::Session::Query(const std::string& sql) {
+  auto rows = QueryRows(sql);
+  if (!rows.ok()) return rows.status();
+  if (rows->empty() || rows->front().empty()) return "";
+  return rows->front().front();
+}
+
+absl::StatusOr<std::vector<std::vector<std::string>>> PostgresServer::Session::QueryRows(
+    const std::string& sql) {
   std::unique_ptr<PGresult, void (*)(PGresult*)> result(PQexec(connection_, sql.c_str()), PQclear);
   const ExecStatusType status = PQresultStatus(result.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     return absl::InternalError(absl::StrCat("'", sql, "': ", PQresultErrorMessage(result.get())));
   }
-  if (PQntuples(result.get()) == 0 || PQnfields(result.get()) == 0) return "";
-  return std::string(PQgetvalue(result.get(), 0, 0));
+  std::vector<std::vector<std::string>> rows(static_cast<size_t>(PQntuples(result.get())));
+  for (int row = 0; row < PQntuples(result.get()); ++row) {
+    for (int column = 0; column < PQnfields(result.get()); ++column) {
+      rows[static_cast<size_t>(row)].emplace_back(PQgetvalue(result.get(), row, column));
+    }
+  }
+  return rows;
 }
 
 absl::StatusOr<std::unique_ptr<PostgresServer::Session>> PostgresServer::Connect(

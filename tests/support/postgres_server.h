@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -29,8 +30,9 @@ class PostgresServer {
   /// not installed, no unprivileged user to run it as): tests skip; Unavailable when initdb or
   /// the start failed (with their output): tests fail.
   static absl::StatusOr<PostgresServer*> Shared();
-  /// A server of its own. Errors: as for Shared.
-  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start();
+  /// A server of its own, started with `settings` added to its command line (e.g. "-c
+  /// shared_preload_libraries=pg_stat_statements"). Errors: as for Shared.
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start(const std::string& settings = "");
   ~PostgresServer();
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;
@@ -50,6 +52,8 @@ class PostgresServer {
     absl::Status Execute(const std::string& sql);
     /// The first column of the first row, as text ("" when there is no row).
     absl::StatusOr<std::string> Query(const std::string& sql);
+    /// Every row, each column as text (NULL as "").
+    absl::StatusOr<std::vector<std::vector<std::string>>> QueryRows(const std::string& sql);
 
    private:
     friend class PostgresServer;
@@ -67,7 +71,7 @@ class PostgresServer {
 
  private:
   PostgresServer() = default;
-  absl::Status Init();
+  absl::Status Init(const std::string& settings);
   absl::Status RunAsServerUser(const std::string& command, const std::string& log);
 
   std::string bin_dir_;
