@@ -153,6 +153,15 @@ void ReadCaseResults(const BoardRunRequest& request, BoardReport& report, std::s
   }
 }
 
+// A serial board's refusal of a case that continues the job (boardlab-run's --json document says
+// "error_kind": "model_not_held", from the board's RESULT verdict): the board lost the model
+// the job's first case loaded, e.g. it was reset or another job ran on it between the cases.
+bool BoardLostTheJobsModel(const BoardRunRequest& request) {
+  std::ifstream in(RunJsonPath(request));
+  const json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return doc.is_object() && doc.value("error_kind", "") == "model_not_held";
+}
+
 // Sim: checks and timing from the --profile json document (runtime/cli/main.cc RunDocument()),
 // whose text is the profile blob.
 void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
@@ -321,8 +330,16 @@ void InterpretExitCode(RunnerBoard board, const BoardRunRequest& request, int ex
       report.message = FailMessage(report, request);
       break;
     case 2:
+      // A board error either way (another board may run the job), but only the lost model is the
+      // board's doing; the other refusals are the agent's files.
       report.message =
-          absl::StrCat("boardlab-run rejected the run (agent or download problem): ", runner_error);
+          board == RunnerBoard::kSerial && BoardLostTheJobsModel(request)
+              ? absl::StrCat(
+                    "board error: the board lost the model this job loaded between its cases (it "
+                    "was reset, or another job ran on it): ",
+                    runner_error)
+              : absl::StrCat("boardlab-run rejected the run (agent or download problem): ",
+                             runner_error);
       break;
     case 3:
       report.outcome = v1::RUN_OUTCOME_MODEL_ERROR;

@@ -62,22 +62,32 @@ std::string CountText(const std::string& unit, const std::optional<uint64_t>& cy
   return CyclesText(cycles);
 }
 
+// "48 passing cases", "45 passing and 3 no-output cases", "3 no-output cases".
+std::string UnlistedCasesText(int passing, int no_output) {
+  std::vector<std::string> kinds;
+  if (passing > 0) kinds.push_back(absl::StrCat(passing, " passing"));
+  if (no_output > 0) kinds.push_back(absl::StrCat(no_output, " no-output"));
+  return absl::StrCat(absl::StrJoin(kinds, " and "), " cases");
+}
+
 // A many-case job: each case (beyond kListedCases only the failing ones), then the aggregate.
+// A case without output (its last inference ended early) did not fail: it is left out too.
 void PrintCases(const v1::Job& job, std::ostream& out) {
   constexpr int kListedCases = 20;
   if (job.cases_size() == 0) return;
   const bool all = job.cases_size() <= kListedCases;
-  int unlisted = 0;
+  int unlisted_passing = 0, unlisted_no_output = 0;
   for (const v1::CaseResult& c : job.cases()) {
-    if (!all && c.passed()) {
-      ++unlisted;
+    const run::CaseOutcome outcome = api::CaseOutcomeOf(c);
+    if (!all && (outcome.no_output || c.passed())) {
+      ++(outcome.no_output ? unlisted_no_output : unlisted_passing);
       continue;
     }
-    out << "  " << run::DescribeCase(api::CaseOutcomeOf(c)) << "\n";
+    out << "  " << run::DescribeCase(outcome) << "\n";
   }
-  if (unlisted > 0) {
-    out << absl::StrFormat("  (%d passing cases not listed; job.json lists every case)\n",
-                           unlisted);
+  if (unlisted_passing + unlisted_no_output > 0) {
+    out << absl::StrFormat("  (%s not listed; job.json lists every case)\n",
+                           UnlistedCasesText(unlisted_passing, unlisted_no_output));
   }
   out << "  " << run::DescribeSummary(api::SummaryOf(job.case_summary())) << "\n";
 }
@@ -138,16 +148,13 @@ void PrintVerdict(const v1::Job& job, std::ostream& out) {
     out << absl::StrFormat("inference: %.1f us", job.inference_us());
     if (job.cases_size() > 0) {
       // The slowest case's mean: what the latency budget judges (cases with output only).
-      const int no_output = job.case_summary().no_output();
-      out << absl::StrFormat(" (slowest of %d cases%s: %s)", job.cases_size() - no_output,
-                             no_output > 0 ? " with output" : "",
-                             job.case_summary().slowest_case());
+      out << " (" << api::SlowestCaseText(job) << ")";
     } else if (job.inference_cycles() > 0) {
       out << absl::StrFormat(", %d cycles", job.inference_cycles());
     }
     out << " (" << run::InferenceClockText(job.inference_clock()) << ")";
     if (job.spec().run().iterations() > 1) {
-      out << absl::StrFormat(" (mean of %d iterations)", job.spec().run().iterations());
+      out << " (" << api::IterationsText(job) << ")";
     }
     out << "\n";
   }

@@ -161,7 +161,7 @@ int PrepareInputs(const rt::Method& method, const RunnerCase& c, const uint8_t**
 // `iterations` runs of the method on the inputs; their times go to `result`.
 int ExecuteIterations(rt::Method& method, const uint8_t* const* input_data, size_t num_inputs,
                       int iterations, RunnerResult* result) {
-  uint64_t total = 0;
+  uint64_t total = 0, output_total = 0;
   result->num_times = 0;
   result->inferences_with_output = 0;
   for (int it = 0; it < iterations; ++it) {
@@ -177,11 +177,19 @@ int ExecuteIterations(rt::Method& method, const uint8_t* const* input_data, size
       return Fail(result, kExitRuntime, "execute: %s", ErrorText(e));
     }
     const uint64_t ticks = rt_pal_current_ticks() - start;
-    if (method.produced_outputs()) ++result->inferences_with_output;
+    if (method.produced_outputs()) {
+      ++result->inferences_with_output;
+      output_total += ticks;
+    }
     if (result->num_times < kMaxIterationTimes) result->ticks[result->num_times++] = ticks;
     total += ticks;
   }
-  result->mean_ticks = total / static_cast<uint64_t>(iterations);
+  const uint64_t runs = static_cast<uint64_t>(iterations);
+  const uint64_t with_output = result->inferences_with_output;
+  result->mean_ticks = total / runs;
+  result->output_mean_ticks = with_output == 0 ? 0 : output_total / with_output;
+  result->early_mean_ticks =
+      with_output == runs ? 0 : (total - output_total) / (runs - with_output);
   return kExitPass;
 }
 

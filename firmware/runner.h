@@ -124,6 +124,10 @@ struct RunnerResult {
   size_t cases_passed = 0;
   size_t cases_no_output = 0;  // cases whose last inference ended early
   uint64_t mean_ticks = 0;     // per iteration, rt_pal_current_ticks units
+  // The same apart for the iterations that produced output and for those that ended early (a
+  // streaming op's early end runs part of the chain); 0 when there was none of the kind.
+  uint64_t output_mean_ticks = 0;
+  uint64_t early_mean_ticks = 0;
   uint64_t ticks[kMaxIterationTimes] = {};
   size_t num_times = 0;
   size_t num_outputs = 0;

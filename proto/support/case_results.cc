@@ -57,4 +57,17 @@ run::CaseSummary SummaryOf(const v1::CaseSummary& summary) {
   return out;
 }
 
+std::string SlowestCaseText(const v1::Job& job) {
+  if (job.cases_size() == 0) return "";
+  const int no_output = job.case_summary().no_output();
+  return "slowest of " + std::to_string(job.cases_size() - no_output) + " cases" +
+         (no_output > 0 ? " with output" : "") + ": " + job.case_summary().slowest_case();
+}
+
+std::string IterationsText(const v1::Job& job) {
+  const std::string iterations = std::to_string(job.spec().run().iterations()) + " iterations";
+  if (job.cases_size() == 0) return "mean of " + iterations;
+  return "mean of the inferences with output of " + iterations;
+}
+
 }  // namespace boardlab::api

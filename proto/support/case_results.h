@@ -10,6 +10,8 @@
 
 #include <google/protobuf/repeated_ptr_field.h>
 
+#include <string>
+
 #include "boardlab/v1/types.pb.h"
 #include "runtime/cli/run_cases.h"
 
@@ -23,5 +25,16 @@ v1::CaseSummary SummarizeCases(const google::protobuf::RepeatedPtrField<v1::Case
 
 /// The message back as run_cases.h's summary (for DescribeSummary).
 run::CaseSummary SummaryOf(const v1::CaseSummary& summary);
+
+/// Which case a many-case job's inference_us is, as the client and the web page show it next to
+/// the figure: "slowest of 3 cases: case0", or "slowest of 2 cases with output: case1" when
+/// some case produced no output (the latency budget judges only the cases with output). Empty
+/// for a job without cases.
+std::string SlowestCaseText(const v1::Job& job);
+
+/// What a job's inference_us is the mean of, when it ran more than one iteration: "mean of 3
+/// iterations"; a many-case job's cases time only their inferences that produced output: "mean
+/// of the inferences with output of 3 iterations".
+std::string IterationsText(const v1::Job& job);
 
 }  // namespace boardlab::api

@@ -704,6 +704,8 @@ struct RunOutput {
   // Iterations that ran the whole chain (Method::produced_outputs); a streaming op such as
   // TFLite Micro's CIRCULAR_BUFFER ends the others early, without an error.
   int inferences_with_output = 0;
+  // Per iteration in run order: whether it produced output (its case's time is split by it).
+  std::vector<bool> produced_output;
   Profile profile;
   size_t persistent_bytes = 0;
   std::vector<CaseOutcome> cases;  // --inputs / --cases: per case (outputs then stays empty)
@@ -828,26 +830,63 @@ int ExecuteIterations(int iterations, const std::vector<std::vector<uint8_t>>& i
       return out.Fail(kExitRuntime, "execute: " + RuntimeError(e));
     }
     if (method.produced_outputs()) ++out.inferences_with_output;
+    out.produced_output.push_back(method.produced_outputs());
   }
   return kExitPass;
 }
 
-// The mean Method::execute ticks of the runs the collector saw from `first_run` on.
-double MeanExecuteTicks(const boardlab::run::ProfileCollector& collector, size_t first_run) {
-  double total = 0;
+// The mean Method::execute ticks of a case's runs (from `first_run` on, one per iteration) that
+// produced output, or of those a streaming op ended early (`with_output` false), and how many.
+struct RunsMean {
+  double ticks = 0;
   size_t runs = 0;
-  for (size_t r = first_run; r < collector.runs().size(); ++r, ++runs) {
-    for (const boardlab::run::CollectedEvent& e : collector.runs()[r]) {
+};
+RunsMean MeanExecuteTicks(const boardlab::run::ProfileCollector& collector, size_t first_run,
+                          const std::vector<bool>& produced_output, bool with_output) {
+  double total = 0;
+  RunsMean mean;
+  for (size_t i = 0; i < produced_output.size() && first_run + i < collector.runs().size(); ++i) {
+    if (produced_output[i] != with_output) continue;
+    ++mean.runs;
+    for (const boardlab::run::CollectedEvent& e : collector.runs()[first_run + i]) {
       if (e.name == "Method::execute") total += static_cast<double>(e.duration());
     }
   }
-  return runs == 0 ? 0 : total / static_cast<double>(runs);
+  if (mean.runs > 0) mean.ticks = total / static_cast<double>(mean.runs);
+  return mean;
 }
 
-// What one case's run gave: its outputs' verdicts, top-1 and time on `clock`.
+// The microseconds of `ticks` on `clock`, or nullopt when the clock gives no time.
+std::optional<double> MicrosecondsOf(double ticks, const boardlab::run::ProfileClock& clock) {
+  ProfileRow time;
+  time.ticks = ticks;
+  boardlab::run::SetCounts(clock, /*delegate=*/false, time);
+  if (time.us < 0) return std::nullopt;
+  return time.us;
+}
+
+// A case's time on `clock`: the mean of its inferences that produced output, and apart the
+// mean of those a streaming op ended early (they run part of the chain: averaged in, they would
+// make the model look faster than any whole inference).
+void SetCaseTimes(const boardlab::run::ProfileCollector& collector, size_t first_run,
+                  const std::vector<bool>& produced_output,
+                  const boardlab::run::ProfileClock& clock, CaseOutcome& outcome) {
+  const RunsMean full = MeanExecuteTicks(collector, first_run, produced_output, true);
+  const RunsMean early = MeanExecuteTicks(collector, first_run, produced_output, false);
+  if (full.runs > 0) {
+    outcome.ticks = static_cast<uint64_t>(full.ticks + 0.5);
+    outcome.us = MicrosecondsOf(full.ticks, clock);
+  }
+  outcome.early_inferences = static_cast<uint32_t>(early.runs);
+  if (early.runs > 0) {
+    outcome.early_ticks = static_cast<uint64_t>(early.ticks + 0.5);
+    outcome.early_us = MicrosecondsOf(early.ticks, clock);
+  }
+}
+
+// What one case's run gave: its outputs' verdicts and top-1.
 CaseOutcome CaseOutcomeOf(const CaseFiles& c, const ModelIo& io, const rt::Method& method,
-                          const std::vector<std::vector<uint8_t>>& expected, const json& outputs,
-                          double mean_ticks, const boardlab::run::ProfileClock& clock) {
+                          const std::vector<std::vector<uint8_t>>& expected, const json& outputs) {
   CaseOutcome outcome;
   outcome.name = c.name;
   outcome.outputs = boardlab::run::OutputVerdictsOf(outputs);
@@ -858,11 +897,6 @@ CaseOutcome CaseOutcomeOf(const CaseFiles& c, const ModelIo& io, const rt::Metho
         io, {static_cast<const char*>(t.data), static_cast<size_t>(t.NumBytes())},
         {reinterpret_cast<const char*>(expected[0].data()), expected[0].size()}, outcome);
   }
-  ProfileRow time;
-  time.ticks = mean_ticks;
-  boardlab::run::SetCounts(clock, /*delegate=*/false, time);
-  outcome.ticks = static_cast<uint64_t>(mean_ticks + 0.5);
-  if (time.us >= 0) outcome.us = time.us;
   return outcome;
 }
 
@@ -890,8 +924,8 @@ int RunCasesOnMethod(const Args& args, const std::vector<CaseFiles>& cases, cons
     if (code == kExitPass) code = CollectOutputs(case_args, method, expected, case_out);
     if (code != kExitPass) return out.Fail(code, "case '" + c.name + "': " + case_out.error);
     out.inferences_with_output += case_out.inferences_with_output;
-    out.cases.push_back(CaseOutcomeOf(c, io, method, expected, case_out.outputs,
-                                      MeanExecuteTicks(collector, first_run), clock));
+    out.cases.push_back(CaseOutcomeOf(c, io, method, expected, case_out.outputs));
+    SetCaseTimes(collector, first_run, case_out.produced_output, clock, out.cases.back());
     out.cases.back().no_output = no_output;
   }
   out.verdict = boardlab::run::CasesVerdict(boardlab::run::Summarize(out.cases));

@@ -317,6 +317,13 @@ std::string NumberText(double value) {
   return text;
 }
 
+// "612.50 us".
+std::string MicrosecondsText(double us) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f us", us);
+  return text;
+}
+
 }  // namespace
 
 std::string InvalidCaseName(std::string_view name) {
@@ -566,10 +573,11 @@ std::string DescribeCase(const CaseOutcome& c) {
                                             : ", expected " + std::to_string(*c.top1_expected));
   }
   if (!details.empty()) text += " (" + details + ")";
-  if (c.us) {
-    char us[32];
-    std::snprintf(us, sizeof(us), " %.2f us", *c.us);
-    text += us;
+  if (c.us) text += " " + MicrosecondsText(*c.us);
+  if (c.early_inferences > 0) {
+    text += "; ended early: " + std::to_string(c.early_inferences) +
+            (c.early_inferences == 1 ? " inference" : " inferences");
+    if (c.early_us) text += ", " + MicrosecondsText(*c.early_us);
   }
   return text;
 }
@@ -584,6 +592,9 @@ json CaseJson(const CaseOutcome& c) {
                 {"max_abs_diff", diff && std::isfinite(*diff) ? json(*diff) : json(nullptr)},
                 {"total_us", c.us ? json(*c.us) : json(nullptr)},
                 {"ticks", c.ticks},
+                {"early_inferences", c.early_inferences},
+                {"early_total_us", c.early_us ? json(*c.early_us) : json(nullptr)},
+                {"early_ticks", c.early_ticks},
                 {"outputs", c.detail.is_null() ? OutputsJson(c.outputs) : c.detail}};
   if (c.top1 && c.top1_expected) {
     entry["top1"] = {{"class", *c.top1},

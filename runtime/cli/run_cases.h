@@ -90,10 +90,17 @@ struct CaseOutcome {
   /// Top-1 class of the board's and of the expected output (class-score models with an
   /// expected output only).
   std::optional<int64_t> top1, top1_expected;
-  std::optional<double> us;  // mean inference time on the board's clock; nullopt: no time
-  uint64_t ticks = 0;        // the same in the clock's ticks
-  nlohmann::json detail;     // per output, as a single run's "outputs" entries; null: made
-                             // from `outputs` (OutputsJson)
+  /// Mean time of the case's inferences that produced output, on the board's clock (what the
+  /// latency budget judges); nullopt: none did, or the clock gives no time.
+  std::optional<double> us;
+  uint64_t ticks = 0;  // the same in the clock's ticks (0: none produced output)
+  /// The inferences a streaming op ended early, apart (boards that time each kind; 0 where the
+  /// board reports one mean of all): how many, and their mean time and ticks.
+  uint32_t early_inferences = 0;
+  std::optional<double> early_us;
+  uint64_t early_ticks = 0;
+  nlohmann::json detail;  // per output, as a single run's "outputs" entries; null: made
+                          // from `outputs` (OutputsJson)
   /// The case's last inference ended early (a streaming op such as CIRCULAR_BUFFER waits for
   /// more input): its outputs are not this case's, so none was checked. Neither passed nor
   /// failed.
@@ -138,10 +145,13 @@ std::string CasesVerdict(const CaseSummary& summary);
 std::string DescribeSummary(const CaseSummary& summary);
 
 /// "case seed2: FAIL (output 0: max abs diff 7, 3 of 12 elements outside atol; top-1 5,
-/// expected 3) 612.50 us".
+/// expected 3) 612.50 us"; inferences that ended early are timed apart: "... 612.50 us; ended
+/// early: 1 inference, 40.00 us".
 std::string DescribeCase(const CaseOutcome& outcome);
 
-/// The documents' "cases" entry and "case_summary" (docs/runtime.md).
+/// The documents' "cases" entry and "case_summary" (docs/runtime.md). A case's "total_us" and
+/// "ticks" are the mean of its inferences that produced output; "early_inferences",
+/// "early_total_us" and "early_ticks" those of the inferences that ended early.
 nlohmann::json CaseJson(const CaseOutcome& outcome);
 nlohmann::json SummaryJson(const CaseSummary& summary);
 

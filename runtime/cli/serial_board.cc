@@ -332,12 +332,20 @@ bool WriteJson(const std::string& path, const json& doc) {
   return static_cast<bool>(out);
 }
 
-// The time of a case on the board's timer: microseconds when the timer counts time (not under
-// QEMU -icount, where it counts instructions).
+// The time of a case on the board's timer, of the inferences that produced output and apart of
+// those that ended early (protocol 7): microseconds when the timer counts time (not under QEMU
+// -icount, where it counts instructions).
 void SetCaseTime(const link::Hello& h, const link::Result& r, CaseOutcome& outcome) {
-  outcome.ticks = r.mean_ticks;
+  const uint32_t with_output = std::min(r.inferences_with_output, r.iterations);
+  outcome.early_inferences = r.iterations - with_output;
+  if (with_output > 0) outcome.ticks = r.output_mean_ticks;
+  if (outcome.early_inferences > 0) outcome.early_ticks = r.early_mean_ticks;
   if (h.icount_shift >= 0 || h.ticks_per_second == 0) return;
-  outcome.us = static_cast<double>(r.mean_ticks) * 1e6 / static_cast<double>(h.ticks_per_second);
+  const double us_per_tick = 1e6 / static_cast<double>(h.ticks_per_second);
+  if (with_output > 0) outcome.us = static_cast<double>(r.output_mean_ticks) * us_per_tick;
+  if (outcome.early_inferences > 0) {
+    outcome.early_us = static_cast<double>(r.early_mean_ticks) * us_per_tick;
+  }
 }
 
 // What the run of many cases gave: each case's outcome, the ETDump of the first case, and the
@@ -347,6 +355,9 @@ struct SerialCases {
   std::vector<uint8_t> etdump;
   link::HostJobReport first;
   int code = 0;  // 0 pass, 1 a case failed, 2-4 the run stopped (message printed)
+  // Why the run stopped, for programs (--json "error_kind"): "model_not_held" when the board
+  // no longer held the model the job's first case loaded (reset, or another job came).
+  std::string error_kind;
 };
 
 // One case in the session: its files read, run, its outputs printed and written to
@@ -364,6 +375,7 @@ int RunOneCase(const SerialRunOptions& options, const ModelIo& model, const Case
   if (run.outcomes.empty()) run.first = report;
   if (!status.ok()) return kExitRuntime;
   if (report.result.exit_code > 1) {
+    if (report.result.verdict == link::Verdict::kModelNotHeld) run.error_kind = "model_not_held";
     return Fail(report.result.exit_code, "case '" + c.name + "': " + report.result.message);
   }
   FILE* const out = Console(options);
@@ -417,6 +429,7 @@ int FinishCases(const SerialRunOptions& options, const link::Hello& hello, Seria
   doc["exit"] = run.code;
   doc["cases"] = results["cases"];
   doc["case_summary"] = results["case_summary"];
+  if (!run.error_kind.empty()) doc["error_kind"] = run.error_kind;
   if (run.code > 1) {
     WriteJson(options.json, doc);
     return run.code;

@@ -468,19 +468,22 @@ bool BoardEndpoint::RefuseRun(const RunCommand& run, RunRequest* request, Result
              "not run: the board refused %s of this job (see its BLOB_STATUS)", refused_what_);
     return true;
   }
+  // Before the artifact's lookup: after a reset the cache may have lost the artifact too, and
+  // the model the job loaded is what the host has to know it lost.
+  if ((run.flags & RunCommand::kContinue) != 0 && !HoldsModelOf(run)) {
+    snprintf(result->message, sizeof(result->message),
+             "not run: RUN continues job %lu on artifact sha256 %s..., but the board holds no "
+             "model that job loaded (the board was reset, or another job or artifact came since)",
+             static_cast<unsigned long>(run.job), run.artifact.ToHex(hex, 8));
+    result->verdict = Verdict::kModelNotHeld;
+    return true;
+  }
   request->artifact.data = FindArtifact(run.artifact, &request->artifact.size);
   if (request->artifact.data == nullptr) {
     snprintf(result->message, sizeof(result->message),
              "artifact sha256 %s... is not on the board (send it first, or name it with "
              "MODEL_SLOT when it is in the model slot)",
              run.artifact.ToHex(hex, 8));
-    return true;
-  }
-  if ((run.flags & RunCommand::kContinue) != 0 && !HoldsModelOf(run)) {
-    snprintf(result->message, sizeof(result->message),
-             "not run: RUN continues job %lu on artifact sha256 %s..., but the board holds no "
-             "model that job loaded (the board was reset, or another job or artifact came since)",
-             static_cast<unsigned long>(run.job), run.artifact.ToHex(hex, 8));
     return true;
   }
   for (uint8_t i = 0; i < run.num_inputs; ++i) {
@@ -511,7 +514,7 @@ void BoardEndpoint::OnRun(const RunCommand& run) {
   RunRequest request;
   if (RefuseRun(run, &request, &result)) {
     result.exit_code = 2;
-    result.verdict = Verdict::kError;
+    if (result.verdict != Verdict::kModelNotHeld) result.verdict = Verdict::kError;
   } else {
     request.num_inputs = run.num_inputs;
     request.num_expected = run.num_expected;

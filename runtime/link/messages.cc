@@ -70,6 +70,8 @@ const char* VerdictName(Verdict verdict) {
       return "ERROR";
     case Verdict::kNoOutput:
       return "NO_OUTPUT";
+    case Verdict::kModelNotHeld:
+      return "MODEL_NOT_HELD";
   }
   return "ERROR";
 }
@@ -335,6 +337,8 @@ size_t Encode(const Result& m, uint8_t* out, size_t size) {
   w.U8(outputs);  // their checks came in CHECK messages
   w.String16(m.message, sizeof(m.message) - 1);
   w.U32(m.inferences_with_output);
+  w.U64(m.output_mean_ticks);
+  w.U64(m.early_mean_ticks);
   return Finish(w);
 }
 
@@ -352,7 +356,9 @@ bool Decode(const uint8_t* payload, size_t size, Result* m) {
   if (m->num_outputs > kMaxTensors) return false;
   r.String16(m->message, sizeof(m->message));
   m->inferences_with_output = r.U32();
-  return Done(r) && verdict <= static_cast<uint8_t>(Verdict::kNoOutput);
+  m->output_mean_ticks = r.U64();
+  m->early_mean_ticks = r.U64();
+  return Done(r) && verdict <= static_cast<uint8_t>(Verdict::kModelNotHeld);
 }
 
 size_t Encode(const Fault& m, uint8_t* out, size_t size) {

@@ -33,7 +33,11 @@ namespace boardlab::link {
 /// 6: RUN names the host's job and may continue on the model the job's previous RUN loaded
 /// (its streaming state kept), so the cases of one job run on one loaded model, as on the sim
 /// and qemu boards; a RUN that does not continue loads the model afresh.
-inline constexpr uint16_t kProtocolVersion = 6;
+/// 7: a continuing RUN the board cannot honour (it holds no model that job loaded: it was reset,
+/// or another job or artifact came since) is answered with the verdict "model not held", so
+/// that the host tells the board's lost model from its own mistakes without reading the text;
+/// RESULT times the inferences that produced output apart from those that ended early.
+inline constexpr uint16_t kProtocolVersion = 7;
 
 /// Inputs, expected outputs and outputs of one RUN (blob indexes are 8 bits).
 inline constexpr size_t kMaxTensors = 64;
@@ -210,7 +214,16 @@ struct Log {
 
 /// kNoOutput (protocol 5): the run's last inference ended early; its outputs are an earlier
 /// inference's, so nothing was compared (exit 0, CHECKs with checked 0).
-enum class Verdict : uint8_t { kUnverified = 0, kPass = 1, kFail = 2, kError = 3, kNoOutput = 4 };
+/// kModelNotHeld (protocol 7): a RUN that continues a job was not run, because the board holds
+/// no model that job loaded (exit 2, the message says which job and artifact).
+enum class Verdict : uint8_t {
+  kUnverified = 0,
+  kPass = 1,
+  kFail = 2,
+  kError = 3,
+  kNoOutput = 4,
+  kModelNotHeld = 5,
+};
 const char* VerdictName(Verdict verdict);
 
 struct OutputCheck {
@@ -245,6 +258,10 @@ struct Result {
   OutputCheck outputs[kMaxTensors];
   char message[kTextBytes] = {};        // the error when exit_code >= 2; memory use otherwise
   uint32_t inferences_with_output = 0;  // of `iterations`, those that ran to the end (protocol 5)
+  // Protocol 7: mean_ticks apart for the iterations that produced output and for those a
+  // streaming op ended early (a mean of both is neither's time); 0 when none was of the kind.
+  uint64_t output_mean_ticks = 0;
+  uint64_t early_mean_ticks = 0;
 };
 
 /// FAULT, board -> host: the record of the fault or watchdog reset that ended the previous run,

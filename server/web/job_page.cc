@@ -33,9 +33,14 @@ std::string Duration(int64_t ms) {
 std::string InferenceText(const v1::Job& job) {
   if (job.inference_us() <= 0) return "-";
   std::string out = absl::StrFormat("%.1f us", job.inference_us());
-  if (job.inference_cycles() > 0) absl::StrAppend(&out, ", ", job.inference_cycles(), " cycles");
+  // A many-case job's figure is its slowest case's, as the client says (what a budget judges).
+  if (job.cases_size() > 0) {
+    absl::StrAppend(&out, " (", HtmlEscape(api::SlowestCaseText(job)), ")");
+  } else if (job.inference_cycles() > 0) {
+    absl::StrAppend(&out, ", ", job.inference_cycles(), " cycles");
+  }
   if (job.spec().run().iterations() > 1) {
-    absl::StrAppend(&out, " (mean of ", job.spec().run().iterations(), " iterations)");
+    absl::StrAppend(&out, " (", api::IterationsText(job), ")");
   }
   // A simulated or emulated figure must not pass for the board's time.
   absl::StrAppend(&out, " (", HtmlEscape(run::InferenceClockText(job.inference_clock())), ")");
@@ -161,8 +166,10 @@ std::string CasesSection(const v1::Job& job) {
   for (const v1::CaseResult& c : job.cases()) rows += CaseRow(job.id(), c);
   std::string clock;
   if (job.case_summary().has_slowest_us()) {
-    clock = absl::StrCat("<p class=\"muted\">Inference is each case's mean (",
-                         HtmlEscape(run::InferenceClockText(job.inference_clock())), ").</p>");
+    clock = absl::StrCat(
+        "<p class=\"muted\">Inference is each case's mean of its inferences that produced "
+        "output (",
+        HtmlEscape(run::InferenceClockText(job.inference_clock())), ").</p>");
   }
   return absl::StrCat(
       "<section><h2>Cases</h2>\n<p>",

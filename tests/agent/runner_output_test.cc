@@ -282,6 +282,33 @@ BoardRunRequest CasesRequest(const std::string& work_dir) {
   return r;
 }
 
+// A serial board that no longer holds the model the job's first case loaded refuses the next
+// case (boardlab-run exits 2; its --json document says why): a board error that says so, not
+// the agent's files.
+TEST(RunnerOutput, ASerialBoardThatLostTheJobsModelIsABoardErrorThatSaysSo) {
+  testing::ScratchDir dir;
+  const BoardRunRequest request = CasesRequest(dir.path().string());
+  const std::vector<std::string> err = {
+      "boardlab-run: case 'b': not run: RUN continues job 7 on artifact sha256 0a1b..., but the "
+      "board holds no model that job loaded (the board was reset, or another job or artifact "
+      "came since)"};
+  std::ofstream(RunJsonPath(request)) << R"({"exit": 2, "error_kind": "model_not_held"})";
+  const BoardReport lost =
+      InterpretRunnerExit(RunnerBoard::kSerial, request, Exited(2), "case a:\n", err);
+  EXPECT_EQ(lost.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(lost.message,
+            "board error: the board lost the model this job loaded between its cases (it was "
+            "reset, or another job ran on it): " +
+                err[0].substr(std::string("boardlab-run: ").size()));
+
+  // Without the document's word it stays a refusal of the agent's files.
+  std::ofstream(RunJsonPath(request)) << R"({"exit": 2})";
+  const BoardReport refused =
+      InterpretRunnerExit(RunnerBoard::kSerial, request, Exited(2), "", {"boardlab-run: x"});
+  EXPECT_EQ(refused.outcome, v1::RUN_OUTCOME_BOARD_ERROR);
+  EXPECT_EQ(refused.message, "boardlab-run rejected the run (agent or download problem): x");
+}
+
 // Two cases as boardlab-run's documents give them (runtime/cli/run_cases.h CaseJson): a passes,
 // b's output 0 is 7 off and names another class.
 constexpr char kCasesJson[] = R"("cases": [

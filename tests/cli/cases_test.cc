@@ -13,6 +13,7 @@
 #include "cli/model_io_tflite.h"
 #include "cli/submit.h"
 #include "cli/tables.h"
+#include "proto/support/case_results.h"
 #include "proto/support/digest.h"
 #include "tests/cli/fake_boardlab_server.h"
 #include "tests/support/process.h"
@@ -216,6 +217,28 @@ TEST(CasesVerdictTest, ManyCasesListOnlyTheFailingOnes) {
   EXPECT_THAT(out.str(), HasSubstr("  case case0: FAIL"));
   EXPECT_THAT(out.str(), Not(HasSubstr("  case case7: PASS")));
   EXPECT_THAT(out.str(), HasSubstr("(48 passing cases not listed; job.json lists every case)"));
+}
+
+// A case whose last inference ended early neither passed nor failed: with many cases it is
+// not listed among the failing ones.
+TEST(CasesVerdictTest, ManyCasesLeaveOutTheCasesWithoutOutput) {
+  v1::Job job = CasesJob(50, 2);
+  for (const int i : {10, 11, 12}) {
+    v1::CaseResult* c = job.mutable_cases(i);
+    c->set_no_output(true);
+    c->set_passed(false);
+    c->clear_checks();
+    c->clear_top1();
+  }
+  *job.mutable_case_summary() = api::SummarizeCases(job.cases());
+  std::ostringstream out;
+  PrintVerdict(job, out);
+  EXPECT_THAT(out.str(), HasSubstr("  case case0: FAIL"));
+  EXPECT_THAT(out.str(), Not(HasSubstr("NO OUTPUT YET")));
+  EXPECT_THAT(
+      out.str(),
+      HasSubstr("(45 passing and 3 no-output cases not listed; job.json lists every case)"));
+  EXPECT_THAT(out.str(), HasSubstr("cases: 45 of 50 passed, 3 no output yet"));
 }
 
 TEST(CasesVerdictTest, JunitHasATestcasePerCaseAndValidates) {

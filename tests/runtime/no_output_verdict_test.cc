@@ -153,6 +153,48 @@ TEST_F(NoOutputCases, RunWhoseOnlyCaseEndedEarlyHasNoOutputYet) {
   EXPECT_NE(table.output.find("verdict: NO OUTPUT YET"), std::string::npos) << table.output;
 }
 
+// A case whose iterations mix an inference that ended early with one that ran to the end: its
+// time is the whole inference's alone, the early one's is reported apart. On the sim clock the
+// same two inferences as two cases of one iteration each give the figures to compare with; the
+// model's RELU after the buffer makes an early end take less time than a whole inference.
+TEST_F(NoOutputCases, ACaseTimesItsEarlyEndedInferencesApart) {
+  absl::StatusOr<compiler::CompileResult> compiled =
+      compiler::Compile(boardlab::testing::CircularBufferReluModel(), {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  ASSERT_TRUE(boardlab::testing::WriteFile(Path("cb.pte"), compiled->pte));
+  nlohmann::json cases = nlohmann::json::array();
+  AddCase("a", {1, 2, 3}, {0, 0, 0, 0, 0, 0, 1, 2, 3, 1, 2, 3}, cases);
+  std::string text = nlohmann::json{{"cases", cases}}.dump();
+  ASSERT_TRUE(boardlab::testing::WriteFile(Path("one.json"), Bytes(text.begin(), text.end())));
+  const CommandResult mixed_run = Run(
+      Path("cb.pte") + " --cases " + Path("one.json") + " --iterations 2 --profile json", false);
+  const nlohmann::json mixed = nlohmann::json::parse(mixed_run.output, nullptr, false);
+  ASSERT_TRUE(mixed.is_object()) << mixed_run.output;
+  AddCase("b", {1, 2, 3}, {0, 0, 0, 0, 0, 0, 1, 2, 3, 1, 2, 3}, cases);
+  const CommandResult apart_run = RunCases(cases, "json");
+  const nlohmann::json apart = nlohmann::json::parse(apart_run.output, nullptr, false);
+  ASSERT_TRUE(apart.is_object()) << apart_run.output;
+  const nlohmann::json& early = apart["cases"][0];
+  const nlohmann::json& full = apart["cases"][1];
+  ASSERT_TRUE(full["total_us"].is_number()) << full;
+  ASSERT_TRUE(early["early_total_us"].is_number()) << early;
+  // The two kinds differ, so a mean of both would be neither.
+  ASSERT_NE(full["total_us"], early["early_total_us"]);
+
+  const nlohmann::json& c = mixed["cases"][0];
+  EXPECT_EQ(c["verdict"], "pass") << c;
+  EXPECT_EQ(c["total_us"], full["total_us"]) << c;
+  EXPECT_EQ(c["ticks"], full["ticks"]) << c;
+  EXPECT_EQ(c["early_inferences"], 1) << c;
+  EXPECT_EQ(c["early_total_us"], early["early_total_us"]) << c;
+  EXPECT_EQ(mixed["case_summary"]["slowest_us"], full["total_us"]);
+  EXPECT_TRUE(early["total_us"].is_null()) << early;  // no inference of it produced output
+
+  const CommandResult table =
+      Run(Path("cb.pte") + " --cases " + Path("one.json") + " --iterations 2");
+  EXPECT_NE(table.output.find("; ended early: 1 inference, "), std::string::npos) << table.output;
+}
+
 // A latency budget judges only inferences that produced output: the slowest case of output
 // (b, although a, which ended early, took as long), and no latency at all when no inference
 // produced output (the check passes, saying so; the run stays NO_OUTPUT, exit 0).

@@ -365,6 +365,29 @@ TEST(CaseSummaryTest, SlowestIsOfTheCasesThatProducedOutput) {
   EXPECT_EQ(s.slowest_case, "");
 }
 
+// Inferences that a streaming op ended early are timed apart from those that produced output:
+// the line and the JSON say both; a case of early ends only has no time of output.
+TEST(CaseSummaryTest, EarlyEndedInferencesAreTimedApart) {
+  CaseOutcome mixed = Outcome("m", {Checked(true, 0)}, {}, {}, 600.0);
+  mixed.early_inferences = 1;
+  mixed.early_us = 40.0;
+  mixed.early_ticks = 100;
+  EXPECT_EQ(
+      DescribeCase(mixed),
+      "case m: PASS (output 0: max abs diff 0) 600.00 us; ended early: 1 inference, 40.00 us");
+  const nlohmann::json entry = CaseJson(mixed);
+  EXPECT_EQ(entry["total_us"], 600.0);
+  EXPECT_EQ(entry["early_inferences"], 1);
+  EXPECT_EQ(entry["early_total_us"], 40.0);
+  EXPECT_EQ(entry["early_ticks"], 100);
+  CaseOutcome early = Outcome("e", {}, {}, {}, std::nullopt);
+  early.no_output = true;
+  early.early_inferences = 3;
+  early.early_us = 40.0;
+  EXPECT_EQ(DescribeCase(early), "case e: NO OUTPUT YET; ended early: 3 inferences, 40.00 us");
+  EXPECT_EQ(CaseJson(early)["total_us"], nullptr);
+}
+
 TEST(CaseSummaryTest, UnverifiedCasesPassAndUncomparableOutputsCountAsInfinite) {
   OutputVerdict wrong = Checked(false, 0);
   wrong.error = "expected 4 bytes, got 3";

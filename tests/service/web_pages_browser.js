@@ -1,11 +1,12 @@
 // Reads the lab's web pages in Debian's Chromium, driven by playwright-core, the way a person
 // does: the jobs page first (the sign-in form, 401), then signs in through the form with a token
-// (no token in any URL, no header), opens the jobs list, one job, the boards and another
-// tenant's job, and signs out; once per viewport (a desktop and a phone width).
+// (no token in any URL, no header), opens the jobs list, one job, a many-case job, the boards
+// and another tenant's job, and signs out; once per viewport (a desktop and a phone width).
 //
 // Usage: node web_pages_browser.js <config.json>
 //   config: {"playwright": ".../node_modules/playwright-core", "chromium": "/usr/bin/chromium",
 //            "url": "http://127.0.0.1:PORT/", "token": "...", "job": "j...", "other_job": "j...",
+//            "cases_job": "j..." (a many-case job: page "cases"),
 //            "out": "<dir>", "viewports": [{"name": "desktop", "width": 1366, "height": 900}]}
 // Writes into `out`, per page and viewport: <page>-<viewport>.html (the DOM as the browser holds
 // it) and <page>-<viewport>.png (a full-page screenshot); and result.json: per page and viewport
@@ -74,6 +75,7 @@ async function readPages(browser, viewport, results) {
   await page.fill('#token', config.token);
   await visit('jobs', click('button[type=submit]'));
   await visit('job', () => page.goto(config.url + `jobs/${config.job}`));
+  await visit('cases', () => page.goto(config.url + `jobs/${config.cases_job}`));
   await visit('boards', () => page.goto(config.url + 'boards'));
   await visit('other', () => page.goto(config.url + `jobs/${config.other_job}`));
   // Signing out ends the session: the pages ask for the token again.

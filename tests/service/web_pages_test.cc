@@ -3,8 +3,8 @@
 // docs/security.md's "Page" table says (the test reads the table from the file); and Debian's
 // Chromium reads the pages as a person does: `chromium --dump-dom` of the jobs page without
 // signing in, then, driven by playwright-core (tests/service/web_pages_browser.js), signing in
-// through the form, the jobs list, one job, the boards and another tenant's job, at a desktop and
-// a phone width. The DOMs and screenshots stay in the build tree as test artifacts
+// through the form, the jobs list, one job, a many-case job, the boards and another tenant's
+// job, at a desktop and a phone width. The DOMs and screenshots stay in the build tree as test artifacts
 // (test-artifacts/web-pages/). Without Chromium or playwright-core the browser test skips, saying
 // what to install.
 
@@ -59,6 +59,25 @@ class WebPagesTest : public ::testing::Test {
     ASSERT_TRUE(lab_.StartAgent("a", 1, kAgentToken));
     ci_job_ = Submit(kCiToken, kModelName);
     dev_job_ = Submit(kDevToken, "dev.tflite");
+    cases_job_ = SubmitCases();
+  }
+
+  // A many-case job of the ci tenant: two cases of random inputs, checked against the host's
+  // reference outputs, with a latency budget.
+  std::string SubmitCases() {
+    const std::string model = lab_.WriteFile("cases.tflite", FastModel());
+    const std::string manifest = lab_.WriteFile(
+        "cases.json",
+        R"({"cases": [{"name": "x", "inputs": ["random:1"]}, {"name": "y", "inputs": ["random:2"]}]})");
+    ClientResult r = lab_.RunClient({"submit", model, "--cases", manifest, "--expect-reference",
+                                     "--max-latency-us", "1000000", "--wait", "--json"},
+                                    std::chrono::seconds(90), kCiToken);
+    EXPECT_EQ(r.exit_code, 0) << r;
+    absl::StatusOr<v1::Job> job = ParseJobJson(r.out);
+    EXPECT_TRUE(job.ok()) << job.status();
+    if (!job.ok()) return "";
+    slowest_case_ = job->case_summary().slowest_case();
+    return job->id();
   }
 
   // Runs a job of the token's tenant to its verdict (PASS, with budgets and a profile).
@@ -102,6 +121,8 @@ class WebPagesTest : public ::testing::Test {
   ServiceLab lab_;
   std::string ci_job_;
   std::string dev_job_;
+  std::string cases_job_;
+  std::string slowest_case_;  // of cases_job_, as the server judged it
 };
 
 TEST_F(WebPagesTest, EveryPageAndCallerAnswersAsDocsSecurityMdSays) {
@@ -179,6 +200,7 @@ TEST_F(WebPagesTest, ChromiumSignsInAndReadsEveryPageAtDesktopAndPhoneWidths) {
                            {"token", kCiToken},
                            {"job", ci_job_},
                            {"other_job", dev_job_},
+                           {"cases_job", cases_job_},
                            {"out", out},
                            {"viewports",
                             {{{"name", "desktop"}, {"width", 1366}, {"height", 900}},
@@ -198,7 +220,7 @@ TEST_F(WebPagesTest, ChromiumSignsInAndReadsEveryPageAtDesktopAndPhoneWidths) {
     auto dom = [&](const std::string& page) {
       return ReadText(absl::StrCat(out, "/", page, "-", viewport, ".html"));
     };
-    for (const char* page : {"signin", "jobs", "job", "boards", "other", "signedout"}) {
+    for (const char* page : {"signin", "jobs", "job", "cases", "boards", "other", "signedout"}) {
       const nlohmann::json& seen =
           result.value(absl::StrCat(page, "-", viewport), nlohmann::json());
       ASSERT_TRUE(seen.is_object()) << page;
@@ -230,9 +252,15 @@ TEST_F(WebPagesTest, ChromiumSignsInAndReadsEveryPageAtDesktopAndPhoneWidths) {
     EXPECT_THAT(job, HasSubstr("/files/trace.json\">trace.json</a>"));
     EXPECT_THAT(job, HasSubstr("/files/etdump.etdp\">etdump.etdp</a>"));
 
+    // A many-case job's inference names the case it is, as the client's verdict line does.
+    EXPECT_EQ(result[absl::StrCat("cases-", viewport)]["status"], 200);
+    const std::string cases = dom("cases");
+    EXPECT_THAT(cases, HasSubstr("<h2>Cases</h2>"));
+    EXPECT_THAT(cases, HasSubstr(absl::StrCat("(slowest of 2 cases: ", slowest_case_, ")")));
+
     const std::string boards = dom("boards");
     EXPECT_THAT(boards, HasSubstr("a-sim-0"));
-    EXPECT_THAT(boards, HasSubstr("data-label=\"Jobs run\" class=\"num\">2</td>"));
+    EXPECT_THAT(boards, HasSubstr("data-label=\"Jobs run\" class=\"num\">3</td>"));
 
     EXPECT_EQ(result[absl::StrCat("other-", viewport)]["status"], 404);
     EXPECT_THAT(dom("other"), Not(HasSubstr("dev.tflite")));

@@ -491,4 +491,17 @@ std::vector<uint8_t> CircularBufferModel() {
   return b.Finish();
 }
 
+std::vector<uint8_t> CircularBufferReluModel() {
+  TfliteBuilder b;
+  const QuantParams q = PerTensor(1.0f, 0);
+  const int in = b.AddTensor("input", {1, 1, 1, 3}, TflType::kInt8, q);
+  const int buffer = b.AddTensor("buffer", {1, 4, 1, 3}, TflType::kInt8, q);
+  const int out = b.AddTensor("relu", {1, 4, 1, 3}, TflType::kInt8, q);
+  b.AddCustomOperator("CIRCULAR_BUFFER", {in}, {buffer}, {});
+  b.AddOperator(Code(OpType::kRelu), {buffer}, {out});
+  b.SetInputs({in});
+  b.SetOutputs({out});
+  return b.Finish();
+}
+
 }  // namespace boardlab::testing

@@ -103,5 +103,8 @@ std::vector<uint8_t> ConvGroupsModel();
 /// inference of each pair ends early ("no output yet") and the second outputs the buffer, the
 /// last two inputs in its last two slots.
 std::vector<uint8_t> CircularBufferModel();
+/// CircularBufferModel's buffer through RELU: an inference the buffer ends early skips the RELU,
+/// so it takes less time than one that runs the whole chain.
+std::vector<uint8_t> CircularBufferReluModel();
 
 }  // namespace boardlab::testing

@@ -275,7 +275,7 @@ TEST_F(BoardEndpointTest, RunAfterARefusedModelSlotIsAnErrorAndNothingRuns) {
 
 // Protocol 6: a RUN that continues runs on the model its job's previous RUN loaded; without one
 // (nothing ran yet, another job ran, an artifact blob began since, a RUN failed) it is refused
-// with RESULT exit 2 and nothing runs.
+// with RESULT exit 2 and nothing runs; protocol 7: its verdict says so ("model not held").
 TEST_F(BoardEndpointTest, ContinuingRunRunsOnlyOnTheModelItsJobLoaded) {
   const std::vector<uint8_t> artifact = RandomBytes(3000, 7);
   const std::vector<uint8_t> input = RandomBytes(64, 8);
@@ -290,7 +290,7 @@ TEST_F(BoardEndpointTest, ContinuingRunRunsOnlyOnTheModelItsJobLoaded) {
   };
   const auto expect_refused = [&](const Result& result, uint32_t job) {
     EXPECT_EQ(result.exit_code, 2);
-    EXPECT_EQ(result.verdict, Verdict::kError);
+    EXPECT_EQ(result.verdict, Verdict::kModelNotHeld);
     EXPECT_NE(
         std::string(result.message)
             .find("not run: RUN continues job " + std::to_string(job) + " on artifact sha256 "),

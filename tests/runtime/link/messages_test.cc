@@ -293,21 +293,36 @@ TEST(Messages, ResultWithEveryTimeAndOutput) {
 }
 
 // Protocol 5: a run whose last inference ended early says so, and how many inferences of the
-// run produced output; a verdict beyond "no output" is refused.
+// run produced output; a verdict beyond the last one known ("model not held") is refused.
 TEST(Messages, ResultOfARunWithoutOutputYet) {
   Result m;
   m.verdict = Verdict::kNoOutput;
   m.iterations = 3;
   m.inferences_with_output = 1;
+  m.mean_ticks = 400;
+  m.output_mean_ticks = 1000;  // protocol 7: each kind's time apart
+  m.early_mean_ticks = 100;
   m.num_outputs = 1;
   const Result b = RoundTrip(m);
   EXPECT_EQ(b.verdict, Verdict::kNoOutput);
   EXPECT_EQ(b.inferences_with_output, 1u);
+  EXPECT_EQ(b.output_mean_ticks, 1000u);
+  EXPECT_EQ(b.early_mean_ticks, 100u);
   EXPECT_STREQ(VerdictName(b.verdict), "NO_OUTPUT");
   std::vector<uint8_t> bytes = Encoded(m);
-  bytes[1] = static_cast<uint8_t>(Verdict::kNoOutput) + 1;  // the verdict
+  bytes[1] = static_cast<uint8_t>(Verdict::kModelNotHeld) + 1;  // the verdict
   Result back;
   EXPECT_FALSE(Decode(bytes.data(), bytes.size(), &back));
+}
+
+// Protocol 7: a continuing RUN the board could not honour says so in its verdict.
+TEST(Messages, ResultOfARunWhoseModelTheBoardNoLongerHolds) {
+  Result m;
+  m.exit_code = 2;
+  m.verdict = Verdict::kModelNotHeld;
+  const Result b = RoundTrip(m);
+  EXPECT_EQ(b.verdict, Verdict::kModelNotHeld);
+  EXPECT_STREQ(VerdictName(b.verdict), "MODEL_NOT_HELD");
 }
 
 TEST(Messages, CheckCarriesOneOutputsVerdict) {

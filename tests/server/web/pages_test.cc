@@ -275,7 +275,11 @@ TEST(JobPageTest, AManyCaseJobListsEveryCase) {
   EXPECT_THAT(html, HasSubstr("<span class=\"badge unverified\">UNVERIFIED</span>"));
   EXPECT_THAT(html, HasSubstr("5 (3)"));  // top-1 of seed2 and the expected class
   EXPECT_THAT(html, HasSubstr("600.2 us"));
-  EXPECT_THAT(html, HasSubstr("each case's mean (clock: simulated RT700)"));
+  EXPECT_THAT(html, HasSubstr("each case's mean of its inferences that produced output (clock: "
+                              "simulated RT700)"));
+  // The job's figure says which case it is, as the client's verdict line does.
+  EXPECT_THAT(html, HasSubstr("612.5 us (slowest of 3 cases: seed&lt;1&gt;) (clock: simulated "
+                              "RT700)"));
   EXPECT_THAT(html, HasSubstr("/jobs/j00000007/files/cases%2Fseed2%2Foutput0.bin\""));
   // One row per case (and the header's), however many pass: the page leaves none out.
   const size_t start = html.find("<h2>Cases</h2>");
@@ -286,6 +290,24 @@ TEST(JobPageTest, AManyCaseJobListsEveryCase) {
     ++rows;
   }
   EXPECT_EQ(rows, 1 + 3u);
+}
+
+// Cases without output are left out of the latency figure: the page says of how many cases
+// with output it is the slowest.
+TEST(JobPageTest, TheInferenceFactCountsTheCasesWithOutput) {
+  JobPageData data;
+  data.job = FinishedJob();
+  for (const char* name : {"early", "b", "c"}) {
+    v1::CaseResult* c = data.job.add_cases();
+    c->set_name(name);
+    c->set_passed(std::string(name) != "early");
+    c->set_no_output(std::string(name) == "early");
+    if (!c->no_output()) c->set_inference_us(std::string(name) == "b" ? 612.5 : 600);
+  }
+  *data.job.mutable_case_summary() = api::SummarizeCases(data.job.cases());
+  const std::string html = JobPageBody(data);
+  EXPECT_THAT(html, HasSubstr("<dt>Inference</dt><dd>612.5 us (slowest of 2 cases with output: "
+                              "b) (clock: simulated RT700)</dd>"));
 }
 
 TEST(JobPageTest, ALongLogShowsItsTail) {
