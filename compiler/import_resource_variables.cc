@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/clone_handle_subgraphs.h"
 
 namespace boardlab::compiler {
 namespace {
@@ -28,11 +29,6 @@ std::vector<OpRef> PrepareOrder(Graph& graph) {
   return order;
 }
 
-std::string Where(const Graph& graph, const OpRef& ref) {
-  return ref.subgraph == 0 ? graph.Describe(*ref.op)
-                           : absl::StrCat(graph.Describe(*ref.op), " of subgraph ", ref.subgraph);
-}
-
 std::string Signature(const Tensor& t) {
   return absl::StrCat(DataTypeName(t.type), "[", absl::StrJoin(t.shape, ","), "]");
 }
@@ -49,14 +45,16 @@ absl::Status Unresolvable(const std::string& where, const std::string& what) {
 
 struct Variable {
   VarHandleOptions name;
-  int first_assignment = -1;  // index into the prepare order
-  int value = kNoTensor;      // the first assignment's value: type, shape, quantization
-  int tensor = kNoTensor;     // the variable tensor, once created
+  std::string first_assignment;  // where it is, for messages
+  int value = kNoTensor;         // the first assignment's value: type, shape, quantization
+  int tensor = kNoTensor;        // the variable tensor, once created
 };
 
 class Resolver {
  public:
-  explicit Resolver(Graph& graph) : graph_(graph), order_(PrepareOrder(graph)) {}
+  explicit Resolver(Graph& graph) : graph_(graph), order_(PrepareOrder(graph)) {
+    for (size_t k = 0; k <= graph.subgraphs.size(); ++k) origin_.push_back(static_cast<int>(k));
+  }
 
   absl::Status Run() {
     // Models without state keep their tensors exactly as imported.
@@ -65,9 +63,11 @@ class Resolver {
     });
     if (!stateful) return RefuseUnresolvableHandles();
     NameVariables();
+    AllocateVariables();
+    if (absl::Status s = CloneSubgraphs(); !s.ok()) return s;
     TraceHandles();
     if (absl::Status s = RefuseUnresolvableHandles(); !s.ok()) return s;
-    if (absl::Status s = TypeVariables(); !s.ok()) return s;
+    if (absl::Status s = CheckAssignments(); !s.ok()) return s;
     if (absl::Status s = CheckReads(); !s.ok()) return s;
     CreateVariableTensors();
     RewriteAccesses();
@@ -90,6 +90,13 @@ class Resolver {
     return -1;
   }
 
+  // "READ_VARIABLE #3 of subgraph 2", naming a copy's op by the TFLite subgraph it copies.
+  std::string Where(const OpRef& ref) const {
+    const int subgraph = origin_[static_cast<size_t>(ref.subgraph)];
+    return subgraph == 0 ? graph_.Describe(*ref.op)
+                         : absl::StrCat(graph_.Describe(*ref.op), " of subgraph ", subgraph);
+  }
+
   void NameVariables() {
     for (const OpRef& ref : order_) {
       if (ref.op->type != OpType::kVarHandle) continue;
@@ -97,17 +104,35 @@ class Resolver {
       int v = FindVariable(name);
       if (v < 0) {
         v = static_cast<int>(variables_.size());
-        variables_.push_back({name});
+        variables_.emplace_back();
+        variables_.back().name = name;
       }
       names_[ref.op->outputs[0]].insert(v);
       from_var_handle_.insert(ref.op->outputs[0]);
     }
   }
 
+  // A subgraph called with different variables' handles gets a copy per binding
+  // (clone_handle_subgraphs.h); a subgraph nothing calls loses its ops. The copies' handles are
+  // new tensors: name the VAR_HANDLEs' outputs again, over the new prepare order.
+  absl::Status CloneSubgraphs() {
+    HandleVariables variables;
+    for (int t : from_var_handle_) variables[t] = *names_.at(t).begin();
+    absl::StatusOr<std::vector<int>> origin = CloneSubgraphsPerHandleBinding(graph_, variables);
+    if (!origin.ok()) return origin.status();
+    origin_ = *std::move(origin);
+    order_ = PrepareOrder(graph_);
+    names_.clear();
+    from_var_handle_.clear();
+    NameVariables();
+    return absl::OkStatus();
+  }
+
   // TFLite Micro passes a handle by value: VAR_HANDLE's output holds the variable's id, which IF
   // and WHILE copy into their subgraphs' inputs and back out like any other tensor's bytes. Which
   // variables each handle tensor can name follows along those copies, until nothing changes
-  // (the sets only grow, so this ends).
+  // (the sets only grow, so this ends). After CloneSubgraphs every subgraph is called with one
+  // binding, so this names each handle what it names on every path through the calls.
   void TraceHandles() {
     bool changed = true;
     while (changed) {
@@ -193,21 +218,21 @@ class Resolver {
         const OpType type = ref.op->type;
         if (type == OpType::kIf || type == OpType::kWhile) continue;
         if (type != OpType::kReadVariable && type != OpType::kAssignVariable) {
-          return Unresolvable(Where(graph_, ref),
-                              absl::StrCat("takes resource handle '", name, "'"));
+          return Unresolvable(Where(ref), absl::StrCat("takes resource handle '", name, "'"));
         }
         if (!names_.contains(t) || names_.at(t).empty()) {
-          return Unresolvable(Where(graph_, ref),
+          return Unresolvable(Where(ref),
                               absl::StrCat("resource handle '", name,
                                            "' names no variable: no VAR_HANDLE reaches it, "
                                            "directly or through IF and WHILE"));
         }
         if (names_.at(t).size() > 1) {
-          return Unresolvable(Where(graph_, ref),
+          return Unresolvable(Where(ref),
                               absl::StrCat("resource handle '", name, "' names ", NamesOf(t),
-                                           " depending on the path taken (callers or branches "
-                                           "passing different variables, or a loop replacing "
-                                           "its handle)"));
+                                           " depending on the path taken at run time (IF "
+                                           "branches returning different variables' handles, "
+                                           "or a loop replacing its handle with another "
+                                           "variable's)"));
         }
       }
     }
@@ -224,37 +249,42 @@ class Resolver {
   // comes straight from a VAR_HANDLE, with that value's byte count, and copies that many bytes at
   // every later assignment and read. A handle passed in by IF or WHILE holds no id yet when
   // operators are prepared (assign_variable.cc skips those), so its assignments allocate nothing.
-  absl::Status TypeVariables() {
-    for (size_t i = 0; i < order_.size(); ++i) {
-      const Op& op = *order_[i].op;
+  // It prepares every subgraph, called or not: this runs before CloneSubgraphs empties the
+  // uncalled ones.
+  void AllocateVariables() {
+    for (const OpRef& ref : order_) {
+      const Op& op = *ref.op;
       if (op.type != OpType::kAssignVariable || !from_var_handle_.contains(op.inputs[0])) continue;
       Variable& var = variables_[VariableOf(op)];
       if (var.value != kNoTensor) continue;
-      var.first_assignment = static_cast<int>(i);
+      var.first_assignment = Where(ref);
       var.value = op.inputs[1];
     }
-    for (size_t i = 0; i < order_.size(); ++i) {
-      const Op& op = *order_[i].op;
+  }
+
+  // The assignments that run (those of the subgraphs called), against the allocation.
+  absl::Status CheckAssignments() const {
+    for (const OpRef& ref : order_) {
+      const Op& op = *ref.op;
       if (op.type != OpType::kAssignVariable) continue;
       const Variable& var = variables_[VariableOf(op)];
       const Tensor& value = graph_.input(op, 1);
       if (var.value == kNoTensor) {
-        return Invalid(Where(graph_, order_[i]),
+        return Invalid(Where(ref),
                        absl::StrCat("assigns ", VariableLabel(VariableOf(op)),
                                     " through a handle passed in by IF or WHILE, and no "
                                     "ASSIGN_VARIABLE takes that variable's handle straight from a "
                                     "VAR_HANDLE: TFLite Micro allocates a variable only at such an "
                                     "assignment and fails at this one"));
       }
-      if (static_cast<int>(i) == var.first_assignment) continue;
       const Tensor& first = graph_.tensors[var.value];
       if (value.type != first.type || value.SizeBytes() != first.SizeBytes()) {
-        return Invalid(
-            Where(graph_, order_[i]),
-            absl::StrCat("assigns ", Signature(value), " to ", VariableLabel(VariableOf(op)),
-                         ", which its first assignment (",
-                         Where(graph_, order_[var.first_assignment]), ") made ", Signature(first),
-                         "; TFLite Micro keeps a variable's type and byte count"));
+        return Invalid(Where(ref),
+                       absl::StrCat("assigns ", Signature(value), " to ",
+                                    VariableLabel(VariableOf(op)), ", which its first assignment (",
+                                    var.first_assignment, ") made ", Signature(first),
+                                    "; TFLite Micro keeps a variable's type and byte "
+                                    "count"));
       }
     }
     return absl::OkStatus();
@@ -266,16 +296,15 @@ class Resolver {
       const int v = VariableOf(*ref.op);
       const Tensor& out = graph_.output(*ref.op);
       if (variables_[v].value == kNoTensor) {
-        return Invalid(Where(graph_, ref),
+        return Invalid(Where(ref),
                        absl::StrCat("reads ", VariableLabel(v),
                                     ", which no ASSIGN_VARIABLE assigns: TFLite Micro creates a "
                                     "variable's storage at its first assignment"));
       }
       const Tensor& value = graph_.tensors[variables_[v].value];
       if (out.type != value.type || out.SizeBytes() != value.SizeBytes()) {
-        return Invalid(Where(graph_, ref),
-                       absl::StrCat("reads ", VariableLabel(v), " (", Signature(value), ") into '",
-                                    out.name, "' (", Signature(out), ")"));
+        return Invalid(Where(ref), absl::StrCat("reads ", VariableLabel(v), " (", Signature(value),
+                                                ") into '", out.name, "' (", Signature(out), ")"));
       }
     }
     return absl::OkStatus();
@@ -350,27 +379,30 @@ class Resolver {
 
   // CALL_ONCE's has_run, inverted so that its condition kernel hands the jump flag on as it is:
   // "not run yet" starts at 1 at every load, and the lowering copies false into it once the
-  // init subgraph has run.
+  // init subgraph has run. TFLite Micro keeps has_run in the op: the copies CloneSubgraphs made
+  // of a subgraph share its CALL_ONCEs' flags, so that init still runs once.
   void GiveCallOnceItsFlag() {
-    std::vector<Op*> call_onces;
-    for (Op& op : graph_.ops) {
-      if (op.type == OpType::kCallOnce) call_onces.push_back(&op);
+    std::map<std::pair<int, int>, int> flags;  // (TFLite subgraph, op index) -> flag
+    auto give = [&](Op& op, int subgraph) {
+      if (op.type != OpType::kCallOnce) return;
+      auto [it, fresh] = flags.try_emplace({origin_[subgraph], op.source_index}, kNoTensor);
+      if (fresh) it->second = NewCallOnceFlag(op);
+      op.inputs = {it->second, ConstantFalse()};
+    };
+    for (Op& op : graph_.ops) give(op, 0);
+    for (size_t k = 0; k < graph_.subgraphs.size(); ++k) {
+      for (Op& op : graph_.subgraphs[k].ops) give(op, static_cast<int>(k) + 1);
     }
-    for (Subgraph& sub : graph_.subgraphs) {
-      for (Op& op : sub.ops) {
-        if (op.type == OpType::kCallOnce) call_onces.push_back(&op);
-      }
-    }
-    for (Op* op : call_onces) {
-      Tensor flag;
-      flag.name = absl::StrCat("call_once_", op->source_index, "_pending");
-      flag.shape = {1};
-      flag.type = DataType::kBool;
-      flag.is_variable = true;
-      flag.reset_fill = 1;
-      const int pending = graph_.AddTensor(std::move(flag));
-      op->inputs = {pending, ConstantFalse()};
-    }
+  }
+
+  int NewCallOnceFlag(const Op& op) {
+    Tensor flag;
+    flag.name = absl::StrCat("call_once_", op.source_index, "_pending");
+    flag.shape = {1};
+    flag.type = DataType::kBool;
+    flag.is_variable = true;
+    flag.reset_fill = 1;
+    return graph_.AddTensor(std::move(flag));
   }
 
   // Whether subgraph `k` (>= 1), or one it calls, reads or writes state.
@@ -407,6 +439,7 @@ class Resolver {
   std::vector<Variable> variables_;
   std::map<int, std::set<int>> names_;  // handle tensor -> the variables it can name
   std::set<int> from_var_handle_;       // the handles VAR_HANDLEs output
+  std::vector<int> origin_;             // per subgraph: the TFLite subgraph it is or copies
   int constant_false_ = kNoTensor;
 };
 

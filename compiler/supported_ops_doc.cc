@@ -288,8 +288,10 @@ std::string Int8Types(OpType type) {
     case OpType::kVarHandle:
       return "a resource handle, resolved when compiling: the same shared_name is the same "
              "variable in every subgraph; a handle passed into or out of IF / WHILE names the "
-             "same variable there (refused where it would name several, or is a graph input or "
-             "output)";
+             "same variable there, and a subgraph called with different variables' handles is "
+             "copied per variable (refused where a handle names several depending on the run: "
+             "IF branches returning different variables' handles, a loop replacing its handle; "
+             "or is a graph input or output)";
     case OpType::kReadVariable:
     case OpType::kAssignVariable:
       return "int8, uint8, int16, int32, int64, float32, bool; the variable keeps the type and "

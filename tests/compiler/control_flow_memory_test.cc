@@ -135,6 +135,16 @@ std::vector<PlanCase> Cases() {
        {{true, true, true, true, false}, {false, false}, {false, true, false}}},
       {"if_assign", IfAssignModelBuilder().Finish(), {{true, true}, {false, false}, {true, false}}},
       {"raise_to_five", RaiseToFiveModelBuilder().Finish(), {{false}, {true, true, false}}},
+      // Two IFs over one pair of branches, copied per variable: CALL_ONCE's condition, then each
+      // IF's (and, nested, the loop's in the then-branch copies).
+      {"shared_branches",
+       SharedBranchesModelBuilder().Finish(),
+       {{true, true, true}, {false, false, false}, {false, true, false}, {true, false, true}}},
+      {"shared_loop_branches",
+       SharedBranchesModelBuilder(true).Finish(),
+       {{true, true, true, false, false},
+        {false, false, true, true, true, true, false},
+        {false, true, true, false, true, false}}},
   };
 }
 

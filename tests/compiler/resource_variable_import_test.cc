@@ -148,10 +148,15 @@ TEST(ResourceVariableImportTest, CallOnceExpandsIntoAJumpAroundItsInitSubgraph) 
 // branches read the variable through their input (with `branches_assign`, after assigning it 0;
 // main then assigns nothing). With `second_variable`, a second IF calls the same branches with the
 // handle of another variable, "w".
-TfliteBuilder HandleThroughIf(bool branches_assign = false, bool second_variable = false) {
-  auto branch = [branches_assign](const char* name) {
+TfliteBuilder HandleThroughIf(bool branches_assign = false, bool second_variable = false,
+                              bool then_calls_once = false) {
+  auto branch = [branches_assign, then_calls_once](const char* name) {
     TfliteBuilder b;
     b.set_name(name);
+    // Subgraph 3, added after the branches, assigns variable "u".
+    if (then_calls_once && name[0] == 't') {
+      b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{3});
+    }
     const int h = b.AddTensor("h", {}, TflType::kResource);
     const int out = b.AddTensor("out", {1}, TflType::kInt32);
     if (branches_assign) {
@@ -169,6 +174,16 @@ TfliteBuilder HandleThroughIf(bool branches_assign = false, bool second_variable
   const int zero = b.AddTensor("zero", {1}, TflType::kInt32, {}, std::vector<uint8_t>{0, 0, 0, 0});
   const int then_branch = b.AddSubgraph(branch("then"));
   const int else_branch = b.AddSubgraph(branch("else"));
+  if (then_calls_once) {
+    TfliteBuilder init;
+    init.set_name("init");
+    const int u = init.AddTensor("u_handle", {}, TflType::kResource);
+    const int one =
+        init.AddTensor("one", {1}, TflType::kInt32, {}, std::vector<uint8_t>{1, 0, 0, 0});
+    init.AddOperator(Code(OpType::kVarHandle), {}, {u}, VarHandleOpts{"", "u"});
+    init.AddOperator(Code(OpType::kAssignVariable), {u, one}, {});
+    b.AddSubgraph(std::move(init));
+  }
   std::vector<int> outputs;
   for (const char* variable : {"v", "w"}) {
     if (variable[0] == 'w' && !second_variable) break;
@@ -254,11 +269,203 @@ TEST(ResourceVariableImportTest, AWhileWhoseOnlyStateIsTheHandleKeepsNoOperands)
   EXPECT_TRUE(g->subgraph(2).outputs.empty());
 }
 
-TEST(ResourceVariableImportTest, RefusesASubgraphCalledWithTwoVariables) {
-  ExpectRefused(HandleThroughIf(false, true), absl::StatusCode::kUnimplemented,
-                {"unsupported model: READ_VARIABLE #0 of subgraph 1: resource handle 'h' names "
-                 "'v' or 'w' depending on the path taken",
-                 "binds every resource handle to one variable when compiling"});
+// The READ_VARIABLE in each subgraph `op` calls (IF's branches, WHILE's cond and body), and
+// those they call in turn, by the variable its input 0 is.
+void CollectAccesses(const compiler::Graph& g, const compiler::Op& op,
+                     std::vector<std::string>& variables) {
+  const auto& o = op.opts<compiler::ControlFlowOptions>();
+  for (int k : {o.first, o.second}) {
+    for (const compiler::Op& inner : g.subgraph(k).ops) {
+      if (inner.type == OpType::kReadVariable || inner.type == OpType::kAssignVariable) {
+        variables.push_back(g.tensors[inner.inputs[0]].name);
+      }
+      if (inner.type == OpType::kIf || inner.type == OpType::kWhile) {
+        CollectAccesses(g, inner, variables);
+      }
+    }
+  }
+}
+
+std::vector<std::string> AccessesUnder(const compiler::Graph& g, const compiler::Op& op) {
+  std::vector<std::string> variables;
+  CollectAccesses(g, op, variables);
+  return variables;
+}
+
+// Two IFs share their branches, each passing another variable's handle: TFLite Micro follows the
+// id at run time; boardlab gives the second IF copies of the branches whose reads name "w".
+TEST(ResourceVariableImportTest, ASubgraphCalledWithTwoVariablesGetsACopyPerVariable) {
+  absl::StatusOr<compiler::Graph> g = ImportTflite(HandleThroughIf(false, true).Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  for (const compiler::Tensor& t : g->tensors) {
+    EXPECT_NE(t.type, compiler::DataType::kResource) << t.name;
+  }
+  ASSERT_EQ(g->subgraphs.size(), 4u);  // then, else, and a copy of each for "w"
+  std::vector<const compiler::Op*> ifs;
+  for (const compiler::Op& op : g->ops) {
+    if (op.type == OpType::kIf) ifs.push_back(&op);
+  }
+  ASSERT_EQ(ifs.size(), 2u);
+  const auto& first = ifs[0]->opts<compiler::ControlFlowOptions>();
+  const auto& second = ifs[1]->opts<compiler::ControlFlowOptions>();
+  EXPECT_EQ(first.first, 1);
+  EXPECT_EQ(first.second, 2);
+  EXPECT_EQ(second.first, 3);
+  EXPECT_EQ(second.second, 4);
+  EXPECT_EQ(AccessesUnder(*g, *ifs[0]), (std::vector<std::string>{"v", "v"}));
+  EXPECT_EQ(AccessesUnder(*g, *ifs[1]), (std::vector<std::string>{"w", "w"}));
+  // The copies share the originals' tensors but the handles: the reads' outputs are one tensor.
+  EXPECT_EQ(g->subgraph(1).outputs, g->subgraph(3).outputs);
+}
+
+// Copies nest: the then-branch's loop, called with "a" from the first IF and "b" from the
+// second, gets a cond and body per variable too; the else-branch a copy; init none.
+TEST(ResourceVariableImportTest, CopiesOfABranchCopyTheLoopInsideIt) {
+  absl::StatusOr<compiler::Graph> g = ImportTflite(SharedBranchesModelBuilder(true).Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  // init, cond, body, then, else; then copies of then, cond, body, else for "b".
+  ASSERT_EQ(g->subgraphs.size(), 9u);
+  std::vector<const compiler::Op*> ifs;
+  for (const compiler::Op& op : g->ops) {
+    if (op.type == OpType::kIf) ifs.push_back(&op);
+  }
+  ASSERT_EQ(ifs.size(), 2u);
+  // The then-branch's READ after its loop; the loop body's read and assignment; the
+  // else-branch's read.
+  EXPECT_EQ(AccessesUnder(*g, *ifs[0]), (std::vector<std::string>{"a", "a", "a", "a"}));
+  EXPECT_EQ(AccessesUnder(*g, *ifs[1]), (std::vector<std::string>{"b", "b", "b", "b"}));
+  absl::StatusOr<compiler::CompileResult> r =
+      compiler::Compile(SharedBranchesModelBuilder(true).Finish(), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+}
+
+// TFLite Micro keeps CALL_ONCE's has_run in the op: the copies of a branch holding a CALL_ONCE
+// share its "not run yet" flag, so that the init runs once whichever copy runs first.
+TEST(ResourceVariableImportTest, CopiesOfASubgraphShareItsCallOnceFlag) {
+  TfliteBuilder b = HandleThroughIf(false, true, true);
+  absl::StatusOr<compiler::Graph> g = ImportTflite(b.Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->subgraphs.size(), 5u);  // then, else, init, copies of then and else
+  std::vector<int> flags;
+  for (const compiler::Subgraph& sub : g->subgraphs) {
+    for (const compiler::Op& op : sub.ops) {
+      if (op.type == OpType::kCallOnce) flags.push_back(op.inputs[0]);
+    }
+  }
+  ASSERT_EQ(flags.size(), 2u);
+  EXPECT_EQ(flags[0], flags[1]);
+  EXPECT_TRUE(g->tensors[flags[0]].is_variable);
+}
+
+// TFLite Micro prepares a subgraph nothing calls but never runs it, so its READ_VARIABLE of an
+// input handle (which names no variable) never runs either: accepted, and the subgraph left
+// without ops.
+TEST(ResourceVariableImportTest, ASubgraphNothingCallsMayReadThroughItsInputHandle) {
+  absl::StatusOr<compiler::Graph> g = ImportTflite(IfAssignModelBuilder(true).Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->subgraphs.size(), 4u);
+  EXPECT_TRUE(g->subgraph(4).ops.empty());
+  EXPECT_EQ(g->subgraph(4).inputs.size(), 1u);  // x; the handle left with the others
+  EXPECT_FALSE(g->subgraph(3).ops.empty());     // the called else-branch, alike, keeps its read
+  for (const compiler::Tensor& t : g->tensors) {
+    EXPECT_NE(t.type, compiler::DataType::kResource) << t.name;
+  }
+}
+
+// An IF whose branches return the handles of different variables merges them into one value:
+// which variable the read after it reaches depends on the condition at run time.
+TEST(ResourceVariableImportTest, RefusesAHandleThatBranchesSetToDifferentVariables) {
+  auto branch = [](const char* variable) {
+    TfliteBuilder b;
+    b.set_name(variable);
+    const int h = b.AddTensor("h", {}, TflType::kResource);
+    b.AddOperator(Code(OpType::kVarHandle), {}, {h}, VarHandleOpts{"", variable});
+    b.SetOutputs({h});
+    return b;
+  };
+  TfliteBuilder b;
+  const int cond = b.AddTensor("cond", {1}, TflType::kBool);
+  const int zero = b.AddTensor("zero", {1}, TflType::kInt32, {}, std::vector<uint8_t>{0, 0, 0, 0});
+  const int then_branch = b.AddSubgraph(branch("v"));
+  const int else_branch = b.AddSubgraph(branch("w"));
+  for (const char* variable : {"v", "w"}) {
+    const int h = b.AddTensor(std::string("h_") + variable, {}, TflType::kResource);
+    b.AddOperator(Code(OpType::kVarHandle), {}, {h}, VarHandleOpts{"", variable});
+    b.AddOperator(Code(OpType::kAssignVariable), {h, zero}, {});
+  }
+  const int chosen = b.AddTensor("chosen", {}, TflType::kResource);
+  const int out = b.AddTensor("out", {1}, TflType::kInt32);
+  b.AddOperator(Code(OpType::kIf), {cond}, {chosen}, ControlFlowOpts{then_branch, else_branch});
+  b.AddOperator(Code(OpType::kReadVariable), {chosen}, {out});
+  b.SetInputs({cond});
+  b.SetOutputs({out});
+  ExpectRefused(b, absl::StatusCode::kUnimplemented,
+                {"READ_VARIABLE #5: resource handle 'chosen' names 'v' or 'w' depending on the "
+                 "path taken at run time (IF branches returning different variables' handles"});
+}
+
+// Bindings multiply: level k of `levels` subgraphs passes its handles on to level k + 1 twice,
+// once as they came and once with its handle k - 1 replaced by variable "b"'s, so level k is
+// called with 2^(k-1) bindings; the last one reads its handle 0 64 times.
+TfliteBuilder DoublingHandleLevels(int levels) {
+  const size_t width = static_cast<size_t>(levels);
+  auto level = [width](int k, int next) {
+    TfliteBuilder b;
+    const int cond = b.AddTensor("cond", {1}, TflType::kBool);
+    std::vector<int> inputs = {cond};
+    for (size_t i = 0; i < width; ++i) {
+      inputs.push_back(b.AddTensor("h" + std::to_string(i), {}, TflType::kResource));
+    }
+    b.SetInputs(inputs);
+    b.SetOutputs({cond});  // IF needs an output
+    if (next < 0) {
+      for (int r = 0; r < 64; ++r) {
+        const int v = b.AddTensor("v" + std::to_string(r), {1}, TflType::kInt32);
+        b.AddOperator(Code(OpType::kReadVariable), {inputs[1]}, {v});
+      }
+      return b;
+    }
+    const int other = b.AddTensor("b_handle", {}, TflType::kResource);
+    b.AddOperator(Code(OpType::kVarHandle), {}, {other}, VarHandleOpts{"", "b"});
+    std::vector<int> args = {cond};  // IF's condition, then the next level's inputs
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    b.AddOperator(Code(OpType::kIf), args, {b.AddTensor("kept", {1}, TflType::kBool)},
+                  ControlFlowOpts{next, next});
+    args[static_cast<size_t>(k) + 1] = other;
+    b.AddOperator(Code(OpType::kIf), args, {b.AddTensor("replaced", {1}, TflType::kBool)},
+                  ControlFlowOpts{next, next});
+    return b;
+  };
+  TfliteBuilder b;
+  const int cond = b.AddTensor("cond", {1}, TflType::kBool);
+  const int zero = b.AddTensor("zero", {1}, TflType::kInt32, {}, std::vector<uint8_t>{0, 0, 0, 0});
+  // Subgraph k is level k; each calls the next.
+  for (int k = 1; k <= levels; ++k) b.AddSubgraph(level(k, k == levels ? -1 : k + 1));
+  std::vector<int> args = {cond, cond};  // IF's condition, then level 1's inputs
+  for (const char* variable : {"a", "b"}) {
+    const int h = b.AddTensor(std::string("h_") + variable, {}, TflType::kResource);
+    b.AddOperator(Code(OpType::kVarHandle), {}, {h}, VarHandleOpts{"", variable});
+    b.AddOperator(Code(OpType::kAssignVariable), {h, zero}, {});
+    if (variable[0] == 'a') args.resize(width + 2, h);
+  }
+  b.AddOperator(Code(OpType::kIf), args, {b.AddTensor("level_1", {1}, TflType::kBool)},
+                ControlFlowOpts{1, 1});
+  const int out = b.AddTensor("out", {1}, TflType::kInt32);
+  b.AddOperator(Code(OpType::kReadVariable), {args[2]}, {out});
+  b.SetInputs({cond});
+  b.SetOutputs({out});
+  return b;
+}
+
+TEST(ResourceVariableImportTest, RefusesHandleBindingsThatMultiplyBeyondTheLimit) {
+  // 1 + 2 + 4 + 8 bindings, 7 * 64 reads in copies of the last level.
+  absl::StatusOr<compiler::Graph> g = ImportTflite(DoublingHandleLevels(4).Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->subgraphs.size(), 15u);
+  // 2^11 bindings of the last level: 2047 copies of its 64 reads are beyond the limit.
+  ExpectRefused(DoublingHandleLevels(12), absl::StatusCode::kUnimplemented,
+                {"unsupported model: binding its resource handles to variables when compiling "
+                 "needs more than 65536 operators in copies of subgraphs"});
 }
 
 // The loop's handle names "v" on the first turn and "w" on the later ones (main's read after the

@@ -227,7 +227,8 @@ TEST_F(FirmwareOpsTest, ResourceVariablesGiveTheHostsOutputs) {
 }
 
 // Resource handles passed through WHILE and IF (the loop body and the then-branch assign the
-// variable main's VAR_HANDLE names): four inferences of one load, the variable accumulating
+// variable main's VAR_HANDLE names; two IFs sharing their branches with different variables):
+// four inferences of one load, the variable accumulating
 // across them, against the host's bytes (tests/runtime/resource_variable_test.cc checks the host
 // by hand and against the TFLite interpreter).
 TEST_F(FirmwareOpsTest, ResourceHandlesThroughControlFlowGiveTheHostsOutputs) {
@@ -243,10 +244,17 @@ TEST_F(FirmwareOpsTest, ResourceHandlesThroughControlFlowGiveTheHostsOutputs) {
   handle_only.model = testing::RaiseToFiveModelBuilder().Finish();
   handle_only.inputs = {{0xfd}};  // -3: the loop turns eight times
   handle_only.output_tensors = {0};
+  // Two IFs over one then-branch (a loop inside) and else-branch, with "a" and "b": boardlab's
+  // copies per variable. "a" accumulates 3x per inference, "b" stays at its zero point.
+  testing::CaseModel shared;
+  shared.model = testing::SharedBranchesModelBuilder(true).Finish();
+  shared.inputs = {{1}, {0}, {0x05, 0xfa, 0x40, 0x00}};
+  shared.output_tensors = {0, 1, 2};
   EXPECT_EQ(CompareWithHost(loop, "handle_through_while", {}, 4) +
                 CompareWithHost(branch, "handle_through_if", {}, 4) +
-                CompareWithHost(handle_only, "handle_only_loop", {}, 2),
-            4u);
+                CompareWithHost(handle_only, "handle_only_loop", {}, 2) +
+                CompareWithHost(shared, "shared_branches", {}, 4),
+            7u);
 }
 
 }  // namespace

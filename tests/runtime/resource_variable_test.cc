@@ -267,6 +267,56 @@ TEST(ResourceVariableTest, IfBranchAssignsTheVariableItsHandleNames) {
                      IfAssignByHand(inferences));
 }
 
+// SharedBranchesModelBuilder: inputs (cond_a, cond_b, x) -> outputs (z_a, z_b, y_a). The
+// then-branch adds x into the variable its IF's handle names (three times through the nested
+// loop), the else-branch leaves it; "a" and "b" start at the zero point.
+std::vector<Bytes> SharedBranchesByHand(const std::vector<Inference>& inferences,
+                                        bool nested_loop) {
+  std::vector<int64_t> a(4, kAccZeroPoint), b(4, kAccZeroPoint);
+  std::vector<Bytes> outputs;
+  const int additions = nested_loop ? 3 : 1;
+  for (const Inference& in : inferences) {
+    const std::vector<int8_t> x(in[2].begin(), in[2].end());
+    for (int k = 0; in[0][0] != 0 && k < additions; ++k) AddInto(a, x);
+    for (int k = 0; in[1][0] != 0 && k < additions; ++k) AddInto(b, x);
+    outputs.push_back(Int8Bytes(a));
+    outputs.push_back(Int8Bytes(b));
+    outputs.push_back(Int8Bytes(a));
+  }
+  return outputs;
+}
+
+// Every combination of the two conditions, x different in each inference.
+std::vector<Inference> SharedBranchesInferences(int count) {
+  std::vector<Inference> inferences;
+  for (int n = 0; n < count; ++n) {
+    const Bytes cond_a = {static_cast<uint8_t>(n % 3 != 1)};
+    const Bytes cond_b = {static_cast<uint8_t>(n % 2 == 0)};
+    inferences.push_back({cond_a, cond_b, BytesOf(CounterInput<int8_t>(n))});
+  }
+  return inferences;
+}
+
+// Two IFs share their branch subgraphs, each passing another variable's handle: boardlab copies
+// the branches (and, nested, the loop in the then-branch) per variable, so each IF's additions
+// reach its own variable and leave the other's.
+TEST(ResourceVariableTest, BranchesSharedByTwoVariablesAssignEachItsOwn) {
+  for (const bool nested_loop : {false, true}) {
+    SCOPED_TRACE(nested_loop ? "then-branch through a loop" : "then-branch adds once");
+    const std::vector<Inference> inferences = SharedBranchesInferences(7);
+    ExpectOneLoadGives(testing::SharedBranchesModelBuilder(nested_loop).Finish(), inferences,
+                       SharedBranchesByHand(inferences, nested_loop));
+  }
+}
+
+// A subgraph nothing calls, reading through its input handle, changes nothing: TFLite Micro
+// never runs it.
+TEST(ResourceVariableTest, AnUncalledSubgraphReadingAHandleIsLeftOut) {
+  const std::vector<Inference> inferences = IfAssignInferences(5);
+  ExpectOneLoadGives(testing::IfAssignModelBuilder(true).Finish(), inferences,
+                     IfAssignByHand(inferences));
+}
+
 // x = -128 ... 127 in steps (int8, one quantum each): the loop raises x to 5, or leaves it.
 std::vector<Inference> RaiseToFiveInferences() {
   std::vector<Inference> inferences;
@@ -388,6 +438,19 @@ TEST_F(ResourceVariableOracleTest, IfAssignEqualsTheInterpreter) {
   CompareWithInterpreter(testing::IfAssignModelBuilder().Finish(), {"bool", "int8"}, {{1}, {1, 4}},
                          {"int8", "int8"}, inferences, &interpreter);
   ExpectLaterOutputsEqual(interpreter, IfAssignByHand(inferences), 2);
+}
+
+// The interpreter follows each IF's handle into the shared branches at run time; boardlab's
+// copies per variable give the same bytes. Only the model without the nested loop: through
+// tests/oracle the interpreter fails to prepare the nested one ("read_variable.cc:42
+// NumElements(input_resource_id_tensor) != 1" for the READ_VARIABLE after the WHILE in the
+// then-branch), not investigated yet; the hand-derived test above checks that one.
+TEST_F(ResourceVariableOracleTest, SharedBranchesEqualTheInterpreter) {
+  const std::vector<Inference> inferences = SharedBranchesInferences(7);
+  std::vector<Bytes> interpreter;
+  CompareWithInterpreter(testing::SharedBranchesModelBuilder().Finish(), {"bool", "bool", "int8"},
+                         {{1}, {1}, {1, 4}}, {"int8", "int8", "int8"}, inferences, &interpreter);
+  ExpectLaterOutputsEqual(interpreter, SharedBranchesByHand(inferences, false), 3);
 }
 
 TEST_F(ResourceVariableOracleTest, RaiseToFiveEqualsTheInterpreter) {

@@ -169,6 +169,22 @@ TfliteBuilder AccBranch(bool assigns) {
   return b;
 }
 
+// SharedBranchesModelBuilder's then-branch with a loop: (h, x) -> WHILE(0, h, x) over
+// AccLoopCond / AccLoopBody (subgraphs `cond` and `body`), then (READ_VARIABLE(h'), h').
+TfliteBuilder AccLoopBranch(int cond, int body) {
+  TfliteBuilder b;
+  b.set_name("then_loop");
+  const AccLoopState in = AddAccLoopState(b, "");
+  const AccLoopState out = AddAccLoopState(b, "_out");
+  const int value = AccTensor(b, "acc_value");
+  b.AddOperator(Code(OpType::kWhile), {ConstCounter(b, "i_start", 0), in.h, in.x},
+                {out.i, out.h, out.x}, ControlFlowOpts{cond, body});
+  b.AddOperator(Code(OpType::kReadVariable), {out.h}, {value});
+  b.SetInputs({in.h, in.x});
+  b.SetOutputs({value, out.h});
+  return b;
+}
+
 // RaiseToFiveModelBuilder's loop: cond and body take the handle alone.
 TfliteBuilder RaiseCond() {
   TfliteBuilder b;
@@ -233,7 +249,44 @@ TfliteBuilder WhileAccumulatorModelBuilder() {
   return b;
 }
 
-TfliteBuilder IfAssignModelBuilder() {
+TfliteBuilder SharedBranchesModelBuilder(bool nested_loop) {
+  TfliteBuilder b;
+  b.set_name(nested_loop ? "shared_loop_branches_model" : "shared_branches_model");
+  const int cond_a = b.AddTensor("cond_a", {1}, TflType::kBool);
+  const int cond_b = b.AddTensor("cond_b", {1}, TflType::kBool);
+  const int x = AccTensor(b, "x");
+  const std::vector<uint8_t> zero(4, static_cast<uint8_t>(kAccZeroPoint));
+  const QuantParams q = PerTensor(kAccScale, kAccZeroPoint);
+  const int init = b.AddSubgraph(InitSubgraph(
+      {{"a", {1, 4}, TflType::kInt8, q, zero}, {"b", {1, 4}, TflType::kInt8, q, zero}}));
+  int then_branch = -1;
+  if (nested_loop) {
+    const int loop_cond = b.AddSubgraph(AccLoopCond());
+    const int loop_body = b.AddSubgraph(AccLoopBody());
+    then_branch = b.AddSubgraph(AccLoopBranch(loop_cond, loop_body));
+  } else {
+    then_branch = b.AddSubgraph(AccBranch(true));
+  }
+  const int else_branch = b.AddSubgraph(AccBranch(false));
+  b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{init});
+  std::vector<int> outputs, handles_out;
+  for (const auto& [variable, cond] : {std::pair{"a", cond_a}, std::pair{"b", cond_b}}) {
+    const int z = AccTensor(b, std::string("z_") + variable);
+    const int h_out = HandleTensor(b, std::string("h_out_") + variable);
+    b.AddOperator(Code(OpType::kIf), {cond, Handle(b, variable), x}, {z, h_out},
+                  ControlFlowOpts{then_branch, else_branch});
+    outputs.push_back(z);
+    handles_out.push_back(h_out);
+  }
+  const int y_a = AccTensor(b, "y_a");
+  b.AddOperator(Code(OpType::kReadVariable), {handles_out[0]}, {y_a});
+  outputs.push_back(y_a);
+  b.SetInputs({cond_a, cond_b, x});
+  b.SetOutputs(outputs);
+  return b;
+}
+
+TfliteBuilder IfAssignModelBuilder(bool uncalled_reader) {
   TfliteBuilder b;
   b.set_name("if_assign_model");
   const int cond = b.AddTensor("cond", {1}, TflType::kBool);
@@ -249,6 +302,7 @@ TfliteBuilder IfAssignModelBuilder() {
   b.AddOperator(Code(OpType::kIf), {cond, h, x}, {z, h_out},
                 ControlFlowOpts{then_branch, else_branch});
   b.AddOperator(Code(OpType::kReadVariable), {h_out}, {y});
+  if (uncalled_reader) b.AddSubgraph(AccBranch(false));
   b.SetInputs({cond, x});
   b.SetOutputs({z, y});
   return b;

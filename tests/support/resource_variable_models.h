@@ -41,7 +41,22 @@ TfliteBuilder WhileAccumulatorModelBuilder();
 /// x): then (subgraph 2) s = READ_VARIABLE(h) + x, ASSIGN_VARIABLE(h, s), outputs (s, h); else
 /// (subgraph 3) outputs (READ_VARIABLE(h), h) and assigns nothing; then y = READ_VARIABLE(h').
 /// Outputs z and y: the variable after the inference, which adds x only when cond is true.
-TfliteBuilder IfAssignModelBuilder();
+/// With `uncalled_reader`, the model also holds a subgraph that nothing calls (index 4, the
+/// else-branch again: READ_VARIABLE of its input handle), which TFLite Micro prepares and never
+/// runs.
+TfliteBuilder IfAssignModelBuilder(bool uncalled_reader = false);
+
+/// Two variables through one pair of branch subgraphs: inputs cond_a, cond_b bool [1] and x int8
+/// [1,4] (as above). Init assigns "a" and "b" their zero point. Main: CALL_ONCE(1), h_a =
+/// VAR_HANDLE "a", h_b = VAR_HANDLE "b", (z_a, h_a') = IF(cond_a, h_a, x), (z_b, h_b') =
+/// IF(cond_b, h_b, x), both IFs calling the same then and else subgraphs, y_a =
+/// READ_VARIABLE(h_a'). The then-branch adds x into the variable its handle names and returns
+/// the sum and the handle; with `nested_loop` it does so through a WHILE (IF -> WHILE -> body,
+/// three additions of x, as WhileAccumulatorModelBuilder's loop); the else-branch returns the
+/// variable and the handle. Outputs z_a, z_b, y_a: "a" after its IF, "b" after its IF, "a" at the
+/// end. TFLite Micro's reads and assignments in the branches reach "a" from the first IF and "b"
+/// from the second.
+TfliteBuilder SharedBranchesModelBuilder(bool nested_loop = false);
 
 /// A WHILE whose only loop state is a handle: input x int8 [1] (scale 0.5, zero point 0). Main:
 /// h = VAR_HANDLE "v", ASSIGN_VARIABLE(h, x), h' = WHILE(h) with cond (subgraph 1)
