@@ -4,8 +4,8 @@
 // Chromium reads the pages as a person does: `chromium --dump-dom` of the jobs page without
 // signing in, then, driven by playwright-core (tests/service/web_pages_browser.js), signing in
 // through the form, the jobs list, one job, a many-case job, the boards and another tenant's
-// job, at a desktop and a phone width. The DOMs and screenshots stay in the build tree as test artifacts
-// (test-artifacts/web-pages/). Without Chromium or playwright-core the browser test skips, saying
+// job, at a desktop and a phone width. The DOMs and screenshots stay in the build tree as test
+// artifacts (test-artifacts/web-pages/). Without Chromium or playwright-core the browser test skips, saying
 // what to install.
 
 #include <filesystem>
