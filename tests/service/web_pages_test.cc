@@ -5,8 +5,8 @@
 // signing in, then, driven by playwright-core (tests/service/web_pages_browser.js), signing in
 // through the form, the jobs list, one job, a many-case job, the boards and another tenant's
 // job, at a desktop and a phone width. The DOMs and screenshots stay in the build tree as test
-// artifacts (test-artifacts/web-pages/). Without Chromium or playwright-core the browser test skips, saying
-// what to install.
+// artifacts (test-artifacts/web-pages/). Without Chromium or playwright-core the browser test
+// skips, saying what to install.
 
 #include <filesystem>
 #include <fstream>
