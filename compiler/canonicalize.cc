@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 
@@ -89,15 +90,11 @@ Activation* FusedActivationOf(Op& op) {
   return nullptr;
 }
 
-bool FuseActivation(Graph& g, Op& relu) {
-  if (relu.type != OpType::kRelu && relu.type != OpType::kRelu6) return false;
-  const int in = relu.inputs[0];
-  const Tensor& in_tensor = g.tensors[in];
-  if (in_tensor.producer < 0 || in_tensor.consumers.size() != 1 || IsGraphOutput(g, in)) {
-    return false;
-  }
-  if (!in_tensor.quant.SameAs(g.output(relu).quant)) return false;
-  Op& producer = g.ops[in_tensor.producer];
+// Folds `relu` into `producer`, which writes its input `in`, when the bounds are exact: same
+// quantization on both sides and no fused activation yet. The caller has checked that nothing
+// else reads `in`.
+bool FoldActivationInto(Op& producer, Op& relu, const Tensor& in, const Tensor& out) {
+  if (!in.quant.SameAs(out.quant)) return false;
   Activation* act = FusedActivationOf(producer);
   if (producer.dead || !CanFuseActivationInto(producer) || !act || *act != Activation::kNone ||
       producer.outputs.size() != 1) {
@@ -107,8 +104,52 @@ bool FuseActivation(Graph& g, Op& relu) {
   producer.outputs[0] = relu.outputs[0];
   producer.fused_sources.push_back(relu.source_index);
   relu.dead = true;
+  return true;
+}
+
+bool IsRelu(const Op& op) { return op.type == OpType::kRelu || op.type == OpType::kRelu6; }
+
+bool FuseActivation(Graph& g, Op& relu) {
+  if (!IsRelu(relu)) return false;
+  const int in = relu.inputs[0];
+  const Tensor& in_tensor = g.tensors[in];
+  if (in_tensor.producer < 0 || in_tensor.consumers.size() != 1 || IsGraphOutput(g, in)) {
+    return false;
+  }
+  if (!FoldActivationInto(g.ops[in_tensor.producer], relu, in_tensor, g.output(relu))) {
+    return false;
+  }
   g.RebuildUses();
   return true;
+}
+
+// The same fusion inside a called subgraph. Tensor::producer and consumers index the main graph's
+// ops, so the subgraph's own writers and readers are counted here. A subgraph copied per handle
+// binding shares its tensors with the copies; each copy is fused on its own ops, which stays
+// consistent since a fused producer writes the ReLU's output tensor in that copy only.
+void FuseSubgraphActivations(Graph& g, Subgraph& sub) {
+  std::map<int, int> writer;
+  std::map<int, int> readers;
+  for (size_t i = 0; i < sub.ops.size(); ++i) {
+    for (int t : sub.ops[i].inputs) {
+      if (t != kNoTensor) ++readers[t];
+    }
+    for (int t : sub.ops[i].outputs) writer[t] = static_cast<int>(i);
+  }
+  for (Op& relu : sub.ops) {
+    if (!IsRelu(relu)) continue;
+    const int in = relu.inputs[0];
+    const auto producer = writer.find(in);
+    if (producer == writer.end() || readers[in] != 1 ||
+        std::find(sub.outputs.begin(), sub.outputs.end(), in) != sub.outputs.end()) {
+      continue;
+    }
+    Op& fused = sub.ops[static_cast<size_t>(producer->second)];
+    if (FoldActivationInto(fused, relu, g.tensors[in], g.tensors[relu.outputs[0]])) {
+      writer[relu.outputs[0]] = producer->second;
+    }
+  }
+  std::erase_if(sub.ops, [](const Op& op) { return op.dead; });
 }
 
 bool IsCancellingPair(const std::vector<int32_t>& first, const std::vector<int32_t>& second) {
@@ -163,6 +204,7 @@ absl::Status Canonicalize(Compilation& c) {
   for (Op& op : g.ops) {
     if (!op.dead) FuseActivation(g, op);
   }
+  for (Subgraph& sub : g.subgraphs) FuseSubgraphActivations(g, sub);
   g.Compact();
   return VerifyGraph(g);
 }

@@ -99,6 +99,25 @@ TEST(ControlFlowImportTest, ControlFlowAndItsSubgraphsRunOnTheCpuWithAReason) {
   }
 }
 
+// Inside a subgraph a RELU6 whose input only it reads folds into the ADD writing it, as in the
+// main graph; a RELU reading the subgraph's own input has no producer there and stays.
+TEST(ControlFlowImportTest, ActivationsFuseInsideSubgraphs) {
+  absl::StatusOr<compiler::CompileResult> r =
+      compiler::Compile(IfWithAFusableBranchBuilder().Finish(), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const compiler::Graph& g = r->compilation.graph;
+  ASSERT_EQ(g.subgraph(1).ops.size(), 1u);
+  const compiler::Op& add = g.subgraph(1).ops[0];
+  EXPECT_EQ(add.type, compiler::OpType::kAdd);
+  EXPECT_EQ(std::get<compiler::ElementwiseOptions>(add.options).activation,
+            compiler::Activation::kRelu6);
+  EXPECT_EQ(add.fused_sources, std::vector<int>{1});
+  EXPECT_EQ(add.outputs, g.subgraph(1).outputs);
+  ASSERT_EQ(g.subgraph(2).ops.size(), 1u);
+  EXPECT_EQ(g.subgraph(2).ops[0].type, compiler::OpType::kRelu);
+  EXPECT_NE(r->debug_map_json.find("ADD #0 of subgraph 1"), std::string::npos);
+}
+
 // IF: cond kernel, jump to else, copy in, then's ADD, copy out, jump to the end, copy in,
 // else's RELU, copy out; after the NPU partition of the main graph's ADD.
 TEST(ControlFlowImportTest, IfExpandsIntoJumpsAroundBothBranches) {

@@ -184,9 +184,9 @@ TEST_F(FirmwareOpsTest, GroupedAndSingleChannelConvolutionsGiveTheHostsOutputs) 
 }
 
 // IF and WHILE (issue 13): the nested model runs a WHILE inside IF's then-branch (the loop turns
-// three times for n = 2) and the IF model takes its else-branch; both in one firmware session
-// each, against the host's bytes (tests/runtime/control_flow_test.cc checks the host against the
-// TFLite interpreter).
+// three times for n = 2), the IF model takes its else-branch and the IF whose then-branch has a
+// RELU6 fused into its ADD takes that branch; each in one firmware session, against the host's
+// bytes (tests/runtime/control_flow_test.cc checks the host against the TFLite interpreter).
 TEST_F(FirmwareOpsTest, ControlFlowGivesTheHostsOutputs) {
   testing::CaseModel nested;
   nested.model = testing::NestedControlFlowBuilder().Finish();
@@ -200,6 +200,11 @@ TEST_F(FirmwareOpsTest, ControlFlowGivesTheHostsOutputs) {
   if_model.inputs = {{0}, x};
   if_model.output_tensors = {0};
   EXPECT_EQ(CompareWithHost(if_model, "if_else_branch"), 1u);
+  testing::CaseModel fused_branch;
+  fused_branch.model = testing::IfWithAFusableBranchBuilder().Finish();
+  fused_branch.inputs = {{1}, x};
+  fused_branch.output_tensors = {0};
+  EXPECT_EQ(CompareWithHost(fused_branch, "if_fused_then_branch"), 1u);
 }
 
 // Resource variables and CALL_ONCE (issue 13): four inferences of one load on both boards, so

@@ -187,6 +187,19 @@ TEST_F(ControlFlowOracleTest, IfEqualsTheInterpreter) {
                          {"int8"}, inferences);
 }
 
+// The then-branch's RELU6 is fused into its ADD (tests/compiler/control_flow_import_test.cc);
+// inputs from -128 up saturate both bounds.
+TEST_F(ControlFlowOracleTest, IfWithAFusedBranchEqualsTheInterpreter) {
+  std::vector<Inference> inferences;
+  for (int i = 0; i < 6; ++i) {
+    Bytes x(8);
+    for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<uint8_t>(-128 + 37 * (i + 8 * k));
+    inferences.push_back({Bytes{static_cast<uint8_t>(i % 2 == 0)}, x});
+  }
+  CompareWithInterpreter(testing::IfWithAFusableBranchBuilder().Finish(), {"bool", "int8"},
+                         {{1}, {1, 8}}, {"int8"}, inferences);
+}
+
 TEST_F(ControlFlowOracleTest, WhileEqualsTheInterpreter) {
   std::vector<Inference> inferences;
   for (int8_t n : {2, 5, 7, 0, -100}) {

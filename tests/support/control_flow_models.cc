@@ -74,22 +74,42 @@ TfliteBuilder Branch(const char* name, OpType type, float out_scale) {
   return b;
 }
 
-}  // namespace
-
-TfliteBuilder IfModelBuilder() {
+// ADD(a, a) then RELU6, both (0.2, -3).
+TfliteBuilder AddRelu6Branch() {
   TfliteBuilder b;
-  b.set_name("if_model");
+  b.set_name("then_add_relu6");
+  const int a = Int8(b, "a", {1, 8}, 0.1f, -3);
+  const int sum = Int8(b, "sum", {1, 8}, 0.2f, -3);
+  const int out = Int8(b, "out", {1, 8}, 0.2f, -3);
+  b.AddOperator(Code(OpType::kAdd), {a, a}, {sum}, ElementwiseOpts{});
+  b.AddOperator(Code(OpType::kRelu6), {sum}, {out});
+  b.SetInputs({a});
+  b.SetOutputs({out});
+  return b;
+}
+
+TfliteBuilder IfOf(TfliteBuilder then_branch, const char* name) {
+  TfliteBuilder b;
+  b.set_name(name);
   const int cond = b.AddTensor("cond", {1}, TflType::kBool);
   const int x = Int8(b, "x", {1, 8}, 0.05f, -3);
   const int y = Int8(b, "y", {1, 8}, 0.1f, -3);
   const int z = Int8(b, "z", {1, 8}, 0.1f, -3);
   b.AddOperator(Code(OpType::kAdd), {x, x}, {y}, ElementwiseOpts{});
-  const int then_branch = b.AddSubgraph(Branch("then", OpType::kAdd, 0.2f));
-  const int else_branch = b.AddSubgraph(Branch("else", OpType::kRelu, 0.1f));
-  b.AddOperator(Code(OpType::kIf), {cond, y}, {z}, ControlFlowOpts{then_branch, else_branch});
+  const int then_index = b.AddSubgraph(std::move(then_branch));
+  const int else_index = b.AddSubgraph(Branch("else", OpType::kRelu, 0.1f));
+  b.AddOperator(Code(OpType::kIf), {cond, y}, {z}, ControlFlowOpts{then_index, else_index});
   b.SetInputs({cond, x});
   b.SetOutputs({z});
   return b;
+}
+
+}  // namespace
+
+TfliteBuilder IfModelBuilder() { return IfOf(Branch("then", OpType::kAdd, 0.2f), "if_model"); }
+
+TfliteBuilder IfWithAFusableBranchBuilder() {
+  return IfOf(AddRelu6Branch(), "if_fusable_branch_model");
 }
 
 TfliteBuilder WhileModelBuilder() {

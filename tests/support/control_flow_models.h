@@ -13,6 +13,11 @@ namespace boardlab::testing {
 /// RELU(a) (0.1, -3). Output z int8 [1,8].
 TfliteBuilder IfModelBuilder();
 
+/// IfModelBuilder whose then-branch (subgraph 1) is ADD(a, a) (0.2, -3) then RELU6 of the same
+/// quantization, which the compiler fuses into the ADD inside the subgraph; the else-branch
+/// (subgraph 2) stays RELU(a), which reads the branch's input and so cannot be fused.
+TfliteBuilder IfWithAFusableBranchBuilder();
+
 /// Inputs: `n` int8 [1] (scale 0.5, zero point 0) and `x` int8 [1,8] (0.05, 0). Main graph:
 /// (n', x') = WHILE(n, x) with subgraph 1 (cond) LESS(n, 5) and subgraph 2 (body)
 /// n + 1, ADD(x, x) (same quantization, so x doubles and saturates); then y = RELU(x').
