@@ -30,7 +30,7 @@ extern const std::vector<float> kRfftFloatLength512Input;
 extern const std::vector<float> kRfftFloatLength512Golden;
 
 /// IrfftTestLength512Float: 257 bins and the 512 samples TFLite Micro expects (within 1e-6;
-/// printed with up to 9 significant digits).
+/// the samples printed with 8 decimals, but for 5 with 9 or 10).
 extern const std::vector<float> kIrfftFloatLength512Input;
 extern const std::vector<float> kIrfftFloatLength512Golden;
 
