@@ -293,7 +293,12 @@ int PerElementTable(const Options& o, const Firmware& firmware, const fs::path& 
   if (!reference) return 1;
   const std::string small_head = "instr @" + std::to_string(kSmallElements);
   const std::string large_head = "instr @" + std::to_string(kLargeElements);
-  std::printf("%-28s %16s %16s %12s %8s\n", "op", small_head.c_str(), large_head.c_str(),
+  // The op column fits the longest case name (SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION's are 40+).
+  int name_width = 28;
+  for (const testing::OpCase& c : cases) {
+    name_width = std::max(name_width, static_cast<int>(c.name.size()));
+  }
+  std::printf("%-*s %16s %16s %12s %8s\n", name_width, "op", small_head.c_str(), large_head.c_str(),
               "instr/elem", "vs ADD");
   int failures = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -304,8 +309,9 @@ int PerElementTable(const Options& o, const Firmware& firmware, const fs::path& 
       ++failures;
       continue;
     }
-    std::printf("%-28s %16llu %16llu %12.2f %7.2fx\n", cases[i].name.c_str(), cost->small,
-                cost->large, cost->PerElement(), cost->PerElement() / reference->PerElement());
+    std::printf("%-*s %16llu %16llu %12.2f %7.2fx\n", name_width, cases[i].name.c_str(),
+                cost->small, cost->large, cost->PerElement(),
+                cost->PerElement() / reference->PerElement());
     std::fflush(stdout);
   }
   std::printf("\n");
