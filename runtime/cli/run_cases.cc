@@ -528,8 +528,7 @@ std::string DescribeSummary(const CaseSummary& s) {
   std::string text =
       "cases: " + std::to_string(s.passed) + " of " + std::to_string(s.cases) + " passed";
   // Cases without output were not checked either; they are counted apart from the unverified.
-  const size_t unverified = s.cases - s.verified - s.no_output;
-  if (unverified > 0) text += " (" + std::to_string(unverified) + " unverified)";
+  if (s.unverified() > 0) text += " (" + std::to_string(s.unverified()) + " unverified)";
   if (s.no_output > 0) text += ", " + std::to_string(s.no_output) + " no output yet";
   if (s.max_abs_diff) {
     text += ", max abs diff " + NumberText(*s.max_abs_diff);

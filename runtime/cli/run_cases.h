@@ -124,7 +124,9 @@ struct CaseSummary {
   size_t passed = 0;
   size_t no_output = 0;  // cases whose last inference ended early (neither passed nor failed)
   size_t verified = 0;
-  size_t failed() const { return cases - passed - no_output; }
+  // Saturating: a summary read from another version's message may not add up.
+  size_t failed() const { return Rest(passed + no_output); }
+  size_t unverified() const { return Rest(verified + no_output); }
   std::optional<double> max_abs_diff;  // over every case and checked output
   std::string max_abs_diff_case;       // the case it comes from (the first on a tie)
   size_t top1_compared = 0;            // cases with a top-1 of both
@@ -133,6 +135,9 @@ struct CaseSummary {
   // judges); absent when no case did, or the clock gave no time.
   std::optional<double> slowest_us;
   std::string slowest_case;
+
+ private:
+  size_t Rest(size_t counted) const { return cases > counted ? cases - counted : 0; }
 };
 
 CaseSummary Summarize(const std::vector<CaseOutcome>& outcomes);

@@ -348,6 +348,20 @@ TEST(CaseSummaryTest, AddsUpPassedMaxDiffTopOneAndSlowest) {
             "600.00 us");
 }
 
+// A summary read from a server's message need not add up (another version's counting); its
+// derived counts stay at zero instead of wrapping around.
+TEST(CaseSummaryTest, OneThatDoesNotAddUpDescribesNoWrappedCounts) {
+  CaseSummary s;
+  s.cases = 3;
+  s.passed = 3;
+  s.verified = 3;
+  s.no_output = 2;
+  EXPECT_EQ(s.failed(), 0u);
+  EXPECT_EQ(s.unverified(), 0u);
+  EXPECT_EQ(CasesVerdict(s), "pass");
+  EXPECT_EQ(DescribeSummary(s), "cases: 3 of 3 passed, 2 no output yet");
+}
+
 // A case whose last inference a streaming op ended early times no whole inference: it is not
 // the slowest, however long it took, and with no case of output there is no slowest at all.
 TEST(CaseSummaryTest, SlowestIsOfTheCasesThatProducedOutput) {
