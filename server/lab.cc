@@ -208,11 +208,17 @@ void Lab::SettleCounts(bool committed) {
   pending_counts_.clear();
 }
 
+// A batch that fails to commit (the disk full, another program holding SQLite's write lock) is
+// kept, with its counts, and goes out with the next call's writes: its changes are already in
+// memory and told to agents, so dropping it would lose them at the next restart. StoreBatch keeps
+// the last version of each job and board, so the retry writes what is current.
 absl::Status Lab::CommitPending() {
   if (cluster_ != nullptr) return CommitAsReplica();
-  absl::Status committed = pending_.empty() ? absl::OkStatus() : store_.Commit(pending_);
+  if (pending_.empty()) return absl::OkStatus();
+  absl::Status committed = store_.Commit(pending_);
+  if (!committed.ok()) return committed;
   pending_.clear();
-  SettleCounts(committed.ok());
+  SettleCounts(true);
   return committed;
 }
 

@@ -187,9 +187,9 @@ absl::StatusOr<SubmitLookup> Lab::LookUpForSubmit(const Caller& caller,
 absl::StatusOr<v1::SubmitJobResponse> Lab::UndoSubmit(const JobEntry& entry, absl::Status failed) {
   const v1::Job job = entry.job;  // ForgetJob destroys `entry`
   if (cluster_ == nullptr) metrics_.JobStateChanged(StateName(job.state()), "");
-  // A replica's failed commit is kept to retry (CommitAsReplica), but not this job's part: the
-  // client was told it failed.
-  if (cluster_ != nullptr) DropPendingWrites(entry);
+  // A failed commit is kept to retry (CommitPending), but not this job's part: the client was
+  // told it failed.
+  DropPendingWrites(entry);
   ForgetJob(job.id());
   if (!absl::IsAlreadyExists(failed) || job.request_id().empty()) return failed;
   // Another replica committed a job for this request id after our look-up found none: the

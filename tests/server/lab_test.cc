@@ -83,12 +83,13 @@ class LabRequestIdTest : public LabTest {
  protected:
   v1::SubmitJobRequest StartWithRequest(const std::string& request_id) {
     StartLab();
-    Connect("a", 1, agent_);
+    session_ = Connect("a", 1, agent_);
     auto request = Request(PutModel());
     request.set_request_id(request_id);
     return request;
   }
   std::shared_ptr<FakeSession> agent_;
+  std::string session_;
 };
 
 TEST_F(LabRequestIdTest, ARequestIdIsSubmittedOnce) {
@@ -125,6 +126,25 @@ TEST_F(LabRequestIdTest, ASubmitWhoseCommitFailsIsRefusedAndLeavesNoJob) {
   ASSERT_TRUE(submitted.ok()) << submitted.status();
   EXPECT_FALSE(submitted->deduplicated());
   EXPECT_TRUE(agent_->WaitAssignment(1).has_value());
+}
+
+// A change whose commit fails (another program holds SQLite's write lock) is not dropped: it is
+// written with the next call's commit, so a restart after that finds it.
+TEST_F(LabRequestIdTest, AChangeWhoseCommitFailedIsWrittenWithTheNextCommit) {
+  const auto request = StartWithRequest("ci-run-11");
+  const v1::Job job = Submit(request, "team");
+  auto a = agent_->WaitAssignment(1);
+  ASSERT_TRUE(a);
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "boardlab.db").c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  Stage(session_, *a, v1::JOB_STATE_RUNNING);  // its commit fails
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  EXPECT_EQ(Get(job.id()).state(), v1::JOB_STATE_RUNNING);
+  Submit(Request(PutModel()), "team");  // the next commit
+  RestartLab();
+  EXPECT_EQ(Get(job.id()).state(), v1::JOB_STATE_RUNNING);
 }
 
 TEST_F(LabTest, ATenantAtItsLimitOfUnfinishedJobsIsRefusedUntilOneFinishes) {
