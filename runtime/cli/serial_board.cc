@@ -270,11 +270,21 @@ bool ReportOutputs(FILE* out, const std::string& outputs_dir, const char* indent
   return true;
 }
 
-// "ticks 123 ns 4567[ instructions 4567]" of a mean of `ticks`, and its figures into `entry`.
-std::string TimeText(const link::Hello& h, uint64_t ticks) {
+// The nanoseconds of `ticks` of the board's timer (0 when HELLO gave no rate).
+uint64_t Nanoseconds(const link::Hello& h, uint64_t ticks) {
   const double ns_per_tick =
       h.ticks_per_second > 0 ? 1e9 / static_cast<double>(h.ticks_per_second) : 0;
-  const uint64_t ns = static_cast<uint64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5);
+  return static_cast<uint64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5);
+}
+
+// Of a RESULT's iterations, those a streaming op ended early.
+uint32_t EarlyInferences(const link::Result& r) {
+  return r.iterations - std::min(r.inferences_with_output, r.iterations);
+}
+
+// "ticks 123 ns 4567[ instructions 4567]" of a mean of `ticks`.
+std::string TimeText(const link::Hello& h, uint64_t ticks) {
+  const uint64_t ns = Nanoseconds(h, ticks);
   std::string text = "ticks " + std::to_string(ticks) + " ns " + std::to_string(ns);
   // Under QEMU -icount every instruction takes 2^shift virtual ns.
   if (h.icount_shift >= 0) text += " instructions " + std::to_string(ns >> h.icount_shift);
@@ -286,8 +296,8 @@ std::string TimeText(const link::Hello& h, uint64_t ticks) {
 // each iteration's here, so the mean of output is "output_mean_ticks"). The microseconds only
 // where the timer counts time (not under QEMU -icount, where it counts instructions).
 void AddTimes(const link::Hello& h, const link::Result& r, json& result) {
-  const uint32_t with_output = std::min(r.inferences_with_output, r.iterations);
-  const uint32_t early = r.iterations - with_output;
+  const uint32_t early = EarlyInferences(r);
+  const uint32_t with_output = r.iterations - early;
   const bool timed = h.icount_shift < 0 && h.ticks_per_second > 0;
   const double us_per_tick = timed ? 1e6 / static_cast<double>(h.ticks_per_second) : 0;
   result["output_mean_ticks"] = with_output > 0 ? r.output_mean_ticks : 0;
@@ -311,8 +321,8 @@ void PrintResultLine(FILE* out, const link::Hello& h, const link::Result& r, jso
                  " of %" PRIu32 " inferences produced output); the outputs were not checked\n",
                  r.inferences_with_output, r.iterations);
   }
-  const uint32_t with_output = std::min(r.inferences_with_output, r.iterations);
-  const uint32_t early = r.iterations - with_output;
+  const uint32_t early = EarlyInferences(r);
+  const uint32_t with_output = r.iterations - early;
   std::string line = std::string("result: ") + link::VerdictName(r.verdict) + " ";
   line += with_output > 0 ? TimeText(h, r.output_mean_ticks) : "no inference produced output";
   if (early > 0) {
@@ -325,9 +335,7 @@ void PrintResultLine(FILE* out, const link::Hello& h, const link::Result& r, jso
     line += std::string(" (per inference, ") + h.clock + ")";
   }
   std::fprintf(out, "%s\n", line.c_str());
-  const double ns_per_tick =
-      h.ticks_per_second > 0 ? 1e9 / static_cast<double>(h.ticks_per_second) : 0;
-  const uint64_t ns = static_cast<uint64_t>(static_cast<double>(r.mean_ticks) * ns_per_tick + 0.5);
+  const uint64_t ns = Nanoseconds(h, r.mean_ticks);
   json result = {{"iterations", r.iterations},
                  {"inferences_with_output", r.inferences_with_output},
                  {"mean_ticks", r.mean_ticks},
@@ -375,8 +383,8 @@ bool WriteJson(const std::string& path, const json& doc) {
 // those that ended early (protocol 7): microseconds when the timer counts time (not under QEMU
 // -icount, where it counts instructions).
 void SetCaseTime(const link::Hello& h, const link::Result& r, CaseOutcome& outcome) {
-  const uint32_t with_output = std::min(r.inferences_with_output, r.iterations);
-  outcome.early_inferences = r.iterations - with_output;
+  outcome.early_inferences = EarlyInferences(r);
+  const uint32_t with_output = r.iterations - outcome.early_inferences;
   if (with_output > 0) outcome.ticks = r.output_mean_ticks;
   if (outcome.early_inferences > 0) outcome.early_ticks = r.early_mean_ticks;
   if (h.icount_shift >= 0 || h.ticks_per_second == 0) return;
