@@ -162,6 +162,18 @@ bool BoardLostTheJobsModel(const BoardRunRequest& request) {
   return doc.is_object() && doc.value("error_kind", "") == "model_not_held";
 }
 
+// A single run's time (runtime/cli/run_cases.h TimesJson): the mean of the inferences that
+// produced output, not the profile's mean of all iterations, which averages in the inferences a
+// streaming op ended early. None produced output: no time (0).
+void ReadSingleRunTime(const json& doc, BoardReport& report) {
+  const json& us = doc.at("total_us");
+  report.inference_us = us.is_number() ? us.get<double>() : 0;
+  // On a cycle clock (the profile has cycles) the ticks are cycles.
+  if (report.inference_cycles > 0) {
+    report.inference_cycles = us.is_number() ? doc.at("ticks").get<uint64_t>() : 0;
+  }
+}
+
 // Sim: checks and timing from the --profile json document (runtime/cli/main.cc RunDocument()),
 // whose text is the profile blob.
 void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
@@ -192,6 +204,7 @@ void ReadSimDocument(const json& doc, BoardReport& report, std::string& error) {
         report.inference_cycles = p.at("total_cycles").get<uint64_t>();
       }
     }
+    if (doc.contains("early_inferences")) ReadSingleRunTime(doc, report);
     if (doc.contains("cases")) ReadCases(doc, report);
   } catch (const json::exception& e) {
     error = absl::StrCat("cannot read boardlab-run's profile JSON: ", e.what());
@@ -230,6 +243,10 @@ std::string ConsoleClock(const std::string& result_line) {
 // Qemu: the firmware console (firmware/main.cc):
 //   output 0: 256 bytes fnv1a32 1234abcd pass: max abs diff 0, 0 of 256 elements outside atol
 //   result: PASS ticks 123 ns 456789 instructions 456789 (per inference, icount shift 0)
+// The result line's time is the mean of the inferences that produced output; those a streaming
+// op ended early follow apart ("...; ended early: 1 inference, ticks ..."), and when none produced
+// output the line has only those: "result: NO_OUTPUT no inference produced output; ended early:
+// ...".
 void ReadQemuConsole(const std::string& stdout_text, BoardReport& report) {
   for (const std::string& line : SplitLines(stdout_text)) {
     unsigned long index = 0, bytes = 0;
@@ -246,8 +263,12 @@ void ReadQemuConsole(const std::string& stdout_text, BoardReport& report) {
     }
     unsigned long long ticks = 0, ns = 0;
     char result[16] = {0};
-    if (std::sscanf(line.c_str(), "result: %15s ticks %llu ns %llu", result, &ticks, &ns) == 3) {
-      report.inference_us = static_cast<double>(ns) / 1e3;
+    const int read =
+        std::sscanf(line.c_str(), "result: %15s ticks %llu ns %llu", result, &ticks, &ns);
+    // The verdict alone: no inference produced output, so the line has no time of one (the
+    // early ends' time follows "ended early:", which is not the inference time).
+    if (read == 3 || (read == 1 && absl::StrContains(line, "(per inference, "))) {
+      report.inference_us = read == 3 ? static_cast<double>(ns) / 1e3 : 0;
       report.inference_clock = ConsoleClock(line);
       report.no_output = strcmp(result, "NO_OUTPUT") == 0;
     }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -31,5 +32,21 @@ absl::Status FlexbufferNumber(const flexbuffers::Map& map, const char* key, bool
 /// not `required`.
 absl::Status FlexbufferInt(const flexbuffers::Map& map, const char* key, bool required,
                            int32_t* out);
+
+/// How TFLite Micro's signal kernels read an option (FlexbufferWrapper::ElementAsInt32(i) and
+/// ElementAsBool(i)): by place, not by key. `kernel_keys` are the keys the kernel was written for;
+/// `key`'s place among them in sorted order is the value it reads, the map's value at that place
+/// in its own sorted keys, whatever that key is called: another key sorting before moves it. The
+/// value must be an integer (or bool) stored in place, the bytes the wrapper reads; `*out` gets
+/// them as a signed integer cut to 32 bits. InvalidArgument saying which place held what.
+absl::Status FlexbufferIntByPlace(const flexbuffers::Map& map,
+                                  const std::vector<const char*>& kernel_keys, const char* key,
+                                  int32_t* out);
+
+/// Each of `kernel_keys` required by name (FlexbufferNumber), its value then taken from its place
+/// (FlexbufferIntByPlace) into the `fields` entry of the same index.
+absl::Status FlexbufferIntsByPlace(const flexbuffers::Map& map,
+                                   const std::vector<const char*>& kernel_keys,
+                                   const std::vector<int32_t*>& fields);
 
 }  // namespace boardlab::compiler

@@ -1,6 +1,5 @@
 #include "compiler/signal_options.h"
 
-#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -10,12 +9,16 @@
 namespace boardlab::compiler {
 namespace {
 
-// The filter bank stage's keys (every one required, as TFLite Micro's Init reads each by its
-// place in the sorted map).
-std::vector<std::pair<const char*, int32_t*>> FilterBankKeys(OpType type, SignalOptions& o) {
+// The options a kernel's Init reads by place (flexbuffer_options.h FlexbufferIntByPlace): its
+// keys, every one also required by name, and where each value goes.
+struct PlacedOption {
+  const char* key;
+  int32_t* out;
+};
+std::vector<PlacedOption> PlacedOptions(OpType type, SignalOptions& o, int32_t& clamping) {
   switch (type) {
     case OpType::kSignalEnergy:
-      return {{"start_index", &o.start_index}, {"end_index", &o.end_index}};
+      return {{"end_index", &o.end_index}, {"start_index", &o.start_index}};
     case OpType::kSignalFilterBank:
       return {{"num_channels", &o.num_channels}};
     case OpType::kSignalFilterBankLog:
@@ -24,43 +27,35 @@ std::vector<std::pair<const char*, int32_t*>> FilterBankKeys(OpType type, Signal
     case OpType::kSignalPcan:
       return {{"snr_shift", &o.snr_shift}};
     case OpType::kSignalSpectralSubtraction:
-      return {{"num_channels", &o.num_channels},
-              {"smoothing", &o.smoothing},
-              {"one_minus_smoothing", &o.one_minus_smoothing},
+      return {{"alternate_one_minus_smoothing", &o.alternate_one_minus_smoothing},
               {"alternate_smoothing", &o.alternate_smoothing},
-              {"alternate_one_minus_smoothing", &o.alternate_one_minus_smoothing},
+              {"clamping", &clamping},
               {"min_signal_remaining", &o.min_signal_remaining},
+              {"num_channels", &o.num_channels},
+              {"one_minus_smoothing", &o.one_minus_smoothing},
+              {"smoothing", &o.smoothing},
               {"smoothing_bits", &o.smoothing_bits},
               {"spectral_subtraction_bits", &o.spectral_subtraction_bits}};
+    case OpType::kSignalWindow:
+      return {{"shift", &o.shift}};
+    case OpType::kSignalDelay:
+      return {{"delay_length", &o.delay_length}};
     default:
       return {};
   }
 }
 
-// TFLite Micro's FlexbufferWrapper: the map's values as a vector, element i read as the signed
-// integer of the map's byte width stored in place, whatever the element's type.
-class ValuesInPlace : public flexbuffers::Vector {
- public:
-  explicit ValuesInPlace(const flexbuffers::Map& map) : flexbuffers::Vector(map.Values()) {}
-  int64_t IntAt(size_t i) const {
-    return flexbuffers::ReadInt64(data_ + i * byte_width_, byte_width_);
+// Each option required by name (a number, or clamping's bool), its value then taken from its
+// place as TFLite Micro's Init takes it.
+absl::Status ReadPlacedOptions(const flexbuffers::Map& map,
+                               const std::vector<PlacedOption>& options) {
+  std::vector<const char*> keys;
+  std::vector<int32_t*> fields;
+  for (const PlacedOption& option : options) {
+    keys.push_back(option.key);
+    fields.push_back(option.out);
   }
-};
-
-// rfft.cc and irfft.cc's Init: fbw.ElementAsInt32(1), the second value in key order. An integer
-// (or bool) stored in place is what the wrapper reads; a float's bits or an offset to a value
-// stored elsewhere are no length, so they are refused.
-absl::Status FftLengthByPosition(const flexbuffers::Map& map, int32_t* fft_length) {
-  const flexbuffers::Type type = map.Values()[1].GetType();
-  if (type != flexbuffers::FBT_INT && type != flexbuffers::FBT_UINT &&
-      type != flexbuffers::FBT_BOOL) {
-    return BadCustomOptions(absl::StrCat(
-        "TFLite Micro reads fft_length as the map's second value in key order, key '",
-        map.Keys()[1].AsKey(), "' here, which is no integer stored in place (flexbuffer type ",
-        static_cast<int>(type), ")"));
-  }
-  *fft_length = static_cast<int32_t>(ValuesInPlace(map).IntAt(1));
-  return absl::OkStatus();
+  return FlexbufferIntsByPlace(map, keys, fields);
 }
 
 bool IsFilterBankStageOp(OpType type) {
@@ -76,28 +71,22 @@ absl::StatusOr<SignalOptions> ParseSignalOptions(OpType type, std::span<const ui
   if (type == OpType::kSignalFftAutoScale || type == OpType::kSignalFilterBankSquareRoot) return o;
   absl::StatusOr<flexbuffers::Map> map = VerifiedFlexbufferMap(options);
   if (!map.ok()) return map.status();
-  if (type == OpType::kSignalWindow) {
-    if (absl::Status s = FlexbufferInt(*map, "shift", true, &o.shift); !s.ok()) return s;
+  int32_t clamping = 0;  // TFLite Micro's ElementAsBool: any bytes but zero
+  if (absl::Status s = ReadPlacedOptions(*map, PlacedOptions(type, o, clamping)); !s.ok()) {
+    return s;
   }
-  if (type == OpType::kSignalDelay) {
-    if (absl::Status s = FlexbufferInt(*map, "delay_length", true, &o.delay_length); !s.ok()) {
-      return s;
-    }
-  }
-  for (const auto& [key, field] : FilterBankKeys(type, o)) {
-    if (absl::Status s = FlexbufferInt(*map, key, true, field); !s.ok()) return s;
-  }
-  if (type == OpType::kSignalSpectralSubtraction) {
-    flexbuffers::Reference clamping;  // TFLite Micro reads it with AsBool: any number
-    if (absl::Status s = FlexbufferNumber(*map, "clamping", true, &clamping); !s.ok()) return s;
-    o.clamping = clamping.AsBool();
-  }
+  o.clamping = clamping != 0;
   if (IsSignalFftOp(type)) {
     if (absl::Status s = FlexbufferInt(*map, "T", true, &o.tensor_type); !s.ok()) return s;
     if (absl::Status s = FlexbufferInt(*map, "fft_length", true, &o.fft_length_key); !s.ok()) {
       return s;
     }
-    if (absl::Status s = FftLengthByPosition(*map, &o.fft_length); !s.ok()) return s;
+    // rfft.cc and irfft.cc's Init read 'T' by key but fft_length by place.
+    if (absl::Status s =
+            FlexbufferIntByPlace(*map, {"T", "fft_length"}, "fft_length", &o.fft_length);
+        !s.ok()) {
+      return s;
+    }
   }
   return o;
 }

@@ -1,32 +1,31 @@
 #include "compiler/stream_options.h"
 
+#include <vector>
+
 #include "compiler/flexbuffer_options.h"
 
 namespace boardlab::compiler {
 namespace {
 
 absl::Status ParseFramer(const flexbuffers::Map& map, StreamOptions& o) {
-  if (absl::Status s = FlexbufferInt(map, "frame_size", true, &o.frame_size); !s.ok()) return s;
-  if (absl::Status s = FlexbufferInt(map, "frame_step", true, &o.frame_step); !s.ok()) return s;
-  flexbuffers::Reference prefill;
-  if (absl::Status s = FlexbufferNumber(map, "prefill", true, &prefill); !s.ok()) return s;
-  o.prefill = prefill.AsBool();
-  return absl::OkStatus();
+  int32_t prefill = 0;  // ElementAsBool: any bytes but zero
+  absl::Status s = FlexbufferIntsByPlace(map, {"frame_size", "frame_step", "prefill"},
+                                         {&o.frame_size, &o.frame_step, &prefill});
+  o.prefill = prefill != 0;
+  return s;
 }
 
 absl::Status ParseStacker(const flexbuffers::Map& map, StreamOptions& o) {
-  for (auto [key, field] : {std::pair{"num_channels", &o.num_channels},
-                            std::pair{"stacker_left_context", &o.left_context},
-                            std::pair{"stacker_right_context", &o.right_context},
-                            std::pair{"stacker_step", &o.stacker_step}}) {
-    if (absl::Status s = FlexbufferInt(map, key, true, field); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return FlexbufferIntsByPlace(
+      map, {"num_channels", "stacker_left_context", "stacker_right_context", "stacker_step"},
+      {&o.num_channels, &o.left_context, &o.right_context, &o.stacker_step});
 }
 
+// Init reads 'T' by key (to pick the type) and frame_step by place.
 absl::Status ParseOverlapAdd(const flexbuffers::Map& map, StreamOptions& o) {
   if (absl::Status s = FlexbufferInt(map, "T", true, &o.tensor_type); !s.ok()) return s;
-  return FlexbufferInt(map, "frame_step", true, &o.frame_step);
+  if (absl::Status s = FlexbufferInt(map, "frame_step", true, &o.frame_step); !s.ok()) return s;
+  return FlexbufferIntByPlace(map, {"T", "frame_step"}, "frame_step", &o.frame_step);
 }
 
 }  // namespace

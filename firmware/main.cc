@@ -268,16 +268,42 @@ const char* VerdictWord(const RunnerResult& result) {
   return !result.verified ? "UNVERIFIED" : result.pass ? "PASS" : "FAIL";
 }
 
-// The result line of a run or a case: its verdict and mean time per inference.
-void PrintTimes(const char* prefix, const char* verdict, uint64_t ticks, int icount_shift) {
+// "ticks T ns N[ instructions I]" of a mean of `ticks`.
+void PrintTime(uint64_t ticks, int icount_shift) {
   const uint64_t ns = rt_pal_ticks_to_ns(ticks);
-  if (icount_shift >= 0) {
-    printf("%s%s ticks %llu ns %llu instructions %llu (per inference, icount shift %d)\n", prefix,
-           verdict, static_cast<unsigned long long>(ticks), static_cast<unsigned long long>(ns),
-           static_cast<unsigned long long>(ns >> icount_shift), icount_shift);
+  printf("ticks %llu ns %llu", static_cast<unsigned long long>(ticks),
+         static_cast<unsigned long long>(ns));
+  if (icount_shift >= 0)
+    printf(" instructions %llu", static_cast<unsigned long long>(ns >> icount_shift));
+}
+
+// The inferences of `iterations` a streaming op ended early (they ran part of the chain).
+unsigned long EarlyInferences(const RunnerResult& result, int iterations) {
+  const size_t runs = static_cast<size_t>(iterations);
+  return U(runs - (result.inferences_with_output < runs ? result.inferences_with_output : runs));
+}
+
+// The result line of a run or a case: its verdict and the mean time of its inferences that
+// produced output, then apart that of those a streaming op ended early:
+//   result: PASS ticks T ns N; ended early: 1 inference, ticks T ns N (per inference, ...)
+// When none produced output there is no inference time: "result: NO_OUTPUT no inference
+// produced output; ended early: ...".
+void PrintTimes(const char* prefix, const RunnerResult& result, int iterations, int icount_shift) {
+  printf("%s%s ", prefix, VerdictWord(result));
+  if (result.inferences_with_output > 0) {
+    PrintTime(result.output_mean_ticks, icount_shift);
   } else {
-    printf("%s%s ticks %llu ns %llu (per inference, no icount: host time)\n", prefix, verdict,
-           static_cast<unsigned long long>(ticks), static_cast<unsigned long long>(ns));
+    printf("no inference produced output");
+  }
+  const unsigned long early = EarlyInferences(result, iterations);
+  if (early > 0) {
+    printf("; ended early: %lu %s, ", early, early == 1 ? "inference" : "inferences");
+    PrintTime(result.early_mean_ticks, icount_shift);
+  }
+  if (icount_shift >= 0) {
+    printf(" (per inference, icount shift %d)\n", icount_shift);
+  } else {
+    printf(" (per inference, no icount: host time)\n");
   }
 }
 
@@ -288,7 +314,9 @@ void PrintTimes(const char* prefix, const char* verdict, uint64_t ticks, int ico
 //   expected PATH         (one per output, in order; none: nothing to compare)
 // --case-results FILE gets one line per case, fields separated by tabs:
 //   NAME  EXIT (0, 1, or no_output: the case's last inference ended early, nothing was
-//   checked)  MEAN_TICKS  NS  then per output: - (not checked), or
+//   checked)  OUTPUT_MEAN_TICKS  NS (of the inferences that produced output; 0 when none did)
+//   EARLY_INFERENCES  EARLY_MEAN_TICKS  EARLY_NS (those a streaming op ended early; 0 0 0 when
+//   none did)  then per output: - (not checked), or
 //   pass|fail:MAX_ABS_DIFF:MISMATCHES:ELEMENTS, or error
 // Outputs go to OUTPUTS_DIR/NAME/output<i>.bin (the host makes the directories).
 class CaseReader {
@@ -386,10 +414,9 @@ class CaseReader {
   }
 
   int Report(const RunnerResult& result) {
-    const char* verdict = VerdictWord(result);
     char prefix[160];
     snprintf(prefix, sizeof(prefix), "case %s: ", name_);
-    PrintTimes(prefix, verdict, result.mean_ticks, args_.icount_shift);
+    PrintTimes(prefix, result, args_.iterations, args_.icount_shift);
     char dir[400] = {};
     if (args_.outputs_dir != nullptr) snprintf(dir, sizeof(dir), "%s/%s", args_.outputs_dir, name_);
     int code = kExitPass;
@@ -401,8 +428,12 @@ class CaseReader {
     } else {
       fprintf(results_, "%s\t%d", name_, result.pass ? kExitPass : kExitMismatch);
     }
-    fprintf(results_, "\t%llu\t%llu", static_cast<unsigned long long>(result.mean_ticks),
-            static_cast<unsigned long long>(rt_pal_ticks_to_ns(result.mean_ticks)));
+    fprintf(results_, "\t%llu\t%llu\t%lu\t%llu\t%llu",
+            static_cast<unsigned long long>(result.output_mean_ticks),
+            static_cast<unsigned long long>(rt_pal_ticks_to_ns(result.output_mean_ticks)),
+            EarlyInferences(result, args_.iterations),
+            static_cast<unsigned long long>(result.early_mean_ticks),
+            static_cast<unsigned long long>(rt_pal_ticks_to_ns(result.early_mean_ticks)));
     for (size_t i = 0; i < result.num_outputs; ++i) {
       const OutputResult& o = result.outputs[i];
       if (!o.checked) {
@@ -550,7 +581,7 @@ int Run(const Args& args) {
         "produced output); the outputs were not checked\n",
         U(result.inferences_with_output), args.iterations);
   }
-  PrintTimes("result: ", VerdictWord(result), result.mean_ticks, args.icount_shift);
+  PrintTimes("result: ", result, args.iterations, args.icount_shift);
   return code;
 }
 

@@ -707,6 +707,9 @@ struct RunOutput {
   // Per iteration in run order: whether it produced output (its case's time is split by it).
   std::vector<bool> produced_output;
   Profile profile;
+  // A single run's inference time: the mean of its iterations that produced output (what the
+  // latency budget judges), and apart those a streaming op ended early (as a case's).
+  CaseOutcome times;
   size_t persistent_bytes = 0;
   std::vector<CaseOutcome> cases;  // --inputs / --cases: per case (outputs then stays empty)
 
@@ -1031,8 +1034,12 @@ __attribute__((no_sanitize("vptr"))) int RunArtifact(const Args& args, RunOutput
   } else {
     std::vector<std::vector<uint8_t>> input_data;
     std::vector<std::vector<uint8_t>> expected;
+    const size_t first_run = collector.runs().size();
     int code = ReadInputs(args, *method, input_data, expected, out);
     if (code == kExitPass) code = ExecuteIterations(args.iterations, input_data, *method, out);
+    if (code == kExitPass) {
+      SetCaseTimes(collector, first_run, out.produced_output, profile_clock, out.times);
+    }
     // The last inference ended early: its outputs are an earlier one's (or the arena's zeros),
     // so they are shown but not judged. Not a failure: the model is waiting for more input.
     if (code == kExitPass && !method->produced_outputs()) expected.clear();
@@ -1069,8 +1076,30 @@ json RunDocument(const Args& args, const RunOutput& out) {
     const json results = boardlab::run::CaseResultsJson(out.cases, out.profile.clock.kind);
     document["cases"] = results["cases"];
     document["case_summary"] = results["case_summary"];
+  } else {
+    document.update(boardlab::run::TimesJson(out.times));
   }
   return document;
+}
+
+// A single run whose iterations did not all produce output: the inference time is the mean of
+// those that did (the profile's rows average all iterations), the early ends' apart.
+void PrintInferenceTime(const Args& args, const RunOutput& out) {
+  const CaseOutcome& t = out.times;
+  if (t.early_inferences == 0) return;
+  const int with_output = args.iterations - static_cast<int>(t.early_inferences);
+  std::string time = "none (no inference produced output)";
+  if (with_output > 0) {
+    char text[64];
+    if (t.us) {
+      std::snprintf(text, sizeof(text), "%.2f us", *t.us);
+    } else {
+      std::snprintf(text, sizeof(text), "%" PRIu64 " ticks", t.ticks);
+    }
+    time = std::string(text) + " (mean of the " + std::to_string(with_output) + " of " +
+           std::to_string(args.iterations) + " inferences that produced output)";
+  }
+  std::printf("inference time: %s; %s\n", time.c_str(), boardlab::run::EarlyEndedText(t).c_str());
 }
 
 void PrintRunTable(const Args& args, const RunOutput& out) {
@@ -1124,6 +1153,7 @@ void PrintRunTable(const Args& args, const RunOutput& out) {
   boardlab::run::PrintProfileTable(out.profile, "profile (average of " +
                                                     std::to_string(args.iterations) + " iteration" +
                                                     (args.iterations == 1 ? "" : "s") + "):");
+  PrintInferenceTime(args, out);
 }
 
 int Run(const Args& args) {
@@ -1141,11 +1171,12 @@ int Run(const Args& args) {
   int code = RunArtifact(run_args, out);
   if (!out.error.empty()) return Fail(code, out.error);
   boardlab::run::NameFromDebugMap(map, out.profile);
-  // With cases the latency budget holds for the slowest case that produced output; when no
-  // inference did, there is no latency to judge.
+  // The latency budget holds for inferences that produced output: with cases the slowest case's
+  // mean, else the mean of the iterations that did; when no inference did, there is no latency
+  // to judge.
   const std::optional<double> slowest = boardlab::run::Summarize(out.cases).slowest_us;
-  boardlab::run::MeasureLatency(HasCases(args) ? slowest.value_or(0) : out.profile.total_us,
-                                out.profile.clock.kind, measured);
+  const std::optional<double> latency = HasCases(args) ? slowest : out.times.us;
+  boardlab::run::MeasureLatency(latency.value_or(0), out.profile.clock.kind, measured);
   if (out.verdict == "no_output") {
     boardlab::run::NoLatencyToJudge(out.profile.clock.kind, measured);
   }

@@ -269,17 +269,23 @@ std::string ReadWholeFile(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The firmware's line for case `c` (NAME EXIT TICKS NS OUTPUTS...) with the top-1 from its
-// output file; the files' paths only when they stay (--outputs). False when the line is not the
-// case's.
+// The firmware's line for case `c` (NAME EXIT OUTPUT_TICKS NS EARLY_INFERENCES EARLY_TICKS
+// EARLY_NS OUTPUTS..., firmware/main.cc) with the top-1 from its output file; the files' paths
+// only when they stay (--outputs). False when the line is not the case's. The ticks are QEMU's,
+// not the Cortex-M33's time, so no microseconds.
 bool ReadCaseLine(const std::string& line, const CaseFiles& c, const ModelIo& io,
                   const FirmwareCaseFiles& files, bool outputs_stay, CaseOutcome& outcome) {
+  constexpr size_t kFirstOutput = 7;
   const std::vector<std::string> fields = SplitTabs(line);
-  if (fields.size() < 4 || fields[0] != c.name) return false;
+  if (fields.size() < kFirstOutput || fields[0] != c.name) return false;
   outcome.name = c.name;
   outcome.ticks = std::strtoull(fields[2].c_str(), nullptr, 10);
+  outcome.early_inferences = static_cast<uint32_t>(std::strtoul(fields[4].c_str(), nullptr, 10));
+  outcome.early_ticks = std::strtoull(fields[5].c_str(), nullptr, 10);
   outcome.no_output = fields[1] == "no_output";
-  for (size_t i = 4; i < fields.size(); ++i) outcome.outputs.push_back(ParseOutputField(fields[i]));
+  for (size_t i = kFirstOutput; i < fields.size(); ++i) {
+    outcome.outputs.push_back(ParseOutputField(fields[i]));
+  }
   const fs::path dir = fs::path(files.outputs()) / c.name;
   outcome.detail = OutputsJson(outcome.outputs);
   for (size_t i = 0; outputs_stay && i < outcome.detail.size(); ++i) {

@@ -573,12 +573,23 @@ std::string DescribeCase(const CaseOutcome& c) {
   }
   if (!details.empty()) text += " (" + details + ")";
   if (c.us) text += " " + MicrosecondsText(*c.us);
-  if (c.early_inferences > 0) {
-    text += "; ended early: " + std::to_string(c.early_inferences) +
-            (c.early_inferences == 1 ? " inference" : " inferences");
-    if (c.early_us) text += ", " + MicrosecondsText(*c.early_us);
-  }
+  if (c.early_inferences > 0) text += "; " + EarlyEndedText(c);
   return text;
+}
+
+std::string EarlyEndedText(const CaseOutcome& c) {
+  std::string text = "ended early: " + std::to_string(c.early_inferences) +
+                     (c.early_inferences == 1 ? " inference" : " inferences");
+  if (c.early_us) text += ", " + MicrosecondsText(*c.early_us);
+  return text;
+}
+
+json TimesJson(const CaseOutcome& c) {
+  return {{"total_us", c.us ? json(*c.us) : json(nullptr)},
+          {"ticks", c.ticks},
+          {"early_inferences", c.early_inferences},
+          {"early_total_us", c.early_us ? json(*c.early_us) : json(nullptr)},
+          {"early_ticks", c.early_ticks}};
 }
 
 json CaseJson(const CaseOutcome& c) {
@@ -589,12 +600,8 @@ json CaseJson(const CaseOutcome& c) {
                             : c.passed()    ? "pass"
                                             : "fail"},
                 {"max_abs_diff", diff && std::isfinite(*diff) ? json(*diff) : json(nullptr)},
-                {"total_us", c.us ? json(*c.us) : json(nullptr)},
-                {"ticks", c.ticks},
-                {"early_inferences", c.early_inferences},
-                {"early_total_us", c.early_us ? json(*c.early_us) : json(nullptr)},
-                {"early_ticks", c.early_ticks},
                 {"outputs", c.detail.is_null() ? OutputsJson(c.outputs) : c.detail}};
+  entry.update(TimesJson(c));
   if (c.top1 && c.top1_expected) {
     entry["top1"] = {{"class", *c.top1},
                      {"expected", *c.top1_expected},

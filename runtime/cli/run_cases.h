@@ -154,6 +154,14 @@ std::string DescribeSummary(const CaseSummary& summary);
 /// early: 1 inference, 40.00 us".
 std::string DescribeCase(const CaseOutcome& outcome);
 
+/// "ended early: 3 inferences, 40.00 us" (without the time when the clock gives none).
+std::string EarlyEndedText(const CaseOutcome& outcome);
+
+/// The time fields of a case's entry, also those of a single run's document: "total_us" and
+/// "ticks" (the inferences that produced output; null and 0 when none did), "early_inferences",
+/// "early_total_us" and "early_ticks" (those a streaming op ended early).
+nlohmann::json TimesJson(const CaseOutcome& outcome);
+
 /// The documents' "cases" entry and "case_summary" (docs/runtime.md). A case's "total_us" and
 /// "ticks" are the mean of its inferences that produced output; "early_inferences",
 /// "early_total_us" and "early_ticks" those of the inferences that ended early.

@@ -270,31 +270,78 @@ bool ReportOutputs(FILE* out, const std::string& outputs_dir, const char* indent
   return true;
 }
 
-void PrintResultLine(FILE* out, const link::Hello& h, const link::Result& r, json& doc) {
+// The nanoseconds of `ticks` of the board's timer (0 when HELLO gave no rate).
+uint64_t Nanoseconds(const link::Hello& h, uint64_t ticks) {
   const double ns_per_tick =
       h.ticks_per_second > 0 ? 1e9 / static_cast<double>(h.ticks_per_second) : 0;
-  const uint64_t ns = static_cast<uint64_t>(static_cast<double>(r.mean_ticks) * ns_per_tick + 0.5);
+  return static_cast<uint64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5);
+}
+
+// Of a RESULT's iterations, those a streaming op ended early.
+uint32_t EarlyInferences(const link::Result& r) {
+  return r.iterations - std::min(r.inferences_with_output, r.iterations);
+}
+
+// "ticks 123 ns 4567[ instructions 4567]" of a mean of `ticks`.
+std::string TimeText(const link::Hello& h, uint64_t ticks) {
+  const uint64_t ns = Nanoseconds(h, ticks);
+  std::string text = "ticks " + std::to_string(ticks) + " ns " + std::to_string(ns);
+  // Under QEMU -icount every instruction takes 2^shift virtual ns.
+  if (h.icount_shift >= 0) text += " instructions " + std::to_string(ns >> h.icount_shift);
+  return text;
+}
+
+// The run's time apart for the inferences that produced output and those a streaming op ended
+// early (protocol 7), in the names of a case's (run_cases.h TimesJson; "ticks" is the list of
+// each iteration's here, so the mean of output is "output_mean_ticks"). The microseconds only
+// where the timer counts time (not under QEMU -icount, where it counts instructions).
+void AddTimes(const link::Hello& h, const link::Result& r, json& result) {
+  const uint32_t early = EarlyInferences(r);
+  const uint32_t with_output = r.iterations - early;
+  const bool timed = h.icount_shift < 0 && h.ticks_per_second > 0;
+  const double us_per_tick = timed ? 1e6 / static_cast<double>(h.ticks_per_second) : 0;
+  result["output_mean_ticks"] = with_output > 0 ? r.output_mean_ticks : 0;
+  result["total_us"] = with_output > 0 && timed
+                           ? json(static_cast<double>(r.output_mean_ticks) * us_per_tick)
+                           : json(nullptr);
+  result["early_inferences"] = early;
+  result["early_ticks"] = early > 0 ? r.early_mean_ticks : 0;
+  result["early_total_us"] = early > 0 && timed
+                                 ? json(static_cast<double>(r.early_mean_ticks) * us_per_tick)
+                                 : json(nullptr);
+}
+
+// "result: PASS ticks T ns N[; ended early: 1 inference, ticks T ns N] (per inference, CLOCK)":
+// the time first is the mean of the inferences that produced output (what agents read as the
+// inference time); when none did, the line says so and gives only the early ends' time.
+void PrintResultLine(FILE* out, const link::Hello& h, const link::Result& r, json& doc) {
   if (r.verdict == link::Verdict::kNoOutput) {
     std::fprintf(out,
                  "no output yet: a streaming op ended the last inference early (%" PRIu32
                  " of %" PRIu32 " inferences produced output); the outputs were not checked\n",
                  r.inferences_with_output, r.iterations);
   }
-  std::fprintf(out, "result: %s ticks %" PRIu64 " ns %" PRIu64, link::VerdictName(r.verdict),
-               r.mean_ticks, ns);
+  const uint32_t early = EarlyInferences(r);
+  const uint32_t with_output = r.iterations - early;
+  std::string line = std::string("result: ") + link::VerdictName(r.verdict) + " ";
+  line += with_output > 0 ? TimeText(h, r.output_mean_ticks) : "no inference produced output";
+  if (early > 0) {
+    line += "; ended early: " + std::to_string(early) +
+            (early == 1 ? " inference, " : " inferences, ") + TimeText(h, r.early_mean_ticks);
+  }
+  if (h.icount_shift >= 0) {
+    line += " (per inference, icount shift " + std::to_string(int{h.icount_shift}) + ")";
+  } else {
+    line += std::string(" (per inference, ") + h.clock + ")";
+  }
+  std::fprintf(out, "%s\n", line.c_str());
+  const uint64_t ns = Nanoseconds(h, r.mean_ticks);
   json result = {{"iterations", r.iterations},
                  {"inferences_with_output", r.inferences_with_output},
                  {"mean_ticks", r.mean_ticks},
                  {"mean_ns", ns}};
-  if (h.icount_shift >= 0) {
-    // Under QEMU -icount every instruction takes 2^shift virtual ns.
-    const uint64_t instructions = ns >> h.icount_shift;
-    std::fprintf(out, " instructions %" PRIu64 " (per inference, icount shift %d)\n", instructions,
-                 int{h.icount_shift});
-    result["instructions"] = instructions;
-  } else {
-    std::fprintf(out, " (per inference, %s)\n", h.clock);
-  }
+  if (h.icount_shift >= 0) result["instructions"] = ns >> h.icount_shift;
+  AddTimes(h, r, result);
   json ticks = json::array();
   uint64_t low = UINT64_MAX, high = 0;
   for (uint16_t i = 0; i < r.num_times; ++i) {
@@ -336,8 +383,8 @@ bool WriteJson(const std::string& path, const json& doc) {
 // those that ended early (protocol 7): microseconds when the timer counts time (not under QEMU
 // -icount, where it counts instructions).
 void SetCaseTime(const link::Hello& h, const link::Result& r, CaseOutcome& outcome) {
-  const uint32_t with_output = std::min(r.inferences_with_output, r.iterations);
-  outcome.early_inferences = r.iterations - with_output;
+  outcome.early_inferences = EarlyInferences(r);
+  const uint32_t with_output = r.iterations - outcome.early_inferences;
   if (with_output > 0) outcome.ticks = r.output_mean_ticks;
   if (outcome.early_inferences > 0) outcome.early_ticks = r.early_mean_ticks;
   if (h.icount_shift >= 0 || h.ticks_per_second == 0) return;

@@ -121,6 +121,32 @@ TEST(RunnerOutput, NullProfileFiguresAreUnknownNotAnError) {
   EXPECT_EQ(r.profile_json, json);
 }
 
+// A single run whose iterations mixed early ends with whole inferences: its time (and cycles, on
+// a cycle clock) is the document's mean of the inferences that produced output, not the
+// profile's mean of all; when none produced output there is no time.
+TEST(RunnerOutput, ASingleRunIsTimedByItsInferencesThatProducedOutput) {
+  testing::ScratchDir dir;
+  const std::string mixed = R"({"verdict": "pass", "outputs": [],
+      "total_us": 10.0, "ticks": 3250, "early_inferences": 1, "early_total_us": 2.0,
+      "early_ticks": 650, "profile": {"clock": "rt700-sim-cycles", "total_us": 6.0,
+      "total_cycles": 1950, "ops": []}})";
+  const BoardReport r =
+      InterpretRunnerExit(RunnerBoard::kSim, Request(dir.path().string()), Exited(0), mixed, {});
+  EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_PASS) << r.message;
+  EXPECT_DOUBLE_EQ(r.inference_us, 10.0);
+  EXPECT_EQ(r.inference_cycles, 3250u);
+
+  const std::string none = R"({"verdict": "no_output", "outputs": [],
+      "total_us": null, "ticks": 0, "early_inferences": 2, "early_total_us": 2.0,
+      "early_ticks": 650, "profile": {"clock": "rt700-sim-cycles", "total_us": 2.0,
+      "total_cycles": 650, "ops": []}})";
+  const BoardReport n =
+      InterpretRunnerExit(RunnerBoard::kSim, Request(dir.path().string()), Exited(0), none, {});
+  EXPECT_EQ(n.outcome, v1::RUN_OUTCOME_NO_OUTPUT) << n.message;
+  EXPECT_DOUBLE_EQ(n.inference_us, 0.0);
+  EXPECT_EQ(n.inference_cycles, 0u);
+}
+
 // A served run's work directory keeps the previous run's files: only those the answer names
 // are this run's, and an answer without a completed run names none.
 TEST(RunnerOutput, ServeAnswerNamesItsOwnFiles) {
@@ -231,6 +257,25 @@ TEST(RunnerOutput, NoOutputYetIsItsOwnOutcome) {
     EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_NO_OUTPUT);
     EXPECT_TRUE(r.checks.empty());
   }
+  // No inference produced output: the line has no inference time, only the early ends' apart.
+  const std::string none =
+      "result: NO_OUTPUT no inference produced output; ended early: 2 inferences, ticks 1 ns "
+      "2000 instructions 2000 (per inference, icount shift 0)\n";
+  for (const RunnerBoard board : {RunnerBoard::kQemu, RunnerBoard::kSerial}) {
+    const BoardReport r = InterpretRunnerExit(board, Request("/nonexistent"), Exited(0), none, {});
+    EXPECT_EQ(r.outcome, v1::RUN_OUTCOME_NO_OUTPUT);
+    EXPECT_DOUBLE_EQ(r.inference_us, 0.0);
+    EXPECT_EQ(r.inference_clock, "qemu-icount");
+  }
+  // Some did: the time is theirs, the early ends' follows apart.
+  const BoardReport mixed = InterpretRunnerExit(
+      RunnerBoard::kSerial, Request("/nonexistent"), Exited(0),
+      "result: PASS ticks 5 ns 5000; ended early: 1 inference, ticks 1 ns 1000 (per inference, "
+      "DWT cycles)\n",
+      {});
+  EXPECT_EQ(mixed.outcome, v1::RUN_OUTCOME_PASS);
+  EXPECT_DOUBLE_EQ(mixed.inference_us, 5.0);
+  EXPECT_EQ(mixed.inference_clock, "DWT cycles");
   // The same run with a real result line is a pass.
   const BoardReport pass = InterpretRunnerExit(
       RunnerBoard::kQemu, Request("/nonexistent"), Exited(0),

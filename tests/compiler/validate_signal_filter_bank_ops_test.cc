@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "flatbuffers/flexbuffers.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/validate_test_util.h"
 #include "tests/support/op_cases.h"
@@ -67,6 +68,29 @@ TEST(ValidateSignalEnergy, ImportsItsBinRange) {
   EXPECT_EQ(g->ops[0].type, OpType::kSignalEnergy);
   EXPECT_EQ(g->ops[0].opts<compiler::SignalOptions>().start_index, 2);
   EXPECT_EQ(g->ops[0].opts<compiler::SignalOptions>().end_index, 5);
+}
+
+// TFLite Micro's Init reads end_index and start_index by place, the map's first and second
+// values in key order (FlexbufferWrapper::ElementAsInt32(0) and (1)): a key sorting before
+// them moves both, and boardlab takes the same values. By key these would be bins [7, 2).
+TEST(ValidateSignalEnergy, TheIndicesAreReadByPlaceAsTfliteMicroReadsThem) {
+  absl::StatusOr<compiler::Graph> g = compiler::ImportTflite(
+      Energy(IntMapFlexbuffer({{"a", 6}, {"end_index", 2}, {"start_index", 7}})).Finish(), nullptr);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->ops[0].opts<compiler::SignalOptions>().end_index, 6);
+  EXPECT_EQ(g->ops[0].opts<compiler::SignalOptions>().start_index, 2);
+
+  // The value at a place must be an integer stored in place, the bytes the wrapper reads.
+  flexbuffers::Builder fbb;
+  fbb.Map([&]() {
+    fbb.String("a", "six");
+    fbb.Int("end_index", 2);
+    fbb.Int("start_index", 7);
+  });
+  fbb.Finish();
+  ExpectInvalid(Energy(fbb.GetBuffer()),
+                {"custom options: TFLite Micro reads end_index as the map's first value in key "
+                 "order, key 'a' here, which is no integer stored in place"});
 }
 
 TEST(ValidateSignalEnergy, BothIndicesRequiredAndWithinTheBins) {

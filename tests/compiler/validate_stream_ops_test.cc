@@ -88,6 +88,27 @@ std::vector<uint8_t> StackerOptions(int64_t channels, int64_t left, int64_t righ
                            {"stacker_step", step}});
 }
 
+// TFLite Micro's Init reads the stacker's four options by place (ElementAsInt32(0) to (3)): a
+// key sorting before "num_channels" moves each to the next key's value, and boardlab takes the
+// same values. By key this would be one channel, which the [3] input refuses.
+TEST(ValidateSignalStacker, TheOptionsAreReadByPlaceAsTfliteMicroReadsThem) {
+  absl::StatusOr<compiler::Graph> g =
+      compiler::ImportTflite(Stacker(3, 6,
+                                     IntMapFlexbuffer({{"_channels", 3},
+                                                       {"num_channels", 1},
+                                                       {"stacker_left_context", 0},
+                                                       {"stacker_right_context", 1},
+                                                       {"stacker_step", 9}}))
+                                 .Finish(),
+                             nullptr);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const auto& o = g->ops[0].opts<compiler::StreamOptions>();
+  EXPECT_EQ(o.num_channels, 3);
+  EXPECT_EQ(o.left_context, 1);
+  EXPECT_EQ(o.right_context, 0);
+  EXPECT_EQ(o.stacker_step, 1);
+}
+
 TEST(ValidateSignalStacker, OptionsShapesAndSteps) {
   ExpectInvalid(Stacker(3, 6, IntMapFlexbuffer({{"num_channels", 3}})),
                 {"SIGNAL_STACKER #0", "key 'stacker_left_context' is missing"});

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -99,7 +100,10 @@ TEST_F(FirmwareNoOutput, SemihostingFirmwareReportsCasesWithoutOutput) {
                                               Path("cb.pte") + " --cases " + Manifest(cases) +
                                               " --case-results " + results + " --timeout 120");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("case a: NO_OUTPUT ticks "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("case a: NO_OUTPUT no inference produced output; ended early: 1 "
+                          "inference, ticks "),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("case b: PASS ticks "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("result: PASS (2 of 4 cases passed, 2 no output yet)"), std::string::npos)
       << r.output;
@@ -110,6 +114,33 @@ TEST_F(FirmwareNoOutput, SemihostingFirmwareReportsCasesWithoutOutput) {
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(doc["cases"][i]["verdict"], verdicts[i]) << doc;
   EXPECT_EQ(doc["case_summary"]["no_output"], 2);
   EXPECT_EQ(doc["case_summary"]["failed"], 0);
+  // Each case's one inference is timed as what it was: a's ended early, b's produced output.
+  const json& a = doc["cases"][0];
+  const json& b = doc["cases"][1];
+  EXPECT_EQ(a["ticks"], 0) << a;
+  EXPECT_EQ(a["early_inferences"], 1) << a;
+  EXPECT_GT(a["early_ticks"].get<uint64_t>(), 0u) << a;
+  EXPECT_GT(b["ticks"].get<uint64_t>(), 0u) << b;
+  EXPECT_EQ(b["early_inferences"], 0) << b;
+
+  // One case of two iterations on a fresh model: an early end, then a whole inference, each
+  // timed apart. (The timer's ticks of this small model are a few each, too coarse to tell the
+  // two kinds apart; the board-link test below checks the means against each iteration's ticks.)
+  const std::string one = Path("one.json");
+  const json whole_case = Case("one", {1, 2, 3}, {0, 0, 0, 0, 0, 0, 1, 2, 3, 1, 2, 3});
+  const std::string one_text = json{{"cases", {whole_case}}}.dump();
+  ASSERT_TRUE(testing::WriteFile(one, Bytes(one_text.begin(), one_text.end())));
+  const CommandResult two = testing::RunCommand(
+      env + testing::RunBinary() + " --board qemu " + Path("cb.pte") + " --cases " + one +
+      " --iterations 2 --case-results " + Path("two.json") + " --timeout 120");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_NE(two.output.find("; ended early: 1 inference, ticks "), std::string::npos) << two.output;
+  const json two_doc = ReadJson(Path("two.json"));
+  ASSERT_TRUE(two_doc.is_object()) << two.output;
+  const json& mixed = two_doc["cases"][0];
+  EXPECT_GT(mixed["ticks"].get<uint64_t>(), 0u) << mixed;
+  EXPECT_EQ(mixed["early_inferences"], 1) << mixed;
+  EXPECT_GT(mixed["early_ticks"].get<uint64_t>(), 0u) << mixed;
 
   ASSERT_TRUE(testing::WriteFile(Path("in.bin"), Bytes{1, 2, 3}));
   ASSERT_TRUE(testing::WriteFile(Path("wrong.bin"), kWrong));
@@ -121,7 +152,18 @@ TEST_F(FirmwareNoOutput, SemihostingFirmwareReportsCasesWithoutOutput) {
                                "(0 of 1 inferences produced output)"),
             std::string::npos)
       << single.output;
-  EXPECT_NE(single.output.find("result: NO_OUTPUT ticks "), std::string::npos) << single.output;
+  EXPECT_NE(single.output.find("result: NO_OUTPUT no inference produced output; ended early: 1 "
+                               "inference, ticks "),
+            std::string::npos)
+      << single.output;
+  ASSERT_TRUE(testing::WriteFile(Path("right.bin"), Bytes{0, 0, 0, 0, 0, 0, 1, 2, 3, 1, 2, 3}));
+  const CommandResult whole = testing::RunCommand(
+      env + testing::RunBinary() + " --board qemu " + Path("cb.pte") + " --input " +
+      Path("in.bin") + " --expected " + Path("right.bin") + " --iterations 2 --timeout 120");
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  EXPECT_NE(whole.output.find("result: PASS ticks "), std::string::npos) << whole.output;
+  EXPECT_NE(whole.output.find("; ended early: 1 inference, ticks "), std::string::npos)
+      << whole.output;
 }
 
 // Board-link firmware, one boot: RESULT says "no output" after one inference (the wrong
@@ -144,10 +186,16 @@ TEST_F(FirmwareNoOutput, BoardLinkFirmwareReportsNoOutputInItsResult) {
 
   const CommandResult early = run(1, "wrong.bin", "early.json");
   ASSERT_EQ(early.exit_code, 0) << early.output;
-  EXPECT_NE(early.output.find("result: NO_OUTPUT ticks "), std::string::npos) << early.output;
+  EXPECT_NE(early.output.find("result: NO_OUTPUT no inference produced output; ended early: 1 "
+                              "inference, ticks "),
+            std::string::npos)
+      << early.output;
   const json early_doc = ReadJson(Path("early.json"));
   EXPECT_EQ(early_doc["verdict"], "NO_OUTPUT") << early_doc;
   EXPECT_EQ(early_doc["result"]["inferences_with_output"], 0) << early_doc;
+  EXPECT_EQ(early_doc["result"]["output_mean_ticks"], 0) << early_doc;
+  EXPECT_EQ(early_doc["result"]["early_inferences"], 1) << early_doc;
+  EXPECT_EQ(early_doc["result"]["early_ticks"], early_doc["result"]["mean_ticks"]) << early_doc;
 
   const CommandResult later = run(2, "right.bin", "later.json");
   ASSERT_EQ(later.exit_code, 0) << later.output;
@@ -155,6 +203,18 @@ TEST_F(FirmwareNoOutput, BoardLinkFirmwareReportsNoOutputInItsResult) {
   const json later_doc = ReadJson(Path("later.json"));
   EXPECT_EQ(later_doc["verdict"], "PASS") << later_doc;
   EXPECT_EQ(later_doc["result"]["inferences_with_output"], 1) << later_doc;
+  // The result line's time is the whole inference's (the second iteration's), the first's apart.
+  const json& times = later_doc["result"];
+  ASSERT_EQ(times["ticks"].size(), 2u) << later_doc;
+  EXPECT_EQ(times["output_mean_ticks"], times["ticks"][1]) << later_doc;
+  EXPECT_EQ(times["early_inferences"], 1) << later_doc;
+  EXPECT_EQ(times["early_ticks"], times["ticks"][0]) << later_doc;
+  EXPECT_NE(later.output.find("result: PASS ticks " + times["ticks"][1].dump() + " ns "),
+            std::string::npos)
+      << later.output;
+  EXPECT_NE(later.output.find("; ended early: 1 inference, ticks " + times["ticks"][0].dump()),
+            std::string::npos)
+      << later.output;
 
   const CommandResult wrong = run(2, "wrong.bin", "wrong.json");
   EXPECT_EQ(wrong.exit_code, 1) << wrong.output;

@@ -3,6 +3,7 @@
 // not judged against --expected; once an inference runs to the end, the outputs are judged again.
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,75 @@ TEST_F(NoOutputVerdict, TheNextInferenceIsJudgedAgain) {
   Bytes wrong = buffer;
   wrong[0] = 9;
   EXPECT_NE(RunWith(2, wrong, "table").exit_code, 0);
+}
+
+// A single run of two iterations, the first ended early by the buffer, the second a whole
+// inference: its time is the whole inference's alone, as the same inferences give as a case
+// (whose time is of its inferences that produced output), and the early end's is reported
+// apart. The latency budget judges the whole inference's time: a limit at the mean of both
+// iterations (the profile's total) fails. The RELU after the buffer makes an early end faster.
+TEST_F(NoOutputVerdict, ASingleRunTimesItsEarlyEndedInferencesApart) {
+  absl::StatusOr<compiler::CompileResult> compiled =
+      compiler::Compile(boardlab::testing::CircularBufferReluModel(), {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  ASSERT_TRUE(boardlab::testing::WriteFile(Path("cbr.pte"), compiled->pte));
+  const Bytes buffer = {0, 0, 0, 0, 0, 0, 1, 2, 3, 1, 2, 3};
+  ASSERT_TRUE(boardlab::testing::WriteFile(Path("expected.bin"), buffer));
+  const std::string run = Path("cbr.pte") + " --input " + Path("in.bin") + " --expected " +
+                          Path("expected.bin") + " --iterations 2";
+  const CommandResult single_run = Run(run + " --profile json", false);
+  const nlohmann::json single = nlohmann::json::parse(single_run.output, nullptr, false);
+  ASSERT_TRUE(single.is_object()) << single_run.output;
+  // The profile's total averages both iterations; the budget judges the whole one's alone.
+  const double mean_of_both = single["profile"]["total_us"].get<double>();
+  char limit[64];
+  std::snprintf(limit, sizeof(limit), " --max-latency-us %.17g", mean_of_both);
+  const CommandResult judged = Run(run + limit);
+  EXPECT_EQ(judged.exit_code, 1) << judged.output;
+  EXPECT_NE(judged.output.find("budget failed: latency "), std::string::npos) << judged.output;
+  EXPECT_NE(judged.output.find("inference time: "), std::string::npos) << judged.output;
+  EXPECT_NE(judged.output.find(" (mean of the 1 of 2 inferences that produced output); ended "
+                               "early: 1 inference, "),
+            std::string::npos)
+      << judged.output;
+  const std::string manifest =
+      nlohmann::json{
+          {"cases",
+           {{{"name", "a"}, {"inputs", {Path("in.bin")}}, {"expected", {Path("expected.bin")}}}}}}
+          .dump();
+  ASSERT_TRUE(
+      boardlab::testing::WriteFile(Path("a.json"), Bytes(manifest.begin(), manifest.end())));
+  const CommandResult case_run =
+      Run(Path("cbr.pte") + " --cases " + Path("a.json") + " --iterations 2 --profile json", false);
+  const nlohmann::json as_case = nlohmann::json::parse(case_run.output, nullptr, false);
+  ASSERT_TRUE(as_case.is_object()) << case_run.output;
+  const nlohmann::json& c = as_case["cases"][0];
+  ASSERT_TRUE(c["total_us"].is_number()) << c;
+
+  EXPECT_EQ(single["verdict"], "pass") << single;
+  EXPECT_EQ(single["total_us"], c["total_us"]) << single;
+  EXPECT_EQ(single["ticks"], c["ticks"]) << single;
+  EXPECT_EQ(single["early_inferences"], 1) << single;
+  EXPECT_EQ(single["early_total_us"], c["early_total_us"]) << single;
+  EXPECT_EQ(single["early_ticks"], c["early_ticks"]) << single;
+  EXPECT_TRUE(single["total_us"].is_number() && mean_of_both < single["total_us"].get<double>())
+      << single;
+}
+
+// No iteration produced output: no inference time (null, not a mean of the early ends), the
+// early ends apart, and the text says so.
+TEST_F(NoOutputVerdict, ASingleRunWithoutOutputHasNoInferenceTime) {
+  const nlohmann::json doc = JsonRun(1, Bytes(12, 0));
+  ASSERT_FALSE(doc.is_null());
+  EXPECT_TRUE(doc["total_us"].is_null()) << doc;
+  EXPECT_EQ(doc["ticks"], 0) << doc;
+  EXPECT_EQ(doc["early_inferences"], 1) << doc;
+  EXPECT_TRUE(doc["early_total_us"].is_number()) << doc;
+  const CommandResult table = RunWith(1, Bytes(12, 0), "table");
+  EXPECT_NE(table.output.find("inference time: none (no inference produced output); ended "
+                              "early: 1 inference, "),
+            std::string::npos)
+      << table.output;
 }
 
 // --cases on one loaded model: the buffer keeps its frames from case to case, so with one
