@@ -7,6 +7,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -174,6 +175,12 @@ class ProgramBuilder {
   std::vector<uint64_t> mutable_offsets_ = {0};  // [0] is the reserved empty placeholder
   std::vector<flatbuffers::Offset<et::Operator>> operators_;
   std::map<std::string, int> operator_index_;
+  // Each TFLite operator's KernelCall arguments, by what identifies the operator: a subgraph's ops
+  // are inlined at every call site, and a copy per handle binding shares the original's tensors.
+  // One argument list for all of them makes them one kernel instance at run time, sharing state
+  // as TFLite Micro's single node per operator does (docs/artifact-format.md 2.2).
+  std::map<std::tuple<OpType, int, std::vector<int>, std::vector<int>>, std::vector<int>>
+      kernel_args_;
   std::vector<flatbuffers::Offset<et::BackendDelegate>> delegates_;
   std::vector<const std::vector<uint8_t>*> delegate_segments_;  // distinct blobs, in order
   // Segment 0 is the constant segment when there are constants, then the mutable-data segment
@@ -748,10 +755,14 @@ int ProgramBuilder::OperatorIndex(const std::string& name) {
 }
 
 absl::StatusOr<flatbuffers::Offset<et::Instruction>> ProgramBuilder::KernelCall(const Op& op) {
-  std::vector<int> args;
-  if (absl::Status s = Inputs(op, args); !s.ok()) return s;
-  if (absl::Status s = Params(op, args); !s.ok()) return s;
-  if (absl::Status s = Outputs(op, args); !s.ok()) return s;
+  auto [it, first_site] =
+      kernel_args_.try_emplace(std::tuple(op.type, op.source_index, op.inputs, op.outputs));
+  std::vector<int>& args = it->second;
+  if (first_site) {
+    if (absl::Status s = Inputs(op, args); !s.ok()) return s;
+    if (absl::Status s = Params(op, args); !s.ok()) return s;
+    if (absl::Status s = Outputs(op, args); !s.ok()) return s;
+  }
   const int op_index = OperatorIndex(op);
   auto call = et::CreateKernelCallDirect(fbb_, op_index, &args);
   return et::CreateInstruction(fbb_, et::InstructionArguments::KernelCall, call.Union());

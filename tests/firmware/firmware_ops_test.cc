@@ -202,6 +202,23 @@ TEST_F(FirmwareOpsTest, ControlFlowGivesTheHostsOutputs) {
   EXPECT_EQ(CompareWithHost(if_model, "if_else_branch"), 1u);
 }
 
+// One SIGNAL_DELAY subgraph called by two IFs (both run each inference), plain and through a
+// handle copy: one delay line on the firmware too, so that IF b's output is the frame IF a just
+// fed the line, not zeros. Four inferences of one load; the host's outputs are checked by hand in
+// tests/runtime/control_flow_test.cc.
+TEST_F(FirmwareOpsTest, CallSitesOfOneSubgraphShareItsDelayAsOnTheHost) {
+  size_t compared = 0;
+  for (const bool through_handles : {false, true}) {
+    testing::CaseModel m;
+    m.model = testing::SharedDelayModelBuilder(through_handles).Finish();
+    m.inputs = {{1}, {1}, {0x10, 0x00, 0x20, 0xff, 0x30, 0x80, 0x40, 0x7f}};
+    m.output_tensors = {0, 1};
+    compared +=
+        CompareWithHost(m, through_handles ? "shared_delay_handles" : "shared_delay", {}, 4);
+  }
+  EXPECT_EQ(compared, 4u);
+}
+
 // Resource variables and CALL_ONCE (issue 13): four inferences of one load on both boards, so
 // that the init subgraph runs once and the variables carry over; the int8 counter's ADD runs on
 // the (emulated) NPU between its read and its assignment. The host's outputs are checked against
