@@ -1065,11 +1065,11 @@ absl::StatusOr<std::vector<uint8_t>> WritePte(const Compilation& c,
 
 namespace {
 
-// "IF #2" for a main-graph op, "ADD #0 of subgraph 1" inside a called subgraph; the helpers
-// of a control-flow op say what they do ("IF #2 copy", "WHILE #1 condition").
+// "IF #2" for a main-graph op, "ADD #0 of subgraph 1" inside a called subgraph ("ADD #0 of
+// subgraph 1, copy 1" in a copy of it); the helpers of a control-flow op say what they do
+// ("IF #2 copy", "WHILE #1 condition").
 std::string StepName(const Graph& graph, const ChainStep& step) {
-  std::string name = graph.Describe(*step.op);
-  if (step.subgraph > 0) absl::StrAppend(&name, " of subgraph ", step.subgraph);
+  std::string name = graph.Describe(*step.op, step.subgraph);
   // READ_VARIABLE and ASSIGN_VARIABLE are one copy each: their own name says it.
   if (step.kind == ChainStepKind::kCopy && IsControlFlowOp(step.op->type)) {
     absl::StrAppend(&name, " copy");
@@ -1101,7 +1101,11 @@ std::string DebugMapJson(const Compilation& c, const std::vector<NpuPartitionBlo
                               {"ops", sources},
                               {"name", StepName(c.graph, step)},
                               {"macs", step.kind == ChainStepKind::kKernel ? c.graph.Macs(op) : 0}};
-      if (step.subgraph > 0) entry["subgraph"] = step.subgraph;
+      // The TFLite subgraph that "op" and "ops" count in, and which copy of it.
+      if (step.subgraph > 0) entry["subgraph"] = c.graph.SourceSubgraph(step.subgraph);
+      if (step.subgraph > 0 && c.graph.subgraph(step.subgraph).copy > 0) {
+        entry["copy"] = c.graph.subgraph(step.subgraph).copy;
+      }
       cpu_ops.push_back(std::move(entry));
       continue;
     }
