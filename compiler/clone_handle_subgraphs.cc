@@ -46,20 +46,17 @@ class Cloner {
   Cloner(Graph& graph, const HandleVariables& variables)
       : graph_(graph), variables_(variables), originals_(graph.subgraphs) {}
 
-  absl::StatusOr<std::vector<int>> Run() {
+  absl::Status Run() {
     const size_t count = originals_.size() + 1;
     contexts_per_subgraph_.assign(count, 0);
     TensorNames names;
     std::map<size_t, Binding> callee_inputs;
     if (absl::Status s = Walk(graph_.ops, names, callee_inputs); !s.ok()) return s;
+    if (absl::Status s = CheckCopiedOps(callee_inputs); !s.ok()) return s;
     made_.assign(count, false);
-    origin_.resize(count);
-    for (size_t k = 0; k < count; ++k) origin_[k] = static_cast<int>(k);
+    copies_.assign(count, 0);
     Redirect(graph_.ops, callee_inputs);
-    for (size_t k = 1; k < count; ++k) {
-      if (!made_[k]) graph_.subgraphs[k - 1].ops.clear();
-    }
-    return std::move(origin_);
+    return absl::OkStatus();
   }
 
  private:
@@ -123,9 +120,11 @@ class Cloner {
     if (const auto it = contexts_.find(key); it != contexts_.end()) return &it->second;
     const Subgraph& sub = originals_[static_cast<size_t>(subgraph) - 1];
     if (contexts_per_subgraph_[subgraph]++ > 0) {
-      // An empty subgraph's copies cost little, but they still must not multiply without end.
-      copied_ops_ += std::max<size_t>(1, sub.ops.size());
-      if (copied_ops_ > kMaxCopiedSubgraphOps) return TooManyCopies();
+      // A WHILE's cond and body are analysed with every binding its loop state passes through,
+      // though only the last is copied (CheckCopiedOps counts those); the analyses still must
+      // not multiply without end.
+      analyzed_ops_ += OpsOf(sub);
+      if (analyzed_ops_ > kMaxAnalyzedSubgraphOps) return TooManyAnalyses();
     }
     TensorNames names;
     Name(names, sub.inputs, inputs);
@@ -135,13 +134,56 @@ class Cloner {
     return &contexts_.emplace(key, std::move(c)).first->second;
   }
 
+  // An empty subgraph's copies cost little, but they still must not multiply without end.
+  static size_t OpsOf(const Subgraph& sub) { return std::max<size_t>(1, sub.ops.size()); }
+
+  // The calls Redirect follows from `calls` (positions in `ops`), each binding once: counts the
+  // bindings each subgraph is called with.
+  void Reach(const std::vector<Op>& ops, const std::map<size_t, Binding>& calls,
+             std::set<std::pair<int, Binding>>& reached, std::vector<size_t>& bindings) const {
+    for (const auto& [i, inputs] : calls) {
+      const auto& o = ops[i].opts<ControlFlowOptions>();
+      for (int callee : {o.first, o.second}) {
+        if (!reached.insert(std::make_pair(callee, inputs)).second) continue;
+        ++bindings[static_cast<size_t>(callee)];
+        Reach(originals_[static_cast<size_t>(callee) - 1].ops,
+              contexts_.at(std::make_pair(callee, inputs)).callee_inputs, reached, bindings);
+      }
+    }
+  }
+
+  // Refuses, before anything changes, copies of more than kMaxCopiedSubgraphOps ops: each
+  // subgraph's first binding keeps the subgraph, every further one is a copy of it.
+  absl::Status CheckCopiedOps(const std::map<size_t, Binding>& main_calls) const {
+    std::set<std::pair<int, Binding>> reached;
+    std::vector<size_t> bindings(originals_.size() + 1, 0);
+    Reach(graph_.ops, main_calls, reached, bindings);
+    size_t copied_ops = 0;
+    for (size_t k = 1; k < bindings.size(); ++k) {
+      if (bindings[k] > 1) copied_ops += (bindings[k] - 1) * OpsOf(originals_[k - 1]);
+    }
+    return copied_ops > kMaxCopiedSubgraphOps ? TooManyCopies() : absl::OkStatus();
+  }
+
+  // "unsupported model: binding ... `needs` more than `limit` operators `what`".
+  static absl::Status TooMany(const char* needs, size_t limit, const char* what) {
+    return absl::UnimplementedError(
+        absl::StrCat("unsupported model: binding its resource handles to variables when "
+                     "compiling ",
+                     needs, " more than ", limit, " operators ", what));
+  }
+
+  static absl::Status TooManyAnalyses() {
+    return TooMany("analyses", kMaxAnalyzedSubgraphOps,
+                   "of subgraphs called with different variables' handles (subgraphs that pass "
+                   "handles on to subgraphs from several places, or loops whose handles change "
+                   "from turn to turn, multiply)");
+  }
+
   static absl::Status TooManyCopies() {
-    return absl::UnimplementedError(absl::StrCat(
-        "unsupported model: binding its resource handles to variables when compiling needs more "
-        "than ",
-        kMaxCopiedSubgraphOps,
-        " operators in copies of subgraphs called with different variables' handles "
-        "(subgraphs that pass handles on to subgraphs from several places multiply)"));
+    return TooMany("needs", kMaxCopiedSubgraphOps,
+                   "in copies of subgraphs called with different variables' handles (subgraphs "
+                   "that pass handles on to subgraphs from several places multiply)");
   }
 
   void Redirect(std::vector<Op>& ops, const std::map<size_t, Binding>& callee_inputs) {
@@ -160,8 +202,8 @@ class Cloner {
     Subgraph sub = originals_[static_cast<size_t>(subgraph) - 1];
     if (made_[subgraph]) {
       RenewHandles(sub);
+      sub.copy = ++copies_[subgraph];
       graph_.subgraphs.emplace_back();  // the slot, before nested calls append theirs
-      origin_.push_back(subgraph);
       c.index = static_cast<int>(graph_.subgraphs.size());
     } else {
       made_[subgraph] = true;
@@ -202,15 +244,14 @@ class Cloner {
   const std::vector<Subgraph> originals_;  // as merged: the copies' source
   std::map<std::pair<int, Binding>, Context> contexts_;
   std::vector<int> contexts_per_subgraph_;
-  size_t copied_ops_ = 0;
-  std::vector<bool> made_;  // per original subgraph: its own index is taken
-  std::vector<int> origin_;
+  size_t analyzed_ops_ = 0;  // in the contexts beyond each subgraph's first
+  std::vector<bool> made_;   // per original subgraph: its own index is taken
+  std::vector<int> copies_;  // per original subgraph: the copies made of it
 };
 
 }  // namespace
 
-absl::StatusOr<std::vector<int>> CloneSubgraphsPerHandleBinding(Graph& graph,
-                                                                const HandleVariables& variables) {
+absl::Status CloneSubgraphsPerHandleBinding(Graph& graph, const HandleVariables& variables) {
   return Cloner(graph, variables).Run();
 }
 

@@ -26,6 +26,11 @@ using HandleVariables = std::map<int, int>;
 /// could ask for billions of copies. Real models need a few.
 inline constexpr size_t kMaxCopiedSubgraphOps = size_t{1} << 16;
 
+/// At most this many ops analysed beyond each subgraph's first binding, copied or not: a WHILE's
+/// cond and body are analysed with every binding its loop state passes through before the last
+/// (the one copied), and a hostile model could make those multiply too. The chain's own limit.
+inline constexpr size_t kMaxAnalyzedSubgraphOps = size_t{1} << 20;
+
 /// Rewrites `graph` (merged by MergeSubgraphs, handles not yet resolved):
 /// - follows the handles from the main graph down the calls. A call's binding is what each of its
 ///   operands can name: a VAR_HANDLE's output its variable; an IF's output what either branch
@@ -37,13 +42,12 @@ inline constexpr size_t kMaxCopiedSubgraphOps = size_t{1} << 16;
 ///   tensors (its calls never overlap the original's, as every call site's inlined ops share them
 ///   already), except its resource handles, which are new tensors so that they can name other
 ///   variables; CALL_ONCE ops are copied as they are (the caller shares their flag);
-/// - a subgraph no call reaches from the main graph loses its ops (TFLite Micro prepares it but
-///   never runs it, and its handles name nothing); its inputs and outputs stay.
-/// Returns origin: origin[k] is the TFLite subgraph that graph.subgraph(k) is or copies, for every
-/// k >= 1 of the result (origin[0] = 0, the main graph).
+/// - each copy's Subgraph::copy numbers it among its TFLite subgraph's copies (1, 2, ...), in the
+///   order they are made; Subgraph::source stays the TFLite subgraph's.
+/// Subgraphs no call reaches from the main graph are left as they are (DropUncalledSubgraphs).
 /// Errors: Unimplemented ("unsupported model: ...") when the copies would hold more than
-/// kMaxCopiedSubgraphOps ops; the graph is unchanged then.
-absl::StatusOr<std::vector<int>> CloneSubgraphsPerHandleBinding(Graph& graph,
-                                                                const HandleVariables& variables);
+/// kMaxCopiedSubgraphOps ops, or their analysis more than kMaxAnalyzedSubgraphOps; the graph is
+/// unchanged then.
+absl::Status CloneSubgraphsPerHandleBinding(Graph& graph, const HandleVariables& variables);
 
 }  // namespace boardlab::compiler

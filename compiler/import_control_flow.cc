@@ -221,6 +221,27 @@ absl::Status CheckControlFlow(const std::vector<Graph>& subgraphs) {
   return absl::OkStatus();
 }
 
+void DropUncalledSubgraphs(Graph& graph) {
+  std::vector<bool> called(graph.subgraphs.size() + 1, false);
+  std::vector<const std::vector<Op>*> pending = {&graph.ops};
+  while (!pending.empty()) {
+    const std::vector<Op>& ops = *pending.back();
+    pending.pop_back();
+    for (const Op& op : ops) {
+      if (!IsControlFlowOp(op.type)) continue;
+      const auto& o = op.opts<ControlFlowOptions>();
+      for (int callee : {o.first, o.second}) {
+        if (called[static_cast<size_t>(callee)]) continue;
+        called[static_cast<size_t>(callee)] = true;
+        pending.push_back(&graph.subgraph(callee).ops);
+      }
+    }
+  }
+  for (size_t k = 1; k < called.size(); ++k) {
+    if (!called[k]) graph.subgraphs[k - 1].ops.clear();
+  }
+}
+
 Graph MergeSubgraphs(std::vector<Graph> subgraphs) {
   Graph merged = std::move(subgraphs[0]);
   for (size_t k = 1; k < subgraphs.size(); ++k) {
@@ -234,6 +255,7 @@ Graph MergeSubgraphs(std::vector<Graph> subgraphs) {
     }
     Subgraph sub;
     sub.name = g.name;
+    sub.source = static_cast<int>(k);
     sub.ops = std::move(g.ops);
     for (Op& op : sub.ops) {
       Renumber(op.inputs, base);

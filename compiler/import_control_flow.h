@@ -25,6 +25,12 @@ absl::Status PrefixSubgraph(const absl::Status& status, int subgraph);
 /// Errors: InvalidArgument naming the op ("IF #2 of subgraph 1: ...") and what differs.
 absl::Status CheckControlFlow(const std::vector<Graph>& subgraphs);
 
+/// Empties the ops of every subgraph that no IF, WHILE or CALL_ONCE reaches from the main graph
+/// (its inputs and outputs stay). TFLite Micro prepares such a subgraph like any other (so the
+/// importer checks it, and import_resource_variables.cc allocates variables in prepare order
+/// before this runs) but never invokes it: nothing of it runs, so nothing of it is compiled.
+void DropUncalledSubgraphs(Graph& graph);
+
 /// One Graph: subgraph 0's ops as the main graph, subgraph k's ops and tensor lists as
 /// Graph::subgraphs[k - 1], every tensor renumbered into Graph::tensors.
 Graph MergeSubgraphs(std::vector<Graph> subgraphs);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/clone_handle_subgraphs.h"
+#include "compiler/import_control_flow.h"
 
 namespace boardlab::compiler {
 namespace {
@@ -52,16 +53,17 @@ struct Variable {
 
 class Resolver {
  public:
-  explicit Resolver(Graph& graph) : graph_(graph), order_(PrepareOrder(graph)) {
-    for (size_t k = 0; k <= graph.subgraphs.size(); ++k) origin_.push_back(static_cast<int>(k));
-  }
+  explicit Resolver(Graph& graph) : graph_(graph), order_(PrepareOrder(graph)) {}
 
   absl::Status Run() {
     // Models without state keep their tensors exactly as imported.
     const bool stateful = std::any_of(order_.begin(), order_.end(), [](const OpRef& ref) {
       return IsResourceVariableOp(ref.op->type) || ref.op->type == OpType::kCallOnce;
     });
-    if (!stateful) return RefuseUnresolvableHandles();
+    if (!stateful) {
+      DropUncalled();
+      return RefuseUnresolvableHandles();
+    }
     NameVariables();
     AllocateVariables();
     if (absl::Status s = CloneSubgraphs(); !s.ok()) return s;
@@ -90,11 +92,14 @@ class Resolver {
     return -1;
   }
 
-  // "READ_VARIABLE #3 of subgraph 2", naming a copy's op by the TFLite subgraph it copies.
-  std::string Where(const OpRef& ref) const {
-    const int subgraph = origin_[static_cast<size_t>(ref.subgraph)];
-    return subgraph == 0 ? graph_.Describe(*ref.op)
-                         : absl::StrCat(graph_.Describe(*ref.op), " of subgraph ", subgraph);
+  // "READ_VARIABLE #3 of subgraph 2" ("..., copy 1" in a copy of it).
+  std::string Where(const OpRef& ref) const { return graph_.Describe(*ref.op, ref.subgraph); }
+
+  // TFLite Micro prepares every subgraph but runs only those called: once the prepare-order
+  // bookkeeping (AllocateVariables) is done, nothing checks or compiles the others' ops.
+  void DropUncalled() {
+    DropUncalledSubgraphs(graph_);
+    order_ = PrepareOrder(graph_);
   }
 
   void NameVariables() {
@@ -118,10 +123,8 @@ class Resolver {
   absl::Status CloneSubgraphs() {
     HandleVariables variables;
     for (int t : from_var_handle_) variables[t] = *names_.at(t).begin();
-    absl::StatusOr<std::vector<int>> origin = CloneSubgraphsPerHandleBinding(graph_, variables);
-    if (!origin.ok()) return origin.status();
-    origin_ = *std::move(origin);
-    order_ = PrepareOrder(graph_);
+    if (absl::Status s = CloneSubgraphsPerHandleBinding(graph_, variables); !s.ok()) return s;
+    DropUncalled();
     names_.clear();
     from_var_handle_.clear();
     NameVariables();
@@ -385,7 +388,8 @@ class Resolver {
     std::map<std::pair<int, int>, int> flags;  // (TFLite subgraph, op index) -> flag
     auto give = [&](Op& op, int subgraph) {
       if (op.type != OpType::kCallOnce) return;
-      auto [it, fresh] = flags.try_emplace({origin_[subgraph], op.source_index}, kNoTensor);
+      auto [it, fresh] =
+          flags.try_emplace({graph_.SourceSubgraph(subgraph), op.source_index}, kNoTensor);
       if (fresh) it->second = NewCallOnceFlag(op);
       op.inputs = {it->second, ConstantFalse()};
     };
@@ -439,7 +443,6 @@ class Resolver {
   std::vector<Variable> variables_;
   std::map<int, std::set<int>> names_;  // handle tensor -> the variables it can name
   std::set<int> from_var_handle_;       // the handles VAR_HANDLEs output
-  std::vector<int> origin_;             // per subgraph: the TFLite subgraph it is or copies
   int constant_false_ = kNoTensor;
 };
 

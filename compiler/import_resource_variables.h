@@ -19,9 +19,11 @@ namespace boardlab::compiler {
 ///   quantization (TFLite Micro's MicroResourceVariables::Allocate);
 /// - a handle passed into or out of IF / WHILE (TFLite Micro copies the id like any value)
 ///   names the variables that reach it along those copies; a subgraph called with different
-///   variables' handles is first copied per binding (CloneSubgraphsPerHandleBinding, which also
-///   empties the subgraphs nothing calls: TFLite Micro prepares them, so they still count for the
-///   allocation above, but never runs them); READ_VARIABLE's and ASSIGN_VARIABLE's input 0
+///   variables' handles is first copied per binding (CloneSubgraphsPerHandleBinding), then the
+///   subgraphs nothing calls are emptied (DropUncalledSubgraphs: TFLite Micro prepares them, so
+///   they still count for the allocation above, but never runs them; in a model without
+///   resource variables or CALL_ONCE they are emptied all the same); READ_VARIABLE's and
+///   ASSIGN_VARIABLE's input 0
 ///   becomes the variable tensor; the VAR_HANDLEs, and the handles in IF / WHILE operands and
 ///   their subgraphs' inputs and outputs, are removed;
 /// - each CALL_ONCE gets inputs {its "not run yet" flag (a bool variable reset to 1, one per
@@ -32,7 +34,7 @@ namespace boardlab::compiler {
 /// variable when compiling (a main-graph input or output; a handle that names no variable, or
 /// several depending on the path taken at run time: IF branches returning different variables'
 /// handles, a loop replacing its handle; a handle given to another op; copies beyond
-/// kMaxCopiedSubgraphOps); InvalidArgument
+/// kMaxCopiedSubgraphOps or their analysis beyond kMaxAnalyzedSubgraphOps); InvalidArgument
 /// ("invalid model: ...") for what TFLite Micro cannot run either: an assignment of another
 /// type or byte count than the first one, a read into a tensor of another type or byte count, a
 /// read of a variable that nothing assigns, a variable assigned only through handles passed in

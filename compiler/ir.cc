@@ -159,6 +159,14 @@ std::string Graph::Describe(const Op& op) const {
   return absl::StrCat(OpTypeName(op.type), " #", op.source_index);
 }
 
+std::string Graph::Describe(const Op& op, int subgraph_index) const {
+  if (subgraph_index <= 0) return Describe(op);
+  std::string name = absl::StrCat(Describe(op), " of subgraph ", SourceSubgraph(subgraph_index));
+  const int copy = subgraph(subgraph_index).copy;
+  if (copy > 0) absl::StrAppend(&name, ", copy ", copy);
+  return name;
+}
+
 int64_t Graph::Macs(const Op& op) const {
   if (op.outputs.empty()) return 0;  // ASSIGN_VARIABLE, CALL_ONCE
   const Tensor& out = output(op);

@@ -278,6 +278,11 @@ struct Subgraph {
   std::vector<Op> ops;
   std::vector<int> inputs;
   std::vector<int> outputs;
+  /// The TFLite subgraph this one is (its own index) or copies (clone_handle_subgraphs.h): what
+  /// its ops' source indices count in (0 = unset: its own index).
+  int source = 0;
+  /// 0 for the TFLite subgraph itself, n for the n-th copy of it.
+  int copy = 0;
 };
 
 struct Graph {
@@ -291,6 +296,12 @@ struct Graph {
 
   /// TFLite subgraph `index` (>= 1) as ControlFlowOptions name it.
   const Subgraph& subgraph(int index) const { return subgraphs[static_cast<size_t>(index) - 1]; }
+  /// The TFLite subgraph that subgraph `index` is or copies (Subgraph::source); 0 for 0.
+  int SourceSubgraph(int index) const {
+    if (index <= 0) return 0;
+    const int source = subgraph(index).source;
+    return source > 0 ? source : index;  // unset in IR built by hand (tests): its own
+  }
 
   const Tensor& input(const Op& op, size_t i) const { return tensors[op.inputs[i]]; }
   const Tensor& output(const Op& op, size_t i = 0) const { return tensors[op.outputs[i]]; }
@@ -303,6 +314,10 @@ struct Graph {
   void Compact();
   /// "CONV_2D #12" (type and source index), the way messages name an op.
   std::string Describe(const Op& op) const;
+  /// `op` of graph.subgraph(`subgraph`) named by the TFLite subgraph its index counts in:
+  /// "ADD #0 of subgraph 2", "ADD #0 of subgraph 2, copy 1" in a copy; Describe(op) for the main
+  /// graph (`subgraph` 0).
+  std::string Describe(const Op& op, int subgraph) const;
   /// Multiply-accumulates of one inference of `op` (0 for data movement).
   int64_t Macs(const Op& op) const;
 };

@@ -43,10 +43,9 @@ void PlaceOps(Compilation& c) {
     for (Op& op : c.graph.subgraphs[k].ops) {
       op.partition = -1;
       op.unit = Unit::kCpu;
-      op.cpu_reason =
-          absl::StrCat(c.graph.Describe(op), " of subgraph ", k + 1,
-                       ": in a subgraph that IF, WHILE or CALL_ONCE calls; those run on the "
-                       "Cortex-M33");
+      op.cpu_reason = absl::StrCat(c.graph.Describe(op, static_cast<int>(k) + 1),
+                                   ": in a subgraph that IF, WHILE or CALL_ONCE calls; those run "
+                                   "on the Cortex-M33");
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -174,6 +175,12 @@ class ProgramBuilder {
   std::vector<uint64_t> mutable_offsets_ = {0};  // [0] is the reserved empty placeholder
   std::vector<flatbuffers::Offset<et::Operator>> operators_;
   std::map<std::string, int> operator_index_;
+  // Each TFLite operator's KernelCall arguments, by what identifies the operator: a subgraph's ops
+  // are inlined at every call site, and a copy per handle binding shares the original's tensors.
+  // One argument list for all of them makes them one kernel instance at run time, sharing state
+  // as TFLite Micro's single node per operator does (docs/artifact-format.md 2.2).
+  std::map<std::tuple<OpType, int, std::vector<int>, std::vector<int>>, std::vector<int>>
+      kernel_args_;
   std::vector<flatbuffers::Offset<et::BackendDelegate>> delegates_;
   std::vector<const std::vector<uint8_t>*> delegate_segments_;  // distinct blobs, in order
   // Segment 0 is the constant segment when there are constants, then the mutable-data segment
@@ -748,10 +755,14 @@ int ProgramBuilder::OperatorIndex(const std::string& name) {
 }
 
 absl::StatusOr<flatbuffers::Offset<et::Instruction>> ProgramBuilder::KernelCall(const Op& op) {
-  std::vector<int> args;
-  if (absl::Status s = Inputs(op, args); !s.ok()) return s;
-  if (absl::Status s = Params(op, args); !s.ok()) return s;
-  if (absl::Status s = Outputs(op, args); !s.ok()) return s;
+  auto [it, first_site] =
+      kernel_args_.try_emplace(std::tuple(op.type, op.source_index, op.inputs, op.outputs));
+  std::vector<int>& args = it->second;
+  if (first_site) {
+    if (absl::Status s = Inputs(op, args); !s.ok()) return s;
+    if (absl::Status s = Params(op, args); !s.ok()) return s;
+    if (absl::Status s = Outputs(op, args); !s.ok()) return s;
+  }
   const int op_index = OperatorIndex(op);
   auto call = et::CreateKernelCallDirect(fbb_, op_index, &args);
   return et::CreateInstruction(fbb_, et::InstructionArguments::KernelCall, call.Union());
@@ -1054,11 +1065,11 @@ absl::StatusOr<std::vector<uint8_t>> WritePte(const Compilation& c,
 
 namespace {
 
-// "IF #2" for a main-graph op, "ADD #0 of subgraph 1" inside a called subgraph; the helpers
-// of a control-flow op say what they do ("IF #2 copy", "WHILE #1 condition").
+// "IF #2" for a main-graph op, "ADD #0 of subgraph 1" inside a called subgraph ("ADD #0 of
+// subgraph 1, copy 1" in a copy of it); the helpers of a control-flow op say what they do
+// ("IF #2 copy", "WHILE #1 condition").
 std::string StepName(const Graph& graph, const ChainStep& step) {
-  std::string name = graph.Describe(*step.op);
-  if (step.subgraph > 0) absl::StrAppend(&name, " of subgraph ", step.subgraph);
+  std::string name = graph.Describe(*step.op, step.subgraph);
   // READ_VARIABLE and ASSIGN_VARIABLE are one copy each: their own name says it.
   if (step.kind == ChainStepKind::kCopy && IsControlFlowOp(step.op->type)) {
     absl::StrAppend(&name, " copy");
@@ -1090,7 +1101,11 @@ std::string DebugMapJson(const Compilation& c, const std::vector<NpuPartitionBlo
                               {"ops", sources},
                               {"name", StepName(c.graph, step)},
                               {"macs", step.kind == ChainStepKind::kKernel ? c.graph.Macs(op) : 0}};
-      if (step.subgraph > 0) entry["subgraph"] = step.subgraph;
+      // The TFLite subgraph that "op" and "ops" count in, and which copy of it.
+      if (step.subgraph > 0) entry["subgraph"] = c.graph.SourceSubgraph(step.subgraph);
+      if (step.subgraph > 0 && c.graph.subgraph(step.subgraph).copy > 0) {
+        entry["copy"] = c.graph.subgraph(step.subgraph).copy;
+      }
       cpu_ops.push_back(std::move(entry));
       continue;
     }

@@ -57,6 +57,7 @@ Totals ComputeTotals(const Compilation& c) {
   };
   for (const Op& op : c.graph.ops) count(op);
   for (const Subgraph& sub : c.graph.subgraphs) {
+    if (sub.copy > 0) continue;  // the same TFLite ops as the subgraph it copies
     for (const Op& op : sub.ops) count(op);
   }
   return t;
@@ -71,8 +72,8 @@ const std::vector<OpCost>& SubgraphCosts(const Compilation& c, size_t k) {
   return k < c.subgraph_op_costs.size() ? c.subgraph_op_costs[k] : kNone;
 }
 
-// report.json's row of one op; `subgraph` is 0 for the main graph, else the TFLite subgraph
-// that IF or WHILE calls (whose op indices count from 0 again).
+// report.json's row of one op; `subgraph` is 0 for the main graph, else graph.subgraph(k) that
+// IF or WHILE calls, named by the TFLite subgraph its op indices count in (and which copy).
 nlohmann::json OpJson(const Graph& g, const Op& op, const OpCost& cost, int subgraph) {
   nlohmann::json inputs = nlohmann::json::array();
   for (int t : op.inputs) {
@@ -92,15 +93,21 @@ nlohmann::json OpJson(const Graph& g, const Op& op, const OpCost& cost, int subg
       {"cycles", cost.cycles},
       {"us", cost.microseconds},
       {"npu_utilization", cost.utilization}};
-  if (subgraph > 0) row["subgraph"] = subgraph;
+  if (subgraph > 0) row["subgraph"] = g.SourceSubgraph(subgraph);
+  if (subgraph > 0 && g.subgraph(subgraph).copy > 0) row["copy"] = g.subgraph(subgraph).copy;
   return row;
 }
 
 std::string OpLine(const Graph& g, const Op& op, const OpCost& cost, int subgraph) {
   std::string type(OpTypeName(op.type));
   if (!op.fused_sources.empty()) type += "+act";
-  const std::string index =
-      subgraph > 0 ? absl::StrCat(subgraph, ":", op.source_index) : absl::StrCat(op.source_index);
+  // "2:0" for op 0 of subgraph 2, "2/1:0" in its first copy.
+  std::string index = absl::StrCat(op.source_index);
+  if (subgraph > 0) {
+    const int copy = g.subgraph(subgraph).copy;
+    index = absl::StrCat(g.SourceSubgraph(subgraph), copy > 0 ? absl::StrCat("/", copy) : "", ":",
+                         op.source_index);
+  }
   return absl::StrFormat(
       "%-5s %-24s %-22s %-16s %-4s %4s %12d %10d %9.1f\n", index, type, InputShapes(g, op),
       op.outputs.empty() ? std::string("-") : ShapeText(g.output(op).shape), UnitName(op.unit),
@@ -210,7 +217,8 @@ std::string ReportTable(const CompileResult& result) {
       absl::StrFormat("latency    %.1f us estimated on %s\n", c.total_microseconds, c.target.name);
   if (!g.subgraphs.empty()) {
     out +=
-        "           (the ops of called subgraphs, rows s:i above, are costed for one run each and "
+        "           (the ops of called subgraphs, rows s:i above (s/c:i in copy c), are costed "
+        "for one run each and "
         "left out: how often IF or WHILE runs them is known only at run time)\n";
   }
   for (const std::string& w : c.warnings) out += absl::StrCat("warning: ", w, "\n");

@@ -38,6 +38,10 @@ struct KernelRegistration {
   KernelPrepareFn prepare;
   KernelEvalFn eval;
   size_t op_data_size;
+  /// Eval changes op_data (a delay line, a noise estimate, a ring): the state carries over
+  /// between inferences, and KernelCalls of this kernel with the same arguments share one
+  /// op_data, prepared once (docs/artifact-format.md 2.2, TFLite Micro's one node per operator).
+  bool keeps_state = false;
 };
 
 /// Every CPU kernel boardlab has, as a static table (runtime/kernels/registry.cc).

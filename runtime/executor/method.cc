@@ -545,6 +545,9 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
   const auto value_ok = [&](int32_t index) {
     return index >= 0 && static_cast<size_t>(index) < m.num_values_;
   };
+  // Per value: 1 + the last KernelCall of a stateful kernel whose last argument it is (0 for
+  // none), allocated at the first such call.
+  uint32_t* last_stateful_call = nullptr;
   for (flatbuffers::uoffset_t pc = 0; pc < instructions->size(); ++pc) {
     const et::Instruction* instr = instructions->Get(pc);
     RT_CHECK_OR_RETURN_ERROR(instr != nullptr, kInvalidProgram,
@@ -584,6 +587,25 @@ Result<Method> Program::LoadMethod(const char* name, MemoryManager& memory,
           args[k] = &m.values_[index];
         }
         out.args = args;
+        if (kernel->keeps_state && out.num_args > 0) {
+          // One TFLite operator inlined at several call sites of its subgraph is one kernel
+          // instance, as in TFLite Micro: the compiler gives every site the same arguments, and
+          // the sites share the first one's state.
+          if (last_stateful_call == nullptr) {
+            RT_ALLOCATE_OR_RETURN(table, persistent, uint32_t, m.num_values_,
+                                  "stateful kernel table");
+            last_stateful_call = table;
+          }
+          uint32_t& last = last_stateful_call[call->args()->Get(out.num_args - 1)];
+          const Method::Instruction* earlier = last > 0 ? &m.instructions_[last - 1] : nullptr;
+          if (earlier != nullptr && earlier->kernel == kernel &&
+              earlier->num_args == out.num_args &&
+              std::memcmp(earlier->args, out.args, out.num_args * sizeof(Value*)) == 0) {
+            out.op_data = earlier->op_data;
+            break;
+          }
+          last = pc + 1;
+        }
         if (kernel->op_data_size > 0) {
           RT_ALLOCATE_OR_RETURN(op_data, persistent, uint8_t, kernel->op_data_size,
                                 "kernel op_data");

@@ -373,4 +373,23 @@ struct OpDataCircularBuffer {
   int8_t* buffer = nullptr;
 };
 
+/// Whether a kernel's OpData holds state that its Eval changes and the next inference reads (the
+/// registry's KernelRegistration::keeps_state): the signal library's delay line, noise estimate
+/// and streaming buffers, TFLite Micro's CIRCULAR_BUFFER. State kept in variable tensors (SVDF,
+/// LSTM, resource variables) is not op_data and needs no flag.
+template <typename OpData>
+inline constexpr bool kKeepsState = false;
+template <>
+inline constexpr bool kKeepsState<OpDataSignalDelay> = true;
+template <>
+inline constexpr bool kKeepsState<OpDataSignalSpectralSubtraction> = true;
+template <>
+inline constexpr bool kKeepsState<OpDataSignalFramer> = true;
+template <>
+inline constexpr bool kKeepsState<OpDataSignalStacker> = true;
+template <>
+inline constexpr bool kKeepsState<OpDataSignalOverlapAdd> = true;
+template <>
+inline constexpr bool kKeepsState<OpDataCircularBuffer> = true;
+
 }  // namespace boardlab::runtime::kernels

@@ -10,8 +10,9 @@ namespace boardlab::runtime {
 namespace {
 
 constexpr KernelRegistration kKernels[] = {
-#define BOARDLAB_REGISTER_KERNEL(name, Fn, OpData) \
-  {"boardlab::" #name ".out", &kernels::Fn##Prepare, &kernels::Fn##Eval, sizeof(kernels::OpData)},
+#define BOARDLAB_REGISTER_KERNEL(name, Fn, OpData)                                                \
+  {"boardlab::" #name ".out", &kernels::Fn##Prepare, &kernels::Fn##Eval, sizeof(kernels::OpData), \
+   kernels::kKeepsState<kernels::OpData>},
     BOARDLAB_KERNEL_LIST(BOARDLAB_REGISTER_KERNEL)
 #undef BOARDLAB_REGISTER_KERNEL
 };

@@ -65,6 +65,17 @@ TfliteBuilder Relu(int call = 0) {
   return b;
 }
 
+// LSH_PROJECTION [1,8] int8: an operator that TFLite Micro has no kernel for.
+TfliteBuilder LshProjection() {
+  TfliteBuilder b;
+  const int a = b.AddTensor("a", {1, 8}, TflType::kInt8, PerTensor(0.1f, -3));
+  const int out = b.AddTensor("out", {1, 8}, TflType::kInt8, PerTensor(0.1f, -3));
+  b.AddOperator(kBuiltinLshProjection, {a}, {out});
+  b.SetInputs({a});
+  b.SetOutputs({out});
+  return b;
+}
+
 TEST(ControlFlowImportTest, IfBecomesOneOpCallingTwoSubgraphs) {
   absl::StatusOr<compiler::Graph> g = ImportTflite(IfModelBuilder().Finish());
   ASSERT_TRUE(g.ok()) << g.status();
@@ -285,16 +296,48 @@ TEST(ControlFlowImportTest, AnExponentialExpansionIsRefused) {
 }
 
 TEST(ControlFlowImportTest, UnsupportedOpInASubgraphSaysWhichSubgraph) {
-  TfliteBuilder lsh;
-  const int a = lsh.AddTensor("a", {1, 8}, TflType::kInt8, PerTensor(0.1f, -3));
-  const int out = lsh.AddTensor("out", {1, 8}, TflType::kInt8, PerTensor(0.1f, -3));
-  lsh.AddOperator(kBuiltinLshProjection, {a}, {out});
-  lsh.SetInputs({a});
-  lsh.SetOutputs({out});
-  absl::StatusOr<compiler::Graph> g = ImportTflite(CallerOf(std::move(lsh)).Finish());
+  absl::StatusOr<compiler::Graph> g = ImportTflite(CallerOf(LshProjection()).Finish());
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_NE(g.status().message().find("subgraph 1: operator 0 is LSH_PROJECTION"),
+            std::string_view::npos)
+      << g.status();
+}
+
+// TFLite Micro prepares a subgraph that nothing calls (so an operator it has no kernel for fails
+// the model) but never invokes it: boardlab checks it likewise, then compiles none of its ops,
+// with or without resource variables in the model (CALL_ONCE's init makes this one stateful).
+TEST(ControlFlowImportTest, AnUncalledSubgraphIsCheckedButNotCompiled) {
+  for (const bool stateful : {false, true}) {
+    SCOPED_TRACE(stateful ? "with CALL_ONCE" : "without resource variables");
+    TfliteBuilder b = CallerOf(Relu(), {Relu()});  // subgraph 2: the same RELU, never called
+    if (stateful) {
+      TfliteBuilder init;  // assigns variable "v" a constant
+      init.set_name("init");
+      const int h = init.AddTensor("h", {}, TflType::kResource);
+      const int8_t zero[] = {0};
+      init.AddOperator(Code(OpType::kVarHandle), {}, {h}, VarHandleOpts{"", "v"});
+      init.AddOperator(Code(OpType::kAssignVariable),
+                       {h, init.AddConstInt8("zero", {1}, zero, PerTensor(0.5f, 0))}, {});
+      b.AddSubgraph(std::move(init));
+      b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{3});
+    }
+    absl::StatusOr<compiler::CompileResult> r = compiler::Compile(b.Finish(), {});
+    ASSERT_TRUE(r.ok()) << r.status();
+    const compiler::Graph& g = r->compilation.graph;
+    EXPECT_EQ(g.subgraph(1).ops.size(), 1u);
+    EXPECT_TRUE(g.subgraph(2).ops.empty());
+    const nlohmann::json report = nlohmann::json::parse(r->report_json);
+    for (const nlohmann::json& op : report["ops"]) {
+      EXPECT_NE(op.value("subgraph", 0), 2) << op.dump();
+    }
+  }
+  std::vector<TfliteBuilder> uncalled;
+  uncalled.push_back(LshProjection());
+  absl::StatusOr<compiler::Graph> g = ImportTflite(CallerOf(Relu(), std::move(uncalled)).Finish());
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(g.status().message().find("subgraph 2: operator 0 is LSH_PROJECTION"),
             std::string_view::npos)
       << g.status();
 }

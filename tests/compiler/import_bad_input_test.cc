@@ -389,13 +389,15 @@ TEST(ImportBadInputTest, MalformedOperandWinsOverUnsupportedOperators) {
   ExpectInvalid(b, {"RELU #0", "tensor index 9 out of range"});
 }
 
-// A subgraph nothing calls is imported (and checked) like TFLite Micro allocates it, then unused.
+// A subgraph nothing calls is imported (and checked) like TFLite Micro prepares it, then left
+// without ops: TFLite Micro never runs it.
 TEST(ImportBadInputTest, AnUncalledSubgraphIsImportedButUnused) {
   TfliteBuilder b = SingleConv2DBuilder();
   b.set_subgraph_count(2);
   absl::StatusOr<compiler::Graph> graph = ImportTflite(b.Finish());
   ASSERT_TRUE(graph.ok()) << graph.status();
-  EXPECT_EQ(graph->subgraphs.size(), 1u);
+  ASSERT_EQ(graph->subgraphs.size(), 1u);
+  EXPECT_TRUE(graph->subgraphs[0].ops.empty());
   EXPECT_EQ(graph->ops.size(), 1u);
 }
 

@@ -3,13 +3,17 @@
 // model whose variables cannot be resolved when compiling or that TFLite Micro cannot run.
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/driver.h"
 #include "compiler/import_tflite.h"
 #include "compiler/pte_writer.h"
+#include "compiler/report.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/support/resource_variable_models.h"
 #include "tests/support/test_models.h"
 #include "tests/support/tflite_builder.h"
@@ -339,6 +343,49 @@ TEST(ResourceVariableImportTest, CopiesOfABranchCopyTheLoopInsideIt) {
   ASSERT_TRUE(r.ok()) << r.status();
 }
 
+// A copy's ops are named by the TFLite subgraph they copy and which copy, wherever the compiler
+// names ops (debug map, report.json, the report table, CPU placement reasons), never by the
+// index the copy has in boardlab's graph: subgraphs 1..5 (init, cond, body, then, else) are the
+// model's; boardlab's 6..9 copy then, cond, body and else for "b".
+TEST(ResourceVariableImportTest, CopiesAreNamedByTheSubgraphTheyCopy) {
+  absl::StatusOr<compiler::CompileResult> r =
+      compiler::Compile(SharedBranchesModelBuilder(true).Finish(), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::set<std::string> copied;  // "subgraph/copy" of the report's rows in copies
+  const nlohmann::json report = nlohmann::json::parse(r->report_json);
+  for (const nlohmann::json& op : report["ops"]) {
+    EXPECT_LE(op.value("subgraph", 0), 5) << op.dump();
+    if (op.contains("copy")) {
+      copied.insert(absl::StrCat(op["subgraph"].get<int>(), "/", op["copy"].get<int>()));
+      EXPECT_NE(op["reason"].get<std::string>().find(
+                    absl::StrCat("of subgraph ", op["subgraph"].get<int>(), ", copy 1: ")),
+                std::string::npos)
+          << op.dump();
+    }
+  }
+  EXPECT_EQ(copied, (std::set<std::string>{"2/1", "3/1", "4/1", "5/1"}));
+  std::set<std::string> names;
+  const nlohmann::json debug_map = nlohmann::json::parse(r->debug_map_json);
+  for (const nlohmann::json& op : debug_map["cpu_ops"]) {
+    const std::string name = op["name"].get<std::string>();
+    EXPECT_EQ(name.find("of subgraph 6"), std::string::npos) << name;
+    EXPECT_LE(op.value("subgraph", 0), 5) << op.dump();
+    if (!op.contains("copy")) continue;
+    names.insert(name);
+    EXPECT_NE(name.find(absl::StrCat("of subgraph ", op["subgraph"].get<int>(), ", copy ",
+                                     op["copy"].get<int>())),
+              std::string::npos)
+        << op.dump();
+  }
+  // The loop body's read (its op 1) in the copy for "b"; the copy's WHILE's own copies.
+  EXPECT_TRUE(names.contains("READ_VARIABLE #1 of subgraph 3, copy 1"))
+      << ::testing::PrintToString(names);
+  EXPECT_TRUE(names.contains("WHILE #0 of subgraph 4, copy 1 copy"))
+      << ::testing::PrintToString(names);
+  const std::string table = compiler::ReportTable(*r);
+  EXPECT_NE(table.find("\n3/1:2 "), std::string::npos) << table;
+}
+
 // TFLite Micro keeps CALL_ONCE's has_run in the op: the copies of a branch holding a CALL_ONCE
 // share its "not run yet" flag, so that the init runs once whichever copy runs first.
 TEST(ResourceVariableImportTest, CopiesOfASubgraphShareItsCallOnceFlag) {
@@ -466,6 +513,76 @@ TEST(ResourceVariableImportTest, RefusesHandleBindingsThatMultiplyBeyondTheLimit
   ExpectRefused(DoublingHandleLevels(12), absl::StatusCode::kUnimplemented,
                 {"unsupported model: binding its resource handles to variables when compiling "
                  "needs more than 65536 operators in copies of subgraphs"});
+}
+
+// A WHILE whose loop state holds `handles` handles, of variables h0, h1, ..., that its body
+// hands on rotated (position k takes position k + 1's), besides a counter i (3 turns) and an
+// int8 [1,8] t that the body runs through `relus` RELUs. Position k names one variable more on
+// each turn until every one names them all: the cond and body are analysed with `handles`
+// bindings, of which only the last is copied, and that one is the subgraphs' first (no copy).
+// Nothing reads the rotated handles; main assigns h0 (a model with resource variables).
+TfliteBuilder RotatingHandlesLoop(int handles, int relus) {
+  const QuantParams counter_q = PerTensor(0.5f, 0), t_q = PerTensor(0.1f, 0);
+  auto state = [&](TfliteBuilder& b, const std::string& suffix) {
+    std::vector<int> tensors = {b.AddTensor("i" + suffix, {1}, TflType::kInt8, counter_q),
+                                b.AddTensor("t" + suffix, {1, 8}, TflType::kInt8, t_q)};
+    for (int k = 0; k < handles; ++k) {
+      tensors.push_back(b.AddTensor(absl::StrCat("h", k, suffix), {}, TflType::kResource));
+    }
+    return tensors;
+  };
+  auto constant = [&](TfliteBuilder& b, const char* name, int8_t value) {
+    const int8_t values[] = {value};
+    return b.AddConstInt8(name, {1}, values, counter_q);
+  };
+  TfliteBuilder cond;
+  const std::vector<int> cond_in = state(cond, "");
+  const int less = cond.AddTensor("less", {1}, TflType::kBool);
+  cond.AddOperator(Code(OpType::kLess), {cond_in[0], constant(cond, "three", 3)}, {less});
+  cond.SetInputs(cond_in);
+  cond.SetOutputs({less});
+  TfliteBuilder body;
+  const std::vector<int> body_in = state(body, "");
+  std::vector<int> body_out = {body.AddTensor("i_next", {1}, TflType::kInt8, counter_q)};
+  body.AddOperator(Code(OpType::kAdd), {body_in[0], constant(body, "one", 1)}, {body_out[0]},
+                   ElementwiseOpts{});
+  int t = body_in[1];
+  for (int r = 0; r < relus; ++r) {
+    const int next = body.AddTensor(absl::StrCat("t", r), {1, 8}, TflType::kInt8, t_q);
+    body.AddOperator(Code(OpType::kRelu), {t}, {next});
+    t = next;
+  }
+  body_out.push_back(t);
+  for (int k = 0; k < handles; ++k) body_out.push_back(body_in[2 + (k + 1) % handles]);
+  body.SetInputs(body_in);
+  body.SetOutputs(body_out);
+  TfliteBuilder b;
+  const std::vector<int> out = state(b, "_out");
+  const int x = b.AddTensor("x", {1, 8}, TflType::kInt8, t_q);
+  const int cond_index = b.AddSubgraph(std::move(cond));
+  const int body_index = b.AddSubgraph(std::move(body));
+  std::vector<int> in = {constant(b, "i_start", 0), x};
+  for (int k = 0; k < handles; ++k) {
+    in.push_back(b.AddTensor(absl::StrCat("h", k), {}, TflType::kResource));
+    b.AddOperator(Code(OpType::kVarHandle), {}, {in.back()},
+                  VarHandleOpts{"", absl::StrCat("v", k)});
+  }
+  b.AddOperator(Code(OpType::kAssignVariable), {in[2], x}, {});
+  b.AddOperator(Code(OpType::kWhile), in, out, ControlFlowOpts{cond_index, body_index});
+  b.SetInputs({x});
+  b.SetOutputs({out[1]});
+  return b;
+}
+
+// 17 handles: the cond (1 op) and body (4097 ops) are analysed with 16 bindings beyond their
+// first, 16 * 4098 = 65568 ops, more than the copies' limit; but no copy is made, so nothing
+// counts against it.
+TEST(ResourceVariableImportTest, ALoopsIntermediateBindingsCountNoCopies) {
+  absl::StatusOr<compiler::Graph> g = ImportTflite(RotatingHandlesLoop(17, 4096).Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->subgraphs.size(), 2u);
+  EXPECT_EQ(g->subgraph(2).ops.size(), 4097u);
+  for (const compiler::Subgraph& sub : g->subgraphs) EXPECT_EQ(sub.copy, 0);
 }
 
 // The loop's handle names "v" on the first turn and "w" on the later ones (main's read after the

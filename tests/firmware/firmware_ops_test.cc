@@ -207,6 +207,26 @@ TEST_F(FirmwareOpsTest, ControlFlowGivesTheHostsOutputs) {
   EXPECT_EQ(CompareWithHost(fused_branch, "if_fused_then_branch"), 1u);
 }
 
+// One SIGNAL_DELAY subgraph (delay 3, frames of 4) called by two IFs that both run, plain and
+// through a handle copy: one delay line on the firmware too. IF a feeds x = (x0, x1, x2, x3) to
+// the primed line and gets (0, 0, 0, x0); IF b then gets (x1, x2, x3, x0), where a line of its
+// own would give (0, 0, 0, x0) again.
+TEST_F(FirmwareOpsTest, CallSitesOfOneSubgraphShareItsDelayAsOnTheHost) {
+  size_t compared = 0;
+  for (const bool through_handles : {false, true}) {
+    testing::CaseModel m;
+    m.model = testing::SharedDelayModelBuilder(through_handles).Finish();
+    m.inputs = {{1}, {1}, {0x10, 0x00, 0x20, 0xff, 0x30, 0x80, 0x40, 0x7f}};
+    m.output_tensors = {0, 1};
+    const std::string name = through_handles ? "shared_delay_handles" : "shared_delay";
+    compared += CompareWithHost(m, name);
+    EXPECT_EQ(testing::ReadFile((dir_ / (name + "_fw") / "output1.bin").string()),
+              (std::vector<uint8_t>{0x20, 0xff, 0x30, 0x80, 0x40, 0x7f, 0x10, 0x00}))
+        << name;
+  }
+  EXPECT_EQ(compared, 4u);
+}
+
 // Resource variables and CALL_ONCE (issue 13): four inferences of one load on both boards, so
 // that the init subgraph runs once and the variables carry over; the int8 counter's ADD runs on
 // the (emulated) NPU between its read and its assignment. The host's outputs are checked against

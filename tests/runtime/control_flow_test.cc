@@ -3,9 +3,12 @@
 // built so that their int8 arithmetic is exact) and against TFLite's interpreter.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -99,6 +102,60 @@ TEST(ControlFlowTest, WhileInsideIfAndAPassThroughBranch) {
         inferences[i][0][0] != 0 ? LoopByHand(n, inferences[i][2]) : std::pair{n, inferences[i][2]};
     EXPECT_EQ(run.outputs[2 * i], Bytes{static_cast<uint8_t>(n_out)}) << "inference " << i;
     EXPECT_EQ(run.outputs[2 * i + 1], x_out) << "inference " << i;
+  }
+}
+
+// SharedDelayModelBuilder by hand: TFLite Micro prepares subgraph 1's SIGNAL_DELAY once and both
+// IFs invoke that one node, so a single line delays every frame either IF feeds it: what comes
+// out is the concatenated stream of those frames, 3 samples late (zeros first).
+class OneDelayLine {
+ public:
+  std::vector<int16_t> Run(const std::vector<int16_t>& frame) {
+    line_.insert(line_.end(), frame.begin(), frame.end());
+    std::vector<int16_t> out(line_.begin(), line_.begin() + static_cast<ptrdiff_t>(frame.size()));
+    line_.erase(line_.begin(), line_.begin() + static_cast<ptrdiff_t>(frame.size()));
+    return out;
+  }
+
+ private:
+  std::vector<int16_t> line_ = {0, 0, 0};
+};
+
+Bytes Int16Bytes(const std::vector<int16_t>& values) {
+  Bytes bytes;
+  for (int16_t v : values) {
+    bytes.push_back(static_cast<uint8_t>(v & 0xff));
+    bytes.push_back(static_cast<uint8_t>((static_cast<uint16_t>(v) >> 8) & 0xff));
+  }
+  return bytes;
+}
+
+// The two IFs take turns on the delay subgraph, run it both or neither: one loaded program,
+// eight inferences. Inference 1 (only IF b delays) must see the last sample of inference 0's
+// frame that IF a fed the line, not zeros from a line of IF b's own. With handles, boardlab
+// copies the branch for variable "b", and the copy's delay is still the one line.
+TEST(ControlFlowTest, CallSitesOfOneSubgraphShareItsStatefulOps) {
+  for (const bool through_handles : {false, true}) {
+    SCOPED_TRACE(through_handles ? "through handles" : "plain");
+    const Bytes pte = Compiled(testing::SharedDelayModelBuilder(through_handles).Finish());
+    ASSERT_FALSE(pte.empty());
+    const std::pair<bool, bool> conds[] = {{true, false},  {false, true}, {true, true},
+                                           {false, false}, {false, true}, {true, false},
+                                           {true, true},   {false, true}};
+    std::vector<Inference> inferences;
+    std::vector<Bytes> expected;
+    OneDelayLine line;
+    for (size_t i = 0; i < std::size(conds); ++i) {
+      const auto [a, b] = conds[i];
+      std::vector<int16_t> x(4);
+      for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<int16_t>(1000 * i + 100 * k - 7);
+      inferences.push_back({Bytes{a}, Bytes{b}, Int16Bytes(x)});
+      expected.push_back(Int16Bytes(a ? line.Run(x) : x));
+      expected.push_back(Int16Bytes(b ? line.Run(x) : x));
+    }
+    const runtime::testing::PteRun run = runtime::testing::RunPteInferences(pte, inferences);
+    ASSERT_EQ(run.error, runtime::Error::kOk) << run.message;
+    EXPECT_EQ(run.outputs, expected);
   }
 }
 

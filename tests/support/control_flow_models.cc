@@ -1,5 +1,9 @@
 #include "tests/support/control_flow_models.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "compiler/op_types.h"
 #include "tests/support/test_models.h"
 
@@ -74,6 +78,34 @@ TfliteBuilder Branch(const char* name, OpType type, float out_scale) {
   return b;
 }
 
+int Int16Frame(TfliteBuilder& b, const std::string& name) {
+  return b.AddTensor(name, {4}, TflType::kInt16);
+}
+
+int HandleTensor(TfliteBuilder& b, const std::string& name) {
+  return b.AddTensor(name, {}, TflType::kResource);
+}
+
+// SharedDelayModelBuilder's branches: (h,) a -> SIGNAL_DELAY(a) (assigned through h), or a.
+TfliteBuilder DelayBranch(bool delays, bool through_handles) {
+  TfliteBuilder b;
+  b.set_name(delays ? "delay" : "pass");
+  std::vector<int> inputs;
+  if (through_handles) inputs.push_back(HandleTensor(b, "h"));
+  const int a = Int16Frame(b, "a");
+  inputs.push_back(a);
+  int out = a;
+  if (delays) {
+    out = Int16Frame(b, "delayed");
+    b.AddCustomOperator(std::string(compiler::CustomCodeOf(OpType::kSignalDelay)), {a}, {out},
+                        IntMapFlexbuffer({{"delay_length", 3}}));
+    if (through_handles) b.AddOperator(Code(OpType::kAssignVariable), {inputs[0], out}, {});
+  }
+  b.SetInputs(inputs);
+  b.SetOutputs({out});
+  return b;
+}
+
 // ADD(a, a) then RELU6, both (0.2, -3).
 TfliteBuilder AddRelu6Branch() {
   TfliteBuilder b;
@@ -105,6 +137,33 @@ TfliteBuilder IfOf(TfliteBuilder then_branch, const char* name) {
 }
 
 }  // namespace
+
+TfliteBuilder SharedDelayModelBuilder(bool through_handles) {
+  TfliteBuilder b;
+  b.set_name(through_handles ? "shared_delay_handles_model" : "shared_delay_model");
+  const int cond_a = b.AddTensor("cond_a", {1}, TflType::kBool);
+  const int cond_b = b.AddTensor("cond_b", {1}, TflType::kBool);
+  const int x = Int16Frame(b, "x");
+  const int then_branch = b.AddSubgraph(DelayBranch(true, through_handles));
+  const int else_branch = b.AddSubgraph(DelayBranch(false, through_handles));
+  std::vector<int> outputs;
+  for (const auto& [variable, cond] : {std::pair{"a", cond_a}, std::pair{"b", cond_b}}) {
+    std::vector<int> inputs = {cond};
+    if (through_handles) {
+      const int h = HandleTensor(b, std::string("h_") + variable);
+      b.AddOperator(Code(OpType::kVarHandle), {}, {h}, VarHandleOpts{"", variable});
+      b.AddOperator(Code(OpType::kAssignVariable), {h, x}, {});
+      inputs.push_back(h);
+    }
+    inputs.push_back(x);
+    outputs.push_back(Int16Frame(b, std::string("y_") + variable));
+    b.AddOperator(Code(OpType::kIf), inputs, {outputs.back()},
+                  ControlFlowOpts{then_branch, else_branch});
+  }
+  b.SetInputs({cond_a, cond_b, x});
+  b.SetOutputs(outputs);
+  return b;
+}
 
 TfliteBuilder IfModelBuilder() { return IfOf(Branch("then", OpType::kAdd, 0.2f), "if_model"); }
 

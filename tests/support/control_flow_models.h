@@ -30,6 +30,17 @@ TfliteBuilder WhileModelBuilder();
 /// n' and x'.
 TfliteBuilder NestedControlFlowBuilder();
 
+/// One stateful op called from two places: inputs `cond_a`, `cond_b` bool [1] and `x` int16 [4].
+/// Subgraph 1 (then) is SIGNAL_DELAY with delay_length 3 over its frame of 4 samples, subgraph 2
+/// (else) passes its input through with no operators; main runs y_a = IF(cond_a, x) and then
+/// y_b = IF(cond_b, x) over those two subgraphs. Outputs y_a and y_b. TFLite Micro has one delay
+/// line for subgraph 1's one operator: every frame either IF feeds it comes out 3 samples later,
+/// whichever IF runs next. With `through_handles`, main also assigns x to resource variables "a"
+/// and "b" and passes their handles to the IFs (first branch input), the then-branch assigning
+/// its delayed frame to the variable its handle names: boardlab copies subgraph 1 for "b", and
+/// the copy's delay must still be the original's.
+TfliteBuilder SharedDelayModelBuilder(bool through_handles = false);
+
 /// The IF and WHILE of the models above as the only op of their main graph (for the tests that
 /// import one model per op type).
 TfliteBuilder SingleIfBuilder();
