@@ -23,6 +23,7 @@
 // reservations over board_leases.h, maintenance, health over BoardHealth), lab_agents.cc (agent
 // sessions, results, periodic work).
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -274,6 +275,7 @@ class Lab {
   void RefreshClusterBoards();
   void UpdateClusterMetrics();
   void OnClusterNotification(const ClusterNotification& notification);
+  bool WaitsForEventsOf(const ClusterNotification& notification) const;
   absl::Status TakeAgentBoards(const v1::Hello& hello);
   absl::StatusOr<v1::Job> CancelElsewhere(const std::string& job_id, const v1::Job& as_read);
   /// WaitEvents for a job not held here: from the store, woken by kEventsChannel. nullopt when
@@ -326,6 +328,9 @@ class Lab {
   std::set<std::string> queue_metric_types_;
   std::map<std::string, uint64_t> remote_events_;  // watched job -> its notifications so far
   std::map<std::string, int> remote_watchers_;
+  // The calls in WaitEventsElsewhere, readable without mutex_: most event notifications come
+  // while nobody waits on them, and the listener then leaves the Lab's lock to its callers.
+  std::atomic<int> waiting_elsewhere_{0};
   std::unique_ptr<ClusterListener> listener_;  // last: stopped before the rest goes
 };
 

@@ -381,6 +381,7 @@ void Lab::OnClusterNotification(const ClusterNotification& notification) {
     compiles_.CompiledElsewhere(notification.payload);
     return;
   }
+  if (notification.channel == kEventsChannel && !WaitsForEventsOf(notification)) return;
   std::vector<std::string> compiles;
   {
     std::lock_guard lock(mutex_);
@@ -409,6 +410,15 @@ void Lab::OnClusterNotification(const ClusterNotification& notification) {
       Schedule();
     }
   }
+}
+
+// Whether an events notification can wake a WaitEventsElsewhere call, without the Lab's lock
+// (the listener would wait for it, once per committed event, behind calls that hold it across
+// their commits). One from this replica's own commit cannot: their AddEvent woke the waiters.
+// With nobody waiting none can: a call that starts waiting later reads the events from the
+// database after it counted itself in, so it sees every commit notified before that.
+bool Lab::WaitsForEventsOf(const ClusterNotification& notification) const {
+  return !notification.from_here && waiting_elsewhere_.load() > 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -460,6 +470,7 @@ absl::StatusOr<std::optional<std::vector<v1::JobEvent>>> Lab::WaitEventsElsewher
   // Counted while this call waits, so that notifications about the job wake it.
   const uint64_t seen = remote_events_[job_id];
   ++remote_watchers_[job_id];
+  ++waiting_elsewhere_;
   lock.unlock();
   absl::StatusOr<v1::Job> job = GetJob(caller, job_id);
   absl::StatusOr<std::vector<v1::JobEvent>> events =
@@ -474,6 +485,7 @@ absl::StatusOr<std::optional<std::vector<v1::JobEvent>>> Lab::WaitEventsElsewher
         lock, std::chrono::system_clock::time_point(std::chrono::milliseconds(deadline_ms)),
         [&] { return remote_events_[job_id] != seen || FindJob(job_id) != nullptr; });
   }
+  --waiting_elsewhere_;
   if (--remote_watchers_[job_id] == 0) {
     remote_watchers_.erase(job_id);
     remote_events_.erase(job_id);

@@ -559,6 +559,30 @@ double DatabaseCpuSeconds(pid_t postmaster) {
   return ProcessCpuSeconds(postmaster) + ChildrenCpuSeconds(postmaster);
 }
 
+// Whether a postmaster's child serves a client connection (the replicas' store connections and
+// listeners, the bench's own): its title names the socket ("postgres: user db [local] idle");
+// the checkpointer, WAL writer, autovacuum and the like have titles of their own.
+bool IsClientBackend(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string title((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return title.find("[local]") != std::string::npos;
+}
+
+// The part of DatabaseCpuSeconds spent by the client backends still connected (the rest: the
+// server's own processes, and backends that ended).
+double DatabaseBackendsCpuSeconds(pid_t postmaster) {
+  double seconds = 0;
+  std::error_code error;
+  for (const auto& task :
+       fs::directory_iterator("/proc/" + std::to_string(postmaster) + "/task", error)) {
+    std::ifstream in(task.path() / "children");
+    for (pid_t child; in >> child;) {
+      if (IsClientBackend(child)) seconds += ProcessCpuSeconds(child);
+    }
+  }
+  return seconds;
+}
+
 // The postmaster's pid, from the first line of its data directory's postmaster.pid; -1 when
 // it cannot be read.
 pid_t PostmasterPid(const std::string& data_dir) {
@@ -589,6 +613,7 @@ struct Throughput {
   double runs_cpu_s = 0;       // its boardlab-run children
   double bench_cpu_s = 0;      // this process: submitters, waiter (and the fake agent)
   double database_cpu_s = -1;  // the PostgreSQL server and its backends; < 0: none
+  double backends_cpu_s = 0;   // of it, the client backends (the replicas' connections)
 };
 
 // What a throughput run drives: one server, or replicas behind a list of addresses (the clients
@@ -622,6 +647,7 @@ absl::StatusOr<Throughput> MeasureThroughput(const Target& target, const v1::Dig
   const double runs_cpu = SumCpuSeconds(target.agents, ChildrenCpuSeconds);
   const double bench_cpu = SelfCpuSeconds();
   const double database_cpu = target.database > 0 ? DatabaseCpuSeconds(target.database) : 0;
+  const double backends_cpu = target.database > 0 ? DatabaseBackendsCpuSeconds(target.database) : 0;
   std::vector<int64_t> end_ms;
   std::vector<std::string> ids(static_cast<size_t>(jobs));
   std::unique_ptr<std::atomic<bool>[]> ready(new std::atomic<bool>[static_cast<size_t>(jobs)]);
@@ -696,8 +722,10 @@ absl::StatusOr<Throughput> MeasureThroughput(const Target& target, const v1::Dig
     figures.runs_cpu_s = SumCpuSeconds(target.agents, ChildrenCpuSeconds) - runs_cpu;
   }
   figures.bench_cpu_s = SelfCpuSeconds() - bench_cpu;
-  if (target.database > 0)
+  if (target.database > 0) {
     figures.database_cpu_s = DatabaseCpuSeconds(target.database) - database_cpu;
+    figures.backends_cpu_s = DatabaseBackendsCpuSeconds(target.database) - backends_cpu;
+  }
   join();
   for (const absl::Status& error : errors) {
     if (!error.ok()) return error;
@@ -1157,8 +1185,9 @@ int ReportThroughput(std::vector<Row>& rows, const std::string& figure, const st
                 1000 * t.runs_cpu_s / t.jobs);
   }
   if (t.database_cpu_s >= 0) {
-    std::printf(", PostgreSQL %.2f (%.2f ms/job)", t.database_cpu_s,
-                1000 * t.database_cpu_s / t.jobs);
+    std::printf(", PostgreSQL %.2f (%.2f ms/job, of it client backends %.2f ms/job)",
+                t.database_cpu_s, 1000 * t.database_cpu_s / t.jobs,
+                1000 * t.backends_cpu_s / t.jobs);
   }
   std::printf(", bench %.2f; wall %.2f s on %ld CPUs (load average %s)\n", t.bench_cpu_s,
               t.client_s, sysconf(_SC_NPROCESSORS_ONLN), LoadAverage().c_str());
@@ -1166,6 +1195,28 @@ int ReportThroughput(std::vector<Row>& rows, const std::string& figure, const st
   rows.push_back({figure, target, Format("%.0f jobs/s", t.jobs_per_s),
                   all_passed ? Verdict(t.jobs_per_s >= at_least) : "ERROR (not all PASS)"});
   return all_passed ? 0 : 1;
+}
+
+// Section 5's CPU time side by side: milliseconds per job by process kind, and how many of the
+// machine's CPUs the run kept busy on average (well below their number: the jobs wait on each
+// other or on other processes more than on CPU).
+void PrintCpuTable(const std::vector<std::pair<std::string, Throughput>>& runs) {
+  std::printf("  CPU ms per job by process kind (user + system from /proc/<pid>/stat):\n");
+  std::printf("    %-22s %7s %7s %7s %13s %12s %9s %7s %7s %11s\n", "configuration", "jobs/s",
+              "server", "agent", "boardlab-run", "PG backends", "PG other", "bench", "total",
+              "CPUs busy");
+  for (const auto& run : runs) {
+    const Throughput& t = run.second;
+    const double database = std::max(0.0, t.database_cpu_s);
+    const double total =
+        t.server_cpu_s + std::max(0.0, t.agent_cpu_s) + t.runs_cpu_s + database + t.bench_cpu_s;
+    auto per_job = [&](double seconds) { return 1000 * seconds / t.jobs; };
+    std::printf("    %-22s %7.1f %7.2f %7.2f %13.2f %12.2f %9.2f %7.2f %7.2f %11.2f\n",
+                run.first.c_str(), t.jobs_per_s, per_job(t.server_cpu_s),
+                per_job(std::max(0.0, t.agent_cpu_s)), per_job(t.runs_cpu_s),
+                per_job(t.backends_cpu_s), per_job(database - t.backends_cpu_s),
+                per_job(t.bench_cpu_s), per_job(total), total / t.client_s);
+  }
 }
 
 // Section 5: SQLite single server, one PostgreSQL replica, two PostgreSQL replicas.
@@ -1179,6 +1230,8 @@ int ReportReplicas(std::vector<Row>& rows, int jobs, int threads, bool pg_statem
   const std::string sqlite_figure = "throughput, SQLite, 1 server";
   auto sqlite = MeasureReplicas(1, "", jobs, threads);
   int errors = ReportThroughput(rows, sqlite_figure, "(reference)", sqlite, 0);
+  std::vector<std::pair<std::string, Throughput>> measured;
+  if (sqlite.ok()) measured.emplace_back("SQLite, 1 server", *sqlite);
   // With --pg-statements a server of its own, which loads pg_stat_statements at its start.
   std::unique_ptr<boardlab::testing::PostgresServer> profiled;
   absl::StatusOr<boardlab::testing::PostgresServer*> postgres =
@@ -1216,12 +1269,17 @@ int ReportReplicas(std::vector<Row>& rows, int jobs, int threads, bool pg_statem
       profile = *std::move(opened);
     }
     // Only the two replicas have a target: as fast as the SQLite server, or faster.
-    errors += ReportThroughput(
-        rows, figure, replicas == 2 ? target : "(reference)",
+    auto throughput =
         MeasureReplicas(replicas, config, jobs, threads,
-                        PostmasterPid((*postgres)->socket_dir() + "/data"), profile.get()),
-        replicas == 2 ? reference : 0);
+                        PostmasterPid((*postgres)->socket_dir() + "/data"), profile.get());
+    errors += ReportThroughput(rows, figure, replicas == 2 ? target : "(reference)", throughput,
+                               replicas == 2 ? reference : 0);
+    if (throughput.ok()) {
+      measured.emplace_back(
+          absl::StrCat("PostgreSQL, ", replicas, " replica", replicas > 1 ? "s" : ""), *throughput);
+    }
   }
+  PrintCpuTable(measured);
   return errors;
 }
 
