@@ -291,24 +291,32 @@ std::string TimeText(const link::Hello& h, uint64_t ticks) {
   return text;
 }
 
+// The time of a case on the board's timer, of the inferences that produced output and apart of
+// those that ended early (protocol 7): microseconds when the timer counts time (not under QEMU
+// -icount, where it counts instructions).
+void SetCaseTime(const link::Hello& h, const link::Result& r, CaseOutcome& outcome) {
+  outcome.early_inferences = EarlyInferences(r);
+  const uint32_t with_output = r.iterations - outcome.early_inferences;
+  if (with_output > 0) outcome.ticks = r.output_mean_ticks;
+  if (outcome.early_inferences > 0) outcome.early_ticks = r.early_mean_ticks;
+  if (h.icount_shift >= 0 || h.ticks_per_second == 0) return;
+  const double us_per_tick = 1e6 / static_cast<double>(h.ticks_per_second);
+  if (with_output > 0) outcome.us = static_cast<double>(r.output_mean_ticks) * us_per_tick;
+  if (outcome.early_inferences > 0) {
+    outcome.early_us = static_cast<double>(r.early_mean_ticks) * us_per_tick;
+  }
+}
+
 // The run's time apart for the inferences that produced output and those a streaming op ended
-// early (protocol 7), in the names of a case's (run_cases.h TimesJson; "ticks" is the list of
-// each iteration's here, so the mean of output is "output_mean_ticks"). The microseconds only
-// where the timer counts time (not under QEMU -icount, where it counts instructions).
+// early, in the names of a case's (run_cases.h TimesJson), but for the mean ticks of output:
+// "ticks" is each iteration's list here, so that one is "output_mean_ticks".
 void AddTimes(const link::Hello& h, const link::Result& r, json& result) {
-  const uint32_t early = EarlyInferences(r);
-  const uint32_t with_output = r.iterations - early;
-  const bool timed = h.icount_shift < 0 && h.ticks_per_second > 0;
-  const double us_per_tick = timed ? 1e6 / static_cast<double>(h.ticks_per_second) : 0;
-  result["output_mean_ticks"] = with_output > 0 ? r.output_mean_ticks : 0;
-  result["total_us"] = with_output > 0 && timed
-                           ? json(static_cast<double>(r.output_mean_ticks) * us_per_tick)
-                           : json(nullptr);
-  result["early_inferences"] = early;
-  result["early_ticks"] = early > 0 ? r.early_mean_ticks : 0;
-  result["early_total_us"] = early > 0 && timed
-                                 ? json(static_cast<double>(r.early_mean_ticks) * us_per_tick)
-                                 : json(nullptr);
+  CaseOutcome times;
+  SetCaseTime(h, r, times);
+  json fields = boardlab::run::TimesJson(times);
+  result["output_mean_ticks"] = fields["ticks"];
+  fields.erase("ticks");
+  result.update(fields);
 }
 
 // "result: PASS ticks T ns N[; ended early: 1 inference, ticks T ns N] (per inference, CLOCK)":
@@ -377,22 +385,6 @@ bool WriteJson(const std::string& path, const json& doc) {
   std::ofstream out(path, std::ios::trunc);
   out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   return static_cast<bool>(out);
-}
-
-// The time of a case on the board's timer, of the inferences that produced output and apart of
-// those that ended early (protocol 7): microseconds when the timer counts time (not under QEMU
-// -icount, where it counts instructions).
-void SetCaseTime(const link::Hello& h, const link::Result& r, CaseOutcome& outcome) {
-  outcome.early_inferences = EarlyInferences(r);
-  const uint32_t with_output = r.iterations - outcome.early_inferences;
-  if (with_output > 0) outcome.ticks = r.output_mean_ticks;
-  if (outcome.early_inferences > 0) outcome.early_ticks = r.early_mean_ticks;
-  if (h.icount_shift >= 0 || h.ticks_per_second == 0) return;
-  const double us_per_tick = 1e6 / static_cast<double>(h.ticks_per_second);
-  if (with_output > 0) outcome.us = static_cast<double>(r.output_mean_ticks) * us_per_tick;
-  if (outcome.early_inferences > 0) {
-    outcome.early_us = static_cast<double>(r.early_mean_ticks) * us_per_tick;
-  }
 }
 
 // What the run of many cases gave: each case's outcome, the ETDump of the first case, and the
