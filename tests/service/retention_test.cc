@@ -34,9 +34,15 @@ TEST(RetentionTest, ExpiredJobsAndTheirBlobsAreDeleted) {
   std::vector<v1::Digest> blobs = {job->spec().model(), job->files().artifact(),
                                    job->files().log()};
   api::BlobClient client(lab.Channel(), "");
+  // On a loaded machine the first sweep may already have run when the client returns. A blob of
+  // a job still on the server is never deleted, so blobs missing here are only right if the job
+  // is gone too (it is asked after the blobs, so a sweep in between cannot fool it).
   auto missing = client.FindMissing(blobs);
   ASSERT_TRUE(missing.ok()) << missing.status();
-  ASSERT_TRUE(missing->empty()) << "the job's blobs are not stored to begin with";
+  if (!missing->empty()) {
+    ASSERT_EQ(lab.GetJob(job->id()).status().code(), absl::StatusCode::kNotFound)
+        << missing->size() << " of the job's blobs are missing while the job is still kept";
+  }
 
   EXPECT_TRUE(WaitFor(
       [&] {
