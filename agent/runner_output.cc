@@ -163,8 +163,8 @@ bool BoardLostTheJobsModel(const BoardRunRequest& request) {
 }
 
 // A single run's time (runtime/cli/run_cases.h TimesJson): the mean of the inferences that
-// produced output, not the profile's mean of all iterations, which averages in the inferences a
-// streaming op ended early. None produced output: no time (0).
+// produced output (the profile's total too, but when no inference produced output the profile
+// averages the early ends). None produced output: no time (0).
 void ReadSingleRunTime(const json& doc, BoardReport& report) {
   const json& us = doc.at("total_us");
   report.inference_us = us.is_number() ? us.get<double>() : 0;

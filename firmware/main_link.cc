@@ -96,6 +96,7 @@ class FirmwareRunner : public link::BoardRunner {
     out.mean_ticks = in.mean_ticks;
     out.output_mean_ticks = in.output_mean_ticks;
     out.early_mean_ticks = in.early_mean_ticks;
+    out.early_times_mask = in.early_times_mask;
     out.num_times = static_cast<uint16_t>(in.num_times);
     memcpy(out.ticks, in.ticks, sizeof(uint64_t) * in.num_times);
     out.num_outputs = static_cast<uint8_t>(in.num_outputs);

@@ -163,6 +163,7 @@ int ExecuteIterations(rt::Method& method, const uint8_t* const* input_data, size
                       int iterations, RunnerResult* result) {
   uint64_t total = 0, output_total = 0;
   result->num_times = 0;
+  result->early_times_mask = 0;
   result->inferences_with_output = 0;
   for (int it = 0; it < iterations; ++it) {
     // Inputs are set before every run: the memory plan may reuse their arena bytes.
@@ -181,7 +182,10 @@ int ExecuteIterations(rt::Method& method, const uint8_t* const* input_data, size
       ++result->inferences_with_output;
       output_total += ticks;
     }
-    if (result->num_times < kMaxIterationTimes) result->ticks[result->num_times++] = ticks;
+    if (result->num_times < kMaxIterationTimes) {
+      if (!method.produced_outputs()) result->early_times_mask |= uint64_t{1} << result->num_times;
+      result->ticks[result->num_times++] = ticks;
+    }
     total += ticks;
   }
   const uint64_t runs = static_cast<uint64_t>(iterations);

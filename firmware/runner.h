@@ -130,6 +130,7 @@ struct RunnerResult {
   uint64_t early_mean_ticks = 0;
   uint64_t ticks[kMaxIterationTimes] = {};
   size_t num_times = 0;
+  uint64_t early_times_mask = 0;  // bit i: the iteration of ticks[i] ended early
   size_t num_outputs = 0;
   OutputResult outputs[kMaxOutputs];
   Bytes etdump;

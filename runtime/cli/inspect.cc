@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include "nlohmann/json.hpp"
 #include "runtime/cli/debug_map_names.h"
 #include "runtime/core/error.h"
+#include "runtime/core/event_tracer.h"
 #include "runtime/profiling/etdump/etdump_reader.h"
 
 namespace boardlab::run {
@@ -49,18 +51,36 @@ void AddDelegateEvent(const et::ProfileRow& r, const ProfileClock& clock, Instru
   it->ticks += static_cast<double>(r.duration());
 }
 
-ExecuteSums SumExecuteBlocks(const std::vector<et::ProfileRow>& rows, const ProfileClock& clock) {
-  ExecuteSums sums;
-  uint32_t last_run = UINT32_MAX;
+bool InExecuteBlock(const et::ProfileRow& r) {
+  return r.run_name != nullptr && std::strcmp(r.run_name, "Execute") == 0;
+}
+
+// The "Execute" blocks, and those a streaming op ended early (they carry the method's mark).
+struct ExecuteRuns {
+  std::set<uint32_t> all;
+  std::set<uint32_t> ended_early;
+};
+
+ExecuteRuns FindExecuteRuns(const std::vector<et::ProfileRow>& rows) {
+  ExecuteRuns runs;
   for (const et::ProfileRow& r : rows) {
-    if (r.run_name == nullptr || std::strcmp(r.run_name, "Execute") != 0) continue;
-    if (r.run != last_run) {
-      ++sums.runs;
-      last_run = r.run;
-    }
+    if (!InExecuteBlock(r)) continue;
+    runs.all.insert(r.run);
+    if (EventNamed(r, runtime::kEndedEarlyEvent)) runs.ended_early.insert(r.run);
+  }
+  return runs;
+}
+
+// The events of the Execute blocks `profile` averages (AveragesRun), summed per instruction.
+ExecuteSums SumExecuteBlocks(const std::vector<et::ProfileRow>& rows, const ExecuteRuns& runs,
+                             const Profile& profile) {
+  ExecuteSums sums;
+  sums.runs = AveragedRuns(profile);
+  for (const et::ProfileRow& r : rows) {
+    if (!InExecuteBlock(r) || !AveragesRun(profile, runs.ended_early.contains(r.run))) continue;
     const double ticks = static_cast<double>(r.duration());
     if (r.delegate_debug_id != -1) {
-      AddDelegateEvent(r, clock, sums.instructions[r.instruction]);
+      AddDelegateEvent(r, profile.clock, sums.instructions[r.instruction]);
     } else if (EventNamed(r, "OPERATOR_CALL")) {
       sums.instructions[r.instruction].ticks += ticks;
     } else if (EventNamed(r, "DELEGATE_CALL")) {
@@ -171,17 +191,20 @@ std::optional<Inspection> InspectEtdump(runtime::Span<const uint8_t> etdp, const
     p.clock.ticks_per_second = options.assumed_ticks_per_second;
     p.clock.rate_assumed = true;
   }
-  const ExecuteSums sums = SumExecuteBlocks(rows, p.clock);
+  const ExecuteRuns execute_runs = FindExecuteRuns(rows);
+  p.iterations = static_cast<int>(execute_runs.all.size());
+  p.ended_early = static_cast<int>(execute_runs.ended_early.size());
+  const ExecuteSums sums = SumExecuteBlocks(rows, execute_runs, p);
   const double runs = sums.runs > 0 ? sums.runs : 1;
-  p.iterations = sums.runs;
   for (const auto& [instruction, s] : sums.instructions) {
     if (instruction >= 0) p.rows.push_back(InstructionRow(instruction, s, runs, p.clock));
   }
   NameFromDebugMap(debug_map, p);
   SetTotal(sums.total_ticks / runs, p);
 
-  out.header = "profile from ETDump (average of " + std::to_string(sums.runs) + " Execute run" +
-               (sums.runs == 1 ? "" : "s") + (debug_map.is_object() ? "" : ", no debug map") + "):";
+  out.header = "profile from ETDump (average of " + std::to_string(p.iterations) + " Execute run" +
+               (p.iterations == 1 ? "" : "s") + EndedEarlyNote(p) +
+               (debug_map.is_object() ? "" : ", no debug map") + "):";
   return out;
 }
 

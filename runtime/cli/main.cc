@@ -233,19 +233,26 @@ rt::etdump::ClockRecord HostClockRecord(bool sim, const rt::timing::TimingParams
   return clock;
 }
 
+bool RunEndedEarly(const std::vector<boardlab::run::CollectedEvent>& run) {
+  return std::any_of(run.begin(), run.end(), [](const boardlab::run::CollectedEvent& e) {
+    return e.name == rt::kEndedEarlyEvent;
+  });
+}
+
 Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileCollector& collector,
-                     const boardlab::run::ProfileClock& clock, rt::ExecutionUnit npu_unit,
-                     int iterations) {
+                     const boardlab::run::ProfileClock& clock, rt::ExecutionUnit npu_unit) {
   Profile profile;
-  profile.iterations = iterations;
   profile.clock = clock;
   const auto& runs = collector.runs();
-  const double n = runs.empty() ? 1.0 : static_cast<double>(runs.size());
-  // Ticks per instruction (and per NPU kernel id inside it), summed over runs.
+  profile.iterations = static_cast<int>(runs.size());
+  profile.ended_early = static_cast<int>(std::count_if(runs.begin(), runs.end(), RunEndedEarly));
+  const double n = std::max(1, boardlab::run::AveragedRuns(profile));
+  // Ticks per instruction (and per NPU kernel id inside it), summed over the averaged runs.
   std::map<size_t, double> instr_ticks;
   std::map<size_t, std::map<int32_t, double>> kernel_ticks;
   double total_ticks = 0;
   for (const auto& run : runs) {
+    if (!boardlab::run::AveragesRun(profile, RunEndedEarly(run))) continue;
     for (const boardlab::run::CollectedEvent& e : run) {
       if (e.name.empty()) {
         kernel_ticks[static_cast<size_t>(e.instruction)][e.delegate_id] += e.duration();
@@ -1056,8 +1063,7 @@ __attribute__((no_sanitize("vptr"))) int RunArtifact(const Args& args, RunOutput
     }
   }
 
-  out.profile = BuildProfile(*method, collector, profile_clock, npu.ran_on(),
-                             static_cast<int>(collector.runs().size()));
+  out.profile = BuildProfile(*method, collector, profile_clock, npu.ran_on());
   out.persistent_bytes = method->persistent_bytes();
   return out.verdict == "fail" ? kExitMismatch : kExitPass;
 }
@@ -1083,7 +1089,7 @@ json RunDocument(const Args& args, const RunOutput& out) {
 }
 
 // A single run whose iterations did not all produce output: the inference time is the mean of
-// those that did (the profile's rows average all iterations), the early ends' apart.
+// those that did (as the profile's rows and total), the early ends' apart.
 void PrintInferenceTime(const Args& args, const RunOutput& out) {
   const CaseOutcome& t = out.times;
   if (t.early_inferences == 0) return;
@@ -1125,7 +1131,8 @@ void PrintRunTable(const Args& args, const RunOutput& out) {
         out.profile, "profile (average of " + std::to_string(runs) +
                          " runs: " + std::to_string(out.cases.size()) + " cases x " +
                          std::to_string(args.iterations) + " iteration" +
-                         (args.iterations == 1 ? "" : "s") + "):");
+                         (args.iterations == 1 ? "" : "s") +
+                         boardlab::run::EndedEarlyNote(out.profile) + "):");
     return;
   }
   std::printf("outputs:\n");
@@ -1150,9 +1157,10 @@ void PrintRunTable(const Args& args, const RunOutput& out) {
       }
     }
   }
-  boardlab::run::PrintProfileTable(out.profile, "profile (average of " +
-                                                    std::to_string(args.iterations) + " iteration" +
-                                                    (args.iterations == 1 ? "" : "s") + "):");
+  boardlab::run::PrintProfileTable(
+      out.profile, "profile (average of " + std::to_string(args.iterations) + " iteration" +
+                       (args.iterations == 1 ? "" : "s") +
+                       boardlab::run::EndedEarlyNote(out.profile) + "):");
   PrintInferenceTime(args, out);
 }
 

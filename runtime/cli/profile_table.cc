@@ -156,6 +156,24 @@ void PrintProfileTable(const Profile& profile, const std::string& header) {
               CountText(profile.clock, total).c_str(), us);
 }
 
+bool AveragesRun(const Profile& profile, bool run_ended_early) {
+  return !run_ended_early || profile.ended_early >= profile.iterations;
+}
+
+int AveragedRuns(const Profile& profile) {
+  if (profile.ended_early >= profile.iterations) return profile.iterations;
+  return profile.iterations - profile.ended_early;
+}
+
+std::string EndedEarlyNote(const Profile& profile) {
+  if (profile.ended_early <= 0) return "";
+  if (profile.ended_early >= profile.iterations) {
+    return "; every one ended early by a streaming op: part of the chain each";
+  }
+  return "; " + std::to_string(profile.ended_early) + " of " + std::to_string(profile.iterations) +
+         " ended early by a streaming op, left out";
+}
+
 json ProfileJson(const Profile& profile) {
   const bool by_time = SharesByTime(profile);
   const double sum = RowsTotal(profile, by_time);
@@ -192,6 +210,8 @@ json ProfileJson(const Profile& profile) {
               {"count_unit", CountName(c)},
               {"ticks_per_second", c.ticks_per_second > 0 ? json(c.ticks_per_second) : json()},
               {"iterations", profile.iterations},
+              {"ended_early_runs", profile.ended_early},
+              {"averaged_runs", AveragedRuns(profile)},
               {"total_ticks", profile.total_ticks},
               {"total_us", NumberJson(profile.total_us)},
               {"total_cycles", CountJson(profile.total_cycles)},

@@ -58,13 +58,27 @@ struct ProfileRow {
 
 struct Profile {
   ProfileClock clock;
-  int iterations = 0;        // Execute runs averaged
+  int iterations = 0;        // Execute runs seen
+  int ended_early = 0;       // of those, the runs a streaming op ended early (AveragesRun)
   double total_ticks = 0;    // Method::execute
   double total_us = -1;      // -1 = unknown
   double total_cycles = -1;  // -1 = unknown
   double total_instructions = -1;
   std::vector<ProfileRow> rows;
 };
+
+/// Whether a profile averages a run: an inference a streaming op ended early ran part of the
+/// chain, so averaged in it would make every row and the total look faster than a whole
+/// inference. Such runs are left out, unless every run ended early (then they are all there is).
+bool AveragesRun(const Profile& profile, bool run_ended_early);
+
+/// The number of runs the rows and the total average.
+int AveragedRuns(const Profile& profile);
+
+/// "" when no run ended early; else what the averages leave out, for a header:
+/// "; 1 of 2 ended early by a streaming op, left out" or "; every one ended early by a streaming
+/// op: part of the chain each".
+std::string EndedEarlyNote(const Profile& profile);
 
 /// Fills a row's cycles / instructions / us from its average `ticks` on `clock` (the delegate
 /// clock for NPU kernel rows when `delegate` is true).
@@ -77,7 +91,8 @@ void SetTotal(double ticks, Profile& profile);
 void PrintProfileTable(const Profile& profile, const std::string& header);
 
 /// {"clock", "clock_label", "count_unit" (CountName), "ticks_per_second", ["icount_shift"],
-/// ["core_hz"], ["delegate_clock", "delegate_ticks_per_second"], "iterations", "total_ticks",
+/// ["core_hz"], ["delegate_clock", "delegate_ticks_per_second"], "iterations" (runs seen),
+/// "ended_early_runs", "averaged_runs" (AveragesRun), "total_ticks",
 /// "total_us", "total_cycles", ["total_instructions"], "ops": [{instruction, op, unit (the
 /// compiler's placement, NPU or CPU), ran_on, ticks, cycles, [instructions], us, percent,
 /// [source_ops, subgraph, layer, source_name, macs, debug_id, kernel], npu_kernels: [...]}]}.

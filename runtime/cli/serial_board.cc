@@ -319,6 +319,39 @@ void AddTimes(const link::Hello& h, const link::Result& r, json& result) {
   result.update(fields);
 }
 
+bool EndedEarly(const link::Result& r, uint16_t time) {
+  return (r.early_times_mask >> time & 1) != 0;
+}
+
+// "ticks min A mean B max C" of the per-iteration times of one kind (ended early or not), the
+// mean from RESULT's; "none" when no time is of that kind.
+std::string TimesOfKind(const link::Result& r, bool early, uint64_t mean) {
+  uint64_t low = UINT64_MAX, high = 0;
+  for (uint16_t i = 0; i < r.num_times; ++i) {
+    if (EndedEarly(r, i) != early) continue;
+    low = std::min(low, r.ticks[i]);
+    high = std::max(high, r.ticks[i]);
+  }
+  if (low > high) return "none";
+  return "ticks min " + std::to_string(low) + " mean " + std::to_string(mean) + " max " +
+         std::to_string(high);
+}
+
+// "times: 3 iterations, ticks min A mean B max C": the spread of the per-iteration times; when a
+// streaming op ended some early, those that produced output and those apart (a partial chain's
+// time as the minimum would pass for the model's fastest inference).
+std::string TimesLine(const link::Result& r) {
+  std::string line = "times: " + std::to_string(r.iterations) + " iterations, ";
+  if (EarlyInferences(r) == 0) {
+    line += TimesOfKind(r, false, r.mean_ticks);
+  } else {
+    line += "produced output: " + TimesOfKind(r, false, r.output_mean_ticks) +
+            "; ended early: " + TimesOfKind(r, true, r.early_mean_ticks);
+  }
+  if (r.num_times < r.iterations) line += " (min/max of the first ones)";
+  return line;
+}
+
 // "result: PASS ticks T ns N[; ended early: 1 inference, ticks T ns N] (per inference, CLOCK)":
 // the time first is the mean of the inferences that produced output (what agents read as the
 // inference time); when none did, the line says so and gives only the early ends' time.
@@ -351,20 +384,14 @@ void PrintResultLine(FILE* out, const link::Hello& h, const link::Result& r, jso
   if (h.icount_shift >= 0) result["instructions"] = ns >> h.icount_shift;
   AddTimes(h, r, result);
   json ticks = json::array();
-  uint64_t low = UINT64_MAX, high = 0;
+  json ended_early = json::array();
   for (uint16_t i = 0; i < r.num_times; ++i) {
     ticks.push_back(r.ticks[i]);
-    low = std::min(low, r.ticks[i]);
-    high = std::max(high, r.ticks[i]);
+    ended_early.push_back(EndedEarly(r, i));
   }
-  if (r.num_times > 1) {
-    std::fprintf(out,
-                 "times: %" PRIu32 " iterations, ticks min %" PRIu64 " mean %" PRIu64
-                 " max %" PRIu64 "%s\n",
-                 r.iterations, low, r.mean_ticks, high,
-                 r.num_times < r.iterations ? " (min/max of the first ones)" : "");
-  }
+  if (r.num_times > 1) std::fprintf(out, "%s\n", TimesLine(r).c_str());
   result["ticks"] = ticks;
+  result["ended_early"] = ended_early;
   doc["result"] = result;
 }
 

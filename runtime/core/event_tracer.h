@@ -45,6 +45,10 @@ constexpr const char* ExecutionUnitName(ExecutionUnit unit) {
   return "unknown";
 }
 
+/// The zero-length event that marks an inference a kernel ended early (a streaming op waiting
+/// for more input), in that inference's run block: profilers leave such partial runs out.
+inline constexpr char kEndedEarlyEvent[] = "Method::ended_early";
+
 class EventTracer {
  public:
   virtual ~EventTracer() = default;

@@ -52,6 +52,14 @@ inline void BeginRun(EventTracer* tracer, const char* name) {
   if (tracer != nullptr) tracer->BeginRun(name);
 }
 
+/// Logs a zero-length event `name` at the clock's present time, a mark rather than a span.
+inline void LogMark(EventTracer* tracer, const char* name, int32_t chain, int32_t instruction,
+                    Clock clock) {
+  if (tracer == nullptr) return;
+  const Ticks now = clock();
+  tracer->LogProfileEvent(name, chain, instruction, now, now);
+}
+
 #else  // !RT_EVENT_TRACER_ENABLED
 
 class ProfileScope {
@@ -60,6 +68,8 @@ class ProfileScope {
 };
 
 inline void BeginRun(EventTracer*, const char*) {}
+
+inline void LogMark(EventTracer*, const char*, int32_t, int32_t, Clock) {}
 
 #endif
 

@@ -750,7 +750,11 @@ Error Method::Execute() {
   while (pc < num_instructions_) {
     size_t next = pc + 1;
     RT_RETURN_IF_ERROR(ExecuteInstruction(pc, next));
-    if (next == kEndInference) return Error::kOk;
+    if (next == kEndInference) {
+      // Profilers tell this run's partial chain from whole inferences by the mark.
+      internal::LogMark(tracer_, kEndedEarlyEvent, 0, static_cast<int32_t>(pc), clock_);
+      return Error::kOk;
+    }
     pc = next;
   }
   produced_outputs_ = true;

@@ -15,7 +15,9 @@
 // chain-local instruction index: KernelCall -> "OPERATOR_CALL" enclosing
 // "native_call_<op>.<overload>" (operator name without its "boardlab::" namespace, e.g.
 // "native_call_conv_2d.out"); DelegateCall -> "DELEGATE_CALL" (the backend adds its own delegate
-// events inside). Timestamps come from MethodOptions::clock.
+// events inside). An inference a kernel ended early (KernelContext::end_inference) adds a
+// zero-length "Method::ended_early" (chain 0, the ending instruction) before "Method::execute"
+// closes. Timestamps come from MethodOptions::clock.
 
 #include <cstddef>
 #include <cstdint>

@@ -339,6 +339,7 @@ size_t Encode(const Result& m, uint8_t* out, size_t size) {
   w.U32(m.inferences_with_output);
   w.U64(m.output_mean_ticks);
   w.U64(m.early_mean_ticks);
+  w.U64(m.early_times_mask);
   return Finish(w);
 }
 
@@ -358,6 +359,7 @@ bool Decode(const uint8_t* payload, size_t size, Result* m) {
   m->inferences_with_output = r.U32();
   m->output_mean_ticks = r.U64();
   m->early_mean_ticks = r.U64();
+  m->early_times_mask = r.U64();
   return Done(r) && verdict <= static_cast<uint8_t>(Verdict::kModelNotHeld);
 }
 

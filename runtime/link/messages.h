@@ -37,7 +37,9 @@ namespace boardlab::link {
 /// or another job or artifact came since) is answered with the verdict "model not held", so
 /// that the host tells the board's lost model from its own mistakes without reading the text;
 /// RESULT times the inferences that produced output apart from those that ended early.
-inline constexpr uint16_t kProtocolVersion = 7;
+/// 8: RESULT says which of its per-iteration times ended early, so that the host's min/max of
+/// those times are of whole inferences, not of partial chains mixed in.
+inline constexpr uint16_t kProtocolVersion = 8;
 
 /// Inputs, expected outputs and outputs of one RUN (blob indexes are 8 bits).
 inline constexpr size_t kMaxTensors = 64;
@@ -262,7 +264,10 @@ struct Result {
   // streaming op ended early (a mean of both is neither's time); 0 when none was of the kind.
   uint64_t output_mean_ticks = 0;
   uint64_t early_mean_ticks = 0;
+  // Protocol 8: bit i set when the iteration of ticks[i] ended early.
+  uint64_t early_times_mask = 0;
 };
+static_assert(kMaxIterationTimes <= 64, "Result::early_times_mask has a bit per time");
 
 /// FAULT, board -> host: the record of the fault or watchdog reset that ended the previous run,
 /// sent once, first in the session after the reset.

@@ -215,6 +215,26 @@ TEST_F(FirmwareNoOutput, BoardLinkFirmwareReportsNoOutputInItsResult) {
   EXPECT_NE(later.output.find("; ended early: 1 inference, ticks " + times["ticks"][0].dump()),
             std::string::npos)
       << later.output;
+  // Protocol 8: the spread of the times keeps the kinds apart too.
+  EXPECT_EQ(times["ended_early"], json::array({true, false})) << later_doc;
+  const std::string first = times["ticks"][0].dump(), second = times["ticks"][1].dump();
+  EXPECT_NE(later.output.find("times: 2 iterations, produced output: ticks min " + second +
+                              " mean " + second + " max " + second + "; ended early: ticks min " +
+                              first + " mean " + first + " max " + first + "\n"),
+            std::string::npos)
+      << later.output;
+  // The profile of the board's ETDump leaves the early end out as well.
+  const CommandResult profiled = testing::RunCommand(
+      testing::RunBinary() + " --board serial --port " + board.port() + " " + Path("cb.pte") +
+          " --input " + Path("in.bin") + " --iterations 2 --profile json",
+      /*with_stderr=*/false);
+  ASSERT_EQ(profiled.exit_code, 0) << profiled.output;
+  const json profiled_doc = json::parse(profiled.output, nullptr, false);
+  ASSERT_TRUE(profiled_doc.is_object()) << profiled.output;
+  const json& profile = profiled_doc["profile"];
+  EXPECT_EQ(profile["iterations"], 2) << profiled.output;
+  EXPECT_EQ(profile["ended_early_runs"], 1) << profiled.output;
+  EXPECT_EQ(profile["averaged_runs"], 1) << profiled.output;
 
   const CommandResult wrong = run(2, "wrong.bin", "wrong.json");
   EXPECT_EQ(wrong.exit_code, 1) << wrong.output;

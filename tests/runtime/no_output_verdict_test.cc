@@ -83,7 +83,8 @@ TEST_F(NoOutputVerdict, TheNextInferenceIsJudgedAgain) {
 // inference: its time is the whole inference's alone, as the same inferences give as a case
 // (whose time is of its inferences that produced output), and the early end's is reported
 // apart. The latency budget judges the whole inference's time: a limit at the mean of both
-// iterations (the profile's total) fails. The RELU after the buffer makes an early end faster.
+// iterations fails. The profile averages the whole inference alone too, live and read back from
+// the run's ETDump. The RELU after the buffer makes an early end faster.
 TEST_F(NoOutputVerdict, ASingleRunTimesItsEarlyEndedInferencesApart) {
   absl::StatusOr<compiler::CompileResult> compiled =
       compiler::Compile(boardlab::testing::CircularBufferReluModel(), {});
@@ -93,11 +94,12 @@ TEST_F(NoOutputVerdict, ASingleRunTimesItsEarlyEndedInferencesApart) {
   ASSERT_TRUE(boardlab::testing::WriteFile(Path("expected.bin"), buffer));
   const std::string run = Path("cbr.pte") + " --input " + Path("in.bin") + " --expected " +
                           Path("expected.bin") + " --iterations 2";
-  const CommandResult single_run = Run(run + " --profile json", false);
+  const CommandResult single_run = Run(run + " --profile json --etdump " + Path("cbr.etdp"), false);
   const nlohmann::json single = nlohmann::json::parse(single_run.output, nullptr, false);
   ASSERT_TRUE(single.is_object()) << single_run.output;
-  // The profile's total averages both iterations; the budget judges the whole one's alone.
-  const double mean_of_both = single["profile"]["total_us"].get<double>();
+  ASSERT_TRUE(single["total_us"].is_number() && single["early_total_us"].is_number()) << single;
+  const double mean_of_both =
+      (single["total_us"].get<double>() + single["early_total_us"].get<double>()) / 2;
   char limit[64];
   std::snprintf(limit, sizeof(limit), " --max-latency-us %.17g", mean_of_both);
   const CommandResult judged = Run(run + limit);
@@ -128,8 +130,25 @@ TEST_F(NoOutputVerdict, ASingleRunTimesItsEarlyEndedInferencesApart) {
   EXPECT_EQ(single["early_inferences"], 1) << single;
   EXPECT_EQ(single["early_total_us"], c["early_total_us"]) << single;
   EXPECT_EQ(single["early_ticks"], c["early_ticks"]) << single;
-  EXPECT_TRUE(single["total_us"].is_number() && mean_of_both < single["total_us"].get<double>())
-      << single;
+  EXPECT_LT(mean_of_both, single["total_us"].get<double>()) << single;
+
+  const nlohmann::json& profile = single["profile"];
+  EXPECT_EQ(profile["iterations"], 2) << profile;
+  EXPECT_EQ(profile["ended_early_runs"], 1) << profile;
+  EXPECT_EQ(profile["averaged_runs"], 1) << profile;
+  EXPECT_EQ(profile["total_us"], single["total_us"]) << profile;
+  const CommandResult inspected =
+      Run("--inspect " + Path("cbr.etdp") + " --profile json", /*with_stderr=*/false);
+  const nlohmann::json read_back = nlohmann::json::parse(inspected.output, nullptr, false);
+  ASSERT_TRUE(read_back.is_object()) << inspected.output;
+  EXPECT_EQ(read_back["profile"]["ended_early_runs"], 1) << read_back;
+  EXPECT_EQ(read_back["profile"]["averaged_runs"], 1) << read_back;
+  EXPECT_EQ(read_back["profile"]["total_ticks"], profile["total_ticks"]) << read_back;
+  const CommandResult table = Run(run + " --profile table");
+  EXPECT_NE(table.output.find("profile (average of 2 iterations; 1 of 2 ended early by a "
+                              "streaming op, left out):"),
+            std::string::npos)
+      << table.output;
 }
 
 // No iteration produced output: no inference time (null, not a mean of the early ends), the
@@ -141,7 +160,15 @@ TEST_F(NoOutputVerdict, ASingleRunWithoutOutputHasNoInferenceTime) {
   EXPECT_EQ(doc["ticks"], 0) << doc;
   EXPECT_EQ(doc["early_inferences"], 1) << doc;
   EXPECT_TRUE(doc["early_total_us"].is_number()) << doc;
+  // The profile has nothing but the early end to average, and says so.
+  EXPECT_EQ(doc["profile"]["averaged_runs"], 1) << doc;
+  EXPECT_EQ(doc["profile"]["ended_early_runs"], 1) << doc;
+  EXPECT_EQ(doc["profile"]["total_us"], doc["early_total_us"]) << doc;
   const CommandResult table = RunWith(1, Bytes(12, 0), "table");
+  EXPECT_NE(table.output.find("(average of 1 iteration; every one ended early by a streaming "
+                              "op: part of the chain each):"),
+            std::string::npos)
+      << table.output;
   EXPECT_NE(table.output.find("inference time: none (no inference produced output); ended "
                               "early: 1 inference, "),
             std::string::npos)

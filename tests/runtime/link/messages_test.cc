@@ -302,8 +302,11 @@ TEST(Messages, ResultOfARunWithoutOutputYet) {
   m.mean_ticks = 400;
   m.output_mean_ticks = 1000;  // protocol 7: each kind's time apart
   m.early_mean_ticks = 100;
+  m.num_times = 3;
+  m.early_times_mask = 0b101;  // protocol 8: the first and third ended early
   m.num_outputs = 1;
   const Result b = RoundTrip(m);
+  EXPECT_EQ(b.early_times_mask, 0b101u);
   EXPECT_EQ(b.verdict, Verdict::kNoOutput);
   EXPECT_EQ(b.inferences_with_output, 1u);
   EXPECT_EQ(b.output_mean_ticks, 1000u);
