@@ -29,6 +29,7 @@ struct KernelSum {
 struct InstructionSum {
   bool delegate = false;
   double ticks = 0;
+  double calls = 0;                // OPERATOR_CALL / DELEGATE_CALL events
   std::string native_op;           // from "native_call_*"
   std::vector<KernelSum> kernels;  // in execution order
 };
@@ -83,10 +84,12 @@ ExecuteSums SumExecuteBlocks(const std::vector<et::ProfileRow>& rows, const Exec
       AddDelegateEvent(r, profile.clock, sums.instructions[r.instruction]);
     } else if (EventNamed(r, "OPERATOR_CALL")) {
       sums.instructions[r.instruction].ticks += ticks;
+      sums.instructions[r.instruction].calls += 1;
     } else if (EventNamed(r, "DELEGATE_CALL")) {
       InstructionSum& s = sums.instructions[r.instruction];
       s.delegate = true;
       s.ticks += ticks;
+      s.calls += 1;
     } else if (r.name != nullptr && std::strncmp(r.name, "native_call_", 12) == 0) {
       sums.instructions[r.instruction].native_op = NativeCallOp(r.name);
     } else if (EventNamed(r, "Method::execute")) {
@@ -125,6 +128,7 @@ ProfileRow InstructionRow(int32_t instruction, const InstructionSum& s, double r
   row.instruction = static_cast<size_t>(instruction);
   row.npu = s.delegate;
   row.ticks = s.ticks / runs;
+  row.calls = s.calls / runs;
   SetCounts(clock, /*delegate=*/false, row);
   if (!s.delegate) {
     row.ran_on = runtime::ExecutionUnitName(runtime::ExecutionUnit::kCpu);

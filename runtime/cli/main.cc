@@ -249,6 +249,7 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
   const double n = std::max(1, boardlab::run::AveragedRuns(profile));
   // Ticks per instruction (and per NPU kernel id inside it), summed over the averaged runs.
   std::map<size_t, double> instr_ticks;
+  std::map<size_t, double> instr_calls;
   std::map<size_t, std::map<int32_t, double>> kernel_ticks;
   double total_ticks = 0;
   for (const auto& run : runs) {
@@ -258,6 +259,7 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
         kernel_ticks[static_cast<size_t>(e.instruction)][e.delegate_id] += e.duration();
       } else if (e.name == "OPERATOR_CALL" || e.name == "DELEGATE_CALL") {
         instr_ticks[static_cast<size_t>(e.instruction)] += e.duration();
+        instr_calls[static_cast<size_t>(e.instruction)] += 1;
       } else if (e.name == "Method::execute") {
         total_ticks += e.duration();
       }
@@ -276,6 +278,7 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
     row.npu = info.kind == rt::InstructionKind::kDelegateCall;
     row.ran_on = row.npu ? npu_ran_on : rt::ExecutionUnitName(rt::ExecutionUnit::kCpu);
     row.ticks = instr_ticks[i] / n;
+    row.calls = instr_calls[i] / n;
     boardlab::run::SetCounts(clock, /*delegate=*/false, row);
     if (row.cycles < 0 && row.npu && method.LastDelegateCycles(i) > 0) {
       row.cycles = static_cast<double>(method.LastDelegateCycles(i));  // simulated NPU cycles

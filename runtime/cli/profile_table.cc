@@ -77,6 +77,21 @@ bool SharesByTime(const Profile& profile) {
 
 double Share(const ProfileRow& r, bool by_time) { return by_time ? r.us : r.ticks; }
 
+// Whether the table needs a calls column: some instruction ran other than once per iteration.
+bool ShowsCalls(const Profile& profile) {
+  for (const ProfileRow& r : profile.rows) {
+    if (r.calls >= 0 && r.calls != 1) return true;
+  }
+  return false;
+}
+
+std::string CallsText(double calls) {
+  if (calls < 0) return "";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", calls);
+  return text;
+}
+
 double RowsTotal(const Profile& profile, bool by_time) {
   double sum = 0;
   for (const ProfileRow& r : profile.rows) sum += Share(r, by_time);
@@ -131,16 +146,20 @@ void PrintProfileTable(const Profile& profile, const std::string& header) {
   const bool by_time = SharesByTime(profile);
   const double sum = RowsTotal(profile, by_time);
   const std::string count = CountName(profile.clock);
+  const bool calls = ShowsCalls(profile);
   std::printf("%s\n", header.c_str());
   std::printf("  clock: %s\n", ClockLabel(profile.clock).c_str());
-  std::printf("  %-4s %-36s %-23s %14s %12s %7s\n", "#", "op", "ran on", count.c_str(), "us", "%");
+  std::printf("  %-4s %-36s %-23s %14s %12s %7s%s\n", "#", "op", "ran on", count.c_str(), "us", "%",
+              calls ? "   calls" : "");
   const auto print = [&](const ProfileRow& r, const std::string& label, const std::string& index) {
     char us[32] = "-";
     if (r.us >= 0) std::snprintf(us, sizeof(us), "%.2f", r.us);
-    std::printf("  %-4s %-36s %-23s %14s %12s %6.1f%%\n", index.c_str(), label.c_str(),
+    std::printf("  %-4s %-36s %-23s %14s %12s %6.1f%%", index.c_str(), label.c_str(),
                 r.ran_on.empty() ? "unknown" : r.ran_on.c_str(),
                 CountText(profile.clock, r).c_str(), us,
                 sum > 0 ? 100.0 * Share(r, by_time) / sum : 0.0);
+    if (calls) std::printf(" %7s", CallsText(r.calls).c_str());
+    std::printf("\n");
   };
   for (const ProfileRow& r : profile.rows) {
     print(r, r.op, std::to_string(r.instruction));
@@ -183,6 +202,7 @@ json ProfileJson(const Profile& profile) {
               {"unit", r.npu ? "NPU" : "CPU"},
               {"ran_on", r.ran_on.empty() ? "unknown" : r.ran_on},
               {"ticks", r.ticks},
+              {"calls", NumberJson(r.calls)},
               {"cycles", CountJson(r.cycles)},
               {"us", NumberJson(r.us)},
               {"percent", sum > 0 ? 100.0 * Share(r, by_time) / sum : 0.0}};

@@ -41,7 +41,10 @@ struct ProfileRow {
   bool npu = false;    // placed in an NPU partition by the compiler
   std::string ran_on;  // ExecutionUnitName: "cpu", "npu", "npu-emulated-cortex-m33", "unknown"
   double ticks = 0;    // average per iteration, in the row's clock
-  double cycles = -1;  // -1 = unknown (or not a cycle clock)
+  // Times the instruction ran per averaged iteration: a loop body's ops run more than once, an
+  // IF branch not taken not at all. -1 = unknown (NPU kernel rows).
+  double calls = -1;
+  double cycles = -1;        // -1 = unknown (or not a cycle clock)
   double instructions = -1;  // qemu-icount: instruction count; -1 otherwise
   double us = -1;            // -1 = unknown (the clock's rate is not known)
   // From the debug map when known: TFLite source ops, layer (tensor) name, ids, the op it was
@@ -87,14 +90,15 @@ void SetCounts(const ProfileClock& clock, bool delegate, ProfileRow& row);
 /// Sets the profile's totals from the average Method::execute `ticks` on its clock.
 void SetTotal(double ticks, Profile& profile);
 
-/// Prints `header` then the table (instruction, op, ran on, count, us, % of the rows' total).
+/// Prints `header` then the table (instruction, op, ran on, count, us, % of the rows' total, and
+/// calls per iteration when some instruction did not run exactly once per iteration).
 void PrintProfileTable(const Profile& profile, const std::string& header);
 
 /// {"clock", "clock_label", "count_unit" (CountName), "ticks_per_second", ["icount_shift"],
 /// ["core_hz"], ["delegate_clock", "delegate_ticks_per_second"], "iterations" (runs seen),
 /// "ended_early_runs", "averaged_runs" (AveragesRun), "total_ticks",
 /// "total_us", "total_cycles", ["total_instructions"], "ops": [{instruction, op, unit (the
-/// compiler's placement, NPU or CPU), ran_on, ticks, cycles, [instructions], us, percent,
+/// compiler's placement, NPU or CPU), ran_on, ticks, calls, cycles, [instructions], us, percent,
 /// [source_ops, subgraph, layer, source_name, macs, debug_id, kernel], npu_kernels: [...]}]}.
 /// Unknown numbers are null; subgraph only for an op of a subgraph IF or WHILE calls.
 nlohmann::json ProfileJson(const Profile& profile);

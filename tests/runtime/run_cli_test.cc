@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "nlohmann/json.hpp"
 #include "tests/runtime/boardlab_run_test_base.h"
 #include "tests/runtime/executor_test_support.h"
+#include "tests/runtime/pte_runner.h"
+#include "tests/support/control_flow_models.h"
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/test_paths.h"
