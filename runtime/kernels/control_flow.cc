@@ -123,6 +123,15 @@ Error FindVariable(const char* op, Args args, const Dispatch& d, TensorView** va
   return Error::kInvalidArgument;
 }
 
+// Copies the value out of (`read`) or into the variable the handle's id names.
+Error EvalDispatch(const char* op, Args args, const Dispatch& d, bool read) {
+  TensorView* variable = nullptr;
+  RT_RETURN_IF_ERROR(FindVariable(op, args, d, &variable));
+  const TensorView& value = *args[d.value]->tensor;
+  CopyTensorBytes(read ? *variable : value, read ? value : *variable);
+  return Error::kOk;
+}
+
 bool IsDispatch(Args args) { return args.size() >= 4; }
 
 }  // namespace
@@ -137,11 +146,7 @@ Error ReadVariablePrepare(KernelContext&, Args args) {
 
 Error ReadVariableEval(KernelContext&, Args args) {
   if (!IsDispatch(args)) return EvalCopy(args);
-  const Dispatch d = ReadDispatch(args);
-  TensorView* variable = nullptr;
-  RT_RETURN_IF_ERROR(FindVariable("read_variable", args, d, &variable));
-  CopyTensorBytes(*variable, *args[d.value]->tensor);
-  return Error::kOk;
+  return EvalDispatch("read_variable", args, ReadDispatch(args), true);
 }
 
 Error AssignVariablePrepare(KernelContext&, Args args) {
@@ -151,11 +156,7 @@ Error AssignVariablePrepare(KernelContext&, Args args) {
 
 Error AssignVariableEval(KernelContext&, Args args) {
   if (!IsDispatch(args)) return EvalCopy(args);
-  const Dispatch d = AssignDispatch(args);
-  TensorView* variable = nullptr;
-  RT_RETURN_IF_ERROR(FindVariable("assign_variable", args, d, &variable));
-  CopyTensorBytes(*args[d.value]->tensor, *variable);
-  return Error::kOk;
+  return EvalDispatch("assign_variable", args, AssignDispatch(args), false);
 }
 
 Error VarHandlePrepare(KernelContext&, Args) {
