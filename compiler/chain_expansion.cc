@@ -23,9 +23,15 @@ class ChainExpander {
     if (op.type == OpType::kIf) return If(op, subgraph);
     if (op.type == OpType::kWhile) return While(op, subgraph);
     if (op.type == OpType::kCallOnce) return CallOnce(op, subgraph);
-    // import_resource_variables.cc made input 0 the variable itself.
-    if (op.type == OpType::kReadVariable) return Copy(op, subgraph, op.inputs[0], op.outputs[0]);
-    if (op.type == OpType::kAssignVariable) return Copy(op, subgraph, op.inputs[1], op.inputs[0]);
+    // import_resource_variables.cc made input 0 the variable itself, unless the handle names
+    // one of several depending on the run: then input 0 stays the handle and the kernel picks
+    // the variable among the others. A VAR_HANDLE left is a graph output: import made it copy
+    // its constant id there.
+    if (op.type == OpType::kVarHandle) return Copy(op, subgraph, op.inputs[0], op.outputs[0]);
+    if (IsResourceVariableOp(op.type) && graph_.tensors[op.inputs[0]].is_variable) {
+      if (op.type == OpType::kReadVariable) return Copy(op, subgraph, op.inputs[0], op.outputs[0]);
+      if (op.type == OpType::kAssignVariable) return Copy(op, subgraph, op.inputs[1], op.inputs[0]);
+    }
     ChainStep step;
     step.op = &op;
     step.subgraph = subgraph;

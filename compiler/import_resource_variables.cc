@@ -44,6 +44,9 @@ absl::Status Unresolvable(const std::string& where, const std::string& what) {
                    "; boardlab binds every resource handle to one variable when compiling"));
 }
 
+// In a handle's names: the caller's resource id, which can be any variable's.
+constexpr int kCallersId = -1;
+
 struct Variable {
   VarHandleOptions name;
   std::string first_assignment;  // where it is, for messages
@@ -62,18 +65,26 @@ class Resolver {
     });
     if (!stateful) {
       DropUncalled();
+      if (absl::Status s = RefuseHandlesAtTheBoundary(); !s.ok()) return s;
       return RefuseUnresolvableHandles();
     }
     NameVariables();
     AllocateVariables();
     if (absl::Status s = CloneSubgraphs(); !s.ok()) return s;
+    NameTheCallersHandles();
     TraceHandles();
     if (absl::Status s = RefuseUnresolvableHandles(); !s.ok()) return s;
+    run_time_handles_ = HandlesDependOnTheRun();
     if (absl::Status s = CheckAssignments(); !s.ok()) return s;
     if (absl::Status s = CheckReads(); !s.ok()) return s;
     CreateVariableTensors();
+    if (absl::Status s = FindCandidates(); !s.ok()) return s;
     RewriteAccesses();
-    DropHandlesFromCalls();
+    if (run_time_handles_) {
+      KeepHandlesAsIds();
+    } else {
+      DropHandlesFromCalls();
+    }
     GiveCallOnceItsFlag();
     NumberEffects();
     graph_.Compact();
@@ -192,27 +203,32 @@ class Resolver {
     return t != kNoTensor && graph_.tensors[t].type == DataType::kResource;
   }
 
-  std::string NamesOf(int t) const {
-    std::vector<std::string> names;
-    for (int v : names_.at(t)) {
-      names.push_back(absl::StrCat("'", variables_[v].name.shared_name, "'"));
-    }
-    return absl::StrJoin(names, " or ");
+  bool AHandleIsAtTheBoundary() const {
+    return std::any_of(graph_.inputs.begin(), graph_.inputs.end(),
+                       [this](int t) { return IsHandle(t); }) ||
+           std::any_of(graph_.outputs.begin(), graph_.outputs.end(),
+                       [this](int t) { return IsHandle(t); });
   }
 
-  // Every handle READ_VARIABLE or ASSIGN_VARIABLE uses must name one variable, whichever way the
-  // IFs branch and however often the WHILEs turn; handles reach no other op and never the
-  // main graph's boundary (the caller's handle would name nothing boardlab knows).
-  absl::Status RefuseUnresolvableHandles() const {
-    for (const std::vector<int>* list : {&graph_.inputs, &graph_.outputs}) {
-      for (int t : *list) {
-        if (!IsHandle(t)) continue;
-        return Unresolvable(
-            "the main graph",
-            absl::StrCat("resource handle '", graph_.tensors[t].name, "' is a graph ",
-                         list == &graph_.inputs ? "input" : "output"));
-      }
+  // A model without resource variables has nothing a handle could name or carry an id of.
+  absl::Status RefuseHandlesAtTheBoundary() const {
+    if (!AHandleIsAtTheBoundary()) return absl::OkStatus();
+    return Unresolvable("the main graph",
+                        "has a resource handle as a graph input or output, and no "
+                        "VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE or CALL_ONCE");
+  }
+
+  // A handle the caller passes in holds whatever resource id the caller puts there: it can name
+  // any variable (kCallersId), and so can every handle it flows into.
+  void NameTheCallersHandles() {
+    for (int t : graph_.inputs) {
+      if (IsHandle(t)) names_[t].insert(kCallersId);
     }
+  }
+
+  // Every handle READ_VARIABLE or ASSIGN_VARIABLE uses must name a variable; handles reach no
+  // other op.
+  absl::Status RefuseUnresolvableHandles() const {
     for (const OpRef& ref : order_) {
       for (size_t i = 0; i < ref.op->inputs.size(); ++i) {
         const int t = ref.op->inputs[i];
@@ -226,23 +242,79 @@ class Resolver {
         if (!names_.contains(t) || names_.at(t).empty()) {
           return Unresolvable(Where(ref),
                               absl::StrCat("resource handle '", name,
-                                           "' names no variable: no VAR_HANDLE reaches it, "
-                                           "directly or through IF and WHILE"));
-        }
-        if (names_.at(t).size() > 1) {
-          return Unresolvable(Where(ref),
-                              absl::StrCat("resource handle '", name, "' names ", NamesOf(t),
-                                           " depending on the path taken at run time (IF "
-                                           "branches returning different variables' handles, "
-                                           "or a loop replacing its handle with another "
-                                           "variable's)"));
+                                           "' names no variable: no VAR_HANDLE or graph input "
+                                           "reaches it, directly or through IF and WHILE"));
         }
       }
     }
     return absl::OkStatus();
   }
 
-  int VariableOf(const Op& op) const { return *names_.at(op.inputs[0]).begin(); }
+  static bool IsAccess(const Op& op) {
+    return op.type == OpType::kReadVariable || op.type == OpType::kAssignVariable;
+  }
+
+  // Whether `op`'s handle names one variable whatever the run does.
+  bool BoundWhenCompiling(const Op& op) const {
+    const std::set<int>& names = names_.at(op.inputs[0]);
+    return names.size() == 1 && !names.contains(kCallersId);
+  }
+
+  // IF branches returning different variables' handles, a loop replacing its handle with
+  // another variable's, a handle the caller passes in: which variable such a READ_VARIABLE or
+  // ASSIGN_VARIABLE reaches depends on the run, as TFLite Micro follows the handle's id at run
+  // time. A handle the caller gets back must hold the id too.
+  bool HandlesDependOnTheRun() const {
+    return AHandleIsAtTheBoundary() ||
+           std::any_of(order_.begin(), order_.end(), [this](const OpRef& ref) {
+             return IsAccess(*ref.op) && !BoundWhenCompiling(*ref.op);
+           });
+  }
+
+  // The variables `op`'s handle can name through VAR_HANDLEs, in resource id order (without
+  // kCallersId; one when it is bound when compiling).
+  std::set<int> VariablesOf(const Op& op) const {
+    std::set<int> named = names_.at(op.inputs[0]);
+    named.erase(kCallersId);
+    return named;
+  }
+  int VariableOf(const Op& op) const { return *VariablesOf(op).begin(); }
+
+  // The value tensor an access reads into or assigns from.
+  const Tensor& ValueOf(const Op& op) const {
+    return op.type == OpType::kReadVariable ? graph_.output(op) : graph_.input(op, 1);
+  }
+
+  // What each access that depends on the run can reach: the variables VAR_HANDLEs name to it
+  // (CheckAssignments and CheckReads made them all match it) and, through a caller's handle,
+  // every variable with storage of the access's type and byte count (an id of any other
+  // variable fails at run time, where TFLite Micro would copy the variable's byte count
+  // unchecked).
+  absl::Status FindCandidates() {
+    for (const OpRef& ref : order_) {
+      if (!IsAccess(*ref.op) || BoundWhenCompiling(*ref.op)) continue;
+      std::set<int> candidates = VariablesOf(*ref.op);
+      if (names_.at(ref.op->inputs[0]).contains(kCallersId)) {
+        for (size_t v = 0; v < variables_.size(); ++v) {
+          if (Fits(variables_[v], ValueOf(*ref.op))) candidates.insert(static_cast<int>(v));
+        }
+      }
+      if (candidates.empty()) {
+        return Unresolvable(Where(ref),
+                            absl::StrCat("the caller's resource handle can name no variable: "
+                                         "none holds ",
+                                         Signature(ValueOf(*ref.op))));
+      }
+      candidates_[ref.op] = std::move(candidates);
+    }
+    return absl::OkStatus();
+  }
+
+  bool Fits(const Variable& var, const Tensor& value) const {
+    if (var.value == kNoTensor) return false;
+    const Tensor& first = graph_.tensors[var.value];
+    return first.type == value.type && first.SizeBytes() == value.SizeBytes();
+  }
 
   std::string VariableLabel(int v) const {
     return absl::StrCat("resource variable '", variables_[v].name.shared_name, "'");
@@ -268,27 +340,35 @@ class Resolver {
   // The assignments that run (those of the subgraphs called), against the allocation.
   absl::Status CheckAssignments() const {
     for (const OpRef& ref : order_) {
-      const Op& op = *ref.op;
-      if (op.type != OpType::kAssignVariable) continue;
-      const Variable& var = variables_[VariableOf(op)];
-      const Tensor& value = graph_.input(op, 1);
-      if (var.value == kNoTensor) {
-        return Invalid(Where(ref),
-                       absl::StrCat("assigns ", VariableLabel(VariableOf(op)),
-                                    " through a handle passed in by IF or WHILE, and no "
-                                    "ASSIGN_VARIABLE takes that variable's handle straight from a "
-                                    "VAR_HANDLE: TFLite Micro allocates a variable only at such an "
-                                    "assignment and fails at this one"));
+      if (ref.op->type != OpType::kAssignVariable) continue;
+      for (int v : VariablesOf(*ref.op)) {
+        if (absl::Status s = CheckAssignment(ref, v); !s.ok()) return s;
       }
-      const Tensor& first = graph_.tensors[var.value];
-      if (value.type != first.type || value.SizeBytes() != first.SizeBytes()) {
-        return Invalid(Where(ref),
-                       absl::StrCat("assigns ", Signature(value), " to ",
-                                    VariableLabel(VariableOf(op)), ", which its first assignment (",
-                                    var.first_assignment, ") made ", Signature(first),
-                                    "; TFLite Micro keeps a variable's type and byte "
-                                    "count"));
-      }
+    }
+    return absl::OkStatus();
+  }
+
+  // One variable the assignment can reach: a handle that names several depending on the run
+  // must match each, as TFLite Micro would copy the first assignment's bytes of whichever it is.
+  absl::Status CheckAssignment(const OpRef& ref, int v) const {
+    const Op& op = *ref.op;
+    const Variable& var = variables_[v];
+    const Tensor& value = graph_.input(op, 1);
+    if (var.value == kNoTensor) {
+      return Invalid(Where(ref),
+                     absl::StrCat("assigns ", VariableLabel(v),
+                                  " through a handle passed in by IF or WHILE, and no "
+                                  "ASSIGN_VARIABLE takes that variable's handle straight from a "
+                                  "VAR_HANDLE: TFLite Micro allocates a variable only at such an "
+                                  "assignment and fails at this one"));
+    }
+    const Tensor& first = graph_.tensors[var.value];
+    if (value.type != first.type || value.SizeBytes() != first.SizeBytes()) {
+      return Invalid(Where(ref), absl::StrCat("assigns ", Signature(value), " to ",
+                                              VariableLabel(v), ", which its first assignment (",
+                                              var.first_assignment, ") made ", Signature(first),
+                                              "; TFLite Micro keeps a variable's type and byte "
+                                              "count"));
     }
     return absl::OkStatus();
   }
@@ -296,19 +376,25 @@ class Resolver {
   absl::Status CheckReads() const {
     for (const OpRef& ref : order_) {
       if (ref.op->type != OpType::kReadVariable) continue;
-      const int v = VariableOf(*ref.op);
-      const Tensor& out = graph_.output(*ref.op);
-      if (variables_[v].value == kNoTensor) {
-        return Invalid(Where(ref),
-                       absl::StrCat("reads ", VariableLabel(v),
-                                    ", which no ASSIGN_VARIABLE assigns: TFLite Micro creates a "
-                                    "variable's storage at its first assignment"));
+      for (int v : VariablesOf(*ref.op)) {
+        if (absl::Status s = CheckRead(ref, v); !s.ok()) return s;
       }
-      const Tensor& value = graph_.tensors[variables_[v].value];
-      if (out.type != value.type || out.SizeBytes() != value.SizeBytes()) {
-        return Invalid(Where(ref), absl::StrCat("reads ", VariableLabel(v), " (", Signature(value),
-                                                ") into '", out.name, "' (", Signature(out), ")"));
-      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckRead(const OpRef& ref, int v) const {
+    const Tensor& out = graph_.output(*ref.op);
+    if (variables_[v].value == kNoTensor) {
+      return Invalid(Where(ref),
+                     absl::StrCat("reads ", VariableLabel(v),
+                                  ", which no ASSIGN_VARIABLE assigns: TFLite Micro creates a "
+                                  "variable's storage at its first assignment"));
+    }
+    const Tensor& value = graph_.tensors[variables_[v].value];
+    if (out.type != value.type || out.SizeBytes() != value.SizeBytes()) {
+      return Invalid(Where(ref), absl::StrCat("reads ", VariableLabel(v), " (", Signature(value),
+                                              ") into '", out.name, "' (", Signature(out), ")"));
     }
     return absl::OkStatus();
   }
@@ -332,15 +418,76 @@ class Resolver {
   void RewriteAccesses() {
     for (OpRef& ref : order_) {
       Op& op = *ref.op;
-      if (op.type == OpType::kReadVariable || op.type == OpType::kAssignVariable) {
-        op.inputs[0] = variables_[VariableOf(op)].tensor;
+      if (IsAccess(op)) {
+        if (BoundWhenCompiling(op)) {
+          op.inputs[0] = variables_[VariableOf(op)].tensor;
+        } else {
+          Dispatch(op);
+        }
       }
-      if (op.type == OpType::kVarHandle) op.dead = true;
+      if (op.type == OpType::kVarHandle) RewriteVarHandle(op);
     }
     for (Subgraph& sub : graph_.subgraphs) {
       std::erase_if(sub.ops, [](const Op& op) { return op.dead; });
     }
     order_.clear();  // the subgraphs' ops moved
+  }
+
+  // The handle (input 0) stays, then the value for ASSIGN_VARIABLE; then a constant int32 tensor
+  // of the candidates' resource ids and the candidates' variable tensors, in id order (the
+  // dispatching form of runtime/kernels/control_flow.cc). A variable's index is its resource id:
+  // NameVariables numbers them in prepare order, as MicroResourceVariables::CreateIdIfNoneFound
+  // does at each VAR_HANDLE's prepare.
+  void Dispatch(Op& op) {
+    const std::set<int> candidates = candidates_.at(&op);
+    op.inputs.resize(op.type == OpType::kReadVariable ? 1 : 2);
+    Tensor ids;
+    ids.name = absl::StrCat(graph_.tensors[op.inputs[0]].name, "_variable_ids");
+    ids.shape = {static_cast<int32_t>(candidates.size())};
+    ids.type = DataType::kInt32;
+    ids.is_constant = true;
+    for (int v : candidates) AppendInt32(ids.data, v);
+    op.inputs.push_back(graph_.AddTensor(std::move(ids)));
+    for (int v : candidates) op.inputs.push_back(variables_[v].tensor);
+  }
+
+  static void AppendInt32(std::vector<uint8_t>& bytes, int32_t value) {
+    for (size_t i = 0; i < sizeof(int32_t); ++i) {
+      bytes.push_back(static_cast<uint8_t>(static_cast<uint32_t>(value) >> (8 * i)));
+    }
+  }
+
+  // VAR_HANDLE's output holds its variable's resource id (var_handle.cc), from prepare on: a
+  // constant int32 where handles depend on the run, else nothing. A graph output cannot be a
+  // constant (the runtime hands the caller planned memory): there VAR_HANDLE stays, copying a
+  // constant id into its output (ExpandChain).
+  void RewriteVarHandle(Op& op) {
+    op.dead = true;
+    if (!run_time_handles_) return;
+    const int handle = op.outputs[0];
+    Tensor id;
+    id.name = absl::StrCat(graph_.tensors[handle].name, "_id");
+    id.type = DataType::kInt32;
+    id.is_constant = true;
+    AppendInt32(id.data, *names_.at(handle).begin());
+    if (std::find(graph_.outputs.begin(), graph_.outputs.end(), handle) == graph_.outputs.end()) {
+      Tensor& t = graph_.tensors[handle];
+      t.type = id.type;
+      t.is_constant = true;
+      t.data = std::move(id.data);
+      return;
+    }
+    id.shape = graph_.tensors[handle].shape;
+    op.inputs = {graph_.AddTensor(std::move(id))};
+    op.dead = false;
+  }
+
+  // Where a handle's variable depends on the run, every handle stays an int32 tensor holding a
+  // resource id, copied by IF and WHILE like any other (bound accesses just ignore it).
+  void KeepHandlesAsIds() {
+    for (Tensor& t : graph_.tensors) {
+      if (t.type == DataType::kResource) t.type = DataType::kInt32;
+    }
   }
 
   // Once every access names its variable, the handles IF and WHILE pass on carry nothing: they
@@ -444,6 +591,8 @@ class Resolver {
   std::map<int, std::set<int>> names_;  // handle tensor -> the variables it can name
   std::set<int> from_var_handle_;       // the handles VAR_HANDLEs output
   int constant_false_ = kNoTensor;
+  bool run_time_handles_ = false;                  // HandlesDependOnTheRun
+  std::map<const Op*, std::set<int>> candidates_;  // FindCandidates
 };
 
 }  // namespace

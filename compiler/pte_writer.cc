@@ -660,6 +660,10 @@ void ProgramBuilder::GenericParams(const Op& op, std::vector<int>& args) {
 
 absl::Status ProgramBuilder::Params(const Op& op, std::vector<int>& args) {
   switch (op.type) {
+    case OpType::kReadVariable:
+    case OpType::kAssignVariable:
+      // The dispatching form (ExpandChain copies the others): its operands alone.
+      return absl::OkStatus();
     case OpType::kConv2D:
     case OpType::kDepthwiseConv2D:
       ConvParams(op, args);

@@ -286,12 +286,14 @@ std::string Int8Types(OpType type) {
       return "no inputs or outputs; its init subgraph (no inputs or outputs either) runs on the "
              "first inference after each load, on the CPU";
     case OpType::kVarHandle:
-      return "a resource handle, resolved when compiling: the same shared_name is the same "
-             "variable in every subgraph; a handle passed into or out of IF / WHILE names the "
-             "same variable there, and a subgraph called with different variables' handles is "
-             "copied per variable (refused where a handle names several depending on the run: "
-             "IF branches returning different variables' handles, a loop replacing its handle; "
-             "or is a graph input or output)";
+      return "a resource handle, resolved when compiling where it names one variable: the same "
+             "shared_name is the same variable in every subgraph; a handle passed into or out of "
+             "IF / WHILE names the same variable there, and a subgraph called with different "
+             "variables' handles is copied per variable. Where a handle names several depending "
+             "on the run (IF branches returning different variables' handles, a loop replacing "
+             "its handle, a graph input), it holds TFLite Micro's resource id (int32) and the "
+             "read or assignment picks the variable at run time; a handle graph output gives the "
+             "id";
     case OpType::kReadVariable:
     case OpType::kAssignVariable:
       return "int8, uint8, int16, int32, int64, float32, bool; the variable keeps the type and "

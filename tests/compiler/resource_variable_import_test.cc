@@ -421,7 +421,10 @@ TEST(ResourceVariableImportTest, ASubgraphNothingCallsMayReadThroughItsInputHand
 
 // An IF whose branches return the handles of different variables merges them into one value:
 // which variable the read after it reaches depends on the condition at run time.
-TEST(ResourceVariableImportTest, RefusesAHandleThatBranchesSetToDifferentVariables) {
+// IF branches returning different variables' handles into one output: TFLite Micro follows the
+// handle's resource id at run time, so the READ_VARIABLE after the IF dispatches on it among both
+// variables (ids in prepare order: "v" 0, "w" 1), and every handle stays an int32 tensor.
+TEST(ResourceVariableImportTest, AHandleThatBranchesSetToDifferentVariablesDispatchesAtRunTime) {
   auto branch = [](const char* variable) {
     TfliteBuilder b;
     b.set_name(variable);
@@ -446,9 +449,32 @@ TEST(ResourceVariableImportTest, RefusesAHandleThatBranchesSetToDifferentVariabl
   b.AddOperator(Code(OpType::kReadVariable), {chosen}, {out});
   b.SetInputs({cond});
   b.SetOutputs({out});
-  ExpectRefused(b, absl::StatusCode::kUnimplemented,
-                {"READ_VARIABLE #5: resource handle 'chosen' names 'v' or 'w' depending on the "
-                 "path taken at run time (IF branches returning different variables' handles"});
+  absl::StatusOr<compiler::Graph> g = ImportTflite(b.Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  for (const compiler::Tensor& t : g->tensors) {
+    EXPECT_NE(t.type, compiler::DataType::kResource) << t.name;
+  }
+  const compiler::Op& read = g->ops.back();
+  ASSERT_EQ(read.type, OpType::kReadVariable);
+  ASSERT_EQ(read.inputs.size(), 4u);  // the handle, the ids, "v", "w"
+  EXPECT_EQ(g->tensors[read.inputs[0]].name, "chosen");
+  EXPECT_EQ(g->tensors[read.inputs[0]].type, compiler::DataType::kInt32);
+  const compiler::Tensor& ids = g->tensors[read.inputs[1]];
+  EXPECT_TRUE(ids.is_constant);
+  EXPECT_EQ(ids.type, compiler::DataType::kInt32);
+  EXPECT_EQ(ids.data, (std::vector<uint8_t>{0, 0, 0, 0, 1, 0, 0, 0}));
+  EXPECT_EQ(&g->tensors[read.inputs[2]], FindTensor(*g, "v"));
+  EXPECT_EQ(&g->tensors[read.inputs[3]], FindTensor(*g, "w"));
+  // The branches' VAR_HANDLEs leave constants holding the ids behind, which IF copies.
+  for (int k : {1, 2}) {
+    const compiler::Tensor& h = g->tensors[g->subgraph(k).outputs.at(0)];
+    EXPECT_TRUE(h.is_constant) << k;
+    EXPECT_EQ(h.data, (std::vector<uint8_t>{static_cast<uint8_t>(k - 1), 0, 0, 0})) << k;
+  }
+  // The main graph's accesses through VAR_HANDLE outputs stay bound when compiling.
+  EXPECT_EQ(g->ops[0].type, OpType::kAssignVariable);
+  EXPECT_EQ(g->ops[0].inputs.size(), 2u);
+  EXPECT_EQ(&g->tensors[g->ops[0].inputs[0]], FindTensor(*g, "v"));
 }
 
 // Bindings multiply: level k of `levels` subgraphs passes its handles on to level k + 1 twice,
@@ -585,13 +611,13 @@ TEST(ResourceVariableImportTest, ALoopsIntermediateBindingsCountNoCopies) {
   for (const compiler::Subgraph& sub : g->subgraphs) EXPECT_EQ(sub.copy, 0);
 }
 
-// The loop's handle names "v" on the first turn and "w" on the later ones (main's read after the
-// loop, first in prepare order, is the first to see it): TFLite Micro would follow the id at run
-// time; boardlab binds handles when compiling and refuses.
-TEST(ResourceVariableImportTest, RefusesALoopBodyThatReplacesItsHandle) {
-  ExpectRefused(RaiseToFiveModelBuilder(true), absl::StatusCode::kUnimplemented,
-                {"READ_VARIABLE #3: resource handle 'h_out' names 'v' or 'w' depending on the "
-                 "path taken"});
+// The loop's handle names "v" on the first turn and "w" on the later ones, and nothing assigns
+// "w" through a VAR_HANDLE's output: TFLite Micro allocates nothing for it and fails when the
+// body's assignment reaches it on the second turn.
+TEST(ResourceVariableImportTest, RefusesALoopSwitchingToAVariableNothingAllocates) {
+  ExpectRefused(RaiseToFiveModelBuilder(true), absl::StatusCode::kInvalidArgument,
+                {"of subgraph 2: assigns resource variable 'w' through a handle passed in by IF "
+                 "or WHILE"});
 }
 
 // TFLite Micro allocates a variable only where an assignment's handle is a VAR_HANDLE's output
@@ -604,7 +630,9 @@ TEST(ResourceVariableImportTest, RefusesAVariableAssignedOnlyThroughAPassedHandl
                  "TFLite Micro allocates a variable only at such an assignment"});
 }
 
-TEST(ResourceVariableImportTest, RefusesAHandleAsAGraphInput) {
+// The caller's handle can hold any resource id, but no variable holds what this read takes (none
+// has storage at all).
+TEST(ResourceVariableImportTest, RefusesACallersHandleNoVariableFits) {
   TfliteBuilder b;
   const int h = b.AddTensor("h", {}, TflType::kResource);
   const int out = b.AddTensor("out", {1}, TflType::kInt32);
@@ -612,15 +640,58 @@ TEST(ResourceVariableImportTest, RefusesAHandleAsAGraphInput) {
   b.SetInputs({h});
   b.SetOutputs({out});
   ExpectRefused(b, absl::StatusCode::kUnimplemented,
-                {"the main graph: resource handle 'h' is a graph input"});
+                {"READ_VARIABLE #0: the caller's resource handle can name no variable: none holds "
+                 "int32[1]"});
 }
 
-TEST(ResourceVariableImportTest, RefusesAHandleAsAGraphOutput) {
+// The caller's handle: its read and assignment dispatch among the variables of their type and
+// size, by resource id ("w" 0, "v" 1; float32 "f" 2 is left out), and the input is int32.
+TEST(ResourceVariableImportTest, ACallersHandleDispatchesAmongTheVariablesThatFit) {
+  absl::StatusOr<compiler::Graph> g = ImportTflite(CallersHandleModelBuilder().Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->tensors[g->inputs[0]].type, compiler::DataType::kInt32);
+  int dispatching = 0;
+  for (const compiler::Op& op : g->ops) {
+    if (op.type != OpType::kReadVariable && op.type != OpType::kAssignVariable) continue;
+    if (op.inputs[0] != g->inputs[0]) continue;
+    ++dispatching;
+    const size_t ids = op.type == OpType::kReadVariable ? 1 : 2;
+    ASSERT_EQ(op.inputs.size(), ids + 3);
+    EXPECT_EQ(g->tensors[op.inputs[ids]].data, (std::vector<uint8_t>{0, 0, 0, 0, 1, 0, 0, 0}));
+    EXPECT_EQ(&g->tensors[op.inputs[ids + 1]], FindTensor(*g, "w"));
+    EXPECT_EQ(&g->tensors[op.inputs[ids + 2]], FindTensor(*g, "v"));
+  }
+  EXPECT_EQ(dispatching, 2);
+}
+
+// A handle as a graph output gives the caller its resource id: here VAR_HANDLE "v"'s, 0.
+TEST(ResourceVariableImportTest, AHandleAsAGraphOutputHoldsItsResourceId) {
   TfliteBuilder b = ReadAssignReadModelBuilder();
   const int handle = b.operator_spec(0).outputs[0];  // VAR_HANDLE's
   b.SetOutputs({b.operator_spec(1).outputs[0], handle});
+  absl::StatusOr<compiler::Graph> g = ImportTflite(b.Finish());
+  ASSERT_TRUE(g.ok()) << g.status();
+  const compiler::Tensor& out = g->tensors[g->outputs[1]];
+  EXPECT_EQ(out.type, compiler::DataType::kInt32);
+  EXPECT_FALSE(out.is_constant);  // the runtime plans every output: VAR_HANDLE copies the id
+  const compiler::Op& var_handle = g->ops[0];
+  ASSERT_EQ(var_handle.type, OpType::kVarHandle);
+  EXPECT_EQ(var_handle.outputs, (std::vector<int>{g->outputs[1]}));
+  ASSERT_EQ(var_handle.inputs.size(), 1u);
+  EXPECT_EQ(g->tensors[var_handle.inputs[0]].data, (std::vector<uint8_t>{0, 0, 0, 0}));
+}
+
+TEST(ResourceVariableImportTest, RefusesAHandleAtTheBoundaryOfAModelWithoutVariables) {
+  TfliteBuilder b;
+  const int h = b.AddTensor("h", {}, TflType::kResource);
+  const int x = b.AddTensor("x", {1}, TflType::kInt8, PerTensor(0.5f, 0));
+  const int y = b.AddTensor("y", {1}, TflType::kInt8, PerTensor(0.5f, 0));
+  b.AddOperator(Code(OpType::kRelu), {x}, {y});
+  b.SetInputs({h, x});
+  b.SetOutputs({y, h});
   ExpectRefused(b, absl::StatusCode::kUnimplemented,
-                {"the main graph: resource handle 'v_handle' is a graph output"});
+                {"the main graph: has a resource handle as a graph input or output, and no "
+                 "VAR_HANDLE"});
 }
 
 // ReadAssignRead with its assignment's value replaced by `value`.
@@ -678,8 +749,8 @@ TEST(ResourceVariableImportTest, RefusesAnInitSubgraphWithInputs) {
   init.SetInputs({in});
   init.SetOutputs({in});
   TfliteBuilder b;
-  const int x = b.AddTensor("x", {1}, TflType::kFloat32);
-  const int y = b.AddTensor("y", {1}, TflType::kFloat32);
+  const int x = b.AddTensor("x", {1}, TflType::kInt8, PerTensor(0.5f, 0));
+  const int y = b.AddTensor("y", {1}, TflType::kInt8, PerTensor(0.5f, 0));
   const int sub = b.AddSubgraph(std::move(init));
   b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{sub});
   b.AddOperator(Code(OpType::kAddN), {x, x}, {y});

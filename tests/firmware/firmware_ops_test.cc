@@ -282,5 +282,34 @@ TEST_F(FirmwareOpsTest, ResourceHandlesThroughControlFlowGiveTheHostsOutputs) {
             7u);
 }
 
+// Handles whose variable depends on the run (IF branches returning "v"'s or "w"'s handle; a loop
+// body handing on "w"'s handle in place of "v"'s; the caller's handle, a graph input), and
+// handles as graph outputs: the handle holds TFLite Micro's resource id and the reads and
+// assignments dispatch on it, four inferences of one load against the host's
+// bytes (tests/runtime/resource_variable_test.cc checks the host by hand).
+TEST_F(FirmwareOpsTest, ResourceHandlesChosenAtRunTimeGiveTheHostsOutputs) {
+  size_t compared = 0;
+  for (const uint8_t cond : {1, 0}) {  // with the chosen handle's and "v"'s ids as outputs
+    testing::CaseModel branch;
+    branch.model = testing::BranchChosenVariableModelBuilder(true).Finish();
+    branch.inputs = {{cond}, {0x05, 0xfa, 0x40, 0x00}};
+    branch.output_tensors = {0, 1, 2, 3, 4};
+    compared += CompareWithHost(branch, "branch_chosen_variable" + std::to_string(cond), {}, 4);
+  }
+  for (const uint8_t id : {0, 1}) {  // the caller's handle: "w", then "v"
+    testing::CaseModel callers;
+    callers.model = testing::CallersHandleModelBuilder().Finish();
+    callers.inputs = {{id, 0, 0, 0}, {0x05, 0xfa, 0x40, 0x00}};
+    callers.output_tensors = {0, 1, 2};
+    compared += CompareWithHost(callers, "callers_handle" + std::to_string(id), {}, 4);
+  }
+  testing::CaseModel loop;
+  loop.model = testing::LoopSwitchedVariableModelBuilder().Finish();
+  loop.inputs = {{0x03, 0x0b, 0xf4, 0x21}};
+  loop.output_tensors = {0, 1, 2};
+  compared += CompareWithHost(loop, "loop_switched_variable", {}, 4);
+  EXPECT_EQ(compared, 19u);
+}
+
 }  // namespace
 }  // namespace boardlab::firmware

@@ -372,4 +372,120 @@ TfliteBuilder ReadAssignReadModelBuilder(TflType type) {
   return b;
 }
 
+namespace {
+
+// The run-time handle models' variables: "v" starts at 0.0 (the zero point), "w" at 6.0
+// (quantized 10), so that reaching the wrong one shows.
+constexpr int8_t kWStart = 10;
+
+// With `float_f`, also a float32 [1] variable "f" set to 0.
+TfliteBuilder VwInit(bool float_f = false) {
+  const QuantParams q = PerTensor(kAccScale, kAccZeroPoint);
+  std::vector<InitialValue> values = {
+      {"v", {1, 4}, TflType::kInt8, q, std::vector<uint8_t>(4, 0xfe)},
+      {"w", {1, 4}, TflType::kInt8, q, std::vector<uint8_t>(4, kWStart)}};
+  if (float_f) values.push_back({"f", {1}, TflType::kFloat32, {}, std::vector<uint8_t>(4, 0)});
+  return InitSubgraph(values);
+}
+
+// A subgraph without inputs that outputs VAR_HANDLE `variable`.
+TfliteBuilder HandleOf(const char* variable) {
+  TfliteBuilder b;
+  b.set_name(variable);
+  b.SetOutputs({Handle(b, variable)});
+  return b;
+}
+
+// The loop body of LoopSwitchedVariableModelBuilder: AccLoopBody, but handing on "w"'s handle.
+TfliteBuilder SwitchingLoopBody() {
+  TfliteBuilder b;
+  b.set_name("body");
+  const AccLoopState in = AddAccLoopState(b, "");
+  const int next = Increment(b, in.i, "i_next");
+  AddIntoVariable(b, in.h, in.x);
+  b.SetInputs({in.i, in.h, in.x});
+  b.SetOutputs({next, Handle(b, "w"), in.x});
+  return b;
+}
+
+// VAR_HANDLE "w" then "v": TFLite Micro numbers resource ids in prepare order, so "w" gets id 0
+// and "v" id 1 (main's ops are prepared before the init subgraph's).
+struct VwHandles {
+  int w, v;
+};
+
+VwHandles AddVwHandles(TfliteBuilder& b) {
+  const int w = Handle(b, "w");
+  return {w, Handle(b, "v")};
+}
+
+// y_v = READ_VARIABLE(v), y_w = READ_VARIABLE(w).
+std::vector<int> ReadVw(TfliteBuilder& b, const VwHandles& h) {
+  const int y_v = AccTensor(b, "y_v");
+  const int y_w = AccTensor(b, "y_w");
+  b.AddOperator(Code(OpType::kReadVariable), {h.v}, {y_v});
+  b.AddOperator(Code(OpType::kReadVariable), {h.w}, {y_w});
+  return {y_v, y_w};
+}
+
+}  // namespace
+
+TfliteBuilder BranchChosenVariableModelBuilder(bool outputs_handles) {
+  TfliteBuilder b;
+  b.set_name("branch_chosen_variable_model");
+  const int cond = b.AddTensor("cond", {1}, TflType::kBool);
+  const int x = AccTensor(b, "x");
+  const int chosen = HandleTensor(b, "chosen");
+  const VwHandles h = AddVwHandles(b);
+  const int init = b.AddSubgraph(VwInit());
+  const int then_branch = b.AddSubgraph(HandleOf("v"));
+  const int else_branch = b.AddSubgraph(HandleOf("w"));
+  b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{init});
+  b.AddOperator(Code(OpType::kIf), {cond}, {chosen}, ControlFlowOpts{then_branch, else_branch});
+  const int s = AddIntoVariable(b, chosen, x);
+  const std::vector<int> read = ReadVw(b, h);
+  b.SetInputs({cond, x});
+  if (outputs_handles) {
+    b.SetOutputs({s, read[0], read[1], chosen, h.v});
+  } else {
+    b.SetOutputs({s, read[0], read[1]});
+  }
+  return b;
+}
+
+TfliteBuilder LoopSwitchedVariableModelBuilder() {
+  TfliteBuilder b;
+  b.set_name("loop_switched_variable_model");
+  const int x = AccTensor(b, "x");
+  const AccLoopState out = AddAccLoopState(b, "_out");
+  const int init = b.AddSubgraph(VwInit());
+  const int cond = b.AddSubgraph(AccLoopCond());
+  const int body = b.AddSubgraph(SwitchingLoopBody());
+  b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{init});
+  const VwHandles h = AddVwHandles(b);
+  b.AddOperator(Code(OpType::kWhile), {ConstCounter(b, "i_start", 0), h.v, x},
+                {out.i, out.h, out.x}, ControlFlowOpts{cond, body});
+  const int y = AccTensor(b, "y");
+  b.AddOperator(Code(OpType::kReadVariable), {out.h}, {y});
+  const std::vector<int> read = ReadVw(b, h);
+  b.SetInputs({x});
+  b.SetOutputs({y, read[0], read[1]});
+  return b;
+}
+
+TfliteBuilder CallersHandleModelBuilder() {
+  TfliteBuilder b;
+  b.set_name("callers_handle_model");
+  const int handle = HandleTensor(b, "handle");
+  const int x = AccTensor(b, "x");
+  const VwHandles h = AddVwHandles(b);
+  const int init = b.AddSubgraph(VwInit(true));
+  b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{init});
+  const int s = AddIntoVariable(b, handle, x);
+  const std::vector<int> read = ReadVw(b, h);
+  b.SetInputs({handle, x});
+  b.SetOutputs({s, read[0], read[1]});
+  return b;
+}
+
 }  // namespace boardlab::testing

@@ -66,4 +66,29 @@ TfliteBuilder SharedBranchesModelBuilder(bool nested_loop = false);
 /// its own) in place of its input, so the loop's handle names "v" on the first turn and "w" after.
 TfliteBuilder RaiseToFiveModelBuilder(bool body_replaces_handle = false);
 
+/// Handles whose variable depends on the run (TFLite Micro follows the handle's resource id at
+/// run time). Both: input x int8 [1,4] (scale 0.5, zero point -2); init (CALL_ONCE) sets "v" to
+/// 0.0 (the zero point) and "w" to quantized 10; main's VAR_HANDLE "w" comes before "v", so their
+/// resource ids are 0 and 1. Outputs end with y_v, y_w: both variables at the end of the
+/// inference. Additions are ADD with equal quantization: exact, saturating in quantized units.
+///
+/// Branch-chosen: inputs cond bool [1] and x. chosen = IF(cond) whose then-branch outputs
+/// VAR_HANDLE "v" and else-branch VAR_HANDLE "w"; s = READ_VARIABLE(chosen) + x, ASSIGN_VARIABLE
+/// (chosen, s). Outputs s, y_v, y_w: x added into "v" when cond is true, else into "w". With
+/// `outputs_handles`, also outputs chosen and main's VAR_HANDLE "v" output: the resource ids
+/// (int32 [] each; 1 for "v", 0 for "w").
+TfliteBuilder BranchChosenVariableModelBuilder(bool outputs_handles = false);
+
+/// Loop-switched: WHILE(i = 0, VAR_HANDLE "v", x) with cond i < 3 and a body that adds x into the
+/// variable its handle names and hands on VAR_HANDLE "w" in place of its handle; then y =
+/// READ_VARIABLE(the loop's handle). Outputs y, y_v, y_w: each inference adds x once into "v" and
+/// twice into "w", and y is "w".
+TfliteBuilder LoopSwitchedVariableModelBuilder();
+
+/// The caller's handle: inputs handle (a resource handle: int32 [] holding a resource id) and x.
+/// Init also sets a float32 [1] variable "f" (resource id 2) to 0. s = READ_VARIABLE(handle) + x,
+/// ASSIGN_VARIABLE(handle, s). Outputs s, y_v, y_w: x added into "w" for id 0, "v" for id 1;
+/// TFLite Micro copies "f"'s 4 bytes for id 2 (unchecked), boardlab fails that run.
+TfliteBuilder CallersHandleModelBuilder();
+
 }  // namespace boardlab::testing
