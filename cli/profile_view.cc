@@ -61,6 +61,7 @@ absl::StatusOr<ProfileOp> ParseOp(const json& row, size_t index) {
   op.ticks = NumberOr(row, "ticks", 0);
   op.us = OptionalNumber(row, "us");
   op.percent = NumberOr(row, "percent", 0);
+  op.calls = OptionalNumber(row, "calls");
   const auto kernels = row.find("npu_kernels");
   if (kernels != row.end() && kernels->is_array()) {
     for (size_t k = 0; k < kernels->size(); ++k) {
@@ -87,6 +88,7 @@ absl::StatusOr<ProfileView> ParseProfileJson(std::string_view text) {
   ProfileView view;
   ReadClock(profile, view);
   view.iterations = static_cast<int64_t>(NumberOr(profile, "iterations", 0));
+  view.ended_early_runs = static_cast<int64_t>(NumberOr(profile, "ended_early_runs", 0));
   view.total_us = OptionalNumber(profile, "total_us");
   view.total_cycles = OptionalCount(profile, "total_cycles");
   view.total_instructions = OptionalCount(profile, "total_instructions");

@@ -28,6 +28,7 @@ struct ProfileOp {
   double ticks = 0;                      // raw, in the profile's clock
   std::optional<double> us;              // average per iteration; unknown without a clock rate
   double percent = 0;                    // of the sum of the instruction rows
+  std::optional<double> calls;           // runs per iteration; unknown in older profiles
   std::vector<ProfileOp> npu_kernels;
 };
 
@@ -35,7 +36,8 @@ struct ProfileView {
   std::string clock;        // "rt700-sim-cycles", "qemu-icount", ...; "sim"/"wall" in old profiles
   std::string clock_label;  // what the numbers count, for people
   std::string count_unit;   // the count column: "cycles", "instructions" or "ticks"
-  int64_t iterations = 0;
+  int64_t iterations = 0;   // runs seen
+  int64_t ended_early_runs = 0;    // of those, ended early by a streaming op (0 in older profiles)
   std::optional<double> total_us;  // Method::execute
   std::optional<uint64_t> total_cycles;
   std::optional<uint64_t> total_instructions;

@@ -92,11 +92,31 @@ void PrintCases(const v1::Job& job, std::ostream& out) {
   out << "  " << run::DescribeSummary(api::SummaryOf(job.case_summary())) << "\n";
 }
 
+// Whether the table needs a calls column: some instruction ran other than once per iteration
+// (a loop body's, an IF branch's).
+bool ShowsCalls(const ProfileView& profile) {
+  return std::any_of(profile.ops.begin(), profile.ops.end(),
+                     [](const ProfileOp& op) { return op.calls && *op.calls != 1; });
+}
+
 void PrintProfileRow(const ProfileOp& op, const std::string& count_unit, const std::string& index,
-                     const std::string& label, std::ostream& out) {
-  out << absl::StrFormat("  %-4s %-40s %-23s %14s %12s %6.1f%%\n", index, label, op.ran_on,
+                     const std::string& label, bool calls, std::ostream& out) {
+  out << absl::StrFormat("  %-4s %-40s %-23s %14s %12s %6.1f%%", index, label, op.ran_on,
                          CountText(count_unit, op.cycles, op.instructions, op.ticks),
                          MicrosecondsText(op.us), op.percent);
+  if (calls && op.calls) out << absl::StrFormat(" %7.4g", *op.calls);
+  out << "\n";
+}
+
+// What the averages leave out (runtime/cli/profile_table.h EndedEarlyNote): "" when no run
+// ended early.
+std::string EndedEarlyNote(const ProfileView& profile) {
+  if (profile.ended_early_runs <= 0) return "";
+  if (profile.ended_early_runs >= profile.iterations) {
+    return "; every one ended early by a streaming op: part of the chain each";
+  }
+  return absl::StrFormat("; %d of %d ended early by a streaming op, left out",
+                         profile.ended_early_runs, profile.iterations);
 }
 
 }  // namespace
@@ -162,26 +182,28 @@ void PrintVerdict(const v1::Job& job, std::ostream& out) {
 
 void PrintProfileTable(const ProfileView& profile, std::ostream& out, int cases, int iterations) {
   const int64_t runs = int64_t{cases} * iterations;
+  const std::string note = EndedEarlyNote(profile);
   if (cases > 0 && profile.iterations == runs) {
-    out << absl::StrFormat("profile (average of %d runs: %d cases x %d iteration%s):\n", runs,
-                           cases, iterations, iterations == 1 ? "" : "s");
+    out << absl::StrFormat("profile (average of %d runs: %d cases x %d iteration%s%s):\n", runs,
+                           cases, iterations, iterations == 1 ? "" : "s", note);
   } else if (cases > 0) {
     out << absl::StrFormat(
         "profile (average of %d of the %d runs of %d cases, those the board's "
-        "ETDump holds):\n",
-        profile.iterations, runs, cases);
+        "ETDump holds%s):\n",
+        profile.iterations, runs, cases, note);
   } else {
-    out << absl::StrFormat("profile (average of %d iteration%s):\n", profile.iterations,
-                           profile.iterations == 1 ? "" : "s");
+    out << absl::StrFormat("profile (average of %d iteration%s%s):\n", profile.iterations,
+                           profile.iterations == 1 ? "" : "s", note);
   }
+  const bool calls = ShowsCalls(profile);
   out << "  clock: " << profile.clock_label << "\n";
-  out << absl::StrFormat("  %-4s %-40s %-23s %14s %12s %7s\n", "#", "op", "ran on",
-                         profile.count_unit, "us", "%");
+  out << absl::StrFormat("  %-4s %-40s %-23s %14s %12s %7s%s\n", "#", "op", "ran on",
+                         profile.count_unit, "us", "%", calls ? "   calls" : "");
   for (const ProfileOp& op : profile.ops) {
     PrintProfileRow(op, profile.count_unit,
-                    op.instruction >= 0 ? std::to_string(op.instruction) : "", op.op, out);
+                    op.instruction >= 0 ? std::to_string(op.instruction) : "", op.op, calls, out);
     for (const ProfileOp& kernel : op.npu_kernels) {
-      PrintProfileRow(kernel, profile.count_unit, "", "  " + kernel.op, out);
+      PrintProfileRow(kernel, profile.count_unit, "", "  " + kernel.op, calls, out);
     }
   }
   out << absl::StrFormat("  %-4s %-40s %-23s %14s %12s\n", "", "total (Method::execute)", "",

@@ -85,13 +85,6 @@ bool ShowsCalls(const Profile& profile) {
   return false;
 }
 
-std::string CallsText(double calls) {
-  if (calls < 0) return "";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", calls);
-  return text;
-}
-
 double RowsTotal(const Profile& profile, bool by_time) {
   double sum = 0;
   for (const ProfileRow& r : profile.rows) sum += Share(r, by_time);
@@ -158,7 +151,7 @@ void PrintProfileTable(const Profile& profile, const std::string& header) {
                 r.ran_on.empty() ? "unknown" : r.ran_on.c_str(),
                 CountText(profile.clock, r).c_str(), us,
                 sum > 0 ? 100.0 * Share(r, by_time) / sum : 0.0);
-    if (calls) std::printf(" %7s", CallsText(r.calls).c_str());
+    if (calls && r.calls >= 0) std::printf(" %7.4g", r.calls);
     std::printf("\n");
   };
   for (const ProfileRow& r : profile.rows) {

@@ -183,6 +183,29 @@ TEST(PrintProfileTable, OneRowPerOpWithClockRanOnCyclesMicrosecondsAndPercent) {
   EXPECT_THAT(rows[8], ::testing::MatchesRegex(R"( +total \(Method::execute\) +10250 +20\.50)"));
 }
 
+// A profile that left early-ended runs out says so in its title, and one whose instructions ran
+// other than once per iteration (a loop body) grows a calls column; the others keep the plain
+// table (above).
+TEST(PrintProfileTable, SaysWhatItLeftOutAndHowOftenLoopedOpsRan) {
+  run::Profile profile = SampleProfile();
+  profile.ended_early = 4;
+  for (run::ProfileRow& row : profile.rows) row.calls = row.instruction == 2 ? 3 : 1;
+  absl::StatusOr<ProfileView> view = ParseProfileJson(run::ProfileJson(profile).dump());
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->ended_early_runs, 4);
+  std::ostringstream out;
+  PrintProfileTable(*view, out);
+  const std::vector<std::string> rows = Lines(out.str());
+  ASSERT_EQ(rows.size(), 9u);
+  EXPECT_EQ(rows[0],
+            "profile (average of 10 iterations; 4 of 10 ended early by a streaming op, left "
+            "out):");
+  EXPECT_THAT(rows[2], ::testing::MatchesRegex(R"( +# +op +ran on +cycles +us +% +calls)"));
+  EXPECT_THAT(rows[3], ::testing::MatchesRegex(R"( +0 +QUANTIZE 'input' .* +1)"));
+  EXPECT_THAT(rows[5], ::testing::MatchesRegex(R"( +NPU kernel 0 CONV_2D .*%)"));  // no calls
+  EXPECT_THAT(rows[7], ::testing::MatchesRegex(R"( +2 +SOFTMAX 'out' .* +3)"));
+}
+
 // QEMU's counts are instructions of the emulated Cortex-M33, NPU kernels included: the table
 // says so and has no cycles and no time for them.
 TEST(PrintProfileTable, QemuInstructionsAreNeverShownAsNpuCycles) {
