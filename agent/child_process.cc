@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 namespace boardlab::agent {
 namespace {
 
+// Where the kernel has no pidfd_open (Linux < 5.3), how often waitpid looks for the exit.
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 // After the child exited, how long its pipes may stay open (a grandchild still holding them)
 // before the agent stops reading.
@@ -54,6 +56,7 @@ ChildProcess::ChildProcess(boost::asio::io_context& io)
       out_(io),
       err_(io),
       in_(io),
+      exit_fd_(io),
       poll_timer_(io),
       deadline_timer_(io),
       grace_timer_(io),
@@ -187,7 +190,7 @@ void ChildProcess::Spawn(const ChildOptions& options) {
   open_[0] = open_[1] = true;
   ReadMore(0);
   ReadMore(1);
-  PollExit();
+  WatchExit(options.poll_exit);
   if (options.timeout.count() > 0) {
     deadline_timer_.expires_after(options.timeout);
     deadline_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
@@ -251,44 +254,68 @@ void ChildProcess::OnData(int which, const char* data, size_t size) {
   }
 }
 
-void ChildProcess::PollExit() {
-  int status = 0;
-  const pid_t done = ::waitpid(pid_, &status, WNOHANG);
-  if (done == pid_ || (done < 0 && errno == ECHILD)) {
-    exited_ = true;
-    exit_.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    deadline_timer_.cancel();
-    if (kill_reason_ != ChildExit::Kind::kExited) {
-      exit_.kind = kill_reason_;
-    } else if (done == pid_ && WIFEXITED(status)) {
-      exit_.kind = ChildExit::Kind::kExited;
-      exit_.exit_code = WEXITSTATUS(status);
-    } else if (done == pid_ && WIFSIGNALED(status)) {
-      exit_.kind = ChildExit::Kind::kSignaled;
-      exit_.signal = WTERMSIG(status);
-    } else {
-      exit_.kind = ChildExit::Kind::kSignaled;
-      exit_.error = "lost the child's exit status";
-    }
-    // Whatever the child left in its group goes with it.
-    ::kill(-pid_, SIGKILL);
-    boost::system::error_code ignored;
-    in_.close(ignored);
-    grace_timer_.expires_after(kPipeGrace);
-    grace_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (ec) return;
-      boost::system::error_code ignored;
-      if (self->open_[0]) self->out_.close(ignored);
-      if (self->open_[1]) self->err_.close(ignored);
-    });
-    MaybeFinish();
-    return;
+// A pidfd turns readable when the child exits: the io_context wakes then, not on a timer.
+void ChildProcess::WatchExit(bool poll) {
+  const int pidfd = poll ? -1 : static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+  if (pidfd < 0) return PollExit();
+  boost::system::error_code error;
+  exit_fd_.assign(pidfd, error);
+  if (error) {
+    ::close(pidfd);
+    return PollExit();
   }
+  WaitExitFd();
+}
+
+void ChildProcess::WaitExitFd() {
+  exit_fd_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                      [self = shared_from_this()](const boost::system::error_code& ec) {
+                        if (ec) return;
+                        if (!self->Reap()) self->WaitExitFd();
+                      });
+}
+
+void ChildProcess::PollExit() {
+  if (Reap()) return;
   poll_timer_.expires_after(kPollInterval);
   poll_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec) self->PollExit();
   });
+}
+
+bool ChildProcess::Reap() {
+  int status = 0;
+  const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+  if (done != pid_ && !(done < 0 && errno == ECHILD)) return false;
+  exited_ = true;
+  exit_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  deadline_timer_.cancel();
+  if (kill_reason_ != ChildExit::Kind::kExited) {
+    exit_.kind = kill_reason_;
+  } else if (done == pid_ && WIFEXITED(status)) {
+    exit_.kind = ChildExit::Kind::kExited;
+    exit_.exit_code = WEXITSTATUS(status);
+  } else if (done == pid_ && WIFSIGNALED(status)) {
+    exit_.kind = ChildExit::Kind::kSignaled;
+    exit_.signal = WTERMSIG(status);
+  } else {
+    exit_.kind = ChildExit::Kind::kSignaled;
+    exit_.error = "lost the child's exit status";
+  }
+  // Whatever the child left in its group goes with it.
+  ::kill(-pid_, SIGKILL);
+  boost::system::error_code ignored;
+  in_.close(ignored);
+  exit_fd_.close(ignored);
+  grace_timer_.expires_after(kPipeGrace);
+  grace_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec) return;
+    boost::system::error_code ignored;
+    if (self->open_[0]) self->out_.close(ignored);
+    if (self->open_[1]) self->err_.close(ignored);
+  });
+  MaybeFinish();
+  return true;
 }
 
 void ChildProcess::KillGroup(ChildExit::Kind reason) {
@@ -311,6 +338,8 @@ void ChildProcess::MaybeFinish() {
   finished_ = true;
   grace_timer_.cancel();
   poll_timer_.cancel();
+  boost::system::error_code ignored;
+  exit_fd_.close(ignored);
   if (on_exit_) {
     ExitFn on_exit = std::move(on_exit_);
     on_exit_ = nullptr;

@@ -13,9 +13,10 @@
 // The child runs in its own process group with stdin from /dev/null (or a pipe fed by Write(),
 // for a runner that takes requests: boardlab-run --serve) and dies with the agent
 // (PR_SET_PDEATHSIG; it fires when the *thread* that forked exits, which is why children are
-// only started from the io_context thread, the agent's main thread). Exit is noticed by polling
-// waitpid every 50 ms (no SIGCHLD handler, which would steal other children's exits from libraries
-// and tests).
+// only started from the io_context thread, the agent's main thread). Exit is noticed when the
+// child's pidfd (pidfd_open, Linux >= 5.3) turns readable, where the kernel has none by polling
+// waitpid every 50 ms; never by a SIGCHLD handler, which would steal other children's exits from
+// libraries and tests.
 
 #include <sys/types.h>
 
@@ -39,6 +40,7 @@ struct ChildOptions {
   std::chrono::milliseconds timeout{0};    // 0 = none
   bool stdin_pipe = false;                 // stdin is a pipe fed by Write(), not /dev/null
   size_t max_stdout_line = kMaxLineBytes;  // a runner's one-line JSON answer may be longer
+  bool poll_exit = false;  // poll waitpid even with a pidfd (tests of old kernels' way)
 };
 
 struct ChildExit {
@@ -89,7 +91,10 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   void WriteMore();
   void ReadMore(int which);
   void OnData(int which, const char* data, size_t size);
+  void WatchExit(bool poll);
+  void WaitExitFd();
   void PollExit();
+  bool Reap();  // true once the child has exited (and is reaped)
   void KillGroup(ChildExit::Kind reason);
   void MaybeFinish();
 
@@ -97,7 +102,8 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   boost::asio::posix::stream_descriptor out_;
   boost::asio::posix::stream_descriptor err_;
   boost::asio::posix::stream_descriptor in_;
-  std::deque<std::string> writes_;  // front() is being written
+  boost::asio::posix::stream_descriptor exit_fd_;  // the child's pidfd
+  std::deque<std::string> writes_;                 // front() is being written
   size_t max_line_[2] = {kMaxLineBytes, kMaxLineBytes};
   boost::asio::steady_timer poll_timer_;
   boost::asio::steady_timer deadline_timer_;

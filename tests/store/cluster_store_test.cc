@@ -11,6 +11,8 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
@@ -412,6 +414,77 @@ TEST_P(ClusterStoreTest, ClaimsGoByPriorityThenFairShareThenAge) {
   // Priority first; then "idle" (fewer running) oldest first, whose claimed jobs are still
   // QUEUED and so do not count as running; then "busy".
   EXPECT_EQ(order, (std::vector<std::string>{"j5", "j4", "j6", "j3"}));
+}
+
+// Many tenants with more queued jobs each than a claim looks at per tenant (the first 8, in
+// postgres_cluster.cc), mixed priorities, and jobs pinned elsewhere: claims still go in the
+// whole queue's order of priority, fair share (running jobs) and age.
+TEST_P(ClusterStoreTest, ClaimsFollowTheWholeOrderOverManyTenantsAndPriorities) {
+  constexpr int kTenants = 4;
+  constexpr int kQueuedEach = 12;
+  int64_t number = 0;
+  // Tenant t runs t jobs.
+  for (int t = 0; t < kTenants; ++t) {
+    for (int r = 0; r < t; ++r) {
+      ++number;
+      Write(a_, number, Job(number, v1::JOB_STATE_RUNNING, "t" + std::to_string(t)),
+            a_->ReplicaId(), "x" + std::to_string(number));
+    }
+  }
+  struct Expected {
+    int priority;
+    int running;
+    int64_t number;
+    bool operator<(const Expected& other) const {
+      return std::tie(other.priority, running, number) <
+             std::tie(priority, other.running, other.number);
+    }
+  };
+  std::vector<Expected> expected;
+  // Interleaved tenants; within one, priorities out of age order, the highest last.
+  for (int i = 0; i < kQueuedEach; ++i) {
+    for (int t = 0; t < kTenants; ++t) {
+      ++number;
+      const int priority = i == kQueuedEach - 1 ? 5 : (i * 7 + t) % 3;
+      v1::Job job = Job(number, v1::JOB_STATE_QUEUED, "t" + std::to_string(t), priority);
+      if ((i + t) % 5 == 0) {
+        job.mutable_spec()->mutable_selector()->set_board_id("elsewhere");
+      } else {
+        expected.push_back({priority, t, number});
+      }
+      Write(a_, number, job, "");
+    }
+  }
+  std::sort(expected.begin(), expected.end());
+  std::vector<std::string> want;
+  for (const Expected& job : expected) want.push_back("j" + std::to_string(job.number));
+  std::vector<std::string> order;
+  while (auto job = Claim(b_)) order.push_back(job->job.id());
+  EXPECT_EQ(order, want);
+}
+
+// Another claim holds a tenant's first queued jobs (all that a claim looks at per tenant, and
+// more), as a claim that looks row by row does: a claim takes the first job after them rather
+// than finding none.
+TEST_P(ClusterStoreTest, AClaimFindsAJobBehindATenantsFirstJobsOthersHold) {
+  constexpr int kHeld = 10;
+  for (int n = 1; n <= kHeld + 2; ++n) Write(a_, n, Job(n, v1::JOB_STATE_QUEUED), "");
+  auto server = testing::PostgresServer::Shared();
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto holder = (*server)->Connect(backend_->PostgresUri());
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->Execute("BEGIN").ok());
+  ASSERT_TRUE((*holder)
+                  ->Execute("SELECT number FROM jobs WHERE number <= " + std::to_string(kHeld) +
+                            " FOR UPDATE")
+                  .ok());
+  std::optional<OwnedJob> claimed = Claim(b_);
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->job.id(), "j" + std::to_string(kHeld + 1));
+  ASSERT_TRUE((*holder)->Execute("ROLLBACK").ok());
+  claimed = Claim(b_);
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->job.id(), "j1");
 }
 
 TEST_P(ClusterStoreTest, AClaimTakesOnlyWhatTheBoardMayRun) {
