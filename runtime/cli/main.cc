@@ -245,15 +245,18 @@ Profile BuildProfile(const rt::Method& method, const boardlab::run::ProfileColle
   profile.clock = clock;
   const auto& runs = collector.runs();
   profile.iterations = static_cast<int>(runs.size());
-  profile.ended_early = static_cast<int>(std::count_if(runs.begin(), runs.end(), RunEndedEarly));
+  std::vector<bool> ended_early;
+  for (const auto& run : runs) ended_early.push_back(RunEndedEarly(run));
+  profile.ended_early = static_cast<int>(std::count(ended_early.begin(), ended_early.end(), true));
   const double n = std::max(1, boardlab::run::AveragedRuns(profile));
   // Ticks per instruction (and per NPU kernel id inside it), summed over the averaged runs.
   std::map<size_t, double> instr_ticks;
   std::map<size_t, double> instr_calls;
   std::map<size_t, std::map<int32_t, double>> kernel_ticks;
   double total_ticks = 0;
-  for (const auto& run : runs) {
-    if (!boardlab::run::AveragesRun(profile, RunEndedEarly(run))) continue;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    if (!boardlab::run::AveragesRun(profile, ended_early[r])) continue;
+    const auto& run = runs[r];
     for (const boardlab::run::CollectedEvent& e : run) {
       if (e.name.empty()) {
         kernel_ticks[static_cast<size_t>(e.instruction)][e.delegate_id] += e.duration();

@@ -140,14 +140,16 @@ TfliteBuilder AccLoopCond() {
   return b;
 }
 
-TfliteBuilder AccLoopBody() {
+// With `hand_on`, the body hands on a VAR_HANDLE of that variable instead of its own handle
+// (LoopSwitchedVariableModelBuilder's loop).
+TfliteBuilder AccLoopBody(const char* hand_on = nullptr) {
   TfliteBuilder b;
   b.set_name("body");
   const AccLoopState in = AddAccLoopState(b, "");
   const int next = Increment(b, in.i, "i_next");
   AddIntoVariable(b, in.h, in.x);
   b.SetInputs({in.i, in.h, in.x});
-  b.SetOutputs({next, in.h, in.x});
+  b.SetOutputs({next, hand_on == nullptr ? in.h : Handle(b, hand_on), in.x});
   return b;
 }
 
@@ -396,18 +398,6 @@ TfliteBuilder HandleOf(const char* variable) {
   return b;
 }
 
-// The loop body of LoopSwitchedVariableModelBuilder: AccLoopBody, but handing on "w"'s handle.
-TfliteBuilder SwitchingLoopBody() {
-  TfliteBuilder b;
-  b.set_name("body");
-  const AccLoopState in = AddAccLoopState(b, "");
-  const int next = Increment(b, in.i, "i_next");
-  AddIntoVariable(b, in.h, in.x);
-  b.SetInputs({in.i, in.h, in.x});
-  b.SetOutputs({next, Handle(b, "w"), in.x});
-  return b;
-}
-
 // VAR_HANDLE "w" then "v": TFLite Micro numbers resource ids in prepare order, so "w" gets id 0
 // and "v" id 1 (main's ops are prepared before the init subgraph's).
 struct VwHandles {
@@ -460,7 +450,7 @@ TfliteBuilder LoopSwitchedVariableModelBuilder() {
   const AccLoopState out = AddAccLoopState(b, "_out");
   const int init = b.AddSubgraph(VwInit());
   const int cond = b.AddSubgraph(AccLoopCond());
-  const int body = b.AddSubgraph(SwitchingLoopBody());
+  const int body = b.AddSubgraph(AccLoopBody("w"));
   b.AddOperator(Code(OpType::kCallOnce), {}, {}, CallOnceOpts{init});
   const VwHandles h = AddVwHandles(b);
   b.AddOperator(Code(OpType::kWhile), {ConstCounter(b, "i_start", 0), h.v, x},
