@@ -179,7 +179,7 @@ class Lab {
   absl::Status CheckSomeBoardCanRun(const v1::JobSpec& spec);
   /// A submit whose commit failed: the job is forgotten. With AlreadyExists (another replica
   /// committed the same request id first) the answer is that replica's job, as for a retry.
-  absl::StatusOr<v1::SubmitJobResponse> UndoSubmit(const JobEntry& entry, absl::Status failed);
+  absl::StatusOr<v1::SubmitJobResponse> UndoSubmit(JobEntry& entry, absl::Status failed);
   /// ResourceExhausted when `tenant` already has its limit of unfinished jobs.
   /// `counted`: the tenant's unfinished jobs as the database counts them (replicas), or -1.
   absl::Status CheckTenantLimit(const std::string& tenant, int64_t counted) const;
@@ -190,6 +190,12 @@ class Lab {
   void OnReferenceCompiled(const std::string& job_id, const v1::JobSpec& spec,
                            const CompileRecord& record);
   void OnCompiled(const std::string& job_id, const CompileRecord& record, CompileSource source);
+  /// A compiling job takes its compile's result: queued (true), or finished with the compile's
+  /// or the request's error (false).
+  bool ApplyCompile(JobEntry& entry, const CompileRecord& record, CompileSource source);
+  /// A job just queued is offered to the boards (call once its queueing is committed, or within
+  /// the same call's commit).
+  void ScheduleCompiled(const std::string& job_id);
   void SetState(JobEntry& entry, v1::JobState state);
   void AddEvent(JobEntry& entry, v1::JobEvent event);
   void AddLog(JobEntry& entry, const std::string& line);

@@ -110,6 +110,9 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   absl::StatusOr<SubmitLookup> lookup = LookUpForSubmit(caller, request, spec);
   if (!lookup.ok()) return lookup.status();
   if (absl::Status ok = CheckAgainstCachedCompile(spec, lookup->compile); !ok.ok()) return ok;
+  // Read before the lock: whether the cache's blobs are all there is a question to the store.
+  const std::optional<CompileRecord> hit =
+      NeedsReference(spec.run()) ? std::nullopt : compiles_.TakeHit(lookup->compile);
 
   std::unique_lock lock(mutex_);
   if (!request.request_id().empty()) {
@@ -154,16 +157,23 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   job_by_number_[e.number] = e.job.id();
   if (!e.job.request_id().empty()) request_ids_[{caller.tenant, e.job.request_id()}] = e.job.id();
   SetState(e, v1::JOB_STATE_COMPILING);
-  // The job is durable before we answer.
-  if (absl::Status committed = CommitPending(); !committed.ok()) return UndoSubmit(e, committed);
-  metrics_.JobSubmitted(spec.selector().board_type());
+  // A compile the cache holds is applied at once: the job's first commit writes it queued, one
+  // commit fewer per job (most of a CI pipeline's jobs test a model compiled before).
+  if (hit) ApplyCompile(e, *hit, CompileSource::kCache);
   v1::SubmitJobResponse response;
-  *response.mutable_job() = e.job;
-  std::string id = e.job.id();
+  *response.mutable_job() = e.job;  // a replica forgets a queued job once it is committed
+  const std::string id = e.job.id();
+  // The job is durable before we answer.
+  claiming_next_ = cluster_ != nullptr && IdleBoardsForPendingQueued();
+  absl::Status committed = CommitPending();
+  claiming_next_ = false;
+  if (!committed.ok()) return UndoSubmit(e, committed);
+  metrics_.JobSubmitted(spec.selector().board_type());
+  if (hit) ScheduleCompiled(id);
   Flush();
   lock.unlock();
 
-  RequestCompile(id, spec, &lookup->compile);
+  if (!hit) RequestCompile(id, spec, &lookup->compile);
   return response;
 }
 
@@ -184,12 +194,16 @@ absl::StatusOr<SubmitLookup> Lab::LookUpForSubmit(const Caller& caller,
   return lookup;
 }
 
-absl::StatusOr<v1::SubmitJobResponse> Lab::UndoSubmit(const JobEntry& entry, absl::Status failed) {
+absl::StatusOr<v1::SubmitJobResponse> Lab::UndoSubmit(JobEntry& entry, absl::Status failed) {
   const v1::Job job = entry.job;  // ForgetJob destroys `entry`
   if (cluster_ == nullptr) metrics_.JobStateChanged(StateName(job.state()), "");
   // A failed commit is kept to retry (CommitPending), but not this job's part: the client was
   // told it failed.
   DropPendingWrites(entry);
+  // A cached compile queued it (one server's queue; a replica's is the database's).
+  if (cluster_ == nullptr && job.state() == v1::JOB_STATE_QUEUED) {
+    Dequeue(entry);
+  }
   ForgetJob(job.id());
   if (!absl::IsAlreadyExists(failed) || job.request_id().empty()) return failed;
   // Another replica committed a job for this request id after our look-up found none: the
@@ -408,37 +422,45 @@ void Lab::OnCompiled(const std::string& job_id, const CompileRecord& record, Com
   Flusher flush(*this);
   JobEntry* entry = FindJob(job_id);
   if (!entry || entry->job.state() != v1::JOB_STATE_COMPILING) return;  // cancelled meanwhile
-  const double compile_seconds = (NowMs() - entry->state_since_ms) / 1000.0;
-  CountWhenCommitted(
-      job_id, [this, compile_seconds] { metrics_.StageDuration("compile", compile_seconds); });
-  entry->job.set_compile_cache_hit(source == CompileSource::kCache);
+  if (ApplyCompile(*entry, record, source)) ScheduleCompiled(job_id);
+}
+
+bool Lab::ApplyCompile(JobEntry& entry, const CompileRecord& record, CompileSource source) {
+  const double compile_seconds = (NowMs() - entry.state_since_ms) / 1000.0;
+  CountWhenCommitted(entry.job.id(), [this, compile_seconds] {
+    metrics_.StageDuration("compile", compile_seconds);
+  });
+  entry.job.set_compile_cache_hit(source == CompileSource::kCache);
   if (!record.error.empty()) {
-    AddLog(*entry, absl::StrCat("compile: ", record.error));
-    Finish(*entry, v1::JOB_RESULT_COMPILE_ERROR, record.error);
-    return;
+    AddLog(entry, absl::StrCat("compile: ", record.error));
+    Finish(entry, v1::JOB_RESULT_COMPILE_ERROR, record.error);
+    return false;
   }
-  if (absl::Status fits = CheckRunFitsModel(entry->job.spec().run(), record); !fits.ok()) {
+  if (absl::Status fits = CheckRunFitsModel(entry.job.spec().run(), record); !fits.ok()) {
     // The request, not the model, is wrong: its own verdict, not a compile error.
-    AddLog(*entry, std::string(fits.message()));
-    Finish(*entry, v1::JOB_RESULT_INVALID_REQUEST, std::string(fits.message()));
-    return;
+    AddLog(entry, std::string(fits.message()));
+    Finish(entry, v1::JOB_RESULT_INVALID_REQUEST, std::string(fits.message()));
+    return false;
   }
-  entry->compiled = record;
-  v1::JobFiles* files = entry->job.mutable_files();
+  entry.compiled = record;
+  v1::JobFiles* files = entry.job.mutable_files();
   *files->mutable_artifact() = record.artifact;
   *files->mutable_report() = record.report;
   *files->mutable_debug_map() = record.debug_map;
   for (const v1::Digest* made : {&record.artifact, &record.report, &record.debug_map}) {
-    GrantToTenant(*entry, *made);
+    GrantToTenant(entry, *made);
   }
-  AddLog(*entry, absl::StrCat("compiled", source == CompileSource::kCache ? " (cache hit)" : "",
-                              ": artifact ", record.artifact.sha256().substr(0, 12), ", ",
-                              record.artifact.size_bytes(), " bytes"));
-  const std::string id = entry->job.id();
-  Enqueue(*entry);
+  AddLog(entry, absl::StrCat("compiled", source == CompileSource::kCache ? " (cache hit)" : "",
+                             ": artifact ", record.artifact.sha256().substr(0, 12), ", ",
+                             record.artifact.size_bytes(), " bytes"));
+  Enqueue(entry);
+  return true;
+}
+
+void Lab::ScheduleCompiled(const std::string& job_id) {
   Schedule();
   // Replicas: a job still queued is in the database only (whichever replica claims it logs on).
-  entry = FindJob(id);
+  JobEntry* entry = FindJob(job_id);
   if (entry != nullptr && entry->job.state() == v1::JOB_STATE_QUEUED) LogWaiting(*entry);
 }
 

@@ -296,6 +296,39 @@ TEST_F(LabTest, ARepeatedModelIsServedFromTheCompileCache) {
   EXPECT_FALSE(Get(ids[0]).compile_cache_hit());
 }
 
+// A submit whose compile the cache holds writes its job once, already queued: the answer says
+// so, and a server that dies right after the answer comes back with the job queued, not
+// compiling (its compile would have been asked for again).
+TEST_F(LabTest, ASubmitOfACachedModelIsQueuedInItsFirstCommit) {
+  StartLab();
+  std::shared_ptr<FakeSession> busy;
+  Connect("a", 1, busy);
+  v1::Digest model = PutModel();
+  Submit(Request(model));
+  ASSERT_TRUE(busy->WaitAssignment().has_value());  // and never answered: the board stays busy
+  v1::Job second = Submit(Request(model));
+  EXPECT_EQ(second.state(), v1::JOB_STATE_QUEUED);
+  EXPECT_TRUE(second.compile_cache_hit());
+  EXPECT_TRUE(second.files().has_artifact());
+  RestartLab();
+  v1::Job recovered = Get(second.id());
+  EXPECT_EQ(recovered.state(), v1::JOB_STATE_QUEUED);
+  EXPECT_TRUE(recovered.compile_cache_hit());
+  auto events = lab_->WaitEvents(Caller{"default", Role::kClient}, second.id(), 0, 0);
+  ASSERT_TRUE(events.ok()) << events.status();
+  std::vector<v1::JobState> states;
+  for (const v1::JobEvent& event : *events) {
+    if (event.has_state()) states.push_back(event.state());
+  }
+  EXPECT_EQ(states, (std::vector<v1::JobState>{v1::JOB_STATE_COMPILING, v1::JOB_STATE_QUEUED}));
+  // The restarted server runs it as any queued job.
+  std::shared_ptr<FakeSession> agent;
+  Connect("b", 1, agent);
+  std::optional<v1::Assignment> assigned = agent->WaitAssignment();
+  ASSERT_TRUE(assigned.has_value());
+  EXPECT_EQ(assigned->job_id(), second.id());
+}
+
 // The queued jobs know their place (higher priority first) and why they wait; the higher
 // priority then runs first.
 TEST_F(LabTest, HigherPriorityGoesFirstInTheQueueAndOnTheBoard) {
