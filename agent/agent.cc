@@ -145,6 +145,7 @@ void Agent::Apply(AgentEffect& effect) {
     env.executor = executor->second.get();
     env.work_root = (std::filesystem::path(options_.state_dir) / "work").string();
     env.inline_logs = core_->inline_logs();
+    env.stage_lines = core_->stage_lines();
     auto runner =
         std::make_shared<JobRunner>(std::move(env), start->assignment, start->board,
                                     [this](AgentEvent event) { Dispatch(std::move(event)); });

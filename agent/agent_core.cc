@@ -133,6 +133,7 @@ absl::Status AgentCore::Step(const AgentEvent& event) {
     message.mutable_stage()->set_job_id(s->key.job_id);
     message.mutable_stage()->set_attempt(s->key.attempt);
     message.mutable_stage()->set_stage(s->stage);
+    for (const std::string& line : s->lines) message.mutable_stage()->add_lines(line);
     SendIfWelcomed(std::move(message));
     return absl::OkStatus();
   }
@@ -190,6 +191,7 @@ absl::Status AgentCore::OnServerMessage(const v1::ServerMessage& message) {
     case v1::ServerMessage::kWelcome: {
       session_ = Session::kWelcomed;
       inline_logs_ = message.welcome().inline_logs();
+      stage_lines_ = message.welcome().stage_lines();
       const int interval = message.welcome().heartbeat_interval_ms();
       heartbeat_interval_ms_ =
           interval <= 0 ? kDefaultHeartbeatIntervalMs : std::max(interval, kMinHeartbeatIntervalMs);

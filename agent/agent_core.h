@@ -57,6 +57,7 @@ struct HeartbeatDue {
 struct JobStage {
   JobKey key;
   v1::JobState stage;
+  std::vector<std::string> lines;  // log lines before the stage, when the server takes them so
 };
 struct JobLogs {
   JobKey key;
@@ -121,6 +122,8 @@ class AgentCore {
   int heartbeat_interval_ms() const { return heartbeat_interval_ms_; }
   /// The server takes a run's log inline (Welcome.inline_logs).
   bool inline_logs() const { return inline_logs_; }
+  /// The server takes log lines with a stage (Welcome.stage_lines).
+  bool stage_lines() const { return stage_lines_; }
   bool shutting_down() const { return shutting_down_; }
   /// Runs not finished yet.
   size_t running_jobs() const;
@@ -158,6 +161,7 @@ class AgentCore {
   Session session_ = Session::kDown;
   int heartbeat_interval_ms_ = kDefaultHeartbeatIntervalMs;
   bool inline_logs_ = false;
+  bool stage_lines_ = false;
   bool shutting_down_ = false;
   std::set<JobKey> cancelled_by_server_;  // CancelRun received
   std::set<JobKey> stopped_by_shutdown_;  // cancelled because the agent stops

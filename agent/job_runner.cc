@@ -188,7 +188,7 @@ void JobRunner::OnFetched(Fetched fetched) {
   request.health_check = assignment_.health_check();
   request.cases_manifest = fetched.cases_manifest;
   request.cases_verified = assignment_.cases_size() > 0 && assignment_.cases(0).expected_size() > 0;
-  report_(JobStage{key_, v1::JOB_STATE_RUNNING});
+  ReportStage(v1::JOB_STATE_RUNNING);
   stage_start_ = std::chrono::steady_clock::now();
   std::weak_ptr<JobRunner> weak = weak_from_this();
   run_ = env_.executor->Start(
@@ -225,6 +225,15 @@ void JobRunner::FlushLogs() {
   report_(JobLogs{key_, std::move(lines)});
 }
 
+void JobRunner::ReportStage(v1::JobState stage) {
+  JobStage event{key_, stage, {}};
+  if (env_.stage_lines) {  // the lines so far go with the stage: the server writes both at once
+    log_timer_.cancel();
+    event.lines.swap(pending_lines_);
+  }
+  report_(std::move(event));
+}
+
 void JobRunner::Cancel() {
   if (cancelled_ || finished_) return;
   cancelled_ = true;
@@ -244,8 +253,8 @@ void JobRunner::OnBoardDone(BoardReport report) {
     result.set_run_seconds(run_seconds_);
     return Finish(std::move(result));
   }
-  report_(JobStage{key_, v1::JOB_STATE_COLLECTING});
-  FlushLogs();
+  ReportStage(v1::JOB_STATE_COLLECTING);
+  FlushLogs();  // a server that takes no lines with a stage
   stage_start_ = std::chrono::steady_clock::now();
   collecting_ = true;
   std::string log = full_log_;

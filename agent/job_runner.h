@@ -37,6 +37,7 @@ struct JobEnvironment {
   BoardExecutor* executor = nullptr;
   std::string work_root;     // <state_dir>/work; each board has a directory below it
   bool inline_logs = false;  // the server takes small logs in the RunResult (no upload)
+  bool stage_lines = false;  // the server takes log lines with a stage (one write for both)
 };
 
 /// Lines are sent in batches of at most this many, at most this long after the first one.
@@ -75,6 +76,8 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   void OnFetched(Fetched fetched);
   void OnLine(std::string line);
   void FlushLogs();
+  /// Reports `stage`, with the log lines not sent yet when the server takes them so.
+  void ReportStage(v1::JobState stage);
   void OnBoardDone(BoardReport report);
   /// Blocking (transfer thread): uploads the run's files, profile and `log`; their digests go
   /// into `result`.

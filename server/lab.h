@@ -241,6 +241,7 @@ class Lab {
   // lab_agents.cc: agent sessions and what agents report.
   void OnStage(const v1::StageEvent& stage);
   void OnLogs(const v1::LogLines& logs);
+  void AddBoardLines(JobEntry& entry, const google::protobuf::RepeatedPtrField<std::string>& lines);
   void OnResult(const std::string& session_id, const v1::RunResult& result);
   // The agent's word on a board's condition (at Hello, or a BoardStatus since).
   void ApplyCondition(LabBoard& board, const std::string& agent_id, v1::BoardCondition condition,

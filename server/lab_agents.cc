@@ -63,6 +63,7 @@ absl::StatusOr<std::string> Lab::AgentHello(const v1::Hello& hello, AgentSession
   welcome.mutable_welcome()->set_session_id(session_id);
   welcome.mutable_welcome()->set_heartbeat_interval_ms(config_.heartbeat_interval_ms);
   welcome.mutable_welcome()->set_inline_logs(true);
+  welcome.mutable_welcome()->set_stage_lines(true);
   Send(entry.session, welcome);
   Schedule();
   return session_id;
@@ -128,6 +129,7 @@ void Lab::AgentMessage(const std::string& session_id, const v1::AgentMessage& me
 void Lab::OnStage(const v1::StageEvent& stage) {
   JobEntry* entry = FindJob(stage.job_id());
   if (!entry || entry->job.attempt() != stage.attempt() || !OnBoard(entry->job.state())) return;
+  AddBoardLines(*entry, stage.lines());  // printed before the stage changed
   if (!OnBoard(stage.stage()) || stage.stage() <= entry->job.state()) return;
   SetState(*entry, stage.stage());
 }
@@ -135,8 +137,13 @@ void Lab::OnStage(const v1::StageEvent& stage) {
 void Lab::OnLogs(const v1::LogLines& logs) {
   JobEntry* entry = FindJob(logs.job_id());
   if (!entry || entry->job.attempt() != logs.attempt() || !OnBoard(entry->job.state())) return;
+  AddBoardLines(*entry, logs.lines());
+}
+
+void Lab::AddBoardLines(JobEntry& entry,
+                        const google::protobuf::RepeatedPtrField<std::string>& lines) {
   // One event per batch: the store writes one row, however chatty the board.
-  if (logs.lines_size() > 0) AddLog(*entry, absl::StrJoin(logs.lines(), "\n"));
+  if (!lines.empty()) AddLog(entry, absl::StrJoin(lines, "\n"));
 }
 
 void Lab::ApplyCondition(LabBoard& board, const std::string& agent_id, v1::BoardCondition condition,

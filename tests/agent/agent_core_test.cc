@@ -156,9 +156,11 @@ TEST_F(AgentCoreTest, AssignmentStartsTheJobAndTheResultFreesTheBoard) {
   EXPECT_EQ(std::get<StartJob>(effects[1]).board.id, "sim-0");
   EXPECT_EQ(core->running_jobs(), 1u);
 
-  effects = Step(*core, JobStage{{"j1", 1}, v1::JOB_STATE_RUNNING});
+  effects = Step(*core, JobStage{{"j1", 1}, v1::JOB_STATE_RUNNING, {"loading"}});
   ASSERT_EQ(effects.size(), 1u);
   EXPECT_EQ(Sent(effects[0]).stage().stage(), v1::JOB_STATE_RUNNING);
+  ASSERT_EQ(Sent(effects[0]).stage().lines_size(), 1);  // the lines printed before the stage
+  EXPECT_EQ(Sent(effects[0]).stage().lines(0), "loading");
   effects = Step(*core, JobLogs{{"j1", 1}, {"a", "b"}});
   ASSERT_EQ(effects.size(), 1u);
   EXPECT_EQ(Sent(effects[0]).logs().lines_size(), 2);

@@ -68,6 +68,7 @@ class FakeServer final : public v1::AgentService::Service, public v1::ArtifactSe
         welcome.mutable_welcome()->set_session_id("s");
         welcome.mutable_welcome()->set_heartbeat_interval_ms(100);
         welcome.mutable_welcome()->set_inline_logs(inline_logs_);
+        welcome.mutable_welcome()->set_stage_lines(stage_lines_);
         stream->Write(welcome);
       }
       if (message.has_result() && auto_ack_) {
@@ -147,6 +148,11 @@ class FakeServer final : public v1::AgentService::Service, public v1::ArtifactSe
     std::lock_guard<std::mutex> lock(mutex_);
     inline_logs_ = on;
   }
+  // Whether Welcome says the server takes log lines with a stage (set before the agent connects).
+  void set_stage_lines(bool on) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stage_lines_ = on;
+  }
   testing::FakeBlobStore& blobs() { return blobs_; }
 
  private:
@@ -158,6 +164,7 @@ class FakeServer final : public v1::AgentService::Service, public v1::ArtifactSe
   grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream_ = nullptr;
   bool auto_ack_ = true;
   bool inline_logs_ = false;
+  bool stage_lines_ = false;
   testing::FakeBlobStore blobs_;
 };
 
@@ -287,6 +294,9 @@ TEST_F(AgentTest, RunsAJobWithTheRealRunner) {
   EXPECT_EQ(stages, (std::vector<v1::JobState>{v1::JOB_STATE_LOADING, v1::JOB_STATE_RUNNING,
                                                v1::JOB_STATE_COLLECTING}));
   EXPECT_GT(log_lines, 0);
+  for (const auto& m : server.messages()) {
+    EXPECT_EQ(m.stage().lines_size(), 0) << "a server that did not ask for lines with stages";
+  }
   server.WaitFor([](const auto& ms) {
     return std::count_if(ms.begin(), ms.end(), [](const auto& m) { return m.has_heartbeat(); }) > 1;
   });
@@ -318,6 +328,37 @@ TEST_F(AgentTest, LogGoesInlineWhenTheServerTakesIt) {
   EXPECT_FALSE(result->has_log());
   ASSERT_EQ(result->outputs_size(), 1);  // the other files are uploaded as before
   EXPECT_EQ(server.blobs().Bytes(result->outputs(0)).size(), 8u * 8u * 4u);
+}
+
+// A server whose Welcome says stage_lines gets the board's lines with the stages, not in
+// messages of their own (one commit on the server for a stage and its lines).
+TEST_F(AgentTest, LogLinesGoWithTheStagesWhenTheServerTakesThem) {
+  const std::string runner = boardlab::testing::RunBinary();
+  if (runner.empty() || !std::filesystem::exists(runner)) GTEST_SKIP() << "no boardlab-run";
+  FakeServer server;
+  server.set_stage_lines(true);
+  const v1::Digest artifact = server.blobs().Add(testing::ConvPte());
+  StartAgent(server.address(), runner);
+  ASSERT_TRUE(server.WaitFor(HasHello));
+  ASSERT_TRUE(server.Push(Assignment("j1", artifact)));
+  std::optional<v1::RunResult> result = server.WaitForResult("j1");
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->outcome(), v1::RUN_OUTCOME_PASS) << result->message();
+  std::vector<v1::JobState> stages;
+  std::string sent;  // every line sent, with a stage or (a run slower than a log batch) alone
+  std::string with_collecting;
+  for (const auto& m : server.messages()) {
+    for (const std::string& line : m.logs().lines()) sent += line + "\n";
+    if (!m.has_stage()) continue;
+    stages.push_back(m.stage().stage());
+    for (const std::string& line : m.stage().lines()) sent += line + "\n";
+    if (m.stage().stage() == v1::JOB_STATE_COLLECTING) with_collecting = m.stage().DebugString();
+  }
+  EXPECT_EQ(stages, (std::vector<v1::JobState>{v1::JOB_STATE_LOADING, v1::JOB_STATE_RUNNING,
+                                               v1::JOB_STATE_COLLECTING}));
+  // The run's last line comes with the stage that follows it, and no line is sent twice.
+  EXPECT_NE(with_collecting.find("RUN_OUTCOME_PASS"), std::string::npos) << with_collecting;
+  EXPECT_EQ(server.blobs().Bytes(result->log()), sent);
 }
 
 TEST_F(AgentTest, MissingArtifactIsABoardError) {
