@@ -57,7 +57,7 @@ bool BoardHealth::QuarantineByAgent(LabBoard& board, const std::string& agent_id
 
 std::optional<v1::Assignment> BoardHealth::StartCheckIfDue(LabBoard& board, int64_t now_ms) {
   if (!has_check_ || !board.quarantined || board.maintenance || board.health_check_running ||
-      board.recovering || board.session_id.empty() || !board.board.job_id().empty() ||
+      board.recovering || board.session_id.empty() || board.Running() ||
       now_ms < board.next_health_check_ms) {
     return std::nullopt;
   }

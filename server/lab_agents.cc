@@ -12,6 +12,14 @@ namespace boardlab::server {
 
 using lab_internal::OnBoard;
 
+namespace {
+
+std::string RunKey(const std::string& job_id, int32_t attempt) {
+  return absl::StrCat(job_id, "#", attempt);
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> Lab::AgentHello(const v1::Hello& hello, AgentSessionPtr session) {
   if (hello.agent_id().empty()) return absl::InvalidArgumentError("hello: agent_id is empty");
   std::lock_guard lock(mutex_);
@@ -89,15 +97,22 @@ void Lab::ReconcileInFlight(const v1::Hello& hello) {
     }
     RetryOrFail(*entry, "the agent reconnected without the job (it restarted mid-run)");
   }
+  const std::string session_id = session_by_agent_[hello.agent_id()];
   for (const auto& job : hello.in_flight()) {
     JobEntry* entry = FindJob(job.job_id());
     bool current = entry && entry->job.attempt() == job.attempt() &&
                    entry->job.board_id() == job.board_id() && OnBoard(entry->job.state());
-    if (!current && job.still_running()) {
-      v1::ServerMessage cancel;
-      cancel.mutable_cancel()->set_job_id(job.job_id());
-      cancel.mutable_cancel()->set_attempt(job.attempt());
-      Send(sessions_[session_by_agent_[hello.agent_id()]].session, cancel);
+    if (current || !job.still_running()) continue;
+    v1::ServerMessage cancel;
+    cancel.mutable_cancel()->set_job_id(job.job_id());
+    cancel.mutable_cancel()->set_attempt(job.attempt());
+    Send(sessions_[session_id].session, cancel);
+    // Until it ends the agent refuses the board new work, and each refusal would cost a job a
+    // retry: the board is busy with it.
+    auto board = boards_.find(job.board_id());
+    if (board != boards_.end() && board->second.session_id == session_id) {
+      board->second.stale_run = RunKey(job.job_id(), job.attempt());
+      PersistBoard(board->second);
     }
   }
 }
@@ -179,6 +194,15 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
   Send(sessions_[session_id].session, ack);
 
   auto board_it = boards_.find(result.board_id());
+  if (board_it != boards_.end() && board_it->second.session_id == session_id &&
+      !board_it->second.stale_run.empty() &&
+      board_it->second.stale_run == RunKey(result.job_id(), result.attempt())) {
+    board_it->second.stale_run.clear();  // the board is free again; the result is nobody's
+    PersistBoard(board_it->second);
+    UpdateBoardMetrics();
+    Schedule();
+    return;
+  }
   if (board_it != boards_.end() && BoardHealth::IsCheckResult(board_it->second, result)) {
     health_.OnCheckResult(board_it->second, result, NowMs());
     PersistBoard(board_it->second);
@@ -298,6 +322,7 @@ void Lab::DetachSession(const std::string& session_id, bool lease_expired) {
     if (board.session_id != session_id) continue;
     board.session_id.clear();
     board.health_check_running = false;
+    board.stale_run.clear();  // its agent's next Hello says whether it still runs
     if (JobEntry* entry = FindJob(board.board.job_id())) {
       if (lease_expired) {
         CountWhenCommitted(entry->job.id(), [this] { metrics_.LeaseExpired(); });

@@ -6,7 +6,7 @@ namespace boardlab::server {
 
 v1::BoardState LabBoard::State() const {
   if (session_id.empty()) return v1::BOARD_STATE_OFFLINE;
-  if (!board.job_id().empty()) return v1::BOARD_STATE_BUSY;
+  if (Running()) return v1::BOARD_STATE_BUSY;
   if (quarantined) return v1::BOARD_STATE_QUARANTINED;
   if (maintenance) return v1::BOARD_STATE_MAINTENANCE;
   if (recovering) return v1::BOARD_STATE_RECOVERING;

@@ -23,10 +23,17 @@ struct LabBoard {
   // health check. Not stored: the agent says it again when it reconnects.
   bool recovering = false;
   std::string recovery_reason;
+  // An attempt its agent still runs on it that is no longer the board's job (it was given up
+  // while the agent was away): "job#attempt", told to stop, until the agent reports its end or
+  // comes back without it. Not stored: the agent says it again when it reconnects.
+  std::string stale_run;
+
+  /// Whether it runs something: its job, a stale attempt.
+  bool Running() const { return !board.job_id().empty() || !stale_run.empty(); }
 
   /// One state for the API, in this order: a board with no agent is offline whatever else holds,
-  /// a board with a job is busy even when quarantine or maintenance waits for the job to end,
-  /// quarantine and maintenance (which the store keeps) come before a recovery by the agent.
+  /// a board running something is busy even when quarantine or maintenance waits for the job to
+  /// end, quarantine and maintenance (which the store keeps) come before a recovery by the agent.
   v1::BoardState State() const;
   /// The API's view, with its state (maintenance and quarantine outlive a busy or offline spell,
   /// so the store must keep them).

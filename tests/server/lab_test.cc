@@ -530,6 +530,69 @@ TEST_F(LabTest, ASilentAgentsJobMovesToAnotherAgent) {
   EXPECT_EQ(Get(job.id()).result(), v1::JOB_RESULT_PASS);
 }
 
+// The agent's lease ran out mid-run and the job went back to the queue, but the agent comes
+// back still running that attempt: its board must get nothing new until the agent reports the
+// stale attempt ended (each refusal "board is busy" would cost the job a retry).
+TEST_F(LabTest, ABoardStillRunningAnExpiredAttemptGetsNoJobUntilItEnds) {
+  config_.heartbeat_interval_ms = 50;  // lease: 150 ms
+  config_.retry_budget = 2;
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  v1::Job job = Submit(Request(PutModel()));
+  auto first = agent->WaitAssignment(1);
+  ASSERT_TRUE(first);
+  for (int i = 0; i < 100 && !agent->closed(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    lab_->Tick();
+  }
+  ASSERT_TRUE(agent->closed());
+  ASSERT_EQ(Get(job.id()).state(), v1::JOB_STATE_QUEUED);
+
+  v1::InFlightJob in_flight;
+  in_flight.set_job_id(first->job_id());
+  in_flight.set_attempt(first->attempt());
+  in_flight.set_board_id(first->board_id());
+  in_flight.set_still_running(true);
+  std::shared_ptr<FakeSession> back;
+  const std::string session = Connect("a", 1, back, "imxrt700-sim", {in_flight});
+  bool told_to_stop = false;
+  for (const auto& m : back->sent()) {
+    told_to_stop |= m.has_cancel() && m.cancel().job_id() == job.id() && m.cancel().attempt() == 1;
+  }
+  EXPECT_TRUE(told_to_stop);
+  EXPECT_TRUE(back->Assignments().empty());
+  EXPECT_EQ(lab_->GetBoard(first->board_id())->state(), v1::BOARD_STATE_BUSY);
+  lab_->Tick();
+  EXPECT_TRUE(back->Assignments().empty());
+
+  Result(session, *first, v1::RUN_OUTCOME_CANCELLED, "cancelled; boardlab-run killed");
+  auto second = back->WaitAssignment(1);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->job_id(), job.id());
+  EXPECT_EQ(second->attempt(), 2);
+  Result(session, *second, v1::RUN_OUTCOME_PASS);
+  v1::Job done = Get(job.id());
+  EXPECT_EQ(done.result(), v1::JOB_RESULT_PASS) << done.message();
+  EXPECT_EQ(done.attempt(), 2);
+}
+
+// The stale attempt is the agent's word at one connect: an agent that comes back without it
+// (restarted, its run died) frees the board.
+TEST_F(LabTest, ABoardEndingAStaleAttemptIsFreedByAHelloWithoutIt) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  v1::InFlightJob in_flight;
+  in_flight.set_job_id("j99999999");
+  in_flight.set_attempt(3);
+  in_flight.set_board_id("a-b0");
+  in_flight.set_still_running(true);
+  Connect("a", 1, agent, "imxrt700-sim", {in_flight});
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_BUSY);
+  Connect("a", 1, agent);
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_IDLE);
+}
+
 TEST_F(LabTest, CancellingAQueuedJobEndsIt) {
   StartLab();
   std::shared_ptr<FakeSession> agent;
