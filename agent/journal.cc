@@ -8,9 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 
 namespace boardlab::agent {
@@ -129,27 +131,48 @@ JournalFile::JournalFile(std::string path) : path_(std::move(path)) {
 }
 
 absl::Status JournalFile::Save(const std::vector<JournalEntry>& entries) {
-  json jobs = json::array();
+  std::vector<std::string> jobs;
+  std::map<std::string, RenderedResult> rendered;  // this snapshot's, kept for the next one
   for (const JournalEntry& e : entries) {
-    json j = {{"job_id", e.job_id},
-              {"attempt", e.attempt},
-              {"board_id", e.board_id},
-              {"running", e.running}};
+    std::string job = json{
+        {"job_id", e.job_id},
+        {"attempt", e.attempt},
+        {"board_id", e.board_id},
+        {"running",
+         e.running}}.dump();
     if (e.result.has_value()) {
-      std::string text;
-      auto status = google::protobuf::util::MessageToJsonString(*e.result, &text);
-      if (!status.ok()) return absl::InternalError(absl::StrCat("journal: ", status.ToString()));
-      j["result"] = json::parse(text);
+      const std::string key = absl::StrCat(e.job_id, "#", e.attempt);
+      absl::StatusOr<RenderedResult> result = Render(key, *e.result);
+      if (!result.ok()) return result.status();
+      job.pop_back();  // the object's closing brace
+      absl::StrAppend(&job, ",\"result\":", result->text, "}");
+      rendered.emplace(key, *std::move(result));
     }
-    jobs.push_back(std::move(j));
+    jobs.push_back(std::move(job));
   }
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
   const int64_t seq = seq_ + 1;
-  const json doc = {{"version", kJournalVersion}, {"seq", seq}, {"jobs", jobs}};
-  if (absl::Status ok = OverwriteFile(SlotPath(path_, seq), doc.dump(2)); !ok.ok()) return ok;
+  const std::string doc = absl::StrCat("{\"version\":", kJournalVersion, ",\"seq\":", seq,
+                                       ",\"jobs\":[", absl::StrJoin(jobs, ","), "]}\n");
+  if (absl::Status ok = OverwriteFile(SlotPath(path_, seq), doc); !ok.ok()) return ok;
   seq_ = seq;
+  rendered_ = std::move(rendered);
   return absl::OkStatus();
+}
+
+// A result waits in every snapshot until the server acknowledges it, so a slow server made each
+// save render the same results to JSON again (most of a busy agent's CPU); the binary form tells
+// whether the last rendering still holds, at a fraction of the cost.
+absl::StatusOr<JournalFile::RenderedResult> JournalFile::Render(const std::string& key,
+                                                                const v1::RunResult& result) {
+  RenderedResult out;
+  out.binary = result.SerializeAsString();
+  auto known = rendered_.find(key);
+  if (known != rendered_.end() && known->second.binary == out.binary) return known->second;
+  auto status = google::protobuf::util::MessageToJsonString(result, &out.text);
+  if (!status.ok()) return absl::InternalError(absl::StrCat("journal: ", status.ToString()));
+  return out;
 }
 
 absl::Status SaveJournal(const std::string& path, const std::vector<JournalEntry>& entries) {

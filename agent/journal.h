@@ -12,6 +12,7 @@
 
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -48,8 +49,15 @@ class JournalFile {
   absl::Status Save(const std::vector<JournalEntry>& entries);
 
  private:
+  struct RenderedResult {
+    std::string binary;  // the result's wire form, to tell whether `text` still renders it
+    std::string text;    // its proto JSON
+  };
+  absl::StatusOr<RenderedResult> Render(const std::string& key, const v1::RunResult& result);
+
   std::string path_;
-  int64_t seq_ = 0;  // the newest snapshot's number
+  int64_t seq_ = 0;                                 // the newest snapshot's number
+  std::map<std::string, RenderedResult> rendered_;  // by "job#attempt", the last snapshot's
 };
 
 /// Saves journal snapshots on a thread of its own, so that the agent's event loop never waits

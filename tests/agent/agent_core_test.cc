@@ -389,6 +389,37 @@ TEST_F(AgentCoreTest, JournalRoundTrip) {
   EXPECT_FALSE(fs::exists(path + ".tmp"));
 }
 
+// A file renders a waiting result once and reuses it in later snapshots, but never a rendering
+// of a result that has changed since (a retried attempt's result under the same key).
+TEST_F(AgentCoreTest, JournalSnapshotsKeepEachResultAsLastSaved) {
+  const std::string path = (dir_ / "journal").string();
+  JournalEntry done;
+  done.job_id = "b";
+  done.attempt = 1;
+  done.running = false;
+  v1::RunResult result;
+  result.set_job_id("b");
+  result.set_message("first");
+  done.result = result;
+  JournalFile file(path);
+  ASSERT_TRUE(file.Save({done}).ok());
+  result.set_message("second");
+  done.result = result;
+  JournalEntry other = done;
+  other.job_id = "c";
+  other.result->set_job_id("c");
+  for (int save = 0; save < 2; ++save) {  // the second save reuses both renderings
+    ASSERT_TRUE(file.Save({done, other}).ok());
+    absl::StatusOr<std::vector<JournalEntry>> loaded = LoadJournal(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    ASSERT_EQ(loaded->size(), 2u);
+    EXPECT_EQ(loaded->at(0).result->message(), "second");
+    EXPECT_EQ(loaded->at(1).result->job_id(), "c");
+  }
+  ASSERT_TRUE(file.Save({other}).ok());  // b acknowledged
+  EXPECT_EQ(LoadJournal(path)->size(), 1u);
+}
+
 TEST_F(AgentCoreTest, MissingJournalIsEmptyAndACorruptOneIsAnError) {
   absl::StatusOr<std::vector<JournalEntry>> none = LoadJournal((dir_ / "absent").string());
   ASSERT_TRUE(none.ok());
