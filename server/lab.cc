@@ -215,7 +215,10 @@ void Lab::SettleCounts(bool committed) {
 absl::Status Lab::CommitPending() {
   if (cluster_ != nullptr) return CommitAsReplica();
   if (pending_.empty()) return absl::OkStatus();
-  absl::Status committed = store_.Commit(pending_);
+  absl::Status committed = [&] {
+    const lab_internal::TimedCommit timed(metrics_);
+    return store_.Commit(pending_);
+  }();
   if (!committed.ok()) return committed;
   pending_.clear();
   SettleCounts(true);

@@ -109,8 +109,10 @@ Lab::JobEntry& Lab::Adopt(OwnedJob owned) {
 // replica died. Re-reading the database instead would undo what agents were already told.
 absl::Status Lab::CommitAsReplica() {
   if (!pending_.empty()) {
-    absl::StatusOr<CommitLosses> losses =
-        cluster_->CommitOwned(pending_, pending_runtimes_, claiming_next_);
+    absl::StatusOr<CommitLosses> losses = [&] {
+      const lab_internal::TimedCommit timed(metrics_);
+      return cluster_->CommitOwned(pending_, pending_runtimes_, claiming_next_);
+    }();
     if (!losses.ok()) return losses.status();  // kept: pending_, its counts, released_
     if (!losses->empty()) DropLost(*losses);
     // What this commit queued is claimed by the next ClaimJobs, not on its notification (which

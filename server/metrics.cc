@@ -13,6 +13,12 @@ Histogram::BucketBoundaries DurationBuckets() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900};
 }
 
+// A commit takes tens of microseconds (SQLite in WAL mode) to milliseconds (a database over a
+// network); seconds mean a stuck disk or database.
+Histogram::BucketBoundaries CommitBuckets() {
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5};
+}
+
 }  // namespace
 
 Metrics::Metrics()
@@ -93,7 +99,14 @@ Metrics::Metrics()
                            .Name("boardlab_retention_deleted_bytes_total")
                            .Help("Bytes of the blobs retention deleted")
                            .Register(*registry_)
-                           .Add({})) {}
+                           .Add({})),
+      store_commits_(BuildHistogram()
+                         .Name("boardlab_store_commit_duration_seconds")
+                         .Help("Commits of the server's changes to its store (SQLite or "
+                               "PostgreSQL), one per call that changed state; the server's "
+                               "calls wait for each other meanwhile")
+                         .Register(*registry_)
+                         .Add({}, CommitBuckets())) {}
 
 void Metrics::JobSubmitted(const std::string& board_type) {
   submitted_.Add({{"board_type", board_type}}).Increment();
@@ -153,5 +166,7 @@ void Metrics::RetentionDeleted(double jobs, double blobs, double blob_bytes) {
   retention_blobs_.Increment(blobs);
   retention_bytes_.Increment(blob_bytes);
 }
+
+void Metrics::StoreCommit(double seconds) { store_commits_.Observe(seconds); }
 
 }  // namespace boardlab::server

@@ -37,6 +37,8 @@ class Metrics {
   void BlobsUploaded(double bytes);
   /// One retention sweep's deletions.
   void RetentionDeleted(double jobs, double blobs, double blob_bytes);
+  /// One commit of the Lab's changes to the store (a call's writes), however it ended.
+  void StoreCommit(double seconds);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -57,6 +59,7 @@ class Metrics {
   prometheus::Counter& retention_jobs_;
   prometheus::Counter& retention_blobs_;
   prometheus::Counter& retention_bytes_;
+  prometheus::Histogram& store_commits_;
 };
 
 }  // namespace boardlab::server

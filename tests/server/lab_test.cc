@@ -296,6 +296,18 @@ TEST_F(LabTest, ARepeatedModelIsServedFromTheCompileCache) {
   EXPECT_FALSE(Get(ids[0]).compile_cache_hit());
 }
 
+// Each commit of a call's changes is timed: the ceiling of a server's job rate is one commit at
+// a time (docs/operations.md, "What to monitor").
+TEST_F(LabTest, CommitsAreTimed) {
+  StartLab();
+  std::shared_ptr<FakeSession> agent;
+  Connect("a", 1, agent);
+  const double before = Total(*metrics_, "boardlab_store_commit_duration_seconds");
+  WaitCompiled(Submit(Request(PutModel())).id());
+  EXPECT_GE(Total(*metrics_, "boardlab_store_commit_duration_seconds"), before + 2)
+      << "the submit's commit and the queued job's";
+}
+
 // A submit whose compile the cache holds writes its job once, already queued: the answer says
 // so, and a server that dies right after the answer comes back with the job queued, not
 // compiling (its compile would have been asked for again).
