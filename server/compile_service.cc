@@ -108,11 +108,12 @@ void CompileService::RequestLookedUp(const v1::Digest& model, const v1::CompileO
   Start(key, model, options, usable, std::move(done));
 }
 
-std::optional<CompileRecord> CompileService::TakeHit(const std::optional<CompileRecord>& cached) {
-  std::optional<CompileRecord> usable = cached ? Usable(*cached) : std::nullopt;
-  if (usable) metrics_.CompileCache("hit");
-  return usable;
+std::optional<CompileRecord> CompileService::UsableLookedUp(
+    const std::optional<CompileRecord>& cached) {
+  return cached ? Usable(*cached) : std::nullopt;
 }
+
+void CompileService::CountHit() { metrics_.CompileCache("hit"); }
 
 void CompileService::Start(const std::string& key, const v1::Digest& model,
                            const v1::CompileOptions& options,

@@ -55,10 +55,11 @@ class CompileService {
   /// miss): a hit is not read again, nor, over replicas, a miss (a claim reads it again anyway).
   void RequestLookedUp(const v1::Digest& model, const v1::CompileOptions& options,
                        const std::optional<CompileRecord>& cached, Done done);
-  /// The entry a caller has just read (`cached`) when it can be used as it is, counted as a cache
-  /// hit; nullopt otherwise (RequestLookedUp then compiles). A submit applies a hit itself, so
-  /// that its job is written once, already queued.
-  std::optional<CompileRecord> TakeHit(const std::optional<CompileRecord>& cached);
+  /// The entry a caller has just read (`cached`) when it can be used as it is; nullopt otherwise
+  /// (RequestLookedUp then compiles). A submit applies a hit itself, so that its job is written
+  /// once, already queued, and counts it (CountHit) once the job is committed.
+  std::optional<CompileRecord> UsableLookedUp(const std::optional<CompileRecord>& cached);
+  void CountHit();
 
   /// Replicas: another replica finished compiling `key` (a kCompiledChannel notification). Call
   /// without holding locks the Done callbacks take.

@@ -112,7 +112,7 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   if (absl::Status ok = CheckAgainstCachedCompile(spec, lookup->compile); !ok.ok()) return ok;
   // Read before the lock: whether the cache's blobs are all there is a question to the store.
   const std::optional<CompileRecord> hit =
-      NeedsReference(spec.run()) ? std::nullopt : compiles_.TakeHit(lookup->compile);
+      NeedsReference(spec.run()) ? std::nullopt : compiles_.UsableLookedUp(lookup->compile);
 
   std::unique_lock lock(mutex_);
   if (!request.request_id().empty()) {
@@ -169,7 +169,10 @@ absl::StatusOr<v1::SubmitJobResponse> Lab::Submit(const Caller& caller,
   claiming_next_ = false;
   if (!committed.ok()) return UndoSubmit(e, committed);
   metrics_.JobSubmitted(spec.selector().board_type());
-  if (hit) ScheduleCompiled(id);
+  if (hit) {
+    compiles_.CountHit();  // not before: a refused or deduplicated submit compiles nothing
+    ScheduleCompiled(id);
+  }
   Flush();
   lock.unlock();
 

@@ -318,7 +318,13 @@ TEST_F(LabTest, ASubmitOfACachedModelIsQueuedInItsFirstCommit) {
   v1::Digest model = PutModel();
   Submit(Request(model));
   ASSERT_TRUE(busy->WaitAssignment().has_value());  // and never answered: the board stays busy
-  v1::Job second = Submit(Request(model));
+  const double requests = Total(*metrics_, "boardlab_compile_cache_requests_total");
+  v1::SubmitJobRequest request = Request(model);
+  request.set_request_id("r2");
+  v1::Job second = Submit(request);
+  EXPECT_EQ(Submit(request).id(), second.id());  // a retry, answered with the same job
+  EXPECT_EQ(Total(*metrics_, "boardlab_compile_cache_requests_total"), requests + 1)
+      << "one cache hit: the retry compiles nothing";
   EXPECT_EQ(second.state(), v1::JOB_STATE_QUEUED);
   EXPECT_TRUE(second.compile_cache_hit());
   EXPECT_TRUE(second.files().has_artifact());
