@@ -181,6 +181,14 @@ class AgentTest : public ::testing::Test {
                    std::make_unique<ProcessBoardExecutor>(io_, runner, RunnerBoard::kSim), token);
   }
 
+  // Starts an agent on `server` with the real runner and runs one passing job "j1" on it.
+  std::optional<v1::RunResult> RunOneJob(FakeServer& server, const std::string& runner) {
+    const v1::Digest artifact = server.blobs().Add(testing::ConvPte());
+    StartAgent(server.address(), runner);
+    if (!server.WaitFor(HasHello) || !server.Push(Assignment("j1", artifact))) return std::nullopt;
+    return server.WaitForResult("j1");
+  }
+
   // Starts an agent with `board` driven by `executor`, on its own thread.
   void StartAgentWith(const std::string& address, const BoardConfig& board,
                       BoardExecutorPtr executor, const std::string& token = kToken) {
@@ -317,11 +325,7 @@ TEST_F(AgentTest, LogGoesInlineWhenTheServerTakesIt) {
   if (runner.empty() || !std::filesystem::exists(runner)) GTEST_SKIP() << "no boardlab-run";
   FakeServer server;
   server.set_inline_logs(true);
-  const v1::Digest artifact = server.blobs().Add(testing::ConvPte());
-  StartAgent(server.address(), runner);
-  ASSERT_TRUE(server.WaitFor(HasHello));
-  ASSERT_TRUE(server.Push(Assignment("j1", artifact)));
-  std::optional<v1::RunResult> result = server.WaitForResult("j1");
+  std::optional<v1::RunResult> result = RunOneJob(server, runner);
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->outcome(), v1::RUN_OUTCOME_PASS) << result->message();
   EXPECT_NE(result->log_text().find("running on t-sim-0"), std::string::npos);
@@ -337,11 +341,7 @@ TEST_F(AgentTest, LogLinesGoWithTheStagesWhenTheServerTakesThem) {
   if (runner.empty() || !std::filesystem::exists(runner)) GTEST_SKIP() << "no boardlab-run";
   FakeServer server;
   server.set_stage_lines(true);
-  const v1::Digest artifact = server.blobs().Add(testing::ConvPte());
-  StartAgent(server.address(), runner);
-  ASSERT_TRUE(server.WaitFor(HasHello));
-  ASSERT_TRUE(server.Push(Assignment("j1", artifact)));
-  std::optional<v1::RunResult> result = server.WaitForResult("j1");
+  std::optional<v1::RunResult> result = RunOneJob(server, runner);
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->outcome(), v1::RUN_OUTCOME_PASS) << result->message();
   std::vector<v1::JobState> stages;
