@@ -1197,26 +1197,50 @@ int ReportThroughput(std::vector<Row>& rows, const std::string& figure, const st
   return all_passed ? 0 : 1;
 }
 
+// All the CPU time a run's processes spent, in seconds.
+double TotalCpuSeconds(const Throughput& t) {
+  return t.server_cpu_s + std::max(0.0, t.agent_cpu_s) + t.runs_cpu_s +
+         std::max(0.0, t.database_cpu_s) + t.bench_cpu_s;
+}
+
 // Section 5's CPU time side by side: milliseconds per job by process kind, and how many of the
-// machine's CPUs the run kept busy on average (well below their number: the jobs wait on each
-// other or on other processes more than on CPU).
+// machine's CPUs the run kept busy on average (below their number: the jobs wait on each other
+// or on other processes as well as on CPU). "CPU-bound" is the rate at which a run's CPU time per
+// job would keep every CPU of this machine busy: no run here can go faster, whatever waits it
+// loses, since every process of it shares these CPUs.
 void PrintCpuTable(const std::vector<std::pair<std::string, Throughput>>& runs) {
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   std::printf("  CPU ms per job by process kind (user + system from /proc/<pid>/stat):\n");
-  std::printf("    %-22s %7s %7s %7s %13s %12s %9s %7s %7s %11s\n", "configuration", "jobs/s",
+  std::printf("    %-22s %7s %7s %7s %13s %12s %9s %7s %7s %11s %10s\n", "configuration", "jobs/s",
               "server", "agent", "boardlab-run", "PG backends", "PG other", "bench", "total",
-              "CPUs busy");
+              "CPUs busy", "CPU-bound");
   for (const auto& run : runs) {
     const Throughput& t = run.second;
     const double database = std::max(0.0, t.database_cpu_s);
-    const double total =
-        t.server_cpu_s + std::max(0.0, t.agent_cpu_s) + t.runs_cpu_s + database + t.bench_cpu_s;
+    const double total = TotalCpuSeconds(t);
     auto per_job = [&](double seconds) { return 1000 * seconds / t.jobs; };
-    std::printf("    %-22s %7.1f %7.2f %7.2f %13.2f %12.2f %9.2f %7.2f %7.2f %11.2f\n",
+    std::printf("    %-22s %7.1f %7.2f %7.2f %13.2f %12.2f %9.2f %7.2f %7.2f %11.2f %10.0f\n",
                 run.first.c_str(), t.jobs_per_s, per_job(t.server_cpu_s),
                 per_job(std::max(0.0, t.agent_cpu_s)), per_job(t.runs_cpu_s),
                 per_job(t.backends_cpu_s), per_job(database - t.backends_cpu_s),
-                per_job(t.bench_cpu_s), per_job(total), total / t.client_s);
+                per_job(t.bench_cpu_s), per_job(total), total / t.client_s, t.jobs * cpus / total);
   }
+}
+
+// Whether the two replicas could reach the SQLite server's rate on this machine at the CPU time
+// per job they spent: every process shares its CPUs, so replicas add no CPU here, and a rate
+// above cpus / (CPU time per job) cannot be reached by removing waits alone.
+void PrintReplicaCpuBound(const Throughput& sqlite, const Throughput& replicas) {
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const double replica_ms = 1000 * TotalCpuSeconds(replicas) / replicas.jobs;
+  const double bound = 1000.0 * cpus / replica_ms;
+  const double budget_ms = 1000.0 * cpus / sqlite.jobs_per_s;
+  std::printf(
+      "  two replicas at %.2f ms of CPU per job can reach at most %.0f jobs/s on these %ld CPUs; "
+      "SQLite's %.0f jobs/s needs at most %.2f ms per job in all (%s)\n",
+      replica_ms, bound, cpus, sqlite.jobs_per_s, budget_ms,
+      bound >= sqlite.jobs_per_s ? "within reach by removing waits"
+                                 : "out of reach here without cutting CPU time per job");
 }
 
 // Section 5: SQLite single server, one PostgreSQL replica, two PostgreSQL replicas.
@@ -1280,6 +1304,9 @@ int ReportReplicas(std::vector<Row>& rows, int jobs, int threads, bool pg_statem
     }
   }
   PrintCpuTable(measured);
+  if (sqlite.ok() && measured.size() > 1 && measured.back().first == "PostgreSQL, 2 replicas") {
+    PrintReplicaCpuBound(*sqlite, measured.back().second);
+  }
   return errors;
 }
 
