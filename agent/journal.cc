@@ -179,8 +179,12 @@ absl::Status SaveJournal(const std::string& path, const std::vector<JournalEntry
   return JournalFile(path).Save(entries);
 }
 
-JournalWriter::JournalWriter(std::string path, ErrorFn on_error)
-    : file_(std::move(path)), on_error_(std::move(on_error)), thread_([this] { Loop(); }) {}
+JournalWriter::JournalWriter(std::string path, ErrorFn on_error,
+                             std::chrono::milliseconds min_interval)
+    : file_(std::move(path)),
+      on_error_(std::move(on_error)),
+      min_interval_(min_interval),
+      thread_([this] { Loop(); }) {}
 
 JournalWriter::~JournalWriter() {
   {
@@ -201,7 +205,10 @@ void JournalWriter::Write(std::vector<JournalEntry> entries) {
 
 void JournalWriter::Flush() {
   std::unique_lock<std::mutex> lock(mutex_);
+  ++flushing_;
+  wake_.notify_all();
   idle_.wait(lock, [this] { return !pending_.has_value() && !writing_; });
+  --flushing_;
 }
 
 int JournalWriter::writes() const {
@@ -211,13 +218,17 @@ int JournalWriter::writes() const {
 
 void JournalWriter::Loop() {
   std::unique_lock<std::mutex> lock(mutex_);
+  auto last_save = std::chrono::steady_clock::now() - min_interval_;
   for (;;) {
     wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+    // Snapshots coming during the interval replace each other; the last one is saved.
+    wake_.wait_until(lock, last_save + min_interval_, [this] { return stop_ || flushing_ > 0; });
     if (!pending_.has_value()) return;  // stopping with nothing left to write
     std::vector<JournalEntry> entries = std::move(*pending_);
     pending_.reset();
     writing_ = true;
     lock.unlock();
+    last_save = std::chrono::steady_clock::now();
     const absl::Status saved = file_.Save(entries);
     if (!saved.ok() && on_error_) on_error_(saved);
     lock.lock();

@@ -10,6 +10,7 @@
 //   {"version": 1, "seq": 7, "jobs": [{"job_id": "j1", "attempt": 1, "board_id": "sim-0",
 //                                      "running": false, "result": {<RunResult as proto JSON>}}]}
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -65,7 +66,10 @@ class JournalFile {
 /// overtaken by a newer one before it was written is skipped: the newer one says it all. The
 /// ordering this gives up is harmless: a result sent before its snapshot is on disk, when the
 /// agent dies in between, is reported again as "agent restarted during the run" for the same
-/// attempt, which the server already has (it keys results by job and attempt).
+/// attempt, which the server already has (it keys results by job and attempt). For the same
+/// reason a snapshot may wait: saves are at least `min_interval` apart, so that a busy agent
+/// (hundreds of changes a second with eight boards) writes and fsyncs a few dozen snapshots a
+/// second, not one after the other for as long as jobs come.
 ///
 ///   JournalWriter writer(path, [](const absl::Status& error) { log(error); });
 ///   writer.Write(core.entries());   // returns at once
@@ -73,11 +77,14 @@ class JournalFile {
 class JournalWriter {
  public:
   using ErrorFn = std::function<void(const absl::Status& error)>;
-  JournalWriter(std::string path, ErrorFn on_error);
+  static constexpr std::chrono::milliseconds kMinInterval{20};
+  JournalWriter(std::string path, ErrorFn on_error,
+                std::chrono::milliseconds min_interval = kMinInterval);
   /// Writes the last snapshot, then stops.
   ~JournalWriter();
 
   void Write(std::vector<JournalEntry> entries);
+  /// Waits until the last snapshot is on disk (without waiting for the interval).
   void Flush();
   /// Snapshots written so far (tests).
   int writes() const;
@@ -87,12 +94,14 @@ class JournalWriter {
 
   JournalFile file_;  // used by the writer thread only
   const ErrorFn on_error_;
+  const std::chrono::milliseconds min_interval_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable idle_;
   std::optional<std::vector<JournalEntry>> pending_;
   bool writing_ = false;
   bool stop_ = false;
+  int flushing_ = 0;  // callers in Flush(): the next save does not wait for the interval
   int writes_ = 0;
   std::thread thread_;
 };

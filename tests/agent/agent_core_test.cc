@@ -458,6 +458,24 @@ TEST_F(AgentCoreTest, JournalSurvivesASaveCutShort) {
   EXPECT_EQ(loaded->at(0).attempt, 2);
 }
 
+// A busy agent's snapshots come faster than they are worth saving: within the interval they
+// replace each other, and the last one is saved (at once when someone flushes).
+TEST_F(AgentCoreTest, JournalWriterSavesOneSnapshotPerInterval) {
+  const std::string path = (dir_ / "journal").string();
+  JournalWriter writer(path, nullptr, std::chrono::seconds(10));
+  for (int attempt = 1; attempt <= 10; ++attempt) {
+    writer.Write({JournalEntry{"j1", attempt, "sim-0", true, std::nullopt}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_LE(writer.writes(), 1);  // the first, at once; the others wait for the interval
+  writer.Flush();
+  EXPECT_LE(writer.writes(), 2);
+  absl::StatusOr<std::vector<JournalEntry>> saved = LoadJournal(path);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  ASSERT_EQ(saved->size(), 1u);
+  EXPECT_EQ(saved->at(0).attempt, 10);
+}
+
 TEST_F(AgentCoreTest, JournalWriterSavesTheLastSnapshotOffTheCallersThread) {
   const std::string path = (dir_ / "journal").string();
   std::vector<std::string> errors;
