@@ -1,0 +1,86 @@
+// What one agent session may report (docs/security.md, "Agents"): only about the jobs on its own
+// boards, and a result grants the job's tenant nothing it could not read before.
+
+#include "tests/server/lab_fixture.h"
+
+namespace boardlab::server::testing {
+namespace {
+
+class LabAgentTrustTest : public LabTest {
+ protected:
+  /// Agent "a" runs a job of tenant "t"; agent "b" has a board of another type, so it never gets
+  /// that job. Returns a's assignment.
+  v1::Assignment RunOnAgentA() {
+    a_session_ = Connect("a", 1, a_);
+    b_session_ = Connect("b", 1, b_, "other-type");
+    job_ = Submit(Request(PutModel()), "t");
+    std::optional<v1::Assignment> assignment = a_->WaitAssignment();
+    EXPECT_TRUE(assignment);
+    return assignment ? *assignment : v1::Assignment();
+  }
+
+  bool JobLogHas(const std::string& text) {
+    auto events = lab_->WaitEvents(Caller{"t", Role::kClient}, job_.id(), 0, 0);
+    EXPECT_TRUE(events.ok()) << events.status();
+    if (!events.ok()) return false;
+    for (const v1::JobEvent& event : *events) {
+      if (event.log().find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  std::shared_ptr<FakeSession> a_, b_;
+  std::string a_session_, b_session_;
+  v1::Job job_;
+};
+
+TEST_F(LabAgentTrustTest, AResultFromAnAgentThatDoesNotHoldTheBoardIsIgnored) {
+  StartLab();
+  const v1::Assignment assignment = RunOnAgentA();
+  Result(b_session_, assignment, v1::RUN_OUTCOME_PASS);
+  EXPECT_EQ(Get(job_.id()).state(), v1::JOB_STATE_ASSIGNED);
+  EXPECT_EQ(lab_->GetBoard("a-b0")->state(), v1::BOARD_STATE_BUSY);
+}
+
+TEST_F(LabAgentTrustTest, StagesAndLinesFromAnAgentThatDoesNotHoldTheBoardAreIgnored) {
+  StartLab();
+  const v1::Assignment assignment = RunOnAgentA();
+  v1::AgentMessage stage;
+  stage.mutable_stage()->set_job_id(assignment.job_id());
+  stage.mutable_stage()->set_attempt(assignment.attempt());
+  stage.mutable_stage()->set_stage(v1::JOB_STATE_RUNNING);
+  stage.mutable_stage()->add_lines("a line from another agent");
+  Send(b_session_, stage);
+  v1::AgentMessage logs;
+  logs.mutable_logs()->set_job_id(assignment.job_id());
+  logs.mutable_logs()->set_attempt(assignment.attempt());
+  logs.mutable_logs()->add_lines("another line from another agent");
+  Send(b_session_, logs);
+  EXPECT_EQ(Get(job_.id()).state(), v1::JOB_STATE_ASSIGNED);
+  EXPECT_FALSE(JobLogHas("from another agent"));
+}
+
+// A result names its outputs by digest; naming another tenant's blob must not hand it over.
+TEST_F(LabAgentTrustTest, AResultDoesNotGrantTheJobsTenantAnotherTenantsBlob) {
+  StartLab();
+  const v1::Assignment assignment = RunOnAgentA();
+  const std::string secret_bytes = "tenant s's model, which tenant t never uploaded";
+  absl::StatusOr<v1::Digest> secret = blobs_->Put(secret_bytes);
+  ASSERT_TRUE(secret.ok());
+  ASSERT_TRUE(store_->GrantBlob("s", secret->sha256()).ok());
+  ASSERT_FALSE(*store_->HasBlobGrant("t", secret->sha256()));
+
+  v1::AgentMessage m;
+  v1::RunResult* result = m.mutable_result();
+  result->set_job_id(assignment.job_id());
+  result->set_attempt(assignment.attempt());
+  result->set_board_id(assignment.board_id());
+  result->set_outcome(v1::RUN_OUTCOME_PASS);
+  *result->add_outputs() = *secret;
+  Send(a_session_, m);
+  EXPECT_EQ(Get(job_.id()).state(), v1::JOB_STATE_DONE);
+  EXPECT_FALSE(*store_->HasBlobGrant("t", secret->sha256()));
+}
+
+}  // namespace
+}  // namespace boardlab::server::testing
