@@ -22,6 +22,10 @@ absl::StatusOr<bool> TenantMayUse(Store& store, const Caller& caller, const std:
   return store.HasBlobGrant(caller.tenant, sha256);
 }
 
+absl::StatusOr<bool> AgentUploaded(Store& store, const std::string& sha256) {
+  return store.HasBlobGrant(kAgentUploads, sha256);
+}
+
 std::unique_ptr<BlobWriter> MakePossessionCheck(const v1::Digest& digest) {
   return std::make_unique<PossessionCheck>(digest);
 }

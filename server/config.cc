@@ -256,6 +256,13 @@ absl::Status ValidateServerConfig(const ServerConfig& c) {
       return absl::InvalidArgumentError(
           "invalid configuration of tokens: sha256 must be the 64-hex-digit SHA-256 of the token");
     }
+    // "" would list every tenant's jobs (a filter without a tenant); '@' names the server's own
+    // grantees (the blobs agents uploaded).
+    if (token.tenant.empty() || token.tenant.front() == '@') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid configuration of tokens: tenant '", token.tenant,
+                       "' is not a tenant name (it must not be empty nor start with '@')"));
+    }
   }
   return absl::OkStatus();
 }

@@ -239,10 +239,24 @@ class Lab {
   void UpdateBoardMetrics();
 
   // lab_agents.cc: agent sessions and what agents report.
-  void OnStage(const v1::StageEvent& stage);
-  void OnLogs(const v1::LogLines& logs);
+  /// Whether `board_id` is a board of the agent session `session_id`.
+  bool HoldsBoard(const std::string& session_id, const std::string& board_id) const;
+  /// The job when `attempt` of it runs on a board of `session_id`; nullptr otherwise (a stale
+  /// attempt, or another agent's board).
+  JobEntry* RunOf(const std::string& session_id, const std::string& job_id, int32_t attempt);
+  void OnStage(const std::string& session_id, const v1::StageEvent& stage);
+  void OnLogs(const std::string& session_id, const v1::LogLines& logs);
   void AddBoardLines(JobEntry& entry, const google::protobuf::RepeatedPtrField<std::string>& lines);
-  void OnResult(const std::string& session_id, const v1::RunResult& result);
+  /// The blobs `result` names that an agent uploaded (AgentUploaded). Call without mutex_.
+  std::set<std::string> AgentUploadedBlobs(const v1::RunResult& result);
+  /// Grants a result's blob to the job's tenant when it is in `uploaded`; else a log line says
+  /// why the tenant cannot download it.
+  void GrantResultBlob(JobEntry& entry, const v1::Digest& digest,
+                       const std::set<std::string>& uploaded);
+  void TakeResultFiles(JobEntry& entry, const v1::RunResult& result,
+                       const std::set<std::string>& uploaded);
+  void OnResult(const std::string& session_id, const v1::RunResult& result,
+                const std::set<std::string>& uploaded);
   // The agent's word on a board's condition (at Hello, or a BoardStatus since).
   void ApplyCondition(LabBoard& board, const std::string& agent_id, v1::BoardCondition condition,
                       const std::string& reason);

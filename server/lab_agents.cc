@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "proto/support/case_results.h"
+#include "server/blob_access.h"
 #include "server/clock.h"
 #include "server/job_budgets.h"
 #include "server/lab_internal.h"
@@ -118,6 +119,9 @@ void Lab::ReconcileInFlight(const v1::Hello& hello) {
 }
 
 void Lab::AgentMessage(const std::string& session_id, const v1::AgentMessage& message) {
+  // Which of a result's blobs an agent uploaded is a question to the store, asked before the lock.
+  const std::set<std::string> uploaded =
+      message.has_result() ? AgentUploadedBlobs(message.result()) : std::set<std::string>();
   std::lock_guard lock(mutex_);
   Flusher flush(*this);
   auto session = sessions_.find(session_id);
@@ -125,13 +129,13 @@ void Lab::AgentMessage(const std::string& session_id, const v1::AgentMessage& me
   session->second.last_seen_ms = NowMs();
   switch (message.kind_case()) {
     case v1::AgentMessage::kStage:
-      OnStage(message.stage());
+      OnStage(session_id, message.stage());
       break;
     case v1::AgentMessage::kLogs:
-      OnLogs(message.logs());
+      OnLogs(session_id, message.logs());
       break;
     case v1::AgentMessage::kResult:
-      OnResult(session_id, message.result());
+      OnResult(session_id, message.result(), uploaded);
       break;
     case v1::AgentMessage::kBoardStatus:
       OnBoardStatus(session_id, message.board_status());
@@ -141,18 +145,29 @@ void Lab::AgentMessage(const std::string& session_id, const v1::AgentMessage& me
   }
 }
 
-void Lab::OnStage(const v1::StageEvent& stage) {
-  JobEntry* entry = FindJob(stage.job_id());
-  if (!entry || entry->job.attempt() != stage.attempt() || !OnBoard(entry->job.state())) return;
+bool Lab::HoldsBoard(const std::string& session_id, const std::string& board_id) const {
+  auto board = boards_.find(board_id);
+  return board != boards_.end() && board->second.session_id == session_id;
+}
+
+Lab::JobEntry* Lab::RunOf(const std::string& session_id, const std::string& job_id,
+                          int32_t attempt) {
+  JobEntry* entry = FindJob(job_id);
+  if (!entry || entry->job.attempt() != attempt || !OnBoard(entry->job.state())) return nullptr;
+  return HoldsBoard(session_id, entry->job.board_id()) ? entry : nullptr;
+}
+
+void Lab::OnStage(const std::string& session_id, const v1::StageEvent& stage) {
+  JobEntry* entry = RunOf(session_id, stage.job_id(), stage.attempt());
+  if (!entry) return;
   AddBoardLines(*entry, stage.lines());  // printed before the stage changed
   if (!OnBoard(stage.stage()) || stage.stage() <= entry->job.state()) return;
   SetState(*entry, stage.stage());
 }
 
-void Lab::OnLogs(const v1::LogLines& logs) {
-  JobEntry* entry = FindJob(logs.job_id());
-  if (!entry || entry->job.attempt() != logs.attempt() || !OnBoard(entry->job.state())) return;
-  AddBoardLines(*entry, logs.lines());
+void Lab::OnLogs(const std::string& session_id, const v1::LogLines& logs) {
+  JobEntry* entry = RunOf(session_id, logs.job_id(), logs.attempt());
+  if (entry) AddBoardLines(*entry, logs.lines());
 }
 
 void Lab::AddBoardLines(JobEntry& entry,
@@ -187,15 +202,80 @@ void Lab::OnBoardStatus(const std::string& session_id, const v1::BoardStatus& st
   Schedule();
 }
 
-void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
+std::set<std::string> Lab::AgentUploadedBlobs(const v1::RunResult& result) {
+  std::vector<const v1::Digest*> named = {&result.etdump(), &result.profile(), &result.log()};
+  for (const v1::Digest& output : result.outputs()) named.push_back(&output);
+  for (const v1::CaseResult& c : result.cases()) {
+    for (const v1::Digest& output : c.outputs()) named.push_back(&output);
+  }
+  std::set<std::string> uploaded;
+  for (const v1::Digest* digest : named) {
+    if (digest->sha256().empty() || uploaded.count(digest->sha256())) continue;
+    absl::StatusOr<bool> held = AgentUploaded(store_, digest->sha256());
+    if (!held.ok()) {
+      LogError("reading a blob grant", {{"error", std::string(held.status().message())}});
+    } else if (*held) {
+      uploaded.insert(digest->sha256());
+    }
+  }
+  return uploaded;
+}
+
+void Lab::GrantResultBlob(JobEntry& entry, const v1::Digest& digest,
+                          const std::set<std::string>& uploaded) {
+  if (digest.sha256().empty()) return;
+  if (uploaded.count(digest.sha256())) {
+    GrantToTenant(entry, digest);
+    return;
+  }
+  LogWarning("a result names a blob no agent uploaded; not granted",
+             {{"job", entry.job.id()}, {"sha256", digest.sha256()}});
+  AddLog(entry, absl::StrCat("boardlab: result blob ", digest.sha256(),
+                             " was not uploaded by an agent; it is not yours to download"));
+}
+
+// The result's files become the job's; its tenant may download those an agent uploaded.
+void Lab::TakeResultFiles(JobEntry& entry, const v1::RunResult& result,
+                          const std::set<std::string>& uploaded) {
+  v1::Job& job = entry.job;
+  v1::JobFiles* files = job.mutable_files();
+  *files->mutable_outputs() = result.outputs();
+  *files->mutable_etdump() = result.etdump();
+  *files->mutable_profile() = result.profile();
+  *files->mutable_log() = result.log();
+  bool log_stored_here = false;
+  if (!result.log_text().empty()) {
+    absl::StatusOr<v1::Digest> log = blobs_.Put(result.log_text());
+    if (log.ok()) {
+      *files->mutable_log() = *log;
+      log_stored_here = true;
+    } else {
+      LogError(absl::StrCat("storing the log of job ", job.id(), ": ", log.status().message()));
+    }
+  }
+  for (const v1::Digest& output : files->outputs()) GrantResultBlob(entry, output, uploaded);
+  for (const v1::Digest* made : {&files->etdump(), &files->profile()}) {
+    GrantResultBlob(entry, *made, uploaded);
+  }
+  if (log_stored_here) {
+    GrantToTenant(entry, files->log());  // the server stored it itself
+  } else {
+    GrantResultBlob(entry, files->log(), uploaded);
+  }
+}
+
+void Lab::OnResult(const std::string& session_id, const v1::RunResult& result,
+                   const std::set<std::string>& uploaded) {
   v1::ServerMessage ack;
   ack.mutable_ack()->set_job_id(result.job_id());
   ack.mutable_ack()->set_attempt(result.attempt());
   Send(sessions_[session_id].session, ack);
 
+  // Only the session holding the board reports about it: another agent could otherwise pass or
+  // fail any job, or end a quarantined board's health check.
+  if (!HoldsBoard(session_id, result.board_id())) return;
   auto board_it = boards_.find(result.board_id());
-  if (board_it != boards_.end() && board_it->second.session_id == session_id &&
-      !board_it->second.stale_run.empty() &&
+  if (!board_it->second.stale_run.empty() &&
       board_it->second.stale_run == RunKey(result.job_id(), result.attempt())) {
     board_it->second.stale_run.clear();  // the board is free again; the result is nobody's
     PersistBoard(board_it->second);
@@ -203,7 +283,7 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
     Schedule();
     return;
   }
-  if (board_it != boards_.end() && BoardHealth::IsCheckResult(board_it->second, result)) {
+  if (BoardHealth::IsCheckResult(board_it->second, result)) {
     health_.OnCheckResult(board_it->second, result, NowMs());
     PersistBoard(board_it->second);
     UpdateBoardMetrics();
@@ -215,40 +295,22 @@ void Lab::OnResult(const std::string& session_id, const v1::RunResult& result) {
       entry->job.board_id() != result.board_id()) {
     return;  // a stale attempt: the job was retried elsewhere or finished; recorded once
   }
-  if (board_it != boards_.end()) {
-    if (health_.CountRun(board_it->second, result.outcome() == v1::RUN_OUTCOME_BOARD_ERROR,
-                         result.message(), NowMs())) {
-      CountQuarantineWhenCommitted(board_it->second);
-    }
+  if (health_.CountRun(board_it->second, result.outcome() == v1::RUN_OUTCOME_BOARD_ERROR,
+                       result.message(), NowMs())) {
+    CountQuarantineWhenCommitted(board_it->second);
   }
   CountWhenCommitted(result.job_id(), [this, result] {
     metrics_.StageDuration("load", result.load_seconds());
     metrics_.StageDuration("run", result.run_seconds());
     metrics_.StageDuration("collect", result.collect_seconds());
   });
+  TakeResultFiles(*entry, result, uploaded);
   v1::Job& job = entry->job;
-  v1::JobFiles* files = job.mutable_files();
-  *files->mutable_outputs() = result.outputs();
-  *files->mutable_etdump() = result.etdump();
-  *files->mutable_profile() = result.profile();
-  *files->mutable_log() = result.log();
-  if (!result.log_text().empty()) {
-    absl::StatusOr<v1::Digest> log = blobs_.Put(result.log_text());
-    if (log.ok()) {
-      *files->mutable_log() = *log;
-    } else {
-      LogError(absl::StrCat("storing the log of job ", job.id(), ": ", log.status().message()));
-    }
-  }
-  for (const v1::Digest& output : files->outputs()) GrantToTenant(*entry, output);
-  for (const v1::Digest* made : {&files->etdump(), &files->profile(), &files->log()}) {
-    GrantToTenant(*entry, *made);
-  }
   *job.mutable_checks() = result.checks();
   if (result.cases_size() > 0) {
     *job.mutable_cases() = result.cases();
     for (const v1::CaseResult& c : job.cases()) {
-      for (const v1::Digest& output : c.outputs()) GrantToTenant(*entry, output);
+      for (const v1::Digest& output : c.outputs()) GrantResultBlob(*entry, output, uploaded);
     }
     *job.mutable_case_summary() = api::SummarizeCases(job.cases());
   }

@@ -208,10 +208,12 @@ grpc::Status ArtifactServiceImpl::FindMissing(grpc::ServerContext* context,
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           absl::StrCat("'", digest.sha256(), "' is not a SHA-256 digest"));
     }
-    // Agents only upload results; a client is told "missing" for another tenant's blob and
-    // proves it holds the bytes by uploading them.
-    absl::StatusOr<bool> visible =
-        caller->is_agent() ? true : TenantMayUse(c_.store, *caller, digest.sha256());
+    // A client is told "missing" for another tenant's blob and proves it holds the bytes by
+    // uploading them; an agent likewise for a blob no agent uploaded (its results' blobs are
+    // granted to the job's tenant only when an agent held their bytes).
+    absl::StatusOr<bool> visible = caller->is_agent()
+                                       ? AgentUploaded(c_.store, digest.sha256())
+                                       : TenantMayUse(c_.store, *caller, digest.sha256());
     if (!visible.ok()) return ToGrpcStatus(visible.status());
     if (!*visible || !c_.blobs.Has(digest)) {
       *response->add_missing() = digest;
@@ -240,8 +242,9 @@ grpc::Status ArtifactServiceImpl::Upload(grpc::ServerContext* context,
                      c_.config.max_blob_bytes, " bytes per blob"));
   }
   *response->mutable_digest() = digest;
-  absl::StatusOr<bool> owned =
-      caller->is_agent() ? true : TenantMayUse(c_.store, *caller, digest.sha256());
+  absl::StatusOr<bool> owned = caller->is_agent()
+                                   ? AgentUploaded(c_.store, digest.sha256())
+                                   : TenantMayUse(c_.store, *caller, digest.sha256());
   if (!owned.ok()) return ToGrpcStatus(owned.status());
   const bool stored = c_.blobs.Has(digest);
   if (stored && *owned) {
@@ -258,8 +261,9 @@ grpc::Status ArtifactServiceImpl::Upload(grpc::ServerContext* context,
   if (!received.ok()) return ToGrpcStatus(received);
   if (stored) c_.blobs.Touch(digest);
   // Agents' uploads become the job tenant's when the agent reports its result.
-  if (!caller->is_agent() && !caller->is_admin()) {
-    if (absl::Status ok = c_.store.GrantBlob(caller->tenant, digest.sha256()); !ok.ok()) {
+  if (!caller->is_admin()) {
+    const std::string grantee = caller->is_agent() ? kAgentUploads : caller->tenant;
+    if (absl::Status ok = c_.store.GrantBlob(grantee, digest.sha256()); !ok.ok()) {
       return ToGrpcStatus(ok);
     }
   }

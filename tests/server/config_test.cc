@@ -93,6 +93,22 @@ TEST(ServerConfigTest, BadRetentionValuesAreNamed) {
   EXPECT_FALSE(typo.ok());
 }
 
+// An empty tenant would see every tenant's jobs in ListJobs; '@' names the server's own grantees.
+TEST(ServerConfigTest, TenantsThatAreNotNamesAreRefused) {
+  const std::string hash(64, 'a');
+  for (const std::string tenant : {"\"\"", "\"@agents\""}) {
+    auto config = LoadServerConfig(
+        WriteConfig("tokens:\n  - {sha256: " + hash + ", tenant: " + tenant + "}\n"));
+    ASSERT_TRUE(config.ok()) << config.status();
+    absl::Status checked = ValidateServerConfig(*config);
+    EXPECT_EQ(checked.code(), absl::StatusCode::kInvalidArgument) << tenant;
+    EXPECT_THAT(std::string(checked.message()), HasSubstr("is not a tenant name"));
+  }
+  auto named = LoadServerConfig(WriteConfig("tokens:\n  - {sha256: " + hash + ", tenant: ci}\n"));
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_TRUE(ValidateServerConfig(*named).ok());
+}
+
 TEST(ServerConfigTest, TheStoreIsSqliteByDefaultOrAPostgresUri) {
   auto sqlite = LoadServerConfig(WriteConfig("listen: 127.0.0.1:0\n"));
   ASSERT_TRUE(sqlite.ok()) << sqlite.status();

@@ -38,9 +38,7 @@ class LabCasesTest : public LabTest {
     r.set_top1_expected(3);
     r.set_inference_us(us);
     // Uploaded by the agent: no tenant holds it until the result is recorded.
-    absl::StatusOr<v1::Digest> output = blobs_->Put(name + " output");
-    EXPECT_TRUE(output.ok());
-    *r.add_outputs() = *output;
+    *r.add_outputs() = PutAsAgent(name + " output");
     return r;
   }
 };

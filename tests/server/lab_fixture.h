@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/blob_access.h"
 #include "server/compile_service.h"
 #include "server/file_blob_store.h"
 #include "server/lab.h"
@@ -182,6 +183,15 @@ class LabTest : public ::testing::Test {
   }
 
   /// A 16-input, 10-output fully connected model (compiles in milliseconds).
+  /// A result's blob as an agent uploads it (ArtifactService.Upload): stored, and recorded as an
+  /// agent's upload, which a result needs for its tenant to be granted the blob.
+  v1::Digest PutAsAgent(const std::string& bytes) {
+    absl::StatusOr<v1::Digest> digest = blobs_->Put(bytes);
+    EXPECT_TRUE(digest.ok()) << digest.status();
+    if (!digest.ok()) return v1::Digest();
+    EXPECT_TRUE(store_->GrantBlob(kAgentUploads, digest->sha256()).ok());
+    return *digest;
+  }
   v1::Digest PutModel() { return PutBlob(boardlab::testing::SingleFullyConnected()); }
 
   v1::SubmitJobRequest Request(const v1::Digest& model, int priority = 0) {

@@ -298,9 +298,7 @@ TEST_F(WebAppTest, AManyCaseJobLinksEachCasesOutputs) {
     v1::OutputCheck* check = c->add_checks();
     check->set_passed(name == "a");
     check->set_max_abs_diff(name == "a" ? 0 : 9);
-    absl::StatusOr<v1::Digest> output = blobs_->Put("output of case " + name);
-    ASSERT_TRUE(output.ok()) << output.status();
-    *c->add_outputs() = *output;
+    *c->add_outputs() = PutAsAgent("output of case " + name);
   }
   Send(session_id_, m);
   ASSERT_EQ(LabTest::Get(job).state(), v1::JOB_STATE_DONE);
