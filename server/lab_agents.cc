@@ -211,6 +211,10 @@ std::set<std::string> Lab::AgentUploadedBlobs(const v1::RunResult& result) {
   std::set<std::string> uploaded;
   for (const v1::Digest* digest : named) {
     if (digest->sha256().empty() || uploaded.count(digest->sha256())) continue;
+    if (config_.tokens.empty()) {  // an open server: every caller is an admin and sees all
+      uploaded.insert(digest->sha256());
+      continue;
+    }
     absl::StatusOr<bool> held = AgentUploaded(store_, digest->sha256());
     if (!held.ok()) {
       LogError("reading a blob grant", {{"error", std::string(held.status().message())}});

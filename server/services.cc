@@ -260,12 +260,11 @@ grpc::Status ArtifactServiceImpl::Upload(grpc::ServerContext* context,
   if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "upload cancelled");
   if (!received.ok()) return ToGrpcStatus(received);
   if (stored) c_.blobs.Touch(digest);
-  // Agents' uploads become the job tenant's when the agent reports its result.
-  if (!caller->is_admin()) {
-    const std::string grantee = caller->is_agent() ? kAgentUploads : caller->tenant;
-    if (absl::Status ok = c_.store.GrantBlob(grantee, digest.sha256()); !ok.ok()) {
-      return ToGrpcStatus(ok);
-    }
+  // Agents' uploads become the job tenant's when the agent reports its result (an admin may
+  // run an agent too; it may grant anything anyway).
+  const std::string grantee = caller->role == Role::kClient ? caller->tenant : kAgentUploads;
+  if (absl::Status ok = c_.store.GrantBlob(grantee, digest.sha256()); !ok.ok()) {
+    return ToGrpcStatus(ok);
   }
   c_.metrics.BlobStoreBytes(static_cast<double>(c_.blobs.TotalBytes()));
   return grpc::Status::OK;

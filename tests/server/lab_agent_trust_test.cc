@@ -62,6 +62,10 @@ TEST_F(LabAgentTrustTest, StagesAndLinesFromAnAgentThatDoesNotHoldTheBoardAreIgn
 
 // A result names its outputs by digest; naming another tenant's blob must not hand it over.
 TEST_F(LabAgentTrustTest, AResultDoesNotGrantTheJobsTenantAnotherTenantsBlob) {
+  TokenConfig token;  // a server with tokens: an open one has no tenants to keep apart
+  token.sha256 = std::string(64, 'a');
+  token.tenant = "t";
+  config_.tokens.push_back(token);
   StartLab();
   const v1::Assignment assignment = RunOnAgentA();
   const std::string secret_bytes = "tenant s's model, which tenant t never uploaded";
@@ -77,9 +81,12 @@ TEST_F(LabAgentTrustTest, AResultDoesNotGrantTheJobsTenantAnotherTenantsBlob) {
   result->set_board_id(assignment.board_id());
   result->set_outcome(v1::RUN_OUTCOME_PASS);
   *result->add_outputs() = *secret;
+  *result->add_outputs() = PutAsAgent("an output agent a uploaded");
   Send(a_session_, m);
   EXPECT_EQ(Get(job_.id()).state(), v1::JOB_STATE_DONE);
   EXPECT_FALSE(*store_->HasBlobGrant("t", secret->sha256()));
+  EXPECT_TRUE(JobLogHas(secret->sha256() + " was not uploaded by an agent"));
+  EXPECT_TRUE(*store_->HasBlobGrant("t", result->outputs(1).sha256()));
 }
 
 }  // namespace
