@@ -120,9 +120,13 @@ class Lab {
     int infra_failures = 0;
     std::set<std::string> failed_boards;
     bool cancel_requested = false;
-    int64_t lease_deadline_ms = 0;  // on a board whose agent is away: requeue after this
-    bool on_board = false;          // holds a board (counted in running_by_tenant_)
+    int64_t lease_deadline_ms = 0;   // on a board whose agent is away: requeue after this
+    bool on_board = false;           // holds a board (counted in running_by_tenant_)
+    int32_t streamed_attempt = 0;    // the attempt streamed_log_bytes counts
+    int64_t streamed_log_bytes = 0;  // its board's lines taken as events (AddBoardLines)
   };
+  static constexpr int64_t kMaxStreamedLogBytes = 1 << 20;
+  static constexpr size_t kMaxLineBytes = 4096;
   struct SessionEntry {
     std::string agent_id;
     AgentSessionPtr session;

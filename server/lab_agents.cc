@@ -170,10 +170,37 @@ void Lab::OnLogs(const std::string& session_id, const v1::LogLines& logs) {
   if (entry) AddBoardLines(*entry, logs.lines());
 }
 
+// A board's lines go to watchers and into the store as events while the job runs; the whole log
+// is the job's log file. So that a chatty (or hostile) board cannot fill the server's memory and
+// database, an attempt streams at most kMaxStreamedLogBytes, each line at most kMaxLineBytes.
 void Lab::AddBoardLines(JobEntry& entry,
                         const google::protobuf::RepeatedPtrField<std::string>& lines) {
-  // One event per batch: the store writes one row, however chatty the board.
-  if (!lines.empty()) AddLog(entry, absl::StrJoin(lines, "\n"));
+  if (lines.empty()) return;
+  if (entry.streamed_attempt != entry.job.attempt()) {
+    entry.streamed_attempt = entry.job.attempt();
+    entry.streamed_log_bytes = 0;
+  }
+  if (entry.streamed_log_bytes >= kMaxStreamedLogBytes) return;  // told once already
+  std::string batch;  // one event per batch: the store writes one row, however chatty the board
+  bool full = false;
+  for (const std::string& line : lines) {
+    std::string kept = line.size() <= kMaxLineBytes
+                           ? line
+                           : absl::StrCat(line.substr(0, kMaxLineBytes), " [line cut]");
+    if (entry.streamed_log_bytes + batch.size() + kept.size() + 1 > kMaxStreamedLogBytes) {
+      full = true;
+      break;
+    }
+    absl::StrAppend(&batch, batch.empty() ? "" : "\n", kept);
+  }
+  entry.streamed_log_bytes += static_cast<int64_t>(batch.size()) + 1;
+  if (full) {
+    entry.streamed_log_bytes = kMaxStreamedLogBytes;
+    absl::StrAppend(&batch, batch.empty() ? "" : "\n",
+                    "boardlab: this attempt streamed its limit of log lines; the rest are in the "
+                    "job's log file");
+  }
+  AddLog(entry, batch);
 }
 
 void Lab::ApplyCondition(LabBoard& board, const std::string& agent_id, v1::BoardCondition condition,

@@ -60,6 +60,31 @@ TEST_F(LabAgentTrustTest, StagesAndLinesFromAnAgentThatDoesNotHoldTheBoardAreIgn
   EXPECT_FALSE(JobLogHas("from another agent"));
 }
 
+// A board's lines are streamed and stored as events while the job runs: bounded per attempt.
+TEST_F(LabAgentTrustTest, AnAttemptStreamsABoundedLog) {
+  StartLab();
+  const v1::Assignment assignment = RunOnAgentA();
+  for (int batch = 0; batch < 40; ++batch) {
+    v1::AgentMessage logs;
+    logs.mutable_logs()->set_job_id(assignment.job_id());
+    logs.mutable_logs()->set_attempt(assignment.attempt());
+    for (int line = 0; line < 8; ++line) logs.mutable_logs()->add_lines(std::string(8192, 'x'));
+    Send(a_session_, logs);
+  }
+  auto events = lab_->WaitEvents(Caller{"t", Role::kClient}, job_.id(), 0, 0);
+  ASSERT_TRUE(events.ok()) << events.status();
+  size_t bytes = 0;
+  int notices = 0;
+  for (const v1::JobEvent& event : *events) {
+    bytes += event.log().size();
+    if (event.log().find("streamed its limit of log lines") != std::string::npos) ++notices;
+  }
+  EXPECT_LE(bytes, (1u << 20) + 200);  // the 1.3 MiB sent (lines cut to 4 KiB), held to 1 MiB
+  EXPECT_GT(bytes, 1u << 19);
+  EXPECT_EQ(notices, 1);
+  EXPECT_TRUE(JobLogHas(std::string(4096, 'x') + " [line cut]"));
+}
+
 // A result names its outputs by digest; naming another tenant's blob must not hand it over.
 TEST_F(LabAgentTrustTest, AResultDoesNotGrantTheJobsTenantAnotherTenantsBlob) {
   TokenConfig token;  // a server with tokens: an open one has no tenants to keep apart
